@@ -1,0 +1,71 @@
+# easeml: PGXS build of the extension, the trainer and the replay simulator.
+#
+#   make && make install                 build and install (PG_CONFIG selects the server)
+#   make unittest                        GP/policy/trainer unit tests, no PostgreSQL needed
+#   make installcheck                    pg_regress (needs a running server, see scripts/test.sh)
+#   make tapcheck                        TAP tests (run as the postgres OS user, see scripts/test.sh)
+#
+# "make check" is a no-op for PGXS on PostgreSQL 15 and exits 0: never use it.
+
+EXTENSION  = easeml
+EXTVERSION = 0.1.0
+
+MODULE_big = easeml
+# Server-side objects.  gp.c, policy.c and replay.c are plain C shared with
+# the executables below.
+OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
+	src/supervisor.o src/functions.o src/gp.o src/policy.o src/replay.o
+
+DATA_built = sql/easeml--$(EXTVERSION).sql
+DATA = $(wildcard sql/easeml--*--*.sql)
+
+REGRESS = install declare catalog admin policy replay
+REGRESS_OPTS = --load-extension=easeml
+
+SCRIPTS_built = easeml-trainer easeml-replay
+EXTRA_CLEAN = easeml-unittest sql/easeml--$(EXTVERSION).sql results regression.diffs regression.out tmp_check
+
+PG_CONFIG ?= pg_config
+PG_CPPFLAGS += -Isrc
+SHLIB_LINK += -lopenblas -llapacke
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+sql/easeml--$(EXTVERSION).sql: sql/easeml.sql
+	cp $< $@
+
+# ---- plain C executables (no server headers) --------------------------------
+CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
+	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
+CORE_LIBS = -lopenblas -llapacke -lm
+
+CORE_SRCS = src/gp.c src/policy.c src/replay.c
+CORE_HDRS = $(wildcard src/*.h)
+
+TRAINER_SRCS = $(wildcard src/trainer/*.c)
+TRAINER_HDRS = $(wildcard src/trainer/*.h)
+PQ_INCLUDE = -I$(shell $(PG_CONFIG) --includedir)
+PQ_LIBDIR = -L$(shell $(PG_CONFIG) --libdir)
+
+easeml-trainer: $(TRAINER_SRCS) $(TRAINER_HDRS)
+	$(CC) $(CORE_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread
+
+easeml-replay: src/replay_main.c $(CORE_SRCS) $(CORE_HDRS)
+	$(CC) $(CORE_CFLAGS) -o $@ src/replay_main.c $(CORE_SRCS) $(CORE_LIBS)
+
+easeml-unittest: src/unittest.c $(CORE_SRCS) $(CORE_HDRS)
+	$(CC) $(CORE_CFLAGS) -o $@ src/unittest.c $(CORE_SRCS) $(CORE_LIBS)
+
+all: $(SCRIPTS_built)
+
+.PHONY: unittest tapcheck
+unittest: easeml-unittest
+	./easeml-unittest
+
+# TAP tests: run as a non-root user on a tree it can write (scripts/test.sh).
+tapcheck:
+	rm -rf tmp_check
+	TESTDIR='$(CURDIR)' PATH="$(bindir):$$PATH" PGPORT='6$(DEF_PGPORT)' \
+	PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
+	$(PROVE) $(PG_PROVE_FLAGS) $(PROVE_FLAGS) $(or $(PROVE_TESTS),t/*.pl)

@@ -1,0 +1,653 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.c
+ *	  Every SQL statement the scheduler runs against the easeml tables.
+ *
+ * Each statement runs inside a short transaction opened by CatalogBegin()
+ * and closed by CatalogCommit(); values are always passed as $n
+ * parameters.  Results are copied into the caller's memory context (the
+ * scheduler's loop context) before the transaction ends, so the policy
+ * math runs outside any transaction.
+ *
+ * IDENTIFICATION
+ *	  src/catalog.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+#include <math.h>
+
+#include "access/xact.h"
+#include "catalog.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "easeml.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+
+static MemoryContext caller_context = NULL;
+
+/* Start a transaction with SPI connected; results go to the caller's context. */
+void
+CatalogBegin(const char *activity)
+{
+	caller_context = CurrentMemoryContext;
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	/* SPI_palloc and our copies land in the caller's context */
+	MemoryContextSwitchTo(caller_context);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "easeml: SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, activity);
+}
+
+/* Commit the transaction opened by CatalogBegin(). */
+void
+CatalogCommit(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(caller_context);
+	pgstat_report_stat(false);
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/* Run one statement with parameters; elog(ERROR) unless it returns expect. */
+static void
+Exec(const char *sql, int expect, int nargs, Oid *types, Datum *values,
+	 const char *nulls)
+{
+	int			rc;
+
+	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+	if (rc != expect)
+		elog(ERROR, "easeml: SPI_execute_with_args returned %s for \"%.60s...\"",
+			 SPI_result_code_string(rc), sql);
+}
+
+/* Column value helpers for the current SPI result. */
+static bool
+GetNull(int row, int col)
+{
+	bool		isnull;
+
+	(void) SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+	return isnull;
+}
+
+static Datum
+Get(int row, int col)
+{
+	bool		isnull;
+
+	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+}
+
+static int64
+GetInt64(int row, int col, int64 dflt)
+{
+	return GetNull(row, col) ? dflt : DatumGetInt64(Get(row, col));
+}
+
+static int32
+GetInt32(int row, int col, int32 dflt)
+{
+	return GetNull(row, col) ? dflt : DatumGetInt32(Get(row, col));
+}
+
+static double
+GetFloat8(int row, int col, double dflt)
+{
+	return GetNull(row, col) ? dflt : DatumGetFloat8(Get(row, col));
+}
+
+static bool
+GetBool(int row, int col)
+{
+	return GetNull(row, col) ? false : DatumGetBool(Get(row, col));
+}
+
+/* Text column copied into the caller's context, or NULL. */
+static char *
+GetText(int row, int col)
+{
+	char	   *s;
+	char	   *copy;
+
+	if (GetNull(row, col))
+		return NULL;
+	s = SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
+	copy = MemoryContextStrdup(caller_context, s);
+	pfree(s);
+	return copy;
+}
+
+/*
+ * Is the extension installed in this database?  Call inside CatalogBegin;
+ * the scheduler idles until it is.
+ */
+bool
+CatalogReady(void)
+{
+	Exec("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'easeml'",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	return SPI_processed > 0;
+}
+
+/* Name of the bootstrap superuser, for the trainers' connections. */
+char *
+CatalogBootstrapUser(void)
+{
+	return MemoryContextStrdup(caller_context,
+							   GetUserNameFromId(BOOTSTRAP_SUPERUSERID, false));
+}
+
+/*
+ * Startup recovery: a run left 'running' belongs to a scheduler that is
+ * gone, so it is marked 'interrupted' and its candidate becomes
+ * schedulable again.  Returns how many were marked.
+ */
+int
+CatalogRecover(void)
+{
+	Exec("UPDATE easeml.runs"
+		 "   SET status = 'interrupted', finished_at = clock_timestamp(),"
+		 "       seconds = extract(epoch FROM clock_timestamp() - started_at),"
+		 "       error = 'interrupted: the scheduler restarted while the run was in flight'"
+		 " WHERE status = 'running'",
+		 SPI_OK_UPDATE, 0, NULL, NULL, NULL);
+	return (int) SPI_processed;
+}
+
+static int
+ModelIndex(const CatState *state, int32 model_id)
+{
+	/* models are loaded in id order: binary search */
+	int			lo = 0,
+				hi = state->n_models - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (state->models[mid].id == model_id)
+			return mid;
+		if (state->models[mid].id < model_id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+static int
+TaskIndex(const CatState *state, int64 task_id)
+{
+	int			lo = 0,
+				hi = state->n_tasks - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (state->tasks[mid].id == task_id)
+			return mid;
+		if (state->tasks[mid].id < task_id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/*
+ * Load models, active tasks with their runs, cost estimates, the prior's
+ * history and the effective policy.  Call inside CatalogBegin.
+ */
+void
+CatalogLoadState(CatState *state)
+{
+	MemoryContext old;
+	int			n;
+
+	memset(state, 0, sizeof(*state));
+
+	/* models */
+	Exec("SELECT id, name, 'classification' = ANY (kinds), 'regression' = ANY (kinds),"
+		 "       needs_image"
+		 "  FROM easeml.models WHERE enabled ORDER BY id",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	old = MemoryContextSwitchTo(caller_context);
+	state->n_models = n;
+	state->models = palloc0(sizeof(CatModel) * Max(n, 1));
+	MemoryContextSwitchTo(old);
+	for (int i = 0; i < n; i++)
+	{
+		CatModel   *m = &state->models[i];
+
+		m->id = GetInt32(i, 1, 0);
+		m->name = GetText(i, 2);
+		m->classification = GetBool(i, 3);
+		m->regression = GetBool(i, 4);
+		m->needs_image = GetBool(i, 5);
+	}
+
+	/* active tasks */
+	Exec("SELECT t.id, t.tenant, t.name, t.kind = 'regression', t.input_shape IS NOT NULL,"
+		 "       coalesce(t.max_runs, 0), coalesce(tn.max_parallel, 0),"
+		 "       coalesce((SELECT max(d.id) FROM easeml.decisions d WHERE d.task_id = t.id), -1)"
+		 "  FROM easeml.tasks t JOIN easeml.tenants tn ON tn.name = t.tenant"
+		 " WHERE t.status = 'active' ORDER BY t.id",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	old = MemoryContextSwitchTo(caller_context);
+	state->n_tasks = n;
+	state->tasks = palloc0(sizeof(CatTask) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		CatTask    *t = &state->tasks[i];
+
+		t->obs_arm = palloc(sizeof(int) * Max(state->n_models, 1));
+		t->obs_y = palloc(sizeof(double) * Max(state->n_models, 1));
+		t->done_arm = palloc(sizeof(int) * Max(state->n_models, 1));
+		t->running_arm = palloc(sizeof(int) * Max(state->n_models, 1));
+		t->eligible = palloc0(Max(state->n_models, 1));
+		t->cost = palloc(sizeof(double) * Max(state->n_models, 1));
+	}
+	MemoryContextSwitchTo(old);
+	for (int i = 0; i < n; i++)
+	{
+		CatTask    *t = &state->tasks[i];
+
+		t->id = GetInt64(i, 1, 0);
+		t->tenant = GetText(i, 2);
+		t->name = GetText(i, 3);
+		t->regression = GetBool(i, 4);
+		t->has_image = GetBool(i, 5);
+		t->max_runs = GetInt32(i, 6, 0);
+		t->tenant_cap = GetInt32(i, 7, 0);
+		t->last_decision = GetInt64(i, 8, -1);
+		for (int k = 0; k < state->n_models; k++)
+		{
+			CatModel   *m = &state->models[k];
+
+			t->eligible[k] = (t->regression ? m->regression : m->classification) &&
+				(!m->needs_image || t->has_image);
+			t->cost[k] = 1.0;
+		}
+	}
+
+	/*
+	 * Runs of active tasks, oldest first, so streaks can be computed.  A
+	 * model is "done" for a task once it succeeded, failed or was
+	 * cancelled; interrupted runs do not count, their candidate is tried
+	 * again.
+	 */
+	Exec("SELECT r.task_id, r.model_id, r.status, r.score, r.error"
+		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+		 " WHERE t.status = 'active'"
+		 " ORDER BY r.task_id, coalesce(r.finished_at, r.queued_at), r.id",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	for (int i = 0; i < n; i++)
+	{
+		int			ti = TaskIndex(state, GetInt64(i, 1, 0));
+		int			k = ModelIndex(state, GetInt32(i, 2, 0));
+		char	   *status = GetText(i, 3);
+		CatTask    *t;
+
+		if (ti < 0)
+			continue;
+		t = &state->tasks[ti];
+		if (strcmp(status, "interrupted") != 0)
+			t->n_runs++;
+		if (k < 0)
+			continue;			/* model disabled or deleted */
+
+		if (strcmp(status, "succeeded") == 0 && !GetNull(i, 4))
+		{
+			double		y = GetFloat8(i, 4, 0);
+			double		best = -INFINITY;
+
+			for (int j = 0; j < t->n_obs; j++)
+				best = Max(best, t->obs_y[j]);
+			/* scores are in [0,1] for the policy; R^2 can be negative */
+			y = Min(Max(y, 0.0), 1.0);
+			if (t->n_obs < state->n_models)
+			{
+				t->obs_arm[t->n_obs] = k;
+				t->obs_y[t->n_obs] = y;
+				t->n_obs++;
+			}
+			t->streak = (y > best) ? 0 : t->streak + 1;
+			t->fail_streak = 0;
+			t->succeeded++;
+		}
+		else if (strcmp(status, "queued") == 0 || strcmp(status, "running") == 0)
+		{
+			if (t->n_running < state->n_models)
+				t->running_arm[t->n_running++] = k;
+		}
+		else if (strcmp(status, "interrupted") != 0)
+		{
+			/* failed, cancelled, or succeeded without a score */
+			if (t->n_done < state->n_models)
+				t->done_arm[t->n_done++] = k;
+			if (strcmp(status, "failed") == 0)
+			{
+				t->fail_streak++;
+				t->last_error = GetText(i, 5);
+			}
+		}
+	}
+
+	/* cost estimates (view easeml.cost_estimates) */
+	Exec("SELECT c.task_id, c.model_id, c.seconds"
+		 "  FROM easeml.cost_estimates c JOIN easeml.tasks t ON t.id = c.task_id"
+		 " WHERE t.status = 'active'",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	for (int i = 0; i < n; i++)
+	{
+		int			ti = TaskIndex(state, GetInt64(i, 1, 0));
+		int			k = ModelIndex(state, GetInt32(i, 2, 0));
+		double		c = GetFloat8(i, 3, 1.0);
+
+		if (ti >= 0 && k >= 0 && isfinite(c) && c > 0)
+			state->tasks[ti].cost[k] = c;
+	}
+
+	/*
+	 * History for the prior: the seed history plus finished
+	 * classification tasks that are no longer active (an active task's own
+	 * scores must never shape its own prior).
+	 */
+	Exec("SELECT dataset, model_id, quality FROM ("
+		 "  SELECT h.dataset, h.model_id, h.quality FROM easeml.history h"
+		 "  UNION ALL"
+		 "  SELECT 'task:' || r.task_id, r.model_id, max(r.score)"
+		 "    FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+		 "   WHERE t.status <> 'active' AND t.kind = 'classification'"
+		 "     AND r.status = 'succeeded' AND r.score IS NOT NULL"
+		 "   GROUP BY r.task_id, r.model_id) h"
+		 " ORDER BY dataset",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	{
+		int			rows = 0;
+		char	   *prev = NULL;
+
+		for (int i = 0; i < n; i++)
+		{
+			char	   *ds = GetText(i, 1);
+
+			if (prev == NULL || strcmp(prev, ds) != 0)
+				rows++;
+			prev = ds;
+		}
+		old = MemoryContextSwitchTo(caller_context);
+		state->m_history = rows;
+		state->history = palloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1));
+		MemoryContextSwitchTo(old);
+		for (int i = 0; i < rows * state->n_models; i++)
+			state->history[i] = NAN;
+		rows = -1;
+		prev = NULL;
+		for (int i = 0; i < n; i++)
+		{
+			char	   *ds = GetText(i, 1);
+			int			k = ModelIndex(state, GetInt32(i, 2, 0));
+
+			if (prev == NULL || strcmp(prev, ds) != 0)
+				rows++;
+			prev = ds;
+			if (k >= 0)
+				state->history[rows * state->n_models + k] =
+					Min(Max(GetFloat8(i, 3, NAN), 0.0), 1.0);
+		}
+	}
+
+	/* next decision id and the effective policy */
+	Exec("SELECT coalesce(max(id), 0) + 1,"
+		 "       coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),"
+		 "                current_setting('easeml.policy'))"
+		 "  FROM easeml.decisions",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	state->decision_no = GetInt64(0, 1, 1);
+	{
+		char	   *p = GetText(0, 2);
+
+		strlcpy(state->policy, p ? p : "fifo", sizeof(state->policy));
+	}
+
+	/* runs in flight per tenant, for max_parallel */
+	Exec("SELECT tenant, count(*)::int FROM easeml.runs"
+		 " WHERE status IN ('queued', 'running') GROUP BY tenant ORDER BY tenant",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	old = MemoryContextSwitchTo(caller_context);
+	state->n_tenant_running = n;
+	state->tenant_names = palloc(sizeof(char *) * Max(n, 1));
+	state->tenant_running = palloc(sizeof(int) * Max(n, 1));
+	MemoryContextSwitchTo(old);
+	for (int i = 0; i < n; i++)
+	{
+		state->tenant_names[i] = GetText(i, 1);
+		state->tenant_running[i] = GetInt32(i, 2, 0);
+	}
+}
+
+/*
+ * Claim runs that users queued (oldest first) for the given free slots:
+ * they become 'running' in this transaction.  Queued runs whose cancel was
+ * requested by an admin are cancelled here.  Returns the number claimed.
+ */
+int
+CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
+{
+	int			claimed = 0;
+
+	Exec("UPDATE easeml.runs SET status = 'cancelled', finished_at = clock_timestamp(),"
+		 "       error = 'cancelled before it started'"
+		 " WHERE status = 'queued' AND cancel_requested",
+		 SPI_OK_UPDATE, 0, NULL, NULL, NULL);
+
+	for (int i = 0; i < nslots; i++)
+	{
+		Oid			types[1] = {INT4OID};
+		Datum		values[1] = {Int32GetDatum(slots[i])};
+
+		Exec("UPDATE easeml.runs r SET status = 'running', slot = $1,"
+			 "       started_at = clock_timestamp()"
+			 " WHERE r.id = (SELECT q.id FROM easeml.runs q"
+			 "                 JOIN easeml.tasks t ON t.id = q.task_id"
+			 "                WHERE q.status = 'queued' AND NOT q.cancel_requested"
+			 "                  AND t.status IN ('active', 'completed')"
+			 "                ORDER BY q.id LIMIT 1 FOR UPDATE OF q SKIP LOCKED)"
+			 " RETURNING r.id",
+			 SPI_OK_UPDATE_RETURNING, 1, types, values, NULL);
+		if (SPI_processed == 0)
+			break;
+		claims[claimed].run_id = GetInt64(0, 1, 0);
+		claims[claimed].slot = slots[i];
+		claimed++;
+	}
+	return claimed;
+}
+
+/*
+ * Record a scheduler decision and its run (status 'running', slot taken).
+ * Returns the run id.
+ */
+int64
+CatalogCreateRun(const CatTask *task, const CatModel *model, int slot,
+				 const char *policy, double mu, double sigma,
+				 double acquisition, const char *gp_status)
+{
+	Oid			types[9] = {INT8OID, TEXTOID, INT4OID, INT4OID, TEXTOID,
+	FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID};
+	Datum		values[9];
+	char		nulls[9] = "         ";
+	int64		run_id;
+
+	values[0] = Int64GetDatum(task->id);
+	values[1] = CStringGetTextDatum(task->tenant);
+	values[2] = Int32GetDatum(model->id);
+	values[3] = Int32GetDatum(slot);
+	values[4] = CStringGetTextDatum(policy);
+	values[5] = Float8GetDatum(mu);
+	values[6] = Float8GetDatum(sigma);
+	values[7] = Float8GetDatum(acquisition);
+	if (gp_status)
+		values[8] = CStringGetTextDatum(gp_status);
+	else
+		nulls[8] = 'n';
+	if (!isfinite(mu))
+		nulls[5] = 'n';
+	if (!isfinite(sigma))
+		nulls[6] = 'n';
+	if (!isfinite(acquisition))
+		nulls[7] = 'n';
+
+	Exec("WITH r AS ("
+		 "  INSERT INTO easeml.runs (task_id, tenant, model_id, slot, status, started_at)"
+		 "  VALUES ($1, $2, $3, $4, 'running', clock_timestamp()) RETURNING id)"
+		 " INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy,"
+		 "                               mu, sigma, acquisition, gp_status)"
+		 " SELECT $1, $2, $3, r.id, $5, $6, $7, $8, $9 FROM r RETURNING run_id",
+		 SPI_OK_INSERT_RETURNING, 9, types, values, nulls);
+	run_id = GetInt64(0, 1, 0);
+	return run_id;
+}
+
+/* The trainer of a run has been spawned. */
+void
+CatalogRunStarted(int64 run_id, int pid, const char *log_path)
+{
+	Oid			types[3] = {INT8OID, INT4OID, TEXTOID};
+	Datum		values[3] = {Int64GetDatum(run_id), Int32GetDatum(pid),
+	CStringGetTextDatum(log_path)};
+
+	Exec("UPDATE easeml.runs SET pid = $2, log_path = $3 WHERE id = $1",
+		 SPI_OK_UPDATE, 3, types, values, NULL);
+}
+
+/* The trainer of a claimed run could not be spawned. */
+void
+CatalogRunFailedToStart(int64 run_id, const char *error)
+{
+	CatalogFinishRun(run_id, "failed", -1, NULL, error);
+}
+
+/*
+ * Record how a run ended (easeml._finish_run validates the trainer's
+ * metrics, so bad output fails the run instead of this statement).
+ */
+void
+CatalogFinishRun(int64 run_id, const char *status, int exit_code,
+				 const char *metrics_json, const char *error)
+{
+	Oid			types[5] = {INT8OID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
+	Datum		values[5];
+	char		nulls[5] = "     ";
+
+	values[0] = Int64GetDatum(run_id);
+	values[1] = CStringGetTextDatum(status);
+	values[2] = Int32GetDatum(exit_code);
+	if (exit_code == INT_MIN)
+		nulls[2] = 'n';
+	if (metrics_json)
+		values[3] = CStringGetTextDatum(metrics_json);
+	else
+		nulls[3] = 'n';
+	if (error)
+		values[4] = CStringGetTextDatum(error);
+	else
+		nulls[4] = 'n';
+	Exec("SELECT easeml._finish_run($1, $2, $3, $4, $5)",
+		 SPI_OK_SELECT, 5, types, values, nulls);
+}
+
+/* Running runs with a pending cancel request; returns how many. */
+int
+CatalogCancelRequests(int64 **run_ids)
+{
+	int			n;
+
+	Exec("SELECT id FROM easeml.runs WHERE status = 'running' AND cancel_requested",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	*run_ids = MemoryContextAlloc(caller_context, sizeof(int64) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		(*run_ids)[i] = GetInt64(i, 1, 0);
+	return n;
+}
+
+/*
+ * Close tasks that are finished: no candidate left (or max_runs reached)
+ * and nothing in flight become 'completed'; tasks whose runs keep failing
+ * without a single success become 'failed' with the last error.
+ */
+void
+CatalogCloseTasks(const CatState *state)
+{
+	for (int i = 0; i < state->n_tasks; i++)
+	{
+		const CatTask *t = &state->tasks[i];
+		const char *status = NULL;
+		char		reason[512];
+		Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+		Datum		values[3];
+
+		if (t->succeeded == 0 && t->fail_streak >= easeml_max_failures &&
+			t->n_running == 0)
+		{
+			status = "failed";
+			snprintf(reason, sizeof(reason), "%d runs failed in a row: %s",
+					 t->fail_streak, t->last_error ? t->last_error : "unknown error");
+		}
+		else if (t->n_running == 0)
+		{
+			bool		left = false;
+
+			if (t->max_runs > 0 && t->n_runs >= t->max_runs)
+				snprintf(reason, sizeof(reason), "max_runs (%d) reached", t->max_runs);
+			else
+			{
+				for (int k = 0; k < state->n_models && !left; k++)
+				{
+					bool		used = false;
+
+					if (!t->eligible[k])
+						continue;
+					for (int j = 0; j < t->n_obs && !used; j++)
+						used = (t->obs_arm[j] == k);
+					for (int j = 0; j < t->n_done && !used; j++)
+						used = (t->done_arm[j] == k);
+					left = !used;
+				}
+				snprintf(reason, sizeof(reason), "every candidate has been tried");
+			}
+			if (!left)
+				status = "completed";
+		}
+		if (status == NULL)
+			continue;
+		values[0] = Int64GetDatum(t->id);
+		values[1] = CStringGetTextDatum(status);
+		values[2] = CStringGetTextDatum(reason);
+		Exec("UPDATE easeml.tasks SET status = $2, status_reason = $3"
+			 " WHERE id = $1 AND status = 'active'",
+			 SPI_OK_UPDATE, 3, types, values, NULL);
+		elog(LOG, "easeml: task %lld (%s/%s) is %s: %s",
+			 (long long) t->id, t->tenant, t->name, status, reason);
+	}
+}

@@ -1,0 +1,96 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.h
+ *	  The scheduler's view of the easeml tables (src/catalog.c).
+ *
+ * IDENTIFICATION
+ *	  src/catalog.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_CATALOG_H
+#define EASEML_CATALOG_H
+
+#include "postgres.h"
+
+/* A candidate model. */
+typedef struct CatModel
+{
+	int32		id;
+	char	   *name;
+	bool		classification;
+	bool		regression;
+	bool		needs_image;
+} CatModel;
+
+/* An active task and its runs, as arm indexes into the model array. */
+typedef struct CatTask
+{
+	int64		id;
+	char	   *tenant;
+	char	   *name;
+	bool		regression;
+	bool		has_image;
+	int			max_runs;		/* 0: unlimited */
+	int			tenant_cap;		/* tenant's max_parallel, 0: none */
+	int64		last_decision;	/* id of its latest decision, -1: none */
+
+	int			n_runs;			/* every run, any status */
+	int			n_obs;			/* succeeded, with a score */
+	int		   *obs_arm;
+	double	   *obs_y;
+	int			n_done;			/* failed or cancelled: never again */
+	int		   *done_arm;
+	int			n_running;		/* queued or running */
+	int		   *running_arm;
+	int			fail_streak;	/* failures since the last success */
+	int			succeeded;
+	int			streak;			/* successes since the best improved */
+	char	   *last_error;
+
+	unsigned char *eligible;	/* per model */
+	double	   *cost;			/* per model, estimated seconds */
+} CatTask;
+
+/* Everything one scheduling step needs, loaded in one transaction. */
+typedef struct CatState
+{
+	int			n_models;
+	CatModel   *models;
+	int			n_tasks;
+	CatTask    *tasks;
+	int			m_history;		/* rows of history (prior) */
+	double	   *history;		/* m_history x n_models, NaN = unknown */
+	int64		decision_no;	/* next decision id */
+	char		policy[64];		/* effective policy */
+	int			n_tenant_running;
+	char	  **tenant_names;	/* tenants with queued/running runs */
+	int		   *tenant_running;
+} CatState;
+
+/* A run the scheduler has claimed and must launch. */
+typedef struct CatClaim
+{
+	int64		run_id;
+	int			slot;
+} CatClaim;
+
+extern void CatalogBegin(const char *activity);
+extern void CatalogCommit(void);
+extern bool CatalogReady(void);
+extern int	CatalogRecover(void);
+extern char *CatalogBootstrapUser(void);
+extern void CatalogLoadState(CatState *state);
+extern int	CatalogClaimQueued(int *slots, int nslots, CatClaim *claims);
+extern int64 CatalogCreateRun(const CatTask *task, const CatModel *model,
+							  int slot, const char *policy, double mu,
+							  double sigma, double acquisition,
+							  const char *gp_status);
+extern void CatalogRunStarted(int64 run_id, int pid, const char *log_path);
+extern void CatalogRunFailedToStart(int64 run_id, const char *error);
+extern void CatalogFinishRun(int64 run_id, const char *status, int exit_code,
+							 const char *metrics_json, const char *error);
+extern int	CatalogCancelRequests(int64 **run_ids);
+extern void CatalogCloseTasks(const CatState *state);
+
+#endif							/* EASEML_CATALOG_H */

@@ -1,0 +1,249 @@
+/*-------------------------------------------------------------------------
+ *
+ * easeml.c
+ *	  Module entry point: configuration parameters, shared memory hooks and
+ *	  registration of the scheduler background worker.
+ *
+ * _PG_init runs in the postmaster when easeml is in shared_preload_libraries.
+ * Without preloading, SQL functions still work but nothing is scheduled.
+ *
+ * IDENTIFICATION
+ *	  src/easeml.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include <cblas.h>
+
+#include "easeml.h"
+#include "policy.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "utils/guc.h"
+
+PG_MODULE_MAGIC;
+
+/* OpenBLAS entry point; declared here because cblas.h does not in every build */
+extern void openblas_set_num_threads(int num_threads);
+
+char	   *easeml_database = NULL;
+int			easeml_max_workers = 2;
+int			easeml_naptime = 1000;
+char	   *easeml_policy = NULL;
+bool		easeml_enabled = true;
+char	   *easeml_trainer_path = NULL;
+char	   *easeml_trainer_conninfo = NULL;
+char	   *easeml_run_directory = NULL;
+int			easeml_trainer_threads = 1;
+int			easeml_run_timeout = 0;
+int			easeml_cancel_grace = 5000;
+int			easeml_max_failures = 3;
+double		easeml_beta = 0;
+bool		easeml_cost_aware = true;
+int			easeml_fairness_window = 0;
+
+bool		easeml_preloaded = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+void		_PG_init(void);
+
+static void
+EasemlShmemRequestHook(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	EasemlShmemRequest();
+}
+
+static void
+EasemlShmemStartupHook(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	EasemlShmemStartup();
+}
+
+/* Check hook: the policy name must be one src/policy.c knows. */
+static bool
+CheckPolicy(char **newval, void **extra, GucSource source)
+{
+	if (*newval == NULL || PolicyFromName(*newval) < 0)
+	{
+		GUC_check_errdetail("Unknown scheduling policy \"%s\".",
+							*newval ? *newval : "");
+		GUC_check_errhint("SELECT easeml.policies() lists the known policies.");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Module load callback.
+ */
+void
+_PG_init(void)
+{
+	BackgroundWorker worker;
+
+	if (IsBinaryUpgrade)
+		return;
+
+	/*
+	 * BLAS in a server process stays single-threaded: a thread pool per
+	 * backend would multiply threads by connections (postgresml#1161).
+	 */
+	openblas_set_num_threads(1);
+
+	DefineCustomIntVariable("easeml.max_workers",
+							"Maximum number of trainer processes running at once.",
+							"Each trainer occupies one slot (one device when easeml runs on GPUs).",
+							&easeml_max_workers,
+							2, 0, EASEML_MAX_SLOTS,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.naptime",
+							"Longest time the scheduler sleeps between checks.",
+							"New tasks, cancels and finished trainers wake it earlier.",
+							&easeml_naptime,
+							1000, 10, 60000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("easeml.policy",
+							   "Scheduling policy used to pick the next task and candidate.",
+							   "easeml.set_policy() overrides it; SELECT easeml.policies() lists the choices.",
+							   &easeml_policy,
+							   "hybrid",
+							   PGC_SIGHUP, 0,
+							   CheckPolicy, NULL, NULL);
+
+	DefineCustomBoolVariable("easeml.enabled",
+							 "Whether the scheduler starts new runs.",
+							 "When off, running trainers finish but nothing new starts.",
+							 &easeml_enabled,
+							 true,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("easeml.trainer_path",
+							   "Trainer executable the scheduler launches.",
+							   "Empty means easeml-trainer in the server's bin directory.",
+							   &easeml_trainer_path,
+							   "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("easeml.trainer_conninfo",
+							   "Extra libpq connection settings for trainers.",
+							   "Appended to the default (the server's socket, port and database, as the bootstrap superuser).",
+							   &easeml_trainer_conninfo,
+							   "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("easeml.run_directory",
+							   "Directory for trainer logs and results, relative to the data directory.",
+							   NULL,
+							   &easeml_run_directory,
+							   "easeml_runs",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.trainer_threads",
+							"BLAS threads each trainer may use.",
+							NULL,
+							&easeml_trainer_threads,
+							1, 1, 256,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.run_timeout",
+							"Longest a trainer may run before it is stopped and its run failed.",
+							"0 disables the limit.",
+							&easeml_run_timeout,
+							0, 0, INT_MAX / 1000,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.cancel_grace",
+							"Time between SIGTERM and SIGKILL when stopping a trainer.",
+							NULL,
+							&easeml_cancel_grace,
+							5000, 0, 600000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.max_failures",
+							"Failed runs in a row, with no success, after which a task is marked failed.",
+							NULL,
+							&easeml_max_failures,
+							3, 1, 1000,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomRealVariable("easeml.beta",
+							 "Exploration weight beta of the UCB policies.",
+							 "0 selects the schedule beta_t = 2 log(K t^2 pi^2 / (6 delta)), delta = 0.1.",
+							 &easeml_beta,
+							 0, 0, 1e6,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("easeml.cost_aware",
+							 "Whether the GP policies divide by the estimated cost of a candidate.",
+							 NULL,
+							 &easeml_cost_aware,
+							 true,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.fairness_window",
+							"Hybrid policy: most decisions a task with candidates left may wait.",
+							"0 means twice the number of active tasks.",
+							&easeml_fairness_window,
+							0, 0, 100000,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	if (!process_shared_preload_libraries_in_progress)
+	{
+		MarkGUCPrefixReserved("easeml");
+		return;
+	}
+
+	easeml_preloaded = true;
+
+	DefineCustomStringVariable("easeml.database",
+							   "Database the scheduler connects to.",
+							   "easeml must be created in this database.",
+							   &easeml_database,
+							   "postgres",
+							   PGC_POSTMASTER, 0,
+							   NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("easeml");
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = EasemlShmemRequestHook;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = EasemlShmemStartupHook;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 5;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "easeml");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "EasemlSchedulerMain");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "easeml scheduler");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "easeml scheduler");
+	RegisterBackgroundWorker(&worker);
+}

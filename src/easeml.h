@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * easeml.h
+ *	  Shared declarations of the easeml extension (server side).
+ *
+ * IDENTIFICATION
+ *	  src/easeml.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_H
+#define EASEML_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "storage/latch.h"
+#include "storage/s_lock.h"
+
+/* ----------
+ * GUC variables (src/easeml.c)
+ * ----------
+ */
+extern char *easeml_database;
+extern int	easeml_max_workers;
+extern int	easeml_naptime;
+extern char *easeml_policy;
+extern bool easeml_enabled;
+extern char *easeml_trainer_path;
+extern char *easeml_trainer_conninfo;
+extern char *easeml_run_directory;
+extern int	easeml_trainer_threads;
+extern int	easeml_run_timeout;
+extern int	easeml_cancel_grace;
+extern int	easeml_max_failures;
+extern double easeml_beta;
+extern bool easeml_cost_aware;
+extern int	easeml_fairness_window;
+
+extern bool easeml_preloaded;
+
+/* Upper bound on concurrent trainers: sizes the scheduler's slot table. */
+#define EASEML_MAX_SLOTS 64
+
+/* ----------
+ * Shared state (src/shmem.c)
+ * ----------
+ */
+typedef struct EasemlShared
+{
+	slock_t		mutex;
+	pid_t		scheduler_pid;	/* 0 when no scheduler runs */
+	Latch	   *scheduler_latch;
+	TimestampTz started_at;
+	int			running;		/* trainers now running */
+	int64		decisions;		/* decisions since start */
+	char		policy[32];		/* effective policy name */
+} EasemlShared;
+
+extern EasemlShared *EasemlState;
+
+extern void EasemlShmemRequest(void);
+extern void EasemlShmemStartup(void);
+extern bool EasemlShmemRegisterScheduler(void);
+extern void EasemlShmemUnregisterScheduler(void);
+extern void EasemlWakeAtCommit(void);
+extern bool EasemlIsScheduler(void);
+
+/* ----------
+ * Scheduler worker (src/scheduler.c)
+ * ----------
+ */
+extern PGDLLEXPORT void EasemlSchedulerMain(Datum main_arg) pg_attribute_noreturn();
+
+#endif							/* EASEML_H */

@@ -1,0 +1,1149 @@
+/*-------------------------------------------------------------------------
+ *
+ * gp.c
+ *	  Gaussian-process math: prior from a history matrix, closed-form and
+ *	  incremental posteriors, Cholesky with jitter (algorithm.md 2.1, 2.2, 6).
+ *
+ * The model.  A tenant's quality vector over the K candidate models is one
+ * draw from N(mu0, Sigma); an observation of arm a is f(a) + eps with
+ * eps ~ N(0, sigma_n^2).  mu0 and Sigma are learned from a history matrix
+ * (rows = other tasks, columns = models) [A: design note and prototypes]:
+ *
+ *	 mu0(k)   column mean over the known cells;
+ *	 Sigma    either the empirical covariance shrunk toward its diagonal,
+ *			  (1 - lambda) S + lambda diag(S)   (option A), or an RBF kernel
+ *			  over the history columns, s^2 exp(-|q_a - q_b|^2 / (2 l^2 m))
+ *			  with the squared distance divided by the number of history
+ *			  rows m so the length-scale does not drift as history grows
+ *			  (option B, algorithm.md pitfall 3).
+ *
+ * Unknown cells (NaN) in the history are imputed before any covariance is
+ * formed: x(d,k) = mu0(k) + (mean over row d's known cells of x - mu0).
+ * The row offset keeps the "hard dataset" effect; imputing a full matrix
+ * keeps S positive semi-definite, which a pairwise-complete covariance
+ * would not guarantee.  [R] not confirmed by the paper's text.
+ *
+ * Hyperparameters (lambda, or l and s^2, and sigma_n^2) left <= 0 by the
+ * caller are chosen on a grid by held-out marginal likelihood: the mean
+ * and covariance are built from the even history rows and the odd rows
+ * are scored (and vice versa is not needed: the grid only ranks).  The
+ * final prior is then rebuilt from all rows.  [R] not confirmed by the
+ * paper's text; the prototypes used fixed values (s^2 = 0.5 or 1, l = 1,
+ * sigma_n = 0.01).
+ *
+ * Posterior (the prior mean is kept, algorithm.md 2.2):
+ *	 G = Sigma[A,A] + sigma_n^2 I = L L',  z = L^{-1}(y - mu0[A]),
+ *	 V = L^{-1} Sigma[A,:],  mu = mu0 + V' z,  var = diag(Sigma) - colsum(V.^2)
+ * GpState keeps L, V and z and appends one observation in O(K t):
+ *	 l = V[:,a], d = sqrt(G_aa - l'l), new V row = (Sigma[a,:] - l'V) / d,
+ *	 new z = (y - mu0(a) - l'z) / d, mu += z_new v, var -= v.^2.
+ *
+ * IDENTIFICATION
+ *	  src/gp.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "gp.h"
+
+/* history rows needed before hyperparameters are fitted rather than set */
+#define GP_MIN_FIT_ROWS 8
+/* held-out rows scored per grid point (keeps the grid search bounded) */
+#define GP_MAX_HELDOUT_ROWS 200
+
+/* defaults used when the history is too small to fit anything */
+#define GP_DEFAULT_SHRINKAGE 0.3
+#define GP_DEFAULT_NOISE_VAR 1e-4
+#define GP_DEFAULT_VAR 0.04
+#define GP_DEFAULT_RHO 0.5
+
+static const double jitter_scales[] = {1e-8, 1e-6, 1e-4};
+
+/* Human-readable text for a GpStatus. */
+const char *
+GpStatusText(int status)
+{
+	switch (status)
+	{
+		case GP_OK:
+			return "ok";
+		case GP_JITTER:
+			return "covariance was not positive definite; diagonal jitter was added";
+		case GP_BAD_INPUT:
+			return "bad input (dimensions, null pointer or non-finite value)";
+		case GP_NOT_PD:
+			return "covariance is not positive definite even with jitter";
+		case GP_NO_MEMORY:
+			return "out of memory";
+		case GP_LAPACK:
+			return "LAPACK rejected an argument";
+	}
+	return "unknown status";
+}
+
+/* Combine two statuses: any error wins, then jitter, then ok. */
+static int
+WorseStatus(int a, int b)
+{
+	if (a < 0)
+		return a;
+	if (b < 0)
+		return b;
+	return (a > b) ? a : b;
+}
+
+/* True when all n values are finite. */
+static int
+AllFinite(const double *x, size_t n)
+{
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		if (!isfinite(x[i]))
+			return 0;
+	return 1;
+}
+
+/* Zero the strictly upper triangle of a row-major n x n matrix. */
+static void
+ZeroUpper(double *a, int n, int lda)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			a[(size_t) i * lda + j] = 0.0;
+}
+
+/*
+ * Cholesky with jitter retries.  LAPACK is only called with n > 0, lda = n
+ * and finite input, so reference LAPACK's XERBLA can never stop the process.
+ */
+int
+GpCholesky(double *a, int n, double *work, double *jitter_used)
+{
+	double		mean_diag = 0.0;
+	lapack_int	info;
+	int			attempt;
+	int			i;
+
+	if (jitter_used)
+		*jitter_used = 0.0;
+	if (a == NULL || work == NULL || n <= 0)
+		return GP_BAD_INPUT;
+	if (!AllFinite(a, (size_t) n * n))
+		return GP_BAD_INPUT;
+
+	memcpy(work, a, sizeof(double) * (size_t) n * n);
+	for (i = 0; i < n; i++)
+		mean_diag += a[(size_t) i * n + i];
+	mean_diag /= n;
+	if (!(mean_diag > 0.0))
+		mean_diag = 1.0;
+
+	info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, a, n);
+	if (info == 0)
+	{
+		ZeroUpper(a, n, n);
+		return GP_OK;
+	}
+	if (info < 0)
+		return GP_LAPACK;
+
+	for (attempt = 0; attempt < 3; attempt++)
+	{
+		double		jit = jitter_scales[attempt] * mean_diag;
+
+		memcpy(a, work, sizeof(double) * (size_t) n * n);
+		for (i = 0; i < n; i++)
+			a[(size_t) i * n + i] += jit;
+		info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, a, n);
+		if (info == 0)
+		{
+			ZeroUpper(a, n, n);
+			if (jitter_used)
+				*jitter_used = jit;
+			return GP_JITTER;
+		}
+		if (info < 0)
+			return GP_LAPACK;
+	}
+	memcpy(a, work, sizeof(double) * (size_t) n * n);
+	return GP_NOT_PD;
+}
+
+/* Free a prior's arrays and zero it. */
+void
+GpPriorFree(GpPrior *prior)
+{
+	if (prior == NULL)
+		return;
+	free(prior->mu0);
+	free(prior->cov);
+	memset(prior, 0, sizeof(*prior));
+}
+
+/* Allocate the arrays of a K-arm prior. */
+static int
+PriorAlloc(GpPrior *prior, int K)
+{
+	memset(prior, 0, sizeof(*prior));
+	prior->mu0 = malloc(sizeof(double) * (size_t) K);
+	prior->cov = malloc(sizeof(double) * (size_t) K * K);
+	if (prior->mu0 == NULL || prior->cov == NULL)
+	{
+		GpPriorFree(prior);
+		return GP_NO_MEMORY;
+	}
+	prior->K = K;
+	prior->heldout_loglik = NAN;
+	return GP_OK;
+}
+
+/* Mean of diag(cov) plus the noise: the unit for jitter. */
+static void
+PriorFinish(GpPrior *prior)
+{
+	double		s = 0.0;
+	int			k;
+
+	for (k = 0; k < prior->K; k++)
+		s += prior->cov[(size_t) k * prior->K + k];
+	prior->mean_diag = s / prior->K + prior->noise_var;
+	if (!(prior->mean_diag > 0.0))
+		prior->mean_diag = 1.0;
+}
+
+/* Prior from a caller's mean and covariance (both copied). */
+int
+GpPriorInit(GpPrior *prior, int K, const double *mu0, const double *cov,
+			double noise_var)
+{
+	int			rc;
+	int			i,
+				j;
+
+	if (prior == NULL)
+		return GP_BAD_INPUT;
+	memset(prior, 0, sizeof(*prior));
+	if (K <= 0 || mu0 == NULL || cov == NULL || !(noise_var >= 0.0) ||
+		!isfinite(noise_var))
+		return GP_BAD_INPUT;
+	if (!AllFinite(mu0, K) || !AllFinite(cov, (size_t) K * K))
+		return GP_BAD_INPUT;
+	for (i = 0; i < K; i++)
+	{
+		if (cov[(size_t) i * K + i] < 0.0)
+			return GP_BAD_INPUT;
+		for (j = 0; j < i; j++)
+			if (fabs(cov[(size_t) i * K + j] - cov[(size_t) j * K + i]) >
+				1e-12 * (1.0 + fabs(cov[(size_t) i * K + j])))
+				return GP_BAD_INPUT;
+	}
+	rc = PriorAlloc(prior, K);
+	if (rc < 0)
+		return rc;
+	memcpy(prior->mu0, mu0, sizeof(double) * K);
+	memcpy(prior->cov, cov, sizeof(double) * (size_t) K * K);
+	prior->noise_var = noise_var;
+	prior->kernel = GP_KERNEL_EMPIRICAL;
+	prior->shrinkage = 0.0;
+	PriorFinish(prior);
+	return GP_OK;
+}
+
+/*
+ * Column means over known cells and a completed copy of the selected rows
+ * (NaN imputed as mu0(k) + row offset).  Columns with no known cell take
+ * the global mean of the known cells (0.5 when the history is empty).
+ */
+static void
+CompleteRows(const double *history, int K, const int *rows, int n,
+			 double *mu, double *X)
+{
+	double		gsum = 0.0;
+	long		gcnt = 0;
+	int			r,
+				k;
+
+	for (k = 0; k < K; k++)
+	{
+		double		s = 0.0;
+		int			c = 0;
+
+		for (r = 0; r < n; r++)
+		{
+			double		v = history[(size_t) rows[r] * K + k];
+
+			if (!isnan(v))
+			{
+				s += v;
+				c++;
+			}
+		}
+		mu[k] = c > 0 ? s / c : NAN;
+		gsum += s;
+		gcnt += c;
+	}
+	for (k = 0; k < K; k++)
+		if (isnan(mu[k]))
+			mu[k] = gcnt > 0 ? gsum / gcnt : 0.5;
+
+	for (r = 0; r < n; r++)
+	{
+		const double *src = history + (size_t) rows[r] * K;
+		double		off = 0.0;
+		int			c = 0;
+
+		for (k = 0; k < K; k++)
+			if (!isnan(src[k]))
+			{
+				off += src[k] - mu[k];
+				c++;
+			}
+		off = c > 0 ? off / c : 0.0;
+		for (k = 0; k < K; k++)
+			X[(size_t) r * K + k] = isnan(src[k]) ? mu[k] + off : src[k];
+	}
+}
+
+/* Empirical covariance S = Xc' Xc / n of a completed n x K matrix. */
+static void
+EmpiricalCov(const double *X, int n, int K, const double *mu, double *Xc,
+			 double *S)
+{
+	int			r,
+				k;
+
+	for (r = 0; r < n; r++)
+		for (k = 0; k < K; k++)
+			Xc[(size_t) r * K + k] = X[(size_t) r * K + k] - mu[k];
+	cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, K, n,
+				1.0 / n, Xc, K, Xc, K, 0.0, S, K);
+	for (k = 0; k < K; k++)
+		if (S[(size_t) k * K + k] < 1e-8)
+			S[(size_t) k * K + k] = 1e-8;
+}
+
+/* Shrink S toward its diagonal into out: (1 - lambda) S + lambda diag(S). */
+static void
+ShrinkCov(const double *S, int K, double lambda, double *out)
+{
+	size_t		i;
+	int			k;
+
+	for (i = 0; i < (size_t) K * K; i++)
+		out[i] = (1.0 - lambda) * S[i];
+	for (k = 0; k < K; k++)
+		out[(size_t) k * K + k] = S[(size_t) k * K + k];
+}
+
+/*
+ * Squared column distances of a completed n x K matrix, divided by n
+ * (algorithm.md pitfall 3), optionally after z-scoring each row.
+ */
+static void
+ColumnDistances(const double *X, int n, int K, int standardize, double *Xs,
+				double *D)
+{
+	int			r,
+				a,
+				b;
+	double	   *norms;
+
+	for (r = 0; r < n; r++)
+	{
+		const double *src = X + (size_t) r * K;
+		double	   *dst = Xs + (size_t) r * K;
+		double		m = 0.0,
+					s = 0.0;
+
+		for (a = 0; a < K; a++)
+			m += src[a];
+		m /= K;
+		for (a = 0; a < K; a++)
+			s += (src[a] - m) * (src[a] - m);
+		s = sqrt(s / K);
+		for (a = 0; a < K; a++)
+			dst[a] = standardize ? (s > 1e-12 ? (src[a] - m) / s : 0.0) : src[a];
+	}
+	/* D = diag(G) 1' + 1 diag(G)' - 2 G with G = Xs' Xs */
+	cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, K, n,
+				1.0, Xs, K, Xs, K, 0.0, D, K);
+	norms = Xs;					/* reuse the first K entries as scratch */
+	for (a = 0; a < K; a++)
+		norms[a] = D[(size_t) a * K + a];
+	for (a = 0; a < K; a++)
+		for (b = 0; b < K; b++)
+		{
+			double		d = norms[a] + norms[b] - 2.0 * D[(size_t) a * K + b];
+
+			D[(size_t) a * K + b] = (d > 0.0 ? d : 0.0) / n;
+		}
+	for (a = 0; a < K; a++)
+		D[(size_t) a * K + a] = 0.0;
+}
+
+/* RBF covariance from squared distances: s2 exp(-D / (2 l^2)). */
+static void
+RbfCov(const double *D, int K, double lengthscale, double signal_var,
+	   double *out)
+{
+	size_t		i;
+	double		inv = 1.0 / (2.0 * lengthscale * lengthscale);
+
+	for (i = 0; i < (size_t) K * K; i++)
+		out[i] = signal_var * exp(-D[i] * inv);
+}
+
+/*
+ * Mean log likelihood of n rows under N(mu, cov + noise I).  Rows without
+ * NaN share one factorisation; a row with NaN is scored on its known cells
+ * with its own factorisation.  'work' holds 3 K*K + K doubles.
+ */
+static int
+MeanLogLik(const double *mu, const double *cov, double noise_var, int K,
+		   const double *rows, int n, double *work, double *per_row,
+		   double *mean_out)
+{
+	double	   *G = work;
+	double	   *W = work + (size_t) K * K;
+	double	   *E = work + 2 * (size_t) K * K;
+	double	   *e = work + 3 * (size_t) K * K;
+	int		   *idx = NULL;
+	double		total = 0.0;
+	double		logdet = 0.0;
+	int			have_full = 0;
+	int			status = GP_OK;
+	int			r,
+				k,
+				j;
+
+	for (r = 0; r < n; r++)
+	{
+		const double *x = rows + (size_t) r * K;
+		int			known = 0;
+		double		ll;
+
+		for (k = 0; k < K; k++)
+			if (!isnan(x[k]))
+				known++;
+		if (known == 0)
+		{
+			if (per_row)
+				per_row[r] = 0.0;
+			continue;
+		}
+		if (known == K)
+		{
+			if (!have_full)
+			{
+				int			rc;
+
+				memcpy(G, cov, sizeof(double) * (size_t) K * K);
+				for (k = 0; k < K; k++)
+					G[(size_t) k * K + k] += noise_var;
+				rc = GpCholesky(G, K, W, NULL);
+				if (rc < 0)
+				{
+					free(idx);
+					return rc;
+				}
+				status = WorseStatus(status, rc);
+				logdet = 0.0;
+				for (k = 0; k < K; k++)
+					logdet += 2.0 * log(G[(size_t) k * K + k]);
+				have_full = 1;
+			}
+			for (k = 0; k < K; k++)
+				e[k] = x[k] - mu[k];
+			cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+						K, G, K, e, 1);
+			ll = -0.5 * (cblas_ddot(K, e, 1, e, 1) + logdet +
+						 K * log(2.0 * M_PI));
+		}
+		else
+		{
+			double		ld = 0.0;
+			int			c = 0,
+						rc;
+
+			if (idx == NULL)
+			{
+				idx = malloc(sizeof(int) * (size_t) K);
+				if (idx == NULL)
+					return GP_NO_MEMORY;
+			}
+			for (k = 0; k < K; k++)
+				if (!isnan(x[k]))
+					idx[c++] = k;
+			for (k = 0; k < c; k++)
+				for (j = 0; j < c; j++)
+					E[(size_t) k * c + j] = cov[(size_t) idx[k] * K + idx[j]] +
+						(k == j ? noise_var : 0.0);
+			rc = GpCholesky(E, c, W, NULL);
+			if (rc < 0)
+			{
+				free(idx);
+				return rc;
+			}
+			status = WorseStatus(status, rc);
+			for (k = 0; k < c; k++)
+			{
+				e[k] = x[idx[k]] - mu[idx[k]];
+				ld += 2.0 * log(E[(size_t) k * c + k]);
+			}
+			cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+						c, E, c, e, 1);
+			ll = -0.5 * (cblas_ddot(c, e, 1, e, 1) + ld + c * log(2.0 * M_PI));
+		}
+		if (per_row)
+			per_row[r] = ll;
+		total += ll;
+	}
+	free(idx);
+	*mean_out = n > 0 ? total / n : 0.0;
+	return status;
+}
+
+/* Log likelihood of each of n rows (NaN = unknown) under the prior. */
+int
+GpPriorLogLik(const GpPrior *prior, const double *rows, int n,
+			  double *loglik_per_row)
+{
+	double	   *work;
+	double		mean;
+	int			K,
+				rc;
+
+	if (prior == NULL || prior->K <= 0 || rows == NULL || n <= 0 ||
+		loglik_per_row == NULL)
+		return GP_BAD_INPUT;
+	K = prior->K;
+	work = malloc(sizeof(double) * (3 * (size_t) K * K + K));
+	if (work == NULL)
+		return GP_NO_MEMORY;
+	rc = MeanLogLik(prior->mu0, prior->cov, prior->noise_var, K, rows, n,
+					work, loglik_per_row, &mean);
+	free(work);
+	return rc;
+}
+
+/* Fallback prior when the history is too small: constant correlation. */
+static void
+DefaultCov(int K, const GpPriorOptions *opt, double *cov)
+{
+	double		s2 = (opt->kernel == GP_KERNEL_RBF && opt->signal_var > 0.0) ?
+		opt->signal_var : GP_DEFAULT_VAR;
+	int			a,
+				b;
+
+	for (a = 0; a < K; a++)
+		for (b = 0; b < K; b++)
+			cov[(size_t) a * K + b] = s2 * (a == b ? 1.0 : GP_DEFAULT_RHO);
+}
+
+/*
+ * Build mean and covariance for one hyperparameter choice from the given
+ * rows of the history.  scratch holds 2 n*K + K*K doubles.
+ */
+static void
+BuildCov(const double *history, int K, const int *rows, int n,
+		 GpKernelKind kernel, int standardize, double lambda, double l,
+		 double s2, double *mu, double *cov, double *scratch)
+{
+	double	   *X = scratch;
+	double	   *Xc = scratch + (size_t) n * K;
+	double	   *T = scratch + 2 * (size_t) n * K;
+
+	CompleteRows(history, K, rows, n, mu, X);
+	if (kernel == GP_KERNEL_EMPIRICAL)
+	{
+		EmpiricalCov(X, n, K, mu, Xc, T);
+		ShrinkCov(T, K, lambda, cov);
+	}
+	else
+	{
+		ColumnDistances(X, n, K, standardize, Xc, T);
+		RbfCov(T, K, l, s2, cov);
+	}
+}
+
+/*
+ * Prior from an m x K history (NaN = unknown).  See the file header for the
+ * model and the fitting rule.  With fewer than GP_MIN_FIT_ROWS rows the
+ * unspecified hyperparameters take fixed defaults; with no usable rows the
+ * prior is a constant-correlation Gaussian around the mean of the known
+ * cells (0.5 when there are none).
+ */
+int
+GpPriorFit(const double *history, int m, int K, const GpPriorOptions *options,
+		   GpPrior *prior)
+{
+	GpPriorOptions opt;
+	double	   *scratch = NULL;
+	double	   *work = NULL;
+	double	   *held = NULL;
+	double	   *mu_a = NULL;
+	double	   *cov_a = NULL;
+	double	   *D = NULL;
+	int		   *rows = NULL;
+	int			status = GP_OK;
+	int			rc,
+				i,
+				k;
+	size_t		cells;
+
+	if (prior == NULL)
+		return GP_BAD_INPUT;
+	memset(prior, 0, sizeof(*prior));
+	if (K <= 0 || m < 0 || (m > 0 && history == NULL))
+		return GP_BAD_INPUT;
+	cells = (size_t) m * K;
+	for (i = 0; (size_t) i < cells; i++)
+		if (isinf(history[i]))
+			return GP_BAD_INPUT;
+	if (options)
+		opt = *options;
+	else
+		memset(&opt, 0, sizeof(opt));
+	if (opt.kernel != GP_KERNEL_EMPIRICAL && opt.kernel != GP_KERNEL_RBF)
+		return GP_BAD_INPUT;
+	if (opt.shrinkage > 1.0)
+		return GP_BAD_INPUT;
+
+	rc = PriorAlloc(prior, K);
+	if (rc < 0)
+		return rc;
+	prior->kernel = opt.kernel;
+
+	rows = malloc(sizeof(int) * (size_t) (m > 0 ? m : 1));
+	if (rows == NULL)
+		goto nomem;
+	for (i = 0; i < m; i++)
+		rows[i] = i;
+
+	if (m < 2)
+	{
+		/* nothing to estimate a covariance from */
+		if (m == 1)
+		{
+			double	   *x = malloc(sizeof(double) * (size_t) K);
+
+			if (x == NULL)
+				goto nomem;
+			CompleteRows(history, K, rows, 1, prior->mu0, x);
+			free(x);
+		}
+		else
+			for (k = 0; k < K; k++)
+				prior->mu0[k] = 0.5;
+		DefaultCov(K, &opt, prior->cov);
+		prior->noise_var = opt.noise_var > 0.0 ? opt.noise_var : GP_DEFAULT_NOISE_VAR;
+		prior->shrinkage = opt.kernel == GP_KERNEL_EMPIRICAL ? 1.0 : 0.0;
+		prior->signal_var = opt.kernel == GP_KERNEL_RBF ?
+			(opt.signal_var > 0.0 ? opt.signal_var : GP_DEFAULT_VAR) : 0.0;
+		free(rows);
+		PriorFinish(prior);
+		return GP_OK;
+	}
+
+	scratch = malloc(sizeof(double) * (2 * cells + (size_t) K * K));
+	D = malloc(sizeof(double) * (size_t) K * K);
+	if (scratch == NULL || D == NULL)
+		goto nomem;
+
+	/* scale references for the RBF grid, from all rows */
+	{
+		double		ref_dist = 0.0,
+					mean_var = 0.0;
+
+		if (opt.kernel == GP_KERNEL_RBF)
+		{
+			double	   *X = scratch;
+			double	   *Xs = scratch + cells;
+			size_t		npair = 0;
+
+			/*
+			 * Length-scale unit: the mean pairwise column distance (cheaper
+			 * than a median and as good for placing a grid).
+			 */
+			CompleteRows(history, K, rows, m, prior->mu0, X);
+			ColumnDistances(X, m, K, opt.standardize_rows, Xs, D);
+			for (i = 0; i < K; i++)
+				for (k = i + 1; k < K; k++)
+				{
+					ref_dist += sqrt(D[(size_t) i * K + k]);
+					npair++;
+				}
+			if (npair > 0)
+				ref_dist /= npair;
+			if (!(ref_dist > 1e-9))
+				ref_dist = 0.1;
+			for (k = 0; k < K; k++)
+			{
+				double		s = 0.0;
+
+				for (i = 0; i < m; i++)
+				{
+					double		d = X[(size_t) i * K + k] - prior->mu0[k];
+
+					s += d * d;
+				}
+				mean_var += s / m;
+			}
+			mean_var /= K;
+			if (!(mean_var > 1e-9))
+				mean_var = GP_DEFAULT_VAR;
+		}
+
+		/* choose hyperparameters */
+		if (m >= GP_MIN_FIT_ROWS &&
+			((opt.kernel == GP_KERNEL_EMPIRICAL && opt.shrinkage <= 0.0) ||
+			 (opt.kernel == GP_KERNEL_RBF &&
+			  (opt.lengthscale <= 0.0 || opt.signal_var <= 0.0)) ||
+			 opt.noise_var <= 0.0))
+		{
+			static const double lambda_grid[] = {0.01, 0.03, 0.1, 0.3, 0.6};
+			static const double lscale_grid[] = {0.25, 0.5, 1.0, 2.0, 4.0};
+			static const double svar_grid[] = {0.5, 1.0, 2.0, 4.0};
+			static const double noise_grid[] = {1e-5, 1e-4, 1e-3, 4e-3};
+			int			na = 0,
+						nb = 0;
+			int		   *rows_a = rows;
+			double	   *heldrows;
+			double		best = -INFINITY;
+			double		best_lambda = 0.0,
+						best_l = 0.0,
+						best_s2 = 0.0,
+						best_noise = 0.0;
+			int			n1,
+						n2,
+						n3,
+						i1,
+						i2,
+						i3;
+
+			/* even rows build, odd rows score (at most GP_MAX_HELDOUT_ROWS) */
+			for (i = 0; i < m; i += 2)
+				rows_a[na++] = i;
+			nb = m / 2;
+			if (nb > GP_MAX_HELDOUT_ROWS)
+				nb = GP_MAX_HELDOUT_ROWS;
+			held = malloc(sizeof(double) * (size_t) nb * K);
+			mu_a = malloc(sizeof(double) * (size_t) K);
+			cov_a = malloc(sizeof(double) * (size_t) K * K);
+			work = malloc(sizeof(double) * (3 * (size_t) K * K + K));
+			if (held == NULL || mu_a == NULL || cov_a == NULL || work == NULL)
+				goto nomem;
+			for (i = 0; i < nb; i++)
+				memcpy(held + (size_t) i * K, history + (size_t) (2 * i + 1) * K,
+					   sizeof(double) * K);
+			heldrows = held;
+
+			if (opt.kernel == GP_KERNEL_EMPIRICAL)
+			{
+				n1 = opt.shrinkage > 0.0 ? 1 : 5;
+				n2 = 1;
+			}
+			else
+			{
+				n1 = opt.lengthscale > 0.0 ? 1 : 5;
+				n2 = opt.signal_var > 0.0 ? 1 : 4;
+			}
+			n3 = opt.noise_var > 0.0 ? 1 : 4;
+
+			for (i1 = 0; i1 < n1; i1++)
+				for (i2 = 0; i2 < n2; i2++)
+				{
+					double		lambda = 0.0,
+								l = 0.0,
+								s2 = 0.0;
+
+					if (opt.kernel == GP_KERNEL_EMPIRICAL)
+						lambda = opt.shrinkage > 0.0 ? opt.shrinkage : lambda_grid[i1];
+					else
+					{
+						l = opt.lengthscale > 0.0 ? opt.lengthscale :
+							lscale_grid[i1] * ref_dist;
+						s2 = opt.signal_var > 0.0 ? opt.signal_var :
+							svar_grid[i2] * mean_var;
+					}
+					BuildCov(history, K, rows_a, na, opt.kernel,
+							 opt.standardize_rows, lambda, l, s2, mu_a, cov_a,
+							 scratch);
+					for (i3 = 0; i3 < n3; i3++)
+					{
+						double		noise = opt.noise_var > 0.0 ?
+							opt.noise_var : noise_grid[i3];
+						double		ll;
+
+						rc = MeanLogLik(mu_a, cov_a, noise, K, heldrows, nb,
+										work, NULL, &ll);
+						if (rc < 0)
+							continue;	/* that grid point is unusable */
+						if (ll > best)
+						{
+							best = ll;
+							best_lambda = lambda;
+							best_l = l;
+							best_s2 = s2;
+							best_noise = noise;
+						}
+					}
+				}
+			if (best == -INFINITY)
+			{
+				status = GP_NOT_PD;
+				goto fail;
+			}
+			opt.shrinkage = best_lambda;
+			opt.lengthscale = best_l;
+			opt.signal_var = best_s2;
+			opt.noise_var = best_noise;
+			prior->heldout_loglik = best;
+			for (i = 0; i < m; i++)
+				rows[i] = i;
+		}
+		else
+		{
+			if (opt.shrinkage <= 0.0)
+				opt.shrinkage = GP_DEFAULT_SHRINKAGE;
+			if (opt.lengthscale <= 0.0)
+				opt.lengthscale = ref_dist > 0.0 ? ref_dist : 0.1;
+			if (opt.signal_var <= 0.0)
+				opt.signal_var = mean_var > 0.0 ? mean_var : GP_DEFAULT_VAR;
+			if (opt.noise_var <= 0.0)
+				opt.noise_var = GP_DEFAULT_NOISE_VAR;
+		}
+	}
+
+	BuildCov(history, K, rows, m, opt.kernel, opt.standardize_rows,
+			 opt.shrinkage, opt.lengthscale, opt.signal_var, prior->mu0,
+			 prior->cov, scratch);
+	prior->noise_var = opt.noise_var;
+	prior->shrinkage = opt.kernel == GP_KERNEL_EMPIRICAL ? opt.shrinkage : 0.0;
+	prior->lengthscale = opt.kernel == GP_KERNEL_RBF ? opt.lengthscale : 0.0;
+	prior->signal_var = opt.kernel == GP_KERNEL_RBF ? opt.signal_var : 0.0;
+	PriorFinish(prior);
+
+	free(scratch);
+	free(work);
+	free(held);
+	free(mu_a);
+	free(cov_a);
+	free(D);
+	free(rows);
+	return status;
+
+nomem:
+	status = GP_NO_MEMORY;
+fail:
+	free(scratch);
+	free(work);
+	free(held);
+	free(mu_a);
+	free(cov_a);
+	free(D);
+	free(rows);
+	GpPriorFree(prior);
+	return status;
+}
+
+/* Validate t observations against a prior. */
+static int
+CheckObs(const GpPrior *prior, int t, const int *arms, const double *y)
+{
+	int			i;
+
+	if (t < 0 || (t > 0 && (arms == NULL || y == NULL)))
+		return GP_BAD_INPUT;
+	for (i = 0; i < t; i++)
+		if (arms[i] < 0 || arms[i] >= prior->K || !isfinite(y[i]))
+			return GP_BAD_INPUT;
+	return GP_OK;
+}
+
+/*
+ * Closed-form posterior over all K arms from t observations (full refit,
+ * O(t^3 + t^2 K)).  var is the latent variance (no noise), clamped at 0.
+ */
+int
+GpPosterior(const GpPrior *prior, int t, const int *arms, const double *y,
+			double *mu, double *var)
+{
+	double	   *G = NULL,
+			   *W = NULL,
+			   *V = NULL,
+			   *z = NULL;
+	int			K,
+				status,
+				i,
+				j,
+				k;
+
+	if (prior == NULL || prior->K <= 0 || prior->mu0 == NULL ||
+		prior->cov == NULL || mu == NULL || var == NULL)
+		return GP_BAD_INPUT;
+	K = prior->K;
+	status = CheckObs(prior, t, arms, y);
+	if (status < 0)
+		return status;
+
+	memcpy(mu, prior->mu0, sizeof(double) * K);
+	for (k = 0; k < K; k++)
+		var[k] = prior->cov[(size_t) k * K + k];
+	if (t == 0)
+		return GP_OK;
+
+	G = malloc(sizeof(double) * (size_t) t * t);
+	W = malloc(sizeof(double) * (size_t) t * t);
+	V = malloc(sizeof(double) * (size_t) t * K);
+	z = malloc(sizeof(double) * (size_t) t);
+	if (G == NULL || W == NULL || V == NULL || z == NULL)
+	{
+		status = GP_NO_MEMORY;
+		goto done;
+	}
+	for (i = 0; i < t; i++)
+	{
+		for (j = 0; j < t; j++)
+			G[(size_t) i * t + j] = prior->cov[(size_t) arms[i] * K + arms[j]];
+		G[(size_t) i * t + i] += prior->noise_var;
+		z[i] = y[i] - prior->mu0[arms[i]];
+		memcpy(V + (size_t) i * K, prior->cov + (size_t) arms[i] * K,
+			   sizeof(double) * K);
+	}
+	status = GpCholesky(G, t, W, NULL);
+	if (status < 0)
+		goto done;
+
+	cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+				t, G, t, z, 1);
+	cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans,
+				CblasNonUnit, t, K, 1.0, G, t, V, K);
+	cblas_dgemv(CblasRowMajor, CblasTrans, t, K, 1.0, V, K, z, 1, 1.0, mu, 1);
+	for (i = 0; i < t; i++)
+	{
+		const double *row = V + (size_t) i * K;
+
+		for (k = 0; k < K; k++)
+			var[k] -= row[k] * row[k];
+	}
+	for (k = 0; k < K; k++)
+		if (!(var[k] > 0.0))
+			var[k] = 0.0;
+
+done:
+	free(G);
+	free(W);
+	free(V);
+	free(z);
+	return status;
+}
+
+/* Free a state's arrays. */
+void
+GpStateFree(GpState *state)
+{
+	if (state == NULL)
+		return;
+	free(state->arms);
+	free(state->y);
+	free(state->L);
+	free(state->V);
+	free(state->z);
+	free(state->mu);
+	free(state->var);
+	memset(state, 0, sizeof(*state));
+}
+
+/* Forget all observations: back to the prior. */
+void
+GpStateReset(GpState *state)
+{
+	int			k,
+				K;
+
+	if (state == NULL || state->prior == NULL)
+		return;
+	K = state->K;
+	state->t = 0;
+	state->status = GP_OK;
+	memcpy(state->mu, state->prior->mu0, sizeof(double) * K);
+	for (k = 0; k < K; k++)
+		state->var[k] = state->prior->cov[(size_t) k * K + k];
+}
+
+/* Grow the row capacity of a state to at least 'need'. */
+static int
+StateGrow(GpState *state, int need)
+{
+	int			cap = state->cap > 0 ? state->cap : 8;
+	int		   *arms;
+	double	   *y,
+			   *L,
+			   *V,
+			   *z;
+	int			i;
+
+	while (cap < need)
+		cap *= 2;
+
+	arms = realloc(state->arms, sizeof(int) * (size_t) cap);
+	if (arms == NULL)
+		return GP_NO_MEMORY;
+	state->arms = arms;
+	y = realloc(state->y, sizeof(double) * (size_t) cap);
+	if (y == NULL)
+		return GP_NO_MEMORY;
+	state->y = y;
+	z = realloc(state->z, sizeof(double) * (size_t) cap);
+	if (z == NULL)
+		return GP_NO_MEMORY;
+	state->z = z;
+	V = realloc(state->V, sizeof(double) * (size_t) cap * state->K);
+	if (V == NULL)
+		return GP_NO_MEMORY;
+	state->V = V;
+	L = calloc((size_t) cap * cap, sizeof(double));
+	if (L == NULL)
+		return GP_NO_MEMORY;
+	for (i = 0; i < state->t; i++)
+		memcpy(L + (size_t) i * cap, state->L + (size_t) i * state->cap,
+			   sizeof(double) * (i + 1));
+	free(state->L);
+	state->L = L;
+	state->cap = cap;
+	return GP_OK;
+}
+
+/* Start a state at the prior; cap_hint rows are allocated up front. */
+int
+GpStateInit(GpState *state, const GpPrior *prior, int cap_hint)
+{
+	int			rc;
+
+	if (state == NULL)
+		return GP_BAD_INPUT;
+	memset(state, 0, sizeof(*state));
+	if (prior == NULL || prior->K <= 0 || prior->mu0 == NULL ||
+		prior->cov == NULL)
+		return GP_BAD_INPUT;
+	state->prior = prior;
+	state->K = prior->K;
+	state->mu = malloc(sizeof(double) * (size_t) prior->K);
+	state->var = malloc(sizeof(double) * (size_t) prior->K);
+	if (state->mu == NULL || state->var == NULL)
+	{
+		GpStateFree(state);
+		return GP_NO_MEMORY;
+	}
+	rc = StateGrow(state, cap_hint > 0 ? cap_hint : 8);
+	if (rc < 0)
+	{
+		GpStateFree(state);
+		return rc;
+	}
+	GpStateReset(state);
+	return GP_OK;
+}
+
+/*
+ * Append one observation in O(K t).  If the new pivot d^2 is not safely
+ * positive (the arm is almost a linear combination of observed ones and
+ * the noise is tiny), jitter of 1e-8, 1e-6, 1e-4 times the mean diagonal
+ * is added to that pivot only, and GP_JITTER is returned.  On GP_NOT_PD
+ * the state is left unchanged.
+ */
+int
+GpStateAdd(GpState *state, int arm, double y)
+{
+	const GpPrior *p;
+	const double *krow;
+	double	   *l,
+			   *v;
+	double		d2,
+				d,
+				g,
+				zn;
+	int			K,
+				t,
+				k,
+				rc,
+				status = GP_OK;
+
+	if (state == NULL || state->prior == NULL || state->mu == NULL)
+		return GP_BAD_INPUT;
+	p = state->prior;
+	K = state->K;
+	if (arm < 0 || arm >= K || !isfinite(y))
+		return GP_BAD_INPUT;
+	if (state->t + 1 > state->cap)
+	{
+		rc = StateGrow(state, state->t + 1);
+		if (rc < 0)
+			return rc;
+	}
+	t = state->t;
+	krow = p->cov + (size_t) arm * K;
+	l = state->L + (size_t) t * state->cap;
+	v = state->V + (size_t) t * K;
+
+	/* l = L^{-1} Sigma[A, a] is column 'arm' of V */
+	for (k = 0; k < t; k++)
+		l[k] = state->V[(size_t) k * K + arm];
+	g = krow[arm] + p->noise_var;
+	d2 = g - (t > 0 ? cblas_ddot(t, l, 1, l, 1) : 0.0);
+	if (!(d2 > 1e-12 * g))
+	{
+		int			attempt;
+
+		for (attempt = 0; attempt < 3; attempt++)
+		{
+			double		bumped = d2 + jitter_scales[attempt] * p->mean_diag;
+
+			if (bumped > 1e-12 * g)
+			{
+				d2 = bumped;
+				status = GP_JITTER;
+				break;
+			}
+		}
+		if (status != GP_JITTER)
+			return GP_NOT_PD;
+	}
+	d = sqrt(d2);
+	l[t] = d;
+
+	/* v = (Sigma[a,:] - V' l) / d */
+	memcpy(v, krow, sizeof(double) * K);
+	if (t > 0)
+		cblas_dgemv(CblasRowMajor, CblasTrans, t, K, -1.0, state->V, K, l, 1,
+					1.0, v, 1);
+	cblas_dscal(K, 1.0 / d, v, 1);
+
+	zn = y - p->mu0[arm] - (t > 0 ? cblas_ddot(t, l, 1, state->z, 1) : 0.0);
+	zn /= d;
+	state->z[t] = zn;
+	state->arms[t] = arm;
+	state->y[t] = y;
+	state->t = t + 1;
+
+	cblas_daxpy(K, zn, v, 1, state->mu, 1);
+	for (k = 0; k < K; k++)
+	{
+		double		nv = state->var[k] - v[k] * v[k];
+
+		state->var[k] = nv > 0.0 ? nv : 0.0;
+	}
+	state->status = WorseStatus(state->status, status);
+	return status;
+}

@@ -1,0 +1,1622 @@
+/*-------------------------------------------------------------------------
+ *
+ * replay.c
+ *	  Discrete-event replay simulator of multi-tenant model selection
+ *	  (algorithm.md 4 and 5) and the CSV reader it needs.
+ *
+ * One run replays one policy on one draw.  Tenant i's run of model k takes
+ * cost[i][k] seconds of one of M devices and then reveals quality[i][k]
+ * (no noise).  The loop is event driven:
+ *
+ *	 1. every free device, in index order, asks the policy for a
+ *		(tenant, arm); the posteriors are conditioned on finished runs only
+ *		and running arms are excluded (algorithm.md 4); if nothing can run
+ *		the device idles until the next completion;
+ *	 2. time jumps to the next completion(s); each reveals its result,
+ *		appends one observation to the tenant's GpState (O(K t), no refit)
+ *		and, with the SIZE_GP cost model, one log-runtime residual to the
+ *		tenant's cost posterior;
+ *	 3. the global average loss L = mean_i (f_i* - b_i) is a step function
+ *		of time; its steps are recorded exactly.
+ *
+ * Only the completing or dispatched tenant's candidate is recomputed, so a
+ * decision costs O(K t) for that tenant plus O(n) to pick among tenants.
+ *
+ * Each draw permutes the rows with a seeded generator: tenants first, then
+ * the prior rows, disjoint (algorithm.md pitfall 4).  Curves are compared
+ * on a common grid and times to a loss target are read from the exact
+ * steps (pitfall 9).
+ *
+ * IDENTIFICATION
+ *	  src/replay.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gp.h"
+#include "policy.h"
+#include "replay.h"
+
+/* Format an error message into the caller's buffer. */
+static void
+SetErr(char *err, size_t errlen, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ----------------------------------------------------------------------
+ * CSV
+ * ----------------------------------------------------------------------
+ */
+
+/* A growable list of fields of one record. */
+typedef struct CsvRecord
+{
+	char	  **fields;
+	int			n;
+	int			cap;
+} CsvRecord;
+
+/* Free the fields of a record (keeps the array). */
+static void
+RecordClear(CsvRecord *r)
+{
+	int			i;
+
+	for (i = 0; i < r->n; i++)
+		free(r->fields[i]);
+	r->n = 0;
+}
+
+/* Append a field (copied) to a record. */
+static int
+RecordPush(CsvRecord *r, const char *s, size_t len)
+{
+	char	   *f;
+
+	if (r->n == r->cap)
+	{
+		int			cap = r->cap ? r->cap * 2 : 64;
+		char	  **nf = realloc(r->fields, sizeof(char *) * cap);
+
+		if (nf == NULL)
+			return 0;
+		r->fields = nf;
+		r->cap = cap;
+	}
+	f = malloc(len + 1);
+	if (f == NULL)
+		return 0;
+	memcpy(f, s, len);
+	f[len] = '\0';
+	r->fields[r->n++] = f;
+	return 1;
+}
+
+/*
+ * Read one record starting at *pos; advances *pos past its line end.
+ * Returns 1 with a record, 0 at end of input, -1 on no memory, -2 on an
+ * unterminated quote.  *line counts lines.
+ */
+static int
+ReadRecord(const char *text, size_t len, size_t *pos, CsvRecord *rec,
+		   char **buf, size_t *bufcap, int *line)
+{
+	size_t		p = *pos;
+	size_t		blen = 0;
+	int			in_quotes = 0;
+	int			any = 0;
+
+	RecordClear(rec);
+	if (p >= len)
+		return 0;
+	(*line)++;
+	for (;;)
+	{
+		char		ch;
+
+		if (p >= len)
+		{
+			if (in_quotes)
+				return -2;
+			break;
+		}
+		ch = text[p];
+		if (in_quotes)
+		{
+			if (ch == '"')
+			{
+				if (p + 1 < len && text[p + 1] == '"')
+				{
+					ch = '"';
+					p++;
+				}
+				else
+				{
+					in_quotes = 0;
+					p++;
+					continue;
+				}
+			}
+			else if (ch == '\n')
+				(*line)++;
+		}
+		else if (ch == '"')
+		{
+			in_quotes = 1;
+			any = 1;
+			p++;
+			continue;
+		}
+		else if (ch == ',' || ch == '\n' || ch == '\r')
+		{
+			if (ch == ',')
+			{
+				if (!RecordPush(rec, *buf, blen))
+					return -1;
+				blen = 0;
+				any = 1;
+				p++;
+				continue;
+			}
+			break;
+		}
+		if (blen + 1 >= *bufcap)
+		{
+			size_t		nc = *bufcap ? *bufcap * 2 : 256;
+			char	   *nb = realloc(*buf, nc);
+
+			if (nb == NULL)
+				return -1;
+			*buf = nb;
+			*bufcap = nc;
+		}
+		(*buf)[blen++] = ch;
+		any = 1;
+		p++;
+	}
+	if (any || blen > 0)
+	{
+		if (*buf == NULL)
+		{
+			*buf = malloc(256);
+			if (*buf == NULL)
+				return -1;
+			*bufcap = 256;
+		}
+		if (!RecordPush(rec, *buf, blen))
+			return -1;
+	}
+	/* consume the line end */
+	if (p < len && text[p] == '\r')
+		p++;
+	if (p < len && text[p] == '\n')
+		p++;
+	*pos = p;
+	return 1;
+}
+
+/* Parse one numeric cell; NaN for empty, "nan", "NA". */
+static int
+ParseCell(const char *s, double *out)
+{
+	char	   *end;
+	const char *t = s;
+	double		v;
+
+	while (isspace((unsigned char) *t))
+		t++;
+	if (*t == '\0' || strcasecmp(t, "nan") == 0 || strcmp(t, "NA") == 0)
+	{
+		*out = NAN;
+		return 1;
+	}
+	errno = 0;
+	v = strtod(t, &end);
+	if (end == t || errno == ERANGE)
+		return 0;
+	while (isspace((unsigned char) *end))
+		end++;
+	if (*end != '\0')
+		return 0;
+	*out = v;
+	return 1;
+}
+
+/* Free a matrix. */
+void
+ReplayMatrixFree(ReplayMatrix *m)
+{
+	int			i;
+
+	if (m == NULL)
+		return;
+	if (m->row_ids)
+		for (i = 0; i < m->rows; i++)
+			free(m->row_ids[i]);
+	if (m->col_names)
+		for (i = 0; i < m->cols; i++)
+			free(m->col_names[i]);
+	free(m->row_ids);
+	free(m->col_names);
+	free(m->data);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Parse a CSV buffer; see replay.h. */
+int
+ReplayParseCsv(const char *text, size_t len, ReplayMatrix *m, char *err,
+			   size_t errlen)
+{
+	CsvRecord	rec = {0};
+	char	   *buf = NULL;
+	size_t		bufcap = 0;
+	size_t		pos = 0;
+	int			line = 0;
+	int			rowcap = 0;
+	int			rc = REPLAY_OK;
+	int			r,
+				i;
+
+	if (m == NULL)
+		return REPLAY_BAD_INPUT;
+	memset(m, 0, sizeof(*m));
+	if (text == NULL)
+	{
+		SetErr(err, errlen, "no CSV text");
+		return REPLAY_BAD_INPUT;
+	}
+
+	/* header, skipping blank lines */
+	do
+	{
+		r = ReadRecord(text, len, &pos, &rec, &buf, &bufcap, &line);
+	} while (r == 1 && rec.n == 0);
+	if (r <= 0)
+	{
+		if (r == -1)
+			goto nomem;
+		SetErr(err, errlen, r == -2 ? "unterminated quote in the header" :
+			   "empty CSV: a header row is required");
+		rc = REPLAY_BAD_INPUT;
+		goto done;
+	}
+	if (rec.n < 2)
+	{
+		SetErr(err, errlen, "line %d: the header needs a row-id column and at least one value column", line);
+		rc = REPLAY_BAD_INPUT;
+		goto done;
+	}
+	m->cols = rec.n - 1;
+	m->col_names = calloc(m->cols, sizeof(char *));
+	if (m->col_names == NULL)
+		goto nomem;
+	for (i = 0; i < m->cols; i++)
+	{
+		m->col_names[i] = rec.fields[i + 1];
+		rec.fields[i + 1] = NULL;
+	}
+	free(rec.fields[0]);
+	rec.n = 0;
+
+	for (;;)
+	{
+		r = ReadRecord(text, len, &pos, &rec, &buf, &bufcap, &line);
+		if (r == 0)
+			break;
+		if (r == -1)
+			goto nomem;
+		if (r == -2)
+		{
+			SetErr(err, errlen, "line %d: unterminated quote", line);
+			rc = REPLAY_BAD_INPUT;
+			goto done;
+		}
+		if (rec.n == 0)
+			continue;
+		if (rec.n != m->cols + 1)
+		{
+			SetErr(err, errlen, "line %d: expected %d fields, found %d",
+				   line, m->cols + 1, rec.n);
+			rc = REPLAY_BAD_INPUT;
+			goto done;
+		}
+		if (m->rows == rowcap)
+		{
+			int			nc = rowcap ? rowcap * 2 : 64;
+			double	   *nd = realloc(m->data, sizeof(double) * (size_t) nc * m->cols);
+			char	  **ni;
+
+			if (nd == NULL)
+				goto nomem;
+			m->data = nd;
+			ni = realloc(m->row_ids, sizeof(char *) * nc);
+			if (ni == NULL)
+				goto nomem;
+			m->row_ids = ni;
+			rowcap = nc;
+		}
+		for (i = 0; i < m->cols; i++)
+		{
+			if (!ParseCell(rec.fields[i + 1],
+						   &m->data[(size_t) m->rows * m->cols + i]))
+			{
+				SetErr(err, errlen, "line %d, column %d: not a number: \"%.40s\"",
+					   line, i + 2, rec.fields[i + 1]);
+				rc = REPLAY_BAD_INPUT;
+				goto done;
+			}
+		}
+		m->row_ids[m->rows] = rec.fields[0];
+		rec.fields[0] = NULL;
+		m->rows++;
+	}
+	if (m->rows == 0)
+	{
+		SetErr(err, errlen, "CSV has a header but no data rows");
+		rc = REPLAY_BAD_INPUT;
+	}
+	goto done;
+
+nomem:
+	SetErr(err, errlen, "out of memory reading CSV");
+	rc = REPLAY_NO_MEMORY;
+done:
+	RecordClear(&rec);
+	free(rec.fields);
+	free(buf);
+	if (rc != REPLAY_OK)
+		ReplayMatrixFree(m);
+	return rc;
+}
+
+/* Read and parse a CSV file; see replay.h. */
+int
+ReplayReadCsv(const char *path, ReplayMatrix *m, char *err, size_t errlen)
+{
+	FILE	   *f;
+	char	   *text = NULL;
+	size_t		len = 0,
+				cap = 0;
+	int			rc;
+
+	if (m == NULL)
+		return REPLAY_BAD_INPUT;
+	memset(m, 0, sizeof(*m));
+	if (path == NULL)
+	{
+		SetErr(err, errlen, "no CSV path");
+		return REPLAY_BAD_INPUT;
+	}
+	f = fopen(path, "rb");
+	if (f == NULL)
+	{
+		SetErr(err, errlen, "could not open \"%s\": %s", path, strerror(errno));
+		return REPLAY_IO;
+	}
+	for (;;)
+	{
+		size_t		got;
+
+		if (len + 65536 > cap)
+		{
+			size_t		nc = cap ? cap * 2 : 1 << 20;
+			char	   *nt = realloc(text, nc);
+
+			if (nt == NULL)
+			{
+				free(text);
+				fclose(f);
+				SetErr(err, errlen, "out of memory reading \"%s\"", path);
+				return REPLAY_NO_MEMORY;
+			}
+			text = nt;
+			cap = nc;
+		}
+		got = fread(text + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f))
+	{
+		free(text);
+		fclose(f);
+		SetErr(err, errlen, "could not read \"%s\"", path);
+		return REPLAY_IO;
+	}
+	fclose(f);
+	rc = ReplayParseCsv(text, len, m, err, errlen);
+	if (rc != REPLAY_OK && err != NULL && errlen > 0)
+	{
+		char		tmp[512];
+
+		snprintf(tmp, sizeof(tmp), "%s: %s", path, err);
+		snprintf(err, errlen, "%s", tmp);
+	}
+	free(text);
+	return rc;
+}
+
+/* x -> 1 - x on every cell. */
+void
+ReplayOneMinus(ReplayMatrix *m)
+{
+	size_t		i;
+
+	if (m == NULL || m->data == NULL)
+		return;
+	for (i = 0; i < (size_t) m->rows * m->cols; i++)
+		m->data[i] = 1.0 - m->data[i];
+}
+
+/* Parse an integer row id; 0 if it is not one. */
+static int
+ParseId(const char *s, long long *out)
+{
+	char	   *end;
+	long long	v;
+
+	while (isspace((unsigned char) *s))
+		s++;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (end == s || errno != 0)
+		return 0;
+	while (isspace((unsigned char) *end))
+		end++;
+	if (*end != '\0')
+		return 0;
+	*out = v;
+	return 1;
+}
+
+/* Join table rows onto target rows by integer id; see replay.h. */
+int
+ReplayJoinById(const ReplayMatrix *target, const ReplayMatrix *table,
+			   double *out, char *err, size_t errlen)
+{
+	long long  *ids;
+	int			i,
+				j;
+
+	if (target == NULL || table == NULL || out == NULL ||
+		target->row_ids == NULL || table->row_ids == NULL)
+	{
+		SetErr(err, errlen, "join: missing matrix");
+		return REPLAY_BAD_INPUT;
+	}
+	ids = malloc(sizeof(long long) * (size_t) (table->rows > 0 ? table->rows : 1));
+	if (ids == NULL)
+	{
+		SetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	for (j = 0; j < table->rows; j++)
+		if (!ParseId(table->row_ids[j], &ids[j]))
+		{
+			SetErr(err, errlen, "join: row id \"%.40s\" is not an integer",
+				   table->row_ids[j]);
+			free(ids);
+			return REPLAY_BAD_INPUT;
+		}
+	for (i = 0; i < target->rows; i++)
+	{
+		long long	id;
+		int			found = -1;
+
+		if (!ParseId(target->row_ids[i], &id))
+		{
+			SetErr(err, errlen, "join: row id \"%.40s\" is not an integer",
+				   target->row_ids[i]);
+			free(ids);
+			return REPLAY_BAD_INPUT;
+		}
+		for (j = 0; j < table->rows; j++)
+			if (ids[j] == id)
+			{
+				found = j;
+				break;
+			}
+		if (found < 0)
+		{
+			SetErr(err, errlen, "join: row id %lld has no match", id);
+			free(ids);
+			return REPLAY_BAD_INPUT;
+		}
+		memcpy(out + (size_t) i * table->cols,
+			   table->data + (size_t) found * table->cols,
+			   sizeof(double) * table->cols);
+	}
+	free(ids);
+	return REPLAY_OK;
+}
+
+/* ----------------------------------------------------------------------
+ * Policy specs
+ * ----------------------------------------------------------------------
+ */
+
+/* Parse a non-negative int option value. */
+static int
+OptInt(const char *v, int *out)
+{
+	char	   *end;
+	long		x;
+
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (end == v || *end != '\0' || errno != 0 || x < 0 || x > 1000000000)
+		return 0;
+	*out = (int) x;
+	return 1;
+}
+
+/* Parse a finite double option value. */
+static int
+OptDouble(const char *v, double *out)
+{
+	char	   *end;
+	double		x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (end == v || *end != '\0' || errno != 0 || !isfinite(x))
+		return 0;
+	*out = x;
+	return 1;
+}
+
+/* Parse "name[:opt]..." into a ReplayPolicy; see replay.h. */
+int
+ReplayParsePolicy(const char *spec, ReplayPolicy *policy, char *err,
+				  size_t errlen)
+{
+	char		buf[REPLAY_NAME_LEN];
+	char	   *tok,
+			   *save = NULL;
+	int			kind;
+
+	if (spec == NULL || policy == NULL)
+	{
+		SetErr(err, errlen, "no policy");
+		return REPLAY_BAD_INPUT;
+	}
+	if (strlen(spec) == 0 || strlen(spec) >= sizeof(buf))
+	{
+		SetErr(err, errlen, "policy spec \"%.40s\" is empty or too long", spec);
+		return REPLAY_BAD_INPUT;
+	}
+	memset(policy, 0, sizeof(*policy));
+	snprintf(policy->name, sizeof(policy->name), "%s", spec);
+	snprintf(buf, sizeof(buf), "%s", spec);
+
+	tok = strtok_r(buf, ":", &save);
+	kind = tok ? PolicyFromName(tok) : -1;
+	if (kind < 0)
+	{
+		SetErr(err, errlen, "unknown policy \"%s\"", tok ? tok : "");
+		return REPLAY_BAD_INPUT;
+	}
+	PolicyParamsDefault(&policy->params, (PolicyKind) kind);
+
+	while ((tok = strtok_r(NULL, ":", &save)) != NULL)
+	{
+		char	   *eq = strchr(tok, '=');
+		const char *val = eq ? eq + 1 : NULL;
+		PolicyParams *p = &policy->params;
+		int			ok = 1;
+
+		if (eq)
+			*eq = '\0';
+		if (strcmp(tok, "cost") == 0 && !val)
+			p->cost_aware = 1;
+		else if (strcmp(tok, "acq") == 0 && val)
+		{
+			if (strcmp(val, "ucb") == 0)
+				p->acq = POLICY_ACQ_UCB;
+			else if (strcmp(val, "ei") == 0)
+				p->acq = POLICY_ACQ_EI;
+			else
+				ok = 0;
+		}
+		else if (strcmp(tok, "beta") == 0 && val)
+			ok = OptDouble(val, &p->beta);
+		else if (strcmp(tok, "delta") == 0 && val)
+			ok = OptDouble(val, &p->delta) && p->delta > 0.0 && p->delta < 1.0;
+		else if (strcmp(tok, "floor") == 0 && val)
+			ok = OptDouble(val, &p->cost_floor) && p->cost_floor > 0.0;
+		else if (strcmp(tok, "tc") == 0 && val)
+			ok = OptInt(val, &p->tenant_cost) && p->tenant_cost <= 1;
+		else if (strcmp(tok, "warm") == 0 && val)
+			ok = OptInt(val, &p->warm_start) && p->warm_start <= 1;
+		else if (strcmp(tok, "w") == 0 && val)
+			ok = OptInt(val, &p->fairness_window);
+		else if (strcmp(tok, "s") == 0 && val)
+			ok = OptInt(val, &p->streak_limit);
+		else if (strcmp(tok, "greedy") == 0 && val)
+		{
+			int			g = PolicyFromName(val);
+
+			ok = (g == POLICY_MAX_EI || g == POLICY_MAX_GAP ||
+				  g == POLICY_MAX_WIDTH);
+			if (ok)
+				p->greedy = (PolicyKind) g;
+		}
+		else
+			ok = 0;
+		if (!ok)
+		{
+			SetErr(err, errlen, "policy \"%s\": bad option \"%s%s%s\"", spec,
+				   tok, val ? "=" : "", val ? val : "");
+			return REPLAY_BAD_INPUT;
+		}
+	}
+	return REPLAY_OK;
+}
+
+/* ----------------------------------------------------------------------
+ * Simulation
+ * ----------------------------------------------------------------------
+ */
+
+/* Defaults of a replay configuration. */
+void
+ReplayConfigDefault(ReplayConfig *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->n_tenants = 20;
+	cfg->devices = 1;
+	cfg->draws = 20;
+	cfg->seed = 1;
+	cfg->cost_model = POLICY_COST_SIZE_GP;
+	cfg->prior.kernel = GP_KERNEL_EMPIRICAL;
+	cfg->grid_points = 200;
+}
+
+/* Per-tenant state of one simulated run. */
+typedef struct SimTenant
+{
+	int			row;			/* row of the quality matrix */
+	double		fstar;			/* best quality of the row */
+	GpState		gp;				/* quality posterior */
+	GpState		cgp;			/* log-cost residual posterior (SIZE_GP) */
+	double	   *log_base;		/* K: size part of log cost */
+	double	   *cost_est;		/* K: what the policy believes */
+	unsigned char *avail;		/* K: neither observed nor running */
+	double		best;
+	int			n_obs;
+	int			n_running;
+	int			n_left;			/* arms neither observed nor running */
+	int64_t		last_served;
+	int			streak;
+	int			dirty;
+	PolicyTenantView view;
+} SimTenant;
+
+/* A growable event list. */
+typedef struct EventList
+{
+	ReplayEvent *ev;
+	int			n;
+	int			cap;
+} EventList;
+
+/* Append an event. */
+static int
+EventPush(EventList *l, double time, double loss)
+{
+	if (l->n == l->cap)
+	{
+		int			cap = l->cap ? l->cap * 2 : 256;
+		ReplayEvent *ne = realloc(l->ev, sizeof(ReplayEvent) * cap);
+
+		if (ne == NULL)
+			return 0;
+		l->ev = ne;
+		l->cap = cap;
+	}
+	l->ev[l->n].time = time;
+	l->ev[l->n].loss = loss;
+	l->n++;
+	return 1;
+}
+
+/* Everything shared by the policies of one draw. */
+typedef struct DrawCtx
+{
+	const ReplayConfig *cfg;
+	int			K;
+	int			n;				/* tenants */
+	int		   *tenant_rows;
+	GpPrior		prior;
+	PolicyCostModel cost_model;
+	int			use_cost_model;
+	SimTenant  *ten;
+	/* devices */
+	int			M;
+	int		   *dev_busy;
+	double	   *dev_end;
+	int		   *dev_tenant;
+	int		   *dev_arm;
+	/* diagnostics */
+	int			jitter;
+	int			failed;
+	double		cost_sq_err;
+	long		cost_n;
+} DrawCtx;
+
+/* Cost the policy believes for tenant t, arm k; or true cost when oracle. */
+static double
+TrueCost(const DrawCtx *c, int t, int k)
+{
+	const ReplayConfig *cfg = c->cfg;
+
+	if (cfg->cost == NULL)
+		return 1.0;
+	return cfg->cost[(size_t) c->ten[t].row * c->K + k];
+}
+
+/* Recompute tenant t's candidate view. */
+static int
+RefreshView(DrawCtx *c, const PolicyParams *params, int t)
+{
+	SimTenant  *s = &c->ten[t];
+	int			rc;
+
+	s->view.id = t;
+	s->view.best = s->best;
+	s->view.n_obs = s->n_obs;
+	s->view.last_served = s->last_served;
+	s->view.streak = s->streak;
+	s->dirty = 0;
+	if (s->n_left == 0 || (c->cfg->max_devices_per_tenant > 0 &&
+						   s->n_running >= c->cfg->max_devices_per_tenant))
+	{
+		s->view.arm = -1;
+		return REPLAY_OK;
+	}
+	rc = PolicyBestArm(params, c->K, s->gp.mu, s->gp.var, s->cost_est,
+					   s->avail, c->prior.mu0, &s->view);
+	return rc < 0 ? REPLAY_BAD_INPUT : REPLAY_OK;
+}
+
+/* Reset every tenant to the start of a run. */
+static int
+ResetTenants(DrawCtx *c)
+{
+	const ReplayConfig *cfg = c->cfg;
+	int			t,
+				k;
+
+	for (t = 0; t < c->n; t++)
+	{
+		SimTenant  *s = &c->ten[t];
+
+		GpStateReset(&s->gp);
+		if (c->cost_model.kind == POLICY_COST_SIZE_GP && c->use_cost_model)
+			GpStateReset(&s->cgp);
+		memset(s->avail, 1, c->K);
+		s->best = 0.0;
+		s->n_obs = 0;
+		s->n_running = 0;
+		s->n_left = c->K;
+		s->last_served = -1;
+		s->streak = 0;
+		s->dirty = 1;
+		memset(&s->view, 0, sizeof(s->view));
+		if (cfg->oracle_cost && cfg->cost)
+			for (k = 0; k < c->K; k++)
+				s->cost_est[k] = TrueCost(c, t, k);
+		else if (c->use_cost_model)
+			PolicyCostPredict(&c->cost_model, s->log_base,
+							  c->cost_model.kind == POLICY_COST_SIZE_GP ? &s->cgp : NULL,
+							  s->cost_est);
+		else
+			for (k = 0; k < c->K; k++)
+				s->cost_est[k] = 1.0;
+	}
+	return REPLAY_OK;
+}
+
+/*
+ * Simulate one policy on the current draw; fills the event list and the
+ * per-threshold results.
+ */
+static int
+SimulateOne(DrawCtx *c, const PolicyParams *params, uint64_t rng_seed,
+			EventList *events, double *time_to, double *worst, int *n_dec,
+			char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = c->cfg;
+	const int	K = c->K;
+	const int	n = c->n;
+	PolicyTenantView *views;
+	uint64_t	rng = rng_seed;
+	double		now = 0.0;
+	double		loss_sum = 0.0;
+	int64_t		decision_no = 0;
+	int			reached = 0;
+	int			rc = REPLAY_OK;
+	int			t,
+				k,
+				d;
+
+	views = malloc(sizeof(PolicyTenantView) * n);
+	if (views == NULL)
+	{
+		SetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	ResetTenants(c);
+	for (t = 0; t < n; t++)
+		loss_sum += c->ten[t].fstar;
+	for (k = 0; k < cfg->n_thresholds; k++)
+	{
+		time_to[k] = INFINITY;
+		worst[k] = NAN;
+	}
+	for (d = 0; d < c->M; d++)
+		c->dev_busy[d] = 0;
+	events->n = 0;
+	if (!EventPush(events, 0.0, loss_sum / n))
+		goto nomem;
+
+	for (;;)
+	{
+		int			any_busy = 0;
+		double		next = INFINITY;
+
+		/* 1. hand every free device a (tenant, arm) */
+		for (d = 0; d < c->M; d++)
+		{
+			int			pick;
+			SimTenant  *s;
+			int			arm;
+
+			if (c->dev_busy[d])
+				continue;
+			for (t = 0; t < n; t++)
+			{
+				if (c->ten[t].dirty)
+				{
+					rc = RefreshView(c, params, t);
+					if (rc < 0)
+					{
+						SetErr(err, errlen, "policy rejected its input");
+						goto done;
+					}
+				}
+				views[t] = c->ten[t].view;
+			}
+			pick = PolicyPickTenant(params, n, views, decision_no, &rng);
+			if (pick < -1)
+			{
+				SetErr(err, errlen, "policy failed (%d)", pick);
+				rc = REPLAY_NO_MEMORY;
+				goto done;
+			}
+			if (pick < 0)
+				break;			/* nothing can run now: idle until a finish */
+			s = &c->ten[pick];
+			arm = views[pick].arm;
+			if (arm < 0 || arm >= K || !s->avail[arm])
+			{
+				SetErr(err, errlen, "policy picked an unavailable arm");
+				rc = REPLAY_BAD_INPUT;
+				goto done;
+			}
+			/* how good was the cost estimate the policy used? */
+			if (cfg->cost)
+			{
+				double		e = log(s->cost_est[arm]) - log(TrueCost(c, pick, arm));
+
+				c->cost_sq_err += e * e;
+				c->cost_n++;
+			}
+			s->avail[arm] = 0;
+			s->n_left--;
+			s->n_running++;
+			s->last_served = decision_no++;
+			s->dirty = 1;
+			c->dev_busy[d] = 1;
+			c->dev_tenant[d] = pick;
+			c->dev_arm[d] = arm;
+			c->dev_end[d] = now + TrueCost(c, pick, arm);
+		}
+
+		/* 2. advance to the next completion(s) */
+		for (d = 0; d < c->M; d++)
+			if (c->dev_busy[d])
+			{
+				any_busy = 1;
+				if (c->dev_end[d] < next)
+					next = c->dev_end[d];
+			}
+		if (!any_busy)
+			break;
+		now = next;
+		for (d = 0; d < c->M; d++)
+		{
+			SimTenant  *s;
+			double		y;
+			int			arm,
+						grc;
+
+			if (!c->dev_busy[d] || c->dev_end[d] != next)
+				continue;
+			t = c->dev_tenant[d];
+			arm = c->dev_arm[d];
+			s = &c->ten[t];
+			c->dev_busy[d] = 0;
+			y = cfg->quality[(size_t) s->row * K + arm];
+			grc = GpStateAdd(&s->gp, arm, y);
+			if (grc == GP_JITTER)
+				c->jitter++;
+			else if (grc < 0)
+				c->failed++;
+			if (c->use_cost_model && !cfg->oracle_cost &&
+				c->cost_model.kind == POLICY_COST_SIZE_GP)
+			{
+				double		r = log(TrueCost(c, t, arm)) - s->log_base[arm];
+
+				grc = GpStateAdd(&s->cgp, arm, r);
+				if (grc == GP_JITTER)
+					c->jitter++;
+				else if (grc < 0)
+					c->failed++;
+				PolicyCostPredict(&c->cost_model, s->log_base, &s->cgp,
+								  s->cost_est);
+			}
+			s->n_obs++;
+			s->n_running--;
+			if (y > s->best)
+			{
+				loss_sum -= (y - s->best);
+				s->best = y;
+				s->streak = 0;
+			}
+			else
+				s->streak++;
+			s->dirty = 1;
+		}
+		if (loss_sum < 0.0)
+			loss_sum = 0.0;		/* rounding */
+		if (!EventPush(events, now, loss_sum / n))
+			goto nomem;
+		for (k = 0; k < cfg->n_thresholds; k++)
+			if (isinf(time_to[k]) && loss_sum / n <= cfg->thresholds[k] + 1e-12)
+			{
+				double		w = 0.0;
+
+				for (t = 0; t < n; t++)
+					if (c->ten[t].fstar - c->ten[t].best > w)
+						w = c->ten[t].fstar - c->ten[t].best;
+				time_to[k] = now;
+				worst[k] = w;
+				reached++;
+			}
+		if (loss_sum / n <= cfg->stop_loss + 1e-12)
+			break;
+	}
+	*n_dec = (int) decision_no;
+	goto done;
+
+nomem:
+	SetErr(err, errlen, "out of memory");
+	rc = REPLAY_NO_MEMORY;
+done:
+	free(views);
+	(void) reached;
+	return rc;
+}
+
+/* Free a draw context. */
+static void
+DrawFree(DrawCtx *c)
+{
+	int			t;
+
+	if (c->ten)
+		for (t = 0; t < c->n; t++)
+		{
+			GpStateFree(&c->ten[t].gp);
+			GpStateFree(&c->ten[t].cgp);
+			free(c->ten[t].log_base);
+			free(c->ten[t].cost_est);
+			free(c->ten[t].avail);
+		}
+	free(c->ten);
+	c->ten = NULL;
+	GpPriorFree(&c->prior);
+	PolicyCostModelFree(&c->cost_model);
+}
+
+/*
+ * Set up draw 'draw': permute rows, fit the prior and the cost model on
+ * the prior rows, and initialise the tenants.
+ */
+static int
+DrawSetup(DrawCtx *c, int draw, int *perm, char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = c->cfg;
+	const int	K = c->K;
+	uint64_t	rng = cfg->seed * 0x2545F4914F6CDD1DULL + (uint64_t) draw * 0x9E3779B97F4A7C15ULL + 1;
+	double	   *hist = NULL,
+			   *hcost = NULL,
+			   *hsize = NULL;
+	int			n_prior;
+	int			rc = REPLAY_OK,
+				grc;
+	int			i,
+				t,
+				k;
+
+	for (i = 0; i < cfg->n_rows; i++)
+		perm[i] = i;
+	for (i = cfg->n_rows - 1; i > 0; i--)
+	{
+		int			j = (int) (PolicyRandUniform(&rng) * (i + 1));
+		int			tmp;
+
+		if (j > i)
+			j = i;
+		tmp = perm[i];
+		perm[i] = perm[j];
+		perm[j] = tmp;
+	}
+	n_prior = cfg->n_rows - cfg->n_tenants;
+	if (cfg->n_prior > 0 && cfg->n_prior < n_prior)
+		n_prior = cfg->n_prior;
+
+	hist = malloc(sizeof(double) * (size_t) (n_prior > 0 ? n_prior : 1) * K);
+	if (hist == NULL)
+		goto nomem;
+	for (i = 0; i < n_prior; i++)
+		memcpy(hist + (size_t) i * K,
+			   cfg->quality + (size_t) perm[cfg->n_tenants + i] * K,
+			   sizeof(double) * K);
+	grc = GpPriorFit(hist, n_prior, K, &cfg->prior, &c->prior);
+	if (grc < 0)
+	{
+		SetErr(err, errlen, "draw %d: prior fit failed: %s", draw,
+			   GpStatusText(grc));
+		rc = REPLAY_GP_FAILED;
+		goto done;
+	}
+
+	c->use_cost_model = 0;
+	memset(&c->cost_model, 0, sizeof(c->cost_model));
+	if (!cfg->oracle_cost && cfg->cost && cfg->cost_model != POLICY_COST_NONE)
+	{
+		hcost = malloc(sizeof(double) * (size_t) (n_prior > 0 ? n_prior : 1) * K);
+		hsize = malloc(sizeof(double) * (size_t) (n_prior > 0 ? n_prior : 1) * 2);
+		if (hcost == NULL || hsize == NULL)
+			goto nomem;
+		for (i = 0; i < n_prior; i++)
+		{
+			int			row = perm[cfg->n_tenants + i];
+
+			memcpy(hcost + (size_t) i * K, cfg->cost + (size_t) row * K,
+				   sizeof(double) * K);
+			hsize[2 * i] = cfg->sizes[2 * row];
+			hsize[2 * i + 1] = cfg->sizes[2 * row + 1];
+		}
+		grc = PolicyCostModelFit(&c->cost_model, cfg->cost_model, hcost, hsize,
+								 n_prior, K);
+		if (grc < 0)
+		{
+			SetErr(err, errlen, "draw %d: cost model fit failed (%d)", draw, grc);
+			rc = REPLAY_GP_FAILED;
+			goto done;
+		}
+		c->use_cost_model = 1;
+	}
+
+	c->ten = calloc(c->n, sizeof(SimTenant));
+	if (c->ten == NULL)
+		goto nomem;
+	for (t = 0; t < c->n; t++)
+	{
+		SimTenant  *s = &c->ten[t];
+
+		s->row = perm[t];
+		s->fstar = -INFINITY;
+		for (k = 0; k < K; k++)
+			if (cfg->quality[(size_t) s->row * K + k] > s->fstar)
+				s->fstar = cfg->quality[(size_t) s->row * K + k];
+		s->log_base = malloc(sizeof(double) * K);
+		s->cost_est = malloc(sizeof(double) * K);
+		s->avail = malloc(K);
+		if (s->log_base == NULL || s->cost_est == NULL || s->avail == NULL)
+			goto nomem;
+		grc = GpStateInit(&s->gp, &c->prior, 32);
+		if (grc < 0)
+			goto nomem;
+		if (c->use_cost_model)
+		{
+			grc = PolicyCostBase(&c->cost_model, cfg->sizes[2 * s->row],
+								 cfg->sizes[2 * s->row + 1], s->log_base);
+			if (grc < 0)
+			{
+				SetErr(err, errlen, "bad data-set size for row %d", s->row);
+				rc = REPLAY_BAD_INPUT;
+				goto done;
+			}
+			if (c->cost_model.kind == POLICY_COST_SIZE_GP)
+			{
+				grc = GpStateInit(&s->cgp, &c->cost_model.resid, 32);
+				if (grc < 0)
+					goto nomem;
+			}
+		}
+		else
+			for (k = 0; k < K; k++)
+				s->log_base[k] = 0.0;
+	}
+	goto done;
+
+nomem:
+	SetErr(err, errlen, "out of memory");
+	rc = REPLAY_NO_MEMORY;
+done:
+	free(hist);
+	free(hcost);
+	free(hsize);
+	return rc;
+}
+
+/* Free a replay output. */
+void
+ReplayOutputFree(ReplayOutput *out)
+{
+	int			i;
+
+	if (out == NULL)
+		return;
+	if (out->events)
+		for (i = 0; i < out->n_policies * out->draws; i++)
+			free(out->events[i]);
+	free(out->events);
+	free(out->n_events);
+	free(out->names);
+	free(out->thresholds);
+	free(out->time_to);
+	free(out->worst_regret);
+	free(out->median_time);
+	free(out->auc);
+	free(out->final_time);
+	free(out->final_loss);
+	free(out->decisions);
+	free(out->grid);
+	free(out->curve_mean);
+	free(out->curve_median);
+	memset(out, 0, sizeof(*out));
+}
+
+/* Median of n values (sorts them in place); NAN when n == 0. */
+static double
+Median(double *v, int n)
+{
+	int			i,
+				j;
+
+	if (n <= 0)
+		return NAN;
+	/* insertion sort: n is the number of draws */
+	for (i = 1; i < n; i++)
+	{
+		double		x = v[i];
+
+		for (j = i - 1; j >= 0 && v[j] > x; j--)
+			v[j + 1] = v[j];
+		v[j + 1] = x;
+	}
+	return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Loss of a step function at time tau. */
+static double
+LossAt(const ReplayEvent *ev, int n, double tau)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	if (n == 0)
+		return NAN;
+	if (tau < ev[0].time)
+		return ev[0].loss;
+	/* last event with time <= tau */
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (ev[mid].time <= tau)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return ev[lo].loss;
+}
+
+/* Exact area under a step function over [0, horizon]. */
+static double
+StepArea(const ReplayEvent *ev, int n, double horizon)
+{
+	double		a = 0.0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		double		t0 = ev[i].time;
+		double		t1 = (i + 1 < n) ? ev[i + 1].time : horizon;
+
+		if (t0 >= horizon)
+			break;
+		if (t1 > horizon)
+			t1 = horizon;
+		a += ev[i].loss * (t1 - t0);
+	}
+	return a;
+}
+
+/* Validate a configuration before any work. */
+static int
+CheckConfig(const ReplayConfig *cfg, char *err, size_t errlen)
+{
+	size_t		i,
+				cells;
+	int			k;
+
+	if (cfg->quality == NULL || cfg->n_rows <= 0 || cfg->K <= 0)
+	{
+		SetErr(err, errlen, "no quality matrix");
+		return 0;
+	}
+	cells = (size_t) cfg->n_rows * cfg->K;
+	for (i = 0; i < cells; i++)
+		if (!(cfg->quality[i] >= 0.0 && cfg->quality[i] <= 1.0))
+		{
+			SetErr(err, errlen, "quality row %zu, column %zu is %g: quality must be in [0,1] without gaps",
+				   i / cfg->K + 1, i % cfg->K + 1, cfg->quality[i]);
+			return 0;
+		}
+	if (cfg->cost)
+		for (i = 0; i < cells; i++)
+			if (!(cfg->cost[i] > 0.0) || !isfinite(cfg->cost[i]))
+			{
+				SetErr(err, errlen, "cost row %zu, column %zu is %g: costs must be positive and finite",
+					   i / cfg->K + 1, i % cfg->K + 1, cfg->cost[i]);
+				return 0;
+			}
+	if (cfg->n_tenants <= 0 || cfg->n_tenants > cfg->n_rows)
+	{
+		SetErr(err, errlen, "tenants must be between 1 and the %d rows", cfg->n_rows);
+		return 0;
+	}
+	if (cfg->n_prior < 0)
+	{
+		SetErr(err, errlen, "prior rows must be >= 0");
+		return 0;
+	}
+	if (cfg->devices <= 0 || cfg->devices > 4096)
+	{
+		SetErr(err, errlen, "devices must be between 1 and 4096");
+		return 0;
+	}
+	if (cfg->draws <= 0 || cfg->draws > 100000)
+	{
+		SetErr(err, errlen, "draws must be between 1 and 100000");
+		return 0;
+	}
+	if (cfg->n_policies <= 0 || cfg->policies == NULL)
+	{
+		SetErr(err, errlen, "no policies");
+		return 0;
+	}
+	if (cfg->n_thresholds < 0 || (cfg->n_thresholds > 0 && cfg->thresholds == NULL))
+	{
+		SetErr(err, errlen, "bad thresholds");
+		return 0;
+	}
+	for (k = 0; k < cfg->n_thresholds; k++)
+		if (!(cfg->thresholds[k] >= 0.0 && cfg->thresholds[k] <= 1.0))
+		{
+			SetErr(err, errlen, "thresholds must be in [0,1]");
+			return 0;
+		}
+	if ((int) cfg->cost_model < 0 || cfg->cost_model > POLICY_COST_SIZE_GP)
+	{
+		SetErr(err, errlen, "unknown cost model");
+		return 0;
+	}
+	if (cfg->cost && !cfg->oracle_cost && cfg->cost_model != POLICY_COST_NONE)
+	{
+		if (cfg->sizes == NULL)
+		{
+			SetErr(err, errlen, "cost model %s needs data-set sizes (or use oracle costs or cost model none)",
+				   PolicyCostKindName(cfg->cost_model));
+			return 0;
+		}
+		for (i = 0; i < 2 * (size_t) cfg->n_rows; i++)
+			if (!(cfg->sizes[i] > 0.0) || !isfinite(cfg->sizes[i]))
+			{
+				SetErr(err, errlen, "data-set size of row %zu must be positive", i / 2 + 1);
+				return 0;
+			}
+	}
+	if (cfg->stop_loss < 0.0 || cfg->grid_points < 0 || cfg->max_devices_per_tenant < 0)
+	{
+		SetErr(err, errlen, "bad stop loss, grid size or device limit");
+		return 0;
+	}
+	return 1;
+}
+
+/* Run every policy on every draw; see replay.h. */
+int
+ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
+{
+	ReplayPolicy *pols = NULL;
+	DrawCtx		c;
+	EventList  *lists = NULL;
+	int		   *perm = NULL;
+	double	   *tmp = NULL;
+	int			P,
+				D,
+				NK,
+				G;
+	int			rc = REPLAY_OK;
+	int			p,
+				d,
+				k,
+				g;
+
+	memset(&c, 0, sizeof(c));
+	if (out == NULL || cfg == NULL)
+	{
+		SetErr(err, errlen, "no config or output");
+		return REPLAY_BAD_INPUT;
+	}
+	memset(out, 0, sizeof(*out));
+	if (!CheckConfig(cfg, err, errlen))
+		return REPLAY_BAD_INPUT;
+	P = cfg->n_policies;
+	D = cfg->draws;
+	NK = cfg->n_thresholds;
+	G = cfg->grid_points > 0 ? cfg->grid_points : 200;
+
+	pols = calloc(P, sizeof(ReplayPolicy));
+	if (pols == NULL)
+		goto nomem;
+	for (p = 0; p < P; p++)
+	{
+		rc = ReplayParsePolicy(cfg->policies[p], &pols[p], err, errlen);
+		if (rc < 0)
+			goto done;
+	}
+
+	out->n_policies = P;
+	out->draws = D;
+	out->n_thresholds = NK;
+	out->grid_points = G;
+	out->names = calloc(P, REPLAY_NAME_LEN);
+	out->thresholds = malloc(sizeof(double) * (NK > 0 ? NK : 1));
+	out->time_to = malloc(sizeof(double) * (size_t) P * D * (NK > 0 ? NK : 1));
+	out->worst_regret = malloc(sizeof(double) * (size_t) P * D * (NK > 0 ? NK : 1));
+	out->median_time = malloc(sizeof(double) * (size_t) P * (NK > 0 ? NK : 1));
+	out->auc = malloc(sizeof(double) * (size_t) P * D);
+	out->final_time = malloc(sizeof(double) * (size_t) P * D);
+	out->final_loss = malloc(sizeof(double) * (size_t) P * D);
+	out->decisions = malloc(sizeof(int) * (size_t) P * D);
+	out->grid = malloc(sizeof(double) * G);
+	out->curve_mean = malloc(sizeof(double) * (size_t) P * G);
+	out->curve_median = malloc(sizeof(double) * (size_t) P * G);
+	lists = calloc((size_t) P * D, sizeof(EventList));
+	perm = malloc(sizeof(int) * cfg->n_rows);
+	tmp = malloc(sizeof(double) * (D > NK ? D : NK + 1));
+	if (out->names == NULL || out->thresholds == NULL || out->time_to == NULL ||
+		out->worst_regret == NULL || out->median_time == NULL ||
+		out->auc == NULL || out->final_time == NULL || out->final_loss == NULL ||
+		out->decisions == NULL || out->grid == NULL || out->curve_mean == NULL ||
+		out->curve_median == NULL || lists == NULL || perm == NULL || tmp == NULL)
+		goto nomem;
+	for (p = 0; p < P; p++)
+		snprintf(out->names[p], REPLAY_NAME_LEN, "%s", pols[p].name);
+	for (k = 0; k < NK; k++)
+		out->thresholds[k] = cfg->thresholds[k];
+
+	c.cfg = cfg;
+	c.K = cfg->K;
+	c.n = cfg->n_tenants;
+	c.M = cfg->devices;
+	c.dev_busy = calloc(c.M, sizeof(int));
+	c.dev_end = calloc(c.M, sizeof(double));
+	c.dev_tenant = calloc(c.M, sizeof(int));
+	c.dev_arm = calloc(c.M, sizeof(int));
+	if (c.dev_busy == NULL || c.dev_end == NULL || c.dev_tenant == NULL ||
+		c.dev_arm == NULL)
+		goto nomem;
+
+	for (d = 0; d < D; d++)
+	{
+		double		horizon = 0.0;
+
+		rc = DrawSetup(&c, d, perm, err, errlen);
+		if (rc < 0)
+			goto done;
+		if (d == 0)
+		{
+			out->prior_noise_var = c.prior.noise_var;
+			out->prior_shrinkage = c.prior.shrinkage;
+			out->prior_lengthscale = c.prior.lengthscale;
+			out->prior_signal_var = c.prior.signal_var;
+		}
+		for (p = 0; p < P; p++)
+		{
+			size_t		pd = (size_t) p * D + d;
+			EventList  *l = &lists[pd];
+
+			rc = SimulateOne(&c, &pols[p].params,
+							 cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
+							 l, out->time_to + pd * NK,
+							 out->worst_regret + pd * NK,
+							 &out->decisions[pd], err, errlen);
+			if (rc < 0)
+				goto done;
+			out->final_time[pd] = l->ev[l->n - 1].time;
+			out->final_loss[pd] = l->ev[l->n - 1].loss;
+			if (out->final_time[pd] > horizon)
+				horizon = out->final_time[pd];
+		}
+		for (p = 0; p < P; p++)
+		{
+			size_t		pd = (size_t) p * D + d;
+
+			out->auc[pd] = StepArea(lists[pd].ev, lists[pd].n, horizon);
+		}
+		DrawFree(&c);
+	}
+	out->gp_jitter = c.jitter;
+	out->gp_failed = c.failed;
+	out->cost_log_rmse = c.cost_n > 0 ? sqrt(c.cost_sq_err / c.cost_n) : 0.0;
+
+	/* medians of the time to each threshold */
+	for (p = 0; p < P; p++)
+		for (k = 0; k < NK; k++)
+		{
+			for (d = 0; d < D; d++)
+				tmp[d] = out->time_to[((size_t) p * D + d) * NK + k];
+			out->median_time[p * NK + k] = Median(tmp, D);
+		}
+
+	/* common log-spaced grid from the first completion to the last */
+	{
+		double		t0 = INFINITY,
+					t1 = 0.0;
+		double	   *col = malloc(sizeof(double) * D);
+
+		if (col == NULL)
+			goto nomem;
+		for (p = 0; p < P; p++)
+			for (d = 0; d < D; d++)
+			{
+				EventList  *l = &lists[(size_t) p * D + d];
+
+				if (l->n > 1 && l->ev[1].time < t0)
+					t0 = l->ev[1].time;
+				if (l->ev[l->n - 1].time > t1)
+					t1 = l->ev[l->n - 1].time;
+			}
+		if (!isfinite(t0) || !(t0 > 0.0))
+			t0 = 1.0;
+		if (!(t1 > t0))
+			t1 = t0 * 10.0;
+		for (g = 0; g < G; g++)
+			out->grid[g] = G > 1 ? t0 * pow(t1 / t0, (double) g / (G - 1)) : t1;
+		for (p = 0; p < P; p++)
+			for (g = 0; g < G; g++)
+			{
+				double		s = 0.0;
+
+				for (d = 0; d < D; d++)
+				{
+					EventList  *l = &lists[(size_t) p * D + d];
+
+					col[d] = LossAt(l->ev, l->n, out->grid[g]);
+					s += col[d];
+				}
+				out->curve_mean[(size_t) p * G + g] = s / D;
+				out->curve_median[(size_t) p * G + g] = Median(col, D);
+			}
+		free(col);
+	}
+
+	if (cfg->keep_events)
+	{
+		out->events = calloc((size_t) P * D, sizeof(ReplayEvent *));
+		out->n_events = calloc((size_t) P * D, sizeof(int));
+		if (out->events == NULL || out->n_events == NULL)
+			goto nomem;
+		for (p = 0; p < P * D; p++)
+		{
+			out->events[p] = lists[p].ev;
+			out->n_events[p] = lists[p].n;
+			lists[p].ev = NULL;
+		}
+	}
+	goto done;
+
+nomem:
+	SetErr(err, errlen, "out of memory");
+	rc = REPLAY_NO_MEMORY;
+done:
+	DrawFree(&c);
+	free(c.dev_busy);
+	free(c.dev_end);
+	free(c.dev_tenant);
+	free(c.dev_arm);
+	if (lists)
+		for (p = 0; p < P * D; p++)
+			free(lists[p].ev);
+	free(lists);
+	free(perm);
+	free(tmp);
+	free(pols);
+	if (rc < 0)
+		ReplayOutputFree(out);
+	return rc;
+}
+
+/* Median and maximum per-draw speedup; see replay.h. */
+int
+ReplaySpeedup(const ReplayOutput *out, int base, int pol, int k,
+			  double *median, double *max)
+{
+	double	   *r;
+	double		mx = 0.0;
+	int			d;
+
+	if (out == NULL || base < 0 || base >= out->n_policies || pol < 0 ||
+		pol >= out->n_policies || k < 0 || k >= out->n_thresholds)
+		return REPLAY_BAD_INPUT;
+	r = malloc(sizeof(double) * out->draws);
+	if (r == NULL)
+		return REPLAY_NO_MEMORY;
+	for (d = 0; d < out->draws; d++)
+	{
+		double		tb = out->time_to[((size_t) base * out->draws + d) * out->n_thresholds + k];
+		double		tp = out->time_to[((size_t) pol * out->draws + d) * out->n_thresholds + k];
+
+		if (isinf(tp))
+			r[d] = 0.0;
+		else if (isinf(tb))
+			r[d] = INFINITY;
+		else if (tp <= 0.0)
+			r[d] = tb <= 0.0 ? 1.0 : INFINITY;
+		else
+			r[d] = tb / tp;
+		if (r[d] > mx)
+			mx = r[d];
+	}
+	if (median)
+		*median = Median(r, out->draws);
+	if (max)
+		*max = mx;
+	free(r);
+	return REPLAY_OK;
+}

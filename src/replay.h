@@ -1,0 +1,231 @@
+/*-------------------------------------------------------------------------
+ *
+ * replay.h
+ *	  Replay simulator of multi-tenant model selection (algorithm.md 4, 5):
+ *	  a discrete-event simulation over a quality matrix (and optionally a
+ *	  cost matrix) that runs the same policy code as the live scheduler.
+ *
+ * Plain C, no PostgreSQL headers.  The library never reads stdin, never
+ * writes stdout or stderr and never exits: every entry point returns a
+ * status (0 = ok, negative = error) and writes a message into the caller's
+ * err buffer.  The command-line front end is src/replay_main.c; the SQL
+ * function easeml.replay(...) (src/functions.c) calls the same API.
+ *
+ * Typical use (error handling elided):
+ *
+ *	 ReplayMatrix q, c, s;
+ *	 ReplayReadCsv("error_matrix.csv", &q, err, sizeof(err));
+ *	 ReplayReadCsv("runtime_matrix.csv", &c, err, sizeof(err));
+ *	 ReplayReadCsv("dataset_sizes.csv", &s, err, sizeof(err));
+ *	 ReplayOneMinus(&q);                  -- error -> quality
+ *	 double *sizes = malloc(q.rows * 2 * sizeof(double));
+ *	 ReplayJoinById(&q, &s, sizes, err, sizeof(err));
+ *
+ *	 const char *pols[] = {"popular", "rr", "max_ei:cost"};
+ *	 double thr[] = {0.05, 0.02, 0.01, 0.005};
+ *	 ReplayConfig cfg;
+ *	 ReplayConfigDefault(&cfg);
+ *	 cfg.quality = q.data; cfg.cost = c.data; cfg.sizes = sizes;
+ *	 cfg.n_rows = q.rows; cfg.K = q.cols;
+ *	 cfg.n_tenants = 20; cfg.devices = 1; cfg.draws = 20; cfg.seed = 1;
+ *	 cfg.n_policies = 3; cfg.policies = pols;
+ *	 cfg.n_thresholds = 4; cfg.thresholds = thr;
+ *	 cfg.cost_model = POLICY_COST_SIZE_GP;
+ *
+ *	 ReplayOutput out;
+ *	 if (ReplayRun(&cfg, &out, err, sizeof(err)) == 0)
+ *	 {
+ *		 ... out.median_time[p * out.n_thresholds + k] ...
+ *		 ReplaySpeedup(&out, 0, 2, 2, &median, &max);
+ *	 }
+ *	 ReplayOutputFree(&out);
+ *	 ReplayMatrixFree(&q); ...
+ *
+ * Policy specs (ReplayParsePolicy) are "name[:option]..." where name is a
+ * PolicyFromName() name and options are
+ *	 cost           cost-aware acquisition (and gain-per-second task score)
+ *	 acq=ucb|ei     arm acquisition
+ *	 beta=X         constant beta (default: the schedule of algorithm.md 2.3)
+ *	 delta=X        schedule delta
+ *	 floor=X        relative cost floor of cost-aware UCB
+ *	 tc=0|1         divide greedy task scores by the cost of the candidate
+ *	 warm=0|1       serve every tenant once first (greedy and random rules)
+ *	 w=N            hybrid fairness window in decisions (0: 2 x tenants)
+ *	 s=N            hybrid streak limit (0: off)
+ *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
+ * e.g. "rr" (per-tenant GP-UCB served round-robin), "popular" (users'
+ * heuristic), "hybrid:cost:w=60".
+ *
+ * IDENTIFICATION
+ *	  src/replay.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_REPLAY_H
+#define EASEML_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gp.h"
+#include "policy.h"
+
+#define REPLAY_OK			0
+#define REPLAY_BAD_INPUT	(-1)
+#define REPLAY_NO_MEMORY	(-2)
+#define REPLAY_IO			(-3)
+#define REPLAY_GP_FAILED	(-4)
+
+#define REPLAY_NAME_LEN		96
+
+/* A numeric CSV: header row, first column a row id, numbers after. */
+typedef struct ReplayMatrix
+{
+	int			rows;
+	int			cols;			/* numeric columns (the id column excluded) */
+	double	   *data;			/* rows x cols, row-major; NaN = empty cell */
+	char	  **row_ids;		/* rows strings, as written */
+	char	  **col_names;		/* cols header strings, as written */
+} ReplayMatrix;
+
+/*
+ * Parse a CSV file.  Fields may be double-quoted ("" escapes a quote);
+ * lines end in \n or \r\n; blank lines are skipped; empty cells and
+ * "nan"/"NA" read as NaN; anything else that is not a number is an error
+ * (with its line and column in err).
+ */
+extern int	ReplayReadCsv(const char *path, ReplayMatrix *m, char *err,
+						  size_t errlen);
+/* The same from a buffer in memory (need not be NUL-terminated). */
+extern int	ReplayParseCsv(const char *text, size_t len, ReplayMatrix *m,
+						   char *err, size_t errlen);
+extern void ReplayMatrixFree(ReplayMatrix *m);
+
+/* x -> 1 - x on every cell (error matrix -> quality matrix). */
+extern void ReplayOneMinus(ReplayMatrix *m);
+
+/*
+ * For each row of 'target', copy the row of 'table' with the same integer
+ * id (ids compared as integers, so "00011" matches "11"; order may differ)
+ * into out (target->rows x table->cols).  Error if an id is missing or
+ * not an integer.
+ */
+extern int	ReplayJoinById(const ReplayMatrix *target, const ReplayMatrix *table,
+						   double *out, char *err, size_t errlen);
+
+/* One parsed policy spec. */
+typedef struct ReplayPolicy
+{
+	char		name[REPLAY_NAME_LEN];	/* the spec as given */
+	PolicyParams params;
+} ReplayPolicy;
+
+extern int	ReplayParsePolicy(const char *spec, ReplayPolicy *policy,
+							  char *err, size_t errlen);
+
+typedef struct ReplayConfig
+{
+	/* data: all n_rows x K, row-major; only quality is required */
+	const double *quality;		/* in [0,1], higher is better, no NaN */
+	const double *cost;			/* seconds > 0, or NULL: every run costs 1 */
+	const double *sizes;		/* n_rows x 2 (rows, features), or NULL;
+								 * needed by the size-based cost models */
+	int			n_rows;
+	int			K;
+
+	int			n_tenants;		/* rows drawn as tenants per draw */
+	int			n_prior;		/* prior rows per draw; 0 = all the others */
+	int			devices;		/* M */
+	int			n_policies;
+	const char *const *policies;	/* specs, see above */
+	int			draws;			/* random prior/tenant splits and orders */
+	uint64_t	seed;
+	int			n_thresholds;
+	const double *thresholds;	/* loss targets */
+
+	/*
+	 * The cost estimate the policies see.  oracle_cost = 1 gives them the
+	 * true cost matrix (an oracle, for reference only); otherwise
+	 * cost_model is fitted on the prior rows (runtime and sizes) and, for
+	 * POLICY_COST_SIZE_GP, updated with each tenant's finished runtimes.
+	 */
+	PolicyCostKind cost_model;
+	int			oracle_cost;
+	GpPriorOptions prior;		/* quality prior; zero = empirical, fitted */
+
+	int			max_devices_per_tenant; /* 0 = no limit */
+	double		stop_loss;		/* stop a run once L <= stop_loss (0: run
+								 * until every tenant has its best model or
+								 * has no arm left) */
+	int			grid_points;	/* points of the averaged curve; 0 = 200 */
+	int			keep_events;	/* 1: keep every (time, loss) step */
+} ReplayConfig;
+
+extern void ReplayConfigDefault(ReplayConfig *cfg);
+
+/* One step of L(tau): at 'time' the global average loss became 'loss'. */
+typedef struct ReplayEvent
+{
+	double		time;
+	double		loss;
+} ReplayEvent;
+
+typedef struct ReplayOutput
+{
+	int			n_policies;
+	int			n_thresholds;
+	int			draws;
+	int			grid_points;
+	char		(*names)[REPLAY_NAME_LEN];	/* n_policies */
+	double	   *thresholds;		/* n_thresholds */
+	/* per policy p, draw d, threshold k: index (p * draws + d) * nk + k */
+	double	   *time_to;		/* first time L <= threshold; INFINITY if
+								 * never */
+	double	   *worst_regret;	/* max_i r_i at that moment */
+	/* per policy p and threshold k: index p * nk + k */
+	double	   *median_time;	/* median over draws of time_to */
+	/* per policy p and draw d: index p * draws + d */
+	double	   *auc;			/* integral of L over [0, H_d], H_d = last
+								 * event time of any policy in draw d */
+	double	   *final_time;		/* time of the last completion */
+	double	   *final_loss;
+	int		   *decisions;		/* runs dispatched */
+	/* averaged curve on a common log-spaced grid */
+	double	   *grid;			/* grid_points times */
+	double	   *curve_mean;		/* p * grid_points + g */
+	double	   *curve_median;
+	/* every step, when cfg.keep_events: p * draws + d */
+	ReplayEvent **events;
+	int		   *n_events;
+	/* diagnostics */
+	int			gp_jitter;		/* observations that needed jitter */
+	int			gp_failed;		/* observations the GP had to skip */
+	double		prior_noise_var;	/* fitted hyperparameters, draw 0 */
+	double		prior_shrinkage;
+	double		prior_lengthscale;
+	double		prior_signal_var;
+	double		cost_log_rmse;	/* rms error of log cost estimates at the
+								 * time of each dispatch, all policies */
+} ReplayOutput;
+
+/*
+ * Run every policy on every draw.  Draw d permutes the rows with a seeded
+ * generator: the first n_tenants rows are the tenants (in that order,
+ * which sets ids and round-robin order), the next n_prior (or all the
+ * rest) build the prior and the cost model.  Tenant rows never enter the
+ * prior.  On success fills *out (free with ReplayOutputFree).
+ */
+extern int	ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err,
+					  size_t errlen);
+extern void ReplayOutputFree(ReplayOutput *out);
+
+/*
+ * Speedup of policy 'pol' over policy 'base' at threshold k: per draw
+ * time_to(base) / time_to(pol), then the median and the maximum over
+ * draws.  A draw where pol never reaches the threshold counts as 0, one
+ * where only base never does as +inf.
+ */
+extern int	ReplaySpeedup(const ReplayOutput *out, int base, int pol, int k,
+						  double *median, double *max);
+
+#endif							/* EASEML_REPLAY_H */

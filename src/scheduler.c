@@ -1,0 +1,698 @@
+/*-------------------------------------------------------------------------
+ *
+ * scheduler.c
+ *	  The easeml scheduler: a background worker that decides, again and
+ *	  again, which task gets the next free slot and which candidate model it
+ *	  trains, launches a trainer process for it and records how it ends.
+ *
+ * It only schedules and supervises.  Each loop iteration:
+ *
+ *	1. reaps trainers that ended (waitpid WNOHANG) and records their result
+ *	   in one short transaction each;
+ *	2. stops trainers whose run was cancelled or timed out;
+ *	3. while slots are free: loads the world in one short transaction,
+ *	   decides outside any transaction (src/policy.c), records the decision
+ *	   and its run in one short transaction, and spawns the trainer
+ *	   (src/supervisor.c);
+ *	4. sleeps on its latch until a backend commits a change (a new task, a
+ *	   cancel), a trainer exits (SIGCHLD) or easeml.naptime passes.
+ *
+ * Every iteration runs under PG_TRY: an error is logged, its transaction
+ * aborted, and the loop goes on, so one bad task never stops the
+ * scheduler.  At start, runs left 'running' by a previous scheduler are
+ * marked 'interrupted' and their candidates become schedulable again.
+ *
+ * IDENTIFICATION
+ *	  src/scheduler.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "access/xact.h"
+#include "catalog.h"
+#include "easeml.h"
+#include "gp.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "policy.h"
+#include "storage/spin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "supervisor.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+/* result files a trainer leaves in its run directory */
+#define METRICS_FILE "metrics.json"
+#define ERROR_FILE "error.txt"
+#define MAX_RESULT_FILE (1024 * 1024)
+
+static MemoryContext loop_context = NULL;
+static bool extension_ready = false;
+static bool recovered = false;
+static char *bootstrap_user = NULL;
+
+static void
+HandleSigchld(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/* before_shmem_exit: stop trainers so none outlives the scheduler. */
+static void
+SchedulerExit(int code, Datum arg)
+{
+	SupervisorStopAll();
+	EasemlShmemUnregisterScheduler();
+}
+
+/* Append key='value' to a libpq conninfo string, quoting as libpq wants. */
+static void
+AppendConnOption(StringInfo buf, const char *key, const char *value)
+{
+	appendStringInfo(buf, "%s%s='", buf->len > 0 ? " " : "", key);
+	for (const char *p = value; *p; p++)
+	{
+		if (*p == '\'' || *p == '\\')
+			appendStringInfoChar(buf, '\\');
+		appendStringInfoChar(buf, *p);
+	}
+	appendStringInfoChar(buf, '\'');
+}
+
+/* Connection string for trainers: this server's socket, port and database. */
+static char *
+TrainerConninfo(void)
+{
+	StringInfoData buf;
+	char		host[MAXPGPATH] = "localhost";
+	char		port[16];
+
+	if (Unix_socket_directories && Unix_socket_directories[0] != '\0')
+	{
+		/* first entry of the comma-separated list */
+		const char *s = Unix_socket_directories;
+		int			i = 0;
+
+		while (*s == ' ')
+			s++;
+		while (s[i] && s[i] != ',' && i < MAXPGPATH - 1)
+		{
+			host[i] = s[i];
+			i++;
+		}
+		while (i > 0 && host[i - 1] == ' ')
+			i--;
+		host[i] = '\0';
+		if (i == 0)
+			strlcpy(host, "localhost", sizeof(host));
+	}
+	snprintf(port, sizeof(port), "%d", PostPortNumber);
+
+	initStringInfo(&buf);
+	AppendConnOption(&buf, "host", host);
+	AppendConnOption(&buf, "port", port);
+	AppendConnOption(&buf, "dbname", easeml_database);
+	AppendConnOption(&buf, "user", bootstrap_user);
+	AppendConnOption(&buf, "application_name", "easeml trainer");
+	if (easeml_trainer_conninfo && easeml_trainer_conninfo[0] != '\0')
+		appendStringInfo(&buf, " %s", easeml_trainer_conninfo);
+	return buf.data;
+}
+
+/* The trainer executable: easeml.trainer_path or <bindir>/easeml-trainer. */
+static char *
+TrainerPath(void)
+{
+	char		path[MAXPGPATH];
+
+	if (easeml_trainer_path && easeml_trainer_path[0] != '\0')
+		return pstrdup(easeml_trainer_path);
+	strlcpy(path, my_exec_path, sizeof(path));
+	get_parent_directory(path);
+	return psprintf("%s/easeml-trainer", path);
+}
+
+/* Directory of one run: <run_directory>/<run_id>, relative to PGDATA. */
+static char *
+RunDirectory(int64 run_id)
+{
+	if (is_absolute_path(easeml_run_directory))
+		return psprintf("%s/%lld", easeml_run_directory, (long long) run_id);
+	return psprintf("%s/%s/%lld", DataDir, easeml_run_directory, (long long) run_id);
+}
+
+/* Read a small result file; NULL if missing or unreadable. */
+static char *
+ReadSmallFile(const char *dir, const char *name)
+{
+	char	   *path = psprintf("%s/%s", dir, name);
+	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
+	struct stat st;
+	char	   *buf;
+	ssize_t		n;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || st.st_size > MAX_RESULT_FILE)
+	{
+		close(fd);
+		return NULL;
+	}
+	buf = palloc(st.st_size + 1);
+	n = read(fd, buf, st.st_size);
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Last non-empty line of the trainer log, for runs that die silently. */
+static char *
+LogTail(const char *log_path)
+{
+	int			fd = open(log_path, O_RDONLY | PG_BINARY, 0);
+	char		buf[1024];
+	off_t		size;
+	ssize_t		n;
+	char	   *end;
+	char	   *start;
+
+	if (fd < 0)
+		return NULL;
+	size = lseek(fd, 0, SEEK_END);
+	if (size <= 0)
+	{
+		close(fd);
+		return NULL;
+	}
+	(void) lseek(fd, size > (off_t) sizeof(buf) - 1 ? size - (off_t) sizeof(buf) + 1 : 0, SEEK_SET);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	end = buf + n;
+	while (end > buf && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		*--end = '\0';
+	start = end;
+	while (start > buf && start[-1] != '\n')
+		start--;
+	return *start ? pstrdup(start) : NULL;
+}
+
+/*
+ * Record the end of the trainer in a slot and free the slot.  Errors
+ * propagate; the slot stays 'exited' and recording is retried next loop.
+ */
+static void
+RecordExit(int slot)
+{
+	EasemlTrainer *t = SupervisorSlot(slot);
+	int			status = t->wait_status;
+	const char *run_status;
+	char	   *metrics = NULL;
+	char	   *error = NULL;
+	char		how[256];
+	int			exit_code = INT_MIN;
+
+	SupervisorDescribeExit(status, how, sizeof(how));
+	if (status != -1 && WIFEXITED(status))
+		exit_code = WEXITSTATUS(status);
+	else if (status != -1 && WIFSIGNALED(status))
+		exit_code = 128 + WTERMSIG(status);
+
+	if (t->stop_reason == EASEML_STOP_CANCEL)
+	{
+		run_status = "cancelled";
+		error = psprintf("cancelled by request (%s)", how);
+	}
+	else if (t->stop_reason == EASEML_STOP_TIMEOUT)
+	{
+		run_status = "failed";
+		error = psprintf("timed out after easeml.run_timeout = %d s (%s)",
+						 easeml_run_timeout, how);
+	}
+	else if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	{
+		metrics = ReadSmallFile(t->run_dir, METRICS_FILE);
+		if (metrics)
+			run_status = "succeeded";
+		else
+		{
+			run_status = "failed";
+			error = psprintf("trainer exited 0 without writing %s", METRICS_FILE);
+		}
+	}
+	else
+	{
+		char	   *detail = ReadSmallFile(t->run_dir, ERROR_FILE);
+
+		if (detail == NULL)
+			detail = LogTail(t->log_path);
+		run_status = "failed";
+		if (detail && detail[0])
+		{
+			int			len = strlen(detail);
+
+			while (len > 0 && (detail[len - 1] == '\n' || detail[len - 1] == ' '))
+				detail[--len] = '\0';
+			error = psprintf("%s: %s", how, detail);
+		}
+		else
+			error = pstrdup(how);
+	}
+
+	t->record_attempts++;
+	if (t->record_attempts > 3)
+	{
+		/* the result itself cannot be stored: store that instead */
+		run_status = "failed";
+		metrics = NULL;
+		error = psprintf("%s; its result could not be recorded", how);
+	}
+
+	CatalogBegin("easeml: recording a finished run");
+	CatalogFinishRun(t->run_id, run_status, exit_code, metrics, error);
+	CatalogCommit();
+
+	ereport(LOG,
+			(errmsg("easeml: run %lld %s (%s)", (long long) t->run_id,
+					run_status, how)));
+	SupervisorRelease(slot);
+}
+
+/* Reap trainers that ended and record them. */
+static void
+ReapTrainers(void)
+{
+	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
+	{
+		EasemlTrainer *t = SupervisorSlot(slot);
+
+		if (t->pid > 0 && !t->exited)
+		{
+			int			status;
+
+			if (SupervisorPoll(slot, &status))
+			{
+				t->exited = true;
+				t->wait_status = status;
+			}
+		}
+		if (t->exited)
+			RecordExit(slot);
+	}
+}
+
+/* Stop trainers that were cancelled, timed out, or are being stopped. */
+static void
+StopTrainers(void)
+{
+	int64	   *cancel_ids = NULL;
+	int			ncancel = 0;
+	bool		any = false;
+
+	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
+		any |= SupervisorSlot(slot)->pid > 0;
+	if (!any)
+		return;
+
+	CatalogBegin("easeml: checking cancel requests");
+	ncancel = CatalogCancelRequests(&cancel_ids);
+	CatalogCommit();
+
+	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
+	{
+		EasemlTrainer *t = SupervisorSlot(slot);
+
+		if (t->pid <= 0 || t->exited)
+			continue;
+		for (int i = 0; i < ncancel; i++)
+			if (cancel_ids[i] == t->run_id)
+				SupervisorStop(slot, EASEML_STOP_CANCEL);
+		if (easeml_run_timeout > 0 &&
+			TimestampDifferenceExceeds(t->started, GetCurrentTimestamp(),
+									   easeml_run_timeout * 1000))
+			SupervisorStop(slot, EASEML_STOP_TIMEOUT);
+		if (t->term_sent != 0)
+			SupervisorStop(slot, t->stop_reason);	/* escalate after grace */
+	}
+}
+
+/* Spawn the trainer of a run already recorded as 'running' in a slot. */
+static void
+LaunchRun(int64 run_id, int slot)
+{
+	char	   *path = TrainerPath();
+	char	   *dir = RunDirectory(run_id);
+	char		err[512];
+	char	   *argv[6];
+	char	   *envp[16];
+	int			ne = 0;
+	const char *home = getenv("HOME");
+	const char *tz = getenv("TZ");
+
+	argv[0] = path;
+	argv[1] = "--run";
+	argv[2] = psprintf("%lld", (long long) run_id);
+	argv[3] = "--run-dir";
+	argv[4] = dir;
+	argv[5] = NULL;
+
+	envp[ne++] = psprintf("EASEML_CONNINFO=%s", TrainerConninfo());
+	envp[ne++] = psprintf("EASEML_SCHEDULER_PID=%d", (int) MyProcPid);
+	envp[ne++] = psprintf("EASEML_RUN_ID=%lld", (long long) run_id);
+	envp[ne++] = psprintf("OPENBLAS_NUM_THREADS=%d", easeml_trainer_threads);
+	envp[ne++] = psprintf("OMP_NUM_THREADS=%d", easeml_trainer_threads);
+	envp[ne++] = "PATH=/usr/local/bin:/usr/bin:/bin";
+	envp[ne++] = "LC_ALL=C";
+	if (home)
+		envp[ne++] = psprintf("HOME=%s", home);
+	if (tz)
+		envp[ne++] = psprintf("TZ=%s", tz);
+	envp[ne] = NULL;
+
+	pgstat_report_activity(STATE_RUNNING, "easeml: launching a trainer");
+	SupervisorReserve(slot, run_id);
+	if (!SupervisorSpawn(slot, run_id, dir, argv, envp, err, sizeof(err)))
+	{
+		SupervisorRelease(slot);
+		ereport(WARNING, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
+		CatalogBegin("easeml: recording a failed launch");
+		CatalogRunFailedToStart(run_id, err);
+		CatalogCommit();
+		return;
+	}
+
+	CatalogBegin("easeml: recording a launch");
+	CatalogRunStarted(run_id, (int) SupervisorSlot(slot)->pid,
+					  SupervisorSlot(slot)->log_path);
+	CatalogCommit();
+	ereport(LOG, (errmsg("easeml: run %lld started in slot %d (pid %d)",
+						 (long long) run_id, slot, (int) SupervisorSlot(slot)->pid)));
+}
+
+/* Runs in flight of a tenant, from the loaded state plus this step's launches. */
+static int
+TenantRunning(const CatState *state, const char *tenant)
+{
+	for (int i = 0; i < state->n_tenant_running; i++)
+		if (strcmp(state->tenant_names[i], tenant) == 0)
+			return state->tenant_running[i];
+	return 0;
+}
+
+static void
+CountTenantLaunch(CatState *state, const char *tenant)
+{
+	for (int i = 0; i < state->n_tenant_running; i++)
+		if (strcmp(state->tenant_names[i], tenant) == 0)
+		{
+			state->tenant_running[i]++;
+			return;
+		}
+	/* the arrays have room: they were sized for tenants seen at load */
+	state->tenant_names = repalloc(state->tenant_names,
+								   sizeof(char *) * (state->n_tenant_running + 1));
+	state->tenant_running = repalloc(state->tenant_running,
+									 sizeof(int) * (state->n_tenant_running + 1));
+	state->tenant_names[state->n_tenant_running] = pstrdup(tenant);
+	state->tenant_running[state->n_tenant_running] = 1;
+	state->n_tenant_running++;
+}
+
+/*
+ * Make one decision with the policy; returns false when there is nothing
+ * to schedule.  The world is described from the loaded state; tasks whose
+ * tenant is at max_parallel or that reached max_runs are left out.
+ */
+static bool
+Decide(CatState *state, int *task_index, PolicyDecision *decision)
+{
+	PolicyInput in;
+	PolicyTask *pts;
+	int		   *map;
+	int			n = 0;
+	int			policy = PolicyFromName(state->policy);
+
+	if (state->n_tasks == 0 || state->n_models == 0)
+		return false;
+	if (policy < 0)
+	{
+		ereport(WARNING,
+				(errmsg("easeml: unknown policy \"%s\", using \"fifo\"", state->policy)));
+		policy = POLICY_FIFO;
+		strlcpy(state->policy, "fifo", sizeof(state->policy));
+	}
+
+	pts = palloc0(sizeof(PolicyTask) * state->n_tasks);
+	map = palloc(sizeof(int) * state->n_tasks);
+	for (int i = 0; i < state->n_tasks; i++)
+	{
+		CatTask    *t = &state->tasks[i];
+		PolicyTask *p = &pts[n];
+
+		if (t->tenant_cap > 0 && TenantRunning(state, t->tenant) >= t->tenant_cap)
+			continue;
+		if (t->max_runs > 0 && t->n_runs >= t->max_runs)
+			continue;
+		if (t->succeeded == 0 && t->fail_streak >= easeml_max_failures)
+			continue;
+		p->id = t->id;
+		p->n_obs = t->n_obs;
+		p->obs_arm = t->obs_arm;
+		p->obs_y = t->obs_y;
+		p->n_done = t->n_done;
+		p->done_arm = t->done_arm;
+		p->n_running = t->n_running;
+		p->running_arm = t->running_arm;
+		p->eligible = t->eligible;
+		p->cost = t->cost;
+		p->last_served = t->last_decision;
+		p->streak = t->streak;
+		map[n++] = i;
+	}
+	if (n == 0)
+		return false;
+
+	memset(&in, 0, sizeof(in));
+	in.policy = (PolicyKind) policy;
+	in.K = state->n_models;
+	in.n_tasks = n;
+	in.tasks = pts;
+	in.m = state->m_history;
+	in.history = state->history;
+	in.cost_aware = easeml_cost_aware ? 1 : 0;
+	in.beta = easeml_beta;
+	in.fairness_window = easeml_fairness_window > 0 ? easeml_fairness_window : 2 * n;
+	in.decision_no = state->decision_no;
+	in.seed = (uint64_t) state->decision_no;
+
+	if (PolicyDecide(&in, decision) != 0 || decision->task < 0)
+		return false;
+	*task_index = map[decision->task];
+	return true;
+}
+
+/*
+ * Fill free slots: first runs users queued, then the policy's choices.
+ */
+static void
+Schedule(void)
+{
+	int			limit = Min(easeml_max_workers, EASEML_MAX_SLOTS);
+	int			free_slots[EASEML_MAX_SLOTS];
+	int			nfree = 0;
+	CatClaim	claims[EASEML_MAX_SLOTS];
+	int			nclaims;
+	CatState	state;
+
+	if (!easeml_enabled)
+		return;
+	for (int slot = 0; slot < limit; slot++)
+	{
+		EasemlTrainer *t = SupervisorSlot(slot);
+
+		if (t->run_id == 0)
+			free_slots[nfree++] = slot;
+	}
+
+	CatalogBegin("easeml: loading tasks");
+	nclaims = nfree > 0 ? CatalogClaimQueued(free_slots, nfree, claims) : 0;
+	CatalogLoadState(&state);
+	CatalogCloseTasks(&state);
+	CatalogCommit();
+
+	SpinLockAcquire(&EasemlState->mutex);
+	strlcpy(EasemlState->policy, state.policy, sizeof(EasemlState->policy));
+	SpinLockRelease(&EasemlState->mutex);
+
+	for (int i = 0; i < nclaims; i++)
+		LaunchRun(claims[i].run_id, claims[i].slot);
+
+	for (int i = nclaims; i < nfree; i++)
+	{
+		PolicyDecision decision;
+		int			ti;
+		CatTask    *task;
+		CatModel   *model;
+		int64		run_id;
+
+		if (!Decide(&state, &ti, &decision))
+			break;
+		task = &state.tasks[ti];
+		model = &state.models[decision.arm];
+
+		CatalogBegin("easeml: recording a decision");
+		run_id = CatalogCreateRun(task, model, free_slots[i], state.policy,
+								  decision.mu, decision.sigma, decision.score,
+								  GpStatusText(decision.gp_status));
+		CatalogCommit();
+
+		/* the world changed: the candidate is running, the tenant served */
+		task->running_arm[task->n_running++] = decision.arm;
+		task->n_runs++;
+		task->last_decision = state.decision_no;
+		state.decision_no++;
+		CountTenantLaunch(&state, task->tenant);
+
+		SpinLockAcquire(&EasemlState->mutex);
+		EasemlState->decisions++;
+		SpinLockRelease(&EasemlState->mutex);
+
+		ereport(DEBUG1,
+				(errmsg("easeml: %s chose model %s for task %lld (mu %.4f sigma %.4f)",
+						state.policy, model->name, (long long) task->id,
+						decision.mu, decision.sigma)));
+		LaunchRun(run_id, free_slots[i]);
+	}
+}
+
+/* One iteration of the loop; errors propagate to the caller's PG_TRY. */
+static void
+Iterate(void)
+{
+	/* Trainers that ended are recorded even if the extension went away. */
+	if (extension_ready)
+		ReapTrainers();
+
+	CatalogBegin("easeml: checking the extension");
+	extension_ready = CatalogReady();
+	if (extension_ready && !recovered)
+	{
+		int			n = CatalogRecover();
+
+		if (n > 0)
+			ereport(LOG, (errmsg("easeml: marked %d run(s) left running as interrupted", n)));
+		bootstrap_user = MemoryContextStrdup(TopMemoryContext, CatalogBootstrapUser());
+		recovered = true;
+	}
+	CatalogCommit();
+	if (!extension_ready)
+		return;
+
+	StopTrainers();
+	Schedule();
+
+	SpinLockAcquire(&EasemlState->mutex);
+	EasemlState->running = SupervisorCountRunning();
+	SpinLockRelease(&EasemlState->mutex);
+}
+
+/* Sleep time: short while a trainer is being stopped, else the naptime. */
+static long
+SleepTime(void)
+{
+	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
+	{
+		EasemlTrainer *t = SupervisorSlot(slot);
+
+		if (t->pid > 0 && (t->term_sent != 0 || t->exited))
+			return Min(100, easeml_naptime);
+	}
+	return easeml_naptime;
+}
+
+/*
+ * Entry point of the scheduler background worker.
+ */
+void
+EasemlSchedulerMain(Datum main_arg)
+{
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGCHLD, HandleSigchld);
+	BackgroundWorkerUnblockSignals();
+
+	BackgroundWorkerInitializeConnection(easeml_database, NULL, 0);
+	pgstat_report_appname("easeml scheduler");
+
+	if (!EasemlShmemRegisterScheduler())
+	{
+		ereport(LOG, (errmsg("easeml: another scheduler is running, exiting")));
+		proc_exit(1);
+	}
+	before_shmem_exit(SchedulerExit, 0);
+
+	ereport(LOG, (errmsg("easeml scheduler started in database \"%s\"",
+						 easeml_database)));
+
+	loop_context = AllocSetContextCreate(TopMemoryContext, "easeml scheduler loop",
+										 ALLOCSET_DEFAULT_SIZES);
+
+	for (;;)
+	{
+		bool		failed = false;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		MemoryContextSwitchTo(loop_context);
+		PG_TRY();
+		{
+			Iterate();
+		}
+		PG_CATCH();
+		{
+			/* autovacuum's recipe: report, abort, and carry on */
+			HOLD_INTERRUPTS();
+			MemoryContextSwitchTo(TopMemoryContext);
+			EmitErrorReport();
+			AbortOutOfAnyTransaction();
+			FlushErrorState();
+			pgstat_report_activity(STATE_IDLE, NULL);
+			RESUME_INTERRUPTS();
+			failed = true;
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(TopMemoryContext);
+		MemoryContextReset(loop_context);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 failed ? Max(easeml_naptime, 1000) : SleepTime(),
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}

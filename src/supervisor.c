@@ -1,0 +1,296 @@
+/*-------------------------------------------------------------------------
+ *
+ * supervisor.c
+ *	  Process supervision: launch trainer executables, reap them without
+ *	  blocking, stop them (cancel, timeout, shutdown) and decode how they
+ *	  ended.
+ *
+ * Training never runs inside a PostgreSQL process: a crash there would
+ * restart the whole cluster, and a CUDA context does not survive fork().
+ * The scheduler starts each trainer with posix_spawn() in its own process
+ * group, with default signal dispositions, stdin from /dev/null, stdout and
+ * stderr appended to a per-run log file and no inherited descriptors
+ * beyond those three.  The trainer itself asks for SIGTERM when the
+ * scheduler dies (PR_SET_PDEATHSIG) and checks its parent pid to close the
+ * race, so a dying scheduler leaves no orphans behind.
+ *
+ * Only this file calls posix_spawn, waitpid and kill on trainers.
+ *
+ * IDENTIFICATION
+ *	  src/supervisor.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "easeml.h"
+#include "miscadmin.h"
+#include "supervisor.h"
+#include "utils/timestamp.h"
+
+static EasemlTrainer trainers[EASEML_MAX_SLOTS];
+
+/* Slot table access for the scheduler. */
+EasemlTrainer *
+SupervisorSlot(int slot)
+{
+	Assert(slot >= 0 && slot < EASEML_MAX_SLOTS);
+	return &trainers[slot];
+}
+
+/* Number of live trainers. */
+int
+SupervisorCountRunning(void)
+{
+	int			n = 0;
+
+	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+		if (trainers[i].pid > 0)
+			n++;
+	return n;
+}
+
+/* Lowest free slot below limit, or -1. */
+int
+SupervisorFreeSlot(int limit)
+{
+	for (int i = 0; i < limit && i < EASEML_MAX_SLOTS; i++)
+		if (trainers[i].pid <= 0 && trainers[i].run_id == 0)
+			return i;
+	return -1;
+}
+
+/* Reserve a slot for a run before its trainer exists. */
+void
+SupervisorReserve(int slot, int64 run_id)
+{
+	EasemlTrainer *t = &trainers[slot];
+
+	memset(t, 0, sizeof(*t));
+	t->run_id = run_id;
+	t->pid = 0;
+}
+
+/* Release a slot. */
+void
+SupervisorRelease(int slot)
+{
+	memset(&trainers[slot], 0, sizeof(EasemlTrainer));
+}
+
+/* Make the run directory (mode 0700) and return 0, or errno. */
+static int
+MakeRunDir(const char *path)
+{
+	if (pg_mkdir_p(unconstify(char *, path), S_IRWXU) != 0 && errno != EEXIST)
+		return errno;
+	return 0;
+}
+
+/*
+ * Start a trainer for a run in the given slot.
+ *
+ * argv and envp are complete (argv[0] is the executable).  On failure
+ * returns false with a message in err; nothing is left running.
+ */
+bool
+SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
+				char *const argv[], char *const envp[],
+				char *err, size_t errlen)
+{
+	EasemlTrainer *t = &trainers[slot];
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_t fa;
+	sigset_t	mask;
+	sigset_t	defaults;
+	char		log_path[MAXPGPATH];
+	pid_t		pid;
+	int			rc;
+	static const int default_signals[] = {
+		SIGPIPE, SIGUSR1, SIGUSR2, SIGHUP, SIGINT, SIGTERM, SIGQUIT,
+		SIGCHLD, SIGALRM, SIGXFSZ, SIGTTIN, SIGTTOU
+	};
+
+	rc = MakeRunDir(run_dir);
+	if (rc != 0)
+	{
+		snprintf(err, errlen, "could not create run directory \"%s\": %s",
+				 run_dir, strerror(rc));
+		return false;
+	}
+	snprintf(log_path, sizeof(log_path), "%s/trainer.log", run_dir);
+
+	sigemptyset(&mask);
+	sigemptyset(&defaults);
+	for (int i = 0; i < lengthof(default_signals); i++)
+		sigaddset(&defaults, default_signals[i]);
+
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &mask);
+	posix_spawnattr_setsigdefault(&attr, &defaults);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+							 POSIX_SPAWN_SETSIGMASK |
+							 POSIX_SPAWN_SETSIGDEF);
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path,
+									 O_WRONLY | O_CREAT | O_APPEND, S_IRUSR | S_IWUSR);
+	posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
+
+	/* buffered output must not be written twice */
+	fflush(NULL);
+	rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, envp);
+
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+
+	if (rc != 0)
+	{
+		snprintf(err, errlen, "could not start trainer \"%s\": %s",
+				 argv[0], strerror(rc));
+		return false;
+	}
+
+	memset(t, 0, sizeof(*t));
+	t->run_id = run_id;
+	t->pid = pid;
+	t->started = GetCurrentTimestamp();
+	strlcpy(t->run_dir, run_dir, sizeof(t->run_dir));
+	strlcpy(t->log_path, log_path, sizeof(t->log_path));
+	return true;
+}
+
+/*
+ * Check whether the trainer in a slot has ended, without blocking.
+ * Returns true with *status set when it has.
+ */
+bool
+SupervisorPoll(int slot, int *status)
+{
+	EasemlTrainer *t = &trainers[slot];
+	pid_t		rc;
+
+	if (t->pid <= 0)
+		return false;
+	rc = waitpid(t->pid, status, WNOHANG);
+	if (rc == t->pid)
+		return true;
+	if (rc < 0 && errno != EINTR)
+	{
+		/* not our child any more: report it as lost rather than hang */
+		*status = -1;
+		return true;
+	}
+	return false;
+}
+
+/* Send a signal to a trainer's whole process group. */
+void
+SupervisorSignal(int slot, int sig)
+{
+	EasemlTrainer *t = &trainers[slot];
+
+	if (t->pid > 0)
+		(void) kill(-t->pid, sig);
+}
+
+/*
+ * Ask a trainer to stop: SIGTERM now, SIGKILL after easeml.cancel_grace.
+ * Call on every loop while the stop is pending.
+ */
+void
+SupervisorStop(int slot, EasemlStopReason reason)
+{
+	EasemlTrainer *t = &trainers[slot];
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (t->pid <= 0)
+		return;
+	if (t->stop_reason == EASEML_STOP_NONE)
+		t->stop_reason = reason;
+	if (t->term_sent == 0)
+	{
+		SupervisorSignal(slot, SIGTERM);
+		t->term_sent = now;
+	}
+	else if (!t->kill_sent &&
+			 TimestampDifferenceExceeds(t->term_sent, now, easeml_cancel_grace))
+	{
+		SupervisorSignal(slot, SIGKILL);
+		t->kill_sent = true;
+	}
+}
+
+/*
+ * Stop every trainer and wait for them, at scheduler exit.  Bounded: after
+ * the grace time everything left gets SIGKILL.
+ */
+void
+SupervisorStopAll(void)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	bool		killed = false;
+
+	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+		if (trainers[i].pid > 0)
+			SupervisorSignal(i, SIGTERM);
+
+	for (;;)
+	{
+		int			left = 0;
+
+		for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+		{
+			int			status;
+
+			if (trainers[i].pid <= 0)
+				continue;
+			if (waitpid(trainers[i].pid, &status, WNOHANG) != 0)
+				trainers[i].pid = 0;
+			else
+				left++;
+		}
+		if (left == 0)
+			break;
+		if (!killed && TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+												  Min(easeml_cancel_grace, 2000)))
+		{
+			for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+				if (trainers[i].pid > 0)
+					SupervisorSignal(i, SIGKILL);
+			killed = true;
+		}
+		pg_usleep(10000L);
+	}
+}
+
+/* Describe a wait status in words, for the run's error text. */
+void
+SupervisorDescribeExit(int status, char *buf, size_t len)
+{
+	if (status == -1)
+		snprintf(buf, len, "trainer process was lost (not a child of the scheduler)");
+	else if (WIFEXITED(status))
+		snprintf(buf, len, "trainer exited with code %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "trainer was terminated by signal %d (%s)%s",
+				 WTERMSIG(status), strsignal(WTERMSIG(status)),
+#ifdef WCOREDUMP
+				 WCOREDUMP(status) ? ", core dumped" : ""
+#else
+				 ""
+#endif
+			);
+	else
+		snprintf(buf, len, "trainer ended with status 0x%x", status);
+}

@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ *
+ * supervisor.h
+ *	  Trainer process supervision (src/supervisor.c).
+ *
+ * IDENTIFICATION
+ *	  src/supervisor.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_SUPERVISOR_H
+#define EASEML_SUPERVISOR_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+
+typedef enum EasemlStopReason
+{
+	EASEML_STOP_NONE = 0,
+	EASEML_STOP_CANCEL,			/* a user asked */
+	EASEML_STOP_TIMEOUT,		/* easeml.run_timeout passed */
+	EASEML_STOP_ORPHAN			/* its run row or task is gone */
+} EasemlStopReason;
+
+/* One slot of the scheduler's trainer table. */
+typedef struct EasemlTrainer
+{
+	int64		run_id;			/* 0: slot free */
+	pid_t		pid;			/* also the process group id */
+	TimestampTz started;
+	TimestampTz term_sent;		/* 0 until SIGTERM was sent */
+	bool		kill_sent;
+	EasemlStopReason stop_reason;
+	bool		exited;			/* reaped; result not yet recorded */
+	int			wait_status;	/* from waitpid, -1 if lost */
+	int			record_attempts;
+	char		run_dir[MAXPGPATH];
+	char		log_path[MAXPGPATH];
+} EasemlTrainer;
+
+extern EasemlTrainer *SupervisorSlot(int slot);
+extern int	SupervisorCountRunning(void);
+extern int	SupervisorFreeSlot(int limit);
+extern void SupervisorReserve(int slot, int64 run_id);
+extern void SupervisorRelease(int slot);
+extern bool SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
+							char *const argv[], char *const envp[],
+							char *err, size_t errlen);
+extern bool SupervisorPoll(int slot, int *status);
+extern void SupervisorSignal(int slot, int sig);
+extern void SupervisorStop(int slot, EasemlStopReason reason);
+extern void SupervisorStopAll(void);
+extern void SupervisorDescribeExit(int status, char *buf, size_t len);
+
+#endif							/* EASEML_SUPERVISOR_H */

@@ -1,0 +1,370 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_copy.c
+ *	  Read a task's rows from PostgreSQL with binary COPY into a TrTable.
+ *
+ * The COPY query comes from easeml.trainer_spec(): every feature column is
+ * cast to float8 by the server and the target comes last (text for
+ * classification, float8 for regression).  The binary format is parsed as
+ * a byte stream, so it does not matter how libpq chunks it into messages:
+ *
+ *	 header:  "PGCOPY\n\377\r\n\0", int32 flags, int32 extension length, ext
+ *	 tuple:   int16 field count, then per field int32 length (-1 = NULL)
+ *			  and that many bytes; a field count of -1 ends the data
+ *
+ * All integers are big-endian.  A NULL feature becomes NaN (imputed or
+ * rejected later by TrPrepare), a NULL target leaves the label NULL.
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_copy.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "trainer.h"
+#include "tr_copy.h"
+
+static const char copy_signature[11] = "PGCOPY\n\377\r\n\0";
+
+static inline uint32_t
+ReadU32(const unsigned char *p)
+{
+	return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) |
+		((uint32_t) p[2] << 8) | (uint32_t) p[3];
+}
+
+static inline int16_t
+ReadI16(const unsigned char *p)
+{
+	return (int16_t) (((uint16_t) p[0] << 8) | (uint16_t) p[1]);
+}
+
+static inline double
+ReadF64(const unsigned char *p)
+{
+	uint64_t	u;
+	double		v;
+
+	memcpy(&u, p, 8);
+	u = __builtin_bswap64(u);
+	memcpy(&v, &u, 8);
+	return v;
+}
+
+/* Parser state across libpq messages. */
+typedef struct CopyParser
+{
+	TrTable    *tab;
+	int			kind;
+	int			d;
+	long		cap;			/* rows allocated */
+	int			header_done;
+	int			finished;		/* saw the -1 trailer */
+	unsigned char *carry;		/* bytes of an incomplete tuple */
+	size_t		carry_len;
+	size_t		carry_cap;
+	char	   *err;
+	size_t		errlen;
+} CopyParser;
+
+static int
+Grow(CopyParser *p)
+{
+	TrTable    *tab = p->tab;
+	long		cap = p->cap ? p->cap * 2 : 4096;
+	double	   *X;
+
+	X = realloc(tab->X, sizeof(double) * (size_t) cap * (size_t) p->d);
+	if (X == NULL)
+		goto oom;
+	tab->X = X;
+	if (p->kind == TR_KIND_CLASSIFICATION)
+	{
+		char	  **labels = realloc(tab->labels, sizeof(char *) * (size_t) cap);
+
+		if (labels == NULL)
+			goto oom;
+		tab->labels = labels;
+	}
+	else
+	{
+		double	   *t = realloc(tab->t, sizeof(double) * (size_t) cap);
+
+		if (t == NULL)
+			goto oom;
+		tab->t = t;
+	}
+	p->cap = cap;
+	return 0;
+oom:
+	snprintf(p->err, p->errlen, "out of memory after %d rows", tab->n);
+	return -1;
+}
+
+/*
+ * Parse as many complete items (header, tuples) as buf holds.  Returns the
+ * number of bytes consumed, or -1 on a format error.
+ */
+static long
+ParseBuffer(CopyParser *p, const unsigned char *buf, size_t len)
+{
+	size_t		pos = 0;
+
+	if (!p->header_done)
+	{
+		uint32_t	ext;
+
+		if (len < 19)
+			return 0;
+		if (memcmp(buf, copy_signature, sizeof(copy_signature)) != 0)
+		{
+			snprintf(p->err, p->errlen, "COPY data is not in binary format");
+			return -1;
+		}
+		ext = ReadU32(buf + 15);
+		if (len < 19 + (size_t) ext)
+			return 0;
+		pos = 19 + ext;
+		p->header_done = 1;
+	}
+
+	while (pos + 2 <= len && !p->finished)
+	{
+		const unsigned char *q = buf + pos;
+		int			nfields = ReadI16(q);
+		size_t		need = 2;
+		TrTable    *tab = p->tab;
+		double	   *row;
+
+		if (nfields == -1)
+		{
+			p->finished = 1;
+			pos += 2;
+			break;
+		}
+		if (nfields != p->d + 1)
+		{
+			snprintf(p->err, p->errlen,
+					 "COPY row %d has %d fields, expected %d", tab->n + 1,
+					 nfields, p->d + 1);
+			return -1;
+		}
+
+		/* check the whole tuple is here before decoding it */
+		for (int f = 0; f < nfields; f++)
+		{
+			int32_t		flen;
+
+			if (pos + need + 4 > len)
+				return (long) pos;
+			flen = (int32_t) ReadU32(q + need);
+			need += 4;
+			if (flen > 0)
+				need += (size_t) flen;
+			if (pos + need > len)
+				return (long) pos;
+		}
+
+		if (tab->n >= p->cap && Grow(p) != 0)
+			return -1;
+		row = tab->X + (size_t) tab->n * (size_t) p->d;
+		q += 2;
+		for (int f = 0; f < p->d; f++)
+		{
+			int32_t		flen = (int32_t) ReadU32(q);
+
+			q += 4;
+			if (flen == -1)
+				row[f] = NAN;
+			else if (flen == 8)
+			{
+				row[f] = ReadF64(q);
+				q += 8;
+			}
+			else
+			{
+				snprintf(p->err, p->errlen,
+						 "COPY row %d: feature %d has %d bytes, expected float8",
+						 tab->n + 1, f + 1, flen);
+				return -1;
+			}
+		}
+		{
+			int32_t		flen = (int32_t) ReadU32(q);
+
+			q += 4;
+			if (p->kind == TR_KIND_CLASSIFICATION)
+			{
+				if (flen < 0)
+					tab->labels[tab->n] = NULL;
+				else
+				{
+					char	   *s = malloc((size_t) flen + 1);
+
+					if (s == NULL)
+					{
+						snprintf(p->err, p->errlen, "out of memory");
+						return -1;
+					}
+					memcpy(s, q, (size_t) flen);
+					s[flen] = '\0';
+					tab->labels[tab->n] = s;
+				}
+			}
+			else
+			{
+				if (flen == -1)
+					tab->t[tab->n] = NAN;
+				else if (flen == 8)
+					tab->t[tab->n] = ReadF64(q);
+				else
+				{
+					snprintf(p->err, p->errlen,
+							 "COPY row %d: target has %d bytes, expected float8",
+							 tab->n + 1, flen);
+					return -1;
+				}
+			}
+		}
+		tab->n++;
+		pos += need;
+	}
+	return (long) pos;
+}
+
+/* Append bytes to the carry buffer. */
+static int
+Carry(CopyParser *p, const unsigned char *buf, size_t len)
+{
+	if (p->carry_len + len > p->carry_cap)
+	{
+		size_t		cap = (p->carry_len + len) * 2;
+		unsigned char *c = realloc(p->carry, cap);
+
+		if (c == NULL)
+		{
+			snprintf(p->err, p->errlen, "out of memory");
+			return -1;
+		}
+		p->carry = c;
+		p->carry_cap = cap;
+	}
+	memcpy(p->carry + p->carry_len, buf, len);
+	p->carry_len += len;
+	return 0;
+}
+
+/*
+ * Run a COPY ... TO STDOUT (FORMAT binary) query and load its rows.
+ * d is the number of feature columns (the target is the last column).
+ * Returns 0, or -1 with err set; on error *out is freed.
+ */
+int
+TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
+		   TrTable *out, long *bytes, char *err, size_t errlen)
+{
+	PGresult   *res;
+	CopyParser	p;
+	int			rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&p, 0, sizeof(p));
+	out->d = d;
+	out->kind = kind;
+	p.tab = out;
+	p.kind = kind;
+	p.d = d;
+	p.err = err;
+	p.errlen = errlen;
+	*bytes = 0;
+
+	if (d <= 0)
+	{
+		snprintf(err, errlen, "no feature columns");
+		return -1;
+	}
+
+	res = PQexec(conn, query);
+	if (PQresultStatus(res) != PGRES_COPY_OUT)
+	{
+		snprintf(err, errlen, "could not read the task's rows: %s",
+				 PQerrorMessage(conn));
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+
+	for (;;)
+	{
+		char	   *buf = NULL;
+		int			n = PQgetCopyData(conn, &buf, 0);
+
+		if (n == -1)
+			break;				/* COPY done */
+		if (n == -2)
+		{
+			snprintf(err, errlen, "COPY failed: %s", PQerrorMessage(conn));
+			rc = -1;
+			break;
+		}
+		*bytes += n;
+		if (rc != 0)
+		{
+			/* keep draining after an error so the connection stays usable */
+			PQfreemem(buf);
+			continue;
+		}
+		if (p.carry_len == 0)
+		{
+			long		used = ParseBuffer(&p, (unsigned char *) buf, (size_t) n);
+
+			if (used < 0)
+				rc = -1;
+			else if ((size_t) used < (size_t) n &&
+					 Carry(&p, (unsigned char *) buf + used, (size_t) n - used) != 0)
+				rc = -1;
+		}
+		else
+		{
+			long		used;
+
+			if (Carry(&p, (unsigned char *) buf, (size_t) n) != 0)
+				rc = -1;
+			else if ((used = ParseBuffer(&p, p.carry, p.carry_len)) < 0)
+				rc = -1;
+			else
+			{
+				memmove(p.carry, p.carry + used, p.carry_len - used);
+				p.carry_len -= used;
+			}
+		}
+		PQfreemem(buf);
+	}
+
+	/* the final command status */
+	while ((res = PQgetResult(conn)) != NULL)
+	{
+		if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == 0)
+		{
+			snprintf(err, errlen, "COPY failed: %s", PQresultErrorMessage(res));
+			rc = -1;
+		}
+		PQclear(res);
+	}
+
+	if (rc == 0 && (!p.finished || p.carry_len != 0))
+	{
+		snprintf(err, errlen, "COPY data ended in the middle of a row");
+		rc = -1;
+	}
+	free(p.carry);
+	if (rc != 0)
+		TrTableFree(out);
+	return rc;
+}

@@ -1,0 +1,21 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_copy.h
+ *	  Binary COPY loader of the trainer's live mode (src/trainer/tr_copy.c).
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_copy.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_TR_COPY_H
+#define EASEML_TR_COPY_H
+
+#include <libpq-fe.h>
+
+#include "trainer.h"
+
+extern int	TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
+					   TrTable *out, long *bytes, char *err, size_t errlen);
+
+#endif							/* EASEML_TR_COPY_H */

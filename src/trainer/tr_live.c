@@ -1,0 +1,357 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_live.c
+ *	  The trainer's live mode: easeml-trainer --run ID --run-dir DIR.
+ *
+ * Launched by the scheduler (src/supervisor.c), one process per run:
+ *
+ *	1. ask for SIGTERM when the scheduler dies, and exit if it already has;
+ *	2. connect with the connection string in EASEML_CONNINFO;
+ *	3. read the run's spec (easeml.trainer_spec) and the task's rows with
+ *	   binary COPY inside a read-only transaction that acts as the tenant
+ *	   (easeml.trainer_data_session), then ROLLBACK, which restores the
+ *	   connection's own identity;
+ *	4. train (TrRunCandidate), reporting epoch and loss at most once a
+ *	   second (easeml.trainer_progress);
+ *	5. write metrics.json (or error.txt) into the run directory and exit
+ *	   0 (or 1).  The scheduler records the result: it alone changes a
+ *	   run's status.
+ *
+ * SIGTERM (a cancel or a timeout) sets a flag the families check; the
+ * process then exits 1.
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_live.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "trainer.h"
+#include "tr_copy.h"
+
+static volatile sig_atomic_t cancel_requested = 0;
+
+static void
+HandleTerm(int sig)
+{
+	cancel_requested = 1;
+}
+
+/* A timestamped line in the run's log (stdout goes to trainer.log). */
+static void
+LogLine(const char *fmt,...)
+{
+	va_list		ap;
+	char		when[32];
+	time_t		now = time(NULL);
+	struct tm	tm;
+
+	localtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	printf("%s [%d] ", when, (int) getpid());
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Write a file in the run directory atomically (temp file + rename). */
+static int
+WriteRunFile(const char *dir, const char *name, const char *text)
+{
+	char		tmp[4096];
+	char		path[4096];
+	FILE	   *f;
+
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		return -1;
+	if (fputs(text, f) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0)
+	{
+		fclose(f);
+		return -1;
+	}
+	if (fclose(f) != 0)
+		return -1;
+	return rename(tmp, path);
+}
+
+/* Fail the run: error.txt for the scheduler, a log line for humans. */
+static int
+Fail(const char *dir, const char *fmt,...)
+{
+	va_list		ap;
+	char		msg[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	LogLine("error: %s", msg);
+	if (dir)
+		(void) WriteRunFile(dir, "error.txt", msg);
+	return 1;
+}
+
+typedef struct ProgressState
+{
+	PGconn	   *conn;
+	const char *run_id;
+	double		last;
+} ProgressState;
+
+/* Progress sink: at most one UPDATE a second, best effort. */
+static void
+ReportProgress(void *arg, int epoch, double loss)
+{
+	ProgressState *ps = arg;
+	double		now = TrNow();
+	char		epoch_s[32];
+	char		loss_s[64];
+	const char *values[3];
+	PGresult   *res;
+
+	if (ps->last > 0 && now - ps->last < 1.0)
+		return;
+	ps->last = now;
+	snprintf(epoch_s, sizeof(epoch_s), "%d", epoch);
+	if (isfinite(loss))
+		snprintf(loss_s, sizeof(loss_s), "%.17g", loss);
+	else
+		snprintf(loss_s, sizeof(loss_s), "NaN");
+	values[0] = ps->run_id;
+	values[1] = epoch_s;
+	values[2] = loss_s;
+	res = PQexecParams(ps->conn, "SELECT easeml.trainer_progress($1, $2, $3)",
+					   3, NULL, values, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		LogLine("warning: could not report progress: %s", PQerrorMessage(ps->conn));
+	PQclear(res);
+}
+
+/* Run a command that returns no rows; 0 or -1 with err set. */
+static int
+Command(PGconn *conn, const char *sql, int nparams, const char *const *values,
+		char *err, size_t errlen)
+{
+	PGresult   *res = PQexecParams(conn, sql, nparams, NULL, values, NULL, NULL, 0);
+	ExecStatusType st = PQresultStatus(res);
+	int			rc = 0;
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+	{
+		snprintf(err, errlen, "%s", PQresultErrorMessage(res));
+		rc = -1;
+	}
+	PQclear(res);
+	return rc;
+}
+
+static const char *
+JsonString(json_object *obj, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int
+TrLiveMain(int argc, char **argv)
+{
+	const char *run_id = NULL;
+	const char *run_dir = NULL;
+	const char *conninfo;
+	const char *sched_pid;
+	PGconn	   *conn;
+	PGresult   *res;
+	json_object *spec;
+	json_object *v;
+	json_object *params = NULL;
+	json_object *metrics = NULL;
+	const char *kind_s;
+	const char *family;
+	const char *query;
+	int			kind;
+	int			d;
+	TrTable		tab;
+	TrPrepOptions opt;
+	TrResult	result;
+	ProgressState ps;
+	char		err[2048];
+	long		bytes;
+	double		t0,
+				load_seconds;
+	int			threads = 1;
+	struct sigaction sa;
+
+	for (int i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--run") == 0 && i + 1 < argc)
+			run_id = argv[++i];
+		else if (strcmp(argv[i], "--run-dir") == 0 && i + 1 < argc)
+			run_dir = argv[++i];
+	}
+	if (run_id == NULL || run_dir == NULL)
+	{
+		fprintf(stderr, "usage: easeml-trainer --run ID --run-dir DIR\n");
+		return 2;
+	}
+	for (const char *c = run_id; *c; c++)
+		if (*c < '0' || *c > '9')
+			return Fail(run_dir, "invalid run id \"%s\"", run_id);
+
+	/* die with the scheduler; the getppid() check closes the race */
+	(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
+	sched_pid = getenv("EASEML_SCHEDULER_PID");
+	if (sched_pid && atoi(sched_pid) != (int) getppid())
+		return Fail(run_dir, "the scheduler (pid %s) is gone", sched_pid);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = HandleTerm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	if (getenv("OPENBLAS_NUM_THREADS"))
+		threads = atoi(getenv("OPENBLAS_NUM_THREADS"));
+	if (threads < 1)
+		threads = 1;
+
+	LogLine("run %s: starting", run_id);
+	conninfo = getenv("EASEML_CONNINFO");
+	conn = PQconnectdb(conninfo ? conninfo : "");
+	if (PQstatus(conn) != CONNECTION_OK)
+		return Fail(run_dir, "could not connect to the database: %s", PQerrorMessage(conn));
+
+	/* the spec */
+	{
+		const char *values[1] = {run_id};
+
+		res = PQexecParams(conn, "SELECT easeml.trainer_spec($1)::text",
+						   1, NULL, values, NULL, NULL, 0);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		{
+			Fail(run_dir, "could not read the run's spec: %s", PQresultErrorMessage(res));
+			PQclear(res);
+			PQfinish(conn);
+			return 1;
+		}
+		spec = json_tokener_parse(PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
+	if (spec == NULL)
+		return Fail(run_dir, "the run's spec is not valid JSON");
+
+	kind_s = JsonString(spec, "kind");
+	family = JsonString(spec, "family");
+	query = JsonString(spec, "copy_query");
+	if (!kind_s || !family || !query ||
+		!json_object_object_get_ex(spec, "features", &v) ||
+		!json_object_is_type(v, json_type_array))
+		return Fail(run_dir, "the run's spec is incomplete");
+	d = (int) json_object_array_length(v);
+	kind = strcmp(kind_s, "regression") == 0 ? TR_KIND_REGRESSION : TR_KIND_CLASSIFICATION;
+	if (json_object_object_get_ex(spec, "params", &params) &&
+		!json_object_is_type(params, json_type_object))
+		params = NULL;
+
+	memset(&opt, 0, sizeof(opt));
+	opt.val_fraction = 0.2;
+	opt.seed = 42;
+	opt.impute = 1;
+	if (json_object_object_get_ex(spec, "val_fraction", &v))
+		opt.val_fraction = json_object_get_double(v);
+	if (json_object_object_get_ex(spec, "seed", &v))
+		opt.seed = (uint64_t) json_object_get_int64(v);
+	if (json_object_object_get_ex(spec, "input_shape", &v) &&
+		json_object_is_type(v, json_type_array))
+	{
+		int			n = (int) json_object_array_length(v);
+		int			s[3] = {1, 0, 0};
+
+		for (int i = 0; i < n && i < 3; i++)
+			s[3 - n + i] = json_object_get_int(json_object_array_get_idx(v, i));
+		opt.channels = s[0];
+		opt.height = s[1];
+		opt.width = s[2];
+	}
+	LogLine("run %s: task %s (%s), model %s, family %s, %d features",
+			run_id, JsonString(spec, "task"), kind_s, JsonString(spec, "model"),
+			family, d);
+
+	/* the rows, read as the tenant */
+	t0 = TrNow();
+	{
+		const char *values[1] = {run_id};
+
+		if (Command(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, err, sizeof(err)) != 0 ||
+			Command(conn, "SET LOCAL synchronize_seqscans = off", 0, NULL, err, sizeof(err)) != 0 ||
+			Command(conn, "SELECT easeml.trainer_data_session($1)", 1, values, err, sizeof(err)) != 0)
+			return Fail(run_dir, "could not open the data session: %s", err);
+	}
+	if (TrCopyLoad(conn, query, d, kind, &tab, &bytes, err, sizeof(err)) != 0)
+		return Fail(run_dir, "%s", err);
+	{
+		char		err2[512];
+
+		if (Command(conn, "ROLLBACK", 0, NULL, err2, sizeof(err2)) != 0)
+			return Fail(run_dir, "could not end the data session: %s", err2);
+	}
+	load_seconds = TrNow() - t0;
+	LogLine("run %s: loaded %d rows (%ld bytes) in %.3f s", run_id, tab.n, bytes, load_seconds);
+
+	/* feature names, for messages about a column */
+	if (json_object_object_get_ex(spec, "features", &v))
+	{
+		tab.feature_names = calloc((size_t) d, sizeof(char *));
+		if (tab.feature_names)
+			for (int j = 0; j < d; j++)
+				tab.feature_names[j] = strdup(json_object_get_string(json_object_array_get_idx(v, j)));
+	}
+
+	if (cancel_requested)
+		return Fail(run_dir, "cancelled");
+
+	memset(&ps, 0, sizeof(ps));
+	ps.conn = conn;
+	ps.run_id = run_id;
+	if (TrRunCandidate(&tab, family, params, &opt, ReportProgress, &ps,
+					   &cancel_requested, threads, &result, &metrics) != 0)
+		return Fail(run_dir, "%s", result.error[0] ? result.error : "training failed");
+	if (cancel_requested)
+		return Fail(run_dir, "cancelled");
+
+	json_object_object_add(metrics, "load_seconds", json_object_new_double(load_seconds));
+	json_object_object_add(metrics, "rows_loaded", json_object_new_int64(tab.n));
+	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(bytes));
+	json_object_object_add(metrics, "model", json_object_new_string(JsonString(spec, "model")));
+
+	if (WriteRunFile(run_dir, "metrics.json",
+					 json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN)) != 0)
+		return Fail(run_dir, "could not write metrics.json: %s", strerror(errno));
+	LogLine("run %s: done, score %.6f", run_id, result.score);
+
+	TrResultFree(&result);
+	json_object_put(metrics);
+	json_object_put(spec);
+	TrTableFree(&tab);
+	PQfinish(conn);
+	return 0;
+}

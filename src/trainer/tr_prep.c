@@ -1,0 +1,593 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_prep.c
+ *	  Turn a raw TrTable into TrData: drop rows without a target, split
+ *	  into training and validation rows, impute and standardise.
+ *
+ * Rules (docs/models.md repeats them for users):
+ *	 - Rows whose target is missing (NULL label, NaN target) are dropped and
+ *	   counted; they cannot be scored.
+ *	 - An infinite feature or target value is an error that names the
+ *	   column: it almost always means corrupted input, and silently clipping
+ *	   it would hide that.
+ *	 - Classification: class names are sorted (strcmp) and numbered, and the
+ *	   split is stratified: every class keeps (about) the same share of its
+ *	   rows in validation, and at least one row of each class stays in
+ *	   training.  Regression: a plain seeded split.
+ *	 - Mean and standard deviation come from the training rows only, so no
+ *	   validation information leaks into the model.  A constant training
+ *	   column gets scale 0 (it carries no information) instead of a division
+ *	   by zero.
+ *	 - NaN feature cells are replaced by the training mean (i.e. 0 after
+ *	   standardisation) when imputation is on; otherwise the first column
+ *	   holding one is reported.
+ *	 - The output is checked to be finite as float, so a value that
+ *	   overflows float (|x| > 3.4e38 after scaling) is also reported rather
+ *	   than turning into a NaN score later.
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_prep.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trainer.h"
+
+/* name of feature column j for messages */
+static const char *
+ColName(const TrTable *tab, int j, char *buf, size_t len)
+{
+	if (tab->feature_names != NULL && tab->feature_names[j] != NULL)
+		return tab->feature_names[j];
+	snprintf(buf, len, "#%d", j + 1);
+	return buf;
+}
+
+static int
+CmpStrPtr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* position of s in the sorted array names[0..n-1], or -1 */
+static int
+FindName(char **names, int n, const char *s)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			c = strcmp(names[mid], s);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+void
+TrTableFree(TrTable *tab)
+{
+	if (tab == NULL)
+		return;
+	if (tab->feature_names != NULL)
+		for (int j = 0; j < tab->d; j++)
+			free(tab->feature_names[j]);
+	if (tab->labels != NULL)
+		for (int i = 0; i < tab->n; i++)
+			free(tab->labels[i]);
+	free(tab->feature_names);
+	free(tab->labels);
+	free(tab->X);
+	free(tab->t);
+	memset(tab, 0, sizeof(*tab));
+}
+
+void
+TrDataFree(TrData *data)
+{
+	if (data == NULL)
+		return;
+	if (data->class_names != NULL)
+		for (int c = 0; c < data->n_classes; c++)
+			free(data->class_names[c]);
+	free(data->class_names);
+	free(data->Xtr);
+	free(data->Xva);
+	free(data->ytr);
+	free(data->yva);
+	free(data->ttr);
+	free(data->tva);
+	free(data->mean);
+	free(data->scale);
+	free(data->rows_tr);
+	free(data->rows_va);
+	memset(data, 0, sizeof(*data));
+}
+
+/*
+ * Stratified split of the usable rows.  cls[i] is the class id of usable
+ * row i; on return is_val[i] says where it goes.  The number of validation
+ * rows of class c is floor(f * n_c) plus one for the classes with the
+ * largest remainders until the total is round(f * n); a class never gives
+ * up its last training row.
+ */
+static int
+StratifiedSplit(const int *cls, int n, int k, double frac, uint64_t seed,
+				unsigned char *is_val, char *err, size_t errlen)
+{
+	int		   *count = calloc(k, sizeof(int));
+	int		   *take = calloc(k, sizeof(int));
+	double	   *rem = calloc(k, sizeof(double));
+	int		   *start = calloc(k + 1, sizeof(int));
+	int		   *order = malloc(sizeof(int) * (n > 0 ? n : 1));
+	int		   *fill = calloc(k, sizeof(int));
+	int			total,
+				target;
+	uint64_t	rng = seed;
+
+	if (!count || !take || !rem || !start || !order || !fill)
+	{
+		snprintf(err, errlen, "out of memory while splitting %d rows", n);
+		free(count);
+		free(take);
+		free(rem);
+		free(start);
+		free(order);
+		free(fill);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		count[cls[i]]++;
+	target = (int) floor(frac * n + 0.5);
+	total = 0;
+	for (int c = 0; c < k; c++)
+	{
+		double		want = frac * count[c];
+
+		take[c] = (int) floor(want);
+		if (take[c] > count[c] - 1)
+			take[c] = count[c] > 0 ? count[c] - 1 : 0;
+		rem[c] = want - take[c];
+		total += take[c];
+	}
+	/* hand out the remaining validation rows by largest remainder */
+	while (total < target)
+	{
+		int			best = -1;
+
+		for (int c = 0; c < k; c++)
+			if (take[c] < count[c] - 1 && (best < 0 || rem[c] > rem[best]))
+				best = c;
+		if (best < 0)
+			break;
+		take[best]++;
+		rem[best] = -1.0;
+		total++;
+	}
+	/* rows of each class in table order, then a seeded shuffle per class */
+	for (int c = 0; c < k; c++)
+		start[c + 1] = start[c] + count[c];
+	for (int i = 0; i < n; i++)
+		order[start[cls[i]] + fill[cls[i]]++] = i;
+	memset(is_val, 0, n);
+	for (int c = 0; c < k; c++)
+	{
+		TrShuffle(order + start[c], count[c], &rng);
+		for (int j = 0; j < take[c]; j++)
+			is_val[order[start[c] + j]] = 1;
+	}
+	free(count);
+	free(take);
+	free(rem);
+	free(start);
+	free(order);
+	free(fill);
+	return 0;
+}
+
+/* plain seeded split: a shuffled round(f * n) rows go to validation */
+static int
+PlainSplit(int n, double frac, uint64_t seed, unsigned char *is_val,
+		   char *err, size_t errlen)
+{
+	int		   *order = malloc(sizeof(int) * (n > 0 ? n : 1));
+	int			target = (int) floor(frac * n + 0.5);
+	uint64_t	rng = seed;
+
+	if (order == NULL)
+	{
+		snprintf(err, errlen, "out of memory while splitting %d rows", n);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	TrShuffle(order, n, &rng);
+	memset(is_val, 0, n);
+	for (int i = 0; i < target; i++)
+		is_val[order[i]] = 1;
+	free(order);
+	return 0;
+}
+
+/*
+ * TrPrepare: see the file header for the rules.  On failure out is left
+ * zeroed (nothing to free) and err holds a one-line message.
+ */
+int
+TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
+		  char *err, size_t errlen)
+{
+	int			n = tab->n,
+				d = tab->d,
+				nu = 0,
+				k = 0,
+				ntr = 0,
+				nva = 0;
+	int		   *use = NULL;		/* usable row -> table row */
+	int		   *cls = NULL;		/* usable row -> class id */
+	unsigned char *is_val = NULL;
+	char	  **names = NULL;
+	double	   *sum = NULL;
+	long	   *cnt = NULL;
+	char		nb[32];
+
+	memset(out, 0, sizeof(*out));
+	if (n <= 0 || d <= 0 || tab->X == NULL)
+	{
+		snprintf(err, errlen, "the table has no rows or no feature columns (%d rows, %d features)",
+				 n, d);
+		return -1;
+	}
+	if (tab->kind != TR_KIND_CLASSIFICATION && tab->kind != TR_KIND_REGRESSION)
+	{
+		snprintf(err, errlen, "unknown task kind %d", tab->kind);
+		return -1;
+	}
+	if ((tab->kind == TR_KIND_CLASSIFICATION && tab->labels == NULL) ||
+		(tab->kind == TR_KIND_REGRESSION && tab->t == NULL))
+	{
+		snprintf(err, errlen, "the table has no target column");
+		return -1;
+	}
+	if (opt->fixed_split == NULL &&
+		!(opt->val_fraction > 0.0 && opt->val_fraction <= 0.9))
+	{
+		snprintf(err, errlen, "validation fraction %g is outside (0, 0.9]",
+				 opt->val_fraction);
+		return -1;
+	}
+	if (opt->channels > 0 || opt->height > 0 || opt->width > 0)
+	{
+		if (opt->channels <= 0 || opt->height <= 0 || opt->width <= 0 ||
+			(long) opt->channels * opt->height * opt->width != d)
+		{
+			snprintf(err, errlen,
+					 "image shape %dx%dx%d (channels x height x width) does not match %d feature columns",
+					 opt->channels, opt->height, opt->width, d);
+			return -1;
+		}
+	}
+
+	/* Inf anywhere is corrupted input: report the first one */
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < d; j++)
+			if (isinf(tab->X[(size_t) i * d + j]))
+			{
+				snprintf(err, errlen,
+						 "feature column \"%s\" holds an infinite value (data row %d); clean the data",
+						 ColName(tab, j, nb, sizeof(nb)), i + 1);
+				return -1;
+			}
+
+	use = malloc(sizeof(int) * n);
+	cls = malloc(sizeof(int) * n);
+	is_val = malloc(n);
+	if (!use || !cls || !is_val)
+		goto oom;
+
+	/* rows with a target */
+	for (int i = 0; i < n; i++)
+	{
+		if (tab->kind == TR_KIND_CLASSIFICATION)
+		{
+			if (tab->labels[i] == NULL)
+				continue;
+		}
+		else
+		{
+			if (isnan(tab->t[i]))
+				continue;
+			if (isinf(tab->t[i]))
+			{
+				snprintf(err, errlen,
+						 "the target holds an infinite value (data row %d); clean the data",
+						 i + 1);
+				goto fail;
+			}
+		}
+		use[nu++] = i;
+	}
+	out->missing_target_rows = n - nu;
+
+	/* classes: sorted distinct labels */
+	if (tab->kind == TR_KIND_CLASSIFICATION && nu > 0)
+	{
+		char	  **tmp = malloc(sizeof(char *) * nu);
+
+		if (tmp == NULL)
+			goto oom;
+		for (int u = 0; u < nu; u++)
+			tmp[u] = tab->labels[use[u]];
+		qsort(tmp, nu, sizeof(char *), CmpStrPtr);
+		for (int u = 0; u < nu; u++)
+			if (k == 0 || strcmp(tmp[u], tmp[k - 1]) != 0)
+				tmp[k++] = tmp[u];
+		names = calloc(k, sizeof(char *));
+		if (names == NULL)
+		{
+			free(tmp);
+			goto oom;
+		}
+		for (int c = 0; c < k; c++)
+		{
+			names[c] = strdup(tmp[c]);
+			if (names[c] == NULL)
+			{
+				free(tmp);
+				goto oom;
+			}
+		}
+		free(tmp);
+		for (int u = 0; u < nu; u++)
+			cls[u] = FindName(names, k, tab->labels[use[u]]);
+	}
+
+	/* split */
+	if (opt->fixed_split != NULL)
+	{
+		for (int u = 0; u < nu; u++)
+			is_val[u] = opt->fixed_split[use[u]] ? 1 : 0;
+	}
+	else if (tab->kind == TR_KIND_CLASSIFICATION)
+	{
+		if (StratifiedSplit(cls, nu, k, opt->val_fraction, opt->seed, is_val,
+							err, errlen) != 0)
+			goto fail;
+	}
+	else if (PlainSplit(nu, opt->val_fraction, opt->seed, is_val,
+						err, errlen) != 0)
+		goto fail;
+	for (int u = 0; u < nu; u++)
+	{
+		if (is_val[u])
+			nva++;
+		else
+			ntr++;
+	}
+	if (ntr < 2 || nva < 1)
+	{
+		snprintf(err, errlen,
+				 "too few rows for a training/validation split: %d rows with a target (%d dropped for a missing target) give %d training and %d validation rows; need at least 2 and 1",
+				 nu, n - nu, ntr, nva);
+		goto fail;
+	}
+	if (tab->kind == TR_KIND_CLASSIFICATION)
+	{
+		int			seen = 0;
+		unsigned char *has = calloc(k, 1);
+
+		if (has == NULL)
+			goto oom;
+		for (int u = 0; u < nu; u++)
+			if (!is_val[u] && !has[cls[u]])
+			{
+				has[cls[u]] = 1;
+				seen++;
+			}
+		free(has);
+		if (seen < 2)
+		{
+			snprintf(err, errlen,
+					 "the training split holds %d class(es); classification needs at least 2 (labels found: %d)",
+					 seen, k);
+			goto fail;
+		}
+	}
+
+	/* training-only column statistics, ignoring missing cells */
+	out->mean = malloc(sizeof(double) * d);
+	out->scale = malloc(sizeof(double) * d);
+	sum = calloc(d, sizeof(double));
+	cnt = calloc(d, sizeof(long));
+	if (!out->mean || !out->scale || !sum || !cnt)
+		goto oom;
+	for (int u = 0; u < nu; u++)
+	{
+		const double *row;
+
+		if (is_val[u])
+			continue;
+		row = tab->X + (size_t) use[u] * d;
+		for (int j = 0; j < d; j++)
+			if (!isnan(row[j]))
+			{
+				sum[j] += row[j];
+				cnt[j]++;
+			}
+	}
+	for (int j = 0; j < d; j++)
+		out->mean[j] = cnt[j] > 0 ? sum[j] / cnt[j] : 0.0;
+	/* second pass for the variance: numerically safer than sum of squares */
+	memset(sum, 0, sizeof(double) * d);
+	for (int u = 0; u < nu; u++)
+	{
+		const double *row;
+
+		if (is_val[u])
+			continue;
+		row = tab->X + (size_t) use[u] * d;
+		for (int j = 0; j < d; j++)
+			if (!isnan(row[j]))
+			{
+				double		c = row[j] - out->mean[j];
+
+				sum[j] += c * c;
+			}
+	}
+	for (int j = 0; j < d; j++)
+	{
+		double		sd = cnt[j] > 0 ? sqrt(sum[j] / cnt[j]) : 0.0;
+
+		/* relative test: a column of 1e6 +- 1e-12 is constant in float */
+		if (!(sd > 1e-12 * fmax(1.0, fabs(out->mean[j]))) || !isfinite(sd))
+			out->scale[j] = 0.0;
+		else
+			out->scale[j] = 1.0 / sd;
+		if (!isfinite(out->mean[j]))
+		{
+			snprintf(err, errlen,
+					 "feature column \"%s\" overflows double precision when averaged",
+					 ColName(tab, j, nb, sizeof(nb)));
+			goto fail;
+		}
+	}
+
+	/* missing features: impute or report the first column with one */
+	if (!opt->impute)
+	{
+		for (int j = 0; j < d; j++)
+			for (int u = 0; u < nu; u++)
+				if (isnan(tab->X[(size_t) use[u] * d + j]))
+				{
+					long		m = 0;
+
+					for (int v = 0; v < nu; v++)
+						m += isnan(tab->X[(size_t) use[v] * d + j]) ? 1 : 0;
+					snprintf(err, errlen,
+							 "feature column \"%s\" has %ld missing value(s) (first in data row %d); enable imputation or clean the data",
+							 ColName(tab, j, nb, sizeof(nb)), m, use[u] + 1);
+					goto fail;
+				}
+	}
+
+	out->kind = tab->kind;
+	out->d = d;
+	out->n_train = ntr;
+	out->n_val = nva;
+	out->channels = opt->channels > 0 ? opt->channels : 0;
+	out->height = opt->channels > 0 ? opt->height : 0;
+	out->width = opt->channels > 0 ? opt->width : 0;
+	out->Xtr = malloc(sizeof(float) * (size_t) ntr * d);
+	out->Xva = malloc(sizeof(float) * (size_t) nva * d);
+	out->rows_tr = malloc(sizeof(int) * ntr);
+	out->rows_va = malloc(sizeof(int) * nva);
+	if (!out->Xtr || !out->Xva || !out->rows_tr || !out->rows_va)
+		goto oom;
+	if (tab->kind == TR_KIND_CLASSIFICATION)
+	{
+		out->n_classes = k;
+		out->class_names = names;
+		names = NULL;
+		out->ytr = malloc(sizeof(int) * ntr);
+		out->yva = malloc(sizeof(int) * nva);
+		if (!out->ytr || !out->yva)
+			goto oom;
+	}
+	else
+	{
+		out->ttr = malloc(sizeof(double) * ntr);
+		out->tva = malloc(sizeof(double) * nva);
+		if (!out->ttr || !out->tva)
+			goto oom;
+	}
+
+	/* apply; rows stay in table order within each split */
+	{
+		int			itr = 0,
+					iva = 0;
+
+		for (int u = 0; u < nu; u++)
+		{
+			const double *row = tab->X + (size_t) use[u] * d;
+			float	   *dst;
+
+			if (is_val[u])
+			{
+				dst = out->Xva + (size_t) iva * d;
+				out->rows_va[iva] = use[u];
+				if (tab->kind == TR_KIND_CLASSIFICATION)
+					out->yva[iva] = cls[u];
+				else
+					out->tva[iva] = tab->t[use[u]];
+				iva++;
+			}
+			else
+			{
+				dst = out->Xtr + (size_t) itr * d;
+				out->rows_tr[itr] = use[u];
+				if (tab->kind == TR_KIND_CLASSIFICATION)
+					out->ytr[itr] = cls[u];
+				else
+					out->ttr[itr] = tab->t[use[u]];
+				itr++;
+			}
+			for (int j = 0; j < d; j++)
+			{
+				double		x = row[j];
+				float		z;
+
+				if (isnan(x))
+				{
+					out->imputed_values++;
+					z = 0.0f;	/* the training mean, standardised */
+				}
+				else
+					z = (float) ((x - out->mean[j]) * out->scale[j]);
+				if (!isfinite(z))
+				{
+					snprintf(err, errlen,
+							 "feature column \"%s\" has a value too large to standardise in float (data row %d: %g)",
+							 ColName(tab, j, nb, sizeof(nb)), use[u] + 1, x);
+					goto fail;
+				}
+				dst[j] = z;
+			}
+		}
+	}
+
+	free(use);
+	free(cls);
+	free(is_val);
+	free(sum);
+	free(cnt);
+	return 0;
+
+oom:
+	snprintf(err, errlen, "out of memory while preparing %d rows x %d features",
+			 n, d);
+fail:
+	if (names != NULL)
+	{
+		for (int c = 0; c < k; c++)
+			free(names[c]);
+		free(names);
+	}
+	free(use);
+	free(cls);
+	free(is_val);
+	free(sum);
+	free(cnt);
+	TrDataFree(out);
+	return -1;
+}

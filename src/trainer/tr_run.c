@@ -1,0 +1,178 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_run.c
+ *	  One candidate end to end: check the request, prepare the data, fit
+ *	  the family and build the metrics object.  Shared by the offline CSV
+ *	  mode (tr_main.c) and the live mode (tr_live.c).
+ *
+ * All checks that need no data (family known, task kind supported, image
+ * shape present, parameters valid) run before TrPrepare(), so a bad
+ * catalog entry fails in microseconds with a message naming the problem.
+ * The score is required to be finite: a NaN or Inf score is turned into an
+ * error rather than being reported to the scheduler as a number.
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_run.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "trainer.h"
+
+typedef struct NameList
+{
+	char		buf[512];
+} NameList;
+
+static void
+CollectName(const TrFamily *fam, void *arg)
+{
+	NameList   *nl = arg;
+
+	if (nl->buf[0])
+		strncat(nl->buf, ", ", sizeof(nl->buf) - strlen(nl->buf) - 1);
+	strncat(nl->buf, fam->name, sizeof(nl->buf) - strlen(nl->buf) - 1);
+}
+
+/* a JSON number, or null for NaN/Inf (JSON has no NaN) */
+static json_object *
+JsonNum(double v)
+{
+	return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
+int
+TrRunCandidate(const TrTable *tab, const char *family, json_object *params,
+			   const TrPrepOptions *opt, TrProgressFn progress,
+			   void *progress_arg, volatile sig_atomic_t *cancel, int threads,
+			   TrResult *res, json_object **metrics)
+{
+	const TrFamily *fam;
+	TrData		data;
+	TrContext	ctx;
+	json_object *m;
+	double		t0,
+				t_prep,
+				t_fit;
+	int			rc;
+
+	TrResultInit(res);
+	*metrics = NULL;
+	fam = TrFamilyLookup(family);
+	if (fam == NULL)
+	{
+		NameList	nl;
+
+		nl.buf[0] = '\0';
+		TrFamilyList(CollectName, &nl);
+		TrSetError(res, "unknown model family \"%s\" (known: %s)",
+				   family ? family : "(null)", nl.buf);
+		return -1;
+	}
+	if (tab->kind == TR_KIND_CLASSIFICATION && !fam->supports_classification)
+	{
+		TrSetError(res, "family \"%s\" does not support classification tasks",
+				   fam->name);
+		return -1;
+	}
+	if (tab->kind == TR_KIND_REGRESSION && !fam->supports_regression)
+	{
+		TrSetError(res, "family \"%s\" does not support regression tasks",
+				   fam->name);
+		return -1;
+	}
+	if (fam->needs_image && !(opt->channels > 0 && opt->height > 0 && opt->width > 0))
+	{
+		TrSetError(res,
+				   "family \"%s\" needs an image shape (channels, height, width) and the task has none",
+				   fam->name);
+		return -1;
+	}
+	if (TrParamsValidate(fam, params, res->error, sizeof(res->error)) != 0)
+		return -1;
+	if (cancel != NULL && *cancel)
+	{
+		TrSetError(res, "cancelled");
+		return -1;
+	}
+
+	/* BLAS threads: one by default, which also keeps sums deterministic */
+	openblas_set_num_threads(threads > 0 ? threads : 1);
+
+	t0 = TrNow();
+	if (TrPrepare(tab, opt, &data, res->error, sizeof(res->error)) != 0)
+		return -1;
+	t_prep = TrNow() - t0;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.data = &data;
+	ctx.params = params;
+	ctx.seed = opt->seed;
+	ctx.threads = threads > 0 ? threads : 1;
+	ctx.progress = progress;
+	ctx.progress_arg = progress_arg;
+	ctx.cancel = cancel;
+
+	t0 = TrNow();
+	rc = fam->fit(&ctx, res);
+	t_fit = TrNow() - t0;
+	if (rc != 0)
+	{
+		if (res->error[0] == '\0')
+			TrSetError(res, "family \"%s\" failed without a message", fam->name);
+		TrDataFree(&data);
+		return -1;
+	}
+	if (!isfinite(res->score))
+	{
+		TrSetError(res,
+				   "family \"%s\" produced a non-finite validation score; the model diverged",
+				   fam->name);
+		TrDataFree(&data);
+		return -1;
+	}
+
+	m = json_object_new_object();
+	if (m == NULL)
+	{
+		TrSetError(res, "out of memory building metrics");
+		TrDataFree(&data);
+		return -1;
+	}
+	json_object_object_add(m, "score", json_object_new_double(res->score));
+	json_object_object_add(m, "family", json_object_new_string(fam->name));
+	json_object_object_add(m, "kind", json_object_new_string(
+									  data.kind == TR_KIND_CLASSIFICATION ?
+									  "classification" : "regression"));
+	json_object_object_add(m, "train_seconds", json_object_new_double(t_fit));
+	json_object_object_add(m, "prep_seconds", json_object_new_double(t_prep));
+	json_object_object_add(m, "n_train", json_object_new_int(data.n_train));
+	json_object_object_add(m, "n_val", json_object_new_int(data.n_val));
+	json_object_object_add(m, "n_features", json_object_new_int(data.d));
+	json_object_object_add(m, "n_classes", json_object_new_int(data.n_classes));
+	json_object_object_add(m, "train_loss", JsonNum(res->train_loss));
+	json_object_object_add(m, "epochs", json_object_new_int(res->epochs));
+	json_object_object_add(m, "rmse", JsonNum(res->rmse));
+	json_object_object_add(m, "r2", JsonNum(res->r2));
+	json_object_object_add(m, "missing_target_rows",
+						   json_object_new_int(data.missing_target_rows));
+	json_object_object_add(m, "imputed_values",
+						   json_object_new_int64(data.imputed_values));
+	json_object_object_add(m, "seed", json_object_new_uint64(opt->seed));
+	json_object_object_add(m, "threads", json_object_new_int(ctx.threads));
+	json_object_object_add(m, "artifact_bytes",
+						   json_object_new_int64((int64_t) res->artifact_len));
+	if (res->extra != NULL)
+	{
+		json_object_object_foreach(res->extra, key, val)
+			json_object_object_add(m, key, json_object_get(val));
+	}
+	*metrics = m;
+	TrDataFree(&data);
+	return 0;
+}

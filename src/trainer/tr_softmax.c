@@ -1,0 +1,397 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_softmax.c
+ *	  Family "softmax": multinomial logistic regression with an L2 penalty,
+ *	  fitted by L-BFGS.
+ *
+ * Objective (the same as scikit-learn's LogisticRegression with lbfgs when
+ * l2 = 1 / (C * n_train)):
+ *
+ *	   f(W, b) = (1/n) sum_i [ logsumexp(x_i W + b) - (x_i W + b)_{y_i} ]
+ *				 + (l2 / 2) ||W||^2			(the bias is not penalised)
+ *
+ * With two classes the model is the usual binomial one (a single weight
+ * vector and a sigmoid), which is what LogisticRegression fits too; the
+ * softmax form would halve the effective penalty.
+ *
+ * One evaluation of f and its gradient is two float GEMMs over the training
+ * rows (Z = X W, G = X^T (P - Y)); the optimiser state (iterate, gradient,
+ * L-BFGS pairs) is double.  L-BFGS: Nocedal, "Updating quasi-Newton
+ * matrices with limited storage", Math. Comp. 35 (1980); two-loop recursion
+ * with m = 10 pairs and the initial scaling s'y / y'y (Nocedal and Wright,
+ * Numerical Optimization, 2nd ed., Alg. 7.4 and eq. 7.20), and a
+ * backtracking line search on the Armijo condition, skipping pairs with
+ * s'y <= 0 (which a convex objective produces only through rounding).
+ * Stops when max |g_i| <= tol (scikit-learn's gtol) or after max_iter
+ * iterations.
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_softmax.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "trainer.h"
+
+#define LBFGS_M 10
+
+typedef struct SoftmaxProblem
+{
+	const float *X;
+	const int  *y;
+	int			n;
+	int			d;
+	int			k;				/* columns of W: classes, or 1 for binary */
+	double		l2;
+	float	   *Wf;				/* d x k */
+	float	   *Z;				/* n x k */
+	float	   *Gf;				/* d x k */
+} SoftmaxProblem;
+
+/*
+ * f(theta) and its gradient; theta = [W (d x k row-major), b (k)].
+ * Loss terms are summed in double from float logits.
+ */
+static double
+SoftmaxEval(SoftmaxProblem *pr, const double *theta, double *grad)
+{
+	int			n = pr->n,
+				d = pr->d,
+				k = pr->k;
+	const double *b = theta + (size_t) d * k;
+	double		loss = 0.0,
+				reg = 0.0;
+	double	   *gb = grad + (size_t) d * k;
+	float		invn = 1.0f / (float) n;
+
+	for (size_t i = 0; i < (size_t) d * k; i++)
+		pr->Wf[i] = (float) theta[i];
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, k, d,
+				1.0f, pr->X, d, pr->Wf, k, 0.0f, pr->Z, k);
+	for (int c = 0; c < k; c++)
+		gb[c] = 0.0;
+	for (int i = 0; i < n; i++)
+	{
+		float	   *z = pr->Z + (size_t) i * k;
+
+		if (k == 1)
+		{
+			/* binomial: loss = log(1 + e^z) - y z, computed stably */
+			double		zi = (double) z[0] + b[0];
+			double		yi = pr->y[i] == 1 ? 1.0 : 0.0;
+			double		p;
+
+			loss += (zi > 0 ? zi + log1p(exp(-zi)) : log1p(exp(zi))) - yi * zi;
+			p = zi >= 0 ? 1.0 / (1.0 + exp(-zi)) : exp(zi) / (1.0 + exp(zi));
+			z[0] = (float) ((p - yi) * invn);
+			gb[0] += p - yi;
+		}
+		else
+		{
+			double		mx = -INFINITY,
+						sum = 0.0,
+						vy = (double) z[pr->y[i]] + b[pr->y[i]];
+
+			for (int c = 0; c < k; c++)
+			{
+				double		v = (double) z[c] + b[c];
+
+				if (v > mx)
+					mx = v;
+			}
+			for (int c = 0; c < k; c++)
+			{
+				double		e = exp((double) z[c] + b[c] - mx);
+
+				sum += e;
+				z[c] = (float) e;
+			}
+			/* loss_i = logsumexp(v) - v_y, never -Inf or NaN */
+			loss += mx + log(sum) - vy;
+			for (int c = 0; c < k; c++)
+			{
+				double		p = (double) z[c] / sum - (c == pr->y[i] ? 1.0 : 0.0);
+
+				z[c] = (float) (p * invn);
+				gb[c] += p;
+			}
+		}
+	}
+	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, k, n,
+				1.0f, pr->X, d, pr->Z, k, 0.0f, pr->Gf, k);
+	for (size_t i = 0; i < (size_t) d * k; i++)
+	{
+		grad[i] = (double) pr->Gf[i] + pr->l2 * theta[i];
+		reg += theta[i] * theta[i];
+	}
+	for (int c = 0; c < k; c++)
+		gb[c] /= n;
+	return loss / n + 0.5 * pr->l2 * reg;
+}
+
+/*
+ * The objective for the line search: a step so long that float logits
+ * overflow gives Inf (or NaN), which must read as "worse", never as a
+ * comparison that is false both ways.
+ */
+static double
+SafeEval(SoftmaxProblem *pr, const double *theta, double *grad)
+{
+	double		f = SoftmaxEval(pr, theta, grad);
+
+	return isfinite(f) ? f : HUGE_VAL;
+}
+
+static double
+Dot(const double *a, const double *b, int n)
+{
+	return cblas_ddot(n, a, 1, b, 1);
+}
+
+/* predicted class ids for rows X (n x d) */
+static void
+SoftmaxPredict(const double *theta, int d, int k, int nclass,
+			   const float *X, int n, int *pred, float *Wf, float *Z)
+{
+	const double *b = theta + (size_t) d * k;
+
+	for (size_t i = 0; i < (size_t) d * k; i++)
+		Wf[i] = (float) theta[i];
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, k, d,
+				1.0f, X, d, Wf, k, 0.0f, Z, k);
+	for (int i = 0; i < n; i++)
+	{
+		float	   *z = Z + (size_t) i * k;
+
+		if (k == 1)
+			pred[i] = ((double) z[0] + b[0]) > 0.0 ? 1 : 0;
+		else
+		{
+			int			best = 0;
+			double		bv = (double) z[0] + b[0];
+
+			for (int c = 1; c < nclass; c++)
+				if ((double) z[c] + b[c] > bv)
+				{
+					bv = (double) z[c] + b[c];
+					best = c;
+				}
+			pred[i] = best;
+		}
+	}
+}
+
+static int
+SoftmaxFit(const TrContext *ctx, TrResult *res)
+{
+	const TrData *data = ctx->data;
+	int			d = data->d,
+				nclass = data->n_classes,
+				k = nclass == 2 ? 1 : nclass;
+	int			p = (d + 1) * k;
+	int			max_iter = TrParamInt(ctx->params, "max_iter",
+									  TrParamInt(ctx->params, "epochs", 100));
+	double		tol = TrParamDouble(ctx->params, "tol", 1e-4);
+	SoftmaxProblem pr;
+	double	   *theta,
+			   *g,
+			   *dir,
+			   *tnew,
+			   *gnew,
+			   *S,
+			   *Y,
+			   *rho,
+			   *alpha;
+	int		   *pred = NULL;
+	int			hist = 0,
+				head = 0,
+				iter = 0,
+				rc = -1;
+	double		f;
+	size_t		nrows = (size_t) (data->n_train > data->n_val ? data->n_train : data->n_val);
+
+	memset(&pr, 0, sizeof(pr));
+	pr.X = data->Xtr;
+	pr.y = data->ytr;
+	pr.n = data->n_train;
+	pr.d = d;
+	pr.k = k;
+	pr.l2 = TrParamDouble(ctx->params, "l2", 1e-4);
+
+	theta = calloc(p, sizeof(double));
+	g = calloc(p, sizeof(double));
+	dir = calloc(p, sizeof(double));
+	tnew = calloc(p, sizeof(double));
+	gnew = calloc(p, sizeof(double));
+	S = calloc((size_t) LBFGS_M * p, sizeof(double));
+	Y = calloc((size_t) LBFGS_M * p, sizeof(double));
+	rho = calloc(LBFGS_M, sizeof(double));
+	alpha = calloc(LBFGS_M, sizeof(double));
+	pr.Wf = malloc(sizeof(float) * (size_t) d * k);
+	pr.Gf = malloc(sizeof(float) * (size_t) d * k);
+	pr.Z = malloc(sizeof(float) * nrows * k);
+	pred = malloc(sizeof(int) * data->n_val);
+	if (!theta || !g || !dir || !tnew || !gnew || !S || !Y || !rho || !alpha ||
+		!pr.Wf || !pr.Gf || !pr.Z || !pred)
+	{
+		TrSetError(res, "out of memory for softmax (%d features x %d classes)", d, nclass);
+		goto done;
+	}
+
+	f = SafeEval(&pr, theta, g);
+	while (iter < max_iter)
+	{
+		double		gmax = 0.0,
+					step,
+					gd,
+					fnew = f;
+		int			ok = 0;
+
+		for (int i = 0; i < p; i++)
+			gmax = fmax(gmax, fabs(g[i]));
+		if (gmax <= tol)
+			break;
+		if (TrCancelled(ctx))
+		{
+			TrSetError(res, "cancelled");
+			goto done;
+		}
+
+		/* two-loop recursion: dir = -H g */
+		for (int i = 0; i < p; i++)
+			dir[i] = -g[i];
+		for (int j = 0; j < hist; j++)
+		{
+			int			s = (head - 1 - j + LBFGS_M) % LBFGS_M;
+
+			alpha[s] = rho[s] * Dot(S + (size_t) s * p, dir, p);
+			cblas_daxpy(p, -alpha[s], Y + (size_t) s * p, 1, dir, 1);
+		}
+		if (hist > 0)
+		{
+			int			s = (head - 1 + LBFGS_M) % LBFGS_M;
+			double		gamma = Dot(S + (size_t) s * p, Y + (size_t) s * p, p) /
+				Dot(Y + (size_t) s * p, Y + (size_t) s * p, p);
+
+			cblas_dscal(p, gamma, dir, 1);
+		}
+		for (int j = hist - 1; j >= 0; j--)
+		{
+			int			s = (head - 1 - j + LBFGS_M) % LBFGS_M;
+			double		beta = rho[s] * Dot(Y + (size_t) s * p, dir, p);
+
+			cblas_daxpy(p, alpha[s] - beta, S + (size_t) s * p, 1, dir, 1);
+		}
+		gd = Dot(g, dir, p);
+		if (!(gd < 0.0))
+		{
+			/* not a descent direction (rounding): restart from -g */
+			for (int i = 0; i < p; i++)
+				dir[i] = -g[i];
+			gd = Dot(g, dir, p);
+			hist = 0;
+		}
+
+		/* backtracking on the Armijo condition */
+		step = (hist == 0) ? fmin(1.0, 1.0 / sqrt(-gd)) : 1.0;
+		for (int ls = 0; ls < 30; ls++)
+		{
+			for (int i = 0; i < p; i++)
+				tnew[i] = theta[i] + step * dir[i];
+			fnew = SafeEval(&pr, tnew, gnew);
+			if (fnew <= f + 1e-4 * step * gd)
+			{
+				ok = 1;
+				break;
+			}
+			step *= 0.5;
+		}
+		if (!ok)
+			break;				/* no progress possible at float precision */
+		iter++;
+
+		/* store the pair if the curvature condition holds */
+		{
+			double	   *s = S + (size_t) head * p;
+			double	   *yv = Y + (size_t) head * p;
+			double		sy;
+
+			for (int i = 0; i < p; i++)
+			{
+				s[i] = tnew[i] - theta[i];
+				yv[i] = gnew[i] - g[i];
+			}
+			sy = Dot(s, yv, p);
+			if (sy > 1e-12 * Dot(yv, yv, p))
+			{
+				rho[head] = 1.0 / sy;
+				head = (head + 1) % LBFGS_M;
+				if (hist < LBFGS_M)
+					hist++;
+			}
+		}
+		memcpy(theta, tnew, sizeof(double) * p);
+		memcpy(g, gnew, sizeof(double) * p);
+		f = fnew;
+		TrReportProgress(ctx, iter, f);
+	}
+
+	SoftmaxPredict(theta, d, k, nclass, data->Xva, data->n_val, pred, pr.Wf, pr.Z);
+	res->score = TrAccuracy(pred, data->yva, data->n_val);
+	res->train_loss = f;
+	res->epochs = iter;
+
+	{
+		TrArtifact art;
+		int64_t		dims[2] = {d, k};
+
+		TrArtifactBegin(&art, "softmax", data);
+		TrArtifactAdd(&art, "W", TR_DT_F64, 2, dims, theta);
+		dims[0] = k;
+		TrArtifactAdd(&art, "b", TR_DT_F64, 1, dims, theta + (size_t) d * k);
+		if (TrArtifactFinish(&art, res) != 0)
+			goto done;
+	}
+	rc = 0;
+
+done:
+	free(theta);
+	free(g);
+	free(dir);
+	free(tnew);
+	free(gnew);
+	free(S);
+	free(Y);
+	free(rho);
+	free(alpha);
+	free(pr.Wf);
+	free(pr.Gf);
+	free(pr.Z);
+	free(pred);
+	return rc;
+}
+
+static const TrParamSpec softmax_params[] = {
+	{"l2", TR_PARAM_DOUBLE, 0.0, 1e6, NULL,
+	"L2 penalty on W per mean loss (default 1e-4; sklearn C = 1/(l2 n))"},
+	{"max_iter", TR_PARAM_INT, 1, 100000, NULL, "L-BFGS iterations (default 100)"},
+	{"epochs", TR_PARAM_INT, 1, 100000, NULL, "alias of max_iter"},
+	{"tol", TR_PARAM_DOUBLE, 0.0, 1.0, NULL,
+	"stop when max |gradient| <= tol (default 1e-4)"},
+	{NULL}
+};
+
+const TrFamily TrFamilySoftmax = {
+	.name = "softmax",
+	.supports_classification = 1,
+	.supports_regression = 0,
+	.needs_image = 0,
+	.fit = SoftmaxFit,
+	.params = softmax_params,
+	.summary = "multinomial logistic regression, L2, L-BFGS",
+};

@@ -1,0 +1,498 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_util.c
+ *	  Small helpers shared by the trainer's model families: the seeded
+ *	  random number generator, JSON parameter getters, error and progress
+ *	  reporting, scores, and the artifact writer/reader.
+ *
+ * Everything random in the trainer derives from TrRandNext() (splitmix64,
+ * Steele, Lea and Flood, "Fast splittable pseudorandom number generators",
+ * OOPSLA 2014), so one 64-bit seed reproduces a run bit for bit on the same
+ * BLAS build and thread count.
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_util.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "trainer.h"
+
+/* splitmix64: next 64 random bits; the state may start at any value */
+uint64_t
+TrRandNext(uint64_t *state)
+{
+	uint64_t	z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* uniform double in [0, 1) with 53 random bits */
+double
+TrRandUniform(uint64_t *state)
+{
+	return (double) (TrRandNext(state) >> 11) * 0x1.0p-53;
+}
+
+/* standard normal by Box-Muller (one value per call, no cached state) */
+double
+TrRandNormal(uint64_t *state)
+{
+	double		u1 = 1.0 - TrRandUniform(state);	/* (0, 1] */
+	double		u2 = TrRandUniform(state);
+
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* uniform integer in [0, n) without modulo bias (Lemire's method) */
+uint64_t
+TrRandBelow(uint64_t *state, uint64_t n)
+{
+	unsigned __int128 m;
+	uint64_t	l;
+
+	if (n <= 1)
+		return 0;
+	m = (unsigned __int128) TrRandNext(state) * n;
+	l = (uint64_t) m;
+	if (l < n)
+	{
+		uint64_t	t = -n % n;
+
+		while (l < t)
+		{
+			m = (unsigned __int128) TrRandNext(state) * n;
+			l = (uint64_t) m;
+		}
+	}
+	return (uint64_t) (m >> 64);
+}
+
+/* Fisher-Yates shuffle of idx[0..n-1] */
+void
+TrShuffle(int *idx, int n, uint64_t *state)
+{
+	for (int i = n - 1; i > 0; i--)
+	{
+		int			j = (int) TrRandBelow(state, (uint64_t) i + 1);
+		int			tmp = idx[i];
+
+		idx[i] = idx[j];
+		idx[j] = tmp;
+	}
+}
+
+/*
+ * Parameter getters.  TrParamsValidate() has already checked types and
+ * ranges when a family runs through TrRunCandidate(), so these only fall
+ * back to the default for an absent key (or a wrong type, when a family is
+ * called directly, e.g. from a unit test).
+ */
+int
+TrParamInt(json_object *params, const char *key, int dflt)
+{
+	json_object *v;
+
+	if (params == NULL || !json_object_object_get_ex(params, key, &v) ||
+		v == NULL)
+		return dflt;
+	if (json_object_is_type(v, json_type_int))
+		return (int) json_object_get_int64(v);
+	if (json_object_is_type(v, json_type_double))
+		return (int) json_object_get_double(v);
+	return dflt;
+}
+
+double
+TrParamDouble(json_object *params, const char *key, double dflt)
+{
+	json_object *v;
+
+	if (params == NULL || !json_object_object_get_ex(params, key, &v) ||
+		v == NULL)
+		return dflt;
+	if (json_object_is_type(v, json_type_int) ||
+		json_object_is_type(v, json_type_double))
+		return json_object_get_double(v);
+	return dflt;
+}
+
+const char *
+TrParamString(json_object *params, const char *key, const char *dflt)
+{
+	json_object *v;
+
+	if (params == NULL || !json_object_object_get_ex(params, key, &v) ||
+		v == NULL || !json_object_is_type(v, json_type_string))
+		return dflt;
+	return json_object_get_string(v);
+}
+
+/*
+ * Integer list parameter (e.g. "hidden": [256, 128]); also accepts a bare
+ * integer as a one-element list.  Returns the number of entries written.
+ */
+int
+TrParamIntList(json_object *params, const char *key, int *out, int maxn,
+			   const int *dflt, int ndflt)
+{
+	json_object *v;
+	int			n;
+
+	if (params == NULL || !json_object_object_get_ex(params, key, &v) ||
+		v == NULL)
+		goto use_default;
+	if (json_object_is_type(v, json_type_int))
+	{
+		if (maxn < 1)
+			return 0;
+		out[0] = (int) json_object_get_int64(v);
+		return 1;
+	}
+	if (!json_object_is_type(v, json_type_array))
+		goto use_default;
+	n = (int) json_object_array_length(v);
+	if (n > maxn)
+		n = maxn;
+	for (int i = 0; i < n; i++)
+		out[i] = (int) json_object_get_int64(json_object_array_get_idx(v, i));
+	return n;
+
+use_default:
+	n = ndflt < maxn ? ndflt : maxn;
+	for (int i = 0; i < n; i++)
+		out[i] = dflt[i];
+	return n;
+}
+
+/* monotonic clock in seconds */
+double
+TrNow(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* format res->error */
+void
+TrSetError(TrResult *res, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(res->error, sizeof(res->error), fmt, ap);
+	va_end(ap);
+}
+
+/* true once SIGTERM (or the caller) has asked the fit to stop */
+int
+TrCancelled(const TrContext *ctx)
+{
+	return ctx->cancel != NULL && *ctx->cancel != 0;
+}
+
+void
+TrReportProgress(const TrContext *ctx, int epoch, double loss)
+{
+	if (ctx->progress != NULL)
+		ctx->progress(ctx->progress_arg, epoch, loss);
+}
+
+/* a result with no score yet; NaN marks "not applicable" */
+void
+TrResultInit(TrResult *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->score = NAN;
+	res->train_loss = NAN;
+	res->rmse = NAN;
+	res->r2 = NAN;
+}
+
+void
+TrResultFree(TrResult *res)
+{
+	free(res->artifact);
+	res->artifact = NULL;
+	res->artifact_len = 0;
+	if (res->extra != NULL)
+		json_object_put(res->extra);
+	res->extra = NULL;
+}
+
+double
+TrAccuracy(const int *pred, const int *y, int n)
+{
+	long		hit = 0;
+
+	for (int i = 0; i < n; i++)
+		hit += (pred[i] == y[i]);
+	return n > 0 ? (double) hit / n : 0.0;
+}
+
+/*
+ * R^2 and RMSE of predictions.  For a constant validation target R^2 is
+ * undefined; like scikit-learn we report 1 for a perfect fit, else 0, so
+ * the score is never NaN.
+ */
+void
+TrRegressionScore(const double *pred, const double *t, int n,
+				  double *r2, double *rmse)
+{
+	double		mean = 0.0,
+				ss_res = 0.0,
+				ss_tot = 0.0;
+
+	for (int i = 0; i < n; i++)
+		mean += t[i];
+	mean /= (n > 0 ? n : 1);
+	for (int i = 0; i < n; i++)
+	{
+		double		e = t[i] - pred[i];
+		double		c = t[i] - mean;
+
+		ss_res += e * e;
+		ss_tot += c * c;
+	}
+	*rmse = n > 0 ? sqrt(ss_res / n) : 0.0;
+	if (ss_tot > 0.0)
+		*r2 = 1.0 - ss_res / ss_tot;
+	else
+		*r2 = ss_res == 0.0 ? 1.0 : 0.0;
+}
+
+/* index of the largest entry; the first one wins ties */
+int
+TrArgmax(const float *v, int k)
+{
+	int			best = 0;
+
+	for (int j = 1; j < k; j++)
+		if (v[j] > v[best])
+			best = j;
+	return best;
+}
+
+/* ---- artifact ----------------------------------------------------------- */
+
+#define TR_ARTIFACT_MAGIC "EASEMLA1"
+
+static void
+ArtPut(TrArtifact *art, const void *p, size_t n)
+{
+	if (art->failed)
+		return;
+	if (art->len + n > art->cap)
+	{
+		size_t		cap = art->cap ? art->cap : 4096;
+		unsigned char *nb;
+
+		while (cap < art->len + n)
+			cap *= 2;
+		nb = realloc(art->buf, cap);
+		if (nb == NULL)
+		{
+			art->failed = 1;
+			return;
+		}
+		art->buf = nb;
+		art->cap = cap;
+	}
+	memcpy(art->buf + art->len, p, n);
+	art->len += n;
+}
+
+/* x86-64 and aarch64 are little-endian, which is the artifact's byte order */
+static void
+ArtU32(TrArtifact *art, uint32_t v)
+{
+	ArtPut(art, &v, 4);
+}
+
+static void
+ArtStr(TrArtifact *art, const char *s)
+{
+	uint32_t	n = (uint32_t) strlen(s);
+
+	ArtU32(art, n);
+	ArtPut(art, s, n);
+}
+
+/*
+ * Start an artifact: magic, family, task kind, shapes, class names and the
+ * preprocessing (mean, scale) needed to apply the model to raw rows.
+ */
+void
+TrArtifactBegin(TrArtifact *art, const char *family, const TrData *data)
+{
+	int64_t		dims[1];
+
+	memset(art, 0, sizeof(*art));
+	ArtPut(art, TR_ARTIFACT_MAGIC, 8);
+	ArtStr(art, family);
+	ArtU32(art, (uint32_t) data->kind);
+	ArtU32(art, (uint32_t) data->d);
+	ArtU32(art, (uint32_t) data->n_classes);
+	ArtU32(art, (uint32_t) data->channels);
+	ArtU32(art, (uint32_t) data->height);
+	ArtU32(art, (uint32_t) data->width);
+	for (int c = 0; c < data->n_classes; c++)
+		ArtStr(art, data->class_names[c]);
+	dims[0] = data->d;
+	if (data->mean != NULL)
+		TrArtifactAdd(art, "prep.mean", TR_DT_F64, 1, dims, data->mean);
+	if (data->scale != NULL)
+		TrArtifactAdd(art, "prep.scale", TR_DT_F64, 1, dims, data->scale);
+}
+
+static size_t
+DtypeSize(int dtype)
+{
+	switch (dtype)
+	{
+		case TR_DT_F32:
+		case TR_DT_I32:
+			return 4;
+		case TR_DT_F64:
+			return 8;
+		case TR_DT_U8:
+			return 1;
+	}
+	return 0;
+}
+
+/* append one named tensor (dims are int64, row-major data) */
+void
+TrArtifactAdd(TrArtifact *art, const char *name, int dtype, int ndim,
+			  const int64_t *dims, const void *values)
+{
+	size_t		count = 1;
+
+	ArtStr(art, name);
+	ArtU32(art, (uint32_t) dtype);
+	ArtU32(art, (uint32_t) ndim);
+	for (int i = 0; i < ndim; i++)
+	{
+		ArtPut(art, &dims[i], 8);
+		count *= (size_t) dims[i];
+	}
+	ArtPut(art, values, count * DtypeSize(dtype));
+}
+
+/* terminate the tensor list and hand the buffer to res; 0 or error */
+int
+TrArtifactFinish(TrArtifact *art, TrResult *res)
+{
+	ArtU32(art, 0);				/* empty name ends the list */
+	if (art->failed)
+	{
+		free(art->buf);
+		memset(art, 0, sizeof(*art));
+		TrSetError(res, "out of memory while writing the model artifact");
+		return -1;
+	}
+	free(res->artifact);
+	res->artifact = art->buf;
+	res->artifact_len = art->len;
+	memset(art, 0, sizeof(*art));
+	return 0;
+}
+
+/* bounds-checked reader helpers */
+static int
+GetU32(const unsigned char *b, size_t len, size_t *pos, uint32_t *v)
+{
+	if (*pos + 4 > len)
+		return -1;
+	memcpy(v, b + *pos, 4);
+	*pos += 4;
+	return 0;
+}
+
+static int
+SkipStr(const unsigned char *b, size_t len, size_t *pos, const char **s,
+		uint32_t *n)
+{
+	if (GetU32(b, len, pos, n) != 0 || *pos + *n > len)
+		return -1;
+	*s = (const char *) b + *pos;
+	*pos += *n;
+	return 0;
+}
+
+/*
+ * Find a tensor by name in an artifact; returns a pointer to its values
+ * (possibly unaligned for the caller's type: copy with memcpy) or NULL.
+ */
+const void *
+TrArtifactFind(const unsigned char *blob, size_t len, const char *name,
+			   int *dtype, int *ndim, int64_t *dims)
+{
+	size_t		pos = 8;
+	uint32_t	n,
+				nclasses = 0,
+				v;
+	const char *s;
+
+	if (blob == NULL || len < 8 || memcmp(blob, TR_ARTIFACT_MAGIC, 8) != 0)
+		return NULL;
+	if (SkipStr(blob, len, &pos, &s, &n) != 0)
+		return NULL;
+	for (int i = 0; i < 6; i++)
+	{
+		if (GetU32(blob, len, &pos, &v) != 0)
+			return NULL;
+		if (i == 2)
+			nclasses = v;
+	}
+	for (uint32_t c = 0; c < nclasses; c++)
+		if (SkipStr(blob, len, &pos, &s, &n) != 0)
+			return NULL;
+	for (;;)
+	{
+		uint32_t	dt,
+					nd;
+		size_t		count = 1;
+		int64_t		dd[8];
+
+		if (SkipStr(blob, len, &pos, &s, &n) != 0 || n == 0)
+			return NULL;
+		if (GetU32(blob, len, &pos, &dt) != 0 ||
+			GetU32(blob, len, &pos, &nd) != 0 || nd > 8 ||
+			DtypeSize((int) dt) == 0)
+			return NULL;
+		for (uint32_t i = 0; i < nd; i++)
+		{
+			if (pos + 8 > len)
+				return NULL;
+			memcpy(&dd[i], blob + pos, 8);
+			pos += 8;
+			if (dd[i] < 0)
+				return NULL;
+			count *= (size_t) dd[i];
+		}
+		if (pos + count * DtypeSize((int) dt) > len)
+			return NULL;
+		if (strlen(name) == n && memcmp(s, name, n) == 0)
+		{
+			if (dtype)
+				*dtype = (int) dt;
+			if (ndim)
+				*ndim = (int) nd;
+			if (dims)
+				memcpy(dims, dd, nd * sizeof(int64_t));
+			return blob + pos;
+		}
+		pos += count * DtypeSize((int) dt);
+	}
+}

@@ -1,0 +1,250 @@
+/*-------------------------------------------------------------------------
+ *
+ * trainer.h
+ *	  Interfaces shared by the files of the easeml-trainer executable.
+ *
+ * The trainer is a plain C program (no PostgreSQL server headers).  It
+ * loads a table (from PostgreSQL with binary COPY, or from a CSV file in
+ * offline mode), splits it into training and validation rows, fits the
+ * preprocessing on the training rows only, fits one candidate model and
+ * reports its validation score.
+ *
+ * Data flow:
+ *	 TrTable (raw columns as double, NaN = NULL/missing, labels as strings)
+ *	   -> TrPrepare() -> TrData (split, imputed, standardised, float rows)
+ *	   -> TrFamily.fit() -> TrResult (score, metrics, optional artifact)
+ *
+ * IDENTIFICATION
+ *	  src/trainer/trainer.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_TRAINER_H
+#define EASEML_TRAINER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#ifndef pg_attribute_printf
+#define pg_attribute_printf(f, a) __attribute__((format(printf, f, a)))
+#endif
+
+#define TR_KIND_CLASSIFICATION	0
+#define TR_KIND_REGRESSION		1
+
+#define TR_ERRLEN 512
+
+/* Raw table as loaded: n rows, d feature columns plus one target column. */
+typedef struct TrTable
+{
+	int			n;				/* rows */
+	int			d;				/* feature columns */
+	double	   *X;				/* n x d, row-major; NaN marks NULL */
+	char	  **feature_names;	/* d names (may be NULL) */
+	int			kind;			/* TR_KIND_* */
+	/* classification: target as label strings, NULL for a missing label */
+	char	  **labels;			/* n entries (classification) */
+	/* regression: numeric target, NaN for missing */
+	double	   *t;				/* n entries (regression) */
+} TrTable;
+
+/* Prepared data: split, imputed and standardised (fitted on train only). */
+typedef struct TrData
+{
+	int			kind;			/* TR_KIND_* */
+	int			d;				/* features */
+	int			n_train;
+	int			n_val;
+	float	   *Xtr;			/* n_train x d row-major */
+	float	   *Xva;			/* n_val x d row-major */
+	/* classification */
+	int			n_classes;
+	char	  **class_names;	/* n_classes strings, sorted */
+	int		   *ytr;			/* class ids 0..n_classes-1 */
+	int		   *yva;
+	/* regression (targets are NOT standardised) */
+	double	   *ttr;
+	double	   *tva;
+	/* image shape for convolutional families, 0 when not an image */
+	int			channels;
+	int			height;
+	int			width;
+	/* preprocessing parameters, kept so an artifact can reproduce them */
+	double	   *mean;			/* d */
+	double	   *scale;			/* d; 1 / stddev, 0 for constant columns */
+	/* bookkeeping added for reports and split dumps (appended fields) */
+	int			missing_target_rows;	/* rows dropped for a missing target */
+	long		imputed_values; /* NaN feature cells replaced by the mean */
+	int		   *rows_tr;		/* n_train original table row numbers */
+	int		   *rows_va;		/* n_val original table row numbers */
+} TrData;
+
+/* Options for TrPrepare(). */
+typedef struct TrPrepOptions
+{
+	double		val_fraction;	/* in (0, 0.9]; e.g. 0.2 */
+	uint64_t	seed;			/* split seed */
+	int			impute;			/* 1: impute NaN features by training mean;
+								 * 0: reject rows/columns with NaN */
+	int			channels;		/* optional image shape */
+	int			height;
+	int			width;
+	/*
+	 * Optional predefined split (appended field): NULL for the seeded split,
+	 * else tab->n entries, 0 = training row, 1 = validation row.  Used by the
+	 * benchmark so that easeml and its peers see identical rows.
+	 */
+	const unsigned char *fixed_split;
+} TrPrepOptions;
+
+/* Progress sink: called by families at most once per epoch. */
+typedef void (*TrProgressFn) (void *arg, int epoch, double loss);
+
+/* Everything a model family needs to fit one candidate. */
+typedef struct TrContext
+{
+	const TrData *data;
+	json_object *params;		/* candidate's params (object, may be NULL) */
+	uint64_t	seed;
+	int			threads;		/* BLAS threads the trainer may use */
+	TrProgressFn progress;		/* may be NULL */
+	void	   *progress_arg;
+	volatile sig_atomic_t *cancel;	/* set to 1 by SIGTERM; may be NULL */
+} TrContext;
+
+/* What a fit returns. */
+typedef struct TrResult
+{
+	double		score;			/* validation accuracy (classification) or
+								 * R^2 (regression); higher is better */
+	double		train_loss;		/* last training loss, NaN if none */
+	double		rmse;			/* regression only, else NaN */
+	double		r2;				/* regression only, else NaN */
+	int			epochs;			/* epochs/iterations run */
+	unsigned char *artifact;	/* malloc'd trained parameters, may be NULL */
+	size_t		artifact_len;
+	char		error[TR_ERRLEN];	/* set when fit returns non-zero */
+	/* optional family-specific metrics merged into the metrics object */
+	json_object *extra;			/* owned; freed by TrResultFree() */
+} TrResult;
+
+/*
+ * Declared hyperparameters of a family (appended to TrFamily).
+ * TrRunCandidate() rejects unknown keys, wrong types and values outside
+ * [lo, hi] before any work, so a typo never silently runs the default.
+ */
+typedef enum TrParamType
+{
+	TR_PARAM_INT,				/* JSON integer (or a double with no fraction) */
+	TR_PARAM_DOUBLE,			/* JSON number */
+	TR_PARAM_STRING,			/* one of 'choices' ("a|b|c") */
+	TR_PARAM_INT_LIST			/* JSON array of integers, each in [lo, hi] */
+} TrParamType;
+
+typedef struct TrParamSpec
+{
+	const char *name;			/* NULL terminates a list */
+	TrParamType type;
+	double		lo;				/* inclusive bounds for numbers */
+	double		hi;
+	const char *choices;		/* TR_PARAM_STRING: "uniform|distance" */
+	const char *help;			/* one line, with the default */
+} TrParamSpec;
+
+/* A model family: name as in easeml.models.family, and its fit function. */
+typedef struct TrFamily
+{
+	const char *name;
+	int			supports_classification;
+	int			supports_regression;
+	int			needs_image;	/* 1: requires channels/height/width */
+	/* returns 0 on success, non-zero with res->error set on failure */
+	int			(*fit) (const TrContext *ctx, TrResult *res);
+	/* appended: NULL-terminated parameter list and a one-line summary */
+	const TrParamSpec *params;
+	const char *summary;
+} TrFamily;
+
+/* tr_family.c: registry of families */
+extern const TrFamily *TrFamilyLookup(const char *name);
+extern void TrFamilyList(void (*cb) (const TrFamily *fam, void *arg), void *arg);
+extern int	TrParamsValidate(const TrFamily *fam, json_object *params,
+							 char *err, size_t errlen);
+
+/* tr_prep.c: split, impute, standardise; returns 0 or sets err */
+extern int	TrPrepare(const TrTable *tab, const TrPrepOptions *opt,
+					  TrData *out, char *err, size_t errlen);
+extern void TrDataFree(TrData *data);
+extern void TrTableFree(TrTable *tab);
+
+/* tr_csv.c: offline loader (header row; target column by name) */
+extern int	TrLoadCsv(const char *path, const char *target, int kind,
+					  TrTable *out, char *err, size_t errlen);
+
+/* tr_util.c: helpers for families */
+extern uint64_t TrRandNext(uint64_t *state);	/* splitmix64 */
+extern double TrRandUniform(uint64_t *state);	/* [0, 1) */
+extern double TrRandNormal(uint64_t *state);
+extern int	TrParamInt(json_object *params, const char *key, int dflt);
+extern double TrParamDouble(json_object *params, const char *key, double dflt);
+extern const char *TrParamString(json_object *params, const char *key,
+								 const char *dflt);
+extern double TrNow(void);		/* monotonic seconds */
+
+/* tr_util.c: more helpers for families (added) */
+extern uint64_t TrRandBelow(uint64_t *state, uint64_t n); /* [0, n) */
+extern void TrShuffle(int *idx, int n, uint64_t *state);
+extern int	TrParamIntList(json_object *params, const char *key, int *out,
+						   int maxn, const int *dflt, int ndflt);
+extern void TrSetError(TrResult *res, const char *fmt,...)
+			pg_attribute_printf(2, 3);
+extern int	TrCancelled(const TrContext *ctx);
+extern void TrReportProgress(const TrContext *ctx, int epoch, double loss);
+extern void TrResultInit(TrResult *res);
+extern void TrResultFree(TrResult *res);
+extern double TrAccuracy(const int *pred, const int *y, int n);
+extern void TrRegressionScore(const double *pred, const double *t, int n,
+							  double *r2, double *rmse);
+extern int	TrArgmax(const float *v, int k);
+
+/*
+ * Trained-parameter artifact: "EASEMLA1", a header (family, kind, d,
+ * classes, image shape, preprocessing mean/scale) and a list of named
+ * little-endian tensors.  The format is described in docs/models.md.
+ */
+#define TR_DT_F32	1
+#define TR_DT_F64	2
+#define TR_DT_I32	3
+#define TR_DT_U8	4
+
+typedef struct TrArtifact
+{
+	unsigned char *buf;
+	size_t		len;
+	size_t		cap;
+	int			failed;			/* an allocation failed; Finish() reports */
+} TrArtifact;
+
+extern void TrArtifactBegin(TrArtifact *art, const char *family,
+							const TrData *data);
+extern void TrArtifactAdd(TrArtifact *art, const char *name, int dtype,
+						  int ndim, const int64_t *dims, const void *values);
+extern int	TrArtifactFinish(TrArtifact *art, TrResult *res);
+extern const void *TrArtifactFind(const unsigned char *blob, size_t len,
+								  const char *name, int *dtype, int *ndim,
+								  int64_t *dims);
+
+/* tr_run.c: one candidate end to end (prepare, fit, metrics) */
+extern int	TrRunCandidate(const TrTable *tab, const char *family,
+						   json_object *params, const TrPrepOptions *opt,
+						   TrProgressFn progress, void *progress_arg,
+						   volatile sig_atomic_t *cancel, int threads,
+						   TrResult *res, json_object **metrics);
+
+/* tr_live.c (the lead's): the --run mode that reads rows from PostgreSQL */
+extern int	TrLiveMain(int argc, char **argv);
+
+#endif							/* EASEML_TRAINER_H */
