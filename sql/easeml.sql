@@ -240,16 +240,16 @@ BEGIN
 		RETURN NEW;
 	END IF;
 
-	-- who declares
+	-- who declares (the tenant itself; RLS on tenants shows only its row)
+	IF NEW.tenant IS DISTINCT FROM current_user THEN
+		RAISE EXCEPTION 'task for tenant "%" must be declared by role "%" itself', NEW.tenant, NEW.tenant
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('Connect as %I, or run SET ROLE %I first.', NEW.tenant, NEW.tenant);
+	END IF;
 	IF NOT EXISTS (SELECT 1 FROM easeml.tenants WHERE name = NEW.tenant) THEN
 		RAISE EXCEPTION 'role "%" is not an easeml tenant', NEW.tenant
 			USING ERRCODE = 'insufficient_privilege',
 				  HINT = format('An administrator registers tenants with SELECT easeml.add_tenant(%L).', NEW.tenant);
-	END IF;
-	IF NEW.tenant <> current_user THEN
-		RAISE EXCEPTION 'task for tenant "%" must be declared by role "%" itself', NEW.tenant, NEW.tenant
-			USING ERRCODE = 'insufficient_privilege',
-				  HINT = format('Connect as %I, or run SET ROLE %I first.', NEW.tenant, NEW.tenant);
 	END IF;
 	IF NEW.name IS NULL OR NEW.name !~ '^[A-Za-z0-9_.-]{1,63}$' THEN
 		RAISE EXCEPTION 'invalid task name "%"', NEW.name
@@ -394,7 +394,8 @@ BEGIN
 				  HINT = 'Check the target column, or declare kind = ''regression'' for a numeric target.';
 	END IF;
 	nval := floor(n * NEW.val_fraction);
-	IF n < 10 OR nval < 2 OR n - nval < greatest(nclass, 2) THEN
+	IF n < 10 OR nval < 2
+		OR n - nval < (CASE WHEN NEW.kind = 'classification' THEN greatest(nclass, 2) ELSE 2 END) THEN
 		RAISE EXCEPTION '"%" has % row(s) with a target; too few for a training/validation split', relname, n
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'A task needs at least 10 labelled rows, at least 2 of them in the validation fraction.';
@@ -421,6 +422,7 @@ CREATE TRIGGER tasks_wake
 CREATE FUNCTION easeml._log_run_event()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog
 AS $$
 BEGIN
@@ -434,7 +436,7 @@ END;
 $$;
 
 CREATE TRIGGER runs_log_event
-	AFTER INSERT OR UPDATE OF status ON easeml.runs
+	AFTER INSERT OR UPDATE ON easeml.runs
 	FOR EACH ROW EXECUTE FUNCTION easeml._log_run_event();
 
 -- Record how a run ended.  Called by the scheduler; invalid trainer output
@@ -648,6 +650,10 @@ DECLARE
 	t			record;
 	m			record;
 BEGIN
+	IF TG_OP = 'INSERT' THEN
+		-- a run always belongs to its task's tenant, whoever inserts it
+		NEW.tenant := (SELECT tenant FROM easeml.tasks WHERE id = NEW.task_id);
+	END IF;
 	IF easeml._is_admin() THEN
 		RETURN NEW;
 	END IF;
@@ -666,10 +672,14 @@ BEGIN
 			RAISE EXCEPTION 'model % does not exist or is disabled', NEW.model_id
 				USING ERRCODE = 'undefined_object';
 		END IF;
-		IF NOT (t.kind = ANY (m.kinds)) OR (m.needs_image AND t.input_shape IS NULL) THEN
+		IF NOT (t.kind = ANY (m.kinds)) THEN
 			RAISE EXCEPTION 'model "%" cannot train % task "%"', m.name, t.kind, t.name
 				USING ERRCODE = 'invalid_parameter_value',
-					  HINT = CASE WHEN m.needs_image THEN 'Image models need the task''s input_shape.' END;
+					  HINT = format('It supports: %s.', array_to_string(m.kinds, ', '));
+		END IF;
+		IF m.needs_image AND t.input_shape IS NULL THEN
+			RAISE EXCEPTION 'model "%" needs an image task, and task "%" has no input_shape', m.name, t.name
+				USING ERRCODE = 'invalid_parameter_value';
 		END IF;
 		IF EXISTS (SELECT 1 FROM easeml.runs r WHERE r.task_id = t.id AND r.model_id = m.id
 					AND r.status IN ('queued', 'running')) THEN

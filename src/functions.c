@@ -13,6 +13,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "easeml.h"
@@ -130,6 +131,32 @@ easeml_scheduler_status(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
+/* Identity to restore when a trainer data session's transaction ends. */
+static bool data_session_active = false;
+static Oid	data_session_userid = InvalidOid;
+static int	data_session_sec_context = 0;
+static bool data_session_callback = false;
+
+static void
+DataSessionXactCallback(XactEvent event, void *arg)
+{
+	if (!data_session_active)
+		return;
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			SetUserIdAndSecContext(data_session_userid, data_session_sec_context);
+			data_session_active = false;
+			break;
+		default:
+			break;
+	}
+}
+
 /*
  * easeml.trainer_data_session(run_id): for the rest of the current
  * transaction, act as the run's tenant inside a security-restricted
@@ -137,9 +164,9 @@ easeml_scheduler_status(PG_FUNCTION_ARGS)
  * rows are read with exactly the tenant's privileges and row-level
  * security, and any function a tenant's view calls cannot change role
  * (SET ROLE, RESET ROLE and SET SESSION AUTHORIZATION are refused in a
- * security-restricted operation).  Ending the transaction restores the
- * caller's identity.  Superuser only: the execute privilege is revoked
- * from PUBLIC, and the caller is checked again here.
+ * security-restricted operation).  The caller's identity comes back when
+ * the transaction ends, by commit or abort.  Superuser only: the execute
+ * privilege is revoked from PUBLIC, and the caller is checked again here.
  */
 Datum
 easeml_trainer_data_session(PG_FUNCTION_ARGS)
@@ -156,10 +183,11 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("only a superuser may open a trainer data session")));
-	if (!IsTransactionBlock())
+	if (!IsTransactionBlock() || GetCurrentTransactionNestLevel() != 1 ||
+		data_session_active)
 		ereport(ERROR,
-				(errcode(ERRCODE_NO_ACTIVE_SQL_TRANSACTION),
-				 errmsg("easeml.trainer_data_session() must be called inside a transaction block"),
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("easeml.trainer_data_session() must be called at the top level of a transaction block"),
 				 errhint("Run BEGIN first; the tenant's identity ends with the transaction.")));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -177,12 +205,15 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 
 	roleid = get_role_oid(tenant, false);
 
-	/*
-	 * Not restored here on purpose: the transaction's abort or commit
-	 * handling restores the identity saved when the transaction started
-	 * (the trainer always ends the transaction with ROLLBACK).
-	 */
+	if (!data_session_callback)
+	{
+		RegisterXactCallback(DataSessionXactCallback, NULL);
+		data_session_callback = true;
+	}
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	data_session_userid = save_userid;
+	data_session_sec_context = save_sec_context;
+	data_session_active = true;
 	SetUserIdAndSecContext(roleid,
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);

@@ -711,10 +711,10 @@ GpPriorFit(const double *history, int m, int K, const GpPriorOptions *options,
 			  (opt.lengthscale <= 0.0 || opt.signal_var <= 0.0)) ||
 			 opt.noise_var <= 0.0))
 		{
-			static const double lambda_grid[] = {0.01, 0.03, 0.1, 0.3, 0.6};
+			static const double lambda_grid[] = {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.6};
 			static const double lscale_grid[] = {0.25, 0.5, 1.0, 2.0, 4.0};
 			static const double svar_grid[] = {0.5, 1.0, 2.0, 4.0};
-			static const double noise_grid[] = {1e-5, 1e-4, 1e-3, 4e-3};
+			static const double noise_grid[] = {1e-6, 1e-5, 1e-4, 1e-3, 4e-3};
 			int			na = 0,
 						nb = 0;
 			int		   *rows_a = rows;
@@ -750,7 +750,7 @@ GpPriorFit(const double *history, int m, int K, const GpPriorOptions *options,
 
 			if (opt.kernel == GP_KERNEL_EMPIRICAL)
 			{
-				n1 = opt.shrinkage > 0.0 ? 1 : 5;
+				n1 = opt.shrinkage > 0.0 ? 1 : 7;
 				n2 = 1;
 			}
 			else
@@ -758,7 +758,7 @@ GpPriorFit(const double *history, int m, int K, const GpPriorOptions *options,
 				n1 = opt.lengthscale > 0.0 ? 1 : 5;
 				n2 = opt.signal_var > 0.0 ? 1 : 4;
 			}
-			n3 = opt.noise_var > 0.0 ? 1 : 4;
+			n3 = opt.noise_var > 0.0 ? 1 : 5;
 
 			for (i1 = 0; i1 < n1; i1++)
 				for (i2 = 0; i2 < n2; i2++)

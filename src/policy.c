@@ -187,9 +187,17 @@ PolicyExpectedImprovement(double mu, double sigma, double best)
 static PolicyAcq
 EffectiveAcq(const PolicyParams *params)
 {
+	PolicyKind	kind = params->kind;
+
 	if (params->acq != POLICY_ACQ_DEFAULT)
 		return params->acq;
-	return params->kind == POLICY_MAX_EI ? POLICY_ACQ_EI : POLICY_ACQ_UCB;
+	/* hybrid follows the greedy rule it guards */
+	if (kind == POLICY_HYBRID)
+		kind = (params->greedy == POLICY_MAX_WIDTH ||
+				params->greedy == POLICY_MAX_GAP) ? params->greedy :
+			(params->greedy == POLICY_MAX_EI ? POLICY_MAX_EI :
+			 POLICY_DEFAULT_GREEDY);
+	return kind == POLICY_MAX_EI ? POLICY_ACQ_EI : POLICY_ACQ_UCB;
 }
 
 /* Best candidate of one task; see policy.h. */
@@ -399,7 +407,7 @@ FairnessFloor(const PolicyTenantView *views, int n, int w, int64_t decision_no,
 		if (views[i].arm >= 0)
 			n_elig++;
 	if (w <= 0)
-		w = 2 * n_elig;
+		w = 3 * n_elig;
 	for (i = 0; i < n; i++)
 	{
 		if (views[i].arm < 0)

@@ -23,12 +23,20 @@ extern const TrFamily TrFamilySoftmax;
 extern const TrFamily TrFamilyMlp;
 extern const TrFamily TrFamilyGnb;
 extern const TrFamily TrFamilyKnn;
+extern const TrFamily TrFamilyLinearSvm;
+extern const TrFamily TrFamilyRidge;
+extern const TrFamily TrFamilyRandomForest;
+extern const TrFamily TrFamilyGbt;
 
 static const TrFamily *const families[] = {
 	&TrFamilySoftmax,
 	&TrFamilyMlp,
 	&TrFamilyGnb,
 	&TrFamilyKnn,
+	&TrFamilyLinearSvm,
+	&TrFamilyRidge,
+	&TrFamilyRandomForest,
+	&TrFamilyGbt,
 };
 
 #define NFAMILIES ((int) (sizeof(families) / sizeof(families[0])))

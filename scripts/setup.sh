@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# easeml: set everything up on Debian 12 as root and run the demo.
+#
+#   scripts/setup.sh
+#
+# 1. installs the Debian packages easeml needs (PostgreSQL 15, OpenBLAS,
+#    LAPACKE, json-c, and the packages the demo datasets come from);
+# 2. builds and installs the extension, the trainer and the replay tool;
+# 3. runs the cluster 15/main with shared_preload_libraries = 'easeml' and
+#    easeml.database = 'easeml', and creates database easeml with the
+#    extension;
+# 4. loads three real datasets as tables, registers one tenant role per
+#    dataset, declares a task for each, waits until each task has at least
+#    four finished runs and prints the leaderboards.
+#
+# Running it again is safe: every step checks what is already there.
+# Afterwards `runuser -u postgres -- psql -d easeml` reaches the system.
+#
+# Environment: EASEML_DEMO_TIMEOUT (seconds to wait for the runs, default
+# 1200), EASEML_FASHION_ROWS (Fashion-MNIST subset, default 6000),
+# EASEML_SKIP_DEMO=1 (stop after installing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" != 0 ]; then
+	echo "setup.sh: run as root (it installs packages and manages the cluster)" >&2
+	exit 1
+fi
+
+PGVER=15
+PG_CONFIG=/usr/lib/postgresql/$PGVER/bin/pg_config
+PACKAGES=(build-essential ca-certificates pkg-config
+	postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-client-$PGVER
+	libopenblas-dev liblapacke-dev libjson-c-dev libpq-dev libipc-run-perl
+	python3 python3-sklearn dataset-fashion-mnist)
+
+log() { printf '\n== %s\n' "$*"; }
+
+# ---- 1. packages -------------------------------------------------------------
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# ---- 2. build and install ----------------------------------------------------
+log "building easeml"
+make -s PG_CONFIG=$PG_CONFIG
+make -s PG_CONFIG=$PG_CONFIG install
+
+# ---- 3. the cluster ----------------------------------------------------------
+if ! pg_lsclusters -h | awk '{print $1"/"$2}' | grep -qx "$PGVER/main"; then
+	log "creating cluster $PGVER/main"
+	pg_createcluster $PGVER main
+fi
+changed=0
+if [ "$(pg_conftool -s $PGVER main show shared_preload_libraries 2>/dev/null || true)" != "easeml" ]; then
+	pg_conftool $PGVER main set shared_preload_libraries easeml
+	changed=1
+fi
+if [ "$(pg_conftool -s $PGVER main show easeml.database 2>/dev/null || true)" != "easeml" ]; then
+	pg_conftool $PGVER main set easeml.database easeml
+	changed=1
+fi
+if pg_lsclusters -h | awk -v v=$PGVER '$1==v && $2=="main" {print $4}' | grep -q online; then
+	if [ $changed = 1 ]; then
+		log "restarting cluster $PGVER/main to load easeml"
+		pg_ctlcluster $PGVER main restart
+	else
+		# the library may have been rebuilt: restart so the new one runs
+		pg_ctlcluster $PGVER main restart
+	fi
+else
+	log "starting cluster $PGVER/main"
+	pg_ctlcluster $PGVER main start
+fi
+PORT=$(pg_conftool -s $PGVER main show port)
+PSQL=(runuser -u postgres -- psql -X -q -p "$PORT" -v ON_ERROR_STOP=1)
+
+if ! "${PSQL[@]}" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'easeml'" | grep -q 1; then
+	"${PSQL[@]}" -d postgres -c "CREATE DATABASE easeml"
+fi
+"${PSQL[@]}" -d easeml -c "CREATE EXTENSION IF NOT EXISTS easeml"
+echo "easeml is installed in database easeml on port $PORT"
+
+if [ "${EASEML_SKIP_DEMO:-0}" = 1 ]; then
+	exit 0
+fi
+
+# ---- 4. the demo -------------------------------------------------------------
+log "loading datasets (Fashion-MNIST subset, breast cancer, digits)"
+load() {
+	/usr/bin/python3 scripts/load_dataset.py "$@" --schema demo | "${PSQL[@]}" -d easeml
+}
+load fashion_mnist fashion_mnist --rows "${EASEML_FASHION_ROWS:-6000}" --seed 1
+load breast_cancer breast_cancer
+load digits digits
+
+log "registering tenants and declaring tasks"
+"${PSQL[@]}" -d easeml <<'SQL'
+DO $$
+DECLARE
+	r text;
+BEGIN
+	FOREACH r IN ARRAY ARRAY['lab_vision', 'lab_medical', 'lab_digits'] LOOP
+		IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
+			EXECUTE format('CREATE ROLE %I LOGIN', r);
+		END IF;
+		PERFORM easeml.add_tenant(r);
+	END LOOP;
+END
+$$;
+GRANT USAGE ON SCHEMA demo TO lab_vision, lab_medical, lab_digits;
+GRANT SELECT ON demo.fashion_mnist TO lab_vision;
+GRANT SELECT ON demo.breast_cancer TO lab_medical;
+GRANT SELECT ON demo.digits TO lab_digits;
+
+-- each tenant declares its own task with one INSERT
+SET ROLE lab_vision;
+INSERT INTO easeml.tasks (tenant, name, source, target, input_shape)
+VALUES ('lab_vision', 'fashion', 'demo.fashion_mnist', 'label', '{1,28,28}')
+ON CONFLICT (tenant, name) DO NOTHING;
+SET ROLE lab_medical;
+INSERT INTO easeml.tasks (tenant, name, source, target)
+VALUES ('lab_medical', 'cancer', 'demo.breast_cancer', 'label')
+ON CONFLICT (tenant, name) DO NOTHING;
+SET ROLE lab_digits;
+INSERT INTO easeml.tasks (tenant, name, source, target, input_shape)
+VALUES ('lab_digits', 'digits', 'demo.digits', 'label', '{1,8,8}')
+ON CONFLICT (tenant, name) DO NOTHING;
+RESET ROLE;
+SQL
+
+log "waiting until every task has at least 4 finished runs"
+deadline=$((SECONDS + ${EASEML_DEMO_TIMEOUT:-1200}))
+while :; do
+	left=$("${PSQL[@]}" -d easeml -tAc "
+		SELECT count(*) FROM easeml.tasks t
+		 WHERE t.tenant IN ('lab_vision', 'lab_medical', 'lab_digits')
+		   AND t.status NOT IN ('completed', 'failed')
+		   AND (SELECT count(*) FROM easeml.runs r
+				 WHERE r.task_id = t.id AND r.status IN ('succeeded', 'failed')) < 4")
+	"${PSQL[@]}" -d easeml -tAc "
+		SELECT string_agg(format('%s/%s: %s succeeded, %s running, best %s',
+						 tenant, task, succeeded, active, coalesce(round(best_score::numeric, 4)::text, '-')), '; ')
+		  FROM easeml.task_overview"
+	[ "$left" = 0 ] && break
+	if [ $SECONDS -ge $deadline ]; then
+		echo "setup.sh: timed out waiting for runs; see the log:" >&2
+		tail -n 30 /var/log/postgresql/postgresql-$PGVER-main.log >&2 || true
+		exit 1
+	fi
+	sleep 5
+done
+
+log "leaderboards (top 5 per task)"
+"${PSQL[@]}" -d easeml -P pager=off <<'SQL'
+SELECT tenant, task, rank, model, family, round(score::numeric, 4) AS score,
+	   round(seconds::numeric, 2) AS seconds
+  FROM easeml.leaderboard
+ WHERE rank <= 5
+ ORDER BY tenant, task, rank;
+SELECT tenant, task, status, succeeded, failed, active,
+	   round(best_score::numeric, 4) AS best_score, best_model
+  FROM easeml.task_overview ORDER BY tenant, task;
+SQL
+echo
+echo "The scheduler keeps training the remaining candidates in the background."
+echo "Connect with: runuser -u postgres -- psql -d easeml"

@@ -1,0 +1,72 @@
+-- Admin functions and how the scheduler records results.
+SELECT easeml.set_policy('fifo');
+SELECT value FROM easeml.settings WHERE key = 'policy';
+SELECT try($$SELECT easeml.set_policy('sometimes')$$);
+SELECT easeml.set_policy(NULL) = current_setting('easeml.policy') AS back_to_guc;
+SELECT count(*) AS overrides FROM easeml.settings WHERE key = 'policy';
+
+-- the scheduler's status comes from shared memory
+SELECT max_workers FROM easeml.scheduler_status();
+
+-- the trainer's spec: quoted identifiers, features cast to float8
+INSERT INTO easeml.runs (task_id, tenant, model_id, status, started_at)
+SELECT t.id, t.tenant, m.id, 'running', now()
+  FROM easeml.tasks t, easeml.models m
+ WHERE t.name = 'points' AND m.name = 'knn-15';
+SELECT s->>'copy_query' AS copy_query, s->>'family' AS family, s->'params' AS params,
+	   s->>'kind' AS kind, s->'features' AS features
+  FROM easeml.runs r, easeml.trainer_spec(r.id) s
+ WHERE r.status = 'running';
+-- the data session only works inside a transaction block
+SELECT try(format('SELECT easeml.trainer_data_session(%s)', (SELECT id FROM easeml.runs WHERE status = 'running')));
+BEGIN;
+SELECT easeml.trainer_data_session(id) FROM easeml.runs WHERE status = 'running';
+SELECT current_user;
+SELECT try('RESET ROLE');
+SELECT try($$SELECT set_config('role', 'postgres', false)$$);
+SELECT try('SET SESSION AUTHORIZATION DEFAULT');
+ROLLBACK;
+SELECT current_user = session_user AS identity_restored;
+
+-- progress while training
+SELECT easeml.trainer_progress(id, 3, 0.25) FROM easeml.runs WHERE status = 'running';
+SELECT epoch, loss, progress_at IS NOT NULL AS has_time FROM easeml.runs WHERE status = 'running';
+
+-- results: bad trainer output fails the run, it never stays running
+SELECT easeml._finish_run(id, 'succeeded', 0, 'not json', NULL) FROM easeml.runs WHERE status = 'running';
+SELECT status, score, left(error, 36) AS error FROM easeml.runs WHERE model_id = (SELECT id FROM easeml.models WHERE name = 'knn-15');
+INSERT INTO easeml.runs (task_id, tenant, model_id, status, started_at)
+SELECT t.id, t.tenant, m.id, 'running', now()
+  FROM easeml.tasks t, easeml.models m WHERE t.name = 'points' AND m.name = 'mlp-64';
+SELECT easeml._finish_run(id, 'succeeded', 0, '{"epochs": 3}', NULL) FROM easeml.runs WHERE status = 'running';
+INSERT INTO easeml.runs (task_id, tenant, model_id, status, started_at)
+SELECT t.id, t.tenant, m.id, 'running', now()
+  FROM easeml.tasks t, easeml.models m WHERE t.name = 'points' AND m.name = 'softmax-l2-1';
+SELECT easeml._finish_run(id, 'succeeded', 0, '{"score": 0.875, "n_val": 8}', NULL) FROM easeml.runs WHERE status = 'running';
+INSERT INTO easeml.runs (task_id, tenant, model_id, status, started_at)
+SELECT t.id, t.tenant, m.id, 'running', now()
+  FROM easeml.tasks t, easeml.models m WHERE t.name = 'points' AND m.name = 'knn-1';
+SELECT easeml._finish_run(id, 'failed', 137, NULL, 'trainer was terminated by signal 9 (Killed)') FROM easeml.runs WHERE status = 'running';
+SELECT m.name, r.status, r.score, r.exit_code, r.error, r.seconds >= 0 AS timed
+  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
+ WHERE r.task_id = (SELECT id FROM easeml.tasks WHERE name = 'points')
+ ORDER BY r.id;
+-- finished runs cannot be finished again
+SELECT easeml._finish_run(max(id), 'succeeded', 0, '{"score": 1}', NULL) FROM easeml.runs;
+SELECT status, score FROM easeml.runs WHERE id = (SELECT max(id) FROM easeml.runs);
+-- every status change is in run_events
+SELECT m.name, string_agg(e.status, ' -> ' ORDER BY e.id) AS history
+  FROM easeml.run_events e JOIN easeml.runs r ON r.id = e.run_id JOIN easeml.models m ON m.id = r.model_id
+ GROUP BY r.id, m.name ORDER BY r.id;
+
+-- the leaderboard
+SELECT task, tenant, rank, model, family, score FROM easeml.leaderboard ORDER BY task, rank;
+SET ROLE regress_lab_b;
+SELECT count(*) AS other_tenants_rows FROM easeml.leaderboard;
+RESET ROLE;
+
+-- cost estimates: measured for what ran, scaled from other tasks otherwise
+SELECT m.name, c.basis, c.seconds > 0 AS positive
+  FROM easeml.cost_estimates c JOIN easeml.tasks t ON t.id = c.task_id JOIN easeml.models m ON m.id = c.model_id
+ WHERE t.name IN ('points', 'b_points') AND m.name IN ('softmax-l2-1', 'knn-5')
+ ORDER BY t.name, m.name;

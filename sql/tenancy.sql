@@ -1,0 +1,66 @@
+-- Tenants see and touch only their own tasks, runs and decisions.
+-- (Uses the roles, tables and tasks of declare.sql.)
+GRANT SELECT ON public.points TO regress_lab_b;
+SET ROLE regress_lab_b;
+INSERT INTO easeml.tasks (name, source, target) VALUES ('b_points', 'public.points', 'label')
+RETURNING id AS b_task \gset
+SELECT tenant, name FROM easeml.tasks ORDER BY name;
+-- another tenant's task is invisible: not updatable, not deletable
+UPDATE easeml.tasks SET status = 'paused' WHERE name = 'points' RETURNING name;
+DELETE FROM easeml.tasks WHERE name = 'points' RETURNING name;
+SELECT try(format($$SELECT easeml.enqueue('points', 'knn-5')$$));
+RESET ROLE;
+SELECT tenant, name, status FROM easeml.tasks WHERE name IN ('points', 'b_points') ORDER BY name;
+
+-- tenants queue runs of their own tasks; the values are the system's
+SET ROLE regress_lab_a;
+SELECT easeml.enqueue('points', 'knn-5') IS NOT NULL AS queued;
+SELECT try($$SELECT easeml.enqueue('points', 'knn-5')$$);
+SELECT try($$SELECT easeml.enqueue('points', 'no-such-model')$$);
+SELECT try($$SELECT easeml.enqueue('no_such_task', 'knn-5')$$);
+SELECT try($$SELECT easeml.enqueue('points_y', 'softmax-l2-1e-4')$$);
+-- a direct INSERT cannot smuggle in a score or a status
+INSERT INTO easeml.runs (task_id, tenant, model_id, status, score, pid)
+SELECT t.id, 'regress_lab_a', m.id, 'succeeded', 0.99, 1
+  FROM easeml.tasks t, easeml.models m
+ WHERE t.name = 'points' AND m.name = 'gnb'
+RETURNING status, score, pid, requested_by;
+-- nor into another tenant's task
+SELECT try(format($$INSERT INTO easeml.runs (task_id, tenant, model_id) VALUES (%s, 'regress_lab_a', 1)$$, :b_task));
+-- nor change a result
+SELECT try($$UPDATE easeml.runs SET score = 1$$);
+SELECT try($$UPDATE easeml.runs SET status = 'succeeded'$$);
+SELECT try($$DELETE FROM easeml.runs$$);
+SELECT t.name AS task, m.name AS model, r.status, r.requested_by
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id JOIN easeml.models m ON m.id = r.model_id
+ ORDER BY r.id;
+
+-- cancel: a queued run is cancelled at once and the change is recorded
+SELECT easeml.cancel(id) FROM easeml.runs WHERE model_id = (SELECT id FROM easeml.models WHERE name = 'gnb');
+SELECT m.name, r.status, r.error IS NOT NULL AS has_reason
+  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id ORDER BY r.id;
+SELECT min(id) AS a_run FROM easeml.runs \gset
+-- cancelling again is harmless: it answers the run's status
+SELECT easeml.cancel(id) FROM easeml.runs WHERE status = 'cancelled';
+SELECT m.name, e.status
+  FROM easeml.run_events e JOIN easeml.runs r ON r.id = e.run_id JOIN easeml.models m ON m.id = r.model_id
+ ORDER BY e.id;
+RESET ROLE;
+
+-- the other tenant sees none of it and cannot cancel it
+SET ROLE regress_lab_b;
+SELECT count(*) AS runs_visible FROM easeml.runs;
+SELECT count(*) AS events_visible FROM easeml.run_events;
+SELECT try(format('SELECT easeml.cancel(%s)', :a_run));
+SELECT try('SELECT easeml.cancel(1)');
+SELECT task FROM easeml.task_overview ORDER BY task;
+-- internal and admin functions are not for tenants
+SELECT try($$SELECT easeml.trainer_spec(1)$$);
+SELECT try($$SELECT easeml.trainer_data_session(1)$$);
+SELECT try($$SELECT easeml.trainer_progress(1, 1, 0.5)$$);
+SELECT try($$SELECT easeml.add_tenant('regress_lab_b')$$);
+SELECT try($$SELECT easeml.set_policy('fifo')$$);
+SELECT try($$SELECT easeml._finish_run(1, 'succeeded', 0, '{"score": 1}', NULL)$$);
+SELECT try($$INSERT INTO easeml.models (name, family) VALUES ('mine', 'knn')$$);
+SELECT try($$INSERT INTO easeml.tenants (name) VALUES ('regress_outsider')$$);
+RESET ROLE;
