@@ -113,7 +113,7 @@ _PG_init(void)
 							"Longest time the scheduler sleeps between checks.",
 							"New tasks, cancels and finished trainers wake it earlier.",
 							&easeml_naptime,
-							1000, 10, 60000,
+							1000, 10, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 

@@ -61,6 +61,7 @@ Usage(void)
 			"                      fix a prior hyperparameter (default: fitted by held-out\n"
 			"                      likelihood on the prior rows)\n"
 			"  --standardize-rows  rbf: z-score each history row before distances\n"
+			"  --max-devices-per-tenant N  at most N runs of one tenant at a time (0: no limit)\n"
 			"  --stop-loss X       stop each run once the loss is <= X (default 0)\n"
 			"  --curve FILE        write the averaged loss curve (CSV)\n"
 			"  --times FILE        write per-draw times to each threshold (CSV)\n"
@@ -322,6 +323,11 @@ ReplayMain(int argc, char **argv)
 		{
 			NEED_VALUE();
 			cfg.prior.signal_var = atof(v);
+		}
+		else if (strcmp(a, "--max-devices-per-tenant") == 0)
+		{
+			NEED_VALUE();
+			cfg.max_devices_per_tenant = atoi(v);
 		}
 		else if (strcmp(a, "--standardize-rows") == 0)
 			cfg.prior.standardize_rows = 1;

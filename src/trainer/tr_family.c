@@ -27,6 +27,7 @@ extern const TrFamily TrFamilyLinearSvm;
 extern const TrFamily TrFamilyRidge;
 extern const TrFamily TrFamilyRandomForest;
 extern const TrFamily TrFamilyGbt;
+extern const TrFamily TrFamilyCnn;
 
 static const TrFamily *const families[] = {
 	&TrFamilySoftmax,
@@ -37,6 +38,7 @@ static const TrFamily *const families[] = {
 	&TrFamilyRidge,
 	&TrFamilyRandomForest,
 	&TrFamilyGbt,
+	&TrFamilyCnn,
 };
 
 #define NFAMILIES ((int) (sizeof(families) / sizeof(families[0])))

@@ -1,0 +1,103 @@
+# A tenant declares tasks with one INSERT; the scheduler trains real models
+# on real data in separate processes and the leaderboard fills.
+use strict;
+use warnings;
+
+use lib "$ENV{TESTDIR}/t";
+use EasemlTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $node = easeml_node('end_to_end');
+
+load_dataset($node, 'wine', 'wine');
+load_dataset($node, 'diabetes_regression', 'diabetes');
+load_dataset($node, 'iris', 'iris');
+make_tenant($node, 'lab_a', 'public.wine', 'public.iris');
+make_tenant($node, 'lab_b', 'public.diabetes');
+
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'easeml scheduler'"),
+	'the scheduler worker runs');
+my $worker = scheduler_pid($node);
+
+query_as($node, 'lab_a',
+	"INSERT INTO easeml.tasks (tenant, name, source, target) VALUES ('lab_a', 'wine', 'public.wine', 'label')");
+query_as($node, 'lab_b',
+	"INSERT INTO easeml.tasks (name, source, target, kind) VALUES ('diabetes', 'public.diabetes', 'target', 'regression')");
+
+ok( $node->poll_query_until('postgres', q{
+	SELECT count(*) >= 4 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'wine' AND r.status = 'succeeded'}),
+	'the wine task gets at least 4 succeeded runs');
+
+# the best model is far above chance (the largest class is 40% of wine)
+my $best = query_as($node, 'lab_a',
+	"SELECT score FROM easeml.leaderboard WHERE task = 'wine' AND rank = 1");
+cmp_ok($best, '>', 0.85, "best wine validation accuracy $best is far above chance (0.40)");
+
+# each finished run is fully recorded
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.runs
+	 WHERE status = 'succeeded'
+	   AND (pid IS NULL OR started_at IS NULL OR finished_at IS NULL OR seconds <= 0
+			OR slot IS NULL OR log_path IS NULL OR (metrics->>'n_val')::int < 1
+			OR (metrics->>'rows_loaded')::int <> 178 AND (metrics->>'rows_loaded')::int <> 442)}),
+	'0', 'succeeded runs record pid, slot, times, log path and metrics');
+my $log = $node->safe_psql('postgres',
+	"SELECT log_path FROM easeml.runs WHERE status = 'succeeded' ORDER BY id LIMIT 1");
+ok(-s $log, 'the trainer log exists');
+like(slurp_file($log), qr/loaded 178 rows/, 'the trainer log says what it loaded');
+
+# decisions are recorded with the policy and the posterior
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) > 0 AND bool_and(policy IS NOT NULL)
+	  FROM easeml.decisions d JOIN easeml.runs r ON r.id = d.run_id}),
+	't', 'every scheduler run has a decision row');
+
+# the regression task trains regressors and reports R^2 and RMSE
+ok( $node->poll_query_until('postgres', q{
+	SELECT count(*) >= 2 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'diabetes' AND r.status = 'succeeded'}),
+	'the regression task gets succeeded runs');
+is( query_as($node, 'lab_b', q{
+	SELECT bool_and(metrics ? 'rmse' AND (metrics->>'rmse')::float8 > 0)
+	  FROM easeml.runs WHERE status = 'succeeded'}),
+	't', 'regression runs report RMSE');
+is(query_as($node, 'lab_b', "SELECT count(*) FROM easeml.leaderboard WHERE task = 'wine'"),
+	'0', 'a tenant does not see another tenant\'s leaderboard');
+
+# every candidate gets tried, then the task is completed
+ok( $node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'wine'"),
+	'the wine task completes after every candidate was tried');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM (SELECT model_id FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'wine' GROUP BY model_id HAVING count(*) > 1) d}),
+	'0', 'no candidate was trained twice');
+
+# a reload keeps the worker; a long naptime shows the commit-time wake-up
+$node->safe_psql('postgres',
+	"ALTER SYSTEM SET easeml.naptime = '10min'; SELECT pg_reload_conf();");
+ok($node->poll_query_until('postgres',
+		"SELECT status <> 'active' FROM easeml.tasks WHERE name = 'diabetes'"),
+	'the regression task finishes');
+sleep 1;    # let the worker take the reload before it goes to sleep
+is(scheduler_pid($node), $worker, 'the worker survives a configuration reload');
+
+my $t0 = time();
+query_as($node, 'lab_a',
+	"INSERT INTO easeml.tasks (name, source, target) VALUES ('iris', 'public.iris', 'label')");
+ok( $node->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'iris'}),
+	'a run of the new task starts');
+my $waited = time() - $t0;
+cmp_ok($waited, '<', 60,
+	sprintf('the new task woke the scheduler (%.1f s) although it naps for 10 minutes', $waited));
+
+is(scheduler_pid($node), $worker, 'the same worker ran everything');
+$node->stop;
+done_testing();

@@ -1,0 +1,156 @@
+# Nothing is lost: a killed trainer gives a failed run and the database
+# keeps running; a restart with a run in flight gives an interrupted run
+# whose candidate is trained later; cancels, timeouts, trainer errors and a
+# broken task are recorded and never stop the scheduler.
+use strict;
+use warnings;
+
+use lib "$ENV{TESTDIR}/t";
+use EasemlTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = easeml_node('failures',
+	'easeml.max_workers' => 1,
+	'easeml.enabled' => 'off');
+load_dataset($node, 'iris', 'iris');
+make_tenant($node, 'lab_a', 'public.iris');
+
+# a stand-in trainer that never finishes
+my $tmp = PostgreSQL::Test::Utils::tempdir();
+my $slow = "$tmp/slow_trainer";
+open(my $fh, '>', $slow) or die $!;
+print $fh "#!/bin/sh\nexec sleep 600\n";
+close($fh);
+chmod 0755, $slow;
+
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'easeml scheduler'"),
+	'the scheduler worker runs');
+my $worker = scheduler_pid($node);
+my $postmaster = postmaster_pid($node);
+my $started = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
+
+query_as($node, 'lab_a',
+	"INSERT INTO easeml.tasks (name, source, target) VALUES ('iris', 'public.iris', 'label')");
+$node->safe_psql('postgres', qq{
+	ALTER SYSTEM SET easeml.trainer_path = '$slow';
+	ALTER SYSTEM SET easeml.enabled = on;
+	SELECT pg_reload_conf();});
+
+# ---- a trainer killed with SIGKILL ---------------------------------------
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM easeml.runs WHERE status = 'running' AND pid IS NOT NULL"),
+	'a trainer runs');
+my ($killed_run, $killed_pid, $killed_model) = split /\|/, $node->safe_psql('postgres',
+	"SELECT id, pid, model_id FROM easeml.runs WHERE status = 'running'");
+is(kill('KILL', $killed_pid), 1, "SIGKILL sent to trainer $killed_pid");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'failed' FROM easeml.runs WHERE id = $killed_run"),
+	'the killed run is failed');
+like($node->safe_psql('postgres', "SELECT error FROM easeml.runs WHERE id = $killed_run"),
+	qr/signal 9/, 'its error names the signal');
+is($node->safe_psql('postgres', "SELECT exit_code FROM easeml.runs WHERE id = $killed_run"),
+	'137', 'its exit code is 128 + 9');
+is(postmaster_pid($node), $postmaster, 'the postmaster was not restarted');
+is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $started,
+	'no crash recovery happened');
+is(scheduler_pid($node), $worker, 'the scheduler kept running');
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM easeml.runs WHERE status = 'running' AND pid IS NOT NULL AND id > $killed_run"),
+	'the scheduler started the next run');
+
+# ---- a server restart with a run in flight --------------------------------
+my ($flight_run, $flight_model) = split /\|/, $node->safe_psql('postgres',
+	"SELECT id, model_id FROM easeml.runs WHERE status = 'running'");
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET easeml.trainer_path');
+$node->restart;
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'interrupted' FROM easeml.runs WHERE id = $flight_run"),
+	'the run in flight is marked interrupted after the restart');
+like($node->safe_psql('postgres', "SELECT error FROM easeml.runs WHERE id = $flight_run"),
+	qr/restarted/, 'its error says why');
+ok( $node->poll_query_until('postgres', qq{
+	SELECT count(*) = 1 FROM easeml.runs
+	 WHERE model_id = $flight_model AND status = 'succeeded' AND id > $flight_run}),
+	'the interrupted candidate is trained again and succeeds');
+is( $node->safe_psql('postgres',
+		"SELECT string_agg(status, ',' ORDER BY id) FROM easeml.run_events WHERE run_id = $flight_run"),
+	'running,interrupted', 'both state changes of the interrupted run are recorded');
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'iris'"),
+	'the task completes');
+is($node->safe_psql('postgres', "SELECT count(*) FROM easeml.runs WHERE model_id = $killed_model"),
+	'1', 'the failed candidate is not retried');
+$worker = scheduler_pid($node);
+
+# ---- cancel a running trainer ----------------------------------------------
+$node->safe_psql('postgres', qq{
+	ALTER SYSTEM SET easeml.trainer_path = '$slow'; SELECT pg_reload_conf();});
+my $cancel_run = query_as($node, 'lab_a', "SELECT easeml.enqueue('iris', 'knn-5')");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'running' AND pid IS NOT NULL FROM easeml.runs WHERE id = $cancel_run"),
+	'a queued run starts');
+my $cancel_pid = $node->safe_psql('postgres', "SELECT pid FROM easeml.runs WHERE id = $cancel_run");
+is(query_as($node, 'lab_a', "SELECT easeml.cancel($cancel_run)"), 'running',
+	'the tenant asks to cancel it');
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'cancelled' FROM easeml.runs WHERE id = $cancel_run"),
+	'the run is cancelled');
+is(kill(0, $cancel_pid), 0, 'its trainer process is gone');
+
+# ---- a timeout ----------------------------------------------------------------
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM SET easeml.run_timeout = '1s'; SELECT pg_reload_conf();});
+my $slow_run = query_as($node, 'lab_a', "SELECT easeml.enqueue('iris', 'gnb')");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'failed' FROM easeml.runs WHERE id = $slow_run"),
+	'a run past easeml.run_timeout fails');
+like($node->safe_psql('postgres', "SELECT error FROM easeml.runs WHERE id = $slow_run"),
+	qr/timed out/, 'its error says it timed out');
+
+# ---- the trainer reports its own error ----------------------------------------
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM RESET easeml.run_timeout;
+	ALTER SYSTEM RESET easeml.trainer_path;
+	SELECT pg_reload_conf();
+	INSERT INTO easeml.models (name, family, params) VALUES ('mystery', 'no_such_family', '{}');});
+my $bad_run = query_as($node, 'lab_a', "SELECT easeml.enqueue('iris', 'mystery')");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'failed' FROM easeml.runs WHERE id = $bad_run"),
+	'a run of an unknown family fails');
+like($node->safe_psql('postgres', "SELECT error FROM easeml.runs WHERE id = $bad_run"),
+	qr/exited with code 1: unknown model family "no_such_family"/,
+	'its error carries the trainer\'s message');
+$node->safe_psql('postgres', "UPDATE easeml.models SET enabled = false WHERE name = 'mystery'");
+
+# ---- one broken task does not stop the scheduler --------------------------------
+$node->safe_psql('postgres', q{
+	CREATE TABLE public.gone AS SELECT * FROM public.iris;
+	CREATE TABLE public.iris2 AS SELECT * FROM public.iris;
+	GRANT SELECT ON public.gone, public.iris2 TO lab_a;});
+query_as($node, 'lab_a', q{
+	BEGIN;
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('gone', 'public.gone', 'label');
+	UPDATE easeml.tasks SET status = 'paused' WHERE name = 'gone';
+	COMMIT;});
+$node->safe_psql('postgres', 'DROP TABLE public.gone');
+query_as($node, 'lab_a', q{
+	UPDATE easeml.tasks SET status = 'active' WHERE name = 'gone';
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('iris2', 'public.iris2', 'label');});
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'failed' FROM easeml.tasks WHERE name = 'gone'"),
+	'a task whose table was dropped is marked failed');
+like($node->safe_psql('postgres', "SELECT status_reason FROM easeml.tasks WHERE name = 'gone'"),
+	qr/failed in a row: .*no longer exists/, 'its reason says what went wrong');
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'iris2'"),
+	'the other task still completes');
+is(scheduler_pid($node), $worker, 'the scheduler never restarted');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM easeml.runs WHERE status IN ('queued', 'running')"),
+	'0', 'no run is left in flight');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,108 @@
+# The trainer reads a task's rows with the tenant's own privileges, inside a
+# read-only, security-restricted transaction: a tenant's code cannot take
+# the trainer's identity, row-level security applies, and losing access
+# fails the run.
+use strict;
+use warnings;
+
+use lib "$ENV{TESTDIR}/t";
+use EasemlTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = easeml_node('security');
+load_dataset($node, 'iris', 'iris');
+make_tenant($node, 'lab_a', 'public.iris');
+make_tenant($node, 'lab_b', 'public.iris');
+
+# lab_b's view calls a function that tries to become the superuser and to
+# write down what it saw
+$node->safe_psql('postgres', 'CREATE SCHEMA lab_b AUTHORIZATION lab_b');
+query_as($node, 'lab_b', q{
+	CREATE TABLE lab_b.loot (who text);
+	CREATE FUNCTION lab_b.escalate(x float8) RETURNS float8 LANGUAGE plpgsql AS $$
+	BEGIN
+		RESET ROLE;
+		INSERT INTO lab_b.loot VALUES (current_user);
+		RETURN x;
+	END $$;
+	CREATE VIEW lab_b.iris_v AS
+	  SELECT lab_b.escalate(sepal_length) AS sepal_length, sepal_width, petal_length, petal_width, label
+	    FROM public.iris;
+	CREATE FUNCTION lab_b.scribble(x float8) RETURNS float8 LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO lab_b.loot VALUES (current_user);
+		RETURN x;
+	END $$;
+	CREATE VIEW lab_b.iris_w AS
+	  SELECT lab_b.scribble(sepal_length) AS sepal_length, sepal_width, petal_length, petal_width, label
+	    FROM public.iris;
+	-- the check at INSERT runs as lab_b itself, so these succeed here
+	INSERT INTO easeml.tasks (name, source, target)
+	VALUES ('escalate', 'lab_b.iris_v', 'label'), ('scribble', 'lab_b.iris_w', 'label');
+	TRUNCATE lab_b.loot;});
+
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'failed' FROM easeml.tasks WHERE name = 'escalate'"),
+	'the task whose view changes role fails');
+like($node->safe_psql('postgres',
+		"SELECT min(error) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'escalate'"),
+	qr/cannot set parameter "role"/, 'RESET ROLE was refused inside the trainer\'s data session');
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'failed' FROM easeml.tasks WHERE name = 'scribble'"),
+	'the task whose view writes fails');
+like($node->safe_psql('postgres',
+		"SELECT min(error) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'scribble'"),
+	qr/read-only transaction/, 'the data session is read-only');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM lab_b.loot'), '0',
+	'nothing was written');
+
+# row-level security on the source applies to the tenant's rows
+$node->safe_psql('postgres', q{
+	CREATE TABLE public.iris_rls AS SELECT * FROM public.iris;
+	ALTER TABLE public.iris_rls ENABLE ROW LEVEL SECURITY;
+	CREATE POLICY no_setosa ON public.iris_rls FOR SELECT TO lab_a USING (label <> 'setosa');
+	GRANT SELECT ON public.iris_rls TO lab_a;});
+query_as($node, 'lab_a',
+	"INSERT INTO easeml.tasks (name, source, target) VALUES ('rls', 'public.iris_rls', 'label')");
+is(query_as($node, 'lab_a', "SELECT n_rows || '/' || n_classes FROM easeml.tasks WHERE name = 'rls'"),
+	'100/2', 'the declaration counts only the rows the tenant may see');
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'rls' AND r.status = 'succeeded'}),
+	'the task trains');
+is( $node->safe_psql('postgres', q{
+	SELECT DISTINCT (metrics->>'rows_loaded') || '/' || (metrics->>'n_classes')
+	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'rls' AND r.status = 'succeeded'}),
+	'100/2', 'the trainer read only the rows the tenant may see');
+
+# access lost after the declaration: the trainer reads as the tenant
+$node->safe_psql('postgres', q{
+	CREATE TABLE public.iris_revoked AS SELECT * FROM public.iris;
+	GRANT SELECT ON public.iris_revoked TO lab_a;});
+query_as($node, 'lab_a', q{
+	BEGIN;
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('revoked', 'public.iris_revoked', 'label');
+	UPDATE easeml.tasks SET status = 'paused' WHERE name = 'revoked';
+	COMMIT;});
+$node->safe_psql('postgres', 'REVOKE SELECT ON public.iris_revoked FROM lab_a');
+query_as($node, 'lab_a', "UPDATE easeml.tasks SET status = 'active' WHERE name = 'revoked'");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'failed' FROM easeml.tasks WHERE name = 'revoked'"),
+	'a task whose tenant lost access fails');
+like($node->safe_psql('postgres',
+		"SELECT min(error) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'revoked'"),
+	qr/permission denied for table iris_revoked/, 'with the tenant\'s permission error');
+
+# tenants see only their own rows everywhere
+is(query_as($node, 'lab_a', q{
+	SELECT count(*) FROM easeml.runs WHERE tenant <> current_user}), '0', 'runs are private');
+is(query_as($node, 'lab_a', q{
+	SELECT count(*) FROM easeml.decisions WHERE tenant <> current_user}), '0', 'decisions are private');
+is(query_as($node, 'lab_a', q{
+	SELECT count(*) FROM easeml.task_overview WHERE tenant <> current_user}), '0', 'tasks are private');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,84 @@
+# Helpers shared by easeml's TAP tests.
+package EasemlTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our @EXPORT = qw(easeml_node load_dataset scheduler_pid postmaster_pid
+  make_tenant query_as);
+
+# A started node with easeml preloaded and created in database postgres.
+sub easeml_node
+{
+	my ($name, %conf) = @_;
+	my %settings = (
+		shared_preload_libraries => 'easeml',
+		'easeml.database' => 'postgres',
+		'easeml.naptime' => '200ms',
+		'easeml.max_workers' => 2,
+		'easeml.cancel_grace' => '1s',
+		%conf);
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf',
+		join('', map { "$_ = '$settings{$_}'\n" } sort keys %settings));
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION easeml');
+	return $node;
+}
+
+# Load one dataset of scripts/datasets.py as a table in database postgres.
+sub load_dataset
+{
+	my ($node, $name, $table, @args) = @_;
+	my $script = "$ENV{TESTDIR}/scripts/load_dataset.py";
+	my $sql = `/usr/bin/python3 '$script' $name $table @args`;
+	die "load_dataset.py $name failed" if $? != 0;
+	$node->safe_psql('postgres', $sql);
+	return;
+}
+
+# A login role registered as a tenant, allowed to read the given tables.
+sub make_tenant
+{
+	my ($node, $role, @tables) = @_;
+	$node->safe_psql('postgres',
+		"CREATE ROLE $role LOGIN; SELECT easeml.add_tenant('$role');");
+	$node->safe_psql('postgres', "GRANT SELECT ON $_ TO $role") for @tables;
+	return;
+}
+
+# Run SQL connected as a role.
+sub query_as
+{
+	my ($node, $role, $sql) = @_;
+	return $node->safe_psql('postgres', $sql,
+		extra_params => [ '-U', $role ]);
+}
+
+# Pid of the scheduler background worker ('' if none).
+sub scheduler_pid
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'easeml scheduler'"
+	);
+}
+
+# Pid of the postmaster, from postmaster.pid.
+sub postmaster_pid
+{
+	my ($node) = @_;
+	open(my $fh, '<', $node->data_dir . '/postmaster.pid') or die $!;
+	my $pid = <$fh>;
+	close($fh);
+	chomp $pid;
+	return $pid;
+}
+
+1;
