@@ -69,3 +69,19 @@ tapcheck:
 	TESTDIR='$(CURDIR)' PATH="$(bindir):$$PATH" PGPORT='6$(DEF_PGPORT)' \
 	PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
 	$(PROVE) $(PG_PROVE_FLAGS) $(PROVE_FLAGS) $(or $(PROVE_TESTS),t/*.pl)
+
+# ---- trainer unit tests (owned by the trainer ML core) ----------------------
+# easeml-trainer-test: every trainer source except tr_main.c, plus the tests
+# in src/trainer/test/.  "make trainer-unittest" builds and runs it (TAP
+# output; no PostgreSQL server needed, python3-sklearn's iris.csv is used
+# when installed).
+TRAINER_TEST_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) \
+	$(wildcard src/trainer/test/*.c)
+EXTRA_CLEAN += easeml-trainer-test
+
+easeml-trainer-test: $(TRAINER_TEST_SRCS) $(TRAINER_HDRS)
+	$(CC) $(CORE_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread
+
+.PHONY: trainer-unittest
+trainer-unittest: easeml-trainer-test
+	OPENBLAS_NUM_THREADS=1 ./easeml-trainer-test

@@ -131,6 +131,7 @@ PolicyParamsDefault(PolicyParams *params, PolicyKind kind)
 	params->fairness_window = 0;
 	params->streak_limit = 0;
 	params->greedy = POLICY_DEFAULT_GREEDY;
+	params->spread = 1;
 }
 
 /* splitmix64: small, seedable, good enough for tie-free uniform picks. */
@@ -425,11 +426,16 @@ FairnessFloor(const PolicyTenantView *views, int n, int w, int64_t decision_no,
 	if (min_other >= decision_no + n_elig)
 		return g;
 
+	/*
+	 * Only tasks with less than n_elig slack can break feasibility, and they
+	 * are the first in deadline order, so sorting them alone is enough.
+	 */
 	dl = malloc(sizeof(int64_t) * (size_t) n_elig);
 	if (dl == NULL)
 		return -2;
 	for (i = 0; i < n; i++)
-		if (views[i].arm >= 0 && i != g)
+		if (views[i].arm >= 0 && i != g &&
+			Deadline(&views[i], w) < decision_no + n_elig)
 			dl[cnt++] = Deadline(&views[i], w);
 	qsort(dl, cnt, sizeof(int64_t), CmpInt64);
 	for (i = 0; i < cnt; i++)
@@ -476,14 +482,39 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 			break;
 	}
 
-	/* warm start: serve every task once, by the policy's own rule */
-	if (params->warm_start && n_unserved > 0 && n_unserved < n_elig)
+	/*
+	 * Restrict the greedy and random rules: first to the tasks never served
+	 * (warm start, algorithm.md 3), then to those with the fewest runs in
+	 * flight, so that M devices spread over M tasks before any task gets a
+	 * second one while its first result is pending.  [R] not confirmed by
+	 * the paper's text.
+	 */
+	if ((params->warm_start && n_unserved > 0 && n_unserved < n_elig) ||
+		params->spread)
 	{
+		int			min_running = INT32_MAX;
+		int			n_only = 0;
+
 		unserved = malloc(n);
 		if (unserved == NULL)
 			return POLICY_NO_MEMORY;
 		for (i = 0; i < n; i++)
-			unserved[i] = views[i].arm >= 0 && views[i].last_served < 0;
+		{
+			unserved[i] = views[i].arm >= 0;
+			if (params->warm_start && n_unserved > 0 && n_unserved < n_elig)
+				unserved[i] = unserved[i] && views[i].last_served < 0;
+			if (unserved[i] && params->spread &&
+				views[i].n_running < min_running)
+				min_running = views[i].n_running;
+		}
+		for (i = 0; i < n; i++)
+		{
+			if (unserved[i] && params->spread &&
+				views[i].n_running > min_running)
+				unserved[i] = 0;
+			n_only += unserved[i];
+		}
+		n_unserved = n_only;
 		only = unserved;
 	}
 
@@ -492,6 +523,9 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 		case POLICY_RANDOM:
 			{
 				int			cnt = only ? n_unserved : n_elig;
+
+				if (cnt <= 0)
+					break;
 				int			r;
 
 				r = (int) (PolicyRandUniform(rng) * cnt);
@@ -980,6 +1014,7 @@ PolicyDecide(const PolicyInput *in, PolicyDecision *decision)
 		v->n_obs = t->n_obs;
 		v->last_served = t->last_served < 0 ? -1 : t->last_served;
 		v->streak = t->streak;
+		v->n_running = t->n_running;
 		v->best = 0.0;
 		for (j = 0; j < t->n_obs; j++)
 			if (j == 0 || t->obs_y[j] > v->best)

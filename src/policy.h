@@ -153,6 +153,9 @@ typedef struct PolicyParams
 									 * many decisions (needs >= tasks) */
 	int			streak_limit;	/* hybrid, see PolicyInput */
 	PolicyKind	greedy;			/* hybrid: the greedy rule it guards */
+	int			spread;			/* several devices: greedy and random rules
+								 * only consider the tasks with the fewest
+								 * runs in flight (work-conserving) */
 } PolicyParams;
 
 /* One task's best candidate and what the task-picking rules need. */
@@ -171,6 +174,7 @@ typedef struct PolicyTenantView
 	int			n_obs;
 	int64_t		last_served;	/* decision number, -1 = never */
 	int			streak;			/* served without improving, in a row */
+	int			n_running;		/* runs of this task in flight now */
 	double		score;			/* task score that PolicyPickTenant used */
 } PolicyTenantView;
 

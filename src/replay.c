@@ -646,6 +646,8 @@ ReplayParsePolicy(const char *spec, ReplayPolicy *policy, char *err,
 			ok = OptInt(val, &p->warm_start) && p->warm_start <= 1;
 		else if (strcmp(tok, "w") == 0 && val)
 			ok = OptInt(val, &p->fairness_window);
+		else if (strcmp(tok, "spread") == 0 && val)
+			ok = OptInt(val, &p->spread) && p->spread <= 1;
 		else if (strcmp(tok, "s") == 0 && val)
 			ok = OptInt(val, &p->streak_limit);
 		else if (strcmp(tok, "greedy") == 0 && val)
@@ -783,6 +785,7 @@ RefreshView(DrawCtx *c, const PolicyParams *params, int t)
 	s->view.n_obs = s->n_obs;
 	s->view.last_served = s->last_served;
 	s->view.streak = s->streak;
+	s->view.n_running = s->n_running;
 	s->dirty = 0;
 	if (s->n_left == 0 || (c->cfg->max_devices_per_tenant > 0 &&
 						   s->n_running >= c->cfg->max_devices_per_tenant))

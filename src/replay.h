@@ -53,6 +53,7 @@
  *	 w=N            hybrid fairness window in decisions (0: 2 x tenants)
  *	 s=N            hybrid streak limit (0: off)
  *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
+ *	 spread=0|1     several devices: prefer tenants with fewer runs in flight
  * e.g. "rr" (per-tenant GP-UCB served round-robin), "popular" (users'
  * heuristic), "hybrid:cost:w=60".
  *

@@ -449,8 +449,15 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 	{
 		double		sd = cnt[j] > 0 ? sqrt(sum[j] / cnt[j]) : 0.0;
 
+		if (!isfinite(sd))
+		{
+			snprintf(err, errlen,
+					 "feature column \"%s\" has values too large for its variance to be computed; rescale the column",
+					 ColName(tab, j, nb, sizeof(nb)));
+			goto fail;
+		}
 		/* relative test: a column of 1e6 +- 1e-12 is constant in float */
-		if (!(sd > 1e-12 * fmax(1.0, fabs(out->mean[j]))) || !isfinite(sd))
+		if (!(sd > 1e-12 * fmax(1.0, fabs(out->mean[j]))))
 			out->scale[j] = 0.0;
 		else
 			out->scale[j] = 1.0 / sd;
