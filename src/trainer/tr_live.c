@@ -199,6 +199,7 @@ TrLiveMain(int argc, char **argv)
 	double		t0,
 				load_seconds;
 	int			threads = 1;
+	int			load_only = 0;
 	struct sigaction sa;
 
 	for (int i = 1; i < argc; i++)
@@ -207,6 +208,8 @@ TrLiveMain(int argc, char **argv)
 			run_id = argv[++i];
 		else if (strcmp(argv[i], "--run-dir") == 0 && i + 1 < argc)
 			run_dir = argv[++i];
+		else if (strcmp(argv[i], "--load-only") == 0)
+			load_only = 1;	/* scripts/bench/dataload.sh: stop after loading */
 	}
 	if (run_id == NULL || run_dir == NULL)
 	{
@@ -316,6 +319,14 @@ TrLiveMain(int argc, char **argv)
 	}
 	load_seconds = TrNow() - t0;
 	LogLine("run %s: loaded %d rows (%ld bytes) in %.3f s", run_id, tab.n, bytes, load_seconds);
+	if (load_only)
+	{
+		printf("{\"rows\": %d, \"bytes\": %ld, \"load_seconds\": %.6f}\n",
+			   tab.n, bytes, load_seconds);
+		TrTableFree(&tab);
+		PQfinish(conn);
+		return 0;
+	}
 
 	/* feature names, for messages about a column */
 	if (json_object_object_get_ex(spec, "features", &v))
