@@ -612,6 +612,85 @@ $$;
 COMMENT ON FUNCTION easeml.set_policy(text) IS
 	'set the scheduling policy (admin only); overrides the easeml.policy GUC, NULL returns to it';
 
+CREATE FUNCTION easeml.load_history(path text, source text DEFAULT NULL,
+									one_minus boolean DEFAULT false)
+RETURNS int
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	lines		text[];
+	header		text[];
+	cells		text[];
+	model_ids	int[] := '{}';
+	unknown		text[] := '{}';
+	q			float8;
+	n			int := 0;
+	mid			int;
+BEGIN
+	lines := regexp_split_to_array(rtrim(pg_read_file(path), E'\r\n'), E'\r?\n');
+	IF cardinality(lines) < 2 THEN
+		RAISE EXCEPTION 'history file "%" has no data rows', path
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'The first line names the models; each further line is a dataset id followed by one quality per model.';
+	END IF;
+	header := string_to_array(lines[1], ',');
+	FOR j IN 2..cardinality(header) LOOP
+		SELECT id INTO mid FROM easeml.models WHERE name = btrim(header[j], ' "');
+		model_ids := model_ids || mid;
+		IF mid IS NULL THEN
+			unknown := unknown || btrim(header[j], ' "');
+		END IF;
+	END LOOP;
+	IF cardinality(unknown) = cardinality(header) - 1 THEN
+		RAISE EXCEPTION 'no column of "%" names a model of easeml.models', path
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'The header must hold easeml model names, e.g. ' ||
+						 (SELECT string_agg(name, ',' ORDER BY id) FROM (SELECT id, name FROM easeml.models ORDER BY id LIMIT 3) m) || '.';
+	END IF;
+	IF cardinality(unknown) > 0 THEN
+		RAISE NOTICE 'ignoring % column(s) that name no model: %',
+			cardinality(unknown), array_to_string(unknown, ', ');
+	END IF;
+	FOR i IN 2..cardinality(lines) LOOP
+		CONTINUE WHEN btrim(lines[i]) = '';
+		cells := string_to_array(lines[i], ',');
+		IF cardinality(cells) <> cardinality(header) THEN
+			RAISE EXCEPTION 'line % of "%" has % fields, the header has %', i, path,
+				cardinality(cells), cardinality(header)
+				USING ERRCODE = 'invalid_text_representation';
+		END IF;
+		FOR j IN 2..cardinality(header) LOOP
+			cells[j] := btrim(cells[j], ' "');
+			CONTINUE WHEN model_ids[j - 1] IS NULL OR cells[j] IN ('', 'nan', 'NaN', 'NA');
+			BEGIN
+				q := cells[j]::float8;
+			EXCEPTION WHEN invalid_text_representation THEN
+				RAISE EXCEPTION 'line % column % of "%" is not a number: "%"', i, j, path, cells[j]
+					USING ERRCODE = 'invalid_text_representation';
+			END;
+			IF one_minus THEN
+				q := 1 - q;
+			END IF;
+			IF NOT (q >= 0 AND q <= 1) THEN
+				RAISE EXCEPTION 'line % column % of "%": quality % is outside [0, 1]', i, j, path, q
+					USING ERRCODE = 'numeric_value_out_of_range',
+						  HINT = CASE WHEN NOT one_minus THEN 'For an error matrix, pass one_minus => true.' END;
+			END IF;
+			INSERT INTO easeml.history (dataset, model_id, quality, source)
+			VALUES (btrim(cells[1], ' "'), model_ids[j - 1], q, coalesce(source, path))
+			ON CONFLICT (dataset, model_id) DO UPDATE
+				SET quality = EXCLUDED.quality, source = EXCLUDED.source;
+			n := n + 1;
+		END LOOP;
+	END LOOP;
+	PERFORM easeml.wake_scheduler();
+	RETURN n;
+END;
+$$;
+COMMENT ON FUNCTION easeml.load_history(text, text, boolean) IS
+	'load seed history for the scheduler''s prior from a server-side CSV (admin only): header = model names, rows = dataset id then qualities in [0,1]; returns the cells loaded';
+
 CREATE FUNCTION easeml._policy_valid(policy text)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'easeml_policy_valid'
@@ -897,6 +976,7 @@ GRANT SELECT, INSERT ON easeml.runs TO PUBLIC;
 GRANT UPDATE (cancel_requested) ON easeml.runs TO PUBLIC;
 
 REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_policy(text),
+	easeml.load_history(text, text, boolean),
 	easeml.trainer_spec(bigint), easeml.trainer_data_session(bigint),
 	easeml.trainer_progress(bigint, int, float8),
 	easeml._finish_run(bigint, text, int, text, text)

@@ -34,9 +34,16 @@
  * Posterior (the prior mean is kept, algorithm.md 2.2):
  *	 G = Sigma[A,A] + sigma_n^2 I = L L',  z = L^{-1}(y - mu0[A]),
  *	 V = L^{-1} Sigma[A,:],  mu = mu0 + V' z,  var = diag(Sigma) - colsum(V.^2)
- * GpState keeps L, V and z and appends one observation in O(K t):
- *	 l = V[:,a], d = sqrt(G_aa - l'l), new V row = (Sigma[a,:] - l'V) / d,
- *	 new z = (y - mu0(a) - l'z) / d, mu += z_new v, var -= v.^2.
+ * GpState appends one observation of arm a in O(t^2 + K t) by extending L
+ * by one row:
+ *	 l = L^{-1} Sigma[A,a],  d = sqrt(G_aa - l'l),  z_new = (y - mu0(a) - l'z)/d
+ *	 v = (Sigma[a,:] - Sigma[A,:]' L^{-T} l) / d      (the new row of V)
+ *	 mu += z_new v,  var -= v.^2
+ * V itself is never stored: Sigma[A,:]' (L^{-T} l) reads t rows of the
+ * prior covariance, which all tenants share (and which stays in cache),
+ * instead of a t x K matrix per tenant.  With 1,000 tenants x 200 arms x
+ * 50 runs that is the difference between 80 KB and 10 KB of cold memory
+ * per update.
  *
  * IDENTIFICATION
  *	  src/gp.c
@@ -958,8 +965,8 @@ GpStateFree(GpState *state)
 	free(state->arms);
 	free(state->y);
 	free(state->L);
-	free(state->V);
 	free(state->z);
+	free(state->work);
 	free(state->mu);
 	free(state->var);
 	memset(state, 0, sizeof(*state));
@@ -990,8 +997,8 @@ StateGrow(GpState *state, int need)
 	int		   *arms;
 	double	   *y,
 			   *L,
-			   *V,
-			   *z;
+			   *z,
+			   *work;
 	int			i;
 
 	while (cap < need)
@@ -1009,11 +1016,11 @@ StateGrow(GpState *state, int need)
 	if (z == NULL)
 		return GP_NO_MEMORY;
 	state->z = z;
-	V = realloc(state->V, sizeof(double) * (size_t) cap * state->K);
-	if (V == NULL)
+	work = realloc(state->work, sizeof(double) * (2 * (size_t) cap + state->K));
+	if (work == NULL)
 		return GP_NO_MEMORY;
-	state->V = V;
-	L = calloc((size_t) cap * cap, sizeof(double));
+	state->work = work;
+	L = malloc(sizeof(double) * (size_t) cap * cap);
 	if (L == NULL)
 		return GP_NO_MEMORY;
 	for (i = 0; i < state->t; i++)
@@ -1057,18 +1064,20 @@ GpStateInit(GpState *state, const GpPrior *prior, int cap_hint)
 }
 
 /*
- * Append one observation in O(K t).  If the new pivot d^2 is not safely
- * positive (the arm is almost a linear combination of observed ones and
- * the noise is tiny), jitter of 1e-8, 1e-6, 1e-4 times the mean diagonal
- * is added to that pivot only, and GP_JITTER is returned.  On GP_NOT_PD
- * the state is left unchanged.
+ * Append one observation in O(t^2 + K t); see the file header.  If the new
+ * pivot d^2 is not safely positive (the arm is almost a linear combination
+ * of observed ones and the noise is tiny), jitter of 1e-8, 1e-6, 1e-4
+ * times the mean diagonal is added to that pivot only, and GP_JITTER is
+ * returned.  On GP_NOT_PD the state is left unchanged.
  */
 int
 GpStateAdd(GpState *state, int arm, double y)
 {
 	const GpPrior *p;
+	const double *cov;
 	const double *krow;
 	double	   *l,
+			   *u,
 			   *v;
 	double		d2,
 				d,
@@ -1076,6 +1085,8 @@ GpStateAdd(GpState *state, int arm, double y)
 				zn;
 	int			K,
 				t,
+				cap,
+				j,
 				k,
 				rc,
 				status = GP_OK;
@@ -1093,13 +1104,19 @@ GpStateAdd(GpState *state, int arm, double y)
 			return rc;
 	}
 	t = state->t;
-	krow = p->cov + (size_t) arm * K;
-	l = state->L + (size_t) t * state->cap;
-	v = state->V + (size_t) t * K;
+	cap = state->cap;
+	cov = p->cov;
+	krow = cov + (size_t) arm * K;
+	l = state->L + (size_t) t * cap;	/* the new row of L, in place */
+	u = state->work;
+	v = state->work + cap;
 
-	/* l = L^{-1} Sigma[A, a] is column 'arm' of V */
-	for (k = 0; k < t; k++)
-		l[k] = state->V[(size_t) k * K + arm];
+	/* l = L^{-1} Sigma[A, a] */
+	for (j = 0; j < t; j++)
+		l[j] = krow[state->arms[j]];
+	if (t > 0)
+		cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+					t, state->L, cap, l, 1);
 	g = krow[arm] + p->noise_var;
 	d2 = g - (t > 0 ? cblas_ddot(t, l, 1, l, 1) : 0.0);
 	if (!(d2 > 1e-12 * g))
@@ -1121,29 +1138,40 @@ GpStateAdd(GpState *state, int arm, double y)
 			return GP_NOT_PD;
 	}
 	d = sqrt(d2);
-	l[t] = d;
 
-	/* v = (Sigma[a,:] - V' l) / d */
+	/* v = (Sigma[a,:] - Sigma[A,:]' u) / d with u = L^{-T} l */
 	memcpy(v, krow, sizeof(double) * K);
 	if (t > 0)
-		cblas_dgemv(CblasRowMajor, CblasTrans, t, K, -1.0, state->V, K, l, 1,
-					1.0, v, 1);
-	cblas_dscal(K, 1.0 / d, v, 1);
-
+	{
+		memcpy(u, l, sizeof(double) * t);
+		cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit,
+					t, state->L, cap, u, 1);
+		for (j = 0; j < t; j++)
+			cblas_daxpy(K, -u[j], cov + (size_t) state->arms[j] * K, 1, v, 1);
+	}
 	zn = y - p->mu0[arm] - (t > 0 ? cblas_ddot(t, l, 1, state->z, 1) : 0.0);
 	zn /= d;
+	{
+		const double inv_d = 1.0 / d;
+		const double zd = zn * inv_d;
+		double	   *mu = state->mu;
+		double	   *var = state->var;
+
+		for (k = 0; k < K; k++)
+		{
+			double		vk = v[k] * inv_d;
+			double		nv = var[k] - vk * vk;
+
+			mu[k] += zd * v[k];
+			var[k] = nv > 0.0 ? nv : 0.0;
+		}
+	}
+
+	l[t] = d;
 	state->z[t] = zn;
 	state->arms[t] = arm;
 	state->y[t] = y;
 	state->t = t + 1;
-
-	cblas_daxpy(K, zn, v, 1, state->mu, 1);
-	for (k = 0; k < K; k++)
-	{
-		double		nv = state->var[k] - v[k] * v[k];
-
-		state->var[k] = nv > 0.0 ? nv : 0.0;
-	}
 	state->status = WorseStatus(state->status, status);
 	return status;
 }

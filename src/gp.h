@@ -75,22 +75,22 @@ typedef struct GpPrior
 
 /*
  * Incremental posterior of one tenant: t observations so far.  Keeps the
- * Cholesky factor L of G = K[A,A] + sigma_n^2 I, V = L^{-1} K[A,:] (t x K)
- * and z = L^{-1} (y - mu0[A]), so appending one observation costs O(K t)
- * (algorithm.md 2.2):
- *	 mu  = mu0 + V' z,	 var = diag(K) - colsum(V .* V).
+ * Cholesky factor L of G = K[A,A] + sigma_n^2 I, z = L^{-1} (y - mu0[A])
+ * and the posterior mean and variance over all K arms, and appends one
+ * observation in O(t^2 + K t) without a per-tenant t x K matrix (see
+ * gp.c), so a tenant's state is O(t^2 + K) and stays small in memory.
  */
 typedef struct GpState
 {
 	const GpPrior *prior;		/* borrowed, must outlive the state */
 	int			K;
 	int			t;				/* observations */
-	int			cap;			/* rows allocated in L, V, z, arms */
+	int			cap;			/* rows allocated in L, z, arms, y */
 	int		   *arms;			/* cap */
 	double	   *y;				/* cap: observed values */
 	double	   *L;				/* cap x cap, lower, row-major */
-	double	   *V;				/* cap x K */
 	double	   *z;				/* cap */
+	double	   *work;			/* 2 cap + K scratch */
 	double	   *mu;				/* K: posterior mean */
 	double	   *var;			/* K: posterior variance, clamped >= 0 */
 	int			status;			/* worst non-error status seen (GP_JITTER) */

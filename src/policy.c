@@ -184,6 +184,19 @@ PolicyExpectedImprovement(double mu, double sigma, double best)
 		sigma * exp(-0.5 * z * z) / sqrt(2.0 * M_PI);
 }
 
+/* The greedy rule a policy scores tasks with (hybrid: the one it guards). */
+static PolicyKind
+GreedyRule(const PolicyParams *params)
+{
+	PolicyKind	g = params->kind;
+
+	if (g == POLICY_HYBRID)
+		g = params->greedy;
+	if (g != POLICY_MAX_WIDTH && g != POLICY_MAX_GAP && g != POLICY_MAX_EI)
+		g = POLICY_DEFAULT_GREEDY;
+	return g;
+}
+
 /* Acquisition the policy actually uses. */
 static PolicyAcq
 EffectiveAcq(const PolicyParams *params)
@@ -194,20 +207,48 @@ EffectiveAcq(const PolicyParams *params)
 		return params->acq;
 	/* hybrid follows the greedy rule it guards */
 	if (kind == POLICY_HYBRID)
-		kind = (params->greedy == POLICY_MAX_WIDTH ||
-				params->greedy == POLICY_MAX_GAP) ? params->greedy :
-			(params->greedy == POLICY_MAX_EI ? POLICY_MAX_EI :
-			 POLICY_DEFAULT_GREEDY);
+		kind = GreedyRule(params);
 	return kind == POLICY_MAX_EI ? POLICY_ACQ_EI : POLICY_ACQ_UCB;
 }
 
-/* Best candidate of one task; see policy.h. */
+/* Greedy task score of a view's candidate (gain, per second if costed). */
+static double
+GreedyScore(const PolicyParams *params, const PolicyTenantView *v)
+{
+	int			tc = params->tenant_cost < 0 ? params->cost_aware :
+		params->tenant_cost;
+	double		c = tc ? v->cost : 1.0;
+	double		g;
+
+	switch (GreedyRule(params))
+	{
+		case POLICY_MAX_WIDTH:
+			g = sqrt(v->beta) * v->sigma;
+			break;
+		case POLICY_MAX_GAP:
+			g = v->ucb - v->best;
+			break;
+		case POLICY_MAX_EI:
+		default:
+			g = v->ei;
+			break;
+	}
+	return g / (c > POLICY_MIN_COST ? c : POLICY_MIN_COST);
+}
+
+/*
+ * Best candidate of one task; see policy.h.  For EI the scan is pruned:
+ * EI(mu, sigma; b) <= max(mu - b, 0) + sigma / sqrt(2 pi), so arms whose
+ * bound is below the best exact value so far are skipped without changing
+ * the result (ties keep the lowest arm index).
+ */
 int
 PolicyBestArm(const PolicyParams *params, int K, const double *mu,
 			  const double *var, const double *cost,
 			  const unsigned char *avail, const double *prior_mean,
 			  PolicyTenantView *view)
 {
+	const double inv_sqrt_2pi = 0.3989422804014327;
 	PolicyAcq	acq;
 	double		beta,
 				sqrt_beta,
@@ -228,42 +269,76 @@ PolicyBestArm(const PolicyParams *params, int K, const double *mu,
 	sqrt_beta = sqrt(beta);
 	view->beta = beta;
 
-	/* relative costs: divide by the geometric mean over all K arms */
-	if (cost != NULL && params->cost_aware && acq == POLICY_ACQ_UCB && use_gp)
+	if (!use_gp)
 	{
-		double		s = 0.0;
+		for (k = 0; k < K; k++)
+		{
+			double		a;
+
+			if (!avail[k])
+				continue;
+			if (params->kind == POLICY_POPULAR && prior_mean)
+				a = prior_mean[k];
+			else
+				a = -(double) k;
+			if (a > best_a || best_k < 0)
+			{
+				best_a = a;
+				best_k = k;
+			}
+		}
+	}
+	else if (acq == POLICY_ACQ_EI)
+	{
+		const double b = view->best;
 
 		for (k = 0; k < K; k++)
-			s += log(cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST);
-		cref = exp(s / K);
-	}
-
-	for (k = 0; k < K; k++)
-	{
-		double		a;
-
-		if (!avail[k])
-			continue;
-		if (params->kind == POLICY_POPULAR)
-			a = prior_mean ? prior_mean[k] : -(double) k;
-		else if (params->kind == POLICY_FIFO)
-			a = -(double) k;
-		else
 		{
-			double		s = sqrt(var[k] > 0.0 ? var[k] : 0.0);
-			double		c = cost ? cost[k] : 1.0;
+			double		s,
+						c,
+						ub,
+						a;
 
-			if (!(c > POLICY_MIN_COST))
-				c = POLICY_MIN_COST;
-			if (acq == POLICY_ACQ_EI)
+			if (!avail[k])
+				continue;
+			s = var[k] > 0.0 ? sqrt(var[k]) : 0.0;
+			c = 1.0;
+			if (params->cost_aware && cost)
+				c = cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST;
+			ub = ((mu[k] > b ? mu[k] - b : 0.0) + s * inv_sqrt_2pi) / c;
+			if (best_k >= 0 && ub < best_a)
+				continue;
+			a = PolicyExpectedImprovement(mu[k], s, b) / c;
+			if (a > best_a || best_k < 0)
 			{
-				a = PolicyExpectedImprovement(mu[k], s, view->best);
-				if (params->cost_aware)
-					a /= c;
+				best_a = a;
+				best_k = k;
 			}
-			else if (params->cost_aware)
+		}
+	}
+	else
+	{
+		/* UCB; cost-aware: sqrt(beta / c~), c~ relative to the geometric mean */
+		if (cost != NULL && params->cost_aware)
+		{
+			double		sum = 0.0;
+
+			for (k = 0; k < K; k++)
+				sum += log(cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST);
+			cref = exp(sum / K);
+		}
+		for (k = 0; k < K; k++)
+		{
+			double		s,
+						a;
+
+			if (!avail[k])
+				continue;
+			s = var[k] > 0.0 ? sqrt(var[k]) : 0.0;
+			if (params->cost_aware && cost)
 			{
-				double		rel = c / cref;
+				double		rel = (cost[k] > POLICY_MIN_COST ? cost[k] :
+								   POLICY_MIN_COST) / cref;
 
 				if (rel < params->cost_floor)
 					rel = params->cost_floor;
@@ -271,11 +346,11 @@ PolicyBestArm(const PolicyParams *params, int K, const double *mu,
 			}
 			else
 				a = mu[k] + sqrt_beta * s;
-		}
-		if (a > best_a || best_k < 0)
-		{
-			best_a = a;
-			best_k = k;
+			if (a > best_a || best_k < 0)
+			{
+				best_a = a;
+				best_k = k;
+			}
 		}
 	}
 
@@ -284,20 +359,22 @@ PolicyBestArm(const PolicyParams *params, int K, const double *mu,
 	{
 		view->mu = view->sigma = view->acq = view->ucb = view->ei = 0.0;
 		view->cost = 1.0;
+		view->score = -INFINITY;
 		return POLICY_OK;
 	}
 	view->acq = best_a;
-	view->mu = mu ? mu[best_k] : (prior_mean ? prior_mean[best_k] : 0.0);
-	view->sigma = var ? sqrt(var[best_k] > 0.0 ? var[best_k] : 0.0) : 0.0;
+	view->mu = use_gp ? mu[best_k] : (prior_mean ? prior_mean[best_k] : 0.0);
+	view->sigma = use_gp ? sqrt(var[best_k] > 0.0 ? var[best_k] : 0.0) : 0.0;
 	view->cost = cost ? (cost[best_k] > POLICY_MIN_COST ? cost[best_k] :
 						 POLICY_MIN_COST) : 1.0;
 	view->ucb = view->mu + sqrt_beta * view->sigma;
 	view->ei = PolicyExpectedImprovement(view->mu, view->sigma, view->best);
+	view->score = GreedyScore(params, view);
 	return POLICY_OK;
 }
 
 /* a before b in tie order: lower id, then lower index. */
-static int
+static inline int
 Before(const PolicyTenantView *views, int a, int b)
 {
 	if (views[a].id != views[b].id)
@@ -305,64 +382,35 @@ Before(const PolicyTenantView *views, int a, int b)
 	return a < b;
 }
 
-/* Least recently served eligible task (never served first). */
+/* Which eligible views a rule may choose from (warm start, spread). */
+typedef struct PickFilter
+{
+	int			unserved_only;
+	int			max_running;	/* INT32_MAX: no limit */
+} PickFilter;
+
+/* True when view i passes the filter. */
+static inline int
+Allowed(const PolicyTenantView *v, const PickFilter *f)
+{
+	if (v->arm < 0)
+		return 0;
+	if (f->unserved_only && v->last_served >= 0)
+		return 0;
+	return v->n_running <= f->max_running;
+}
+
+/* argmax of the cached greedy score over allowed tasks (ties: lowest id). */
 static int
-LeastRecent(const PolicyTenantView *views, int n, const unsigned char *only)
+Greedy(const PolicyTenantView *views, int n, const PickFilter *f)
 {
 	int			best = -1;
 	int			i;
 
 	for (i = 0; i < n; i++)
 	{
-		if (views[i].arm < 0 || (only && !only[i]))
+		if (!Allowed(&views[i], f))
 			continue;
-		if (best < 0 || views[i].last_served < views[best].last_served ||
-			(views[i].last_served == views[best].last_served &&
-			 Before(views, i, best)))
-			best = i;
-	}
-	return best;
-}
-
-/* Greedy task score of one view under rule 'kind'. */
-static double
-GreedyScore(const PolicyParams *params, PolicyKind kind,
-			const PolicyTenantView *v)
-{
-	int			tc = params->tenant_cost < 0 ? params->cost_aware :
-		params->tenant_cost;
-	double		c = tc ? v->cost : 1.0;
-	double		g;
-
-	switch (kind)
-	{
-		case POLICY_MAX_WIDTH:
-			g = sqrt(v->beta) * v->sigma;
-			break;
-		case POLICY_MAX_GAP:
-			g = v->ucb - v->best;
-			break;
-		case POLICY_MAX_EI:
-		default:
-			g = v->ei;
-			break;
-	}
-	return g / (c > POLICY_MIN_COST ? c : POLICY_MIN_COST);
-}
-
-/* argmax of a greedy score over eligible tasks (ties: lowest id). */
-static int
-Greedy(const PolicyParams *params, PolicyKind kind, PolicyTenantView *views,
-	   int n, const unsigned char *only)
-{
-	int			best = -1;
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		if (views[i].arm < 0 || (only && !only[i]))
-			continue;
-		views[i].score = GreedyScore(params, kind, &views[i]);
 		if (best < 0 || views[i].score > views[best].score ||
 			(views[i].score == views[best].score && Before(views, i, best)))
 			best = i;
@@ -371,7 +419,7 @@ Greedy(const PolicyParams *params, PolicyKind kind, PolicyTenantView *views,
 }
 
 /* Deadline of a task under fairness window w. */
-static int64_t
+static inline int64_t
 Deadline(const PolicyTenantView *v, int w)
 {
 	return (v->last_served < 0 ? -1 : v->last_served) + w;
@@ -390,36 +438,19 @@ CmpInt64(const void *a, const void *b)
 /*
  * Fairness floor: keep g if every other eligible task can still meet its
  * deadline being served one per decision from decision_no + 1 on;
- * otherwise return the earliest-deadline task.  Returns -2 on no memory.
+ * otherwise return the earliest-deadline task 'edf' (which is the least
+ * recently served task).  min_other is the smallest deadline among the
+ * eligible tasks other than g.  Returns -2 on no memory.
  */
 static int
-FairnessFloor(const PolicyTenantView *views, int n, int w, int64_t decision_no,
-			  int g)
+FairnessFloor(const PolicyTenantView *views, int n, int n_elig, int w,
+			  int64_t decision_no, int g, int edf, int64_t min_other)
 {
 	int64_t    *dl;
-	int64_t		min_other = INT64_MAX;
-	int			n_elig = 0,
-				cnt = 0,
-				edf = -1,
+	int			cnt = 0,
 				feasible = 1,
 				i;
 
-	for (i = 0; i < n; i++)
-		if (views[i].arm >= 0)
-			n_elig++;
-	if (w <= 0)
-		w = 3 * n_elig;
-	for (i = 0; i < n; i++)
-	{
-		if (views[i].arm < 0)
-			continue;
-		if (edf < 0 || Deadline(&views[i], w) < Deadline(&views[edf], w) ||
-			(Deadline(&views[i], w) == Deadline(&views[edf], w) &&
-			 Before(views, i, edf)))
-			edf = i;
-		if (i != g && Deadline(&views[i], w) < min_other)
-			min_other = Deadline(&views[i], w);
-	}
 	if (g == edf)
 		return g;
 	/* cheap sufficient test: everyone else has at least n_elig slack */
@@ -428,7 +459,7 @@ FairnessFloor(const PolicyTenantView *views, int n, int w, int64_t decision_no,
 
 	/*
 	 * Only tasks with less than n_elig slack can break feasibility, and they
-	 * are the first in deadline order, so sorting them alone is enough.
+	 * come first in deadline order, so sorting them alone is enough.
 	 */
 	dl = malloc(sizeof(int64_t) * (size_t) n_elig);
 	if (dl == NULL)
@@ -448,27 +479,50 @@ FairnessFloor(const PolicyTenantView *views, int n, int w, int64_t decision_no,
 	return feasible ? g : edf;
 }
 
-/* Pick one task; see policy.h. */
+/*
+ * Pick one task; see policy.h.  Greedy rules read view->score, which
+ * PolicyBestArm fills with the same params.  One pass over the views finds
+ * everything the steady state needs (the greedy argmax, the least recently
+ * served task, the two earliest deadlines); a second, filtered pass runs
+ * only during warm start or while tasks differ in runs in flight.
+ */
 int
 PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 				 int64_t decision_no, uint64_t *rng)
 {
-	unsigned char *unserved = NULL;
-	const unsigned char *only = NULL;
+	PickFilter	f = {0, INT32_MAX};
 	int			n_elig = 0,
 				n_unserved = 0;
+	int			min_running = INT32_MAX,
+				max_running = 0;
+	int			greedy = -1,
+				lrs = -1;
 	int			pick = -1;
 	int			i;
 
 	if (params == NULL || n < 0 || (n > 0 && views == NULL))
 		return POLICY_BAD_INPUT;
+
 	for (i = 0; i < n; i++)
-		if (views[i].arm >= 0)
-		{
-			n_elig++;
-			if (views[i].last_served < 0)
-				n_unserved++;
-		}
+	{
+		const PolicyTenantView *v = &views[i];
+
+		if (v->arm < 0)
+			continue;
+		n_elig++;
+		if (v->last_served < 0)
+			n_unserved++;
+		if (v->n_running < min_running)
+			min_running = v->n_running;
+		if (v->n_running > max_running)
+			max_running = v->n_running;
+		if (greedy < 0 || v->score > views[greedy].score ||
+			(v->score == views[greedy].score && Before(views, i, greedy)))
+			greedy = i;
+		if (lrs < 0 || v->last_served < views[lrs].last_served ||
+			(v->last_served == views[lrs].last_served && Before(views, i, lrs)))
+			lrs = i;
+	}
 	if (n_elig == 0)
 		return -1;
 
@@ -477,7 +531,7 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 		case POLICY_RR:
 		case POLICY_POPULAR:
 		case POLICY_FIFO:
-			return LeastRecent(views, n, NULL);
+			return lrs;
 		default:
 			break;
 	}
@@ -489,51 +543,37 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 	 * second one while its first result is pending.  [R] not confirmed by
 	 * the paper's text.
 	 */
-	if ((params->warm_start && n_unserved > 0 && n_unserved < n_elig) ||
-		params->spread)
+	f.unserved_only = params->warm_start && n_unserved > 0 &&
+		n_unserved < n_elig;
+	if (params->spread && (f.unserved_only || min_running != max_running))
 	{
-		int			min_running = INT32_MAX;
-		int			n_only = 0;
+		int			m = INT32_MAX;
 
-		unserved = malloc(n);
-		if (unserved == NULL)
-			return POLICY_NO_MEMORY;
 		for (i = 0; i < n; i++)
-		{
-			unserved[i] = views[i].arm >= 0;
-			if (params->warm_start && n_unserved > 0 && n_unserved < n_elig)
-				unserved[i] = unserved[i] && views[i].last_served < 0;
-			if (unserved[i] && params->spread &&
-				views[i].n_running < min_running)
-				min_running = views[i].n_running;
-		}
-		for (i = 0; i < n; i++)
-		{
-			if (unserved[i] && params->spread &&
-				views[i].n_running > min_running)
-				unserved[i] = 0;
-			n_only += unserved[i];
-		}
-		n_unserved = n_only;
-		only = unserved;
+			if (Allowed(&views[i], &f) && views[i].n_running < m)
+				m = views[i].n_running;
+		f.max_running = m;
 	}
+	if (f.unserved_only || f.max_running != INT32_MAX)
+		greedy = Greedy(views, n, &f);
 
 	switch (params->kind)
 	{
 		case POLICY_RANDOM:
 			{
-				int			cnt = only ? n_unserved : n_elig;
-
-				if (cnt <= 0)
-					break;
+				int			n_allowed = 0;
 				int			r;
 
-				r = (int) (PolicyRandUniform(rng) * cnt);
-				if (r >= cnt)
-					r = cnt - 1;
+				for (i = 0; i < n; i++)
+					n_allowed += Allowed(&views[i], &f);
+				if (n_allowed == 0)
+					break;
+				r = (int) (PolicyRandUniform(rng) * n_allowed);
+				if (r >= n_allowed)
+					r = n_allowed - 1;
 				for (i = 0; i < n; i++)
 				{
-					if (views[i].arm < 0 || (only && !only[i]))
+					if (!Allowed(&views[i], &f))
 						continue;
 					if (r-- == 0)
 					{
@@ -546,31 +586,38 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 		case POLICY_MAX_WIDTH:
 		case POLICY_MAX_GAP:
 		case POLICY_MAX_EI:
-			pick = Greedy(params, params->kind, views, n, only);
+			pick = greedy;
 			break;
 		case POLICY_HYBRID:
 			{
-				PolicyKind	g = params->greedy;
+				int			w = params->fairness_window > 0 ?
+					params->fairness_window : 3 * n_elig;
+				int64_t		min_other = INT64_MAX;
 
-				if (g != POLICY_MAX_WIDTH && g != POLICY_MAX_GAP &&
-					g != POLICY_MAX_EI)
-					g = POLICY_DEFAULT_GREEDY;
-				pick = Greedy(params, g, views, n, only);
+				pick = greedy;
 				if (params->streak_limit > 0 && pick >= 0 &&
 					views[pick].streak >= params->streak_limit)
-					pick = LeastRecent(views, n, NULL);
-				if (pick >= 0)
-					pick = FairnessFloor(views, n, params->fairness_window,
-										 decision_no, pick);
+					pick = lrs;
+				if (pick < 0)
+					break;
+				/* the earliest deadline among the others */
+				if (pick != lrs)
+					min_other = Deadline(&views[lrs], w);
+				else
+					for (i = 0; i < n; i++)
+						if (i != pick && views[i].arm >= 0 &&
+							Deadline(&views[i], w) < min_other)
+							min_other = Deadline(&views[i], w);
+				pick = FairnessFloor(views, n, n_elig, w, decision_no, pick,
+									 lrs, min_other);
 				if (pick == -2)
 					pick = POLICY_NO_MEMORY;
 				break;
 			}
 		default:
-			pick = LeastRecent(views, n, NULL);
+			pick = lrs;
 			break;
 	}
-	free(unserved);
 	return pick;
 }
 

@@ -288,7 +288,7 @@ CnnForward(Cnn *m, int B)
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) rows, L->cout, K,
 					1.0f, m->cols, K, m->theta + L->woff, L->cout, 1.0f, L->Z, L->cout);
 		for (size_t i = 0; i < rows * L->cout; i++)
-			L->Z[i] = L->Z[i] > 0.0f ? L->Z[i] : 0.0f;
+			L->Z[i] = fmaxf(L->Z[i], 0.0f);
 		/* 2 x 2 max pooling, remembering the winner */
 		for (int b = 0; b < B; b++)
 			for (int py = 0; py < L->ph; py++)
@@ -329,7 +329,7 @@ CnnForward(Cnn *m, int B)
 						1.0f, m->F, m->flat, m->theta + m->w1off, m->hidden,
 						1.0f, m->Hd, m->hidden);
 			for (size_t i = 0; i < (size_t) B * m->hidden; i++)
-				m->Hd[i] = m->Hd[i] > 0.0f ? m->Hd[i] : 0.0f;
+				m->Hd[i] = fmaxf(m->Hd[i], 0.0f);
 			in = m->Hd;
 			nin = m->hidden;
 		}
@@ -397,8 +397,7 @@ CnnBackward(Cnn *m, int B, float l2)
 					1.0f, m->dO, m->nout, m->theta + m->w2off, m->nout,
 					0.0f, m->dHd, m->hidden);
 		for (size_t i = 0; i < (size_t) B * m->hidden; i++)
-			if (m->Hd[i] <= 0.0f)
-				m->dHd[i] = 0.0f;
+			m->dHd[i] *= (float) (m->Hd[i] > 0.0f);
 		DenseGrad(m->F, m->dHd, m->theta + m->w1off, B, m->flat, m->hidden, l2,
 				  m->grad + m->w1off, m->grad + m->b1off);
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, m->flat, m->hidden,
@@ -429,8 +428,7 @@ CnnBackward(Cnn *m, int B, float l2)
 		for (size_t i = 0; i < npool; i++)
 			m->dZ[L->arg[i]] += dP[i];
 		for (size_t i = 0; i < rows * L->cout; i++)
-			if (L->Z[i] <= 0.0f)
-				m->dZ[i] = 0.0f;
+			m->dZ[i] *= (float) (L->Z[i] > 0.0f);
 		/* the forward im2col of this layer was overwritten: redo it */
 		Im2col(L->A, B, L->h, L->w, L->cin, m->k, m->cols);
 		memcpy(m->grad + L->woff, m->theta + L->woff, sizeof(float) * (size_t) K * L->cout);
@@ -473,8 +471,11 @@ CnnFit(const TrContext *ctx, TrResult *res)
 	float		lr = (float) TrParamDouble(ctx->params, "lr", 1e-3);
 	float		l2 = (float) TrParamDouble(ctx->params, "l2", 0.0);
 	const double b1 = 0.9,
-				b2 = 0.999,
-				eps = 1e-8;
+				b2 = 0.999;
+	const float b1f = 0.9f,
+				b2f = 0.999f,
+				epsf = 1e-8f;
+	float		lrf;
 	uint64_t	rng = ctx->seed ^ UINT64_C(0x636e6e);	/* "cnn" */
 	Cnn			m;
 	int		   *idx = malloc(sizeof(int) * n);
@@ -583,13 +584,14 @@ CnnFit(const TrContext *ctx, TrResult *res)
 			CnnBackward(&m, B, l2);
 			step++;
 			lr_t = lr * sqrt(1.0 - pow(b2, (double) step)) / (1.0 - pow(b1, (double) step));
+			lrf = (float) lr_t;
 			for (size_t i = 0; i < m.np; i++)
 			{
 				float		g = m.grad[i];
 
-				m.m1[i] = (float) (b1 * m.m1[i] + (1.0 - b1) * g);
-				m.m2[i] = (float) (b2 * m.m2[i] + (1.0 - b2) * (double) g * g);
-				m.theta[i] -= (float) (lr_t * m.m1[i] / (sqrt((double) m.m2[i]) + eps));
+				m.m1[i] = b1f * m.m1[i] + (1.0f - b1f) * g;
+				m.m2[i] = b2f * m.m2[i] + (1.0f - b2f) * g * g;
+				m.theta[i] -= lrf * m.m1[i] / (sqrtf(m.m2[i]) + epsf);
 			}
 		}
 		loss = sum / n;
