@@ -63,6 +63,11 @@
 #define GP_MIN_FIT_ROWS 8
 /* held-out rows scored per grid point (keeps the grid search bounded) */
 #define GP_MAX_HELDOUT_ROWS 200
+/* held-out rows with unknown cells scored per grid point (each needs its own
+ * factorisation, so fewer of them are used) */
+#define GP_MAX_NAN_HELDOUT_ROWS 24
+/* arms per block in GpStateAdd (a stack buffer of this many doubles) */
+#define GP_BLOCK 64
 
 /* defaults used when the history is too small to fit anything */
 #define GP_DEFAULT_SHRINKAGE 0.3
@@ -750,9 +755,26 @@ GpPriorFit(const double *history, int m, int K, const GpPriorOptions *options,
 			work = malloc(sizeof(double) * (3 * (size_t) K * K + K));
 			if (held == NULL || mu_a == NULL || cov_a == NULL || work == NULL)
 				goto nomem;
-			for (i = 0; i < nb; i++)
-				memcpy(held + (size_t) i * K, history + (size_t) (2 * i + 1) * K,
-					   sizeof(double) * K);
+			{
+				int			n_nan = 0,
+							kept = 0;
+
+				/* complete odd rows first; rows with NaN only up to a cap */
+				for (i = 1; i < m && kept < nb; i += 2)
+				{
+					const double *row = history + (size_t) i * K;
+					int			has_nan = 0;
+
+					for (k = 0; k < K && !has_nan; k++)
+						has_nan = isnan(row[k]);
+					if (has_nan && n_nan >= GP_MAX_NAN_HELDOUT_ROWS)
+						continue;
+					n_nan += has_nan;
+					memcpy(held + (size_t) kept * K, row, sizeof(double) * K);
+					kept++;
+				}
+				nb = kept;
+			}
 			heldrows = held;
 
 			if (opt.kernel == GP_KERNEL_EMPIRICAL)
@@ -999,7 +1021,6 @@ StateGrow(GpState *state, int need)
 			   *L,
 			   *z,
 			   *work;
-	int			i;
 
 	while (cap < need)
 		cap *= 2;
@@ -1016,17 +1037,14 @@ StateGrow(GpState *state, int need)
 	if (z == NULL)
 		return GP_NO_MEMORY;
 	state->z = z;
-	work = realloc(state->work, sizeof(double) * (2 * (size_t) cap + state->K));
+	work = realloc(state->work, sizeof(double) * (size_t) cap);
 	if (work == NULL)
 		return GP_NO_MEMORY;
 	state->work = work;
-	L = malloc(sizeof(double) * (size_t) cap * cap);
+	/* packed rows: row i starts at i (i + 1) / 2, so growth keeps the prefix */
+	L = realloc(state->L, sizeof(double) * ((size_t) cap * (cap + 1) / 2));
 	if (L == NULL)
 		return GP_NO_MEMORY;
-	for (i = 0; i < state->t; i++)
-		memcpy(L + (size_t) i * cap, state->L + (size_t) i * state->cap,
-			   sizeof(double) * (i + 1));
-	free(state->L);
 	state->L = L;
 	state->cap = cap;
 	return GP_OK;
@@ -1076,18 +1094,21 @@ GpStateAdd(GpState *state, int arm, double y)
 	const GpPrior *p;
 	const double *cov;
 	const double *krow;
+	const double *L;
+	const int  *arms;
 	double	   *l,
-			   *u,
-			   *v;
+			   *u;
 	double		d2,
 				d,
 				g,
-				zn;
+				zn,
+				lz,
+				ll;
 	int			K,
 				t,
-				cap,
+				i,
 				j,
-				k,
+				k0,
 				rc,
 				status = GP_OK;
 
@@ -1104,21 +1125,39 @@ GpStateAdd(GpState *state, int arm, double y)
 			return rc;
 	}
 	t = state->t;
-	cap = state->cap;
 	cov = p->cov;
 	krow = cov + (size_t) arm * K;
-	l = state->L + (size_t) t * cap;	/* the new row of L, in place */
+	arms = state->arms;
+	L = state->L;
+	l = state->L + (size_t) t * (t + 1) / 2;	/* the new packed row */
 	u = state->work;
-	v = state->work + cap;
 
-	/* l = L^{-1} Sigma[A, a] */
-	for (j = 0; j < t; j++)
-		l[j] = krow[state->arms[j]];
-	if (t > 0)
-		cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit,
-					t, state->L, cap, l, 1);
+	/*
+	 * l = L^{-1} Sigma[A, a] by forward substitution on the packed rows;
+	 * small t makes a plain loop faster than a BLAS call.
+	 */
+	ll = 0.0;
+	lz = 0.0;
+	for (i = 0; i < t; i++)
+	{
+		const double *Li = L + (size_t) i * (i + 1) / 2;
+		double		acc0 = krow[arms[i]],
+					acc1 = 0.0;
+
+		/* two partial sums halve the dependency chain */
+		for (j = 0; j + 1 < i; j += 2)
+		{
+			acc0 -= Li[j] * l[j];
+			acc1 -= Li[j + 1] * l[j + 1];
+		}
+		if (j < i)
+			acc0 -= Li[j] * l[j];
+		l[i] = (acc0 + acc1) / Li[i];
+		ll += l[i] * l[i];
+		lz += l[i] * state->z[i];
+	}
 	g = krow[arm] + p->noise_var;
-	d2 = g - (t > 0 ? cblas_ddot(t, l, 1, l, 1) : 0.0);
+	d2 = g - ll;
 	if (!(d2 > 1e-12 * g))
 	{
 		int			attempt;
@@ -1138,32 +1177,83 @@ GpStateAdd(GpState *state, int arm, double y)
 			return GP_NOT_PD;
 	}
 	d = sqrt(d2);
+	zn = (y - p->mu0[arm] - lz) / d;
 
-	/* v = (Sigma[a,:] - Sigma[A,:]' u) / d with u = L^{-T} l */
-	memcpy(v, krow, sizeof(double) * K);
-	if (t > 0)
+	/* u = L^{-T} l by column-oriented back substitution (row access) */
+	memcpy(u, l, sizeof(double) * t);
+	for (j = t - 1; j >= 0; j--)
 	{
-		memcpy(u, l, sizeof(double) * t);
-		cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit,
-					t, state->L, cap, u, 1);
-		for (j = 0; j < t; j++)
-			cblas_daxpy(K, -u[j], cov + (size_t) state->arms[j] * K, 1, v, 1);
+		const double *restrict Lj = L + (size_t) j * (j + 1) / 2;
+		double	   *restrict uu = u;
+		double		uj = u[j] / Lj[j];
+
+		u[j] = uj;
+		for (i = 0; i < j; i++)
+			uu[i] -= Lj[i] * uj;
 	}
-	zn = y - p->mu0[arm] - (t > 0 ? cblas_ddot(t, l, 1, state->z, 1) : 0.0);
-	zn /= d;
+
+	/*
+	 * v = (Sigma[a,:] - Sigma[A,:]' u) / d, then mu += z_new v and
+	 * var -= v^2, in blocks of GP_BLOCK arms so v lives on the stack and
+	 * the fixed-length inner loops vectorise.
+	 */
 	{
 		const double inv_d = 1.0 / d;
-		const double zd = zn * inv_d;
-		double	   *mu = state->mu;
-		double	   *var = state->var;
+		double	   *restrict mu = state->mu;
+		double	   *restrict var = state->var;
 
-		for (k = 0; k < K; k++)
+		for (k0 = 0; k0 < K; k0 += GP_BLOCK)
 		{
-			double		vk = v[k] * inv_d;
-			double		nv = var[k] - vk * vk;
+			double		v[GP_BLOCK];
+			int			nb = K - k0 < GP_BLOCK ? K - k0 : GP_BLOCK;
+			int			k;
 
-			mu[k] += zd * v[k];
-			var[k] = nv > 0.0 ? nv : 0.0;
+			memcpy(v, krow + k0, sizeof(double) * nb);
+			if (nb == GP_BLOCK)
+			{
+				/* four rows per sweep: a quarter of the loads and stores of v */
+				for (j = 0; j + 3 < t; j += 4)
+				{
+					const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
+					const double *restrict r1 = cov + (size_t) arms[j + 1] * K + k0;
+					const double *restrict r2 = cov + (size_t) arms[j + 2] * K + k0;
+					const double *restrict r3 = cov + (size_t) arms[j + 3] * K + k0;
+					const double u0 = u[j],
+								u1 = u[j + 1],
+								u2 = u[j + 2],
+								u3 = u[j + 3];
+
+					for (k = 0; k < GP_BLOCK; k++)
+						v[k] -= (u0 * r0[k] + u1 * r1[k]) + (u2 * r2[k] + u3 * r3[k]);
+				}
+				for (; j < t; j++)
+				{
+					const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
+					const double u0 = u[j];
+
+					for (k = 0; k < GP_BLOCK; k++)
+						v[k] -= u0 * r0[k];
+				}
+			}
+			else
+			{
+				for (j = 0; j < t; j++)
+				{
+					const double *row = cov + (size_t) arms[j] * K + k0;
+					const double uj = u[j];
+
+					for (k = 0; k < nb; k++)
+						v[k] -= uj * row[k];
+				}
+			}
+			for (k = 0; k < nb; k++)
+			{
+				double		vk = v[k] * inv_d;
+				double		nv = var[k0 + k] - vk * vk;
+
+				mu[k0 + k] += zn * vk;
+				var[k0 + k] = nv > 0.0 ? nv : 0.0;
+			}
 		}
 	}
 

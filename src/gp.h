@@ -88,9 +88,10 @@ typedef struct GpState
 	int			cap;			/* rows allocated in L, z, arms, y */
 	int		   *arms;			/* cap */
 	double	   *y;				/* cap: observed values */
-	double	   *L;				/* cap x cap, lower, row-major */
+	double	   *L;				/* lower factor, packed by rows: row i
+								 * starts at i (i + 1) / 2 */
 	double	   *z;				/* cap */
-	double	   *work;			/* 2 cap + K scratch */
+	double	   *work;			/* cap scratch */
 	double	   *mu;				/* K: posterior mean */
 	double	   *var;			/* K: posterior variance, clamped >= 0 */
 	int			status;			/* worst non-error status seen (GP_JITTER) */

@@ -68,6 +68,8 @@ static const char *const cost_kind_names[] = {
 #define POLICY_DEFAULT_COST_FLOOR 0.05
 /* a cost estimate is never taken below this many seconds */
 #define POLICY_MIN_COST 1e-9
+/* arms whose EI bounds fit on the stack in PolicyBestArm */
+#define POLICY_EI_STACK 1024
 
 /* Policy by name; -1 if unknown. */
 int
@@ -184,6 +186,39 @@ PolicyExpectedImprovement(double mu, double sigma, double best)
 		sigma * exp(-0.5 * z * z) / sqrt(2.0 * M_PI);
 }
 
+/*
+ * Upper bound of EI for d = mu - best and variance v, without exp/erfc:
+ * EI = s tau(d/s) with tau(z) = z Phi(z) + phi(z) <= max(z, 0) + phi(z), and
+ * phi(z) <= phi(0) / (1 + q + q^2 / 2) with q = z^2 / 2 (e^-q >= that).
+ */
+static inline double
+EiUpperBound(double d, double v)
+{
+	const double phi0 = 0.3989422804014327;
+	double		s,
+				q;
+
+	if (!(v > 1e-24))
+		return d > 0.0 ? d : 0.0;
+	s = sqrt(v);
+	q = 0.5 * d * d / v;
+	return (d > 0.0 ? d : 0.0) + phi0 * s / (1.0 + q + 0.5 * q * q);
+}
+
+/* EI of arm k, per second when cost-aware. */
+static inline double
+ArmEi(const PolicyParams *params, const double *mu, const double *var,
+	  const double *cost, double best, int k)
+{
+	double		a = PolicyExpectedImprovement(mu[k],
+											  sqrt(var[k] > 0.0 ? var[k] : 0.0),
+											  best);
+
+	if (params->cost_aware && cost)
+		a /= cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST;
+	return a;
+}
+
 /* The greedy rule a policy scores tasks with (hybrid: the one it guards). */
 static PolicyKind
 GreedyRule(const PolicyParams *params)
@@ -248,7 +283,6 @@ PolicyBestArm(const PolicyParams *params, int K, const double *mu,
 			  const unsigned char *avail, const double *prior_mean,
 			  PolicyTenantView *view)
 {
-	const double inv_sqrt_2pi = 0.3989422804014327;
 	PolicyAcq	acq;
 	double		beta,
 				sqrt_beta,
@@ -291,30 +325,56 @@ PolicyBestArm(const PolicyParams *params, int K, const double *mu,
 	else if (acq == POLICY_ACQ_EI)
 	{
 		const double b = view->best;
+		double		stack_ub[POLICY_EI_STACK];
+		double	   *ub = K <= POLICY_EI_STACK ? stack_ub :
+			malloc(sizeof(double) * (size_t) K);
+		double		top = -INFINITY;
 
+		if (ub == NULL)
+			return POLICY_NO_MEMORY;
+
+		/*
+		 * Two passes: the first computes each arm's cheap upper bound and
+		 * evaluates the arm with the largest bound exactly; the second
+		 * evaluates exactly only the arms whose bound reaches the best
+		 * value so far (ties keep the lowest arm index).
+		 */
 		for (k = 0; k < K; k++)
 		{
-			double		s,
-						c,
-						ub,
-						a;
+			double		c = 1.0;
 
 			if (!avail[k])
 				continue;
-			s = var[k] > 0.0 ? sqrt(var[k]) : 0.0;
-			c = 1.0;
 			if (params->cost_aware && cost)
 				c = cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST;
-			ub = ((mu[k] > b ? mu[k] - b : 0.0) + s * inv_sqrt_2pi) / c;
-			if (best_k >= 0 && ub < best_a)
-				continue;
-			a = PolicyExpectedImprovement(mu[k], s, b) / c;
-			if (a > best_a || best_k < 0)
+			ub[k] = EiUpperBound(mu[k] - b, var[k] > 0.0 ? var[k] : 0.0) / c;
+			if (ub[k] > top)
 			{
-				best_a = a;
+				top = ub[k];
 				best_k = k;
 			}
 		}
+		if (best_k >= 0)
+		{
+			int			first = best_k;
+
+			best_a = ArmEi(params, mu, var, cost, b, first);
+			for (k = 0; k < K; k++)
+			{
+				double		a;
+
+				if (!avail[k] || k == first || ub[k] < best_a)
+					continue;
+				a = ArmEi(params, mu, var, cost, b, k);
+				if (a > best_a || (a == best_a && k < best_k))
+				{
+					best_a = a;
+					best_k = k;
+				}
+			}
+		}
+		if (ub != stack_ub)
+			free(ub);
 	}
 	else
 	{
@@ -619,6 +679,206 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 			break;
 	}
 	return pick;
+}
+
+/* ----------------------------------------------------------------------
+ * PolicyIndex: O(log n) picks for many tasks
+ * ----------------------------------------------------------------------
+ */
+
+/* Better of two view indices by greedy score (ties: lowest id), -1 aware. */
+static inline int
+BetterScore(const PolicyTenantView *views, int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	if (views[a].score > views[b].score)
+		return a;
+	if (views[b].score > views[a].score)
+		return b;
+	return Before(views, a, b) ? a : b;
+}
+
+/* Less recently served of two view indices (ties: lowest id), -1 aware. */
+static inline int
+BetterLrs(const PolicyTenantView *views, int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	if (views[a].last_served < views[b].last_served)
+		return a;
+	if (views[b].last_served < views[a].last_served)
+		return b;
+	return Before(views, a, b) ? a : b;
+}
+
+/* Membership bits of one view. */
+static inline unsigned char
+ViewState(const PolicyTenantView *v)
+{
+	if (v->arm < 0)
+		return 0;
+	return 1 | (v->last_served < 0 ? 2 : 0) | (v->n_running > 0 ? 4 : 0);
+}
+
+/* Build an index over n views (which the caller keeps and updates). */
+int
+PolicyIndexInit(PolicyIndex *index, PolicyTenantView *views, int n)
+{
+	int			size = 1;
+	int			i;
+
+	if (index == NULL)
+		return POLICY_BAD_INPUT;
+	memset(index, 0, sizeof(*index));
+	if (n <= 0 || views == NULL)
+		return POLICY_BAD_INPUT;
+	while (size < n)
+		size *= 2;
+	index->n = n;
+	index->size = size;
+	index->views = views;
+	index->best = malloc(sizeof(int) * 2 * (size_t) size);
+	index->lrs = malloc(sizeof(int) * 2 * (size_t) size);
+	index->state = calloc(n, 1);
+	if (index->best == NULL || index->lrs == NULL || index->state == NULL)
+	{
+		PolicyIndexFree(index);
+		return POLICY_NO_MEMORY;
+	}
+	for (i = 0; i < size; i++)
+	{
+		int			leaf = (i < n && views[i].arm >= 0) ? i : -1;
+
+		index->best[size + i] = leaf;
+		index->lrs[size + i] = leaf;
+		if (i < n)
+		{
+			unsigned char st = ViewState(&views[i]);
+
+			index->state[i] = st;
+			index->n_elig += (st & 1) != 0;
+			index->n_unserved += (st & 2) != 0;
+			index->n_busy += (st & 4) != 0;
+		}
+	}
+	for (i = size - 1; i >= 1; i--)
+	{
+		index->best[i] = BetterScore(views, index->best[2 * i], index->best[2 * i + 1]);
+		index->lrs[i] = BetterLrs(views, index->lrs[2 * i], index->lrs[2 * i + 1]);
+	}
+	return POLICY_OK;
+}
+
+/* Free an index (not the views). */
+void
+PolicyIndexFree(PolicyIndex *index)
+{
+	if (index == NULL)
+		return;
+	free(index->best);
+	free(index->lrs);
+	free(index->state);
+	memset(index, 0, sizeof(*index));
+}
+
+/* Re-rank view i after the caller changed it. */
+void
+PolicyIndexUpdate(PolicyIndex *index, int i)
+{
+	const PolicyTenantView *views;
+	unsigned char st;
+	int			node,
+				leaf;
+
+	if (index == NULL || i < 0 || i >= index->n)
+		return;
+	views = index->views;
+	st = ViewState(&views[i]);
+	index->n_elig += ((st & 1) != 0) - ((index->state[i] & 1) != 0);
+	index->n_unserved += ((st & 2) != 0) - ((index->state[i] & 2) != 0);
+	index->n_busy += ((st & 4) != 0) - ((index->state[i] & 4) != 0);
+	index->state[i] = st;
+
+	leaf = views[i].arm >= 0 ? i : -1;
+	node = index->size + i;
+	index->best[node] = leaf;
+	index->lrs[node] = leaf;
+	for (node /= 2; node >= 1; node /= 2)
+	{
+		index->best[node] = BetterScore(views, index->best[2 * node],
+										index->best[2 * node + 1]);
+		index->lrs[node] = BetterLrs(views, index->lrs[2 * node],
+									 index->lrs[2 * node + 1]);
+	}
+}
+
+/* Pick like PolicyPickTenant, in O(log n) on the common path. */
+int
+PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
+				int64_t decision_no, uint64_t *rng)
+{
+	const PolicyTenantView *views;
+	int			greedy,
+				lrs,
+				pick,
+				w;
+
+	if (index == NULL || params == NULL || index->views == NULL)
+		return POLICY_BAD_INPUT;
+	views = index->views;
+	if (index->n_elig == 0)
+		return -1;
+	lrs = index->lrs[1];
+
+	switch (params->kind)
+	{
+		case POLICY_RR:
+		case POLICY_POPULAR:
+		case POLICY_FIFO:
+			return lrs;
+		case POLICY_MAX_WIDTH:
+		case POLICY_MAX_GAP:
+		case POLICY_MAX_EI:
+		case POLICY_HYBRID:
+			break;
+		default:
+			return PolicyPickTenant(params, index->n, index->views,
+									decision_no, rng);
+	}
+	/* filters active: take the general path */
+	if ((params->warm_start && index->n_unserved > 0 &&
+		 index->n_unserved < index->n_elig) ||
+		(params->spread && index->n_busy > 0))
+		return PolicyPickTenant(params, index->n, index->views, decision_no,
+								rng);
+	greedy = index->best[1];
+	if (params->kind != POLICY_HYBRID)
+		return greedy;
+
+	/* hybrid: streak guard, then the fairness floor */
+	if (index->n_unserved > 1)
+		return PolicyPickTenant(params, index->n, index->views, decision_no,
+								rng);
+	pick = greedy;
+	if (params->streak_limit > 0 && views[pick].streak >= params->streak_limit)
+		pick = lrs;
+	if (pick == lrs)
+		return pick;
+	w = params->fairness_window > 0 ? params->fairness_window :
+		3 * index->n_elig;
+	/*
+	 * Distinct deadlines d_(1) < d_(2) < ... are all feasible one per
+	 * decision iff d_(1) >= decision_no + 1; the earliest deadline among
+	 * the others is the least recently served task's, since pick != lrs.
+	 */
+	if (Deadline(&views[lrs], w) >= decision_no + 1)
+		return pick;
+	return lrs;
 }
 
 /* ----------------------------------------------------------------------

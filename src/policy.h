@@ -207,6 +207,38 @@ extern int	PolicyPickTenant(const PolicyParams *params, int n,
 							 PolicyTenantView *views, int64_t decision_no,
 							 uint64_t *rng);
 
+/*
+ * Incremental task index for many tasks.  It keeps two tournament trees
+ * over a caller-owned views array (greedy score, least recently served),
+ * so that after one view changes (PolicyIndexUpdate, O(log n)) a pick costs
+ * O(log n) instead of a pass over all views.  PolicyIndexPick returns
+ * exactly what PolicyPickTenant would; it falls back to PolicyPickTenant
+ * (O(n)) during warm start, while tasks differ in runs in flight, for
+ * POLICY_RANDOM, and whenever its shortcut does not apply.  It assumes the
+ * last_served values of served tasks are distinct (each decision serves
+ * one task), which holds for a decision counter; the hybrid fairness test
+ * then reduces to "every other task's deadline is in the future".
+ */
+typedef struct PolicyIndex
+{
+	int			n;
+	int			size;			/* leaves: a power of two >= n */
+	PolicyTenantView *views;	/* borrowed, n views */
+	int		   *best;			/* 2 size nodes: argmax score, -1 = none */
+	int		   *lrs;			/* 2 size nodes: least recently served */
+	int			n_elig;			/* views with arm >= 0 */
+	int			n_unserved;		/* eligible views never served */
+	int			n_busy;			/* eligible views with runs in flight */
+	unsigned char *state;		/* per view: bit 0 eligible, 1 unserved,
+								 * 2 busy, as last counted */
+} PolicyIndex;
+
+extern int	PolicyIndexInit(PolicyIndex *index, PolicyTenantView *views, int n);
+extern void PolicyIndexUpdate(PolicyIndex *index, int i);
+extern int	PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
+							int64_t decision_no, uint64_t *rng);
+extern void PolicyIndexFree(PolicyIndex *index);
+
 /* splitmix64 step and a uniform double in [0,1). */
 extern uint64_t PolicyRandNext(uint64_t *state);
 extern double PolicyRandUniform(uint64_t *state);

@@ -45,6 +45,11 @@
 #include "policy.h"
 #include "replay.h"
 
+#if defined(__GNUC__)
+static void SetErr(char *err, size_t errlen, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+#endif
+
 /* Format an error message into the caller's buffer. */
 static void
 SetErr(char *err, size_t errlen, const char *fmt,...)
@@ -101,7 +106,8 @@ RecordPush(CsvRecord *r, const char *s, size_t len)
 	f = malloc(len + 1);
 	if (f == NULL)
 		return 0;
-	memcpy(f, s, len);
+	if (len > 0)
+		memcpy(f, s, len);
 	f[len] = '\0';
 	r->fields[r->n++] = f;
 	return 1;
@@ -989,7 +995,6 @@ SimulateOne(DrawCtx *c, const PolicyParams *params, uint64_t rng_seed,
 			s->n_running--;
 			if (y > s->best)
 			{
-				loss_sum -= (y - s->best);
 				s->best = y;
 				s->streak = 0;
 			}
@@ -997,8 +1002,10 @@ SimulateOne(DrawCtx *c, const PolicyParams *params, uint64_t rng_seed,
 				s->streak++;
 			s->dirty = 1;
 		}
-		if (loss_sum < 0.0)
-			loss_sum = 0.0;		/* rounding */
+		/* summed afresh (O(n)) so that the loss is exactly 0 at the end */
+		loss_sum = 0.0;
+		for (t = 0; t < n; t++)
+			loss_sum += c->ten[t].fstar - c->ten[t].best;
 		if (!EventPush(events, now, loss_sum / n))
 			goto nomem;
 		for (k = 0; k < cfg->n_thresholds; k++)

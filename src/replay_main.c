@@ -903,12 +903,19 @@ BenchDecision(int argc, char **argv)
 					t_arm = 0.0,
 					t_pick = 0.0;
 		uint64_t	prng = seed;
-		int			pick = PolicyPickTenant(&pol.params, n, views, decision_no, &prng);
+		PolicyIndex index;
+		int			pick;
 		int			j,
 					mm;
 
 		if (ms == NULL)
 			goto done;
+		if (PolicyIndexInit(&index, views, n) != 0)
+		{
+			free(ms);
+			goto done;
+		}
+		pick = PolicyIndexPick(&index, &pol.params, decision_no, &prng);
 		for (j = 0; j < N; j++)
 		{
 			double		t0,
@@ -951,7 +958,8 @@ BenchDecision(int argc, char **argv)
 			PolicyBestArm(&pol.params, K, st[pick].mu, st[pick].var, NULL,
 						  avail + (size_t) pick * K, prior.mu0, &views[pick]);
 			tb = Now();
-			pick = PolicyPickTenant(&pol.params, n, views, decision_no, &prng);
+			PolicyIndexUpdate(&index, pick);
+			pick = PolicyIndexPick(&index, &pol.params, decision_no, &prng);
 			t1 = Now();
 			t_add += ta - t0;
 			t_arm += tb - ta;
@@ -972,6 +980,7 @@ BenchDecision(int argc, char **argv)
 			   n, K, T, m, N, pol.name);
 		printf("# prior: rbf lengthscale=%g signal_var=%g noise_var=%g (fitted on the history)\n",
 			   prior.lengthscale, prior.signal_var, prior.noise_var);
+		PolicyIndexFree(&index);
 		printf("# mean per decision: posterior update %.2f us, candidate %.2f us, pick across tenants %.2f us\n",
 			   N > 0 ? t_add / N * 1e6 : NAN, N > 0 ? t_arm / N * 1e6 : NAN,
 			   N > 0 ? t_pick / N * 1e6 : NAN);

@@ -534,9 +534,12 @@ Schedule(void)
 		if (t->run_id == 0)
 			free_slots[nfree++] = slot;
 	}
+	/* tasks only complete when runs end, which frees a slot: nothing to do */
+	if (nfree == 0)
+		return;
 
 	CatalogBegin("easeml: loading tasks");
-	nclaims = nfree > 0 ? CatalogClaimQueued(free_slots, nfree, claims) : 0;
+	nclaims = CatalogClaimQueued(free_slots, nfree, claims);
 	CatalogLoadState(&state);
 	CatalogCloseTasks(&state);
 	CatalogCommit();

@@ -287,8 +287,7 @@ CnnForward(Cnn *m, int B)
 			memcpy(L->Z + r * L->cout, bias, sizeof(float) * L->cout);
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) rows, L->cout, K,
 					1.0f, m->cols, K, m->theta + L->woff, L->cout, 1.0f, L->Z, L->cout);
-		for (size_t i = 0; i < rows * L->cout; i++)
-			L->Z[i] = fmaxf(L->Z[i], 0.0f);
+		TrReluInPlace(L->Z, rows * L->cout);
 		/* 2 x 2 max pooling, remembering the winner */
 		for (int b = 0; b < B; b++)
 			for (int py = 0; py < L->ph; py++)
@@ -328,8 +327,7 @@ CnnForward(Cnn *m, int B)
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, m->hidden, m->flat,
 						1.0f, m->F, m->flat, m->theta + m->w1off, m->hidden,
 						1.0f, m->Hd, m->hidden);
-			for (size_t i = 0; i < (size_t) B * m->hidden; i++)
-				m->Hd[i] = fmaxf(m->Hd[i], 0.0f);
+			TrReluInPlace(m->Hd, (size_t) B * m->hidden);
 			in = m->Hd;
 			nin = m->hidden;
 		}
@@ -396,8 +394,7 @@ CnnBackward(Cnn *m, int B, float l2)
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, m->hidden, m->nout,
 					1.0f, m->dO, m->nout, m->theta + m->w2off, m->nout,
 					0.0f, m->dHd, m->hidden);
-		for (size_t i = 0; i < (size_t) B * m->hidden; i++)
-			m->dHd[i] *= (float) (m->Hd[i] > 0.0f);
+		TrReluGrad(m->dHd, m->Hd, (size_t) B * m->hidden);
 		DenseGrad(m->F, m->dHd, m->theta + m->w1off, B, m->flat, m->hidden, l2,
 				  m->grad + m->w1off, m->grad + m->b1off);
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, m->flat, m->hidden,
@@ -427,8 +424,7 @@ CnnBackward(Cnn *m, int B, float l2)
 		memset(m->dZ, 0, sizeof(float) * rows * L->cout);
 		for (size_t i = 0; i < npool; i++)
 			m->dZ[L->arg[i]] += dP[i];
-		for (size_t i = 0; i < rows * L->cout; i++)
-			m->dZ[i] *= (float) (L->Z[i] > 0.0f);
+		TrReluGrad(m->dZ, L->Z, rows * L->cout);
 		/* the forward im2col of this layer was overwritten: redo it */
 		Im2col(L->A, B, L->h, L->w, L->cin, m->k, m->cols);
 		memcpy(m->grad + L->woff, m->theta + L->woff, sizeof(float) * (size_t) K * L->cout);

@@ -120,6 +120,15 @@ Trim(char *s)
 
 	while (*s == ' ' || *s == '\t')
 		s++;
+	if (*s >= '0' && *s <= '9')
+	{
+		/* common case: a bare number; only check its last character */
+		e = s + 1;
+		while (*e > ' ')
+			e++;
+		if (*e == '\0')
+			return s;
+	}
 	e = s + strlen(s);
 	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
 		*--e = '\0';
@@ -129,6 +138,9 @@ Trim(char *s)
 static int
 IsMissing(const char *s)
 {
+	/* cheap first-character test: this runs for every cell */
+	if (s[0] != '\0' && s[0] != 'N' && s[0] != 'n' && s[0] != '?')
+		return 0;
 	return s[0] == '\0' || strcasecmp(s, "NA") == 0 ||
 		strcasecmp(s, "NaN") == 0 || strcmp(s, "?") == 0 ||
 		strcasecmp(s, "NULL") == 0;
@@ -145,6 +157,23 @@ ParseNumber(char *s, double *v)
 	{
 		*v = NAN;
 		return 0;
+	}
+	/* fast path: a plain integer of up to 15 digits is exact in double */
+	{
+		const char *q = s + (*s == '-');
+		long long	acc = 0;
+		int			nd = 0;
+
+		while (*q >= '0' && *q <= '9' && nd < 16)
+		{
+			acc = acc * 10 + (*q++ - '0');
+			nd++;
+		}
+		if (*q == '\0' && nd > 0 && nd <= 15)
+		{
+			*v = (double) (*s == '-' ? -acc : acc);
+			return 0;
+		}
 	}
 	errno = 0;
 	*v = strtod(s, &end);

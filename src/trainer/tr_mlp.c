@@ -121,8 +121,7 @@ MlpForward(Mlp *m, int rows)
 					1.0f, m->H[l - 1], in, m->theta + m->woff[l - 1], out,
 					1.0f, H, out);
 		if (l < m->nl)
-			for (size_t i = 0; i < (size_t) rows * out; i++)
-				H[i] = fmaxf(H[i], 0.0f);	/* branch-free ReLU */
+			TrReluInPlace(H, (size_t) rows * out);
 	}
 }
 
@@ -215,9 +214,7 @@ MlpBackward(Mlp *m, int rows, float l2)
 			/* dprev = (dcur W^T) * relu'(H_{l-1}) */
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, in, out,
 						1.0f, dcur, out, W, out, 0.0f, dprev, in);
-			/* multiply by the 0/1 mask: a branch here mispredicts half the time */
-			for (size_t i = 0; i < (size_t) rows * in; i++)
-				dprev[i] *= (float) (H[i] > 0.0f);
+			TrReluGrad(dprev, H, (size_t) rows * in);
 			tmp = dcur;
 			dcur = dprev;
 			dprev = tmp;

@@ -17,8 +17,9 @@
  * with scikit-learn's defaults: bootstrap samples, sqrt(d) candidate
  * features per node for classification and all of them for regression,
  * fully grown trees (min_samples_leaf 1), Gini impurity / squared error,
- * and probability averaging over trees.  As in scikit-learn, features
- * found constant in a node do not count against max_features.  For each
+ * and probability averaging over trees.  As in scikit-learn, a feature
+ * found constant in a node still counts against max_features, but the
+ * search continues until one non-constant feature has been examined.  For each
  * candidate feature the node's rows are histogrammed (per bin: class
  * counts, or sum and count), and only the occupied bins are scanned
  * (a 256-bit occupancy mask), so deep small nodes cost O(rows) not
@@ -329,6 +330,7 @@ typedef struct ForestShared
 {
 	const TrContext *ctx;
 	const uint8_t *bins;		/* training bins, column-major */
+	const int  *nbins;			/* bins per feature */
 	const int  *y;				/* classes (classification) */
 	const double *t;			/* targets (regression) */
 	int			n;
@@ -355,6 +357,104 @@ typedef struct StackItem
 	int			depth;
 } StackItem;
 
+/*
+ * Class-count histogram of one feature over the node's rows: h[b * k + c]
+ * (int32) for the occupied bins, which are listed in ascending order in
+ * occ; returns how many there are.
+ *
+ * Large nodes (at least as many rows as bins) fill two interleaved
+ * histograms, because runs of rows in the same bin (the many 0 pixels of an
+ * image) otherwise chain every increment on the previous store, then sum
+ * and scan all bins.  Small nodes touch few bins: each bin is cleared on
+ * first touch and remembered in a 256-bit mask, so the cost stays
+ * proportional to the node's rows.  h1 and touched are scratch; touched is
+ * all zero on entry and on return.
+ */
+static int
+HistClasses(const uint8_t *col, const int *idx, int lo, int hi, const int *y,
+			int k, int nb, int32_t *h, int32_t *h1, unsigned char *touched,
+			int *occ)
+{
+	int			nocc = 0;
+
+	if (hi - lo >= nb)
+	{
+		int			i = lo;
+
+		memset(h, 0, sizeof(int32_t) * nb * k);
+		memset(h1, 0, sizeof(int32_t) * nb * k);
+		for (; i + 1 < hi; i += 2)
+		{
+			h[col[idx[i]] * k + y[idx[i]]]++;
+			h1[col[idx[i + 1]] * k + y[idx[i + 1]]]++;
+		}
+		if (i < hi)
+			h[col[idx[i]] * k + y[idx[i]]]++;
+		for (int b = 0; b < nb; b++)
+		{
+			int32_t		sum = 0;
+
+			for (int c = 0; c < k; c++)
+			{
+				h[b * k + c] += h1[b * k + c];
+				sum += h[b * k + c];
+			}
+			if (sum > 0)
+				occ[nocc++] = b;
+		}
+	}
+	else
+	{
+		uint64_t	mask[4] = {0, 0, 0, 0};
+
+		for (int i = lo; i < hi; i++)
+		{
+			int			b = col[idx[i]];
+
+			if (!touched[b])
+			{
+				touched[b] = 1;
+				mask[b >> 6] |= UINT64_C(1) << (b & 63);
+				memset(h + b * k, 0, sizeof(int32_t) * k);
+			}
+			h[b * k + y[idx[i]]]++;
+		}
+		nocc = MaskBins(mask, occ);
+		for (int q = 0; q < nocc; q++)
+			touched[occ[q]] = 0;
+	}
+	return nocc;
+}
+
+/* sum and count histogram of one feature (regression): h[2 b], h[2 b + 1] */
+static int
+HistSums(const uint8_t *col, const int *idx, int lo, int hi, const double *t,
+		 int nb, double *h, unsigned char *touched, int *occ)
+{
+	int			nocc = 0;
+	uint64_t	mask[4] = {0, 0, 0, 0};
+
+	for (int i = lo; i < hi; i++)
+	{
+		int			b = col[idx[i]];
+
+		if (!touched[b])
+		{
+			touched[b] = 1;
+			mask[b >> 6] |= UINT64_C(1) << (b & 63);
+			h[2 * b] = 0.0;
+			h[2 * b + 1] = 0.0;
+		}
+		h[2 * b] += t[idx[i]];
+		h[2 * b + 1] += 1.0;
+	}
+	(void) nb;
+	nocc = MaskBins(mask, occ);
+	for (int q = 0; q < nocc; q++)
+		touched[occ[q]] = 0;
+	return nocc;
+}
+
 /* one classification or regression tree of the forest */
 static int
 GrowForestTree(ForestShared *sh, int tree_no)
@@ -368,15 +468,18 @@ GrowForestTree(ForestShared *sh, int tree_no)
 	int		   *idx = malloc(sizeof(int) * n);
 	int		   *perm = malloc(sizeof(int) * d);
 	StackItem  *stack = malloc(sizeof(StackItem) * (n + 2));
-	double	   *hist = calloc((size_t) TREE_MAX_BINS * (width + 1), sizeof(double));
+	int32_t    *hc = calloc((size_t) 2 * TREE_MAX_BINS * width, sizeof(int32_t));
+	double	   *hs = calloc((size_t) 2 * TREE_MAX_BINS, sizeof(double));
 	double	   *tot = calloc(width, sizeof(double));
 	double	   *left = calloc(width, sizeof(double));
+	unsigned char touched[TREE_MAX_BINS];
 	int			occ[TREE_MAX_BINS];
 	int			sp = 0,
 				rc = 1;
 
-	if (!idx || !perm || !stack || !hist || !tot || !left)
+	if (!idx || !perm || !stack || !hc || !hs || !tot || !left)
 		goto done;
+	memset(touched, 0, sizeof(touched));
 	for (int i = 0; i < n; i++)
 		idx[i] = sh->bootstrap ? (int) TrRandBelow(&rng, n) : i;
 	for (int j = 0; j < d; j++)
@@ -441,13 +544,17 @@ GrowForestTree(ForestShared *sh, int tree_no)
 		is_leaf = is_leaf || m < sh->min_split || m < 2 * sh->min_leaf ||
 			(sh->max_depth > 0 && it.depth >= sh->max_depth);
 
-		/* candidate features, drawn without replacement */
-		for (int f = 0; !is_leaf && f < d && visited < sh->mtry; f++)
+		/*
+		 * Candidate features, drawn without replacement.  As in scikit-learn,
+		 * every drawn feature counts against max_features, constant or not,
+		 * but the search goes on past max_features until one non-constant
+		 * feature has been seen.
+		 */
+		for (int f = 0; !is_leaf && f < d && (f < sh->mtry || visited == 0); f++)
 		{
 			int			r = f + (int) TrRandBelow(&rng, (uint64_t) (d - f));
 			int			j = perm[r];
 			const uint8_t *col = sh->bins + (size_t) j * n;
-			uint64_t	mask[4] = {0, 0, 0, 0};
 			int			occupied = 0;
 			double		nl = 0.0,
 						sql = 0.0,
@@ -456,57 +563,45 @@ GrowForestTree(ForestShared *sh, int tree_no)
 			perm[r] = perm[f];
 			perm[f] = j;
 
-			/* histogram: per bin width stats + count in the last slot */
-			for (int i = it.lo; i < it.hi; i++)
-			{
-				int			b = col[idx[i]];
-				double	   *h = hist + (size_t) b * (width + 1);
-
-				if (k > 0)
-					h[sh->y[idx[i]]] += 1.0;
-				else
-					h[0] += sh->t[idx[i]];
-				h[width] += 1.0;
-				mask[b >> 6] |= UINT64_C(1) << (b & 63);
-			}
-			occupied = MaskBins(mask, occ);
+			if (k > 0)
+				occupied = HistClasses(col, idx, it.lo, it.hi, sh->y, k, sh->nbins[j],
+									   hc, hc + (size_t) TREE_MAX_BINS * k, touched, occ);
+			else
+				occupied = HistSums(col, idx, it.lo, it.hi, sh->t, sh->nbins[j],
+									hs, touched, occ);
 			if (occupied <= 1)
-			{
-				/* constant in this node: clear, and it does not count */
-				memset(hist + (size_t) occ[0] * (width + 1), 0,
-					   sizeof(double) * (width + 1));
-				continue;
-			}
+				continue;		/* constant in this node */
 			visited++;
 
-			/* scan the occupied bins in order */
+			/* scan the occupied bins in order; branch-free class updates */
 			memset(left, 0, sizeof(double) * width);
 			if (k > 0)
 				for (int c = 0; c < k; c++)
 					sqr += tot[c] * tot[c];
-			for (int q = 0; q < occupied; q++)
+			for (int q = 0; q + 1 < occupied; q++)
 			{
 				int			b = occ[q];
-				double	   *h = hist + (size_t) b * (width + 1);
 
 				if (k > 0)
 				{
+					const int32_t *h = hc + (size_t) b * k;
+
 					for (int c = 0; c < k; c++)
 					{
 						double		a = h[c];
 
-						if (a == 0.0)
-							continue;
 						sql += a * (2.0 * left[c] + a);
 						sqr -= a * (2.0 * (tot[c] - left[c]) - a);
 						left[c] += a;
+						nl += a;
 					}
 				}
 				else
-					left[0] += h[0];
-				nl += h[width];
-				memset(h, 0, sizeof(double) * (width + 1));
-				if (q + 1 < occupied && nl >= sh->min_leaf && m - nl >= sh->min_leaf)
+				{
+					left[0] += hs[2 * b];
+					nl += hs[2 * b + 1];
+				}
+				if (nl >= sh->min_leaf && m - nl >= sh->min_leaf)
 				{
 					double		s;
 
@@ -562,7 +657,8 @@ done:
 	free(idx);
 	free(perm);
 	free(stack);
-	free(hist);
+	free(hc);
+	free(hs);
 	free(tot);
 	free(left);
 	return rc;
@@ -755,6 +851,7 @@ ForestFit(const TrContext *ctx, TrResult *res)
 		goto done;
 	}
 	sh.bins = btr;
+	sh.nbins = bins.nbins;
 	pthread_mutex_init(&sh.lock, NULL);
 	RunThreads(ForestWorker, &sh, ctx->threads < sh.ntrees ? ctx->threads : sh.ntrees);
 	pthread_mutex_destroy(&sh.lock);

@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -209,6 +210,40 @@ extern double TrAccuracy(const int *pred, const int *y, int n);
 extern void TrRegressionScore(const double *pred, const double *t, int n,
 							  double *r2, double *rmse);
 extern int	TrArgmax(const float *v, int k);
+
+/*
+ * ReLU and its gradient mask on float arrays, written with integer masks:
+ * the obvious "x > 0 ? x : 0" compiles to a branch that mispredicts half
+ * of the time, and fmaxf() is a libm call at -O2.
+ */
+static inline void
+TrReluInPlace(float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32_t	b;
+
+		memcpy(&b, &x[i], 4);
+		b &= (b >> 31) - 1u;	/* sign set (negative, -0, -NaN): 0 */
+		memcpy(&x[i], &b, 4);
+	}
+}
+
+/* g[i] = 0 where the ReLU output h[i] is 0 (h >= 0 after TrReluInPlace) */
+static inline void
+TrReluGrad(float *g, const float *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32_t	hb,
+					gb;
+
+		memcpy(&hb, &h[i], 4);
+		memcpy(&gb, &g[i], 4);
+		gb &= -(uint32_t) (hb != 0);
+		memcpy(&g[i], &gb, 4);
+	}
+}
 
 /*
  * Trained-parameter artifact: "EASEMLA1", a header (family, kind, d,

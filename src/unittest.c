@@ -1,0 +1,1365 @@
+/*-------------------------------------------------------------------------
+ *
+ * unittest.c
+ *	  Unit tests of the scheduler core (gp.c, policy.c, replay.c), run by
+ *	  "make unittest"; no PostgreSQL needed.  Exits non-zero on failure.
+ *
+ * Covered: Cholesky with jitter and its statuses; the posterior against
+ * closed-form small cases; the incremental posterior against the full
+ * refit; prior fitting (means, shrinkage, RBF, NaN); EI and beta;
+ * candidate choice never re-picks evaluated or running arms; deterministic
+ * ties and seeds; each policy's invariants (round-robin is fair, the hybrid
+ * fairness floor holds, warm start, spreading over devices); PolicyIndex
+ * agrees with PolicyPickTenant; PolicyDecide (FIFO contract, bad input,
+ * NaN history); the cost model; the CSV reader and id join; the replay
+ * simulator on a hand-computed case, with several devices, and its seeds.
+ *
+ * IDENTIFICATION
+ *	  src/unittest.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp.h"
+#include "policy.h"
+#include "replay.h"
+
+extern void openblas_set_num_threads(int num_threads);
+
+static int	n_checks = 0;
+static int	n_failed = 0;
+
+#define CHECK(cond, ...) \
+	do { \
+		n_checks++; \
+		if (!(cond)) \
+		{ \
+			n_failed++; \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+			printf(__VA_ARGS__); \
+			printf("\n"); \
+		} \
+	} while (0)
+
+#define CHECK_NEAR(a, b, tol, what) \
+	CHECK(fabs((a) - (b)) <= (tol), "%s: %.15g vs %.15g", what, (double) (a), (double) (b))
+
+/* A random symmetric positive semi-definite K x K matrix of rank r. */
+static void
+RandomPsd(double *cov, int K, int r, uint64_t *rng)
+{
+	double	   *B = malloc(sizeof(double) * K * r);
+	int			i,
+				j,
+				k;
+
+	for (i = 0; i < K * r; i++)
+		B[i] = PolicyRandUniform(rng) - 0.5;
+	for (i = 0; i < K; i++)
+		for (j = 0; j < K; j++)
+		{
+			double		s = 0.0;
+
+			for (k = 0; k < r; k++)
+				s += B[i * r + k] * B[j * r + k];
+			cov[i * K + j] = 0.2 * s / r;
+		}
+	free(B);
+}
+
+/* ---------------------------------------------------------------- gp */
+
+/* Cholesky: ok, jitter for singular, not-PD for indefinite, bad input. */
+static void
+TestCholesky(void)
+{
+	double		a[4] = {4, 2, 2, 3},
+				w[4];
+	double		sing[4] = {1, 1, 1, 1};
+	double		indef[4] = {1, 2, 2, 1};
+	double		nan_m[4] = {1, NAN, NAN, 1};
+	double		jit;
+	int			rc;
+
+	rc = GpCholesky(a, 2, w, &jit);
+	CHECK(rc == GP_OK, "PD matrix: status %d", rc);
+	CHECK_NEAR(a[0], 2.0, 1e-15, "L00");
+	CHECK_NEAR(a[2], 1.0, 1e-15, "L10");
+	CHECK_NEAR(a[3], sqrt(2.0), 1e-15, "L11");
+	CHECK(a[1] == 0.0, "upper triangle zeroed");
+
+	rc = GpCholesky(sing, 2, w, &jit);
+	CHECK(rc == GP_JITTER, "singular matrix: status %d (%s)", rc, GpStatusText(rc));
+	CHECK(jit > 0.0 && jit <= 1e-4, "jitter used %g", jit);
+
+	rc = GpCholesky(indef, 2, w, &jit);
+	CHECK(rc == GP_NOT_PD, "indefinite matrix: status %d", rc);
+	CHECK(indef[1] == 2.0 && indef[0] == 1.0, "indefinite input restored");
+	CHECK(strlen(GpStatusText(GP_NOT_PD)) > 10, "status text");
+
+	CHECK(GpCholesky(nan_m, 2, w, NULL) == GP_BAD_INPUT, "NaN rejected");
+	CHECK(GpCholesky(a, 0, w, NULL) == GP_BAD_INPUT, "n = 0 rejected");
+}
+
+/* Posterior against closed forms with one and two observations. */
+static void
+TestPosteriorClosedForm(void)
+{
+	double		mu0[3] = {0.5, 0.6, 0.7};
+	double		cov[9] = {0.04, 0.02, 0.01,
+		0.02, 0.05, 0.015,
+	0.01, 0.015, 0.03};
+	double		noise = 1e-3;
+	GpPrior		prior;
+	double		mu[3],
+				var[3];
+	int			arms1[1] = {0};
+	double		y1[1] = {0.8};
+	int			arms2[2] = {0, 2};
+	double		y2[2] = {0.8, 0.4};
+	int			rc,
+				k;
+
+	rc = GpPriorInit(&prior, 3, mu0, cov, noise);
+	CHECK(rc == GP_OK, "prior init %d", rc);
+
+	/* no observation: the prior itself */
+	rc = GpPosterior(&prior, 0, NULL, NULL, mu, var);
+	CHECK(rc == GP_OK, "t = 0");
+	for (k = 0; k < 3; k++)
+	{
+		CHECK_NEAR(mu[k], mu0[k], 0, "prior mean kept");
+		CHECK_NEAR(var[k], cov[k * 3 + k], 0, "prior variance");
+	}
+
+	/* one observation: mu_k = mu0_k + c_k0 (y - mu0_0) / (c_00 + s2) */
+	rc = GpPosterior(&prior, 1, arms1, y1, mu, var);
+	CHECK(rc == GP_OK, "t = 1: %d", rc);
+	for (k = 0; k < 3; k++)
+	{
+		double		g = cov[0] + noise;
+
+		CHECK_NEAR(mu[k], mu0[k] + cov[k * 3] * (y1[0] - mu0[0]) / g, 1e-14,
+				   "one-observation mean");
+		CHECK_NEAR(var[k], cov[k * 3 + k] - cov[k * 3] * cov[k * 3] / g, 1e-14,
+				   "one-observation variance");
+	}
+
+	/* two observations: explicit 2 x 2 inverse (fine in a test) */
+	{
+		double		g00 = cov[0] + noise,
+					g01 = cov[2],
+					g11 = cov[8] + noise;
+		double		det = g00 * g11 - g01 * g01;
+		double		i00 = g11 / det,
+					i01 = -g01 / det,
+					i11 = g00 / det;
+		double		r0 = y2[0] - mu0[0],
+					r1 = y2[1] - mu0[2];
+
+		rc = GpPosterior(&prior, 2, arms2, y2, mu, var);
+		CHECK(rc == GP_OK, "t = 2: %d", rc);
+		for (k = 0; k < 3; k++)
+		{
+			double		c0 = cov[k * 3 + 0],
+						c1 = cov[k * 3 + 2];
+			double		m = mu0[k] + c0 * (i00 * r0 + i01 * r1) + c1 * (i01 * r0 + i11 * r1);
+			double		v = cov[k * 3 + k] - (c0 * (i00 * c0 + i01 * c1) +
+											  c1 * (i01 * c0 + i11 * c1));
+
+			CHECK_NEAR(mu[k], m, 1e-13, "two-observation mean");
+			CHECK_NEAR(var[k], v, 1e-13, "two-observation variance");
+		}
+	}
+
+	/* bad input */
+	{
+		int			bad_arm[1] = {3};
+		double		bad_y[1] = {NAN};
+
+		CHECK(GpPosterior(&prior, 1, bad_arm, y1, mu, var) == GP_BAD_INPUT,
+			  "arm out of range");
+		CHECK(GpPosterior(&prior, 1, arms1, bad_y, mu, var) == GP_BAD_INPUT,
+			  "NaN observation");
+	}
+	GpPriorFree(&prior);
+
+	/* non-PD: two identical arms observed with zero noise -> jitter */
+	{
+		double		c2[4] = {1, 1, 1, 1};
+		double		m2[2] = {0, 0};
+		int			a2[2] = {0, 1};
+		double		yy[2] = {0.3, 0.3};
+
+		rc = GpPriorInit(&prior, 2, m2, c2, 0.0);
+		CHECK(rc == GP_OK, "singular prior accepted (it is PSD)");
+		rc = GpPosterior(&prior, 2, a2, yy, mu, var);
+		CHECK(rc == GP_JITTER, "singular G: status %d", rc);
+		CHECK(isfinite(mu[0]) && isfinite(mu[1]) && var[0] >= 0.0 && var[1] >= 0.0,
+			  "finite, clamped results under jitter");
+		CHECK_NEAR(mu[0], 0.3, 1e-3, "jittered mean");
+		GpPriorFree(&prior);
+	}
+
+	/* indefinite covariance: GP_NOT_PD, a clear status and no crash */
+	{
+		double		c3[4] = {1, 2, 2, 1};
+		double		m3[2] = {0, 0};
+		int			a3[2] = {0, 1};
+		double		yy[2] = {0.1, 0.2};
+
+		rc = GpPriorInit(&prior, 2, m3, c3, 0.0);
+		CHECK(rc == GP_OK, "symmetric prior accepted");
+		rc = GpPosterior(&prior, 2, a3, yy, mu, var);
+		CHECK(rc == GP_NOT_PD, "indefinite G: status %d", rc);
+		GpPriorFree(&prior);
+	}
+
+	/* asymmetric or NaN covariance rejected */
+	{
+		double		c4[4] = {1, 0.5, 0.2, 1};
+		double		m4[2] = {0, 0};
+
+		CHECK(GpPriorInit(&prior, 2, m4, c4, 0.0) == GP_BAD_INPUT, "asymmetric");
+	}
+}
+
+/* Incremental updates agree with the full refit, across growth. */
+static void
+TestIncremental(void)
+{
+	const int	K = 30;
+	double	   *cov = malloc(sizeof(double) * K * K);
+	double	   *mu0 = malloc(sizeof(double) * K);
+	double		mu[30],
+				var[30];
+	int			arms[25];
+	double		y[25];
+	uint64_t	rng = 42;
+	GpPrior		prior;
+	GpState		st;
+	double		maxdiff = 0.0;
+	int			t,
+				k,
+				rc;
+
+	RandomPsd(cov, K, 8, &rng);	/* rank 8: strongly correlated arms */
+	for (k = 0; k < K; k++)
+	{
+		cov[k * K + k] += 0.001;
+		mu0[k] = 0.5 + 0.1 * (PolicyRandUniform(&rng) - 0.5);
+	}
+	rc = GpPriorInit(&prior, K, mu0, cov, 1e-4);
+	CHECK(rc == GP_OK, "prior");
+	rc = GpStateInit(&st, &prior, 2);	/* tiny capacity: growth is tested */
+	CHECK(rc == GP_OK, "state init");
+	for (t = 0; t < 25; t++)
+	{
+		arms[t] = (t * 7) % K;
+		y[t] = 0.3 + 0.5 * PolicyRandUniform(&rng);
+		rc = GpStateAdd(&st, arms[t], y[t]);
+		CHECK(rc >= 0, "add %d: %d", t, rc);
+		rc = GpPosterior(&prior, t + 1, arms, y, mu, var);
+		CHECK(rc >= 0, "refit %d", t);
+		for (k = 0; k < K; k++)
+		{
+			double		d = fabs(mu[k] - st.mu[k]) + fabs(var[k] - st.var[k]);
+
+			if (d > maxdiff)
+				maxdiff = d;
+			CHECK(st.var[k] >= 0.0, "variance clamped");
+		}
+	}
+	CHECK(maxdiff < 1e-9, "incremental vs refit max difference %g", maxdiff);
+	CHECK(st.t == 25 && st.cap >= 25, "state size");
+
+	/* reset goes back to the prior */
+	GpStateReset(&st);
+	CHECK(st.t == 0 && st.mu[3] == mu0[3] && st.var[3] == cov[3 * K + 3], "reset");
+	CHECK(GpStateAdd(&st, K, 0.5) == GP_BAD_INPUT, "arm out of range");
+	CHECK(GpStateAdd(&st, 0, NAN) == GP_BAD_INPUT, "NaN value");
+	GpStateFree(&st);
+	GpPriorFree(&prior);
+
+	/* the same arm twice with zero noise: pivot 0 -> jitter status */
+	{
+		double		c[4] = {0.04, 0.0, 0.0, 0.04};
+		double		m[2] = {0.5, 0.5};
+
+		GpPriorInit(&prior, 2, m, c, 0.0);
+		GpStateInit(&st, &prior, 4);
+		CHECK(GpStateAdd(&st, 0, 0.7) == GP_OK, "first");
+		rc = GpStateAdd(&st, 0, 0.7);
+		CHECK(rc == GP_JITTER, "repeated arm, zero noise: %d", rc);
+		CHECK(st.status == GP_JITTER, "state remembers jitter");
+		CHECK(isfinite(st.mu[0]) && st.var[0] >= 0.0, "finite after jitter");
+		GpStateFree(&st);
+		GpPriorFree(&prior);
+	}
+	free(cov);
+	free(mu0);
+}
+
+/* Prior fitting: means, shrinkage, NaN, RBF, tiny histories. */
+static void
+TestPriorFit(void)
+{
+	const int	m = 40,
+				K = 12;
+	double	   *h = malloc(sizeof(double) * m * K);
+	GpPriorOptions opt;
+	GpPrior		p;
+	uint64_t	rng = 7;
+	int			i,
+				k,
+				rc;
+
+	for (i = 0; i < m; i++)
+	{
+		double		row = 0.2 * (PolicyRandUniform(&rng) - 0.5);
+
+		for (k = 0; k < K; k++)
+			h[i * K + k] = 0.5 + row + 0.02 * k + 0.05 * (PolicyRandUniform(&rng) - 0.5);
+	}
+
+	/* empirical, fixed shrinkage: exact mean and shrunk covariance */
+	memset(&opt, 0, sizeof(opt));
+	opt.shrinkage = 0.25;
+	opt.noise_var = 1e-4;
+	rc = GpPriorFit(h, m, K, &opt, &p);
+	CHECK(rc == GP_OK, "empirical fit %d", rc);
+	{
+		double		s01 = 0.0,
+					s00 = 0.0,
+					m0 = 0.0,
+					m1 = 0.0;
+
+		for (i = 0; i < m; i++)
+		{
+			m0 += h[i * K];
+			m1 += h[i * K + 1];
+		}
+		m0 /= m;
+		m1 /= m;
+		for (i = 0; i < m; i++)
+		{
+			s00 += (h[i * K] - m0) * (h[i * K] - m0);
+			s01 += (h[i * K] - m0) * (h[i * K + 1] - m1);
+		}
+		CHECK_NEAR(p.mu0[0], m0, 1e-14, "column mean");
+		CHECK_NEAR(p.cov[0], s00 / m, 1e-14, "diagonal not shrunk");
+		CHECK_NEAR(p.cov[1], 0.75 * s01 / m, 1e-14, "off-diagonal shrunk");
+		CHECK(p.noise_var == 1e-4, "given noise kept");
+	}
+	GpPriorFree(&p);
+
+	/* fitted hyperparameters come from the grid and are finite */
+	memset(&opt, 0, sizeof(opt));
+	rc = GpPriorFit(h, m, K, &opt, &p);
+	CHECK(rc >= 0, "fitted empirical %d", rc);
+	CHECK(p.shrinkage > 0.0 && p.shrinkage < 1.0 && p.noise_var > 0.0 &&
+		  isfinite(p.heldout_loglik), "fitted values %g %g %g", p.shrinkage,
+		  p.noise_var, p.heldout_loglik);
+	GpPriorFree(&p);
+
+	/* RBF: symmetric, s^2 on the diagonal, correlations in (0, 1] */
+	memset(&opt, 0, sizeof(opt));
+	opt.kernel = GP_KERNEL_RBF;
+	rc = GpPriorFit(h, m, K, &opt, &p);
+	CHECK(rc >= 0, "rbf fit %d", rc);
+	CHECK(p.lengthscale > 0.0 && p.signal_var > 0.0, "rbf parameters");
+	for (i = 0; i < K; i++)
+	{
+		CHECK_NEAR(p.cov[i * K + i], p.signal_var, 1e-15, "rbf diagonal");
+		for (k = 0; k < K; k++)
+			CHECK(p.cov[i * K + k] == p.cov[k * K + i] && p.cov[i * K + k] > 0.0 &&
+				  p.cov[i * K + k] <= p.signal_var, "rbf entry %d %d", i, k);
+	}
+	/* closer columns are more correlated: column 0 vs 1 beats 0 vs 11 */
+	CHECK(p.cov[1] > p.cov[11], "rbf decays with distance");
+	GpPriorFree(&p);
+
+	/* NaN cells: column mean over the known cells */
+	h[0] = NAN;
+	h[K] = NAN;
+	memset(&opt, 0, sizeof(opt));
+	opt.shrinkage = 0.1;
+	opt.noise_var = 1e-4;
+	rc = GpPriorFit(h, m, K, &opt, &p);
+	CHECK(rc >= 0, "NaN history %d", rc);
+	{
+		double		s = 0.0;
+
+		for (i = 2; i < m; i++)
+			s += h[i * K];
+		CHECK_NEAR(p.mu0[0], s / (m - 2), 1e-14, "mean over known cells");
+		for (i = 0; i < K * K; i++)
+			CHECK(isfinite(p.cov[i]), "finite covariance with NaN history");
+	}
+	GpPriorFree(&p);
+
+	/* empty and one-row histories: default prior, still usable */
+	rc = GpPriorFit(NULL, 0, K, NULL, &p);
+	CHECK(rc == GP_OK && p.mu0[0] == 0.5 && p.cov[1] > 0.0, "empty history");
+	GpPriorFree(&p);
+	rc = GpPriorFit(h + K, 1, K, NULL, &p);
+	CHECK(rc == GP_OK && p.mu0[1] == h[K + 1], "one-row history");
+	GpPriorFree(&p);
+
+	/* bad input */
+	h[5] = INFINITY;
+	CHECK(GpPriorFit(h, m, K, NULL, &p) == GP_BAD_INPUT, "inf rejected");
+	CHECK(GpPriorFit(h, m, 0, NULL, &p) == GP_BAD_INPUT, "K = 0 rejected");
+	free(h);
+}
+
+/* ----------------------------------------------------------- policy */
+
+/* EI closed forms and beta schedule. */
+static void
+TestAcquisition(void)
+{
+	PolicyParams pp;
+	double		ei,
+				num = 0.0;
+	int			i;
+
+	CHECK_NEAR(PolicyExpectedImprovement(0.7, 0.0, 0.5), 0.2, 1e-15, "EI sigma 0 above");
+	CHECK_NEAR(PolicyExpectedImprovement(0.4, 0.0, 0.5), 0.0, 0, "EI sigma 0 below");
+	CHECK_NEAR(PolicyExpectedImprovement(0.5, 0.1, 0.5), 0.1 / sqrt(2 * M_PI), 1e-15,
+			   "EI at mu = best");
+	/* numeric integral of max(x - b, 0) N(x; 0.6, 0.05^2) */
+	ei = PolicyExpectedImprovement(0.6, 0.05, 0.62);
+	for (i = 0; i < 400000; i++)
+	{
+		double		x = 0.62 + (i + 0.5) * 1e-6;
+
+		num += (x - 0.62) * exp(-0.5 * pow((x - 0.6) / 0.05, 2)) /
+			(0.05 * sqrt(2 * M_PI)) * 1e-6;
+	}
+	CHECK_NEAR(ei, num, 1e-9, "EI against numeric integral");
+
+	PolicyParamsDefault(&pp, POLICY_RR);
+	CHECK_NEAR(PolicyBeta(&pp, 100, 0), 2 * log(100 * M_PI * M_PI / (6 * 0.1)), 1e-12,
+			   "beta schedule t = 1");
+	CHECK(PolicyBeta(&pp, 100, 5) > PolicyBeta(&pp, 100, 4), "beta grows with t");
+	pp.beta = 2.5;
+	CHECK(PolicyBeta(&pp, 100, 9) == 2.5, "constant beta");
+}
+
+/* The candidate is never an evaluated or running arm; ties by index. */
+static void
+TestBestArm(void)
+{
+	const int	K = 40;
+	double		mu[40],
+				var[40],
+				cost[40];
+	unsigned char avail[40];
+	PolicyKind	kinds[] = {POLICY_RR, POLICY_MAX_EI, POLICY_MAX_GAP, POLICY_POPULAR,
+	POLICY_FIFO, POLICY_HYBRID};
+	uint64_t	rng = 11;
+	int			trial,
+				q,
+				k;
+
+	for (trial = 0; trial < 500; trial++)
+	{
+		int			n_avail = 0;
+
+		for (k = 0; k < K; k++)
+		{
+			mu[k] = PolicyRandUniform(&rng);
+			var[k] = 0.01 * PolicyRandUniform(&rng);
+			cost[k] = 0.1 + 10 * PolicyRandUniform(&rng);
+			avail[k] = PolicyRandUniform(&rng) < 0.3;
+			n_avail += avail[k];
+		}
+		for (q = 0; q < (int) (sizeof(kinds) / sizeof(kinds[0])); q++)
+		{
+			PolicyParams pp;
+			PolicyTenantView v;
+
+			PolicyParamsDefault(&pp, kinds[q]);
+			pp.cost_aware = trial % 2;
+			memset(&v, 0, sizeof(v));
+			v.best = 0.6;
+			v.n_obs = trial % 7;
+			CHECK(PolicyBestArm(&pp, K, mu, var, cost, avail, mu, &v) == 0, "best arm");
+			if (n_avail == 0)
+				CHECK(v.arm == -1, "no arm when none is available");
+			else
+				CHECK(v.arm >= 0 && avail[v.arm], "picked unavailable arm %d (kind %d)",
+					  v.arm, kinds[q]);
+		}
+	}
+
+	/* pruned EI equals the plain argmax */
+	for (trial = 0; trial < 300; trial++)
+	{
+		PolicyParams pp;
+		PolicyTenantView v;
+		double		best = -1;
+		int			arg = -1;
+
+		for (k = 0; k < K; k++)
+		{
+			mu[k] = 0.5 + 0.3 * PolicyRandUniform(&rng);
+			var[k] = (k % 5 == 0) ? 0.0 : 0.004 * PolicyRandUniform(&rng);
+			avail[k] = PolicyRandUniform(&rng) < 0.8;
+			cost[k] = 1.0;
+		}
+		PolicyParamsDefault(&pp, POLICY_MAX_EI);
+		memset(&v, 0, sizeof(v));
+		v.best = 0.75;
+		PolicyBestArm(&pp, K, mu, var, NULL, avail, NULL, &v);
+		for (k = 0; k < K; k++)
+			if (avail[k])
+			{
+				double		e = PolicyExpectedImprovement(mu[k], sqrt(var[k]), 0.75);
+
+				if (e > best)
+				{
+					best = e;
+					arg = k;
+				}
+			}
+		CHECK(v.arm == arg, "pruned EI argmax %d vs %d", v.arm, arg);
+	}
+
+	/* ties: lowest arm index; cost-aware EI prefers the cheaper twin */
+	{
+		PolicyParams pp;
+		PolicyTenantView v;
+
+		for (k = 0; k < K; k++)
+		{
+			mu[k] = 0.5;
+			var[k] = 0.01;
+			avail[k] = k >= 3;
+			cost[k] = 1.0;
+		}
+		cost[9] = 0.5;
+		PolicyParamsDefault(&pp, POLICY_MAX_EI);
+		memset(&v, 0, sizeof(v));
+		PolicyBestArm(&pp, K, mu, var, cost, avail, NULL, &v);
+		CHECK(v.arm == 3, "tie -> lowest available index, got %d", v.arm);
+		pp.cost_aware = 1;
+		PolicyBestArm(&pp, K, mu, var, cost, avail, NULL, &v);
+		CHECK(v.arm == 9, "cost-aware EI picks the cheaper arm, got %d", v.arm);
+		PolicyParamsDefault(&pp, POLICY_RR);
+		pp.cost_aware = 1;
+		PolicyBestArm(&pp, K, mu, var, cost, avail, NULL, &v);
+		CHECK(v.arm == 9, "cost-aware UCB picks the cheaper arm, got %d", v.arm);
+	}
+}
+
+/* Fill n views as if every task had a candidate with random scores. */
+static void
+RandomViews(PolicyTenantView *v, int n, uint64_t *rng, const PolicyParams *pp)
+{
+	int			i;
+	double		mu[4],
+				var[4];
+	unsigned char avail[4] = {1, 1, 1, 1};
+
+	for (i = 0; i < n; i++)
+	{
+		int			k;
+
+		for (k = 0; k < 4; k++)
+		{
+			mu[k] = PolicyRandUniform(rng);
+			var[k] = 0.01 * PolicyRandUniform(rng);
+		}
+		v[i].id = i;
+		v[i].best = 0.5;
+		PolicyBestArm(pp, 4, mu, var, NULL, avail, mu, &v[i]);
+	}
+}
+
+/* Round-robin is fair; greedy is deterministic; hybrid floor; seeds. */
+static void
+TestPickTenant(void)
+{
+	enum
+	{
+	N = 9};
+	PolicyTenantView v[N];
+	PolicyParams pp;
+	uint64_t	rng = 5;
+	int			served[N];
+	int64_t		d;
+	int			i;
+
+	/* rr: n x 20 decisions serve everyone exactly 20 times, in id order */
+	memset(v, 0, sizeof(v));
+	PolicyParamsDefault(&pp, POLICY_RR);
+	RandomViews(v, N, &rng, &pp);
+	for (i = 0; i < N; i++)
+		v[i].last_served = -1;
+	memset(served, 0, sizeof(served));
+	for (d = 0; d < N * 20; d++)
+	{
+		int			p = PolicyPickTenant(&pp, N, v, d, &rng);
+
+		CHECK(p == (int) (d % N), "rr order: decision %lld picked %d", (long long) d, p);
+		if (p < 0)
+			break;
+		served[p]++;
+		v[p].last_served = d;
+	}
+	for (i = 0; i < N; i++)
+		CHECK(served[i] == 20, "rr fairness: task %d served %d times", i, served[i]);
+
+	/* greedy: argmax score, ties lowest id; ineligible skipped */
+	PolicyParamsDefault(&pp, POLICY_MAX_EI);
+	for (i = 0; i < N; i++)
+	{
+		v[i].arm = 0;
+		v[i].score = 1.0;
+		v[i].last_served = 0;
+		v[i].n_running = 0;
+	}
+	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng) == 0, "greedy tie -> lowest id");
+	v[4].score = 2.0;
+	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng) == 4, "greedy argmax");
+	v[4].arm = -1;
+	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng) == 0, "ineligible skipped");
+	for (i = 0; i < N; i++)
+		v[i].arm = -1;
+	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng) == -1, "nothing eligible -> -1");
+
+	/* warm start: the first N decisions serve every task once */
+	PolicyParamsDefault(&pp, POLICY_MAX_EI);
+	for (i = 0; i < N; i++)
+	{
+		v[i].arm = 0;
+		v[i].score = (i == 2) ? 10.0 : 1.0 / (i + 1);
+		v[i].last_served = -1;
+	}
+	memset(served, 0, sizeof(served));
+	for (d = 0; d < N; d++)
+	{
+		int			p = PolicyPickTenant(&pp, N, v, d, &rng);
+
+		served[p]++;
+		v[p].last_served = d;
+	}
+	for (i = 0; i < N; i++)
+		CHECK(served[i] == 1, "warm start: task %d served %d times", i, served[i]);
+
+	/* spread: tasks with a run in flight wait while others are idle */
+	for (i = 0; i < N; i++)
+		v[i].n_running = 1;
+	v[7].n_running = 0;
+	CHECK(PolicyPickTenant(&pp, N, v, 50, &rng) == 7, "spread prefers idle task");
+	pp.spread = 0;
+	CHECK(PolicyPickTenant(&pp, N, v, 50, &rng) == 2, "without spread: argmax");
+	for (i = 0; i < N; i++)
+		v[i].n_running = 0;
+
+	/* hybrid: task 0 always scores best, yet nobody waits more than w */
+	{
+		int			w;
+
+		for (w = N; w <= 3 * N; w += N)
+		{
+			int64_t		last[N];
+			int64_t		worst_wait = 0;
+
+			PolicyParamsDefault(&pp, POLICY_HYBRID);
+			pp.fairness_window = w;
+			for (i = 0; i < N; i++)
+			{
+				v[i].arm = 0;
+				v[i].score = (i == 0) ? 100.0 : 1.0 / (i + 1);
+				v[i].last_served = -1;
+				last[i] = -1;
+			}
+			memset(served, 0, sizeof(served));
+			for (d = 0; d < 3000; d++)
+			{
+				int			p = PolicyPickTenant(&pp, N, v, d, &rng);
+
+				CHECK(p >= 0, "hybrid picked nothing");
+				if (p < 0)
+					break;
+				CHECK(d - last[p] <= w, "hybrid floor: task %d waited %lld > %d",
+					  p, (long long) (d - last[p]), w);
+				if (d - last[p] > worst_wait)
+					worst_wait = d - last[p];
+				last[p] = d;
+				v[p].last_served = d;
+				served[p]++;
+				/* task 5 leaves and comes back: the floor must adapt */
+				if (d == 1000)
+					v[5].arm = -1;
+				if (d == 1500)
+				{
+					v[5].arm = 0;
+					last[5] = d;
+					v[5].last_served = d;
+				}
+			}
+			for (i = 1; i < N; i++)
+				if (i != 5)
+					CHECK(d - last[i] <= w, "task %d starving at the end", i);
+			if (w == 3 * N)
+				CHECK(served[0] > served[1] * 2, "hybrid still greedy: %d vs %d",
+					  served[0], served[1]);
+		}
+	}
+
+	/* hybrid streak guard: a task that does not improve yields */
+	PolicyParamsDefault(&pp, POLICY_HYBRID);
+	pp.streak_limit = 3;
+	for (i = 0; i < N; i++)
+	{
+		v[i].arm = 0;
+		v[i].score = (i == 0) ? 100.0 : 1.0;
+		v[i].last_served = 10 + i;
+		v[i].streak = 0;
+	}
+	v[0].streak = 3;
+	v[0].last_served = 19;
+	CHECK(PolicyPickTenant(&pp, N, v, 20, &rng) == 1, "streak guard -> least recent");
+	v[0].streak = 2;
+	CHECK(PolicyPickTenant(&pp, N, v, 20, &rng) == 0, "below the streak limit: greedy");
+
+	/* random: same seed, same sequence; another seed, another one */
+	{
+		uint64_t	a = 99,
+					b = 99,
+					c = 100;
+		int			same = 1,
+					differ = 0;
+
+		PolicyParamsDefault(&pp, POLICY_RANDOM);
+		for (i = 0; i < N; i++)
+		{
+			v[i].arm = 0;
+			v[i].last_served = 1;
+			v[i].n_running = 0;
+		}
+		for (d = 0; d < 50; d++)
+		{
+			int			pa = PolicyPickTenant(&pp, N, v, d, &a);
+			int			pb = PolicyPickTenant(&pp, N, v, d, &b);
+			int			pc = PolicyPickTenant(&pp, N, v, d, &c);
+
+			same &= pa == pb;
+			differ |= pa != pc;
+			CHECK(pa >= 0 && pa < N, "random in range");
+		}
+		CHECK(same, "random: same seed, same picks");
+		CHECK(differ, "random: another seed, other picks");
+	}
+}
+
+/* PolicyIndex picks exactly what PolicyPickTenant picks. */
+static void
+TestIndex(void)
+{
+	enum
+	{
+	N = 37};
+	PolicyKind	kinds[] = {POLICY_RR, POLICY_MAX_EI, POLICY_MAX_GAP, POLICY_HYBRID,
+	POLICY_MAX_WIDTH};
+	uint64_t	rng = 123;
+	int			q;
+
+	for (q = 0; q < (int) (sizeof(kinds) / sizeof(kinds[0])); q++)
+	{
+		PolicyTenantView v[N];
+		PolicyParams pp;
+		PolicyIndex idx;
+		int64_t		d;
+		int			i,
+					mismatches = 0;
+
+		memset(v, 0, sizeof(v));
+		PolicyParamsDefault(&pp, kinds[q]);
+		pp.fairness_window = 2 * N;
+		RandomViews(v, N, &rng, &pp);
+		for (i = 0; i < N; i++)
+			v[i].last_served = -1;
+		CHECK(PolicyIndexInit(&idx, v, N) == 0, "index init");
+		for (d = 0; d < 3000; d++)
+		{
+			uint64_t	r1 = d,
+						r2 = d;
+			int			a = PolicyPickTenant(&pp, N, v, d, &r1);
+			int			b = PolicyIndexPick(&idx, &pp, d, &r2);
+			double		mu[4],
+						var[4];
+			unsigned char avail[4] = {1, 1, 1, 1};
+			int			k;
+
+			mismatches += a != b;
+			if (a < 0)
+				break;
+			/* serve a: new scores, sometimes it runs out of arms */
+			v[a].last_served = d;
+			for (k = 0; k < 4; k++)
+			{
+				mu[k] = PolicyRandUniform(&rng);
+				var[k] = 0.01 * PolicyRandUniform(&rng);
+			}
+			v[a].n_obs++;
+			v[a].streak = PolicyRandUniform(&rng) < 0.5 ? v[a].streak + 1 : 0;
+			PolicyBestArm(&pp, 4, mu, var, NULL, avail, mu, &v[a]);
+			if (PolicyRandUniform(&rng) < 0.01)
+				v[a].arm = -1;
+			PolicyIndexUpdate(&idx, a);
+		}
+		CHECK(mismatches == 0, "index vs scan (%s): %d mismatches",
+			  PolicyName(kinds[q]), mismatches);
+		PolicyIndexFree(&idx);
+	}
+}
+
+/* PolicyDecide: the FIFO contract, exclusions, bad input, NaN history. */
+static void
+TestDecide(void)
+{
+	const int	K = 6;
+	PolicyTask	tasks[3];
+	PolicyInput in;
+	PolicyDecision dec;
+	int			obs0[1] = {0};
+	double		y0[1] = {0.7};
+	int			done1[2] = {0, 2};
+	int			run1[1] = {1};
+	unsigned char elig2[6] = {0, 0, 0, 1, 1, 1};
+	double		hist[4 * 6];
+	int			rc,
+				i;
+
+	memset(tasks, 0, sizeof(tasks));
+	for (i = 0; i < 3; i++)
+	{
+		tasks[i].id = 10 + i;
+		tasks[i].last_served = 5;
+	}
+	tasks[0].n_obs = 1;
+	tasks[0].obs_arm = obs0;
+	tasks[0].obs_y = y0;
+	tasks[1].n_done = 2;
+	tasks[1].done_arm = done1;
+	tasks[1].n_running = 1;
+	tasks[1].running_arm = run1;
+	tasks[1].last_served = -1;
+	tasks[2].eligible = elig2;
+
+	memset(&in, 0, sizeof(in));
+	in.policy = POLICY_FIFO;
+	in.K = K;
+	in.n_tasks = 3;
+	in.tasks = tasks;
+	rc = PolicyDecide(&in, &dec);
+	CHECK(rc == 0, "fifo rc %d", rc);
+	CHECK(dec.task == 1 && dec.arm == 3, "fifo: never-served task, first untried arm (got %d, %d)",
+		  dec.task, dec.arm);
+
+	tasks[1].last_served = 7;
+	rc = PolicyDecide(&in, &dec);
+	CHECK(dec.task == 0 && dec.arm == 1, "fifo tie -> lowest id, skips observed arm (got %d, %d)",
+		  dec.task, dec.arm);
+	tasks[0].last_served = 9;
+	rc = PolicyDecide(&in, &dec);
+	CHECK(dec.task == 2 && dec.arm == 3, "fifo respects eligible flags (got %d, %d)",
+		  dec.task, dec.arm);
+
+	/* every policy: never a done, running, observed or ineligible arm */
+	for (i = 0; i < 4 * 6; i++)
+		hist[i] = 0.4 + 0.1 * ((i * 7) % 5);
+	hist[3] = NAN;
+	in.m = 4;
+	in.history = hist;
+	{
+		int			p;
+
+		for (p = 0; p < POLICY__COUNT; p++)
+		{
+			int			trial;
+
+			for (trial = 0; trial < 6; trial++)
+			{
+				const PolicyTask *t;
+				int			j,
+							bad = 0;
+
+				in.policy = (PolicyKind) p;
+				in.cost_aware = trial % 2;
+				in.decision_no = trial;
+				in.seed = 3;
+				tasks[0].last_served = trial;
+				rc = PolicyDecide(&in, &dec);
+				CHECK(rc == 0, "%s rc %d", PolicyName(p), rc);
+				CHECK(dec.gp_status >= 0, "%s gp status %d", PolicyName(p), dec.gp_status);
+				if (dec.task < 0)
+				{
+					CHECK(0, "%s found nothing", PolicyName(p));
+					continue;
+				}
+				t = &tasks[dec.task];
+				for (j = 0; j < t->n_obs; j++)
+					bad |= t->obs_arm[j] == dec.arm;
+				for (j = 0; j < t->n_done; j++)
+					bad |= t->done_arm[j] == dec.arm;
+				for (j = 0; j < t->n_running; j++)
+					bad |= t->running_arm[j] == dec.arm;
+				if (t->eligible)
+					bad |= !t->eligible[dec.arm];
+				CHECK(!bad && dec.arm >= 0 && dec.arm < K, "%s re-picked arm %d of task %d",
+					  PolicyName(p), dec.arm, dec.task);
+			}
+		}
+	}
+
+	/* deterministic: the same input twice gives the same decision */
+	{
+		PolicyDecision a,
+					b;
+
+		in.policy = POLICY_HYBRID;
+		PolicyDecide(&in, &a);
+		PolicyDecide(&in, &b);
+		CHECK(a.task == b.task && a.arm == b.arm && a.score == b.score, "deterministic");
+	}
+
+	/* nothing left to run: task -1, status 0 */
+	{
+		unsigned char none[6] = {0, 0, 0, 0, 0, 0};
+		PolicyTask one = tasks[2];
+
+		one.eligible = none;
+		in.tasks = &one;
+		in.n_tasks = 1;
+		rc = PolicyDecide(&in, &dec);
+		CHECK(rc == 0 && dec.task == -1, "nothing eligible: rc %d task %d", rc, dec.task);
+		in.tasks = tasks;
+		in.n_tasks = 3;
+	}
+
+	/* bad input is refused before any work */
+	{
+		int			bad_arm[1] = {6};
+		double		nan_y[1] = {NAN};
+
+		tasks[0].obs_arm = bad_arm;
+		CHECK(PolicyDecide(&in, &dec) == POLICY_BAD_INPUT, "arm out of range");
+		tasks[0].obs_arm = obs0;
+		tasks[0].obs_y = nan_y;
+		CHECK(PolicyDecide(&in, &dec) == POLICY_BAD_INPUT, "NaN score");
+		tasks[0].obs_y = y0;
+		in.K = 0;
+		CHECK(PolicyDecide(&in, &dec) == POLICY_BAD_INPUT, "K = 0");
+		in.K = K;
+		CHECK(PolicyDecide(NULL, &dec) == POLICY_BAD_INPUT, "NULL input");
+	}
+
+	/* popular: highest prior mean first */
+	{
+		double		h2[2 * 6] = {0.1, 0.2, 0.9, 0.3, 0.8, 0.4,
+		0.1, 0.2, 0.7, 0.3, 0.8, 0.4};
+
+		in.policy = POLICY_POPULAR;
+		in.m = 2;
+		in.history = h2;
+		tasks[0].last_served = -1;
+		rc = PolicyDecide(&in, &dec);
+		CHECK(rc == 0 && dec.task == 0 && dec.arm == 2, "popular: arm 2 (got %d, %d)",
+			  dec.task, dec.arm);
+	}
+
+	CHECK(PolicyFromName("hybrid") == POLICY_HYBRID && PolicyFromName("nope") == -1 &&
+		  strcmp(PolicyName(POLICY_FIFO), "fifo") == 0, "names");
+}
+
+/* The cost model recovers a log-linear law and learns online. */
+static void
+TestCostModel(void)
+{
+	const int	m = 30,
+				K = 4;
+	double		rt[30 * 4],
+				sz[30 * 2],
+				lb[4],
+				c[4];
+	PolicyCostModel cm;
+	uint64_t	rng = 3;
+	int			d,
+				k,
+				rc;
+
+	for (d = 0; d < m; d++)
+	{
+		sz[2 * d] = 100 + 5000 * PolicyRandUniform(&rng);
+		sz[2 * d + 1] = 2 + 50 * PolicyRandUniform(&rng);
+		for (k = 0; k < K; k++)
+			rt[d * K + k] = exp(-3.0 + 0.1 * k) * pow(sz[2 * d], 1.0 + 0.2 * k) *
+				pow(sz[2 * d + 1], 0.5);
+	}
+	rc = PolicyCostModelFit(&cm, POLICY_COST_SIZE_LOGLINEAR, rt, sz, m, K);
+	CHECK(rc == 0, "loglinear fit %d", rc);
+	for (k = 0; k < K; k++)
+	{
+		CHECK_NEAR(cm.coef[3 * k + 1], 1.0 + 0.2 * k, 1e-4, "rows exponent");
+		CHECK_NEAR(cm.coef[3 * k + 2], 0.5, 1e-4, "features exponent");
+	}
+	PolicyCostBase(&cm, 1000, 10, lb);
+	PolicyCostPredict(&cm, lb, NULL, c);
+	CHECK_NEAR(c[2], exp(-2.8) * pow(1000, 1.4) * pow(10, 0.5),
+			   1e-3 * c[2], "loglinear prediction");
+	PolicyCostModelFree(&cm);
+
+	rc = PolicyCostModelFit(&cm, POLICY_COST_SIZE_LINEAR, rt, sz, m, K);
+	CHECK(rc == 0 && cm.coef[1] == 1.0 && cm.coef[2] == 1.0, "linear model slopes");
+	PolicyCostModelFree(&cm);
+
+	/* size_gp: a slow task is learned from its own finished runs */
+	for (d = 0; d < m; d++)
+		for (k = 0; k < K; k++)
+			rt[d * K + k] *= exp(0.5 * (PolicyRandUniform(&rng) - 0.5) +
+								 ((d % 3) == 0 ? 1.0 : 0.0));
+	rc = PolicyCostModelFit(&cm, POLICY_COST_SIZE_GP, rt, sz, m, K);
+	CHECK(rc == 0, "size_gp fit %d", rc);
+	{
+		GpState		r;
+		double		before[4];
+
+		PolicyCostBase(&cm, 1000, 10, lb);
+		GpStateInit(&r, &cm.resid, 4);
+		PolicyCostPredict(&cm, lb, &r, before);
+		/* this task ran arm 0 e^1.5 times slower than predicted */
+		GpStateAdd(&r, 0, log(before[0]) + 1.5 - lb[0]);
+		PolicyCostPredict(&cm, lb, &r, c);
+		CHECK(c[1] > before[1] * 1.5, "online: correlated arm predicted slower (%g vs %g)",
+			  c[1], before[1]);
+		GpStateFree(&r);
+	}
+	PolicyCostModelFree(&cm);
+
+	rt[5] = -1.0;
+	CHECK(PolicyCostModelFit(&cm, POLICY_COST_SIZE_GP, rt, sz, m, K) == POLICY_BAD_INPUT,
+		  "negative runtime rejected");
+	CHECK(PolicyCostKindFromName("size_gp") == POLICY_COST_SIZE_GP, "cost names");
+}
+
+/* ----------------------------------------------------------- replay */
+
+/* CSV reader: quotes, CRLF, blank lines, NaN, errors with positions. */
+static void
+TestCsv(void)
+{
+	const char *good = "\"id\",\"{'a': 1, 'b': 2}\",\"x\"\"y\"\r\n"
+		"00011,0.5,1e-3\r\n\r\n"
+		"7,,nan\n"
+		"8,0.25,0.75";
+	const char *bad_num = "id,a,b\n1,0.5,zz\n";
+	const char *bad_fields = "id,a,b\n1,0.5\n";
+	const char *sizes = "id,rows,features\n8,80,8\n11,110,11\n7,70,7\n";
+	ReplayMatrix m,
+				s;
+	char		err[256];
+	double		joined[3 * 2];
+	int			rc;
+
+	rc = ReplayParseCsv(good, strlen(good), &m, err, sizeof(err));
+	CHECK(rc == 0, "good csv: %s", err);
+	CHECK(m.rows == 3 && m.cols == 2, "shape %d x %d", m.rows, m.cols);
+	CHECK(strcmp(m.col_names[0], "{'a': 1, 'b': 2}") == 0, "quoted header with commas: %s",
+		  m.col_names[0]);
+	CHECK(strcmp(m.col_names[1], "x\"y") == 0, "escaped quote");
+	CHECK(strcmp(m.row_ids[0], "00011") == 0 && m.data[1] == 1e-3, "first row");
+	CHECK(isnan(m.data[2]) && isnan(m.data[3]), "empty and nan cells");
+	CHECK(m.data[4] == 0.25 && m.data[5] == 0.75, "last row without newline");
+
+	rc = ReplayParseCsv(sizes, strlen(sizes), &s, err, sizeof(err));
+	CHECK(rc == 0, "sizes csv");
+	rc = ReplayJoinById(&m, &s, joined, err, sizeof(err));
+	CHECK(rc == 0, "join: %s", err);
+	CHECK(joined[0] == 110 && joined[2] == 70 && joined[5] == 8, "join on integer id");
+	ReplayMatrixFree(&s);
+	{
+		const char *miss = "id,r,f\n8,1,1\n";
+
+		ReplayParseCsv(miss, strlen(miss), &s, err, sizeof(err));
+		rc = ReplayJoinById(&m, &s, joined, err, sizeof(err));
+		CHECK(rc != 0 && strstr(err, "11") != NULL, "missing id reported: %s", err);
+		ReplayMatrixFree(&s);
+	}
+	ReplayOneMinus(&m);
+	CHECK(m.data[4] == 0.75, "one minus");
+	ReplayMatrixFree(&m);
+
+	rc = ReplayParseCsv(bad_num, strlen(bad_num), &m, err, sizeof(err));
+	CHECK(rc == REPLAY_BAD_INPUT && strstr(err, "line 2") && strstr(err, "column 3"),
+		  "bad number position: %s", err);
+	rc = ReplayParseCsv(bad_fields, strlen(bad_fields), &m, err, sizeof(err));
+	CHECK(rc == REPLAY_BAD_INPUT && strstr(err, "expected 3 fields"), "field count: %s", err);
+	rc = ReplayReadCsv("/nonexistent/easeml.csv", &m, err, sizeof(err));
+	CHECK(rc == REPLAY_IO && strstr(err, "could not open"), "missing file: %s", err);
+
+	{
+		ReplayPolicy p;
+
+		CHECK(ReplayParsePolicy("hybrid:cost:w=30:s=4:greedy=max_gap", &p, err, sizeof(err)) == 0 &&
+			  p.params.kind == POLICY_HYBRID && p.params.cost_aware == 1 &&
+			  p.params.fairness_window == 30 && p.params.streak_limit == 4 &&
+			  p.params.greedy == POLICY_MAX_GAP, "policy spec parsed");
+		CHECK(ReplayParsePolicy("max_ei:bogus=1", &p, err, sizeof(err)) != 0 &&
+			  strstr(err, "bogus"), "bad option: %s", err);
+		CHECK(ReplayParsePolicy("nope", &p, err, sizeof(err)) != 0, "unknown policy");
+	}
+}
+
+/*
+ * A hand-computed replay: 2 tenants x 3 arms, unit costs, "popular" with
+ * 1 device.  Prior rows make arm 2 the most popular, then arm 1, then 0.
+ * Tenant A = (0.9, 0.5, 0.6), B = (0.2, 0.8, 0.3).  Round-robin over the
+ * popular order:
+ *	 A first: A2 B2 A1 B1 A0 -> losses .55 .40 .40 .15 0 (zero at t = 5)
+ *	 B first: B2 A2 B1 A1 B0 A0 -> .70 .40 .15 .15 .15 0 (zero at t = 6)
+ */
+static void
+TestReplayHand(void)
+{
+	double		q[6 * 3] = {
+		0.9, 0.5, 0.6,
+		0.2, 0.8, 0.3,
+		0.1, 0.5, 0.95,
+		0.1, 0.5, 0.95,
+		0.1, 0.5, 0.95,
+	0.1, 0.5, 0.95};
+	const char *pols[] = {"popular", "rr", "max_ei", "hybrid:cost", "fifo", "random"};
+	double		thr[] = {0.5, 0.0};
+	ReplayConfig cfg;
+	ReplayOutput out;
+	char		err[256];
+	int			rc,
+				seed,
+				found = 0;
+
+	/* find a seed whose first draw makes rows 0 and 1 the tenants */
+	for (seed = 1; seed < 5000 && !found; seed++)
+	{
+		ReplayConfigDefault(&cfg);
+		cfg.quality = q;
+		cfg.n_rows = 6;
+		cfg.K = 3;
+		cfg.n_tenants = 2;
+		cfg.draws = 1;
+		cfg.seed = seed;
+		cfg.n_policies = 1;
+		cfg.policies = pols;
+		cfg.n_thresholds = 2;
+		cfg.thresholds = thr;
+		cfg.keep_events = 1;
+		rc = ReplayRun(&cfg, &out, err, sizeof(err));
+		CHECK(rc == 0, "replay: %s", err);
+		if (rc != 0)
+			return;
+		/* (0.9 + 0.8) / 2: only the pair A, B starts at 0.85 */
+		if (fabs(out.events[0][0].loss - 0.85) < 1e-12)
+			found = seed;
+		ReplayOutputFree(&out);
+	}
+	CHECK(found, "a seed with rows 0 and 1 as tenants");
+	if (!found)
+		return;
+
+	cfg.seed = found;
+	rc = ReplayRun(&cfg, &out, err, sizeof(err));
+	CHECK(rc == 0, "replay");
+	if (fabs(out.events[0][1].loss - 0.55) < 1e-12)
+	{
+		double		want[] = {0.85, 0.55, 0.40, 0.40, 0.15, 0.0};
+		int			i;
+
+		CHECK(out.n_events[0] == 6, "A first: 6 steps, got %d", out.n_events[0]);
+		for (i = 0; i < 6 && i < out.n_events[0]; i++)
+		{
+			CHECK_NEAR(out.events[0][i].loss, want[i], 1e-12, "A first: loss");
+			CHECK(out.events[0][i].time == i, "unit-cost clock");
+		}
+		CHECK(out.time_to[1] == 5.0, "A first: zero at t = 5, got %g", out.time_to[1]);
+		CHECK_NEAR(out.auc[0], 0.85 + 0.55 + 0.40 + 0.40 + 0.15, 1e-12, "A first: area");
+	}
+	else
+	{
+		double		want[] = {0.85, 0.70, 0.40, 0.15, 0.15, 0.15, 0.0};
+		int			i;
+
+		CHECK(out.n_events[0] == 7, "B first: 7 steps, got %d", out.n_events[0]);
+		for (i = 0; i < 7 && i < out.n_events[0]; i++)
+			CHECK_NEAR(out.events[0][i].loss, want[i], 1e-12, "B first: loss");
+		CHECK(out.time_to[1] == 6.0, "B first: zero at t = 6, got %g", out.time_to[1]);
+		CHECK_NEAR(out.auc[0], 0.85 + 0.70 + 0.40 + 0.15 + 0.15 + 0.15, 1e-12, "B first: area");
+	}
+	CHECK(out.time_to[0] == 2.0, "loss <= 0.5 first at t = 2, got %g", out.time_to[0]);
+	CHECK(out.final_loss[0] == 0.0, "final loss 0");
+	CHECK(out.worst_regret[1] == 0.0, "worst regret 0 at loss 0");
+	ReplayOutputFree(&out);
+
+	/* every policy finishes with loss 0 and never repeats an arm */
+	cfg.n_policies = 6;
+	cfg.devices = 2;
+	rc = ReplayRun(&cfg, &out, err, sizeof(err));
+	CHECK(rc == 0, "all policies, 2 devices: %s", err);
+	if (rc == 0)
+	{
+		int			p;
+
+		for (p = 0; p < 6; p++)
+		{
+			CHECK(out.final_loss[p] == 0.0, "%s final loss %g", out.names[p], out.final_loss[p]);
+			CHECK(out.decisions[p] <= 6, "%s ran %d > 6 runs", out.names[p], out.decisions[p]);
+		}
+		ReplayOutputFree(&out);
+	}
+}
+
+/* Multi-device runs, seeds and validation on a random matrix. */
+static void
+TestReplayRandom(void)
+{
+	const int	R = 60,
+				K = 25;
+	double	   *q = malloc(sizeof(double) * R * K);
+	double	   *c = malloc(sizeof(double) * R * K);
+	double	   *sz = malloc(sizeof(double) * R * 2);
+	const char *pols[] = {"popular", "rr", "max_ei:cost", "hybrid:cost", "random:cost"};
+	double		thr[] = {0.05, 0.01};
+	ReplayConfig cfg;
+	ReplayOutput a,
+				b,
+				m4;
+	char		err[256];
+	uint64_t	rng = 77;
+	int			i,
+				k,
+				rc;
+
+	for (i = 0; i < R; i++)
+	{
+		double		hard = 0.3 * PolicyRandUniform(&rng);
+
+		sz[2 * i] = 100 + 1000 * PolicyRandUniform(&rng);
+		sz[2 * i + 1] = 5 + 20 * PolicyRandUniform(&rng);
+		for (k = 0; k < K; k++)
+		{
+			q[i * K + k] = 0.6 - hard + 0.01 * k + 0.1 * PolicyRandUniform(&rng);
+			c[i * K + k] = 0.001 * sz[2 * i] * (1 + (k % 5)) * (0.5 + PolicyRandUniform(&rng));
+		}
+	}
+	ReplayConfigDefault(&cfg);
+	cfg.quality = q;
+	cfg.cost = c;
+	cfg.sizes = sz;
+	cfg.n_rows = R;
+	cfg.K = K;
+	cfg.n_tenants = 8;
+	cfg.draws = 4;
+	cfg.seed = 9;
+	cfg.n_policies = 5;
+	cfg.policies = pols;
+	cfg.n_thresholds = 2;
+	cfg.thresholds = thr;
+
+	rc = ReplayRun(&cfg, &a, err, sizeof(err));
+	CHECK(rc == 0, "replay a: %s", err);
+	rc = ReplayRun(&cfg, &b, err, sizeof(err));
+	CHECK(rc == 0, "replay b: %s", err);
+	CHECK(memcmp(a.time_to, b.time_to, sizeof(double) * 5 * 4 * 2) == 0 &&
+		  memcmp(a.auc, b.auc, sizeof(double) * 5 * 4) == 0, "same seed, same results");
+	for (i = 0; i < 5 * 4; i++)
+		CHECK(a.final_loss[i] == 0.0 && a.decisions[i] <= 8 * K,
+			  "run %d: final loss %g, %d runs", i, a.final_loss[i], a.decisions[i]);
+	{
+		double		med,
+					mx;
+
+		CHECK(ReplaySpeedup(&a, 0, 0, 1, &med, &mx) == 0 && med == 1.0 && mx == 1.0,
+			  "self speedup 1");
+		CHECK(ReplaySpeedup(&a, 0, 9, 1, &med, &mx) != 0, "bad policy index");
+	}
+	ReplayOutputFree(&b);
+
+	cfg.seed = 10;
+	rc = ReplayRun(&cfg, &b, err, sizeof(err));
+	CHECK(rc == 0 && memcmp(a.time_to, b.time_to, sizeof(double) * 5 * 4 * 2) != 0,
+		  "another seed, other draws");
+	ReplayOutputFree(&b);
+
+	/* 4 devices: faster, loss still reaches 0, no arm run twice */
+	cfg.seed = 9;
+	cfg.devices = 4;
+	rc = ReplayRun(&cfg, &m4, err, sizeof(err));
+	CHECK(rc == 0, "4 devices: %s", err);
+	if (rc == 0)
+	{
+		int			p;
+
+		for (p = 0; p < 5; p++)
+		{
+			CHECK(m4.median_time[p * 2 + 1] < a.median_time[p * 2 + 1],
+				  "%s: 4 devices slower (%g vs %g)", m4.names[p],
+				  m4.median_time[p * 2 + 1], a.median_time[p * 2 + 1]);
+			CHECK(m4.decisions[p * 4] <= 8 * K, "bounded runs");
+		}
+		ReplayOutputFree(&m4);
+	}
+
+	/* oracle and size models run; a bad config is refused with a message */
+	cfg.devices = 1;
+	cfg.oracle_cost = 1;
+	rc = ReplayRun(&cfg, &b, err, sizeof(err));
+	CHECK(rc == 0, "oracle: %s", err);
+	ReplayOutputFree(&b);
+	cfg.oracle_cost = 0;
+	cfg.sizes = NULL;
+	rc = ReplayRun(&cfg, &b, err, sizeof(err));
+	CHECK(rc == REPLAY_BAD_INPUT && strstr(err, "sizes"), "sizes required: %s", err);
+	cfg.sizes = sz;
+	q[3] = 1.5;
+	rc = ReplayRun(&cfg, &b, err, sizeof(err));
+	CHECK(rc == REPLAY_BAD_INPUT && strstr(err, "[0,1]"), "quality range: %s", err);
+	q[3] = 0.5;
+	cfg.n_tenants = R + 1;
+	rc = ReplayRun(&cfg, &b, err, sizeof(err));
+	CHECK(rc == REPLAY_BAD_INPUT, "too many tenants");
+
+	ReplayOutputFree(&a);
+	free(q);
+	free(c);
+	free(sz);
+}
+
+int
+main(void)
+{
+	openblas_set_num_threads(1);
+	TestCholesky();
+	TestPosteriorClosedForm();
+	TestIncremental();
+	TestPriorFit();
+	TestAcquisition();
+	TestBestArm();
+	TestPickTenant();
+	TestIndex();
+	TestDecide();
+	TestCostModel();
+	TestCsv();
+	TestReplayHand();
+	TestReplayRandom();
+	printf("easeml-unittest: %d checks, %d failed\n", n_checks, n_failed);
+	return n_failed == 0 ? 0 : 1;
+}
