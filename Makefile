@@ -19,7 +19,7 @@ OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 DATA_built = sql/easeml--$(EXTVERSION).sql
 DATA = $(wildcard sql/easeml--*--*.sql)
 
-REGRESS = install declare tenancy admin history
+REGRESS = install declare tenancy admin history replay
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay

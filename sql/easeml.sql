@@ -716,6 +716,64 @@ COMMENT ON FUNCTION easeml.scheduler_status() IS
 	'the scheduler worker as seen from shared memory; pid is NULL when it is not running';
 
 -- ---------------------------------------------------------------------------
+-- Replay simulator (src/replay.c) over server-side CSV files, admin only
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION easeml._replay_run(quality_csv text, cost_csv text, sizes_csv text,
+								   tenants int, devices int, policies text[], draws int,
+								   seed bigint, thresholds float8[], one_minus boolean,
+								   cost_model text, curve boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'easeml_replay'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION easeml.replay(
+	quality_csv text,
+	cost_csv text DEFAULT NULL,
+	sizes_csv text DEFAULT NULL,
+	tenants int DEFAULT 20,
+	devices int DEFAULT 1,
+	policies text[] DEFAULT '{popular,rr,hybrid:cost}',
+	draws int DEFAULT 5,
+	seed bigint DEFAULT 1,
+	thresholds float8[] DEFAULT '{0.05,0.02,0.01,0.005}',
+	one_minus boolean DEFAULT false,
+	cost_model text DEFAULT 'size_gp')
+RETURNS TABLE (policy text, threshold float8, median_seconds float8,
+			   median_speedup float8, max_speedup float8)
+LANGUAGE sql VOLATILE
+AS $$
+	SELECT * FROM easeml._replay_run(quality_csv, cost_csv, sizes_csv, tenants, devices,
+									 policies, draws, seed, thresholds, one_minus,
+									 cost_model, false)
+		AS r(policy text, threshold float8, median_seconds float8,
+			 median_speedup float8, max_speedup float8)
+$$;
+COMMENT ON FUNCTION easeml.replay(text, text, text, int, int, text[], int, bigint, float8[], boolean, text) IS
+	'replay multi-tenant model selection over a quality matrix (admin only): per policy and loss threshold, the median simulated time to reach it and the speedup over the first policy';
+
+CREATE FUNCTION easeml.replay_curve(
+	quality_csv text,
+	cost_csv text DEFAULT NULL,
+	sizes_csv text DEFAULT NULL,
+	tenants int DEFAULT 20,
+	devices int DEFAULT 1,
+	policies text[] DEFAULT '{popular,rr,hybrid:cost}',
+	draws int DEFAULT 5,
+	seed bigint DEFAULT 1,
+	one_minus boolean DEFAULT false,
+	cost_model text DEFAULT 'size_gp')
+RETURNS TABLE (policy text, seconds float8, mean_loss float8, median_loss float8)
+LANGUAGE sql VOLATILE
+AS $$
+	SELECT * FROM easeml._replay_run(quality_csv, cost_csv, sizes_csv, tenants, devices,
+									 policies, draws, seed, '{0.01}', one_minus,
+									 cost_model, true)
+		AS r(policy text, seconds float8, mean_loss float8, median_loss float8)
+$$;
+COMMENT ON FUNCTION easeml.replay_curve(text, text, text, int, int, text[], int, bigint, boolean, text) IS
+	'the global average accuracy loss over simulated time of each policy, averaged over draws on a common grid (admin only)';
+
+-- ---------------------------------------------------------------------------
 -- Tenant writes to runs: only queueing a run and requesting a cancel.
 -- Column privileges and RLS decide what a tenant may touch; this trigger
 -- decides the values (a tenant can never write a score or a status).
@@ -977,6 +1035,9 @@ GRANT UPDATE (cancel_requested) ON easeml.runs TO PUBLIC;
 
 REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_policy(text),
 	easeml.load_history(text, text, boolean),
+	easeml._replay_run(text, text, text, int, int, text[], int, bigint, float8[], boolean, text, boolean),
+	easeml.replay(text, text, text, int, int, text[], int, bigint, float8[], boolean, text),
+	easeml.replay_curve(text, text, text, int, int, text[], int, bigint, boolean, text),
 	easeml.trainer_spec(bigint), easeml.trainer_data_session(bigint),
 	easeml.trainer_progress(bigint, int, float8),
 	easeml._finish_run(bigint, text, int, text, text)

@@ -175,7 +175,9 @@ typedef struct PolicyTenantView
 	int64_t		last_served;	/* decision number, -1 = never */
 	int			streak;			/* served without improving, in a row */
 	int			n_running;		/* runs of this task in flight now */
-	double		score;			/* task score that PolicyPickTenant used */
+	double		score;			/* greedy task score (gain, per second when
+								 * costed); PolicyBestArm fills it and the
+								 * greedy rules compare it */
 } PolicyTenantView;
 
 extern void PolicyParamsDefault(PolicyParams *params, PolicyKind kind);

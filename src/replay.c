@@ -1481,6 +1481,12 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 			size_t		pd = (size_t) p * D + d;
 			EventList  *l = &lists[pd];
 
+			if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
+			{
+				SetErr(err, errlen, "replay cancelled");
+				rc = REPLAY_CANCELLED;
+				goto done;
+			}
 			rc = SimulateOne(&c, &pols[p].params,
 							 cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
 							 l, out->time_to + pd * NK,

@@ -76,6 +76,7 @@
 #define REPLAY_NO_MEMORY	(-2)
 #define REPLAY_IO			(-3)
 #define REPLAY_GP_FAILED	(-4)
+#define REPLAY_CANCELLED	(-5)
 
 #define REPLAY_NAME_LEN		96
 
@@ -160,6 +161,16 @@ typedef struct ReplayConfig
 								 * has no arm left) */
 	int			grid_points;	/* points of the averaged curve; 0 = 200 */
 	int			keep_events;	/* 1: keep every (time, loss) step */
+
+	/*
+	 * Optional: polled between simulated runs (one policy on one draw);
+	 * returning non-zero stops ReplayRun with REPLAY_CANCELLED.  The SQL
+	 * wrapper can return InterruptPending here and call
+	 * CHECK_FOR_INTERRUPTS() after ReplayRun returns (never longjmp out of
+	 * the library: it would leak its allocations).
+	 */
+	int			(*cancel) (void *arg);
+	void	   *cancel_arg;
 } ReplayConfig;
 
 extern void ReplayConfigDefault(ReplayConfig *cfg);

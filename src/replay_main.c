@@ -1028,6 +1028,7 @@ done:
 	return rc;
 }
 
+/* Entry point: "bench-decision" or the replay study. */
 int
 main(int argc, char **argv)
 {

@@ -1227,6 +1227,15 @@ TestReplayHand(void)
 	}
 }
 
+/* Cancel callback: stop at the third poll. */
+static int
+CancelAfterTwo(void *arg)
+{
+	int		   *polls = arg;
+
+	return ++(*polls) > 2;
+}
+
 /* Multi-device runs, seeds and validation on a random matrix. */
 static void
 TestReplayRandom(void)
@@ -1337,12 +1346,22 @@ TestReplayRandom(void)
 	rc = ReplayRun(&cfg, &b, err, sizeof(err));
 	CHECK(rc == REPLAY_BAD_INPUT, "too many tenants");
 
+	/* a cancel callback stops the run cleanly */
+	cfg.n_tenants = 8;
+	cfg.cancel = CancelAfterTwo;
+	cfg.cancel_arg = &i;
+	i = 0;
+	rc = ReplayRun(&cfg, &b, err, sizeof(err));
+	CHECK(rc == REPLAY_CANCELLED && i == 3 && strstr(err, "cancel"), "cancel: rc %d after %d polls",
+		  rc, i);
+
 	ReplayOutputFree(&a);
 	free(q);
 	free(c);
 	free(sz);
 }
 
+/* Run every test; exit status 1 if any check failed. */
 int
 main(void)
 {

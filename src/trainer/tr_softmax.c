@@ -227,7 +227,7 @@ SoftmaxFit(const TrContext *ctx, TrResult *res)
 				iter = 0,
 				rc = -1;
 	double		f;
-	size_t		nrows = (size_t) (data->n_train > data->n_val ? data->n_train : data->n_val);
+	size_t		nrows = (size_t) (data->n_val > SOFTMAX_BLOCK ? data->n_val : SOFTMAX_BLOCK);
 
 	memset(&pr, 0, sizeof(pr));
 	pr.X = data->Xtr;

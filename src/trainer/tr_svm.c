@@ -348,6 +348,8 @@ SvmFit(const TrContext *ctx, TrResult *res)
 		openblas_set_num_threads(ctx->threads);
 	}
 	pthread_mutex_destroy(&sh.lock);
+	if (nthreads > 1 && !sh.failed)
+		TrReportProgress(ctx, sh.nprob, NAN);	/* workers do not report */
 	if (sh.failed == 2)
 	{
 		TrSetError(res, "cancelled");

@@ -486,10 +486,11 @@ GrowForestTree(ForestShared *sh, int tree_no)
 		perm[j] = j;
 	if (TreeNewNode(t) < 0)
 		goto done;
-	stack[sp++] = (StackItem)
-	{
-		0, 0, n, 0
-	};
+	stack[sp].node = 0;
+	stack[sp].lo = 0;
+	stack[sp].hi = n;
+	stack[sp].depth = 0;
+	sp++;
 
 	while (sp > 0)
 	{
@@ -641,14 +642,17 @@ GrowForestTree(ForestShared *sh, int tree_no)
 			t->nodes[it.node].bin = best_b;
 			t->nodes[it.node].left = l;
 			t->nodes[it.node].right = r;
-			stack[sp++] = (StackItem)
-			{
-				r, mid, it.hi, it.depth + 1
-			};
-			stack[sp++] = (StackItem)
-			{
-				l, it.lo, mid, it.depth + 1
-			};
+			/* push right first so that the left child is grown next */
+			stack[sp].node = r;
+			stack[sp].lo = mid;
+			stack[sp].hi = it.hi;
+			stack[sp].depth = it.depth + 1;
+			sp++;
+			stack[sp].node = l;
+			stack[sp].lo = it.lo;
+			stack[sp].hi = mid;
+			stack[sp].depth = it.depth + 1;
+			sp++;
 		}
 	}
 	rc = 0;
@@ -855,6 +859,8 @@ ForestFit(const TrContext *ctx, TrResult *res)
 	pthread_mutex_init(&sh.lock, NULL);
 	RunThreads(ForestWorker, &sh, ctx->threads < sh.ntrees ? ctx->threads : sh.ntrees);
 	pthread_mutex_destroy(&sh.lock);
+	if (ctx->threads > 1 && !sh.failed)
+		TrReportProgress(ctx, sh.ntrees, NAN);	/* workers do not report */
 	if (sh.failed)
 	{
 		TrSetError(res, sh.failed == 2 ? "cancelled" :
