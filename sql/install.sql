@@ -16,12 +16,12 @@ SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args,
  WHERE p.pronamespace = 'easeml'::regnamespace
  ORDER BY p.proname, args;
 
--- the built-in candidates: at least 12, across the slice's four families
-SELECT count(*) >= 12 AS enough, count(DISTINCT family) >= 4 AS families
+-- the built-in candidates: at least 40 configurations of at least 8 families
+SELECT count(*) >= 40 AS enough, count(DISTINCT family) >= 8 AS families
   FROM easeml.models WHERE builtin;
-SELECT family, count(*) > 0 AS has_models
-  FROM easeml.models
- WHERE family IN ('softmax', 'mlp', 'gnb', 'knn')
+SELECT family, count(*) AS configurations,
+	   bool_or('regression' = ANY (kinds)) AS regression, bool_and(needs_image) AS image_only
+  FROM easeml.models WHERE builtin
  GROUP BY family ORDER BY family;
 -- every built-in candidate's params are an object and its name is unique
 SELECT count(*) FILTER (WHERE jsonb_typeof(params) <> 'object') AS bad_params,

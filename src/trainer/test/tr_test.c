@@ -1034,15 +1034,16 @@ TestProgressAndCancel(void)
 	for (int f = 0; f < 5; f++)
 	{
 		ProgressLog pc = {0, 0, 1, &cancel, 2};
+		json_object *fp = f == 0 ? json_tokener_parse("{\"tol\": 0}") : NULL;
 
 		cancel = 0;
 		m = NULL;
-		CHECK(TrRunCandidate(&t, fams[f], f == 0 ? json_tokener_parse("{\"tol\": 0}") : NULL,
-							 &o, LogProgress, &pc, &cancel, 1, &res, &m) != 0 &&
+		CHECK(TrRunCandidate(&t, fams[f], fp, &o, LogProgress, &pc, &cancel, 1, &res, &m) != 0 &&
 			  strcmp(res.error, "cancelled") == 0,
 			  "%s: a cancel during training returns \"cancelled\" (%s)", fams[f], res.error);
 		TrResultFree(&res);
 		json_object_put(m);
+		json_object_put(fp);
 	}
 	cancel = 1;
 	{
