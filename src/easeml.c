@@ -45,7 +45,7 @@ int			easeml_cancel_grace = 5000;
 int			easeml_max_failures = 3;
 double		easeml_beta = 0;
 bool		easeml_cost_aware = true;
-int			easeml_fairness_window = 0;
+int			easeml.fairness_window = 0;
 
 bool		easeml_preloaded = false;
 
@@ -207,7 +207,7 @@ _PG_init(void)
 
 	DefineCustomIntVariable("easeml.fairness_window",
 							"Hybrid policy: most decisions a task with candidates left may wait.",
-							"0 means twice the number of active tasks.",
+							"0 means three times the number of tasks with candidates left.",
 							&easeml_fairness_window,
 							0, 0, 100000,
 							PGC_SIGHUP, 0,

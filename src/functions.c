@@ -252,8 +252,17 @@ ReplayArgsFree(ReplayArgs *a)
 	ReplayMatrixFree(&a->cost);
 	ReplayMatrixFree(&a->sizes_table);
 	free(a->sizes);
+	a->sizes = NULL;
 	if (a->have_out)
 		ReplayOutputFree(&a->out);
+	a->have_out = false;
+}
+
+/* Polled by the simulator between runs: stop when the query is cancelled. */
+static int
+ReplayInterrupted(void *arg)
+{
+	return InterruptPending ? 1 : 0;
 }
 
 /* Raise a replay library error (after freeing what it allocated). */
@@ -410,9 +419,18 @@ easeml_replay(PG_FUNCTION_ARGS)
 		ReplayError(&a, REPLAY_BAD_INPUT, "the cost model needs data-set sizes",
 					"pass sizes_csv, or cost_model => 'none' or 'oracle'");
 
+	/* a long replay stops on query cancel; the error is raised afterwards */
+	cfg.cancel = ReplayInterrupted;
 	rc = ReplayRun(&cfg, &a.out, err, sizeof(err));
 	if (rc != 0)
+	{
+		if (InterruptPending)
+		{
+			ReplayArgsFree(&a);
+			CHECK_FOR_INTERRUPTS();
+		}
 		ReplayError(&a, rc, "replay failed", err);
+	}
 	a.have_out = true;
 
 	InitMaterializedSRF(fcinfo, 0);

@@ -502,7 +502,7 @@ Decide(CatState *state, int *task_index, PolicyDecision *decision)
 	in.history = state->history;
 	in.cost_aware = easeml_cost_aware ? 1 : 0;
 	in.beta = easeml_beta;
-	in.fairness_window = easeml_fairness_window > 0 ? easeml_fairness_window : 2 * n;
+	in.fairness_window = easeml_fairness_window;	/* 0: the policy's default */
 	in.decision_no = state->decision_no;
 	in.seed = (uint64_t) state->decision_no;
 
