@@ -45,7 +45,7 @@ int			easeml_cancel_grace = 5000;
 int			easeml_max_failures = 3;
 double		easeml_beta = 0;
 bool		easeml_cost_aware = true;
-int			easeml.fairness_window = 0;
+int			easeml_fairness_window = 0;
 
 bool		easeml_preloaded = false;
 
