@@ -17,7 +17,7 @@ OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/supervisor.o src/functions.o src/gp.o src/policy.o src/replay.o
 
 DATA_built = sql/easeml--$(EXTVERSION).sql
-DATA = $(wildcard sql/easeml--*--*.sql)
+DATA = $(wildcard sql/easeml--*--*.sql) scripts/history/easeml_seed_history.csv
 
 REGRESS = install declare tenancy admin history replay
 REGRESS_OPTS = --load-extension=easeml

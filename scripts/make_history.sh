@@ -3,14 +3,14 @@
 # candidate of easeml.models trained by the offline trainer on datasets the
 # demo does not use, written as a quality matrix (dataset x model).
 #
-#   scripts/make_history.sh [OUT.csv]      (default scripts/history/seed.csv)
+#   scripts/make_history.sh [OUT.csv]      (default scripts/history/easeml_seed_history.csv)
 #
 # Needs scripts/setup.sh to have run (the catalog is read from database
 # easeml) and the weka package for its example datasets.  The result is
 # committed and loaded by setup.sh with easeml.load_history().
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:-scripts/history/seed.csv}
+OUT=${1:-scripts/history/easeml_seed_history.csv}
 DATASETS=(iris wine segment ionosphere diabetes glass vote credit_g)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

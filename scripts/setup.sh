@@ -101,6 +101,11 @@ load fashion_mnist fashion_mnist --rows "${EASEML_FASHION_ROWS:-6000}" --seed 1
 load breast_cancer breast_cancer
 load digits digits
 
+log "loading the seed history for the scheduler's prior"
+SHAREDIR=$($PG_CONFIG --sharedir)
+"${PSQL[@]}" -d easeml -tAc \
+	"SELECT easeml.load_history('$SHAREDIR/extension/easeml_seed_history.csv', 'easeml seed history') || ' cells loaded'"
+
 log "registering tenants and declaring tasks"
 "${PSQL[@]}" -d easeml <<'SQL'
 DO $$
