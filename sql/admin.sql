@@ -70,3 +70,31 @@ SELECT m.name, c.basis, c.seconds > 0 AS positive
   FROM easeml.cost_estimates c JOIN easeml.tasks t ON t.id = c.task_id JOIN easeml.models m ON m.id = c.model_id
  WHERE t.name IN ('points', 'b_points') AND m.name IN ('softmax-l2-1', 'knn-5')
  ORDER BY t.name, m.name;
+
+-- artifacts: small ones stay with every succeeded run, ones above
+-- easeml.artifact_max_bytes (16MB here) only with the task's best run, and
+-- runs that did not succeed keep none
+CREATE FUNCTION pg_temp.run_with_artifact(model text, bytes int, how text, score float8)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	rid bigint;
+BEGIN
+	INSERT INTO easeml.runs (task_id, model_id, status, started_at)
+	SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
+	 WHERE t.name = 'points_y' AND m.name = model
+	RETURNING id INTO rid;
+	PERFORM easeml.trainer_artifact(rid, convert_to('EASEMLA1', 'UTF8') || decode(repeat('00', bytes - 8), 'hex'));
+	PERFORM easeml._finish_run(rid, how, 0, CASE WHEN how = 'succeeded' THEN format('{"score": %s}', score) END,
+							   CASE WHEN how = 'failed' THEN 'test failure' END);
+END $$;
+SELECT pg_temp.run_with_artifact('ridge-1', 100, 'succeeded', 0.5);
+SELECT pg_temp.run_with_artifact('ridge-10', 17000000, 'succeeded', 0.7);
+SELECT m.name, a.bytes FROM easeml.artifacts a JOIN easeml.runs r ON r.id = a.run_id
+  JOIN easeml.models m ON m.id = r.model_id ORDER BY r.id;
+SELECT pg_temp.run_with_artifact('ridge-100', 17000000, 'succeeded', 0.9);
+SELECT pg_temp.run_with_artifact('knn-1', 200, 'failed', NULL);
+SELECT m.name, r.status, r.score, a.bytes
+  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
+  LEFT JOIN easeml.artifacts a ON a.run_id = r.id
+ WHERE r.task_id = (SELECT id FROM easeml.tasks WHERE name = 'points_y')
+ ORDER BY r.id;

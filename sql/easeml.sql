@@ -128,6 +128,20 @@ CREATE TABLE easeml.run_events (
 CREATE INDEX run_events_run_idx ON easeml.run_events (run_id);
 COMMENT ON TABLE easeml.run_events IS 'every status change of every run';
 
+-- Trained parameters of succeeded runs (docs/models.md describes the
+-- format).  Artifacts up to easeml.artifact_max_bytes are kept for every
+-- succeeded run; larger ones only for the best run of each task.
+CREATE TABLE easeml.artifacts (
+	run_id		bigint PRIMARY KEY REFERENCES easeml.runs (id) ON DELETE CASCADE,
+	tenant		name NOT NULL,
+	bytes		bigint NOT NULL,
+	format		text NOT NULL DEFAULT 'EASEMLA1',
+	data		bytea NOT NULL,
+	created_at	timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE easeml.artifacts IS
+	'trained parameters of succeeded runs; the best run of every task always keeps its artifact';
+
 -- ---------------------------------------------------------------------------
 -- Scheduler decisions (why each run was chosen)
 -- ---------------------------------------------------------------------------
@@ -479,6 +493,32 @@ BEGIN
 		   score = CASE WHEN st = 'succeeded' THEN sc END,
 		   error = err
 	 WHERE r.id = run_id AND r.status IN ('queued', 'running');
+	PERFORM easeml._keep_artifacts(run_id);
+END;
+$$;
+
+-- Artifact retention after a run ended: a run that did not succeed keeps
+-- none; of its task's succeeded runs, those above easeml.artifact_max_bytes
+-- keep theirs only while they are the best (highest score, then fastest).
+CREATE FUNCTION easeml._keep_artifacts(run_id bigint)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	cap			bigint := pg_size_bytes(coalesce(current_setting('easeml.artifact_max_bytes', true), '16MB'));
+	tid			bigint;
+	best		bigint;
+BEGIN
+	SELECT task_id INTO tid FROM easeml.runs WHERE id = run_id;
+	DELETE FROM easeml.artifacts a USING easeml.runs r
+	 WHERE a.run_id = r.id AND r.id = _keep_artifacts.run_id AND r.status <> 'succeeded';
+	SELECT r.id INTO best FROM easeml.runs r
+	 WHERE r.task_id = tid AND r.status = 'succeeded' AND r.score IS NOT NULL
+	 ORDER BY r.score DESC, r.seconds, r.id LIMIT 1;
+	DELETE FROM easeml.artifacts a USING easeml.runs r
+	 WHERE a.run_id = r.id AND r.task_id = tid AND a.bytes > cap
+	   AND r.id IS DISTINCT FROM best AND r.status IN ('succeeded', 'failed', 'cancelled', 'interrupted');
 END;
 $$;
 
@@ -1004,6 +1044,20 @@ $$;
 COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8) IS
 	'internal: the trainer reports its epoch and loss while it trains';
 
+CREATE FUNCTION easeml.trainer_artifact(run_id bigint, data bytea)
+RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog
+AS $$
+	INSERT INTO easeml.artifacts (run_id, tenant, bytes, data)
+	SELECT r.id, r.tenant, octet_length(trainer_artifact.data), trainer_artifact.data
+	  FROM easeml.runs r
+	 WHERE r.id = trainer_artifact.run_id AND r.status IN ('queued', 'running')
+	ON CONFLICT (run_id) DO UPDATE SET data = EXCLUDED.data, bytes = EXCLUDED.bytes;
+$$;
+COMMENT ON FUNCTION easeml.trainer_artifact(bigint, bytea) IS
+	'internal: the trainer stores the trained parameters of its run';
+
 -- ---------------------------------------------------------------------------
 -- Row-level security and privileges
 -- ---------------------------------------------------------------------------
@@ -1021,11 +1075,14 @@ CREATE POLICY runs_own ON easeml.runs
 ALTER TABLE easeml.run_events ENABLE ROW LEVEL SECURITY;
 CREATE POLICY run_events_own ON easeml.run_events FOR SELECT USING (tenant = current_user);
 
+ALTER TABLE easeml.artifacts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY artifacts_own ON easeml.artifacts FOR SELECT USING (tenant = current_user);
+
 ALTER TABLE easeml.decisions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY decisions_own ON easeml.decisions FOR SELECT USING (tenant = current_user);
 
 GRANT USAGE ON SCHEMA easeml TO PUBLIC;
-GRANT SELECT ON easeml.tenants, easeml.models, easeml.run_events, easeml.decisions,
+GRANT SELECT ON easeml.tenants, easeml.models, easeml.run_events, easeml.decisions, easeml.artifacts,
 	easeml.leaderboard, easeml.task_overview, easeml.cost_estimates TO PUBLIC;
 GRANT SELECT, INSERT, DELETE ON easeml.tasks TO PUBLIC;
 GRANT UPDATE (status, max_runs) ON easeml.tasks TO PUBLIC;
@@ -1040,7 +1097,9 @@ REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_policy(text),
 	easeml.replay_curve(text, text, text, int, int, text[], int, bigint, boolean, text),
 	easeml.trainer_spec(bigint), easeml.trainer_data_session(bigint),
 	easeml.trainer_progress(bigint, int, float8),
-	easeml._finish_run(bigint, text, int, text, text)
+	easeml.trainer_artifact(bigint, bytea),
+	easeml._finish_run(bigint, text, int, text, text),
+	easeml._keep_artifacts(bigint)
 	FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------
@@ -1096,6 +1155,7 @@ SELECT pg_catalog.pg_extension_config_dump('easeml.tasks', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.runs', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.run_events', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.decisions', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.artifacts', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.settings', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.history', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.models', 'WHERE NOT builtin');

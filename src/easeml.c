@@ -46,6 +46,7 @@ int			easeml_max_failures = 3;
 double		easeml_beta = 0;
 bool		easeml_cost_aware = true;
 int			easeml_fairness_window = 0;
+int			easeml_artifact_max_bytes = 16 * 1024;
 
 bool		easeml_preloaded = false;
 
@@ -211,6 +212,14 @@ _PG_init(void)
 							&easeml_fairness_window,
 							0, 0, 100000,
 							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.artifact_max_bytes",
+							"Largest artifact (trained parameters) kept for every succeeded run.",
+							"Larger artifacts are kept only for the best run of each task.",
+							&easeml_artifact_max_bytes,
+							16 * 1024, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	if (!process_shared_preload_libraries_in_progress)

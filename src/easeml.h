@@ -36,6 +36,7 @@ extern int	easeml_max_failures;
 extern double easeml_beta;
 extern bool easeml_cost_aware;
 extern int	easeml_fairness_window;
+extern int	easeml_artifact_max_bytes;
 
 extern bool easeml_preloaded;
 

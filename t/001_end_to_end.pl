@@ -10,7 +10,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
 
-my $node = easeml_node('end_to_end');
+my $node = easeml_node('end_to_end', 'easeml.artifact_max_bytes' => '4kB');
 
 load_dataset($node, 'wine', 'wine');
 load_dataset($node, 'diabetes_regression', 'diabetes');
@@ -77,6 +77,35 @@ is( $node->safe_psql('postgres', q{
 	SELECT count(*) FROM (SELECT model_id FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
 	 WHERE t.name = 'wine' GROUP BY model_id HAVING count(*) > 1) d}),
 	'0', 'no candidate was trained twice');
+
+# artifacts: small ones kept for every succeeded run, large ones only for the best
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.leaderboard l JOIN easeml.artifacts a ON a.run_id = l.run_id
+	 WHERE l.task = 'wine' AND l.rank = 1 AND l.run_id = (SELECT min(run_id) FROM easeml.leaderboard
+	   WHERE task = 'wine' AND rank = 1)}),
+	'1', 'the best wine run keeps its artifact');
+cmp_ok( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.runs WHERE (metrics->>'artifact_bytes')::bigint > 4096}),
+	'>', 1, 'several runs produced artifacts above the 4kB cap');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.artifacts a JOIN easeml.runs r ON r.id = a.run_id
+	 WHERE a.bytes > 4096 AND r.id <> (SELECT b.id FROM easeml.runs b WHERE b.task_id = r.task_id
+	   AND b.status = 'succeeded' ORDER BY b.score DESC, b.seconds, b.id LIMIT 1)}),
+	'0', 'no run but the best keeps an artifact above easeml.artifact_max_bytes');
+cmp_ok( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.artifacts a JOIN easeml.runs r ON r.id = a.run_id
+	 JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine'}),
+	'>=', 5, 'small artifacts are kept for other succeeded runs');
+is( $node->safe_psql('postgres', q{
+	SELECT bool_and(substring(data FROM 1 FOR 8) = 'EASEMLA1'::bytea AND bytes = octet_length(data))
+	  FROM easeml.artifacts}),
+	't', 'artifacts carry the format magic and their size');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.artifacts a JOIN easeml.runs r ON r.id = a.run_id
+	 WHERE r.status <> 'succeeded'}),
+	'0', 'only succeeded runs keep artifacts');
+is(query_as($node, 'lab_b', "SELECT count(*) FROM easeml.artifacts WHERE tenant <> current_user"),
+	'0', 'a tenant sees only its own artifacts');
 
 # a reload keeps the worker; a long naptime shows the commit-time wake-up
 $node->safe_psql('postgres',

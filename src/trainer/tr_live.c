@@ -349,6 +349,25 @@ TrLiveMain(int argc, char **argv)
 	if (cancel_requested)
 		return Fail(run_dir, "cancelled");
 
+	/* the trained parameters; the run still succeeds if they cannot be kept */
+	if (result.artifact != NULL && result.artifact_len > 0 &&
+		result.artifact_len < (size_t) 1024 * 1024 * 1024)
+	{
+		const char *values[2] = {run_id, (const char *) result.artifact};
+		int			lengths[2] = {0, (int) result.artifact_len};
+		int			formats[2] = {0, 1};
+		Oid			types[2] = {20, 17};	/* int8, bytea */
+		int			stored;
+
+		res = PQexecParams(conn, "SELECT easeml.trainer_artifact($1, $2)",
+						   2, types, values, lengths, formats, 0);
+		stored = PQresultStatus(res) == PGRES_TUPLES_OK;
+		if (!stored)
+			LogLine("warning: could not store the artifact (%zu bytes): %s",
+					result.artifact_len, PQresultErrorMessage(res));
+		PQclear(res);
+		json_object_object_add(metrics, "artifact_stored", json_object_new_boolean(stored));
+	}
 	json_object_object_add(metrics, "load_seconds", json_object_new_double(load_seconds));
 	json_object_object_add(metrics, "rows_loaded", json_object_new_int64(tab.n));
 	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(bytes));

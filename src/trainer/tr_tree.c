@@ -978,26 +978,69 @@ typedef struct GbtBuilder
 	GbtLeaf    *leaves;
 	HistBin   **pool;			/* free histograms */
 	int			npool;
+	double	   *gbuf;			/* n: gradients of a node's rows, gathered */
+	double	   *hbuf;
+	HistBin    *hist2;			/* TREE_MAX_BINS: second partial histogram */
 } GbtBuilder;
 
+/*
+ * Histograms of all features over rows idx[lo..hi).  The node's gradients
+ * are first gathered into contiguous arrays so that the per-feature loops
+ * read them sequentially; large nodes fill two interleaved histograms,
+ * since runs of rows in the same bin would otherwise chain every update on
+ * the previous store (see HistClasses).
+ */
 static void
 BuildHist(GbtBuilder *b, const int *idx, int lo, int hi, HistBin *hist)
 {
-	int			n = b->n;
+	int			n = b->n,
+				m = hi - lo;
+	double	   *gg = b->gbuf,
+			   *hh = b->hbuf;
+	HistBin    *h2 = b->hist2;
 
+	for (int i = 0; i < m; i++)
+	{
+		gg[i] = b->g[idx[lo + i]];
+		hh[i] = b->h[idx[lo + i]];
+	}
 	for (int j = 0; j < b->d; j++)
 	{
 		HistBin    *hj = hist + (size_t) j * TREE_MAX_BINS;
 		const uint8_t *col = b->bins + (size_t) j * n;
+		const int  *ix = idx + lo;
+		int			nb = b->nbins[j],
+					i = 0;
 
-		memset(hj, 0, sizeof(HistBin) * b->nbins[j]);
-		for (int i = lo; i < hi; i++)
+		memset(hj, 0, sizeof(HistBin) * nb);
+		if (m >= 4 * nb)
 		{
-			int			r = idx[i];
-			HistBin    *e = hj + col[r];
+			memset(h2, 0, sizeof(HistBin) * nb);
+			for (; i + 1 < m; i += 2)
+			{
+				HistBin    *e = hj + col[ix[i]];
+				HistBin    *f = h2 + col[ix[i + 1]];
 
-			e->g += b->g[r];
-			e->h += b->h[r];
+				e->g += gg[i];
+				e->h += hh[i];
+				e->n++;
+				f->g += gg[i + 1];
+				f->h += hh[i + 1];
+				f->n++;
+			}
+			for (int q = 0; q < nb; q++)
+			{
+				hj[q].g += h2[q].g;
+				hj[q].h += h2[q].h;
+				hj[q].n += h2[q].n;
+			}
+		}
+		for (; i < m; i++)
+		{
+			HistBin    *e = hj + col[ix[i]];
+
+			e->g += gg[i];
+			e->h += hh[i];
 			e->n++;
 		}
 	}
@@ -1227,7 +1270,10 @@ GbtFit(const TrContext *ctx, TrResult *res)
 	b.idx = malloc(sizeof(int) * n);
 	b.leaves = calloc(b.max_leaves + 1, sizeof(GbtLeaf));
 	b.pool = calloc(b.max_leaves + 2, sizeof(HistBin *));
-	if (!trees || !F || !Fv || !g || !h || !gc || !hc || !init || !pred || !tpred ||
+	b.gbuf = malloc(sizeof(double) * n);
+	b.hbuf = malloc(sizeof(double) * n);
+	b.hist2 = malloc(sizeof(HistBin) * TREE_MAX_BINS);
+	if (!b.gbuf || !b.hbuf || !b.hist2 || !trees || !F || !Fv || !g || !h || !gc || !hc || !init || !pred || !tpred ||
 		!b.idx || !b.leaves || !b.pool ||
 		PrepareBins(data, max_bins, &bins, &btr, &bva) != 0)
 	{
@@ -1406,6 +1452,9 @@ done:
 	free(b.pool);
 	free(b.leaves);
 	free(b.idx);
+	free(b.gbuf);
+	free(b.hbuf);
+	free(b.hist2);
 	BinsFree(&bins);
 	free(btr);
 	free(bva);
