@@ -61,6 +61,15 @@
 #define MAX_RESULT_FILE (1024 * 1024)
 
 static MemoryContext loop_context = NULL;
+
+/*
+ * The prior fitted from the history, kept across decisions: it changes
+ * only when the history does (seed history loaded, a task finished), so it
+ * is refitted only then, not per decision.  Plain malloc memory (gp.c).
+ */
+static GpPrior cached_prior;
+static bool cached_prior_valid = false;
+static uint64 cached_prior_signature = 0;
 static bool extension_ready = false;
 static bool recovered = false;
 static char *bootstrap_user = NULL;
@@ -439,6 +448,54 @@ CountTenantLaunch(CatState *state, const char *tenant)
 	state->n_tenant_running++;
 }
 
+/* FNV-1a over the history's shape and cells (NaN positions included). */
+static uint64
+HistorySignature(const CatState *state)
+{
+	uint64		h = UINT64CONST(14695981039346656037);
+	const unsigned char *p;
+	size_t		len = sizeof(double) * (size_t) state->m_history * (size_t) state->n_models;
+	int			dims[2] = {state->m_history, state->n_models};
+
+	p = (const unsigned char *) dims;
+	for (size_t i = 0; i < sizeof(dims); i++)
+		h = (h ^ p[i]) * UINT64CONST(1099511628211);
+	p = (const unsigned char *) state->history;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * UINT64CONST(1099511628211);
+	for (int k = 0; k < state->n_models; k++)
+		h = (h ^ (uint64) state->models[k].id) * UINT64CONST(1099511628211);
+	return h;
+}
+
+/*
+ * The prior for this decision: the cached one if the history is unchanged,
+ * else a fresh fit (NULL if fitting failed: PolicyDecide then fits itself
+ * and reports the GP status).
+ */
+static const GpPrior *
+CurrentPrior(const CatState *state)
+{
+	uint64		sig = HistorySignature(state);
+
+	if (cached_prior_valid && sig == cached_prior_signature)
+		return &cached_prior;
+	if (cached_prior_valid)
+	{
+		GpPriorFree(&cached_prior);
+		cached_prior_valid = false;
+	}
+	if (GpPriorFit(state->history, state->m_history, state->n_models, NULL,
+				   &cached_prior) < 0)
+		return NULL;
+	cached_prior_valid = true;
+	cached_prior_signature = sig;
+	ereport(DEBUG1,
+			(errmsg("easeml: prior refitted from %d history rows over %d models",
+					state->m_history, state->n_models)));
+	return &cached_prior;
+}
+
 /*
  * Make one decision with the policy; returns false when there is nothing
  * to schedule.  The world is described from the loaded state; tasks whose
@@ -505,6 +562,8 @@ Decide(CatState *state, int *task_index, PolicyDecision *decision)
 	in.fairness_window = easeml_fairness_window;	/* 0: the policy's default */
 	in.decision_no = state->decision_no;
 	in.seed = (uint64_t) state->decision_no;
+	if (policy != POLICY_FIFO && policy != POLICY_POPULAR)
+		in.prior = CurrentPrior(state);
 
 	if (PolicyDecide(&in, decision) != 0 || decision->task < 0)
 		return false;
