@@ -308,7 +308,11 @@ RecordExit(int slot)
 	SupervisorRelease(slot);
 }
 
-/* Reap trainers that ended and record them. */
+/*
+ * Reap trainers that ended and record them.  Without the extension (it was
+ * dropped under running trainers) there is nothing to record into: the
+ * processes are still reaped, so no zombie is left behind.
+ */
 static void
 ReapTrainers(void)
 {
@@ -326,8 +330,17 @@ ReapTrainers(void)
 				t->wait_status = status;
 			}
 		}
-		if (t->exited)
+		if (!t->exited)
+			continue;
+		if (extension_ready)
 			RecordExit(slot);
+		else
+		{
+			ereport(LOG,
+					(errmsg("easeml: run %lld ended while the extension is not installed; nothing recorded",
+							(long long) t->run_id)));
+			SupervisorRelease(slot);
+		}
 	}
 }
 
@@ -652,9 +665,7 @@ Schedule(void)
 static void
 Iterate(void)
 {
-	/* Trainers that ended are recorded even if the extension went away. */
-	if (extension_ready)
-		ReapTrainers();
+	ReapTrainers();
 
 	CatalogBegin("easeml: checking the extension");
 	extension_ready = CatalogReady();
@@ -669,7 +680,13 @@ Iterate(void)
 	}
 	CatalogCommit();
 	if (!extension_ready)
+	{
+		/* dropped under running trainers: their runs are gone, stop them */
+		for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
+			if (SupervisorSlot(slot)->pid > 0 && !SupervisorSlot(slot)->exited)
+				SupervisorStop(slot, EASEML_STOP_ORPHAN);
 		return;
+	}
 
 	StopTrainers();
 	Schedule();

@@ -152,5 +152,32 @@ is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM easeml.runs WHERE status IN ('queued', 'running')"),
 	'0', 'no run is left in flight');
 
+# ---- the extension dropped under a running trainer ------------------------
+$node->safe_psql('postgres', qq{
+	ALTER SYSTEM SET easeml.trainer_path = '$slow'; SELECT pg_reload_conf();});
+my $orphan_run = query_as($node, 'lab_a', "SELECT easeml.enqueue('iris2', 'knn-5')");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'running' AND pid IS NOT NULL FROM easeml.runs WHERE id = $orphan_run"),
+	'a trainer runs');
+my $orphan_pid = $node->safe_psql('postgres', "SELECT pid FROM easeml.runs WHERE id = $orphan_run");
+$node->safe_psql('postgres', 'DROP EXTENSION easeml CASCADE');
+my $gone = 0;
+foreach (1 .. 100)
+{
+	if (!kill(0, $orphan_pid)) { $gone = 1; last; }
+	select(undef, undef, undef, 0.1);
+}
+ok($gone, 'dropping the extension stops its trainers');
+is(scheduler_pid($node), $worker, 'the scheduler survives the extension being dropped');
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM RESET easeml.trainer_path; SELECT pg_reload_conf();
+	CREATE EXTENSION easeml;
+	SELECT easeml.add_tenant('lab_a');});
+query_as($node, 'lab_a',
+	"INSERT INTO easeml.tasks (name, source, target) VALUES ('again', 'public.iris2', 'label')");
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM easeml.runs WHERE status = 'succeeded'"),
+	'after CREATE EXTENSION again, tasks train again');
+
 $node->stop;
 done_testing();
