@@ -74,6 +74,7 @@ SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('bad name!'
 SELECT try($$INSERT INTO easeml.tasks (name, source, target, input_shape) VALUES ('t', 'public.points', 'label', '{3,3}')$$);
 SELECT try($$INSERT INTO easeml.tasks (name, source, target, input_shape) VALUES ('t', 'public.points', 'label', '{1,0,3}')$$);
 SELECT try($$INSERT INTO easeml.tasks (name, source, target, input_shape) VALUES ('t', 'public.points', 'label', '{1,2,3,4}')$$);
+SELECT try($$INSERT INTO easeml.tasks (name, source, target, input_shape) VALUES ('t', 'public.points', 'label', '{{2,2}}')$$);
 -- permission to read the source
 RESET ROLE;
 REVOKE SELECT ON public.points FROM regress_lab_a;

@@ -5,9 +5,15 @@ SET ROLE regress_lab_b;
 INSERT INTO easeml.tasks (name, source, target) VALUES ('b_points', 'public.points', 'label')
 RETURNING id AS b_task \gset
 SELECT tenant, name FROM easeml.tasks ORDER BY name;
--- another tenant's task is invisible: not updatable, not deletable
+-- another tenant's task is invisible: not updatable, not droppable
 UPDATE easeml.tasks SET status = 'paused' WHERE name = 'points' RETURNING name;
-DELETE FROM easeml.tasks WHERE name = 'points' RETURNING name;
+SELECT try($$SELECT easeml.drop_task('points')$$);
+-- tables the scheduler writes cannot be deleted from or locked by tenants
+SELECT try($$DELETE FROM easeml.tasks WHERE name = 'b_points'$$);
+SELECT try($$LOCK TABLE easeml.tasks IN ACCESS EXCLUSIVE MODE$$);
+SELECT try($$LOCK TABLE easeml.runs IN ROW EXCLUSIVE MODE$$);
+-- ids are the system's
+SELECT try($$INSERT INTO easeml.tasks (id, name, source, target) VALUES (1000000, 'x', 'public.points', 'label')$$);
 SELECT try(format($$SELECT easeml.enqueue('points', 'knn-5')$$));
 RESET ROLE;
 SELECT tenant, name, status FROM easeml.tasks WHERE name IN ('points', 'b_points') ORDER BY name;
@@ -19,14 +25,17 @@ SELECT try($$SELECT easeml.enqueue('points', 'knn-5')$$);
 SELECT try($$SELECT easeml.enqueue('points', 'no-such-model')$$);
 SELECT try($$SELECT easeml.enqueue('no_such_task', 'knn-5')$$);
 SELECT try($$SELECT easeml.enqueue('points_y', 'softmax-l2-1e-4')$$);
--- a direct INSERT cannot smuggle in a score or a status
-INSERT INTO easeml.runs (task_id, tenant, model_id, status, score, pid)
-SELECT t.id, 'regress_lab_a', m.id, 'succeeded', 0.99, 1
-  FROM easeml.tasks t, easeml.models m
+-- a direct INSERT names only task and model; everything else is the system's
+SELECT try($$INSERT INTO easeml.runs (task_id, model_id, status, score) SELECT t.id, m.id, 'succeeded', 0.99
+  FROM easeml.tasks t, easeml.models m WHERE t.name = 'points' AND m.name = 'gnb'$$);
+SELECT try($$INSERT INTO easeml.runs (id, task_id, model_id) SELECT 1000000, t.id, m.id
+  FROM easeml.tasks t, easeml.models m WHERE t.name = 'points' AND m.name = 'gnb'$$);
+INSERT INTO easeml.runs (task_id, model_id)
+SELECT t.id, m.id FROM easeml.tasks t, easeml.models m
  WHERE t.name = 'points' AND m.name = 'gnb'
-RETURNING status, score, pid, requested_by;
+RETURNING tenant, status, score, pid, requested_by;
 -- nor into another tenant's task
-SELECT try(format($$INSERT INTO easeml.runs (task_id, tenant, model_id) VALUES (%s, 'regress_lab_a', 1)$$, :b_task));
+SELECT try(format($$INSERT INTO easeml.runs (task_id, model_id) VALUES (%s, 1)$$, :b_task));
 -- nor change a result
 SELECT try($$UPDATE easeml.runs SET score = 1$$);
 SELECT try($$UPDATE easeml.runs SET status = 'succeeded'$$);
@@ -63,4 +72,9 @@ SELECT try($$SELECT easeml.set_policy('fifo')$$);
 SELECT try($$SELECT easeml._finish_run(1, 'succeeded', 0, '{"score": 1}', NULL)$$);
 SELECT try($$INSERT INTO easeml.models (name, family) VALUES ('mine', 'knn')$$);
 SELECT try($$INSERT INTO easeml.tenants (name) VALUES ('regress_outsider')$$);
+SELECT try($$SELECT easeml.wake_scheduler()$$);
+-- a tenant drops its own task, with its runs
+SELECT easeml.drop_task('b_points') > 0 AS dropped;
+SELECT count(*) AS tasks_left FROM easeml.tasks;
+SELECT try($$SELECT easeml.drop_task('b_points')$$);
 RESET ROLE;

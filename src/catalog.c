@@ -27,6 +27,8 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "mb/pg_wchar.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
@@ -261,6 +263,11 @@ CatalogLoadState(CatState *state)
 		t->running_arm = palloc(sizeof(int) * Max(state->n_models, 1));
 		t->eligible = palloc0(Max(state->n_models, 1));
 		t->cost = palloc(sizeof(double) * Max(state->n_models, 1));
+		t->obs_of = palloc(sizeof(int) * Max(state->n_models, 1));
+		for (int k = 0; k < state->n_models; k++)
+			t->obs_of[k] = -1;
+		t->in_flight = palloc0(sizeof(bool) * Max(state->n_models, 1));
+		t->is_done = palloc0(sizeof(bool) * Max(state->n_models, 1));
 	}
 	MemoryContextSwitchTo(old);
 	for (int i = 0; i < n; i++)
@@ -312,6 +319,11 @@ CatalogLoadState(CatState *state)
 		if (k < 0)
 			continue;			/* model disabled or deleted */
 
+		/*
+		 * Each arm appears at most once in each list, whatever the number
+		 * of runs of it (a user may queue a finished candidate again): the
+		 * lists are sized by the number of models.
+		 */
 		if (strcmp(status, "succeeded") == 0 && !GetNull(i, 4))
 		{
 			double		y = GetFloat8(i, 4, 0);
@@ -321,8 +333,11 @@ CatalogLoadState(CatState *state)
 				best = Max(best, t->obs_y[j]);
 			/* scores are in [0,1] for the policy; R^2 can be negative */
 			y = Min(Max(y, 0.0), 1.0);
-			if (t->n_obs < state->n_models)
+			if (t->obs_of[k] >= 0)
+				t->obs_y[t->obs_of[k]] = Max(t->obs_y[t->obs_of[k]], y);
+			else
 			{
+				t->obs_of[k] = t->n_obs;
 				t->obs_arm[t->n_obs] = k;
 				t->obs_y[t->n_obs] = y;
 				t->n_obs++;
@@ -333,14 +348,20 @@ CatalogLoadState(CatState *state)
 		}
 		else if (strcmp(status, "queued") == 0 || strcmp(status, "running") == 0)
 		{
-			if (t->n_running < state->n_models)
+			if (!t->in_flight[k])
+			{
+				t->in_flight[k] = true;
 				t->running_arm[t->n_running++] = k;
+			}
 		}
 		else if (strcmp(status, "interrupted") != 0)
 		{
 			/* failed, cancelled, or succeeded without a score */
-			if (t->n_done < state->n_models)
+			if (!t->is_done[k])
+			{
+				t->is_done[k] = true;
 				t->done_arm[t->n_done++] = k;
+			}
 			if (strcmp(status, "failed") == 0)
 			{
 				t->fail_streak++;
@@ -469,8 +490,12 @@ CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
 			 "       started_at = clock_timestamp()"
 			 " WHERE r.id = (SELECT q.id FROM easeml.runs q"
 			 "                 JOIN easeml.tasks t ON t.id = q.task_id"
+			 "                 JOIN easeml.tenants tn ON tn.name = q.tenant"
 			 "                WHERE q.status = 'queued' AND NOT q.cancel_requested"
 			 "                  AND t.status IN ('active', 'completed')"
+			 "                  AND (tn.max_parallel IS NULL OR tn.max_parallel >"
+			 "                       (SELECT count(*) FROM easeml.runs x"
+			 "                         WHERE x.tenant = q.tenant AND x.status = 'running'))"
 			 "                ORDER BY q.id LIMIT 1 FOR UPDATE OF q SKIP LOCKED)"
 			 " RETURNING r.id",
 			 SPI_OK_UPDATE_RETURNING, 1, types, values, NULL);
@@ -576,19 +601,71 @@ CatalogFinishRun(int64 run_id, const char *status, int exit_code,
 		 SPI_OK_SELECT, 5, types, values, nulls);
 }
 
-/* Running runs with a pending cancel request; returns how many. */
-int
-CatalogCancelRequests(int64 **run_ids)
+/*
+ * For each tracked run id, whether a cancel was requested (1) or its row is
+ * gone (2, its task was dropped), else 0.
+ */
+void
+CatalogCheckRuns(const int64 *run_ids, int n, int *verdict)
 {
-	int			n;
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	ArrayType  *arr;
+	Oid			types[1] = {INT8ARRAYOID};
+	Datum		values[1];
 
-	Exec("SELECT id FROM easeml.runs WHERE status = 'running' AND cancel_requested",
-		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
-	n = (int) SPI_processed;
-	*run_ids = MemoryContextAlloc(caller_context, sizeof(int64) * Max(n, 1));
 	for (int i = 0; i < n; i++)
-		(*run_ids)[i] = GetInt64(i, 1, 0);
-	return n;
+	{
+		elems[i] = Int64GetDatum(run_ids[i]);
+		verdict[i] = 0;
+	}
+	arr = construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	values[0] = PointerGetDatum(arr);
+	Exec("SELECT u.ord::int, CASE WHEN r.id IS NULL THEN 2"
+		 "                       WHEN r.cancel_requested THEN 1 ELSE 0 END"
+		 "  FROM unnest($1::int8[]) WITH ORDINALITY AS u(id, ord)"
+		 "  LEFT JOIN easeml.runs r ON r.id = u.id",
+		 SPI_OK_SELECT, 1, types, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		int			ord = GetInt32(i, 1, 0);
+
+		if (ord >= 1 && ord <= n)
+			verdict[ord - 1] = GetInt32(i, 2, 0);
+	}
+}
+
+/*
+ * Runs recorded as 'running' that no slot of this scheduler tracks (a
+ * launch that failed half-way, a restored dump): a user's run that never
+ * got its trainer goes back to 'queued', any other becomes 'interrupted'
+ * so its candidate can be chosen again.  Rows younger than a few seconds
+ * are left alone.  Returns how many were changed.
+ */
+int
+CatalogReconcile(const int64 *tracked, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	Oid			types[1] = {INT8ARRAYOID};
+	Datum		values[1];
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Int64GetDatum(tracked[i]);
+	values[0] = PointerGetDatum(construct_array(elems, n, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	Exec("UPDATE easeml.runs r"
+		 "   SET status = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
+		 "                     THEN 'queued' ELSE 'interrupted' END,"
+		 "       slot = NULL,"
+		 "       started_at = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
+		 "                         THEN NULL ELSE r.started_at END,"
+		 "       finished_at = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
+		 "                          THEN NULL ELSE clock_timestamp() END,"
+		 "       error = CASE WHEN r.pid IS NULL AND r.requested_by = 'user' THEN NULL"
+		 "                    ELSE 'interrupted: the scheduler was not tracking its trainer' END"
+		 " WHERE r.status = 'running' AND r.id <> ALL ($1::int8[])"
+		 "   AND r.started_at < clock_timestamp() - interval '5 seconds'",
+		 SPI_OK_UPDATE, 1, types, values, NULL);
+	return (int) SPI_processed;
 }
 
 /*
@@ -599,6 +676,9 @@ CatalogCancelRequests(int64 **run_ids)
 void
 CatalogCloseTasks(const CatState *state)
 {
+	/* with every model disabled nothing was tried: nothing is complete */
+	if (state->n_models == 0)
+		return;
 	for (int i = 0; i < state->n_tasks; i++)
 	{
 		const CatTask *t = &state->tasks[i];
@@ -643,10 +723,16 @@ CatalogCloseTasks(const CatState *state)
 			continue;
 		values[0] = Int64GetDatum(t->id);
 		values[1] = CStringGetTextDatum(status);
+		/* snprintf cut by bytes: cut again on a character boundary */
+		reason[pg_mbcliplen(reason, strlen(reason), sizeof(reason) - 1)] = '\0';
 		values[2] = CStringGetTextDatum(reason);
+		/* a tenant may hold a lock on its own task row: try again later */
 		Exec("UPDATE easeml.tasks SET status = $2, status_reason = $3"
-			 " WHERE id = $1 AND status = 'active'",
+			 " WHERE id = (SELECT id FROM easeml.tasks WHERE id = $1 AND status = 'active'"
+			 "              FOR UPDATE SKIP LOCKED)",
 			 SPI_OK_UPDATE, 3, types, values, NULL);
+		if (SPI_processed == 0)
+			continue;
 		elog(LOG, "easeml: task %lld (%s/%s) is %s: %s",
 			 (long long) t->id, t->tenant, t->name, status, reason);
 	}

@@ -50,6 +50,10 @@ typedef struct CatTask
 
 	unsigned char *eligible;	/* per model */
 	double	   *cost;			/* per model, estimated seconds */
+	int		   *obs_of;			/* per model: index in obs_arm, or -1 */
+	bool	   *in_flight;		/* per model: in running_arm */
+	bool	   *is_done;		/* per model: in done_arm */
+	bool		skip;			/* left out for the rest of this step */
 } CatTask;
 
 /* Everything one scheduling step needs, loaded in one transaction. */
@@ -90,7 +94,8 @@ extern void CatalogRunStarted(int64 run_id, int pid, const char *log_path);
 extern void CatalogRunFailedToStart(int64 run_id, const char *error);
 extern void CatalogFinishRun(int64 run_id, const char *status, int exit_code,
 							 const char *metrics_json, const char *error);
-extern int	CatalogCancelRequests(int64 **run_ids);
+extern void CatalogCheckRuns(const int64 *run_ids, int n, int *verdict);
+extern int	CatalogReconcile(const int64 *tracked, int n);
 extern void CatalogCloseTasks(const CatState *state);
 
 #endif							/* EASEML_CATALOG_H */

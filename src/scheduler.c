@@ -40,6 +40,7 @@
 #include "catalog.h"
 #include "easeml.h"
 #include "gp.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "policy.h"
@@ -68,6 +69,16 @@ static MemoryContext loop_context = NULL;
  * is refitted only then, not per decision.  Plain malloc memory (gp.c).
  */
 static GpPrior cached_prior;
+
+/*
+ * Tasks whose run could not be recorded (most likely a lock the tenant
+ * holds on its own task row) rest for a while, so that one tenant cannot
+ * make every scheduling step wait for the lock timeout.
+ */
+#define COOLDOWN_SLOTS 64
+#define COOLDOWN_MS 10000
+static int64 cooldown_task[COOLDOWN_SLOTS];
+static TimestampTz cooldown_until[COOLDOWN_SLOTS];
 static bool cached_prior_valid = false;
 static uint64 cached_prior_signature = 0;
 static bool extension_ready = false;
@@ -140,6 +151,8 @@ TrainerConninfo(void)
 	AppendConnOption(&buf, "dbname", easeml_database);
 	AppendConnOption(&buf, "user", bootstrap_user);
 	AppendConnOption(&buf, "application_name", "easeml trainer");
+	/* the trainer is a superuser too: names resolve in pg_catalog only */
+	AppendConnOption(&buf, "options", "-c search_path=pg_catalog,pg_temp");
 	if (easeml_trainer_conninfo && easeml_trainer_conninfo[0] != '\0')
 		appendStringInfo(&buf, " %s", easeml_trainer_conninfo);
 	return buf.data;
@@ -191,6 +204,27 @@ ReadSmallFile(const char *dir, const char *name)
 		return NULL;
 	buf[n] = '\0';
 	return buf;
+}
+
+/*
+ * Make text from a trainer file safe to store: a log cut at an arbitrary
+ * byte or a message truncated by the trainer may split a character, and
+ * a text datum must be valid in the database encoding.  Keeps the longest
+ * valid prefix (after skipping a split UTF-8 character at the start).
+ */
+static char *
+ValidText(char *s)
+{
+	int			len;
+
+	if (s == NULL)
+		return NULL;
+	if (GetDatabaseEncoding() == PG_UTF8)
+		while (*s && ((unsigned char) *s & 0xC0) == 0x80)
+			s++;
+	len = strlen(s);
+	s[pg_encoding_verifymbstr(GetDatabaseEncoding(), s, len)] = '\0';
+	return s;
 }
 
 /* Last non-empty line of the trainer log, for runs that die silently. */
@@ -248,6 +282,15 @@ RecordExit(int slot)
 	else if (status != -1 && WIFSIGNALED(status))
 		exit_code = 128 + WTERMSIG(status);
 
+	if (t->stop_reason == EASEML_STOP_ORPHAN)
+	{
+		/* its run row is gone with its task: nothing to record */
+		ereport(LOG,
+				(errmsg("easeml: run %lld was deleted while it trained; its trainer was stopped (%s)",
+						(long long) t->run_id, how)));
+		SupervisorRelease(slot);
+		return;
+	}
 	if (t->stop_reason == EASEML_STOP_CANCEL)
 	{
 		run_status = "cancelled";
@@ -261,7 +304,7 @@ RecordExit(int slot)
 	}
 	else if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 	{
-		metrics = ReadSmallFile(t->run_dir, METRICS_FILE);
+		metrics = ValidText(ReadSmallFile(t->run_dir, METRICS_FILE));
 		if (metrics)
 			run_status = "succeeded";
 		else
@@ -272,10 +315,10 @@ RecordExit(int slot)
 	}
 	else
 	{
-		char	   *detail = ReadSmallFile(t->run_dir, ERROR_FILE);
+		char	   *detail = ValidText(ReadSmallFile(t->run_dir, ERROR_FILE));
 
 		if (detail == NULL)
-			detail = LogTail(t->log_path);
+			detail = ValidText(LogTail(t->log_path));
 		run_status = "failed";
 		if (detail && detail[0])
 		{
@@ -309,6 +352,44 @@ RecordExit(int slot)
 }
 
 /*
+ * Run one step in its own error boundary, so that one run or one task
+ * that cannot be recorded (a lock a tenant holds on its own row, a
+ * constraint) does not hold up the others.  Returns false after an error,
+ * which is reported and whose transaction is aborted.
+ */
+static bool
+Guarded(void (*step) (void *arg), void *arg)
+{
+	MemoryContext ctx = CurrentMemoryContext;
+	volatile bool ok = true;
+
+	PG_TRY();
+	{
+		step(arg);
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(ctx);
+		EmitErrorReport();
+		AbortOutOfAnyTransaction();
+		FlushErrorState();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		RESUME_INTERRUPTS();
+		ok = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(ctx);
+	return ok;
+}
+
+static void
+RecordExitStep(void *arg)
+{
+	RecordExit(*(int *) arg);
+}
+
+/*
  * Reap trainers that ended and record them.  Without the extension (it was
  * dropped under running trainers) there is nothing to record into: the
  * processes are still reaped, so no zombie is left behind.
@@ -333,7 +414,7 @@ ReapTrainers(void)
 		if (!t->exited)
 			continue;
 		if (extension_ready)
-			RecordExit(slot);
+			(void) Guarded(RecordExitStep, &slot);
 		else
 		{
 			ereport(LOG,
@@ -344,32 +425,60 @@ ReapTrainers(void)
 	}
 }
 
-/* Stop trainers that were cancelled, timed out, or are being stopped. */
+/*
+ * Stop trainers whose run was cancelled, timed out or deleted (its task was
+ * dropped), and escalate stops already under way.  Then put right runs the
+ * catalog says are running but no slot tracks.
+ */
 static void
 StopTrainers(void)
 {
-	int64	   *cancel_ids = NULL;
-	int			ncancel = 0;
-	bool		any = false;
-
-	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
-		any |= SupervisorSlot(slot)->pid > 0;
-	if (!any)
-		return;
-
-	CatalogBegin("easeml: checking cancel requests");
-	ncancel = CatalogCancelRequests(&cancel_ids);
-	CatalogCommit();
+	int64		ids[EASEML_MAX_SLOTS];
+	int			slots[EASEML_MAX_SLOTS];
+	int			verdict[EASEML_MAX_SLOTS];
+	int			n = 0;
+	int			tracked = 0;
+	int			fixed = 0;
 
 	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 	{
 		EasemlTrainer *t = SupervisorSlot(slot);
 
-		if (t->pid <= 0 || t->exited)
-			continue;
-		for (int i = 0; i < ncancel; i++)
-			if (cancel_ids[i] == t->run_id)
-				SupervisorStop(slot, EASEML_STOP_CANCEL);
+		if (t->run_id != 0)
+			ids[tracked++] = t->run_id;
+		if (t->pid > 0 && !t->exited)
+		{
+			slots[n] = slot;
+			n++;
+		}
+	}
+
+	CatalogBegin("easeml: checking runs in flight");
+	if (n > 0)
+	{
+		int64		live[EASEML_MAX_SLOTS];
+
+		for (int i = 0; i < n; i++)
+			live[i] = SupervisorSlot(slots[i])->run_id;
+		CatalogCheckRuns(live, n, verdict);
+	}
+	if (easeml_enabled)
+		fixed = CatalogReconcile(ids, tracked);
+	CatalogCommit();
+	if (fixed > 0)
+		ereport(LOG,
+				(errmsg("easeml: %d run(s) marked running had no trainer; requeued or marked interrupted",
+						fixed)));
+
+	for (int i = 0; i < n; i++)
+	{
+		int			slot = slots[i];
+		EasemlTrainer *t = SupervisorSlot(slot);
+
+		if (verdict[i] == 2)
+			SupervisorStop(slot, EASEML_STOP_ORPHAN);
+		else if (verdict[i] == 1)
+			SupervisorStop(slot, EASEML_STOP_CANCEL);
 		if (easeml_run_timeout > 0 &&
 			TimestampDifferenceExceeds(t->started, GetCurrentTimestamp(),
 									   easeml_run_timeout * 1000))
@@ -546,6 +655,8 @@ Decide(CatState *state, int *task_index, PolicyDecision *decision)
 			continue;
 		if (t->succeeded == 0 && t->fail_streak >= easeml_max_failures)
 			continue;
+		if (t->skip)
+			continue;
 		p->id = t->id;
 		p->n_obs = t->n_obs;
 		p->obs_arm = t->obs_arm;
@@ -584,6 +695,89 @@ Decide(CatState *state, int *task_index, PolicyDecision *decision)
 	return true;
 }
 
+/* Let a task rest for COOLDOWN_MS (see cooldown_task). */
+static void
+Cooldown(int64 task_id)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			victim = 0;
+
+	for (int i = 0; i < COOLDOWN_SLOTS; i++)
+	{
+		if (cooldown_task[i] == task_id || cooldown_until[i] < now)
+		{
+			victim = i;
+			break;
+		}
+		if (cooldown_until[i] < cooldown_until[victim])
+			victim = i;
+	}
+	cooldown_task[victim] = task_id;
+	cooldown_until[victim] = TimestampTzPlusMilliseconds(now, COOLDOWN_MS);
+}
+
+/* Is the task resting? */
+static bool
+InCooldown(int64 task_id)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	for (int i = 0; i < COOLDOWN_SLOTS; i++)
+		if (cooldown_task[i] == task_id && cooldown_until[i] > now)
+			return true;
+	return false;
+}
+
+/* One decision to record and launch (for Guarded). */
+typedef struct DecisionStep
+{
+	CatState   *state;
+	int			slot;
+	int			task;			/* index in state->tasks */
+	PolicyDecision decision;
+	bool		recorded;
+} DecisionStep;
+
+/* Record a decision and its run, update the loaded world, launch it. */
+static void
+RecordDecisionStep(void *arg)
+{
+	DecisionStep *step = arg;
+	CatState   *state = step->state;
+	CatTask    *task = &state->tasks[step->task];
+	CatModel   *model = &state->models[step->decision.arm];
+	int64		run_id;
+
+	CatalogBegin("easeml: recording a decision");
+	run_id = CatalogCreateRun(task, model, step->slot, state->policy,
+							  step->decision.mu, step->decision.sigma,
+							  step->decision.score,
+							  GpStatusText(step->decision.gp_status));
+	CatalogCommit();
+	step->recorded = true;
+
+	/* the world changed: the candidate is running, the tenant served */
+	if (!task->in_flight[step->decision.arm])
+	{
+		task->in_flight[step->decision.arm] = true;
+		task->running_arm[task->n_running++] = step->decision.arm;
+	}
+	task->n_runs++;
+	task->last_decision = state->decision_no;
+	state->decision_no++;
+	CountTenantLaunch(state, task->tenant);
+
+	SpinLockAcquire(&EasemlState->mutex);
+	EasemlState->decisions++;
+	SpinLockRelease(&EasemlState->mutex);
+
+	ereport(DEBUG1,
+			(errmsg("easeml: %s chose model %s for task %lld (mu %.4f sigma %.4f)",
+					state->policy, model->name, (long long) task->id,
+					step->decision.mu, step->decision.sigma)));
+	LaunchRun(run_id, step->slot);
+}
+
 /*
  * Fill free slots: first runs users queued, then the policy's choices.
  */
@@ -615,6 +809,8 @@ Schedule(void)
 	CatalogLoadState(&state);
 	CatalogCloseTasks(&state);
 	CatalogCommit();
+	for (int i = 0; i < state.n_tasks; i++)
+		state.tasks[i].skip = InCooldown(state.tasks[i].id);
 
 	SpinLockAcquire(&EasemlState->mutex);
 	strlcpy(EasemlState->policy, state.policy, sizeof(EasemlState->policy));
@@ -625,39 +821,26 @@ Schedule(void)
 
 	for (int i = nclaims; i < nfree; i++)
 	{
-		PolicyDecision decision;
-		int			ti;
-		CatTask    *task;
-		CatModel   *model;
-		int64		run_id;
+		DecisionStep step;
 
-		if (!Decide(&state, &ti, &decision))
-			break;
-		task = &state.tasks[ti];
-		model = &state.models[decision.arm];
-
-		CatalogBegin("easeml: recording a decision");
-		run_id = CatalogCreateRun(task, model, free_slots[i], state.policy,
-								  decision.mu, decision.sigma, decision.score,
-								  GpStatusText(decision.gp_status));
-		CatalogCommit();
-
-		/* the world changed: the candidate is running, the tenant served */
-		task->running_arm[task->n_running++] = decision.arm;
-		task->n_runs++;
-		task->last_decision = state.decision_no;
-		state.decision_no++;
-		CountTenantLaunch(&state, task->tenant);
-
-		SpinLockAcquire(&EasemlState->mutex);
-		EasemlState->decisions++;
-		SpinLockRelease(&EasemlState->mutex);
-
-		ereport(DEBUG1,
-				(errmsg("easeml: %s chose model %s for task %lld (mu %.4f sigma %.4f)",
-						state.policy, model->name, (long long) task->id,
-						decision.mu, decision.sigma)));
-		LaunchRun(run_id, free_slots[i]);
+		memset(&step, 0, sizeof(step));
+		step.state = &state;
+		step.slot = free_slots[i];
+		for (;;)
+		{
+			if (!Decide(&state, &step.task, &step.decision))
+				return;			/* nothing left to schedule */
+			if (Guarded(RecordDecisionStep, &step))
+				break;
+			/* could not record it (e.g. a tenant holds a lock): skip the task */
+			if (!step.recorded)
+			{
+				state.tasks[step.task].skip = true;
+				Cooldown(state.tasks[step.task].id);
+			}
+			else
+				break;
+		}
 	}
 }
 
@@ -723,6 +906,16 @@ EasemlSchedulerMain(Datum main_arg)
 
 	BackgroundWorkerInitializeConnection(easeml_database, NULL, 0);
 	pgstat_report_appname("easeml scheduler");
+
+	/*
+	 * The scheduler runs as a superuser: resolve every name in pg_catalog
+	 * only, so no object a tenant creates (an operator in public, say) can
+	 * run in it.  Its statements are short; a lock a tenant holds on one of
+	 * its own rows makes a statement fail after a moment instead of
+	 * stopping the loop.
+	 */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("lock_timeout", "500ms", PGC_SUSET, PGC_S_OVERRIDE);
 
 	if (!EasemlShmemRegisterScheduler())
 	{

@@ -127,6 +127,19 @@ SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
 	}
 	snprintf(log_path, sizeof(log_path), "%s/trainer.log", run_dir);
 
+	/*
+	 * Run ids start again after the extension is re-created: never let a
+	 * previous run's result files speak for this one.
+	 */
+	{
+		char		old[MAXPGPATH];
+
+		snprintf(old, sizeof(old), "%s/metrics.json", run_dir);
+		(void) unlink(old);
+		snprintf(old, sizeof(old), "%s/error.txt", run_dir);
+		(void) unlink(old);
+	}
+
 	sigemptyset(&mask);
 	sigemptyset(&defaults);
 	for (int i = 0; i < lengthof(default_signals); i++)
@@ -143,7 +156,7 @@ SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path,
-									 O_WRONLY | O_CREAT | O_APPEND, S_IRUSR | S_IWUSR);
+									 O_WRONLY | O_CREAT | O_TRUNC, S_IRUSR | S_IWUSR);
 	posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
 	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
 
@@ -200,7 +213,7 @@ SupervisorSignal(int slot, int sig)
 {
 	EasemlTrainer *t = &trainers[slot];
 
-	if (t->pid > 0)
+	if (t->pid > 0 && !t->exited)
 		(void) kill(-t->pid, sig);
 }
 
@@ -241,8 +254,9 @@ SupervisorStopAll(void)
 	TimestampTz start = GetCurrentTimestamp();
 	bool		killed = false;
 
+	/* a reaped trainer's group id may belong to another process by now */
 	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
-		if (trainers[i].pid > 0)
+		if (trainers[i].pid > 0 && !trainers[i].exited)
 			SupervisorSignal(i, SIGTERM);
 
 	for (;;)
@@ -253,7 +267,7 @@ SupervisorStopAll(void)
 		{
 			int			status;
 
-			if (trainers[i].pid <= 0)
+			if (trainers[i].pid <= 0 || trainers[i].exited)
 				continue;
 			if (waitpid(trainers[i].pid, &status, WNOHANG) != 0)
 				trainers[i].pid = 0;
@@ -266,7 +280,7 @@ SupervisorStopAll(void)
 												  Min(easeml_cancel_grace, 2000)))
 		{
 			for (int i = 0; i < EASEML_MAX_SLOTS; i++)
-				if (trainers[i].pid > 0)
+				if (trainers[i].pid > 0 && !trainers[i].exited)
 					SupervisorSignal(i, SIGKILL);
 			killed = true;
 		}

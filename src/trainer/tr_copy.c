@@ -267,7 +267,8 @@ Carry(CopyParser *p, const unsigned char *buf, size_t len)
  */
 int
 TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
-		   TrTable *out, long *bytes, char *err, size_t errlen)
+		   volatile sig_atomic_t *cancel, TrTable *out, long *bytes,
+		   char *err, size_t errlen)
 {
 	PGresult   *res;
 	CopyParser	p;
@@ -307,6 +308,15 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
 
 		if (n == -1)
 			break;				/* COPY done */
+		if (cancel != NULL && *cancel && rc == 0)
+		{
+			/* stopped while loading: the caller exits, closing the connection */
+			PQfreemem(buf);
+			snprintf(err, errlen, "cancelled while loading the data");
+			free(p.carry);
+			TrTableFree(out);
+			return -1;
+		}
 		if (n == -2)
 		{
 			snprintf(err, errlen, "COPY failed: %s", PQerrorMessage(conn));

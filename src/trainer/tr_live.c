@@ -309,7 +309,7 @@ TrLiveMain(int argc, char **argv)
 			Command(conn, "SELECT easeml.trainer_data_session($1)", 1, values, err, sizeof(err)) != 0)
 			return Fail(run_dir, "could not open the data session: %s", err);
 	}
-	if (TrCopyLoad(conn, query, d, kind, &tab, &bytes, err, sizeof(err)) != 0)
+	if (TrCopyLoad(conn, query, d, kind, &cancel_requested, &tab, &bytes, err, sizeof(err)) != 0)
 		return Fail(run_dir, "%s", err);
 	{
 		char		err2[512];

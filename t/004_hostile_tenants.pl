@@ -1,0 +1,137 @@
+# A tenant that tries to harm the service or other tenants: planting an
+# operator for the superuser scheduler to run, holding locks on its own
+# rows, queueing runs past its cap, re-queueing the same candidate, dropping
+# a task while it trains.  Other tenants keep being served.
+use strict;
+use warnings;
+
+use lib "$ENV{TESTDIR}/t";
+use EasemlTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = easeml_node('hostile');
+load_dataset($node, 'iris', 'iris');
+load_dataset($node, 'wine', 'wine');
+make_tenant($node, 'mallory', 'public.iris');
+make_tenant($node, 'alice', 'public.wine');
+$node->safe_psql('postgres', q{
+	SELECT easeml.add_tenant('mallory', 1);
+	CREATE TABLE public.iris2 AS SELECT * FROM public.iris;
+	GRANT SELECT ON public.iris2 TO mallory;
+	-- as in databases created before PostgreSQL 15
+	GRANT CREATE ON SCHEMA public TO mallory;});
+my $worker = scheduler_pid($node);
+
+# an operator the superuser scheduler would run if it searched public
+query_as($node, 'mallory', q{
+	CREATE TABLE public.calls (who text);
+	GRANT INSERT ON public.calls TO PUBLIC;
+	CREATE FUNCTION public.evil_cat(a text, b bigint) RETURNS text LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO public.calls VALUES (current_user);
+		BEGIN
+			EXECUTE 'ALTER ROLE mallory SUPERUSER';
+		EXCEPTION WHEN others THEN NULL;
+		END;
+		RETURN a || b::text;
+	END $$;
+	CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = bigint, FUNCTION = public.evil_cat);
+	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('iris', 'public.iris', 'label', 3);});
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'iris'"),
+	'mallory\'s first task completes (its scores now feed the prior)');
+query_as($node, 'alice', q{
+	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('wine', 'public.wine', 'label', 4);});
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'wine'"),
+	'alice\'s task completes');
+is($node->safe_psql('postgres', "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'"),
+	'f', 'the planted operator did not make mallory a superuser');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM public.calls'), '0',
+	'the scheduler never ran the planted operator');
+
+# the same candidate queued again and again does not make the scheduler
+# retrain everything
+query_as($node, 'mallory', q{
+	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('again', 'public.iris2', 'label', 8)});
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'again'"),
+	'the task completes at max_runs');
+for (1 .. 3)
+{
+	my $run = query_as($node, 'mallory', "SELECT easeml.enqueue('again', 'gnb')");
+	$node->poll_query_until('postgres',
+		"SELECT status NOT IN ('queued', 'running') FROM easeml.runs WHERE id = $run");
+}
+query_as($node, 'mallory', "UPDATE easeml.tasks SET max_runs = 14, status = 'active' WHERE name = 'again'");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'again'"),
+	'after re-queueing one candidate, the task completes again');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM (SELECT model_id FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'again' AND r.requested_by = 'scheduler'
+	 GROUP BY model_id HAVING count(*) > 1) d}),
+	'0', 'the scheduler never chose a candidate twice');
+
+# max_parallel also caps runs a tenant queues itself
+my $tmp = PostgreSQL::Test::Utils::tempdir();
+my $slow = "$tmp/slow_trainer";
+open(my $fh, '>', $slow) or die $!;
+print $fh "#!/bin/sh\nexec sleep 600\n";
+close($fh);
+chmod 0755, $slow;
+$node->safe_psql('postgres', qq{
+	ALTER SYSTEM SET easeml.trainer_path = '$slow'; SELECT pg_reload_conf();});
+query_as($node, 'mallory', q{
+	SELECT easeml.enqueue('again', m) FROM unnest(ARRAY['knn-1', 'knn-3', 'knn-5', 'knn-15']) m;});
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM easeml.runs WHERE tenant = 'mallory' AND status = 'running' AND pid IS NOT NULL"),
+	'one of mallory\'s queued runs starts');
+query_as($node, 'alice',
+	"INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('wine2', 'public.wine', 'label', 1)");
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'wine2' AND r.status = 'running'}),
+	'alice gets the other slot');
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM easeml.runs WHERE tenant = 'mallory' AND status = 'running'"),
+	'1', 'mallory (max_parallel 1) never holds two slots');
+
+# dropping a task stops its trainer
+my $pid = $node->safe_psql('postgres',
+	"SELECT pid FROM easeml.runs WHERE tenant = 'mallory' AND status = 'running'");
+query_as($node, 'mallory', "SELECT easeml.drop_task('again')");
+my $gone = 0;
+foreach (1 .. 100)
+{
+	if (!kill(0, $pid)) { $gone = 1; last; }
+	select(undef, undef, undef, 0.1);
+}
+ok($gone, 'dropping a task stops its running trainer');
+is($node->safe_psql('postgres', "SELECT count(*) FROM easeml.runs WHERE tenant = 'mallory' AND status IN ('queued', 'running')"),
+	'0', 'its runs are gone with it');
+
+# a lock on its own task row holds up nobody else
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM RESET easeml.trainer_path; SELECT pg_reload_conf();});
+query_as($node, 'mallory',
+	"INSERT INTO easeml.tasks (name, source, target) VALUES ('locked', 'public.iris2', 'label')");
+my $locker = $node->background_psql('postgres', extra_params => [ '-U', 'mallory' ]);
+$locker->query_safe("BEGIN; SELECT id FROM easeml.tasks WHERE name = 'locked' FOR UPDATE;");
+query_as($node, 'alice',
+	"INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('wine3', 'public.wine', 'label', 6)");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'wine3'"),
+	'alice\'s task completes while mallory holds a lock on its own task');
+$locker->query_safe('COMMIT');
+$locker->quit;
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'locked' AND r.status = 'succeeded'}),
+	'mallory\'s task trains once the lock is released');
+
+is(scheduler_pid($node), $worker, 'the scheduler never restarted');
+$node->stop;
+done_testing();
