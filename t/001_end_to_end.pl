@@ -51,6 +51,19 @@ my $log = $node->safe_psql('postgres',
 ok(-s $log, 'the trainer log exists');
 like(slurp_file($log), qr/loaded 178 rows/, 'the trainer log says what it loaded');
 
+# live progress is recorded while iterative models train
+ok( $node->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
+	 WHERE m.family IN ('softmax', 'mlp') AND r.status = 'succeeded'
+	   AND r.epoch > 0 AND r.loss IS NOT NULL AND r.progress_at <= r.finished_at}),
+	'trainers report epoch and loss while they train');
+
+# the GP math ran in the worker without starting a BLAS thread pool
+open(my $st, '<', "/proc/$worker/status") or die "no /proc/$worker/status: $!";
+my ($threads) = map { /^Threads:\s+(\d+)/ ? $1 : () } <$st>;
+close($st);
+is($threads, 1, 'the scheduler process is single-threaded after its decisions');
+
 # decisions are recorded with the policy and the posterior
 is( $node->safe_psql('postgres', q{
 	SELECT count(*) > 0 AND bool_and(policy IS NOT NULL)
