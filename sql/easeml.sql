@@ -159,6 +159,7 @@ CREATE TABLE easeml.decisions (
 	mu			float8,
 	sigma		float8,
 	acquisition float8,
+	est_seconds float8,
 	gp_status	text
 );
 CREATE INDEX decisions_task_idx ON easeml.decisions (task_id);

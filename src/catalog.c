@@ -245,7 +245,8 @@ CatalogLoadState(CatState *state)
 	/* active tasks */
 	Exec("SELECT t.id, t.tenant, t.name, t.kind = 'regression', t.input_shape IS NOT NULL,"
 		 "       coalesce(t.max_runs, 0), coalesce(tn.max_parallel, 0),"
-		 "       coalesce((SELECT max(d.id) FROM easeml.decisions d WHERE d.task_id = t.id), -1)"
+		 "       coalesce((SELECT max(d.id) FROM easeml.decisions d WHERE d.task_id = t.id), -1),"
+		 "       greatest(t.n_rows, 1)::float8, greatest(cardinality(t.features), 1)::float8"
 		 "  FROM easeml.tasks t JOIN easeml.tenants tn ON tn.name = t.tenant"
 		 " WHERE t.status = 'active' ORDER BY t.id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
@@ -282,6 +283,8 @@ CatalogLoadState(CatState *state)
 		t->max_runs = GetInt32(i, 6, 0);
 		t->tenant_cap = GetInt32(i, 7, 0);
 		t->last_decision = GetInt64(i, 8, -1);
+		t->n_rows = GetFloat8(i, 9, 1);
+		t->n_features = GetFloat8(i, 10, 1);
 		for (int k = 0; k < state->n_models; k++)
 		{
 			CatModel   *m = &state->models[k];
@@ -436,6 +439,55 @@ CatalogLoadState(CatState *state)
 		}
 	}
 
+	/*
+	 * Measured training times of every task (active or not), for the
+	 * size-aware cost model of src/policy.c: one row per task with a
+	 * succeeded run.
+	 */
+	Exec("SELECT r.task_id, max(t.n_rows)::float8, max(cardinality(t.features))::float8,"
+		 "       r.model_id, max(r.seconds)"
+		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+		 " WHERE r.status = 'succeeded' AND r.seconds > 0 AND t.n_rows > 0"
+		 " GROUP BY r.task_id, r.model_id ORDER BY r.task_id",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	{
+		int			rows = 0;
+		int64		prev = -1;
+
+		for (int i = 0; i < n; i++)
+		{
+			if (GetInt64(i, 1, 0) != prev)
+				rows++;
+			prev = GetInt64(i, 1, 0);
+		}
+		old = MemoryContextSwitchTo(caller_context);
+		state->m_cost = rows;
+		state->cost_runtime = palloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1));
+		state->cost_sizes = palloc(sizeof(double) * 2 * Max(rows, 1));
+		state->cost_task = palloc(sizeof(int64) * Max(rows, 1));
+		MemoryContextSwitchTo(old);
+		for (int i = 0; i < rows * state->n_models; i++)
+			state->cost_runtime[i] = NAN;
+		rows = -1;
+		prev = -1;
+		for (int i = 0; i < n; i++)
+		{
+			int			k = ModelIndex(state, GetInt32(i, 4, 0));
+
+			if (GetInt64(i, 1, 0) != prev)
+			{
+				rows++;
+				state->cost_task[rows] = GetInt64(i, 1, 0);
+				state->cost_sizes[2 * rows] = Max(GetFloat8(i, 2, 1), 1.0);
+				state->cost_sizes[2 * rows + 1] = Max(GetFloat8(i, 3, 1), 1.0);
+			}
+			prev = GetInt64(i, 1, 0);
+			if (k >= 0)
+				state->cost_runtime[rows * state->n_models + k] = GetFloat8(i, 5, NAN);
+		}
+	}
+
 	/* next decision id and the effective policy */
 	Exec("SELECT coalesce(max(id), 0) + 1,"
 		 "       coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),"
@@ -515,12 +567,12 @@ CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
 int64
 CatalogCreateRun(const CatTask *task, const CatModel *model, int slot,
 				 const char *policy, double mu, double sigma,
-				 double acquisition, const char *gp_status)
+				 double acquisition, const char *gp_status, double est_seconds)
 {
-	Oid			types[9] = {INT8OID, TEXTOID, INT4OID, INT4OID, TEXTOID,
-	FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID};
-	Datum		values[9];
-	char		nulls[9] = "         ";
+	Oid			types[10] = {INT8OID, TEXTOID, INT4OID, INT4OID, TEXTOID,
+	FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, FLOAT8OID};
+	Datum		values[10];
+	char		nulls[10] = "          ";
 	int64		run_id;
 
 	values[0] = Int64GetDatum(task->id);
@@ -541,14 +593,17 @@ CatalogCreateRun(const CatTask *task, const CatModel *model, int slot,
 		nulls[6] = 'n';
 	if (!isfinite(acquisition))
 		nulls[7] = 'n';
+	values[9] = Float8GetDatum(est_seconds);
+	if (!isfinite(est_seconds) || est_seconds <= 0)
+		nulls[9] = 'n';
 
 	Exec("WITH r AS ("
 		 "  INSERT INTO easeml.runs (task_id, tenant, model_id, slot, status, started_at)"
 		 "  VALUES ($1, $2, $3, $4, 'running', clock_timestamp()) RETURNING id)"
 		 " INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy,"
-		 "                               mu, sigma, acquisition, gp_status)"
-		 " SELECT $1, $2, $3, r.id, $5, $6, $7, $8, $9 FROM r RETURNING run_id",
-		 SPI_OK_INSERT_RETURNING, 9, types, values, nulls);
+		 "                               mu, sigma, acquisition, gp_status, est_seconds)"
+		 " SELECT $1, $2, $3, r.id, $5, $6, $7, $8, $9, $10 FROM r RETURNING run_id",
+		 SPI_OK_INSERT_RETURNING, 10, types, values, nulls);
 	run_id = GetInt64(0, 1, 0);
 	return run_id;
 }

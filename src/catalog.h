@@ -31,6 +31,8 @@ typedef struct CatTask
 	char	   *name;
 	bool		regression;
 	bool		has_image;
+	double		n_rows;			/* rows and features, for cost estimates */
+	double		n_features;
 	int			max_runs;		/* 0: unlimited */
 	int			tenant_cap;		/* tenant's max_parallel, 0: none */
 	int64		last_decision;	/* id of its latest decision, -1: none */
@@ -65,6 +67,11 @@ typedef struct CatState
 	CatTask    *tasks;
 	int			m_history;		/* rows of history (prior) */
 	double	   *history;		/* m_history x n_models, NaN = unknown */
+	/* measured costs: tasks with succeeded runs x models, for the cost model */
+	int			m_cost;
+	double	   *cost_runtime;	/* m_cost x n_models seconds, NaN = unknown */
+	double	   *cost_sizes;		/* m_cost x 2: rows, features */
+	int64	   *cost_task;		/* m_cost task ids */
 	int64		decision_no;	/* next decision id */
 	char		policy[64];		/* effective policy */
 	int			n_tenant_running;
@@ -89,7 +96,7 @@ extern int	CatalogClaimQueued(int *slots, int nslots, CatClaim *claims);
 extern int64 CatalogCreateRun(const CatTask *task, const CatModel *model,
 							  int slot, const char *policy, double mu,
 							  double sigma, double acquisition,
-							  const char *gp_status);
+							  const char *gp_status, double est_seconds);
 extern void CatalogRunStarted(int64 run_id, int pid, const char *log_path);
 extern void CatalogRunFailedToStart(int64 run_id, const char *error);
 extern void CatalogFinishRun(int64 run_id, const char *status, int exit_code,

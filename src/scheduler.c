@@ -71,6 +71,14 @@ static MemoryContext loop_context = NULL;
 static GpPrior cached_prior;
 
 /*
+ * The size-aware cost model (src/policy.c, POLICY_COST_SIZE_GP), fitted on
+ * the measured times of every task and cached like the prior.
+ */
+static PolicyCostModel cached_cost;
+static bool cached_cost_valid = false;
+static uint64 cached_cost_signature = 0;
+
+/*
  * Tasks whose run could not be recorded (most likely a lock the tenant
  * holds on its own task row) rest for a while, so that one tenant cannot
  * make every scheduling step wait for the lock timeout.
@@ -618,6 +626,96 @@ CurrentPrior(const CatState *state)
 	return &cached_prior;
 }
 
+/* FNV-1a over the measured-cost matrix. */
+static uint64
+CostSignature(const CatState *state)
+{
+	uint64		h = UINT64CONST(14695981039346656037);
+	const unsigned char *p;
+	size_t		len = sizeof(double) * (size_t) state->m_cost * (size_t) state->n_models;
+	int			dims[2] = {state->m_cost, state->n_models};
+
+	p = (const unsigned char *) dims;
+	for (size_t i = 0; i < sizeof(dims); i++)
+		h = (h ^ p[i]) * UINT64CONST(1099511628211);
+	p = (const unsigned char *) state->cost_runtime;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * UINT64CONST(1099511628211);
+	p = (const unsigned char *) state->cost_sizes;
+	for (size_t i = 0; i < sizeof(double) * 2 * (size_t) state->m_cost; i++)
+		h = (h ^ p[i]) * UINT64CONST(1099511628211);
+	return h;
+}
+
+/*
+ * Refine the tasks' cost estimates with the size-aware cost model:
+ * per model, log seconds against log rows and log features over every task
+ * that ran it, plus a GP over the models on the residuals conditioned on
+ * the task's own finished runs (docs/scheduler.md, "cost model").  A model
+ * that never ran anywhere keeps the estimate of easeml.cost_estimates (its
+ * cost_factor); so does everything when the model cannot be fitted.
+ */
+static void
+RefineCosts(CatState *state)
+{
+	uint64		sig;
+	int			K = state->n_models;
+	int		   *seen;
+	double	   *log_base;
+	double	   *pred;
+
+	if (state->m_cost < 2 || K == 0)
+		return;
+	sig = CostSignature(state);
+	if (!cached_cost_valid || sig != cached_cost_signature)
+	{
+		if (cached_cost_valid)
+			PolicyCostModelFree(&cached_cost);
+		cached_cost_valid = false;
+		if (PolicyCostModelFit(&cached_cost, POLICY_COST_SIZE_GP, state->cost_runtime,
+							   state->cost_sizes, state->m_cost, K) < 0)
+			return;
+		cached_cost_valid = true;
+		cached_cost_signature = sig;
+	}
+
+	seen = palloc0(sizeof(int) * K);
+	for (int d = 0; d < state->m_cost; d++)
+		for (int k = 0; k < K; k++)
+			if (!isnan(state->cost_runtime[d * K + k]))
+				seen[k]++;
+	log_base = palloc(sizeof(double) * K);
+	pred = palloc(sizeof(double) * K);
+
+	for (int i = 0; i < state->n_tasks; i++)
+	{
+		CatTask    *t = &state->tasks[i];
+		GpState		resid;
+		int			row = -1;
+
+		if (PolicyCostBase(&cached_cost, t->n_rows, t->n_features, log_base) < 0)
+			continue;
+		if (GpStateInit(&resid, &cached_cost.resid, 16) < 0)
+			continue;
+		for (int d = 0; d < state->m_cost; d++)
+			if (state->cost_task[d] == t->id)
+				row = d;
+		if (row >= 0)
+			for (int k = 0; k < K; k++)
+			{
+				double		c = state->cost_runtime[row * K + k];
+
+				if (!isnan(c) && c > 0)
+					(void) GpStateAdd(&resid, k, log(c) - log_base[k]);
+			}
+		if (PolicyCostPredict(&cached_cost, log_base, &resid, pred) == 0)
+			for (int k = 0; k < K; k++)
+				if (seen[k] > 0 && isfinite(pred[k]) && pred[k] > 0)
+					t->cost[k] = pred[k];
+		GpStateFree(&resid);
+	}
+}
+
 /*
  * Make one decision with the policy; returns false when there is nothing
  * to schedule.  The world is described from the loaded state; tasks whose
@@ -752,7 +850,8 @@ RecordDecisionStep(void *arg)
 	run_id = CatalogCreateRun(task, model, step->slot, state->policy,
 							  step->decision.mu, step->decision.sigma,
 							  step->decision.score,
-							  GpStatusText(step->decision.gp_status));
+							  GpStatusText(step->decision.gp_status),
+							  task->cost[step->decision.arm]);
 	CatalogCommit();
 	step->recorded = true;
 
@@ -811,6 +910,8 @@ Schedule(void)
 	CatalogCommit();
 	for (int i = 0; i < state.n_tasks; i++)
 		state.tasks[i].skip = InCooldown(state.tasks[i].id);
+	if (easeml_cost_aware)
+		RefineCosts(&state);
 
 	SpinLockAcquire(&EasemlState->mutex);
 	strlcpy(EasemlState->policy, state.policy, sizeof(EasemlState->policy));
