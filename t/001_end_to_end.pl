@@ -152,5 +152,22 @@ is($node->safe_psql('postgres', 'SELECT policy FROM easeml.scheduler_status()'),
 	'the scheduler reports the policy in force');
 
 is(scheduler_pid($node), $worker, 'the same worker ran everything');
+
+# pg_dump and pg_restore keep every task, run, event, decision and artifact
+$node->safe_psql('postgres', "ALTER SYSTEM SET easeml.enabled = off; SELECT pg_reload_conf();");
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM easeml.runs WHERE status IN ('queued', 'running')"),
+	'nothing in flight before the dump');
+my $dump = PostgreSQL::Test::Utils::tempdir() . '/easeml.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr('postgres'), '-f', $dump ],
+	'pg_dump of a database with easeml');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok([ 'pg_restore', '-d', $node->connstr('restored'), $dump ],
+	'pg_restore into a new database');
+my $counts = q{SELECT (SELECT count(*) FROM easeml.tasks) || '/' || (SELECT count(*) FROM easeml.runs)
+	|| '/' || (SELECT count(*) FROM easeml.run_events) || '/' || (SELECT count(*) FROM easeml.decisions)
+	|| '/' || (SELECT count(*) FROM easeml.artifacts) || '/' || (SELECT count(*) FROM easeml.models)};
+is($node->safe_psql('restored', $counts), $node->safe_psql('postgres', $counts),
+	'the restored database has the same tasks, runs, events, decisions, artifacts and models');
 $node->stop;
 done_testing();
