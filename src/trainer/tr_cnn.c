@@ -466,12 +466,6 @@ CnnFit(const TrContext *ctx, TrResult *res)
 	int			batch = TrParamInt(ctx->params, "batch", 64);
 	float		lr = (float) TrParamDouble(ctx->params, "lr", 1e-3);
 	float		l2 = (float) TrParamDouble(ctx->params, "l2", 0.0);
-	const double b1 = 0.9,
-				b2 = 0.999;
-	const float b1f = 0.9f,
-				b2f = 0.999f,
-				epsf = 1e-8f;
-	float		lrf;
 	uint64_t	rng = ctx->seed ^ UINT64_C(0x636e6e);	/* "cnn" */
 	Cnn			m;
 	int		   *idx = malloc(sizeof(int) * n);
@@ -564,7 +558,6 @@ CnnFit(const TrContext *ctx, TrResult *res)
 		for (int b0 = 0; b0 < n; b0 += batch)
 		{
 			int			B = n - b0 < batch ? n - b0 : batch;
-			double		lr_t;
 
 			if (TrCancelled(ctx))
 			{
@@ -578,17 +571,7 @@ CnnFit(const TrContext *ctx, TrResult *res)
 			CnnForward(&m, B);
 			sum += B * CnnLoss(&m, B, yb);
 			CnnBackward(&m, B, l2);
-			step++;
-			lr_t = lr * sqrt(1.0 - pow(b2, (double) step)) / (1.0 - pow(b1, (double) step));
-			lrf = (float) lr_t;
-			for (size_t i = 0; i < m.np; i++)
-			{
-				float		g = m.grad[i];
-
-				m.m1[i] = b1f * m.m1[i] + (1.0f - b1f) * g;
-				m.m2[i] = b2f * m.m2[i] + (1.0f - b2f) * g * g;
-				m.theta[i] -= lrf * m.m1[i] / (sqrtf(m.m2[i]) + epsf);
-			}
+			TrAdamStep(m.theta, m.grad, m.m1, m.m2, m.np, ++step, lr);
 		}
 		loss = sum / n;
 		if (!isfinite(loss))

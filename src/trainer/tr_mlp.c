@@ -277,12 +277,6 @@ MlpFit(const TrContext *ctx, TrResult *res)
 	float		l2 = (float) TrParamDouble(ctx->params, "l2", 1e-5);
 	double		tol = TrParamDouble(ctx->params, "tol", 1e-4);
 	int			patience = TrParamInt(ctx->params, "n_iter_no_change", 10);
-	const double b1 = 0.9,
-				b2 = 0.999;
-	const float b1f = 0.9f,
-				b2f = 0.999f,
-				epsf = 1e-8f;
-	float		lrf;
 	uint64_t	rng = ctx->seed ^ UINT64_C(0x6d6c70);	/* "mlp" */
 	Mlp			m;
 	int		   *idx = malloc(sizeof(int) * n);
@@ -374,7 +368,6 @@ MlpFit(const TrContext *ctx, TrResult *res)
 		for (int b0 = 0; b0 < n; b0 += batch)
 		{
 			int			rows = n - b0 < batch ? n - b0 : batch;
-			double		lr_t;
 
 			if (TrCancelled(ctx))
 			{
@@ -395,17 +388,7 @@ MlpFit(const TrContext *ctx, TrResult *res)
 			MlpBackward(&m, rows, l2);
 
 			/* Adam with bias correction folded into the step */
-			step++;
-			lr_t = lr * sqrt(1.0 - pow(b2, (double) step)) / (1.0 - pow(b1, (double) step));
-			lrf = (float) lr_t;
-			for (size_t i = 0; i < m.np; i++)
-			{
-				float		g = m.grad[i];
-
-				m.m1[i] = b1f * m.m1[i] + (1.0f - b1f) * g;
-				m.m2[i] = b2f * m.m2[i] + (1.0f - b2f) * g * g;
-				m.theta[i] -= lrf * m.m1[i] / (sqrtf(m.m2[i]) + epsf);
-			}
+			TrAdamStep(m.theta, m.grad, m.m1, m.m2, m.np, ++step, lr);
 		}
 		for (int l = 1; l <= m.nl; l++)
 		{

@@ -496,3 +496,30 @@ TrArtifactFind(const unsigned char *blob, size_t len, const char *name,
 		pos += count * DtypeSize((int) dt);
 	}
 }
+
+/*
+ * One Adam step (beta1 0.9, beta2 0.999, eps 1e-8) over n parameters, with
+ * the bias correction folded into the step size as scikit-learn does;
+ * step counts from 1.  Shared by the mlp and cnn families.
+ */
+void
+TrAdamStep(float *theta, const float *grad, float *m1, float *m2, size_t n,
+		   long step, double lr)
+{
+	const double b1 = 0.9,
+				b2 = 0.999;
+	const float b1f = 0.9f,
+				b2f = 0.999f,
+				epsf = 1e-8f;
+	float		lrf = (float) (lr * sqrt(1.0 - pow(b2, (double) step)) /
+							   (1.0 - pow(b1, (double) step)));
+
+	for (size_t i = 0; i < n; i++)
+	{
+		float		g = grad[i];
+
+		m1[i] = b1f * m1[i] + (1.0f - b1f) * g;
+		m2[i] = b2f * m2[i] + (1.0f - b2f) * g * g;
+		theta[i] -= lrf * m1[i] / (sqrtf(m2[i]) + epsf);
+	}
+}

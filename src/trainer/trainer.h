@@ -210,6 +210,8 @@ extern double TrAccuracy(const int *pred, const int *y, int n);
 extern void TrRegressionScore(const double *pred, const double *t, int n,
 							  double *r2, double *rmse);
 extern int	TrArgmax(const float *v, int k);
+extern void TrAdamStep(float *theta, const float *grad, float *m1, float *m2,
+					   size_t n, long step, double lr);
 
 /*
  * ReLU and its gradient mask on float arrays, written with integer masks:
