@@ -89,6 +89,7 @@ static int64 cooldown_task[COOLDOWN_SLOTS];
 static TimestampTz cooldown_until[COOLDOWN_SLOTS];
 static bool cached_prior_valid = false;
 static uint64 cached_prior_signature = 0;
+static TimestampTz last_policy_warning = 0;
 static bool extension_ready = false;
 static bool recovered = false;
 static char *bootstrap_user = NULL;
@@ -728,6 +729,7 @@ Decide(CatState *state, int *task_index, PolicyDecision *decision)
 	PolicyTask *pts;
 	int		   *map;
 	int			n = 0;
+	int			rc;
 	int			policy = PolicyFromName(state->policy);
 
 	if (state->n_tasks == 0 || state->n_models == 0)
@@ -787,7 +789,28 @@ Decide(CatState *state, int *task_index, PolicyDecision *decision)
 	if (policy != POLICY_FIFO && policy != POLICY_POPULAR)
 		in.prior = CurrentPrior(state);
 
-	if (PolicyDecide(&in, decision) != 0 || decision->task < 0)
+	rc = PolicyDecide(&in, decision);
+	if (rc < 0 && in.policy != POLICY_FIFO)
+	{
+		/*
+		 * The GP could not be used (e.g. a degenerate history): keep the
+		 * service going with the plain policy rather than stop scheduling.
+		 */
+		TimestampTz now = GetCurrentTimestamp();
+
+		if (TimestampDifferenceExceeds(last_policy_warning, now, 60000))
+		{
+			ereport(WARNING,
+					(errmsg("easeml: policy \"%s\" failed (%s); using \"fifo\" for now",
+							state->policy, GpStatusText(decision->gp_status))));
+			last_policy_warning = now;
+		}
+		in.policy = POLICY_FIFO;
+		in.prior = NULL;
+		strlcpy(state->policy, "fifo", sizeof(state->policy));
+		rc = PolicyDecide(&in, decision);
+	}
+	if (rc != 0 || decision->task < 0)
 		return false;
 	*task_index = map[decision->task];
 	return true;
