@@ -9,9 +9,11 @@
 # 3. runs the cluster 15/main with shared_preload_libraries = 'easeml' and
 #    easeml.database = 'easeml', and creates database easeml with the
 #    extension;
-# 4. loads three real datasets as tables, registers one tenant role per
-#    dataset, declares a task for each, waits until each task has at least
-#    four finished runs and prints the leaderboards.
+# 4. loads four real datasets as tables (two image sets: a Fashion-MNIST
+#    subset and digits; two tabular: breast cancer, and diabetes progression
+#    as a regression task; none of them is in the seed history), registers
+#    one tenant role per dataset, declares a task for each, waits until each
+#    task has at least four finished runs and prints the leaderboards.
 #
 # Running it again is safe: every step checks what is already there.
 # Afterwards `runuser -u postgres -- psql -d easeml` reaches the system.
@@ -93,13 +95,14 @@ if [ "${EASEML_SKIP_DEMO:-0}" = 1 ]; then
 fi
 
 # ---- 4. the demo -------------------------------------------------------------
-log "loading datasets (Fashion-MNIST subset, breast cancer, digits)"
+log "loading datasets (Fashion-MNIST subset, digits, breast cancer, diabetes)"
 load() {
 	/usr/bin/python3 scripts/load_dataset.py "$@" --schema demo | "${PSQL[@]}" -d easeml
 }
 load fashion_mnist fashion_mnist --rows "${EASEML_FASHION_ROWS:-6000}" --seed 1
 load breast_cancer breast_cancer
 load digits digits
+load diabetes_regression diabetes
 
 log "loading the seed history for the scheduler's prior"
 SHAREDIR=$($PG_CONFIG --sharedir)
@@ -112,7 +115,7 @@ DO $$
 DECLARE
 	r text;
 BEGIN
-	FOREACH r IN ARRAY ARRAY['lab_vision', 'lab_medical', 'lab_digits'] LOOP
+	FOREACH r IN ARRAY ARRAY['lab_vision', 'lab_medical', 'lab_digits', 'lab_clinic'] LOOP
 		IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
 			EXECUTE format('CREATE ROLE %I LOGIN', r);
 		END IF;
@@ -120,10 +123,11 @@ BEGIN
 	END LOOP;
 END
 $$;
-GRANT USAGE ON SCHEMA demo TO lab_vision, lab_medical, lab_digits;
+GRANT USAGE ON SCHEMA demo TO lab_vision, lab_medical, lab_digits, lab_clinic;
 GRANT SELECT ON demo.fashion_mnist TO lab_vision;
 GRANT SELECT ON demo.breast_cancer TO lab_medical;
 GRANT SELECT ON demo.digits TO lab_digits;
+GRANT SELECT ON demo.diabetes TO lab_clinic;
 
 -- each tenant declares its own task with one INSERT
 SET ROLE lab_vision;
@@ -138,6 +142,10 @@ SET ROLE lab_digits;
 INSERT INTO easeml.tasks (tenant, name, source, target, input_shape)
 VALUES ('lab_digits', 'digits', 'demo.digits', 'label', '{1,8,8}')
 ON CONFLICT (tenant, name) DO NOTHING;
+SET ROLE lab_clinic;
+INSERT INTO easeml.tasks (tenant, name, source, target, kind)
+VALUES ('lab_clinic', 'progression', 'demo.diabetes', 'target', 'regression')
+ON CONFLICT (tenant, name) DO NOTHING;
 RESET ROLE;
 SQL
 
@@ -146,7 +154,7 @@ deadline=$((SECONDS + ${EASEML_DEMO_TIMEOUT:-1200}))
 while :; do
 	left=$("${PSQL[@]}" -d easeml -tAc "
 		SELECT count(*) FROM easeml.tasks t
-		 WHERE t.tenant IN ('lab_vision', 'lab_medical', 'lab_digits')
+		 WHERE t.tenant IN ('lab_vision', 'lab_medical', 'lab_digits', 'lab_clinic')
 		   AND t.status NOT IN ('completed', 'failed')
 		   AND (SELECT count(*) FROM easeml.runs r
 				 WHERE r.task_id = t.id AND r.status IN ('succeeded', 'failed')) < 4")
