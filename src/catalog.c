@@ -390,19 +390,22 @@ CatalogLoadState(CatState *state)
 	}
 
 	/*
-	 * History for the prior: the seed history plus finished
-	 * classification tasks that are no longer active (an active task's own
-	 * scores must never shape its own prior).
+	 * History for the prior: the seed history plus the best score per
+	 * model of every classification task, active ones included, so that
+	 * tenants learn from each other while they run.  Rows of tasks are
+	 * tagged with the task id: the scheduler builds an active task's prior
+	 * without its own row, which must never shape its own prior.
 	 */
-	Exec("SELECT dataset, model_id, quality FROM ("
-		 "  SELECT h.dataset, h.model_id, h.quality FROM easeml.history h"
+	Exec("SELECT key, task_id, model_id, quality FROM ("
+		 "  SELECT 'h:' || h.dataset AS key, 0::int8 AS task_id, h.model_id, h.quality"
+		 "    FROM easeml.history h"
 		 "  UNION ALL"
-		 "  SELECT 'task:' || r.task_id, r.model_id, max(r.score)"
+		 "  SELECT 't:' || r.task_id, r.task_id, r.model_id, max(r.score)"
 		 "    FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
-		 "   WHERE t.status <> 'active' AND t.kind = 'classification'"
+		 "   WHERE t.kind = 'classification'"
 		 "     AND r.status = 'succeeded' AND r.score IS NOT NULL"
 		 "   GROUP BY r.task_id, r.model_id) h"
-		 " ORDER BY dataset",
+		 " ORDER BY key",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
 	{
@@ -411,15 +414,16 @@ CatalogLoadState(CatState *state)
 
 		for (int i = 0; i < n; i++)
 		{
-			char	   *ds = GetText(i, 1);
+			char	   *key = GetText(i, 1);
 
-			if (prev == NULL || strcmp(prev, ds) != 0)
+			if (prev == NULL || strcmp(prev, key) != 0)
 				rows++;
-			prev = ds;
+			prev = key;
 		}
 		old = MemoryContextSwitchTo(caller_context);
 		state->m_history = rows;
 		state->history = palloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1));
+		state->history_task = palloc0(sizeof(int64) * Max(rows, 1));
 		MemoryContextSwitchTo(old);
 		for (int i = 0; i < rows * state->n_models; i++)
 			state->history[i] = NAN;
@@ -427,15 +431,18 @@ CatalogLoadState(CatState *state)
 		prev = NULL;
 		for (int i = 0; i < n; i++)
 		{
-			char	   *ds = GetText(i, 1);
-			int			k = ModelIndex(state, GetInt32(i, 2, 0));
+			char	   *key = GetText(i, 1);
+			int			k = ModelIndex(state, GetInt32(i, 3, 0));
 
-			if (prev == NULL || strcmp(prev, ds) != 0)
+			if (prev == NULL || strcmp(prev, key) != 0)
+			{
 				rows++;
-			prev = ds;
+				state->history_task[rows] = GetInt64(i, 2, 0);
+			}
+			prev = key;
 			if (k >= 0)
 				state->history[rows * state->n_models + k] =
-					Min(Max(GetFloat8(i, 3, NAN), 0.0), 1.0);
+					Min(Max(GetFloat8(i, 4, NAN), 0.0), 1.0);
 		}
 	}
 

@@ -67,6 +67,7 @@ typedef struct CatState
 	CatTask    *tasks;
 	int			m_history;		/* rows of history (prior) */
 	double	   *history;		/* m_history x n_models, NaN = unknown */
+	int64	   *history_task;	/* per row: its task's id, 0 for seed rows */
 	/* measured costs: tasks with succeeded runs x models, for the cost model */
 	int			m_cost;
 	double	   *cost_runtime;	/* m_cost x n_models seconds, NaN = unknown */

@@ -1332,8 +1332,10 @@ PolicyDecide(const PolicyInput *in, PolicyDecision *decision)
 
 		if (need_gp)
 		{
-			int			grc = GpPosterior(prior, t->n_obs, t->obs_arm,
-										  t->obs_y, mu, var);
+			const GpPrior *tp = t->prior != NULL ? t->prior : prior;
+			int			grc = tp->K == K ?
+				GpPosterior(tp, t->n_obs, t->obs_arm, t->obs_y, mu, var) :
+				GP_BAD_INPUT;
 
 			if (grc < 0)
 			{

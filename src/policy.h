@@ -70,6 +70,9 @@ typedef struct PolicyTask
 	const double *cost;			/* K estimated seconds, or NULL */
 	int64_t		last_served;	/* decision counter when last served, -1 */
 	int			streak;			/* decisions in a row without improving */
+	/* appended: this task's own prior over the K arms (e.g. built without
+	 * the task's own history row), or NULL for the input's shared prior */
+	const GpPrior *prior;
 } PolicyTask;
 
 typedef struct PolicyInput

@@ -90,6 +90,21 @@ static TimestampTz cooldown_until[COOLDOWN_SLOTS];
 static bool cached_prior_valid = false;
 static uint64 cached_prior_signature = 0;
 static TimestampTz last_policy_warning = 0;
+
+/*
+ * Per-task priors: an active task with a row in the history (its own
+ * scores) gets a prior built from every other row, with the shared prior's
+ * fitted hyperparameters.  Built lazily, dropped when the history changes.
+ */
+typedef struct TaskPriorEntry
+{
+	int64		task_id;
+	bool		ok;
+	GpPrior		prior;
+} TaskPriorEntry;
+static TaskPriorEntry *task_priors = NULL;
+static int	n_task_priors = 0;
+static int	cap_task_priors = 0;
 static bool extension_ready = false;
 static bool recovered = false;
 static char *bootstrap_user = NULL;
@@ -596,7 +611,72 @@ HistorySignature(const CatState *state)
 		h = (h ^ p[i]) * UINT64CONST(1099511628211);
 	for (int k = 0; k < state->n_models; k++)
 		h = (h ^ (uint64) state->models[k].id) * UINT64CONST(1099511628211);
+	for (int r = 0; r < state->m_history; r++)
+		h = (h ^ (uint64) state->history_task[r]) * UINT64CONST(1099511628211);
 	return h;
+}
+
+/* Forget the per-task priors (the history changed). */
+static void
+DropTaskPriors(void)
+{
+	for (int i = 0; i < n_task_priors; i++)
+		if (task_priors[i].ok)
+			GpPriorFree(&task_priors[i].prior);
+	n_task_priors = 0;
+}
+
+/*
+ * The prior of one task: built without the task's own history row, or
+ * NULL when the task has no row (the shared prior is then right for it).
+ */
+static const GpPrior *
+TaskPrior(const CatState *state, int64 task_id)
+{
+	int			K = state->n_models;
+	int			row = -1;
+	GpPriorOptions opts;
+	double	   *rest;
+	TaskPriorEntry *e;
+	int			m = 0;
+
+	if (!cached_prior_valid)
+		return NULL;
+	for (int r = 0; r < state->m_history; r++)
+		if (state->history_task[r] == task_id)
+			row = r;
+	if (row < 0)
+		return NULL;
+	for (int i = 0; i < n_task_priors; i++)
+		if (task_priors[i].task_id == task_id)
+			return task_priors[i].ok ? &task_priors[i].prior : NULL;
+
+	if (n_task_priors == cap_task_priors)
+	{
+		int			cap = cap_task_priors ? 2 * cap_task_priors : 16;
+		TaskPriorEntry *more = realloc(task_priors, sizeof(TaskPriorEntry) * cap);
+
+		if (more == NULL)
+			return NULL;
+		task_priors = more;
+		cap_task_priors = cap;
+	}
+	rest = palloc(sizeof(double) * Max(state->m_history, 1) * Max(K, 1));
+	for (int r = 0; r < state->m_history; r++)
+		if (r != row)
+			memcpy(rest + (size_t) m++ * K, state->history + (size_t) r * K,
+				   sizeof(double) * K);
+	memset(&opts, 0, sizeof(opts));
+	opts.kernel = cached_prior.kernel;
+	opts.shrinkage = cached_prior.shrinkage > 0 ? cached_prior.shrinkage : 1e-9;
+	opts.noise_var = cached_prior.noise_var;
+	opts.lengthscale = cached_prior.lengthscale;
+	opts.signal_var = cached_prior.signal_var;
+	e = &task_priors[n_task_priors++];
+	e->task_id = task_id;
+	e->ok = GpPriorFit(rest, m, K, &opts, &e->prior) >= 0;
+	pfree(rest);
+	return e->ok ? &e->prior : NULL;
 }
 
 /*
@@ -616,6 +696,7 @@ CurrentPrior(const CatState *state)
 		GpPriorFree(&cached_prior);
 		cached_prior_valid = false;
 	}
+	DropTaskPriors();
 	if (GpPriorFit(state->history, state->m_history, state->n_models, NULL,
 				   &cached_prior) < 0)
 		return NULL;
@@ -787,7 +868,12 @@ Decide(CatState *state, int *task_index, PolicyDecision *decision)
 	in.decision_no = state->decision_no;
 	in.seed = (uint64_t) state->decision_no;
 	if (policy != POLICY_FIFO && policy != POLICY_POPULAR)
+	{
 		in.prior = CurrentPrior(state);
+		if (in.prior != NULL)
+			for (int i = 0; i < n; i++)
+				pts[i].prior = TaskPrior(state, pts[i].id);
+	}
 
 	rc = PolicyDecide(&in, decision);
 	if (rc < 0 && in.policy != POLICY_FIFO)

@@ -1362,6 +1362,52 @@ TestReplayRandom(void)
 }
 
 /* Run every test; exit status 1 if any check failed. */
+/* A task's own prior (leave-one-out in the live scheduler) is used for it. */
+static void
+TestTaskPrior(void)
+{
+	enum
+	{
+	K = 5};
+	double		mu_shared[K] = {0.6, 0.5, 0.5, 0.5, 0.5};
+	double		mu_own[K] = {0.5, 0.5, 0.5, 0.95, 0.5};
+	double		cov[K * K];
+	GpPrior		shared,
+				own;
+	PolicyTask	tasks[2];
+	PolicyInput in;
+	PolicyDecision dec;
+	int			k;
+
+	for (k = 0; k < K * K; k++)
+		cov[k] = (k % (K + 1) == 0) ? 0.04 : 0.0;
+	CHECK(GpPriorInit(&shared, K, mu_shared, cov, 1e-4) >= 0, "shared prior");
+	CHECK(GpPriorInit(&own, K, mu_own, cov, 1e-4) >= 0, "own prior");
+	memset(tasks, 0, sizeof(tasks));
+	tasks[0].id = 1;
+	tasks[0].last_served = -1;
+	tasks[0].prior = &own;
+	tasks[1].id = 2;
+	tasks[1].last_served = -1;
+	memset(&in, 0, sizeof(in));
+	in.policy = POLICY_RR;
+	in.K = K;
+	in.n_tasks = 2;
+	in.tasks = tasks;
+	in.prior = &shared;
+	in.decision_no = 1;
+	CHECK(PolicyDecide(&in, &dec) == 0 && dec.task == 0 && dec.arm == 3,
+		  "own prior: task 0 takes its prior's best arm 3 (got task %d arm %d)", dec.task, dec.arm);
+	CHECK_NEAR(dec.mu, 0.95, 1e-12, "own prior mean");
+	tasks[0].last_served = 5;
+	in.decision_no = 6;
+	CHECK(PolicyDecide(&in, &dec) == 0 && dec.task == 1 && dec.arm == 0,
+		  "shared prior: task 1 takes arm 0 (got task %d arm %d)", dec.task, dec.arm);
+	CHECK_NEAR(dec.mu, 0.6, 1e-12, "shared prior mean");
+	GpPriorFree(&shared);
+	GpPriorFree(&own);
+}
+
 int
 main(void)
 {
@@ -1375,6 +1421,7 @@ main(void)
 	TestPickTenant();
 	TestIndex();
 	TestDecide();
+	TestTaskPrior();
 	TestCostModel();
 	TestCsv();
 	TestReplayHand();
