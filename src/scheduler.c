@@ -102,7 +102,8 @@ typedef struct TaskPriorEntry
 	bool		ok;
 	GpPrior		prior;
 } TaskPriorEntry;
-static TaskPriorEntry *task_priors = NULL;
+static TaskPriorEntry **task_priors = NULL;	/* entries never move: callers
+											 * keep pointers to their priors */
 static int	n_task_priors = 0;
 static int	cap_task_priors = 0;
 static bool extension_ready = false;
@@ -621,8 +622,11 @@ static void
 DropTaskPriors(void)
 {
 	for (int i = 0; i < n_task_priors; i++)
-		if (task_priors[i].ok)
-			GpPriorFree(&task_priors[i].prior);
+	{
+		if (task_priors[i]->ok)
+			GpPriorFree(&task_priors[i]->prior);
+		free(task_priors[i]);
+	}
 	n_task_priors = 0;
 }
 
@@ -648,13 +652,13 @@ TaskPrior(const CatState *state, int64 task_id)
 	if (row < 0)
 		return NULL;
 	for (int i = 0; i < n_task_priors; i++)
-		if (task_priors[i].task_id == task_id)
-			return task_priors[i].ok ? &task_priors[i].prior : NULL;
+		if (task_priors[i]->task_id == task_id)
+			return task_priors[i]->ok ? &task_priors[i]->prior : NULL;
 
 	if (n_task_priors == cap_task_priors)
 	{
 		int			cap = cap_task_priors ? 2 * cap_task_priors : 16;
-		TaskPriorEntry *more = realloc(task_priors, sizeof(TaskPriorEntry) * cap);
+		TaskPriorEntry **more = realloc(task_priors, sizeof(TaskPriorEntry *) * cap);
 
 		if (more == NULL)
 			return NULL;
@@ -662,6 +666,9 @@ TaskPrior(const CatState *state, int64 task_id)
 		cap_task_priors = cap;
 	}
 	rest = palloc(sizeof(double) * Max(state->m_history, 1) * Max(K, 1));
+	e = malloc(sizeof(TaskPriorEntry));
+	if (e == NULL)
+		return NULL;
 	for (int r = 0; r < state->m_history; r++)
 		if (r != row)
 			memcpy(rest + (size_t) m++ * K, state->history + (size_t) r * K,
@@ -672,7 +679,7 @@ TaskPrior(const CatState *state, int64 task_id)
 	opts.noise_var = cached_prior.noise_var;
 	opts.lengthscale = cached_prior.lengthscale;
 	opts.signal_var = cached_prior.signal_var;
-	e = &task_priors[n_task_priors++];
+	task_priors[n_task_priors++] = e;
 	e->task_id = task_id;
 	e->ok = GpPriorFit(rest, m, K, &opts, &e->prior) >= 0;
 	pfree(rest);
