@@ -35,6 +35,10 @@ include $(PGXS)
 sql/easeml--$(EXTVERSION).sql: sql/easeml.sql
 	cp $< $@
 
+# PGXS does not track header dependencies: rebuild every object when a
+# header changes (a stale object with an old struct layout is a silent bug)
+$(OBJS): $(wildcard src/*.h)
+
 # ---- plain C executables (no server headers) --------------------------------
 CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE

@@ -936,14 +936,18 @@ COMMENT ON FUNCTION easeml.enqueue(text, text) IS
 CREATE FUNCTION easeml.drop_task(task text)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'easeml_drop_task'
-LANGUAGE C VOLATILE STRICT;
+LANGUAGE C VOLATILE STRICT
+-- it runs a statement as a superuser: never with the caller's search_path
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.drop_task(text) IS
 	'delete one of your tasks with its runs, decisions and artifacts (running trainers are stopped); returns its id';
 
 CREATE FUNCTION easeml.cancel(run_id bigint)
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_cancel'
-LANGUAGE C VOLATILE STRICT;
+LANGUAGE C VOLATILE STRICT
+-- it runs a statement as a superuser: never with the caller's search_path
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.cancel(bigint) IS
 	'cancel a queued or running run of yours; returns its status (running runs become cancelled when the trainer has stopped)';
 
@@ -1009,7 +1013,9 @@ COMMENT ON FUNCTION easeml.trainer_spec(bigint) IS
 CREATE FUNCTION easeml.trainer_data_session(run_id bigint)
 RETURNS name
 AS 'MODULE_PATHNAME', 'easeml_trainer_data_session'
-LANGUAGE C VOLATILE STRICT;
+LANGUAGE C VOLATILE STRICT
+-- it runs a statement as a superuser: never with the caller's search_path
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.trainer_data_session(bigint) IS
 	'internal: for the rest of the current transaction, act as the run''s tenant inside a security-restricted operation';
 

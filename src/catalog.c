@@ -159,11 +159,13 @@ CatalogBootstrapUser(void)
 int
 CatalogRecover(void)
 {
+	/* rows a tenant keeps locked are left to CatalogReconcile later */
 	Exec("UPDATE easeml.runs"
 		 "   SET status = 'interrupted', finished_at = clock_timestamp(),"
 		 "       seconds = extract(epoch FROM clock_timestamp() - started_at),"
 		 "       error = 'interrupted: the scheduler restarted while the run was in flight'"
-		 " WHERE status = 'running'",
+		 " WHERE id IN (SELECT id FROM easeml.runs WHERE status = 'running'"
+		 "               FOR UPDATE SKIP LOCKED)",
 		 SPI_OK_UPDATE, 0, NULL, NULL, NULL);
 	return (int) SPI_processed;
 }
@@ -537,7 +539,8 @@ CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
 
 	Exec("UPDATE easeml.runs SET status = 'cancelled', finished_at = clock_timestamp(),"
 		 "       error = 'cancelled before it started'"
-		 " WHERE status = 'queued' AND cancel_requested",
+		 " WHERE id IN (SELECT id FROM easeml.runs WHERE status = 'queued' AND cancel_requested"
+		 "               FOR UPDATE SKIP LOCKED)",
 		 SPI_OK_UPDATE, 0, NULL, NULL, NULL);
 
 	for (int i = 0; i < nslots; i++)
@@ -722,10 +725,14 @@ CatalogReconcile(const int64 *tracked, int n)
 		 "                         THEN NULL ELSE r.started_at END,"
 		 "       finished_at = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
 		 "                          THEN NULL ELSE clock_timestamp() END,"
+		 "       seconds = CASE WHEN r.pid IS NULL AND r.requested_by = 'user' THEN NULL"
+		 "                      ELSE extract(epoch FROM clock_timestamp() - coalesce(r.started_at, r.queued_at)) END,"
 		 "       error = CASE WHEN r.pid IS NULL AND r.requested_by = 'user' THEN NULL"
 		 "                    ELSE 'interrupted: the scheduler was not tracking its trainer' END"
-		 " WHERE r.status = 'running' AND r.id <> ALL ($1::int8[])"
-		 "   AND r.started_at < clock_timestamp() - interval '5 seconds'",
+		 " WHERE r.id IN (SELECT x.id FROM easeml.runs x"
+		 "                 WHERE x.status = 'running' AND x.id <> ALL ($1::int8[])"
+		 "                   AND coalesce(x.started_at, x.queued_at) < clock_timestamp() - interval '5 seconds'"
+		 "                 FOR UPDATE SKIP LOCKED)",
 		 SPI_OK_UPDATE, 1, types, values, NULL);
 	return (int) SPI_processed;
 }

@@ -592,7 +592,13 @@ easeml_cancel(PG_FUNCTION_ARGS)
 	}
 	else
 		status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	status = pstrdup(status);
+	/* SPI_finish frees SPI memory: copy to the caller's context first */
+	{
+		char	   *copy = SPI_palloc(strlen(status) + 1);
+
+		strcpy(copy, status);
+		status = copy;
+	}
 	SPI_finish();
 	EasemlWakeAtCommit();
 	PG_RETURN_TEXT_P(cstring_to_text(status));

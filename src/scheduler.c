@@ -176,8 +176,12 @@ TrainerConninfo(void)
 	AppendConnOption(&buf, "dbname", easeml_database);
 	AppendConnOption(&buf, "user", bootstrap_user);
 	AppendConnOption(&buf, "application_name", "easeml trainer");
-	/* the trainer is a superuser too: names resolve in pg_catalog only */
-	AppendConnOption(&buf, "options", "-c search_path=pg_catalog,pg_temp");
+	/*
+	 * The trainer is a superuser too: names resolve in pg_catalog only.  A
+	 * tenant's open transaction may hold a lock on its run's row: progress
+	 * updates give up after a while instead of stalling the training.
+	 */
+	AppendConnOption(&buf, "options", "-c search_path=pg_catalog,pg_temp -c lock_timeout=10s");
 	if (easeml_trainer_conninfo && easeml_trainer_conninfo[0] != '\0')
 		appendStringInfo(&buf, " %s", easeml_trainer_conninfo);
 	return buf.data;
@@ -286,12 +290,53 @@ LogTail(const char *log_path)
 	return *start ? pstrdup(start) : NULL;
 }
 
+static bool Guarded(void (*step) (void *arg), void *arg);
+
 /*
- * Record the end of the trainer in a slot and free the slot.  Errors
- * propagate; the slot stays 'exited' and recording is retried next loop.
+ * How a run ended, kept in TopMemoryContext until it is recorded.  A result
+ * that cannot be recorded at once (most likely a tenant's open transaction
+ * holds a lock on its own run's row) waits in the backlog, and its slot is
+ * released: a tenant can delay its own results, never hold a slot.
  */
+typedef struct PendingResult
+{
+	int64		run_id;
+	char	   *status;
+	int			exit_code;
+	char	   *metrics;
+	char	   *error;
+	char	   *how;
+	int			attempts;
+	TimestampTz next_try;
+} PendingResult;
+
+#define BACKLOG_MAX 256
+#define BACKLOG_RETRY_MS 10000
+#define BACKLOG_GIVE_UP 100
+static PendingResult *slot_result[EASEML_MAX_SLOTS];
+static PendingResult *backlog[BACKLOG_MAX];
+static int	n_backlog = 0;
+
 static void
-RecordExit(int slot)
+FreeResult(PendingResult *r)
+{
+	if (r == NULL)
+		return;
+	if (r->metrics)
+		pfree(r->metrics);
+	if (r->error)
+		pfree(r->error);
+	pfree(r->status);
+	pfree(r->how);
+	pfree(r);
+}
+
+/*
+ * Work out how the trainer in a slot ended; NULL when there is nothing to
+ * record (its run was deleted with its task).
+ */
+static PendingResult *
+BuildResult(int slot)
 {
 	EasemlTrainer *t = SupervisorSlot(slot);
 	int			status = t->wait_status;
@@ -300,6 +345,8 @@ RecordExit(int slot)
 	char	   *error = NULL;
 	char		how[256];
 	int			exit_code = INT_MIN;
+	PendingResult *r;
+	MemoryContext old;
 
 	SupervisorDescribeExit(status, how, sizeof(how));
 	if (status != -1 && WIFEXITED(status))
@@ -309,12 +356,10 @@ RecordExit(int slot)
 
 	if (t->stop_reason == EASEML_STOP_ORPHAN)
 	{
-		/* its run row is gone with its task: nothing to record */
 		ereport(LOG,
 				(errmsg("easeml: run %lld was deleted while it trained; its trainer was stopped (%s)",
 						(long long) t->run_id, how)));
-		SupervisorRelease(slot);
-		return;
+		return NULL;
 	}
 	if (t->stop_reason == EASEML_STOP_CANCEL)
 	{
@@ -357,23 +402,110 @@ RecordExit(int slot)
 			error = pstrdup(how);
 	}
 
-	t->record_attempts++;
-	if (t->record_attempts > 3)
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	r = palloc0(sizeof(PendingResult));
+	r->run_id = t->run_id;
+	r->status = pstrdup(run_status);
+	r->exit_code = exit_code;
+	r->metrics = metrics ? pstrdup(metrics) : NULL;
+	r->error = error ? pstrdup(error) : NULL;
+	r->how = pstrdup(how);
+	MemoryContextSwitchTo(old);
+	return r;
+}
+
+/* Record one result in its own transaction (for Guarded). */
+static void
+RecordResultStep(void *arg)
+{
+	PendingResult *r = arg;
+
+	r->attempts++;
+	if (r->attempts > BACKLOG_GIVE_UP / 2 && r->metrics != NULL)
 	{
 		/* the result itself cannot be stored: store that instead */
-		run_status = "failed";
-		metrics = NULL;
-		error = psprintf("%s; its result could not be recorded", how);
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		pfree(r->metrics);
+		r->metrics = NULL;
+		pfree(r->status);
+		r->status = pstrdup("failed");
+		if (r->error)
+			pfree(r->error);
+		r->error = psprintf("%s; its result could not be recorded", r->how);
+		MemoryContextSwitchTo(old);
 	}
-
 	CatalogBegin("easeml: recording a finished run");
-	CatalogFinishRun(t->run_id, run_status, exit_code, metrics, error);
+	CatalogFinishRun(r->run_id, r->status, r->exit_code, r->metrics, r->error);
 	CatalogCommit();
-
 	ereport(LOG,
-			(errmsg("easeml: run %lld %s (%s)", (long long) t->run_id,
-					run_status, how)));
-	SupervisorRelease(slot);
+			(errmsg("easeml: run %lld %s (%s)", (long long) r->run_id, r->status, r->how)));
+}
+
+/*
+ * Record the end of the trainer in a slot.  The slot is freed once the
+ * result is recorded, or after three failed attempts, when the result
+ * moves to the backlog.
+ */
+static void
+RecordExit(int slot)
+{
+	PendingResult *r;
+
+	if (slot_result[slot] == NULL)
+	{
+		slot_result[slot] = BuildResult(slot);
+		if (slot_result[slot] == NULL)
+		{
+			SupervisorRelease(slot);
+			return;
+		}
+	}
+	r = slot_result[slot];
+	if (Guarded(RecordResultStep, r))
+	{
+		FreeResult(r);
+		slot_result[slot] = NULL;
+		SupervisorRelease(slot);
+	}
+	else if (r->attempts >= 3 && n_backlog < BACKLOG_MAX)
+	{
+		r->next_try = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), BACKLOG_RETRY_MS);
+		backlog[n_backlog++] = r;
+		slot_result[slot] = NULL;
+		SupervisorRelease(slot);
+		ereport(LOG,
+				(errmsg("easeml: the result of run %lld could not be recorded yet; it will be retried",
+						(long long) r->run_id)));
+	}
+}
+
+/* Retry results in the backlog whose time has come. */
+static void
+RetryBacklog(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	for (int i = 0; i < n_backlog; i++)
+	{
+		PendingResult *r = backlog[i];
+		bool		done;
+
+		if (r->next_try > now)
+			continue;
+		done = Guarded(RecordResultStep, r);
+		if (!done && r->attempts < BACKLOG_GIVE_UP)
+		{
+			r->next_try = TimestampTzPlusMilliseconds(now, BACKLOG_RETRY_MS);
+			continue;
+		}
+		if (!done)
+			ereport(LOG,
+					(errmsg("easeml: gave up recording run %lld; it will be marked interrupted",
+							(long long) r->run_id)));
+		FreeResult(r);
+		backlog[i--] = backlog[--n_backlog];
+	}
 }
 
 /*
@@ -408,12 +540,6 @@ Guarded(void (*step) (void *arg), void *arg)
 	return ok;
 }
 
-static void
-RecordExitStep(void *arg)
-{
-	RecordExit(*(int *) arg);
-}
-
 /*
  * Reap trainers that ended and record them.  Without the extension (it was
  * dropped under running trainers) there is nothing to record into: the
@@ -439,14 +565,24 @@ ReapTrainers(void)
 		if (!t->exited)
 			continue;
 		if (extension_ready)
-			(void) Guarded(RecordExitStep, &slot);
+			RecordExit(slot);
 		else
 		{
 			ereport(LOG,
 					(errmsg("easeml: run %lld ended while the extension is not installed; nothing recorded",
 							(long long) t->run_id)));
+			FreeResult(slot_result[slot]);
+			slot_result[slot] = NULL;
 			SupervisorRelease(slot);
 		}
+	}
+	if (extension_ready)
+		RetryBacklog();
+	else
+	{
+		for (int i = 0; i < n_backlog; i++)
+			FreeResult(backlog[i]);
+		n_backlog = 0;
 	}
 }
 
@@ -458,7 +594,7 @@ ReapTrainers(void)
 static void
 StopTrainers(void)
 {
-	int64		ids[EASEML_MAX_SLOTS];
+	int64		ids[EASEML_MAX_SLOTS + BACKLOG_MAX];
 	int			slots[EASEML_MAX_SLOTS];
 	int			verdict[EASEML_MAX_SLOTS];
 	int			n = 0;
@@ -477,6 +613,9 @@ StopTrainers(void)
 			n++;
 		}
 	}
+	/* results waiting in the backlog are not lost trainers */
+	for (int i = 0; i < n_backlog; i++)
+		ids[tracked++] = backlog[i]->run_id;
 
 	CatalogBegin("easeml: checking runs in flight");
 	if (n > 0)
@@ -635,7 +774,7 @@ DropTaskPriors(void)
  * NULL when the task has no row (the shared prior is then right for it).
  */
 static const GpPrior *
-TaskPrior(const CatState *state, int64 task_id)
+TaskPrior(const CatState *state, int64 task_id, bool *failed)
 {
 	int			K = state->n_models;
 	int			row = -1;
@@ -653,7 +792,11 @@ TaskPrior(const CatState *state, int64 task_id)
 		return NULL;
 	for (int i = 0; i < n_task_priors; i++)
 		if (task_priors[i]->task_id == task_id)
+		{
+			if (!task_priors[i]->ok)
+				*failed = true;
 			return task_priors[i]->ok ? &task_priors[i]->prior : NULL;
+		}
 
 	if (n_task_priors == cap_task_priors)
 	{
@@ -661,14 +804,20 @@ TaskPrior(const CatState *state, int64 task_id)
 		TaskPriorEntry **more = realloc(task_priors, sizeof(TaskPriorEntry *) * cap);
 
 		if (more == NULL)
+		{
+			*failed = true;
 			return NULL;
+		}
 		task_priors = more;
 		cap_task_priors = cap;
 	}
 	rest = palloc(sizeof(double) * Max(state->m_history, 1) * Max(K, 1));
 	e = malloc(sizeof(TaskPriorEntry));
 	if (e == NULL)
+	{
+		*failed = true;
 		return NULL;
+	}
 	for (int r = 0; r < state->m_history; r++)
 		if (r != row)
 			memcpy(rest + (size_t) m++ * K, state->history + (size_t) r * K,
@@ -683,6 +832,8 @@ TaskPrior(const CatState *state, int64 task_id)
 	e->task_id = task_id;
 	e->ok = GpPriorFit(rest, m, K, &opts, &e->prior) >= 0;
 	pfree(rest);
+	if (!e->ok)
+		*failed = true;
 	return e->ok ? &e->prior : NULL;
 }
 
@@ -878,11 +1029,34 @@ Decide(CatState *state, int *task_index, PolicyDecision *decision)
 	{
 		in.prior = CurrentPrior(state);
 		if (in.prior != NULL)
+		{
+			unsigned char *none = NULL;
+
 			for (int i = 0; i < n; i++)
-				pts[i].prior = TaskPrior(state, pts[i].id);
+			{
+				bool		failed = false;
+
+				pts[i].prior = TaskPrior(state, pts[i].id, &failed);
+
+				/*
+				 * Without its own prior a task would fall back to the
+				 * shared one, which holds its own scores: leave it out of
+				 * this decision rather than let it shape its own prior.
+				 */
+				if (failed)
+				{
+					if (none == NULL)
+						none = palloc0(state->n_models);
+					pts[i].eligible = none;
+				}
+			}
+		}
 	}
 
 	rc = PolicyDecide(&in, decision);
+	/* every task with candidates failed its GP: a failure as well */
+	if (rc == 0 && decision->task < 0 && decision->gp_status < 0)
+		rc = -1;
 	if (rc < 0 && in.policy != POLICY_FIFO)
 	{
 		/*

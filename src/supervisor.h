@@ -34,7 +34,6 @@ typedef struct EasemlTrainer
 	EasemlStopReason stop_reason;
 	bool		exited;			/* reaped; result not yet recorded */
 	int			wait_status;	/* from waitpid, -1 if lost */
-	int			record_attempts;
 	char		run_dir[MAXPGPATH];
 	char		log_path[MAXPGPATH];
 } EasemlTrainer;

@@ -132,6 +132,89 @@ ok($node->poll_query_until('postgres', q{
 	 WHERE t.name = 'locked' AND r.status = 'succeeded'}),
 	'mallory\'s task trains once the lock is released');
 
+# easeml.cancel and easeml.drop_task act as a superuser for one statement:
+# the caller's search_path must not reach it
+$node->safe_psql('postgres', 'CREATE SCHEMA mallory AUTHORIZATION mallory');
+query_as($node, 'mallory', q{
+	CREATE FUNCTION mallory.format(f text, n name) RETURNS text LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO public.calls VALUES ('format as ' || current_user);
+		BEGIN
+			EXECUTE 'ALTER ROLE mallory SUPERUSER';
+		EXCEPTION WHEN others THEN NULL;
+		END;
+		RETURN f;
+	END $$;
+	CREATE FUNCTION mallory.name_eq(a name, b name) RETURNS boolean LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO public.calls VALUES ('= as ' || current_user);
+		BEGIN
+			EXECUTE 'ALTER ROLE mallory SUPERUSER';
+		EXCEPTION WHEN others THEN NULL;
+		END;
+		RETURN a::text = b::text;
+	END $$;
+	CREATE OPERATOR mallory.= (LEFTARG = name, RIGHTARG = name, FUNCTION = mallory.name_eq);});
+$node->safe_psql('postgres', qq{
+	ALTER SYSTEM SET easeml.trainer_path = '$slow'; SELECT pg_reload_conf();});
+query_as($node, 'mallory',
+	"INSERT INTO easeml.tasks (name, source, target) VALUES ('bait', 'public.iris2', 'label')");
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'bait' AND r.status = 'running' AND r.pid IS NOT NULL}),
+	'one of mallory\'s runs runs (its cap is one)');
+my $queued = query_as($node, 'mallory', q{
+	SELECT easeml.enqueue('bait', (SELECT m.name FROM easeml.models m
+	  WHERE 'classification' = ANY (m.kinds) AND NOT m.needs_image
+	    AND NOT EXISTS (SELECT 1 FROM easeml.runs r WHERE r.model_id = m.id
+	                     AND r.status IN ('queued', 'running'))
+	  ORDER BY m.id LIMIT 1))});
+is(query_as($node, 'mallory',
+		"SET search_path = mallory, pg_catalog; SELECT easeml.cancel($queued)"),
+	'cancelled', 'mallory cancels its queued run with its own search_path');
+query_as($node, 'mallory', "SET search_path = mallory, pg_catalog; SELECT easeml.drop_task('bait')");
+is($node->safe_psql('postgres', "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'"),
+	'f', 'neither function ran mallory\'s functions as a superuser');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM public.calls'), '0',
+	'mallory\'s format() and = were never called');
+
+# a lock on its own run's row, held in an open transaction, holds no slot
+my $bindir = $node->config_data('--bindir');
+my $delayed = "$tmp/delayed_trainer";
+open($fh, '>', $delayed) or die $!;
+print $fh "#!/bin/sh\nsleep 2\nexec '$bindir/easeml-trainer' \"\$\@\"\n";
+close($fh);
+chmod 0755, $delayed;
+$node->safe_psql('postgres', qq{
+	ALTER SYSTEM SET easeml.trainer_path = '$delayed';
+	ALTER SYSTEM SET easeml.max_workers = 1;
+	SELECT pg_reload_conf();});
+query_as($node, 'mallory',
+	"INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('held', 'public.iris2', 'label', 1)");
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'held' AND r.status = 'running' AND r.pid IS NOT NULL}),
+	'mallory\'s run starts');
+my $held = $node->safe_psql('postgres', q{
+	SELECT r.id FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'held'});
+my $holder = $node->background_psql('postgres', extra_params => [ '-U', 'mallory' ]);
+$holder->query_safe("BEGIN; SELECT easeml.cancel($held);");
+query_as($node, 'alice',
+	"INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('wine4', 'public.wine', 'label', 2)");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'wine4'"),
+	'with one slot, alice\'s task completes while mallory keeps its run\'s row locked');
+is($node->safe_psql('postgres', "SELECT status FROM easeml.runs WHERE id = $held"), 'running',
+	'mallory\'s finished run waits to be recorded');
+$holder->query_safe('COMMIT');
+$holder->quit;
+ok($node->poll_query_until('postgres',
+		"SELECT status NOT IN ('queued', 'running') FROM easeml.runs WHERE id = $held"),
+	'once the lock is gone its result is recorded');
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM RESET easeml.trainer_path; ALTER SYSTEM RESET easeml.max_workers;
+	SELECT pg_reload_conf();});
+
 is(scheduler_pid($node), $worker, 'the scheduler never restarted');
 $node->stop;
 done_testing();
