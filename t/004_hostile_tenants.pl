@@ -182,7 +182,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM public.calls'), '0',
 my $bindir = $node->config_data('--bindir');
 my $delayed = "$tmp/delayed_trainer";
 open($fh, '>', $delayed) or die $!;
-print $fh "#!/bin/sh\nsleep 2\nexec '$bindir/easeml-trainer' \"\$\@\"\n";
+print $fh "#!/bin/sh\nsleep 5\nexec '$bindir/easeml-trainer' \"\$\@\"\n";
 close($fh);
 chmod 0755, $delayed;
 $node->safe_psql('postgres', qq{
