@@ -48,8 +48,6 @@ bool		easeml_cost_aware = true;
 int			easeml_fairness_window = 0;
 int			easeml_artifact_max_bytes = 16 * 1024;
 
-bool		easeml_preloaded = false;
-
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
@@ -227,8 +225,6 @@ _PG_init(void)
 		MarkGUCPrefixReserved("easeml");
 		return;
 	}
-
-	easeml_preloaded = true;
 
 	DefineCustomStringVariable("easeml.database",
 							   "Database the scheduler connects to.",

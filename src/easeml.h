@@ -38,7 +38,6 @@ extern bool easeml_cost_aware;
 extern int	easeml_fairness_window;
 extern int	easeml_artifact_max_bytes;
 
-extern bool easeml_preloaded;
 
 /* Upper bound on concurrent trainers: sizes the scheduler's slot table. */
 #define EASEML_MAX_SLOTS 64

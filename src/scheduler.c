@@ -64,6 +64,17 @@
 static MemoryContext loop_context = NULL;
 
 /*
+ * Loading the world costs a few queries over every run: skip it while
+ * nothing can have changed.  Commits that matter set the latch (triggers on
+ * tasks and runs, the tenant and admin functions), trainer exits raise
+ * SIGCHLD; the rest (an admin enabling a model, a task's cooldown ending)
+ * is picked up by a reload at least every IDLE_RELOAD_MS.
+ */
+#define IDLE_RELOAD_MS 10000
+static bool world_changed = true;
+static TimestampTz last_load = 0;
+
+/*
  * The prior fitted from the history, kept across decisions: it changes
  * only when the history does (seed history loaded, a task finished), so it
  * is refitted only then, not per decision.  Plain malloc memory (gp.c).
@@ -560,6 +571,7 @@ ReapTrainers(void)
 			{
 				t->exited = true;
 				t->wait_status = status;
+				world_changed = true;
 			}
 		}
 		if (!t->exited)
@@ -629,6 +641,8 @@ StopTrainers(void)
 	if (easeml_enabled)
 		fixed = CatalogReconcile(ids, tracked);
 	CatalogCommit();
+	if (fixed > 0)
+		world_changed = true;
 	if (fixed > 0)
 		ereport(LOG,
 				(errmsg("easeml: %d run(s) marked running had no trainer; requeued or marked interrupted",
@@ -734,26 +748,38 @@ CountTenantLaunch(CatState *state, const char *tenant)
 	state->n_tenant_running++;
 }
 
-/* FNV-1a over the history's shape and cells (NaN positions included). */
+/* FNV-1a, continued from h over len bytes. */
+static uint64
+HashBytes(uint64 h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * UINT64CONST(1099511628211);
+	return h;
+}
+
+/* Hash of a matrix's shape and cells, and of the models its columns are. */
+static uint64
+MatrixSignature(const CatState *state, const double *cells, int rows)
+{
+	uint64		h = UINT64CONST(14695981039346656037);
+	int			dims[2] = {rows, state->n_models};
+
+	h = HashBytes(h, dims, sizeof(dims));
+	h = HashBytes(h, cells, sizeof(double) * (size_t) rows * (size_t) state->n_models);
+	for (int k = 0; k < state->n_models; k++)
+		h = HashBytes(h, &state->models[k].id, sizeof(int32));
+	return h;
+}
+
+/* The history's signature: cells (NaN positions included), models, row owners. */
 static uint64
 HistorySignature(const CatState *state)
 {
-	uint64		h = UINT64CONST(14695981039346656037);
-	const unsigned char *p;
-	size_t		len = sizeof(double) * (size_t) state->m_history * (size_t) state->n_models;
-	int			dims[2] = {state->m_history, state->n_models};
+	uint64		h = MatrixSignature(state, state->history, state->m_history);
 
-	p = (const unsigned char *) dims;
-	for (size_t i = 0; i < sizeof(dims); i++)
-		h = (h ^ p[i]) * UINT64CONST(1099511628211);
-	p = (const unsigned char *) state->history;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * UINT64CONST(1099511628211);
-	for (int k = 0; k < state->n_models; k++)
-		h = (h ^ (uint64) state->models[k].id) * UINT64CONST(1099511628211);
-	for (int r = 0; r < state->m_history; r++)
-		h = (h ^ (uint64) state->history_task[r]) * UINT64CONST(1099511628211);
-	return h;
+	return HashBytes(h, state->history_task, sizeof(int64) * (size_t) state->m_history);
 }
 
 /* Forget the per-task priors (the history changed). */
@@ -866,25 +892,13 @@ CurrentPrior(const CatState *state)
 	return &cached_prior;
 }
 
-/* FNV-1a over the measured-cost matrix. */
+/* The measured-cost matrix's signature: times, models and task sizes. */
 static uint64
 CostSignature(const CatState *state)
 {
-	uint64		h = UINT64CONST(14695981039346656037);
-	const unsigned char *p;
-	size_t		len = sizeof(double) * (size_t) state->m_cost * (size_t) state->n_models;
-	int			dims[2] = {state->m_cost, state->n_models};
+	uint64		h = MatrixSignature(state, state->cost_runtime, state->m_cost);
 
-	p = (const unsigned char *) dims;
-	for (size_t i = 0; i < sizeof(dims); i++)
-		h = (h ^ p[i]) * UINT64CONST(1099511628211);
-	p = (const unsigned char *) state->cost_runtime;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * UINT64CONST(1099511628211);
-	p = (const unsigned char *) state->cost_sizes;
-	for (size_t i = 0; i < sizeof(double) * 2 * (size_t) state->m_cost; i++)
-		h = (h ^ p[i]) * UINT64CONST(1099511628211);
-	return h;
+	return HashBytes(h, state->cost_sizes, sizeof(double) * 2 * (size_t) state->m_cost);
 }
 
 /*
@@ -1192,6 +1206,11 @@ Schedule(void)
 	/* tasks only complete when runs end, which frees a slot: nothing to do */
 	if (nfree == 0)
 		return;
+	if (!world_changed &&
+		!TimestampDifferenceExceeds(last_load, GetCurrentTimestamp(), IDLE_RELOAD_MS))
+		return;
+	world_changed = false;
+	last_load = GetCurrentTimestamp();
 
 	CatalogBegin("easeml: loading tasks");
 	nclaims = CatalogClaimQueued(free_slots, nfree, claims);
@@ -1209,6 +1228,8 @@ Schedule(void)
 
 	for (int i = 0; i < nclaims; i++)
 		LaunchRun(claims[i].run_id, claims[i].slot);
+	if (nclaims > 0)
+		world_changed = true;
 
 	for (int i = nclaims; i < nfree; i++)
 	{
@@ -1222,7 +1243,10 @@ Schedule(void)
 			if (!Decide(&state, &step.task, &step.decision))
 				return;			/* nothing left to schedule */
 			if (Guarded(RecordDecisionStep, &step))
+			{
+				world_changed = true;
 				break;
+			}
 			/* could not record it (e.g. a tenant holds a lock): skip the task */
 			if (!step.recorded)
 			{
@@ -1348,14 +1372,16 @@ EasemlSchedulerMain(Datum main_arg)
 			pgstat_report_activity(STATE_IDLE, NULL);
 			RESUME_INTERRUPTS();
 			failed = true;
+			world_changed = true;
 		}
 		PG_END_TRY();
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(loop_context);
 
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 failed ? Max(easeml_naptime, 1000) : SleepTime(),
-						 PG_WAIT_EXTENSION);
+		if (WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					  failed ? Max(easeml_naptime, 1000) : SleepTime(),
+					  PG_WAIT_EXTENSION) & WL_LATCH_SET)
+			world_changed = true;
 		ResetLatch(MyLatch);
 	}
 }

@@ -57,16 +57,6 @@ SupervisorCountRunning(void)
 	return n;
 }
 
-/* Lowest free slot below limit, or -1. */
-int
-SupervisorFreeSlot(int limit)
-{
-	for (int i = 0; i < limit && i < EASEML_MAX_SLOTS; i++)
-		if (trainers[i].pid <= 0 && trainers[i].run_id == 0)
-			return i;
-	return -1;
-}
-
 /* Reserve a slot for a run before its trainer exists. */
 void
 SupervisorReserve(int slot, int64 run_id)

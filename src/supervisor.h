@@ -40,7 +40,6 @@ typedef struct EasemlTrainer
 
 extern EasemlTrainer *SupervisorSlot(int slot);
 extern int	SupervisorCountRunning(void);
-extern int	SupervisorFreeSlot(int limit);
 extern void SupervisorReserve(int slot, int64 run_id);
 extern void SupervisorRelease(int slot);
 extern bool SupervisorSpawn(int slot, int64 run_id, const char *run_dir,

@@ -19,11 +19,7 @@ make_tenant($node, 'lab_a', 'public.iris');
 
 # a stand-in trainer that never finishes
 my $tmp = PostgreSQL::Test::Utils::tempdir();
-my $slow = "$tmp/slow_trainer";
-open(my $fh, '>', $slow) or die $!;
-print $fh "#!/bin/sh\nexec sleep 600\n";
-close($fh);
-chmod 0755, $slow;
+my $slow = trainer_script($tmp, 'slow_trainer', 'exec sleep 600');
 
 ok($node->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'easeml scheduler'"),
@@ -98,7 +94,7 @@ is(query_as($node, 'lab_a', "SELECT easeml.cancel($cancel_run)"), 'running',
 ok($node->poll_query_until('postgres',
 		"SELECT status = 'cancelled' FROM easeml.runs WHERE id = $cancel_run"),
 	'the run is cancelled');
-is(kill(0, $cancel_pid), 0, 'its trainer process is gone');
+ok(process_gone($cancel_pid), 'its trainer process is gone');
 
 # ---- a timeout ----------------------------------------------------------------
 $node->safe_psql('postgres', q{
@@ -161,13 +157,7 @@ ok($node->poll_query_until('postgres',
 	'a trainer runs');
 my $orphan_pid = $node->safe_psql('postgres', "SELECT pid FROM easeml.runs WHERE id = $orphan_run");
 $node->safe_psql('postgres', 'DROP EXTENSION easeml CASCADE');
-my $gone = 0;
-foreach (1 .. 100)
-{
-	if (!kill(0, $orphan_pid)) { $gone = 1; last; }
-	select(undef, undef, undef, 0.1);
-}
-ok($gone, 'dropping the extension stops its trainers');
+ok(process_gone($orphan_pid), 'dropping the extension stops its trainers');
 is(scheduler_pid($node), $worker, 'the scheduler survives the extension being dropped');
 $node->safe_psql('postgres', q{
 	ALTER SYSTEM RESET easeml.trainer_path; SELECT pg_reload_conf();

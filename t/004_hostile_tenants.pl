@@ -77,11 +77,7 @@ is($node->safe_psql('postgres', q{
 
 # max_parallel also caps runs a tenant queues itself
 my $tmp = PostgreSQL::Test::Utils::tempdir();
-my $slow = "$tmp/slow_trainer";
-open(my $fh, '>', $slow) or die $!;
-print $fh "#!/bin/sh\nexec sleep 600\n";
-close($fh);
-chmod 0755, $slow;
+my $slow = trainer_script($tmp, 'slow_trainer', 'exec sleep 600');
 $node->safe_psql('postgres', qq{
 	ALTER SYSTEM SET easeml.trainer_path = '$slow'; SELECT pg_reload_conf();});
 query_as($node, 'mallory', q{
@@ -103,13 +99,7 @@ is($node->safe_psql('postgres',
 my $pid = $node->safe_psql('postgres',
 	"SELECT pid FROM easeml.runs WHERE tenant = 'mallory' AND status = 'running'");
 query_as($node, 'mallory', "SELECT easeml.drop_task('again')");
-my $gone = 0;
-foreach (1 .. 100)
-{
-	if (!kill(0, $pid)) { $gone = 1; last; }
-	select(undef, undef, undef, 0.1);
-}
-ok($gone, 'dropping a task stops its running trainer');
+ok(process_gone($pid), 'dropping a task stops its running trainer');
 is($node->safe_psql('postgres', "SELECT count(*) FROM easeml.runs WHERE tenant = 'mallory' AND status IN ('queued', 'running')"),
 	'0', 'its runs are gone with it');
 
@@ -180,11 +170,8 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM public.calls'), '0',
 
 # a lock on its own run's row, held in an open transaction, holds no slot
 my $bindir = $node->config_data('--bindir');
-my $delayed = "$tmp/delayed_trainer";
-open($fh, '>', $delayed) or die $!;
-print $fh "#!/bin/sh\nsleep 5\nexec '$bindir/easeml-trainer' \"\$\@\"\n";
-close($fh);
-chmod 0755, $delayed;
+my $delayed = trainer_script($tmp, 'delayed_trainer',
+	"sleep 5\nexec '$bindir/easeml-trainer' \"\$\@\"");
 $node->safe_psql('postgres', qq{
 	ALTER SYSTEM SET easeml.trainer_path = '$delayed';
 	ALTER SYSTEM SET easeml.max_workers = 1;

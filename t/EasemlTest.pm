@@ -10,7 +10,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(easeml_node load_dataset scheduler_pid postmaster_pid
-  make_tenant query_as);
+  make_tenant query_as trainer_script process_gone);
 
 # A started node with easeml preloaded and created in database postgres.
 sub easeml_node
@@ -79,6 +79,30 @@ sub postmaster_pid
 	close($fh);
 	chomp $pid;
 	return $pid;
+}
+
+# An executable shell script to use as easeml.trainer_path; returns its path.
+sub trainer_script
+{
+	my ($dir, $name, $body) = @_;
+	my $path = "$dir/$name";
+	open(my $fh, '>', $path) or die "$path: $!";
+	print $fh "#!/bin/sh\n$body\n";
+	close($fh);
+	chmod 0755, $path;
+	return $path;
+}
+
+# Wait up to 10 s for a process to disappear; true if it did.
+sub process_gone
+{
+	my ($pid) = @_;
+	foreach (1 .. 100)
+	{
+		return 1 if !kill(0, $pid);
+		select(undef, undef, undef, 0.1);
+	}
+	return 0;
 }
 
 1;
