@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# easeml: run every test on a fresh, throw-away PostgreSQL cluster (as root).
+# easeml: run every test on fresh, throw-away PostgreSQL clusters (as root).
 #
-#   scripts/test.sh            unit tests, pg_regress, TAP
+#   scripts/test.sh                  unit tests, pg_regress, TAP
+#   scripts/test.sh unit regress     only some parts (unit, regress, tap)
+#   PROVE_TESTS=t/002_failures.pl scripts/test.sh tap
 #
 # Needs the packages scripts/setup.sh installs (run it once first, or set
-# EASEML_SKIP_DEMO=1 for it to stop after installing).  Prints "ok" last.
+# EASEML_SKIP_DEMO=1 for it to stop after installing).  PG_CONFIG selects
+# the PostgreSQL installation to build against and test with (default:
+# Debian's PostgreSQL 15).  Each part starts its own cluster on a free port
+# in a temporary directory, so two checkouts built against two
+# installations can be tested at the same time.  Prints "ok" last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,49 +18,74 @@ if [ "$(id -u)" != 0 ]; then
 	echo "test.sh: run as root (it creates clusters owned by postgres)" >&2
 	exit 1
 fi
-PGVER=15
-PG_CONFIG=/usr/lib/postgresql/$PGVER/bin/pg_config
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
+BINDIR=$($PG_CONFIG --bindir)
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(unit regress tap)
+want() { [[ " ${parts[*]} " == *" $1 "* ]]; }
+
+tmp=$(mktemp -d)
+chown postgres: "$tmp"
+cleanup() {
+	if [ -f "$tmp/data/postmaster.pid" ]; then
+		runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 
 echo "== build and install"
-make -s PG_CONFIG=$PG_CONFIG
-make -s PG_CONFIG=$PG_CONFIG install
+make -s PG_CONFIG="$PG_CONFIG"
+make -s PG_CONFIG="$PG_CONFIG" install
 
-echo "== unit tests (GP, policies, replay, trainer)"
-make -s PG_CONFIG=$PG_CONFIG unittest
-make -s PG_CONFIG=$PG_CONFIG trainer-unittest
-
-echo "== pg_regress"
-opts=()
-while IFS= read -r line; do
-	case "$line" in ''|'#'*) continue ;; esac
-	opts+=(-o "$(printf '%s' "$line" | sed -e 's/[[:space:]]*=[[:space:]]*/=/')")
-done < scripts/regress.conf
-# a cluster left by a killed run would make pg_virtualenv refuse to start
-if [ -f /etc/postgresql/$PGVER/regress/.by_pg_virtualenv ]; then
-	pg_dropcluster --stop $PGVER regress || true
-fi
-rm -rf results regression.diffs regression.out
-if ! pg_virtualenv -v $PGVER "${opts[@]}" make -s PG_CONFIG=$PG_CONFIG installcheck; then
-	[ -f regression.diffs ] && cat regression.diffs
-	echo "test.sh: pg_regress failed" >&2
-	exit 1
+if want unit; then
+	echo "== unit tests (GP, policies, replay, trainer)"
+	make -s PG_CONFIG="$PG_CONFIG" unittest
+	make -s PG_CONFIG="$PG_CONFIG" trainer-unittest
 fi
 
-echo "== TAP"
-# postgres cannot read a checkout under root's home: test a copy it owns
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-tar --exclude=.git --exclude=results --exclude=tmp_check -cf - . | tar -C "$tmp" -xf -
-chown -R postgres: "$tmp"
-if ! runuser -u postgres -- make -s -C "$tmp" PG_CONFIG=$PG_CONFIG tapcheck; then
-	for f in "$tmp"/tmp_check/log/*; do
-		[ -f "$f" ] || continue
-		echo "---- $f (last 60 lines)"
-		tail -n 60 "$f"
-	done
-	echo "test.sh: TAP tests failed" >&2
-	exit 1
+if want regress; then
+	echo "== pg_regress"
+	# a private cluster with the settings of scripts/regress.conf
+	runuser -u postgres -- "$BINDIR/initdb" -D "$tmp/data" -A trust -U postgres --no-sync >/dev/null
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	{
+		echo "port = $port"
+		echo "listen_addresses = ''"
+		echo "unix_socket_directories = '$tmp'"
+		grep -v '^[[:space:]]*\(#\|$\)' scripts/regress.conf
+	} >>"$tmp/data/postgresql.conf"
+	runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
+	rm -rf results regression.diffs regression.out
+	if ! PGHOST="$tmp" PGPORT="$port" PGUSER=postgres make -s PG_CONFIG="$PG_CONFIG" installcheck; then
+		[ -f regression.diffs ] && cat regression.diffs
+		tail -n 40 "$tmp/server.log"
+		echo "test.sh: pg_regress failed" >&2
+		exit 1
+	fi
+	runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -m fast stop >/dev/null
+fi
+
+if want tap; then
+	echo "== TAP"
+	# postgres cannot read a checkout under root's home: test a copy it owns
+	mkdir "$tmp/tree"
+	tar --exclude=.git --exclude=results --exclude=tmp_check -cf - . | tar -C "$tmp/tree" -xf -
+	chown -R postgres: "$tmp/tree"
+	# one port-lock directory for every checkout, so parallel runs never share a port
+	mkdir -p -m 1777 /tmp/easeml-tap-ports
+	if ! runuser -u postgres -- env PG_TEST_PORT_DIR=/tmp/easeml-tap-ports \
+		${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
+		make -s -C "$tmp/tree" PG_CONFIG="$PG_CONFIG" tapcheck; then
+		for f in "$tmp"/tree/tmp_check/log/*; do
+			[ -f "$f" ] || continue
+			echo "---- $f (last 60 lines)"
+			tail -n 60 "$f"
+		done
+		echo "test.sh: TAP tests failed" >&2
+		exit 1
+	fi
 fi
 
 echo ok
