@@ -8,7 +8,7 @@
 # "make check" is a no-op for PGXS on PostgreSQL 15 and exits 0: never use it.
 
 EXTENSION  = easeml
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 
 MODULE_big = easeml
 # Server-side objects.  gp.c, policy.c and replay.c are plain C shared with
@@ -16,14 +16,18 @@ MODULE_big = easeml
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/supervisor.o src/functions.o src/gp.o src/policy.o src/replay.o
 
-DATA_built = sql/easeml--$(EXTVERSION).sql
-DATA = $(wildcard sql/easeml--*--*.sql) scripts/history/easeml_seed_history.csv
+# sql/easeml.sql is the install script of the current version; earlier
+# versions' install scripts are kept as released, and each upgrade script is
+# built from one file per topic under sql/upgrade/<from>--<to>/.
+UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
+DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
+DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
 REGRESS = install declare tenancy admin history replay
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
-EXTRA_CLEAN = easeml-unittest sql/easeml--$(EXTVERSION).sql results regression.diffs regression.out tmp_check
+EXTRA_CLEAN = easeml-unittest $(DATA_built) results regression.diffs regression.out tmp_check
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS += -Isrc
@@ -34,6 +38,9 @@ include $(PGXS)
 
 sql/easeml--$(EXTVERSION).sql: sql/easeml.sql
 	cp $< $@
+
+sql/easeml--0.1.0--0.2.0.sql: $(UPGRADE_PARTS)
+	cat $^ > $@
 
 # PGXS does not track header dependencies: rebuild every object when a
 # header changes (a stale object with an old struct layout is a silent bug)

@@ -1,0 +1,1158 @@
+/*-------------------------------------------------------------------------
+ *
+ * easeml.sql
+ *	  The easeml catalog: tenants, tasks, candidate models, runs, the
+ *	  scheduler's decisions, and the views and functions users and admins
+ *	  call.  Built into sql/easeml--<version>.sql by the Makefile.
+ *
+ * Security model (docs/architecture.md):
+ *	- A tenant is a database role registered in easeml.tenants.
+ *	- Row-level security limits every tenant to its own tasks, runs and
+ *	  decisions; views are security_invoker so the same rules apply.
+ *	- Tenants never write runs directly: they call SECURITY DEFINER
+ *	  functions that check ownership first.
+ *	- Nothing a tenant writes is spliced into SQL unquoted: identifiers are
+ *	  checked against pg_attribute and always formatted with %I.
+ *
+ * IDENTIFICATION
+ *	  sql/easeml.sql
+ *
+ *-------------------------------------------------------------------------
+ */
+
+\echo Use "CREATE EXTENSION easeml" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- Tenants
+-- ---------------------------------------------------------------------------
+CREATE TABLE easeml.tenants (
+	name		name PRIMARY KEY,
+	max_parallel int CHECK (max_parallel IS NULL OR max_parallel > 0),
+	created_at	timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE easeml.tenants IS
+	'roles allowed to declare tasks; name is the tenant''s database role';
+
+-- ---------------------------------------------------------------------------
+-- Candidate models (the catalog every task selects from)
+-- ---------------------------------------------------------------------------
+CREATE TABLE easeml.models (
+	id			serial PRIMARY KEY,
+	name		text NOT NULL UNIQUE CHECK (name ~ '^[a-z0-9_.-]+$'),
+	family		text NOT NULL,
+	params		jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(params) = 'object'),
+	kinds		text[] NOT NULL DEFAULT '{classification}'
+		CHECK (kinds <@ ARRAY['classification', 'regression']),
+	needs_image boolean NOT NULL DEFAULT false,
+	cost_factor float8 NOT NULL DEFAULT 1 CHECK (cost_factor > 0),
+	enabled		boolean NOT NULL DEFAULT true,
+	builtin		boolean NOT NULL DEFAULT false,
+	created_at	timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE easeml.models IS
+	'candidate model configurations; family names a trainer implementation, params its settings';
+
+-- ---------------------------------------------------------------------------
+-- Tasks
+-- ---------------------------------------------------------------------------
+CREATE TABLE easeml.tasks (
+	id			bigserial PRIMARY KEY,
+	tenant		name NOT NULL DEFAULT current_user
+		REFERENCES easeml.tenants (name) ON DELETE CASCADE,
+	name		text NOT NULL,
+	source		regclass NOT NULL,
+	target		text NOT NULL,
+	features	text[],
+	kind		text NOT NULL DEFAULT 'classification'
+		CHECK (kind IN ('classification', 'regression')),
+	status		text NOT NULL DEFAULT 'active'
+		CHECK (status IN ('active', 'paused', 'completed', 'failed')),
+	status_reason text,
+	val_fraction float8 NOT NULL DEFAULT 0.2
+		CHECK (val_fraction >= 0.05 AND val_fraction <= 0.5),
+	seed		bigint NOT NULL DEFAULT 42,
+	max_runs	int CHECK (max_runs IS NULL OR max_runs > 0),
+	input_shape int[],
+	n_rows		bigint,
+	n_classes	int,
+	created_at	timestamptz NOT NULL DEFAULT now(),
+	UNIQUE (tenant, name)
+);
+COMMENT ON TABLE easeml.tasks IS
+	'learning tasks: one INSERT declares a task over a table or view; validated at INSERT';
+
+-- ---------------------------------------------------------------------------
+-- Runs: one row per training run; every status change is also logged in
+-- easeml.run_events.
+-- ---------------------------------------------------------------------------
+CREATE TABLE easeml.runs (
+	id			bigserial PRIMARY KEY,
+	task_id		bigint NOT NULL REFERENCES easeml.tasks (id) ON DELETE CASCADE,
+	tenant		name NOT NULL,
+	model_id	int NOT NULL REFERENCES easeml.models (id),
+	slot		int,
+	status		text NOT NULL DEFAULT 'queued'
+		CHECK (status IN ('queued', 'running', 'succeeded', 'failed',
+						  'cancelled', 'interrupted')),
+	requested_by text NOT NULL DEFAULT 'scheduler'
+		CHECK (requested_by IN ('scheduler', 'user')),
+	queued_at	timestamptz NOT NULL DEFAULT now(),
+	started_at	timestamptz,
+	finished_at timestamptz,
+	seconds		float8,
+	score		float8,
+	metrics		jsonb,
+	error		text,
+	pid			int,
+	exit_code	int,
+	epoch		int,
+	loss		float8,
+	progress_at timestamptz,
+	cancel_requested boolean NOT NULL DEFAULT false,
+	log_path	text
+);
+CREATE INDEX runs_task_model_idx ON easeml.runs (task_id, model_id);
+CREATE INDEX runs_active_idx ON easeml.runs (status)
+	WHERE status IN ('queued', 'running');
+-- a candidate is in flight at most once per task
+CREATE UNIQUE INDEX runs_in_flight_idx ON easeml.runs (task_id, model_id)
+	WHERE status IN ('queued', 'running');
+COMMENT ON TABLE easeml.runs IS
+	'training runs: queued, running, succeeded, failed, cancelled or interrupted';
+
+CREATE TABLE easeml.run_events (
+	id			bigserial PRIMARY KEY,
+	run_id		bigint NOT NULL REFERENCES easeml.runs (id) ON DELETE CASCADE,
+	tenant		name NOT NULL,
+	status		text NOT NULL,
+	at			timestamptz NOT NULL DEFAULT clock_timestamp(),
+	detail		text
+);
+CREATE INDEX run_events_run_idx ON easeml.run_events (run_id);
+COMMENT ON TABLE easeml.run_events IS 'every status change of every run';
+
+-- Trained parameters of succeeded runs (docs/models.md describes the
+-- format).  Artifacts up to easeml.artifact_max_bytes are kept for every
+-- succeeded run; larger ones only for the best run of each task.
+CREATE TABLE easeml.artifacts (
+	run_id		bigint PRIMARY KEY REFERENCES easeml.runs (id) ON DELETE CASCADE,
+	tenant		name NOT NULL,
+	bytes		bigint NOT NULL,
+	format		text NOT NULL DEFAULT 'EASEMLA1',
+	data		bytea NOT NULL,
+	created_at	timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE easeml.artifacts IS
+	'trained parameters of succeeded runs; the best run of every task always keeps its artifact';
+
+-- ---------------------------------------------------------------------------
+-- Scheduler decisions (why each run was chosen)
+-- ---------------------------------------------------------------------------
+CREATE TABLE easeml.decisions (
+	id			bigserial PRIMARY KEY,
+	decided_at	timestamptz NOT NULL DEFAULT clock_timestamp(),
+	task_id		bigint NOT NULL REFERENCES easeml.tasks (id) ON DELETE CASCADE,
+	tenant		name NOT NULL,
+	model_id	int NOT NULL REFERENCES easeml.models (id),
+	run_id		bigint REFERENCES easeml.runs (id) ON DELETE CASCADE,
+	policy		text NOT NULL,
+	mu			float8,
+	sigma		float8,
+	acquisition float8,
+	est_seconds float8,
+	gp_status	text
+);
+CREATE INDEX decisions_task_idx ON easeml.decisions (task_id);
+COMMENT ON TABLE easeml.decisions IS
+	'one row per scheduling decision: the policy, and the posterior mean, std dev and acquisition value of the chosen candidate';
+
+-- Scheduler settings changed by admin functions (override GUCs when set).
+CREATE TABLE easeml.settings (
+	key			text PRIMARY KEY,
+	value		text NOT NULL,
+	updated_at	timestamptz NOT NULL DEFAULT now()
+);
+
+-- Seed history for the scheduler's prior: quality of catalog models on
+-- earlier datasets (loaded by easeml.load_history).
+CREATE TABLE easeml.history (
+	dataset		text NOT NULL,
+	model_id	int NOT NULL REFERENCES easeml.models (id) ON DELETE CASCADE,
+	quality		float8 NOT NULL CHECK (quality >= 0 AND quality <= 1),
+	seconds		float8 CHECK (seconds IS NULL OR seconds > 0),
+	source		text,
+	PRIMARY KEY (dataset, model_id)
+);
+
+-- ---------------------------------------------------------------------------
+-- Wake-up: tell the scheduler at commit that something changed
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION easeml.wake_scheduler()
+RETURNS void
+AS 'MODULE_PATHNAME', 'easeml_wake_scheduler'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION easeml.wake_scheduler() IS
+	'wake the scheduler when the current transaction commits';
+
+CREATE FUNCTION easeml._wake_trigger()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'easeml_wake_trigger'
+LANGUAGE C;
+
+-- ---------------------------------------------------------------------------
+-- Task validation at INSERT (and guarded UPDATE)
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION easeml._numeric_type(t oid)
+RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog
+AS $$
+	SELECT coalesce((SELECT CASE WHEN typtype = 'd' THEN typbasetype ELSE oid END
+					 FROM pg_type WHERE oid = t)
+					IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype,
+						'float4'::regtype, 'float8'::regtype, 'numeric'::regtype), false)
+$$;
+
+CREATE FUNCTION easeml._is_admin()
+RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog
+AS $$
+	SELECT coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false)
+$$;
+
+CREATE FUNCTION easeml._validate_task()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	relkind		"char";
+	relname		text;
+	tgt			record;
+	col			record;
+	feats		text[] := '{}';
+	f			text;
+	n			bigint;
+	nclass		bigint;
+	nval		bigint;
+	shape_prod	bigint := 1;
+	s			int;
+BEGIN
+	IF TG_OP = 'UPDATE' THEN
+		IF NEW.id <> OLD.id OR NEW.tenant <> OLD.tenant OR NEW.name <> OLD.name
+			OR NEW.source <> OLD.source OR NEW.target <> OLD.target
+			OR NEW.features IS DISTINCT FROM OLD.features OR NEW.kind <> OLD.kind
+			OR NEW.val_fraction <> OLD.val_fraction OR NEW.seed <> OLD.seed
+			OR NEW.input_shape IS DISTINCT FROM OLD.input_shape THEN
+			RAISE EXCEPTION 'the declaration of task "%" cannot be changed', OLD.name
+				USING ERRCODE = 'feature_not_supported',
+					  HINT = 'Only status and max_runs can be updated; declare a new task instead.';
+		END IF;
+		IF NEW.status <> OLD.status AND NEW.status NOT IN ('active', 'paused')
+			AND NOT easeml._is_admin() THEN
+			RAISE EXCEPTION 'status "%" cannot be set by hand', NEW.status
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'Set status to ''paused'' to stop scheduling a task, or ''active'' to resume it.';
+		END IF;
+		RETURN NEW;
+	END IF;
+
+	-- A superuser restoring a dump inserts rows this trigger validated
+	-- before (only the system fills n_rows): take them as they are.
+	IF NEW.n_rows IS NOT NULL AND easeml._is_admin() THEN
+		RETURN NEW;
+	END IF;
+
+	-- who declares (the tenant itself; RLS on tenants shows only its row)
+	IF NEW.tenant IS DISTINCT FROM current_user THEN
+		RAISE EXCEPTION 'task for tenant "%" must be declared by role "%" itself', NEW.tenant, NEW.tenant
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('Connect as %I, or run SET ROLE %I first.', NEW.tenant, NEW.tenant);
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM easeml.tenants WHERE name = NEW.tenant) THEN
+		RAISE EXCEPTION 'role "%" is not an easeml tenant', NEW.tenant
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('An administrator registers tenants with SELECT easeml.add_tenant(%L).', NEW.tenant);
+	END IF;
+	IF NEW.name IS NULL OR NEW.name !~ '^[A-Za-z0-9_.-]{1,63}$' THEN
+		RAISE EXCEPTION 'invalid task name "%"', NEW.name
+			USING ERRCODE = 'invalid_name',
+				  HINT = 'Use 1 to 63 letters, digits, "_", "." or "-".';
+	END IF;
+	IF NEW.kind IS NULL OR NEW.kind NOT IN ('classification', 'regression') THEN
+		RAISE EXCEPTION 'invalid task kind "%"', NEW.kind
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'kind must be ''classification'' or ''regression''.';
+	END IF;
+	IF NEW.val_fraction IS NULL OR NEW.val_fraction < 0.05 OR NEW.val_fraction > 0.5 THEN
+		RAISE EXCEPTION 'val_fraction must be between 0.05 and 0.5, not %', NEW.val_fraction
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+
+	-- the source relation
+	SELECT c.relkind, format('%I.%I', n.nspname, c.relname)
+	  INTO relkind, relname
+	  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	 WHERE c.oid = NEW.source;
+	IF relkind IS NULL THEN
+		RAISE EXCEPTION 'source relation with OID % does not exist', NEW.source::oid
+			USING ERRCODE = 'undefined_table';
+	END IF;
+	IF relkind NOT IN ('r', 'p', 'v', 'm', 'f') THEN
+		RAISE EXCEPTION '"%" is not a table or view', relname
+			USING ERRCODE = 'wrong_object_type',
+				  HINT = 'The source must be a table, partitioned table, view, materialized view or foreign table.';
+	END IF;
+
+	-- the target column
+	SELECT a.attname, a.atttypid INTO tgt
+	  FROM pg_attribute a
+	 WHERE a.attrelid = NEW.source AND a.attname = NEW.target
+	   AND a.attnum > 0 AND NOT a.attisdropped;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'target column "%" does not exist in "%"', NEW.target, relname
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF NEW.kind = 'regression' AND NOT easeml._numeric_type(tgt.atttypid) THEN
+		RAISE EXCEPTION 'target column "%" has type %, but a regression target must be numeric',
+			NEW.target, format_type(tgt.atttypid, NULL)
+			USING ERRCODE = 'datatype_mismatch';
+	END IF;
+
+	-- feature columns: given, or every other numeric column
+	IF NEW.features IS NULL THEN
+		FOR col IN
+			SELECT a.attname::text AS attname
+			  FROM pg_attribute a
+			 WHERE a.attrelid = NEW.source AND a.attnum > 0 AND NOT a.attisdropped
+			   AND a.attname <> NEW.target AND easeml._numeric_type(a.atttypid)
+			 ORDER BY a.attnum
+		LOOP
+			feats := feats || col.attname;
+		END LOOP;
+		IF cardinality(feats) = 0 THEN
+			RAISE EXCEPTION '"%" has no numeric column besides the target "%"', relname, NEW.target
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'Feature columns must be smallint, integer, bigint, real, double precision or numeric.';
+		END IF;
+	ELSE
+		IF cardinality(NEW.features) = 0 THEN
+			RAISE EXCEPTION 'features must list at least one column'
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'Leave features NULL to use every numeric column except the target.';
+		END IF;
+		FOREACH f IN ARRAY NEW.features LOOP
+			IF f IS NULL THEN
+				RAISE EXCEPTION 'features must not contain NULL'
+					USING ERRCODE = 'null_value_not_allowed';
+			END IF;
+			IF f = NEW.target THEN
+				RAISE EXCEPTION 'the target column "%" cannot also be a feature', f
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			IF f = ANY (feats) THEN
+				RAISE EXCEPTION 'feature column "%" is listed twice', f
+					USING ERRCODE = 'duplicate_column';
+			END IF;
+			SELECT a.attname, a.atttypid INTO col
+			  FROM pg_attribute a
+			 WHERE a.attrelid = NEW.source AND a.attname = f
+			   AND a.attnum > 0 AND NOT a.attisdropped;
+			IF NOT FOUND THEN
+				RAISE EXCEPTION 'feature column "%" does not exist in "%"', f, relname
+					USING ERRCODE = 'undefined_column';
+			END IF;
+			IF NOT easeml._numeric_type(col.atttypid) THEN
+				RAISE EXCEPTION 'feature column "%" has type %, not a numeric type', f,
+					format_type(col.atttypid, NULL)
+					USING ERRCODE = 'datatype_mismatch',
+						  HINT = 'Feature columns must be smallint, integer, bigint, real, double precision or numeric; cast others in a view.';
+			END IF;
+			feats := feats || f;
+		END LOOP;
+	END IF;
+
+	-- the declaring role must be able to read what the trainer will read
+	IF NOT has_column_privilege(current_user, NEW.source, NEW.target, 'SELECT') THEN
+		RAISE EXCEPTION 'permission denied: role "%" cannot read "%"', current_user, relname
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('The owner can run GRANT SELECT ON %s TO %I.', relname, current_user);
+	END IF;
+	FOREACH f IN ARRAY feats LOOP
+		IF NOT has_column_privilege(current_user, NEW.source, f, 'SELECT') THEN
+			RAISE EXCEPTION 'permission denied: role "%" cannot read column "%" of "%"', current_user, f, relname
+				USING ERRCODE = 'insufficient_privilege',
+					  HINT = format('The owner can run GRANT SELECT ON %s TO %I.', relname, current_user);
+		END IF;
+	END LOOP;
+
+	-- image shape, when given
+	IF NEW.input_shape IS NOT NULL THEN
+		IF array_ndims(NEW.input_shape) <> 1 OR cardinality(NEW.input_shape) NOT IN (2, 3) THEN
+			RAISE EXCEPTION 'input_shape must be {height,width} or {channels,height,width}'
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		FOREACH s IN ARRAY NEW.input_shape LOOP
+			IF s IS NULL OR s < 1 THEN
+				RAISE EXCEPTION 'input_shape entries must be positive'
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			shape_prod := shape_prod * s;
+		END LOOP;
+		IF shape_prod <> cardinality(feats) THEN
+			RAISE EXCEPTION 'input_shape % has % cells but the task has % feature columns',
+				NEW.input_shape, shape_prod, cardinality(feats)
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+	END IF;
+
+	-- enough data: rows with a label, at least two classes, a validation split
+	EXECUTE format('SELECT count(*), count(DISTINCT %I) FROM %s WHERE %I IS NOT NULL',
+				   NEW.target, relname, NEW.target)
+	   INTO n, nclass;
+	IF NEW.kind = 'classification' AND nclass < 2 THEN
+		RAISE EXCEPTION 'target column "%" has % distinct value(s); classification needs at least 2 classes',
+			NEW.target, nclass
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Check the target column, or declare kind = ''regression'' for a numeric target.';
+	END IF;
+	nval := floor(n * NEW.val_fraction);
+	IF n < 10 OR nval < 2
+		OR n - nval < (CASE WHEN NEW.kind = 'classification' THEN greatest(nclass, 2) ELSE 2 END) THEN
+		RAISE EXCEPTION '"%" has % row(s) with a target; too few for a training/validation split', relname, n
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'A task needs at least 10 labelled rows, at least 2 of them in the validation fraction.';
+	END IF;
+
+	NEW.features := feats;
+	NEW.n_rows := n;
+	NEW.n_classes := CASE WHEN NEW.kind = 'classification' THEN nclass END;
+	NEW.status := 'active';
+	NEW.status_reason := NULL;
+	NEW.created_at := now();
+	RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER tasks_validate
+	BEFORE INSERT OR UPDATE ON easeml.tasks
+	FOR EACH ROW EXECUTE FUNCTION easeml._validate_task();
+CREATE TRIGGER tasks_wake
+	AFTER INSERT OR UPDATE ON easeml.tasks
+	FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger();
+
+-- Record every run status change.
+CREATE FUNCTION easeml._log_run_event()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog
+AS $$
+BEGIN
+	-- a run is born queued or running; an INSERT in another state is a
+	-- restore, whose events are restored from run_events itself
+	IF (TG_OP = 'INSERT' AND NEW.status IN ('queued', 'running'))
+		OR (TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status) THEN
+		INSERT INTO easeml.run_events (run_id, tenant, status, detail)
+		VALUES (NEW.id, NEW.tenant, NEW.status,
+				CASE WHEN NEW.status IN ('failed', 'interrupted', 'cancelled') THEN NEW.error END);
+	END IF;
+	RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER runs_log_event
+	AFTER INSERT OR UPDATE ON easeml.runs
+	FOR EACH ROW EXECUTE FUNCTION easeml._log_run_event();
+
+-- Record how a run ended.  Called by the scheduler; invalid trainer output
+-- fails the run instead of the statement, so a run never stays 'running'.
+CREATE FUNCTION easeml._finish_run(run_id bigint, new_status text, exit_code int,
+								   metrics text, error text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	m			jsonb;
+	sc			float8;
+	st			text := new_status;
+	err			text := error;
+BEGIN
+	IF metrics IS NOT NULL THEN
+		BEGIN
+			m := metrics::jsonb;
+		EXCEPTION WHEN others THEN
+			m := NULL;
+			st := 'failed';
+			err := 'trainer wrote invalid metrics: ' || SQLERRM;
+		END;
+	END IF;
+	IF st = 'succeeded' THEN
+		IF m IS NULL OR jsonb_typeof(m -> 'score') IS DISTINCT FROM 'number' THEN
+			st := 'failed';
+			err := coalesce(err, 'trainer reported no score');
+		ELSE
+			sc := (m ->> 'score')::float8;
+		END IF;
+	END IF;
+	UPDATE easeml.runs r
+	   SET status = st,
+		   finished_at = clock_timestamp(),
+		   seconds = extract(epoch FROM clock_timestamp() - coalesce(r.started_at, r.queued_at)),
+		   exit_code = _finish_run.exit_code,
+		   metrics = m,
+		   score = CASE WHEN st = 'succeeded' THEN sc END,
+		   error = err
+	 WHERE r.id = run_id AND r.status IN ('queued', 'running');
+	PERFORM easeml._keep_artifacts(run_id);
+END;
+$$;
+
+-- Artifact retention after a run ended: a run that did not succeed keeps
+-- none; of its task's succeeded runs, those above easeml.artifact_max_bytes
+-- keep theirs only while they are the best (highest score, then fastest).
+CREATE FUNCTION easeml._keep_artifacts(run_id bigint)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	cap			bigint := pg_size_bytes(coalesce(current_setting('easeml.artifact_max_bytes', true), '16MB'));
+	tid			bigint;
+	best		bigint;
+BEGIN
+	SELECT task_id INTO tid FROM easeml.runs WHERE id = run_id;
+	DELETE FROM easeml.artifacts a USING easeml.runs r
+	 WHERE a.run_id = r.id AND r.id = _keep_artifacts.run_id AND r.status <> 'succeeded';
+	SELECT r.id INTO best FROM easeml.runs r
+	 WHERE r.task_id = tid AND r.status = 'succeeded' AND r.score IS NOT NULL
+	 ORDER BY r.score DESC, r.seconds, r.id LIMIT 1;
+	DELETE FROM easeml.artifacts a USING easeml.runs r
+	 WHERE a.run_id = r.id AND r.task_id = tid AND a.bytes > cap
+	   AND r.id IS DISTINCT FROM best AND r.status IN ('succeeded', 'failed', 'cancelled', 'interrupted');
+END;
+$$;
+
+-- ---------------------------------------------------------------------------
+-- Views
+-- ---------------------------------------------------------------------------
+CREATE VIEW easeml.leaderboard WITH (security_invoker = true) AS
+SELECT t.name AS task,
+	   t.tenant,
+	   rank() OVER (PARTITION BY r.task_id ORDER BY r.score DESC, r.seconds, r.id)::int AS rank,
+	   m.name AS model,
+	   m.family,
+	   r.score,
+	   r.seconds,
+	   r.id AS run_id,
+	   r.task_id,
+	   r.finished_at
+  FROM easeml.runs r
+  JOIN easeml.tasks t ON t.id = r.task_id
+  JOIN easeml.models m ON m.id = r.model_id
+ WHERE r.status = 'succeeded' AND r.score IS NOT NULL;
+COMMENT ON VIEW easeml.leaderboard IS
+	'succeeded runs per task, best validation score first';
+
+CREATE VIEW easeml.task_overview WITH (security_invoker = true) AS
+SELECT t.id AS task_id,
+	   t.tenant,
+	   t.name AS task,
+	   t.kind,
+	   t.status,
+	   t.n_rows,
+	   cardinality(t.features) AS n_features,
+	   t.n_classes,
+	   count(r.id) FILTER (WHERE r.status = 'succeeded')::int AS succeeded,
+	   count(r.id) FILTER (WHERE r.status = 'failed')::int AS failed,
+	   count(r.id) FILTER (WHERE r.status IN ('queued', 'running'))::int AS active,
+	   max(r.score) FILTER (WHERE r.status = 'succeeded') AS best_score,
+	   (SELECT m.name FROM easeml.runs b JOIN easeml.models m ON m.id = b.model_id
+		 WHERE b.task_id = t.id AND b.status = 'succeeded' AND b.score IS NOT NULL
+		 ORDER BY b.score DESC, b.seconds, b.id LIMIT 1) AS best_model,
+	   t.status_reason
+  FROM easeml.tasks t
+  LEFT JOIN easeml.runs r ON r.task_id = t.id
+ GROUP BY t.id;
+COMMENT ON VIEW easeml.task_overview IS 'one row per task: run counts and the best model so far';
+
+-- Estimated seconds for every (task, candidate): the measured time when it
+-- ran, else the model's seconds per cell (rows x features) on finished runs
+-- times the task's cells, else the model's cost_factor times a per-unit
+-- time calibrated on all finished runs (1e-7 s before any run finished).
+CREATE VIEW easeml.cost_estimates WITH (security_invoker = true) AS
+WITH done AS (
+	-- one row per (task, model) that ran: linear in the number of runs
+	SELECT r.task_id, r.model_id, max(r.seconds) AS seconds,
+		   max(r.seconds) / greatest(max(t.n_rows) * max(cardinality(t.features)), 1)::float8 AS per_cell
+	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE r.status = 'succeeded' AND r.seconds > 0
+	 GROUP BY r.task_id, r.model_id
+), per_model AS (
+	SELECT model_id, exp(avg(ln(per_cell))) AS per_cell
+	  FROM done GROUP BY model_id
+), per_unit AS (
+	SELECT exp(avg(ln(p.per_cell / m.cost_factor))) AS per_unit
+	  FROM per_model p JOIN easeml.models m ON m.id = p.model_id
+)
+SELECT t.id AS task_id,
+	   m.id AS model_id,
+	   CASE WHEN own.seconds IS NOT NULL THEN own.seconds
+			WHEN p.per_cell IS NOT NULL THEN p.per_cell * c.cells
+			ELSE coalesce(u.per_unit, 1e-7) * m.cost_factor * c.cells END AS seconds,
+	   CASE WHEN own.seconds IS NOT NULL THEN 'measured'
+			WHEN p.per_cell IS NOT NULL THEN 'model history'
+			WHEN u.per_unit IS NOT NULL THEN 'cost factor, calibrated'
+			ELSE 'cost factor' END AS basis
+  FROM easeml.tasks t
+ CROSS JOIN LATERAL (SELECT greatest(t.n_rows * cardinality(t.features), 1)::float8 AS cells) c
+ CROSS JOIN easeml.models m
+ CROSS JOIN per_unit u
+  LEFT JOIN done own ON own.task_id = t.id AND own.model_id = m.id
+  LEFT JOIN per_model p ON p.model_id = m.id
+ WHERE m.enabled AND t.kind = ANY (m.kinds);
+COMMENT ON VIEW easeml.cost_estimates IS
+	'estimated training seconds of every enabled candidate for every task; the cost-aware policies read it';
+
+-- ---------------------------------------------------------------------------
+-- Admin functions
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION easeml.add_tenant(role name, max_parallel int DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = role) THEN
+		RAISE EXCEPTION 'role "%" does not exist', role
+			USING ERRCODE = 'undefined_object',
+				  HINT = format('Create it first: CREATE ROLE %I LOGIN;', role);
+	END IF;
+	IF max_parallel IS NOT NULL AND max_parallel < 1 THEN
+		RAISE EXCEPTION 'max_parallel must be positive or NULL'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	INSERT INTO easeml.tenants (name, max_parallel) VALUES (role, max_parallel)
+	ON CONFLICT (name) DO UPDATE SET max_parallel = EXCLUDED.max_parallel;
+END;
+$$;
+COMMENT ON FUNCTION easeml.add_tenant(name, int) IS
+	'register a role as a tenant (admin only); max_parallel caps its concurrent runs';
+
+CREATE FUNCTION easeml.set_policy(policy text)
+RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+BEGIN
+	IF policy IS NULL THEN
+		DELETE FROM easeml.settings WHERE key = 'policy';
+		PERFORM easeml.wake_scheduler();
+		RETURN current_setting('easeml.policy');
+	END IF;
+	IF NOT easeml._policy_valid(policy) THEN
+		RAISE EXCEPTION 'unknown policy "%"', policy
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Known policies: ' || array_to_string(easeml.policies(), ', ') || '.';
+	END IF;
+	INSERT INTO easeml.settings (key, value) VALUES ('policy', policy)
+	ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();
+	PERFORM easeml.wake_scheduler();
+	RETURN policy;
+END;
+$$;
+COMMENT ON FUNCTION easeml.set_policy(text) IS
+	'set the scheduling policy (admin only); overrides the easeml.policy GUC, NULL returns to it';
+
+CREATE FUNCTION easeml.load_history(path text, source text DEFAULT NULL,
+									one_minus boolean DEFAULT false)
+RETURNS int
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	lines		text[];
+	header		text[];
+	cells		text[];
+	model_ids	int[] := '{}';
+	unknown		text[] := '{}';
+	q			float8;
+	n			int := 0;
+	mid			int;
+BEGIN
+	lines := regexp_split_to_array(rtrim(pg_read_file(path), E'\r\n'), E'\r?\n');
+	IF cardinality(lines) < 2 THEN
+		RAISE EXCEPTION 'history file "%" has no data rows', path
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'The first line names the models; each further line is a dataset id followed by one quality per model.';
+	END IF;
+	header := string_to_array(lines[1], ',');
+	FOR j IN 2..cardinality(header) LOOP
+		SELECT id INTO mid FROM easeml.models WHERE name = btrim(header[j], ' "');
+		model_ids := model_ids || mid;
+		IF mid IS NULL THEN
+			unknown := unknown || btrim(header[j], ' "');
+		END IF;
+	END LOOP;
+	IF cardinality(unknown) = cardinality(header) - 1 THEN
+		RAISE EXCEPTION 'no column of "%" names a model of easeml.models', path
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'The header must hold easeml model names, e.g. ' ||
+						 (SELECT string_agg(name, ',' ORDER BY id) FROM (SELECT id, name FROM easeml.models ORDER BY id LIMIT 3) m) || '.';
+	END IF;
+	IF cardinality(unknown) > 0 THEN
+		RAISE NOTICE 'ignoring % column(s) that name no model: %',
+			cardinality(unknown), array_to_string(unknown, ', ');
+	END IF;
+	FOR i IN 2..cardinality(lines) LOOP
+		CONTINUE WHEN btrim(lines[i]) = '';
+		cells := string_to_array(lines[i], ',');
+		IF cardinality(cells) <> cardinality(header) THEN
+			RAISE EXCEPTION 'line % of "%" has % fields, the header has %', i, path,
+				cardinality(cells), cardinality(header)
+				USING ERRCODE = 'invalid_text_representation';
+		END IF;
+		FOR j IN 2..cardinality(header) LOOP
+			cells[j] := btrim(cells[j], ' "');
+			CONTINUE WHEN model_ids[j - 1] IS NULL OR cells[j] IN ('', 'nan', 'NaN', 'NA');
+			BEGIN
+				q := cells[j]::float8;
+			EXCEPTION WHEN invalid_text_representation THEN
+				RAISE EXCEPTION 'line % column % of "%" is not a number: "%"', i, j, path, cells[j]
+					USING ERRCODE = 'invalid_text_representation';
+			END;
+			IF one_minus THEN
+				q := 1 - q;
+			END IF;
+			IF NOT (q >= 0 AND q <= 1) THEN
+				RAISE EXCEPTION 'line % column % of "%": quality % is outside [0, 1]', i, j, path, q
+					USING ERRCODE = 'numeric_value_out_of_range',
+						  HINT = CASE WHEN NOT one_minus THEN 'For an error matrix, pass one_minus => true.' END;
+			END IF;
+			INSERT INTO easeml.history (dataset, model_id, quality, source)
+			VALUES (btrim(cells[1], ' "'), model_ids[j - 1], q, coalesce(source, path))
+			ON CONFLICT (dataset, model_id) DO UPDATE
+				SET quality = EXCLUDED.quality, source = EXCLUDED.source;
+			n := n + 1;
+		END LOOP;
+	END LOOP;
+	PERFORM easeml.wake_scheduler();
+	RETURN n;
+END;
+$$;
+COMMENT ON FUNCTION easeml.load_history(text, text, boolean) IS
+	'load seed history for the scheduler''s prior from a server-side CSV (admin only): header = model names, rows = dataset id then qualities in [0,1]; returns the cells loaded';
+
+CREATE FUNCTION easeml._policy_valid(policy text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'easeml_policy_valid'
+LANGUAGE C STABLE STRICT;
+
+CREATE FUNCTION easeml.policies()
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'easeml_policies'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION easeml.policies() IS 'names of the scheduling policies';
+
+CREATE FUNCTION easeml.scheduler_status(
+	OUT pid int,
+	OUT running int,
+	OUT max_workers int,
+	OUT decisions bigint,
+	OUT policy text,
+	OUT started_at timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'easeml_scheduler_status'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION easeml.scheduler_status() IS
+	'the scheduler worker as seen from shared memory; pid is NULL when it is not running';
+
+-- ---------------------------------------------------------------------------
+-- Replay simulator (src/replay.c) over server-side CSV files, admin only
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION easeml._replay_run(quality_csv text, cost_csv text, sizes_csv text,
+								   tenants int, devices int, policies text[], draws int,
+								   seed bigint, thresholds float8[], one_minus boolean,
+								   cost_model text, curve boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'easeml_replay'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION easeml.replay(
+	quality_csv text,
+	cost_csv text DEFAULT NULL,
+	sizes_csv text DEFAULT NULL,
+	tenants int DEFAULT 20,
+	devices int DEFAULT 1,
+	policies text[] DEFAULT '{popular,rr,hybrid:cost}',
+	draws int DEFAULT 5,
+	seed bigint DEFAULT 1,
+	thresholds float8[] DEFAULT '{0.05,0.02,0.01,0.005}',
+	one_minus boolean DEFAULT false,
+	cost_model text DEFAULT 'size_gp')
+RETURNS TABLE (policy text, threshold float8, median_seconds float8,
+			   median_speedup float8, max_speedup float8)
+LANGUAGE sql VOLATILE
+AS $$
+	SELECT * FROM easeml._replay_run(quality_csv, cost_csv, sizes_csv, tenants, devices,
+									 policies, draws, seed, thresholds, one_minus,
+									 cost_model, false)
+		AS r(policy text, threshold float8, median_seconds float8,
+			 median_speedup float8, max_speedup float8)
+$$;
+COMMENT ON FUNCTION easeml.replay(text, text, text, int, int, text[], int, bigint, float8[], boolean, text) IS
+	'replay multi-tenant model selection over a quality matrix (admin only): per policy and loss threshold, the median simulated time to reach it and the speedup over the first policy';
+
+CREATE FUNCTION easeml.replay_curve(
+	quality_csv text,
+	cost_csv text DEFAULT NULL,
+	sizes_csv text DEFAULT NULL,
+	tenants int DEFAULT 20,
+	devices int DEFAULT 1,
+	policies text[] DEFAULT '{popular,rr,hybrid:cost}',
+	draws int DEFAULT 5,
+	seed bigint DEFAULT 1,
+	one_minus boolean DEFAULT false,
+	cost_model text DEFAULT 'size_gp')
+RETURNS TABLE (policy text, seconds float8, mean_loss float8, median_loss float8)
+LANGUAGE sql VOLATILE
+AS $$
+	SELECT * FROM easeml._replay_run(quality_csv, cost_csv, sizes_csv, tenants, devices,
+									 policies, draws, seed, '{0.01}', one_minus,
+									 cost_model, true)
+		AS r(policy text, seconds float8, mean_loss float8, median_loss float8)
+$$;
+COMMENT ON FUNCTION easeml.replay_curve(text, text, text, int, int, text[], int, bigint, boolean, text) IS
+	'the global average accuracy loss over simulated time of each policy, averaged over draws on a common grid (admin only)';
+
+-- ---------------------------------------------------------------------------
+-- Tenant writes to runs: only queueing a run and requesting a cancel.
+-- Column privileges and RLS decide what a tenant may touch; this trigger
+-- decides the values (a tenant can never write a score or a status).
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION easeml._guard_run()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	t			record;
+	m			record;
+BEGIN
+	-- a run always belongs to its task's tenant, whoever inserts it
+	NEW.tenant := (SELECT tenant FROM easeml.tasks WHERE id = NEW.task_id);
+	IF easeml._is_admin() THEN
+		RETURN NEW;
+	END IF;
+	SELECT * INTO t FROM easeml.tasks WHERE id = NEW.task_id AND tenant = current_user;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'task % does not exist', NEW.task_id
+			USING ERRCODE = 'undefined_object';
+	END IF;
+	IF t.status NOT IN ('active', 'paused', 'completed') THEN
+		RAISE EXCEPTION 'task "%" is %', t.name, t.status
+			USING ERRCODE = 'object_not_in_prerequisite_state';
+	END IF;
+	SELECT * INTO m FROM easeml.models WHERE id = NEW.model_id;
+	IF NOT FOUND OR NOT m.enabled THEN
+		RAISE EXCEPTION 'model % does not exist or is disabled', NEW.model_id
+			USING ERRCODE = 'undefined_object';
+	END IF;
+	IF NOT (t.kind = ANY (m.kinds)) THEN
+		RAISE EXCEPTION 'model "%" cannot train % task "%"', m.name, t.kind, t.name
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = format('It supports: %s.', array_to_string(m.kinds, ', '));
+	END IF;
+	IF m.needs_image AND t.input_shape IS NULL THEN
+		RAISE EXCEPTION 'model "%" needs an image task, and task "%" has no input_shape', m.name, t.name
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF EXISTS (SELECT 1 FROM easeml.runs r WHERE r.task_id = t.id AND r.model_id = m.id
+				AND r.status IN ('queued', 'running')) THEN
+		RAISE EXCEPTION 'model "%" is already queued or running for task "%"', m.name, t.name
+			USING ERRCODE = 'object_not_in_prerequisite_state';
+	END IF;
+	-- column privileges already limit tenants to task_id and model_id;
+	-- the values are set here too, so the rule does not rest on grants alone
+	NEW.slot := NULL;
+	NEW.status := 'queued';
+	NEW.requested_by := 'user';
+	NEW.queued_at := now();
+	NEW.started_at := NULL;
+	NEW.finished_at := NULL;
+	NEW.seconds := NULL;
+	NEW.score := NULL;
+	NEW.metrics := NULL;
+	NEW.error := NULL;
+	NEW.pid := NULL;
+	NEW.exit_code := NULL;
+	NEW.epoch := NULL;
+	NEW.loss := NULL;
+	NEW.progress_at := NULL;
+	NEW.cancel_requested := false;
+	NEW.log_path := NULL;
+	RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER runs_guard
+	BEFORE INSERT ON easeml.runs
+	FOR EACH ROW EXECUTE FUNCTION easeml._guard_run();
+CREATE TRIGGER runs_wake
+	AFTER INSERT OR UPDATE OF cancel_requested ON easeml.runs
+	FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger();
+
+CREATE FUNCTION easeml.enqueue(task text, model text)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	tid			bigint;
+	mid			int;
+	rid			bigint;
+BEGIN
+	SELECT id INTO tid FROM easeml.tasks WHERE tenant = current_user AND name = task;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'task "%" does not exist for tenant "%"', task, current_user
+			USING ERRCODE = 'undefined_object';
+	END IF;
+	SELECT id INTO mid FROM easeml.models WHERE name = model;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'model "%" does not exist', model
+			USING ERRCODE = 'undefined_object',
+				  HINT = 'SELECT name FROM easeml.models lists the candidates.';
+	END IF;
+	INSERT INTO easeml.runs (task_id, model_id) VALUES (tid, mid)
+	RETURNING id INTO rid;
+	RETURN rid;
+END;
+$$;
+COMMENT ON FUNCTION easeml.enqueue(text, text) IS
+	'queue one candidate for one of your tasks ahead of the scheduler''s own choices; returns the run id';
+
+CREATE FUNCTION easeml.drop_task(task text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'easeml_drop_task'
+LANGUAGE C VOLATILE STRICT
+-- it runs a statement as a superuser: never with the caller's search_path
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml.drop_task(text) IS
+	'delete one of your tasks with its runs, decisions and artifacts (running trainers are stopped); returns its id';
+
+CREATE FUNCTION easeml.cancel(run_id bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'easeml_cancel'
+LANGUAGE C VOLATILE STRICT
+-- it runs a statement as a superuser: never with the caller's search_path
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml.cancel(bigint) IS
+	'cancel a queued or running run of yours; returns its status (running runs become cancelled when the trainer has stopped)';
+
+-- ---------------------------------------------------------------------------
+-- Trainer-side functions (superuser only): the trainer process calls them
+-- over libpq.
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION easeml.trainer_spec(run_id bigint)
+RETURNS jsonb
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	r			record;
+	relname		text;
+	cols		text;
+BEGIN
+	SELECT ru.id, ru.status, t.id AS task_id, t.tenant, t.name AS task, t.source, t.target,
+		   t.features, t.kind, t.val_fraction, t.seed, t.input_shape,
+		   m.name AS model, m.family, m.params
+	  INTO r
+	  FROM easeml.runs ru
+	  JOIN easeml.tasks t ON t.id = ru.task_id
+	  JOIN easeml.models m ON m.id = ru.model_id
+	 WHERE ru.id = run_id;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'run % does not exist', run_id USING ERRCODE = 'undefined_object';
+	END IF;
+	SELECT format('%I.%I', n.nspname, c.relname) INTO relname
+	  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	 WHERE c.oid = r.source;
+	IF relname IS NULL THEN
+		RAISE EXCEPTION 'the source table of task "%" no longer exists', r.task
+			USING ERRCODE = 'undefined_table';
+	END IF;
+	SELECT string_agg(format('%I::float8', f), ', ' ORDER BY ord) INTO cols
+	  FROM unnest(r.features) WITH ORDINALITY AS u(f, ord);
+	RETURN jsonb_build_object(
+		'run_id', r.id,
+		'task_id', r.task_id,
+		'tenant', r.tenant,
+		'task', r.task,
+		'kind', r.kind,
+		'model', r.model,
+		'family', r.family,
+		'params', r.params,
+		'features', to_jsonb(r.features),
+		'target', r.target,
+		'val_fraction', r.val_fraction,
+		'seed', r.seed,
+		'input_shape', to_jsonb(r.input_shape),
+		'copy_query', format('COPY (SELECT %s, %s FROM %s) TO STDOUT (FORMAT binary)',
+							 cols,
+							 CASE WHEN r.kind = 'regression' THEN format('%I::float8', r.target)
+								  ELSE format('%I::text', r.target) END,
+							 relname));
+END;
+$$;
+COMMENT ON FUNCTION easeml.trainer_spec(bigint) IS
+	'internal: what the trainer needs to train one run, including its COPY query';
+
+CREATE FUNCTION easeml.trainer_data_session(run_id bigint)
+RETURNS name
+AS 'MODULE_PATHNAME', 'easeml_trainer_data_session'
+LANGUAGE C VOLATILE STRICT
+-- it runs a statement as a superuser: never with the caller's search_path
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml.trainer_data_session(bigint) IS
+	'internal: for the rest of the current transaction, act as the run''s tenant inside a security-restricted operation';
+
+CREATE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8)
+RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog
+AS $$
+	UPDATE easeml.runs
+	   SET epoch = trainer_progress.epoch,
+		   loss = CASE WHEN trainer_progress.loss = 'NaN'::float8 THEN NULL ELSE trainer_progress.loss END,
+		   progress_at = clock_timestamp()
+	 WHERE id = trainer_progress.run_id AND status IN ('queued', 'running');
+$$;
+COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8) IS
+	'internal: the trainer reports its epoch and loss while it trains';
+
+CREATE FUNCTION easeml.trainer_artifact(run_id bigint, data bytea)
+RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog
+AS $$
+	INSERT INTO easeml.artifacts (run_id, tenant, bytes, data)
+	SELECT r.id, r.tenant, octet_length(trainer_artifact.data), trainer_artifact.data
+	  FROM easeml.runs r
+	 WHERE r.id = trainer_artifact.run_id AND r.status IN ('queued', 'running')
+	ON CONFLICT (run_id) DO UPDATE SET data = EXCLUDED.data, bytes = EXCLUDED.bytes;
+$$;
+COMMENT ON FUNCTION easeml.trainer_artifact(bigint, bytea) IS
+	'internal: the trainer stores the trained parameters of its run';
+
+-- ---------------------------------------------------------------------------
+-- Row-level security and privileges
+-- ---------------------------------------------------------------------------
+ALTER TABLE easeml.tenants ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenants_self ON easeml.tenants FOR SELECT USING (name = current_user);
+
+ALTER TABLE easeml.tasks ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tasks_own ON easeml.tasks
+	USING (tenant = current_user) WITH CHECK (tenant = current_user);
+
+ALTER TABLE easeml.runs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY runs_own ON easeml.runs
+	USING (tenant = current_user) WITH CHECK (tenant = current_user);
+
+ALTER TABLE easeml.run_events ENABLE ROW LEVEL SECURITY;
+CREATE POLICY run_events_own ON easeml.run_events FOR SELECT USING (tenant = current_user);
+
+ALTER TABLE easeml.artifacts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY artifacts_own ON easeml.artifacts FOR SELECT USING (tenant = current_user);
+
+ALTER TABLE easeml.decisions ENABLE ROW LEVEL SECURITY;
+CREATE POLICY decisions_own ON easeml.decisions FOR SELECT USING (tenant = current_user);
+
+GRANT USAGE ON SCHEMA easeml TO PUBLIC;
+GRANT SELECT ON easeml.tenants, easeml.models, easeml.run_events, easeml.decisions, easeml.artifacts,
+	easeml.leaderboard, easeml.task_overview, easeml.cost_estimates TO PUBLIC;
+-- Column privileges only: a tenant never chooses an id or a system column,
+-- and without table-level INSERT, UPDATE or DELETE it cannot LOCK the
+-- tables the scheduler writes; without any UPDATE on runs it cannot lock a
+-- run's row either.  Tasks are dropped with easeml.drop_task and runs
+-- cancelled with easeml.cancel, C functions that check ownership.
+GRANT SELECT ON easeml.tasks TO PUBLIC;
+GRANT INSERT (tenant, name, source, target, features, kind, val_fraction, seed,
+			  max_runs, input_shape) ON easeml.tasks TO PUBLIC;
+GRANT UPDATE (status, max_runs) ON easeml.tasks TO PUBLIC;
+GRANT USAGE ON SEQUENCE easeml.tasks_id_seq, easeml.runs_id_seq TO PUBLIC;
+GRANT SELECT ON easeml.runs TO PUBLIC;
+GRANT INSERT (task_id, model_id) ON easeml.runs TO PUBLIC;
+
+REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_policy(text),
+	easeml.wake_scheduler(),
+	easeml.load_history(text, text, boolean),
+	easeml._replay_run(text, text, text, int, int, text[], int, bigint, float8[], boolean, text, boolean),
+	easeml.replay(text, text, text, int, int, text[], int, bigint, float8[], boolean, text),
+	easeml.replay_curve(text, text, text, int, int, text[], int, bigint, boolean, text),
+	easeml.trainer_spec(bigint), easeml.trainer_data_session(bigint),
+	easeml.trainer_progress(bigint, int, float8),
+	easeml.trainer_artifact(bigint, bytea),
+	easeml._finish_run(bigint, text, int, text, text),
+	easeml._keep_artifacts(bigint)
+	FROM PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- Built-in candidate models
+-- ---------------------------------------------------------------------------
+-- cost_factor: relative training cost per row x feature, used until runs
+-- have been measured (easeml.cost_estimates).
+INSERT INTO easeml.models (name, family, params, kinds, needs_image, cost_factor, builtin) VALUES
+	('softmax-l2-1e-5', 'softmax', '{"l2": 1e-5}', '{classification}', false, 1, true),
+	('softmax-l2-1e-4', 'softmax', '{"l2": 1e-4}', '{classification}', false, 1, true),
+	('softmax-l2-1e-3', 'softmax', '{"l2": 1e-3}', '{classification}', false, 1, true),
+	('softmax-l2-1e-2', 'softmax', '{"l2": 1e-2}', '{classification}', false, 1, true),
+	('softmax-l2-1', 'softmax', '{"l2": 1}', '{classification}', false, 0.5, true),
+	('linear-svm-c0.01', 'linear_svm', '{"C": 0.01}', '{classification}', false, 0.3, true),
+	('linear-svm-c0.1', 'linear_svm', '{"C": 0.1}', '{classification}', false, 0.4, true),
+	('linear-svm-c1', 'linear_svm', '{"C": 1}', '{classification}', false, 0.6, true),
+	('linear-svm-c10', 'linear_svm', '{"C": 10}', '{classification}', false, 1, true),
+	('ridge-0.1', 'ridge', '{"alpha": 0.1}', '{classification,regression}', false, 0.2, true),
+	('ridge-1', 'ridge', '{"alpha": 1}', '{classification,regression}', false, 0.2, true),
+	('ridge-10', 'ridge', '{"alpha": 10}', '{classification,regression}', false, 0.2, true),
+	('ridge-100', 'ridge', '{"alpha": 100}', '{classification,regression}', false, 0.2, true),
+	('gnb', 'gnb', '{"var_smoothing": 1e-9}', '{classification}', false, 0.05, true),
+	('gnb-1e-5', 'gnb', '{"var_smoothing": 1e-5}', '{classification}', false, 0.05, true),
+	('gnb-smooth', 'gnb', '{"var_smoothing": 1e-2}', '{classification}', false, 0.05, true),
+	('knn-1', 'knn', '{"k": 1}', '{classification,regression}', false, 1, true),
+	('knn-3', 'knn', '{"k": 3}', '{classification,regression}', false, 1, true),
+	('knn-5', 'knn', '{"k": 5}', '{classification,regression}', false, 1, true),
+	('knn-15', 'knn', '{"k": 15}', '{classification,regression}', false, 1, true),
+	('knn-5-distance', 'knn', '{"k": 5, "weights": "distance"}', '{classification,regression}', false, 1, true),
+	('knn-15-distance', 'knn', '{"k": 15, "weights": "distance"}', '{classification,regression}', false, 1, true),
+	('mlp-64', 'mlp', '{"hidden": [64]}', '{classification,regression}', false, 3, true),
+	('mlp-128', 'mlp', '{"hidden": [128]}', '{classification,regression}', false, 5, true),
+	('mlp-256', 'mlp', '{"hidden": [256]}', '{classification,regression}', false, 8, true),
+	('mlp-512', 'mlp', '{"hidden": [512]}', '{classification,regression}', false, 15, true),
+	('mlp-128-64', 'mlp', '{"hidden": [128, 64]}', '{classification,regression}', false, 6, true),
+	('mlp-256-128', 'mlp', '{"hidden": [256, 128]}', '{classification,regression}', false, 10, true),
+	('mlp-512-256', 'mlp', '{"hidden": [512, 256]}', '{classification,regression}', false, 20, true),
+	('rf-50', 'random_forest', '{"n_trees": 50}', '{classification,regression}', false, 5, true),
+	('rf-200', 'random_forest', '{"n_trees": 200}', '{classification,regression}', false, 20, true),
+	('rf-200-depth12', 'random_forest', '{"n_trees": 200, "max_depth": 12}', '{classification,regression}', false, 15, true),
+	('rf-200-half', 'random_forest', '{"n_trees": 200, "max_features": 0.5}', '{classification,regression}', false, 40, true),
+	('gbt-100', 'gbt', '{"n_rounds": 100, "lr": 0.1}', '{classification,regression}', false, 10, true),
+	('gbt-100-lr0.3', 'gbt', '{"n_rounds": 100, "lr": 0.3}', '{classification,regression}', false, 10, true),
+	('gbt-300-lr0.05', 'gbt', '{"n_rounds": 300, "lr": 0.05}', '{classification,regression}', false, 30, true),
+	('gbt-200-leaves63', 'gbt', '{"n_rounds": 200, "lr": 0.1, "max_leaves": 63}', '{classification,regression}', false, 30, true),
+	('cnn-16-32', 'cnn', '{"filters": [16, 32], "epochs": 5}', '{classification}', true, 40, true),
+	('cnn-32-64', 'cnn', '{"filters": [32, 64], "epochs": 5}', '{classification}', true, 80, true),
+	('cnn-16-32-e10', 'cnn', '{"filters": [16, 32], "epochs": 10}', '{classification}', true, 80, true),
+	('cnn-32-64-128', 'cnn', '{"filters": [32, 64, 128], "epochs": 8}', '{classification}', true, 150, true);
+
+SELECT pg_catalog.pg_extension_config_dump('easeml.tenants', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.tasks', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.runs', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.run_events', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.decisions', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.artifacts', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.settings', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.history', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.models', 'WHERE NOT builtin');
