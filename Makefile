@@ -13,7 +13,7 @@ EXTVERSION = 0.2.0
 MODULE_big = easeml
 # Server-side objects.  gp.c, policy.c and replay.c are plain C shared with
 # the executables below.
-OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
+OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o src/devices.o src/placement.o \
 	src/supervisor.o src/functions.o src/gp.o src/policy.o src/replay.o
 
 # sql/easeml.sql is the install script of the current version; earlier
@@ -23,7 +23,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = install declare tenancy admin history replay
+REGRESS = install declare tenancy admin history replay devices
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
@@ -51,16 +51,18 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
 CORE_LIBS = -lopenblas -llapacke -lm
 
-CORE_SRCS = src/gp.c src/policy.c src/replay.c
+CORE_SRCS = src/gp.c src/policy.c src/replay.c src/placement.c
 CORE_HDRS = $(wildcard src/*.h)
 
 TRAINER_SRCS = $(wildcard src/trainer/*.c)
+# the trainer looks for the CUDA backend next to itself, then here
+TRAINER_CFLAGS = -DTR_GPU_LIBDIR='"$(pkglibdir)"'
 TRAINER_HDRS = $(wildcard src/trainer/*.h)
 PQ_INCLUDE = -I$(shell $(PG_CONFIG) --includedir)
 PQ_LIBDIR = -L$(shell $(PG_CONFIG) --libdir)
 
-easeml-trainer: $(TRAINER_SRCS) $(TRAINER_HDRS)
-	$(CC) $(CORE_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread
+easeml-trainer: $(TRAINER_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
 
 easeml-replay: src/replay_main.c $(CORE_SRCS) $(CORE_HDRS)
 	$(CC) $(CORE_CFLAGS) -o $@ src/replay_main.c $(CORE_SRCS) $(CORE_LIBS)
@@ -90,8 +92,8 @@ TRAINER_TEST_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) \
 	$(wildcard src/trainer/test/*.c)
 EXTRA_CLEAN += easeml-trainer-test
 
-easeml-trainer-test: $(TRAINER_TEST_SRCS) $(TRAINER_HDRS)
-	$(CC) $(CORE_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread
+easeml-trainer-test: $(TRAINER_TEST_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
 
 .PHONY: trainer-unittest
 trainer-unittest: easeml-trainer-test

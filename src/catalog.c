@@ -31,6 +31,8 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
+#include "placement.h"
+#include "trainer_protocol.h"
 
 static MemoryContext caller_context = NULL;
 
@@ -301,13 +303,25 @@ CatalogLoadState(CatState *state)
 	 * Runs of active tasks, oldest first, so streaks can be computed.  A
 	 * model is "done" for a task once it succeeded, failed or was
 	 * cancelled; interrupted runs do not count, their candidate is tried
-	 * again.
+	 * again.  So is the candidate of a run that failed because of its
+	 * device (out of memory, device unusable): it may run on another
+	 * device, and CatalogLoadPlacement() keeps it off that one.
 	 */
-	Exec("SELECT r.task_id, r.model_id, r.status, r.score, r.error"
-		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
-		 " WHERE t.status = 'active'"
-		 " ORDER BY r.task_id, coalesce(r.finished_at, r.queued_at), r.id",
-		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	{
+		Oid			types[2] = {INT4OID, INT4OID};
+		Datum		values[2] = {Int32GetDatum(TRP_EXIT_DEVICE_OOM),
+		Int32GetDatum(TRP_EXIT_DEVICE_UNAVAILABLE)};
+
+		Exec("SELECT r.task_id, r.model_id,"
+			 "       CASE WHEN r.status = 'failed' AND r.device IS NOT NULL"
+			 "             AND r.exit_code IN ($1, $2) THEN 'interrupted'"
+			 "            ELSE r.status END,"
+			 "       r.score, r.error"
+			 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+			 " WHERE t.status = 'active'"
+			 " ORDER BY r.task_id, coalesce(r.finished_at, r.queued_at), r.id",
+			 SPI_OK_SELECT, 2, types, values, NULL);
+	}
 	n = (int) SPI_processed;
 	for (int i = 0; i < n; i++)
 	{
@@ -529,11 +543,15 @@ CatalogLoadState(CatState *state)
 
 /*
  * Claim runs that users queued (oldest first) for the given free slots:
- * they become 'running' in this transaction.  Queued runs whose cancel was
- * requested by an admin are cancelled here.  Returns the number claimed.
+ * they become 'running' in this transaction, on the slot's device.  A
+ * slot takes the oldest queued run whose candidate can use its device's
+ * kind and did not fail for lack of memory on that device; the caller
+ * lists GPU slots first, so a GPU-capable run takes a free GPU before a
+ * CPU slot.  Queued runs whose cancel was requested are cancelled here.
+ * Returns the number claimed.
  */
 int
-CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
+CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims)
 {
 	int			claimed = 0;
 
@@ -545,26 +563,36 @@ CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
 
 	for (int i = 0; i < nslots; i++)
 	{
-		Oid			types[1] = {INT4OID};
-		Datum		values[1] = {Int32GetDatum(slots[i])};
+		Oid			types[4] = {INT4OID, TEXTOID, TEXTOID, INT4OID};
+		Datum		values[4] = {Int32GetDatum(slots[i].slot),
+			CStringGetTextDatum(slots[i].device),
+			CStringGetTextDatum(slots[i].kind),
+		Int32GetDatum(TRP_EXIT_DEVICE_OOM)};
 
 		Exec("UPDATE easeml.runs r SET status = 'running', slot = $1,"
-			 "       started_at = clock_timestamp()"
+			 "       device = $2, device_kind = $3, started_at = clock_timestamp()"
 			 " WHERE r.id = (SELECT q.id FROM easeml.runs q"
 			 "                 JOIN easeml.tasks t ON t.id = q.task_id"
 			 "                 JOIN easeml.tenants tn ON tn.name = q.tenant"
+			 "                 JOIN easeml.models m ON m.id = q.model_id"
 			 "                WHERE q.status = 'queued' AND NOT q.cancel_requested"
 			 "                  AND t.status IN ('active', 'completed')"
+			 "                  AND $3 = ANY (m.device_kinds)"
+			 "                  AND NOT EXISTS (SELECT 1 FROM easeml.runs b"
+			 "                        WHERE b.task_id = q.task_id AND b.model_id = q.model_id"
+			 "                          AND b.device = $2 AND b.status = 'failed'"
+			 "                          AND b.exit_code = $4)"
 			 "                  AND (tn.max_parallel IS NULL OR tn.max_parallel >"
 			 "                       (SELECT count(*) FROM easeml.runs x"
 			 "                         WHERE x.tenant = q.tenant AND x.status = 'running'))"
 			 "                ORDER BY q.id LIMIT 1 FOR UPDATE OF q SKIP LOCKED)"
 			 " RETURNING r.id",
-			 SPI_OK_UPDATE_RETURNING, 1, types, values, NULL);
+			 SPI_OK_UPDATE_RETURNING, 4, types, values, NULL);
 		if (SPI_processed == 0)
-			break;
+			continue;			/* nothing queued for this device kind */
 		claims[claimed].run_id = GetInt64(0, 1, 0);
-		claims[claimed].slot = slots[i];
+		claims[claimed].slot = slots[i].slot;
+		claims[claimed].device = slots[i].device;
 		claimed++;
 	}
 	return claimed;
@@ -576,13 +604,15 @@ CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
  */
 int64
 CatalogCreateRun(const CatTask *task, const CatModel *model, int slot,
+				 const CatDevice *device,
 				 const char *policy, double mu, double sigma,
 				 double acquisition, const char *gp_status, double est_seconds)
 {
-	Oid			types[10] = {INT8OID, TEXTOID, INT4OID, INT4OID, TEXTOID,
-	FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, FLOAT8OID};
-	Datum		values[10];
-	char		nulls[10] = "          ";
+	Oid			types[12] = {INT8OID, TEXTOID, INT4OID, INT4OID, TEXTOID,
+		FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, FLOAT8OID,
+	TEXTOID, TEXTOID};
+	Datum		values[12];
+	char		nulls[12] = "            ";
 	int64		run_id;
 
 	values[0] = Int64GetDatum(task->id);
@@ -606,14 +636,17 @@ CatalogCreateRun(const CatTask *task, const CatModel *model, int slot,
 	values[9] = Float8GetDatum(est_seconds);
 	if (!isfinite(est_seconds) || est_seconds <= 0)
 		nulls[9] = 'n';
+	values[10] = CStringGetTextDatum(device->name);
+	values[11] = CStringGetTextDatum(device->kind);
 
 	Exec("WITH r AS ("
-		 "  INSERT INTO easeml.runs (task_id, tenant, model_id, slot, status, started_at)"
-		 "  VALUES ($1, $2, $3, $4, 'running', clock_timestamp()) RETURNING id)"
+		 "  INSERT INTO easeml.runs (task_id, tenant, model_id, slot, status, started_at,"
+		 "                          device, device_kind)"
+		 "  VALUES ($1, $2, $3, $4, 'running', clock_timestamp(), $11, $12) RETURNING id)"
 		 " INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy,"
 		 "                               mu, sigma, acquisition, gp_status, est_seconds)"
 		 " SELECT $1, $2, $3, r.id, $5, $6, $7, $8, $9, $10 FROM r RETURNING run_id",
-		 SPI_OK_INSERT_RETURNING, 10, types, values, nulls);
+		 SPI_OK_INSERT_RETURNING, 12, types, values, nulls);
 	run_id = GetInt64(0, 1, 0);
 	return run_id;
 }
@@ -721,6 +754,10 @@ CatalogReconcile(const int64 *tracked, int n)
 		 "   SET status = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
 		 "                     THEN 'queued' ELSE 'interrupted' END,"
 		 "       slot = NULL,"
+		 "       device = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
+		 "                     THEN NULL ELSE r.device END,"
+		 "       device_kind = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
+		 "                          THEN NULL ELSE r.device_kind END,"
 		 "       started_at = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
 		 "                         THEN NULL ELSE r.started_at END,"
 		 "       finished_at = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
@@ -804,5 +841,130 @@ CatalogCloseTasks(const CatState *state)
 			continue;
 		elog(LOG, "easeml: task %lld (%s/%s) is %s: %s",
 			 (long long) t->id, t->tenant, t->name, status, reason);
+	}
+}
+
+/* ----------------------------------------------------------------------
+ * Devices (src/devices.c, docs/devices.md)
+ * ----------------------------------------------------------------------
+ */
+
+/*
+ * The devices a launcher fills, GPUs first, with their effective slots.
+ * Call inside CatalogBegin; returns how many.
+ */
+int
+CatalogLoadDevices(const char *launcher, CatDevice **devices)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(launcher)};
+	CatDevice  *out;
+	int			n;
+
+	Exec("SELECT name, kind, ordinal, easeml._device_slots(kind, slots), enabled AND present"
+		 "  FROM easeml.devices WHERE launcher = $1"
+		 " ORDER BY kind = 'cpu', ordinal, name",
+		 SPI_OK_SELECT, 1, types, values, NULL);
+	n = (int) SPI_processed;
+	out = MemoryContextAllocZero(caller_context, sizeof(CatDevice) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		out[i].name = GetText(i, 1);
+		out[i].kind = GetText(i, 2);
+		out[i].ordinal = GetInt32(i, 3, 0);
+		out[i].slots = Max(GetInt32(i, 4, 0), 0);
+		out[i].usable = GetBool(i, 5);
+	}
+	*devices = out;
+	return n;
+}
+
+/*
+ * Record the trainer's device probe (its JSON output, or NULL when it
+ * failed: then only the CPU is known).  Returns the devices present.
+ */
+int
+CatalogRecordProbe(const char *probe, int protocol)
+{
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		values[2];
+	char		nulls[2] = "  ";
+
+	if (probe != NULL)
+		values[0] = CStringGetTextDatum(probe);
+	else
+		nulls[0] = 'n';
+	values[1] = Int32GetDatum(protocol);
+	Exec("SELECT easeml._record_probe($1, $2)", SPI_OK_SELECT, 2, types, values, nulls);
+	return GetInt32(0, 1, 0);
+}
+
+/*
+ * What placement needs besides the devices: the device kinds of every
+ * loaded model, and for each active task the (candidate, device) pairs
+ * that ran out of memory.  Call inside CatalogBegin after
+ * CatalogLoadState().
+ */
+void
+CatalogLoadPlacement(CatState *state)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(TRP_EXIT_DEVICE_OOM)};
+	int			n;
+
+	Exec("SELECT id, array_to_string(device_kinds, ',') FROM easeml.models"
+		 " WHERE enabled ORDER BY id",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	for (int i = 0; i < n; i++)
+	{
+		int			k = ModelIndex(state, GetInt32(i, 1, 0));
+		char	   *list = GetText(i, 2);
+		char	   *save = NULL;
+		CatModel   *m;
+
+		if (k < 0 || list == NULL)
+			continue;
+		m = &state->models[k];
+		m->n_device_kinds = 0;
+		for (char *tok = strtok_r(list, ",", &save); tok != NULL;
+			 tok = strtok_r(NULL, ",", &save))
+		{
+			int			kind = PlaceKindFromName(tok);
+
+			if (kind >= 0 && m->n_device_kinds < lengthof(m->device_kinds))
+				m->device_kinds[m->n_device_kinds++] = (PlaceKind) kind;
+		}
+	}
+
+	Exec("SELECT r.task_id, r.model_id, r.device"
+		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+		 " WHERE t.status = 'active' AND r.status = 'failed'"
+		 "   AND r.device IS NOT NULL AND r.exit_code = $1"
+		 " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+		 SPI_OK_SELECT, 1, types, values, NULL);
+	n = (int) SPI_processed;
+	for (int i = 0; i < n; i++)
+	{
+		int			ti = TaskIndex(state, GetInt64(i, 1, 0));
+		int			k = ModelIndex(state, GetInt32(i, 2, 0));
+		CatTask    *t;
+
+		if (ti < 0 || k < 0)
+			continue;
+		t = &state->tasks[ti];
+		if (t->n_bans == 0)
+		{
+			t->ban_arm = MemoryContextAlloc(caller_context, sizeof(int));
+			t->ban_device = MemoryContextAlloc(caller_context, sizeof(char *));
+		}
+		else
+		{
+			t->ban_arm = repalloc(t->ban_arm, sizeof(int) * (t->n_bans + 1));
+			t->ban_device = repalloc(t->ban_device, sizeof(char *) * (t->n_bans + 1));
+		}
+		t->ban_arm[t->n_bans] = k;
+		t->ban_device[t->n_bans] = GetText(i, 3);
+		t->n_bans++;
 	}
 }

@@ -55,6 +55,7 @@ typedef struct EasemlShared
 	int			running;		/* trainers now running */
 	int64		decisions;		/* decisions since start */
 	char		policy[32];		/* effective policy name */
+	uint32		probe_requests; /* easeml.probe_devices() calls (src/devices.c) */
 } EasemlShared;
 
 extern EasemlShared *EasemlState;
@@ -71,5 +72,6 @@ extern bool EasemlIsScheduler(void);
  * ----------
  */
 extern PGDLLEXPORT void EasemlSchedulerMain(Datum main_arg) pg_attribute_noreturn();
+extern char *SchedulerTrainerPath(void);
 
 #endif							/* EASEML_H */

@@ -38,6 +38,7 @@
 
 #include "access/xact.h"
 #include "catalog.h"
+#include "devices.h"
 #include "easeml.h"
 #include "gp.h"
 #include "mb/pg_wchar.h"
@@ -52,14 +53,10 @@
 #include "storage/latch.h"
 #include "supervisor.h"
 #include "tcop/tcopprot.h"
+#include "trainer_protocol.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
-
-/* result files a trainer leaves in its run directory */
-#define METRICS_FILE "metrics.json"
-#define ERROR_FILE "error.txt"
-#define MAX_RESULT_FILE (1024 * 1024)
 
 static MemoryContext loop_context = NULL;
 
@@ -199,8 +196,8 @@ TrainerConninfo(void)
 }
 
 /* The trainer executable: easeml.trainer_path or <bindir>/easeml-trainer. */
-static char *
-TrainerPath(void)
+char *
+SchedulerTrainerPath(void)
 {
 	char		path[MAXPGPATH];
 
@@ -232,7 +229,7 @@ ReadSmallFile(const char *dir, const char *name)
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || st.st_size > MAX_RESULT_FILE)
+	if (fstat(fd, &st) != 0 || st.st_size > TRP_MAX_RESULT_FILE)
 	{
 		close(fd);
 		return NULL;
@@ -385,18 +382,18 @@ BuildResult(int slot)
 	}
 	else if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 	{
-		metrics = ValidText(ReadSmallFile(t->run_dir, METRICS_FILE));
+		metrics = ValidText(ReadSmallFile(t->run_dir, TRP_FILE_METRICS));
 		if (metrics)
 			run_status = "succeeded";
 		else
 		{
 			run_status = "failed";
-			error = psprintf("trainer exited 0 without writing %s", METRICS_FILE);
+			error = psprintf("trainer exited 0 without writing %s", TRP_FILE_METRICS);
 		}
 	}
 	else
 	{
-		char	   *detail = ValidText(ReadSmallFile(t->run_dir, ERROR_FILE));
+		char	   *detail = ValidText(ReadSmallFile(t->run_dir, TRP_FILE_ERROR));
 
 		if (detail == NULL)
 			detail = ValidText(LogTail(t->log_path));
@@ -572,6 +569,7 @@ ReapTrainers(void)
 				t->exited = true;
 				t->wait_status = status;
 				world_changed = true;
+				DevicesNoteExit(t->device, status);
 			}
 		}
 		if (!t->exited)
@@ -666,29 +664,39 @@ StopTrainers(void)
 	}
 }
 
-/* Spawn the trainer of a run already recorded as 'running' in a slot. */
+/*
+ * Spawn the trainer of a run already recorded as 'running' in a slot on a
+ * device.  The trainer sees only its own GPU (CUDA_VISIBLE_DEVICES), none
+ * on the CPU.
+ */
 static void
-LaunchRun(int64 run_id, int slot)
+LaunchRun(int64 run_id, int slot, const CatDevice *device)
 {
-	char	   *path = TrainerPath();
+	char	   *path = SchedulerTrainerPath();
 	char	   *dir = RunDirectory(run_id);
 	char		err[512];
 	char	   *argv[6];
-	char	   *envp[16];
+	char	   *envp[20];
 	int			ne = 0;
 	const char *home = getenv("HOME");
 	const char *tz = getenv("TZ");
+	bool		cuda = strcmp(device->kind, TRP_KIND_CUDA) == 0;
 
 	argv[0] = path;
-	argv[1] = "--run";
+	argv[1] = TRP_ARG_RUN;
 	argv[2] = psprintf("%lld", (long long) run_id);
-	argv[3] = "--run-dir";
+	argv[3] = TRP_ARG_RUN_DIR;
 	argv[4] = dir;
 	argv[5] = NULL;
 
-	envp[ne++] = psprintf("EASEML_CONNINFO=%s", TrainerConninfo());
-	envp[ne++] = psprintf("EASEML_SCHEDULER_PID=%d", (int) MyProcPid);
-	envp[ne++] = psprintf("EASEML_RUN_ID=%lld", (long long) run_id);
+	envp[ne++] = psprintf("%s=%s", TRP_ENV_CONNINFO, TrainerConninfo());
+	envp[ne++] = psprintf("%s=%d", TRP_ENV_SCHEDULER_PID, (int) MyProcPid);
+	envp[ne++] = psprintf("%s=%lld", TRP_ENV_RUN_ID, (long long) run_id);
+	envp[ne++] = psprintf("%s=%s", TRP_ENV_DEVICE, device->name);
+	envp[ne++] = psprintf("%s=%s", TRP_ENV_DEVICE_KIND, device->kind);
+	envp[ne++] = cuda ? psprintf("%s=%d", TRP_ENV_CUDA_VISIBLE, device->ordinal) :
+		psprintf("%s=", TRP_ENV_CUDA_VISIBLE);
+	envp[ne++] = psprintf("%s=%d", TRP_ENV_TIME_LIMIT, easeml_run_timeout);
 	envp[ne++] = psprintf("OPENBLAS_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = psprintf("OMP_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = "PATH=/usr/local/bin:/usr/bin:/bin";
@@ -700,8 +708,8 @@ LaunchRun(int64 run_id, int slot)
 	envp[ne] = NULL;
 
 	pgstat_report_activity(STATE_RUNNING, "easeml: launching a trainer");
-	SupervisorReserve(slot, run_id);
-	if (!SupervisorSpawn(slot, run_id, dir, argv, envp, err, sizeof(err)))
+	SupervisorReserve(slot, run_id, device->name);
+	if (!SupervisorSpawn(slot, run_id, device->name, dir, argv, envp, err, sizeof(err)))
 	{
 		SupervisorRelease(slot);
 		ereport(WARNING, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
@@ -715,8 +723,9 @@ LaunchRun(int64 run_id, int slot)
 	CatalogRunStarted(run_id, (int) SupervisorSlot(slot)->pid,
 					  SupervisorSlot(slot)->log_path);
 	CatalogCommit();
-	ereport(LOG, (errmsg("easeml: run %lld started in slot %d (pid %d)",
-						 (long long) run_id, slot, (int) SupervisorSlot(slot)->pid)));
+	ereport(LOG, (errmsg("easeml: run %lld started in slot %d on %s (pid %d)",
+						 (long long) run_id, slot, device->name,
+						 (int) SupervisorSlot(slot)->pid)));
 }
 
 /* Runs in flight of a tenant, from the loaded state plus this step's launches. */
@@ -1018,8 +1027,8 @@ Decide(CatState *state, int *task_index, PolicyDecision *decision)
 		p->done_arm = t->done_arm;
 		p->n_running = t->n_running;
 		p->running_arm = t->running_arm;
-		p->eligible = t->eligible;
-		p->cost = t->cost;
+		p->eligible = t->placeable;
+		p->cost = t->place_cost;
 		p->last_served = t->last_decision;
 		p->streak = t->streak;
 		map[n++] = i;
@@ -1135,6 +1144,7 @@ typedef struct DecisionStep
 {
 	CatState   *state;
 	int			slot;
+	const CatDevice *device;
 	int			task;			/* index in state->tasks */
 	PolicyDecision decision;
 	bool		recorded;
@@ -1151,7 +1161,7 @@ RecordDecisionStep(void *arg)
 	int64		run_id;
 
 	CatalogBegin("easeml: recording a decision");
-	run_id = CatalogCreateRun(task, model, step->slot, state->policy,
+	run_id = CatalogCreateRun(task, model, step->slot, step->device, state->policy,
 							  step->decision.mu, step->decision.sigma,
 							  step->decision.score,
 							  GpStatusText(step->decision.gp_status),
@@ -1178,33 +1188,29 @@ RecordDecisionStep(void *arg)
 			(errmsg("easeml: %s chose model %s for task %lld (mu %.4f sigma %.4f)",
 					state->policy, model->name, (long long) task->id,
 					step->decision.mu, step->decision.sigma)));
-	LaunchRun(run_id, step->slot);
+	LaunchRun(run_id, step->slot, step->device);
 }
 
 /*
- * Fill free slots: first runs users queued, then the policy's choices.
+ * Fill free slots: first runs users queued, then the policy's choices,
+ * each on a device placement chooses (src/devices.c).
  */
 static void
 Schedule(void)
 {
-	int			limit = Min(easeml_max_workers, EASEML_MAX_SLOTS);
-	int			free_slots[EASEML_MAX_SLOTS];
-	int			nfree = 0;
+	CatSlot		free_slots[EASEML_MAX_SLOTS];
+	int			nfree;
 	CatClaim	claims[EASEML_MAX_SLOTS];
 	int			nclaims;
 	CatState	state;
 
-	if (!easeml_enabled)
+	/* nothing is placed before the devices are known */
+	if (!easeml_enabled || !DevicesKnown())
 		return;
-	for (int slot = 0; slot < limit; slot++)
-	{
-		EasemlTrainer *t = SupervisorSlot(slot);
-
-		if (t->run_id == 0)
-			free_slots[nfree++] = slot;
-	}
+	if (world_changed)
+		DevicesChanged();
 	/* tasks only complete when runs end, which frees a slot: nothing to do */
-	if (nfree == 0)
+	if (DevicesFree() == 0)
 		return;
 	if (!world_changed &&
 		!TimestampDifferenceExceeds(last_load, GetCurrentTimestamp(), IDLE_RELOAD_MS))
@@ -1212,9 +1218,12 @@ Schedule(void)
 	world_changed = false;
 	last_load = GetCurrentTimestamp();
 
+	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
 	CatalogBegin("easeml: loading tasks");
 	nclaims = CatalogClaimQueued(free_slots, nfree, claims);
 	CatalogLoadState(&state);
+	CatalogLoadPlacement(&state);
+	DevicesRestrict(&state);
 	CatalogCloseTasks(&state);
 	CatalogCommit();
 	for (int i = 0; i < state.n_tasks; i++)
@@ -1227,21 +1236,26 @@ Schedule(void)
 	SpinLockRelease(&EasemlState->mutex);
 
 	for (int i = 0; i < nclaims; i++)
-		LaunchRun(claims[i].run_id, claims[i].slot);
+		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
 	if (nclaims > 0)
 		world_changed = true;
 
-	for (int i = nclaims; i < nfree; i++)
+	/* one decision per slot still free */
+	for (int left = DevicesFree(); left > 0; left--)
 	{
 		DecisionStep step;
 
 		memset(&step, 0, sizeof(step));
 		step.state = &state;
-		step.slot = free_slots[i];
+		DevicesPlaceCandidates(&state);
 		for (;;)
 		{
 			if (!Decide(&state, &step.task, &step.decision))
 				return;			/* nothing left to schedule */
+			step.device = DevicesPlaceRun(&state, step.task, step.decision.arm);
+			step.slot = SupervisorFreeSlot();
+			if (step.device == NULL || step.slot < 0)
+				return;			/* cannot happen: the candidate was placeable */
 			if (Guarded(RecordDecisionStep, &step))
 			{
 				world_changed = true;
@@ -1279,6 +1293,7 @@ Iterate(void)
 	CatalogCommit();
 	if (!extension_ready)
 	{
+		DevicesReset();
 		/* dropped under running trainers: their runs are gone, stop them */
 		for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 			if (SupervisorSlot(slot)->pid > 0 && !SupervisorSlot(slot)->exited)
@@ -1287,6 +1302,8 @@ Iterate(void)
 	}
 
 	StopTrainers();
+	if (easeml_enabled)
+		DevicesStep();
 	Schedule();
 
 	SpinLockAcquire(&EasemlState->mutex);

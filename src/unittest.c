@@ -12,7 +12,8 @@
  * fairness floor holds, warm start, spreading over devices); PolicyIndex
  * agrees with PolicyPickTenant; PolicyDecide (FIFO contract, bad input,
  * NaN history); the cost model; the CSV reader and id join; the replay
- * simulator on a hand-computed case, with several devices, and its seeds.
+ * simulator on a hand-computed case, with several devices, and its seeds;
+ * device placement (src/placement.c).
  *
  * IDENTIFICATION
  *	  src/unittest.c
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "gp.h"
+#include "placement.h"
 #include "policy.h"
 #include "replay.h"
 
@@ -1408,10 +1410,48 @@ TestTaskPrior(void)
 	GpPriorFree(&own);
 }
 
+/*
+ * Placement (src/placement.c): the first preferred kind with a free
+ * device wins, the freest device of that kind is chosen, banned devices
+ * are skipped, and nothing is placed when no allowed device is free.
+ */
+static void
+TestPlacement(void)
+{
+	PlaceDevice devs[4] = {
+		{PLACE_KIND_CUDA, 1}, {PLACE_KIND_CUDA, 2}, {PLACE_KIND_CPU, 3}, {PLACE_KIND_CUDA, 0}
+	};
+	PlaceKind	gpu_first[2] = {PLACE_KIND_CUDA, PLACE_KIND_CPU};
+	PlaceKind	cpu_only[1] = {PLACE_KIND_CPU};
+	PlaceKind	gpu_only[1] = {PLACE_KIND_CUDA};
+	unsigned char banned[4] = {0, 1, 0, 0};
+
+	CHECK(PlacementChoose(devs, 4, gpu_first, 2, NULL) == 1,
+		  "a GPU-capable candidate takes the GPU with the most free slots");
+	CHECK(PlacementChoose(devs, 4, cpu_only, 1, NULL) == 2, "a CPU candidate takes the CPU");
+	CHECK(PlacementChoose(devs, 4, gpu_first, 2, banned) == 0,
+		  "a device the candidate ran out of memory on is skipped");
+	devs[0].free = 0;
+	devs[1].free = 0;
+	CHECK(PlacementChoose(devs, 4, gpu_first, 2, NULL) == 2,
+		  "with no GPU free, a GPU-capable candidate runs on the CPU");
+	CHECK(PlacementChoose(devs, 4, gpu_only, 1, NULL) == -1,
+		  "a GPU-only candidate waits when no GPU is free");
+	CHECK(PlacementChoose(devs, 3, gpu_first, 2, NULL) == 2, "no GPU present: the CPU");
+	devs[2].free = 0;
+	CHECK(PlacementChoose(devs, 4, gpu_first, 2, NULL) == -1, "nothing free: no device");
+	CHECK(PlacementChoose(devs, 0, cpu_only, 1, NULL) == -1, "no devices: no device");
+	CHECK(PlaceKindFromName("cuda") == PLACE_KIND_CUDA && PlaceKindFromName("cpu") == PLACE_KIND_CPU &&
+		  PlaceKindFromName("tpu") == -1 && PlaceKindFromName(NULL) == -1, "kind names");
+	CHECK(strcmp(PlaceKindName(PLACE_KIND_CUDA), "cuda") == 0 &&
+		  strcmp(PlaceKindName(PLACE_KIND_CPU), "cpu") == 0, "kind names back");
+}
+
 int
 main(void)
 {
 	openblas_set_num_threads(1);
+	TestPlacement();
 	TestCholesky();
 	TestPosteriorClosedForm();
 	TestIncremental();

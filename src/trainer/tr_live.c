@@ -40,6 +40,7 @@
 #include <libpq-fe.h>
 
 #include "trainer.h"
+#include "trainer_protocol.h"
 #include "tr_copy.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
@@ -104,8 +105,8 @@ Fail(const char *dir, const char *fmt,...)
 	va_end(ap);
 	LogLine("error: %s", msg);
 	if (dir)
-		(void) WriteRunFile(dir, "error.txt", msg);
-	return 1;
+		(void) WriteRunFile(dir, TRP_FILE_ERROR, msg);
+	return TRP_EXIT_ERROR;
 }
 
 typedef struct ProgressState
@@ -204,17 +205,17 @@ TrLiveMain(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], "--run") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], TRP_ARG_RUN) == 0 && i + 1 < argc)
 			run_id = argv[++i];
-		else if (strcmp(argv[i], "--run-dir") == 0 && i + 1 < argc)
+		else if (strcmp(argv[i], TRP_ARG_RUN_DIR) == 0 && i + 1 < argc)
 			run_dir = argv[++i];
-		else if (strcmp(argv[i], "--load-only") == 0)
+		else if (strcmp(argv[i], TRP_ARG_LOAD_ONLY) == 0)
 			load_only = 1;	/* scripts/bench/dataload.sh: stop after loading */
 	}
 	if (run_id == NULL || run_dir == NULL)
 	{
 		fprintf(stderr, "usage: easeml-trainer --run ID --run-dir DIR\n");
-		return 2;
+		return TRP_EXIT_USAGE;
 	}
 	for (const char *c = run_id; *c; c++)
 		if (*c < '0' || *c > '9')
@@ -222,7 +223,7 @@ TrLiveMain(int argc, char **argv)
 
 	/* die with the scheduler; the getppid() check closes the race */
 	(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
-	sched_pid = getenv("EASEML_SCHEDULER_PID");
+	sched_pid = getenv(TRP_ENV_SCHEDULER_PID);
 	if (sched_pid && atoi(sched_pid) != (int) getppid())
 		return Fail(run_dir, "the scheduler (pid %s) is gone", sched_pid);
 
@@ -238,7 +239,7 @@ TrLiveMain(int argc, char **argv)
 		threads = 1;
 
 	LogLine("run %s: starting", run_id);
-	conninfo = getenv("EASEML_CONNINFO");
+	conninfo = getenv(TRP_ENV_CONNINFO);
 	conn = PQconnectdb(conninfo ? conninfo : "");
 	if (PQstatus(conn) != CONNECTION_OK)
 		return Fail(run_dir, "could not connect to the database: %s", PQerrorMessage(conn));
@@ -254,7 +255,7 @@ TrLiveMain(int argc, char **argv)
 			Fail(run_dir, "could not read the run's spec: %s", PQresultErrorMessage(res));
 			PQclear(res);
 			PQfinish(conn);
-			return 1;
+			return TRP_EXIT_ERROR;
 		}
 		spec = json_tokener_parse(PQgetvalue(res, 0, 0));
 		PQclear(res);
@@ -373,9 +374,9 @@ TrLiveMain(int argc, char **argv)
 	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(bytes));
 	json_object_object_add(metrics, "model", json_object_new_string(JsonString(spec, "model")));
 
-	if (WriteRunFile(run_dir, "metrics.json",
+	if (WriteRunFile(run_dir, TRP_FILE_METRICS,
 					 json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN)) != 0)
-		return Fail(run_dir, "could not write metrics.json: %s", strerror(errno));
+		return Fail(run_dir, "could not write %s: %s", TRP_FILE_METRICS, strerror(errno));
 	LogLine("run %s: done, score %.6f", run_id, result.score);
 
 	TrResultFree(&result);

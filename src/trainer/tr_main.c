@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "trainer.h"
+#include "trainer_protocol.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
 
@@ -47,6 +48,7 @@ Usage(FILE *out)
 			"       easeml-trainer --train-csv FILE --val-csv FILE --target COL --family F [options]\n"
 			"       easeml-trainer --list-families\n"
 			"       easeml-trainer --run ...   (live mode, launched by the scheduler)\n"
+			"       easeml-trainer --probe     (list this machine's devices as JSON)\n"
 			"options:\n"
 			"  --kind classification|regression   task kind (default classification)\n"
 			"  --params JSON            family parameters, e.g. '{\"l2\":1e-4}'\n"
@@ -405,8 +407,12 @@ main(int argc, char **argv)
 	struct sigaction sa;
 
 	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--run") == 0)
+	{
+		if (strcmp(argv[i], TRP_ARG_RUN) == 0)
 			return TrLiveMain(argc, argv);
+		if (strcmp(argv[i], TRP_ARG_PROBE) == 0)
+			return TrProbeMain();
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = HandleTerm;

@@ -130,6 +130,8 @@ typedef struct TrResult
 	char		error[TR_ERRLEN];	/* set when fit returns non-zero */
 	/* optional family-specific metrics merged into the metrics object */
 	json_object *extra;			/* owned; freed by TrResultFree() */
+	/* exit code of a failed fit: 0 for TRP_EXIT_ERROR, or a device failure */
+	int			exit_code;
 } TrResult;
 
 /*
@@ -283,5 +285,8 @@ extern int	TrRunCandidate(const TrTable *tab, const char *family,
 
 /* tr_live.c (the lead's): the --run mode that reads rows from PostgreSQL */
 extern int	TrLiveMain(int argc, char **argv);
+
+/* tr_probe.c: the --probe mode that lists the devices */
+extern int	TrProbeMain(void);
 
 #endif							/* EASEML_TRAINER_H */
