@@ -11,7 +11,8 @@
  *	   binary COPY inside a read-only transaction that acts as the tenant
  *	   (easeml.trainer_data_session), then ROLLBACK, which restores the
  *	   connection's own identity;
- *	4. train (TrRunCandidate), reporting epoch and loss at most once a
+ *	4. train (TrRunCandidate; a custom trainer's command, tr_external.c,
+ *	   for family "external"), reporting epoch and loss at most once a
  *	   second (easeml.trainer_progress);
  *	5. write metrics.json (or error.txt) into the run directory and exit
  *	   0 (or 1).  The scheduler records the result: it alone changes a
@@ -42,6 +43,7 @@
 #include "trainer.h"
 #include "trainer_protocol.h"
 #include "tr_copy.h"
+#include "tr_external.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
 
@@ -163,6 +165,40 @@ Command(PGconn *conn, const char *sql, int nparams, const char *const *values,
 	return rc;
 }
 
+/*
+ * The command of a custom trainer's run, as a NULL-terminated argv, or
+ * NULL with err set.
+ */
+static char **
+FetchCommand(PGconn *conn, const char *run_id, char *err, size_t errlen)
+{
+	const char *values[1] = {run_id};
+	PGresult   *res = PQexecParams(conn,
+									"SELECT u FROM unnest(easeml.trainer_command($1)) WITH ORDINALITY AS c(u, o)"
+									" ORDER BY o",
+									1, NULL, values, NULL, NULL, 0);
+	char	  **argv = NULL;
+	int			n;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		snprintf(err, errlen, "could not read the custom trainer's command: %s",
+				 PQresultErrorMessage(res));
+		PQclear(res);
+		return NULL;
+	}
+	n = PQntuples(res);
+	if (n == 0)
+		snprintf(err, errlen, "the run's model has family \"%s\" but no command",
+				 TRP_FAMILY_EXTERNAL);
+	else if ((argv = calloc(n + 1, sizeof(char *))) == NULL)
+		snprintf(err, errlen, "out of memory");
+	for (int i = 0; argv != NULL && i < n; i++)
+		argv[i] = strdup(PQgetvalue(res, i, 0));
+	PQclear(res);
+	return argv;
+}
+
 static const char *
 JsonString(json_object *obj, const char *key)
 {
@@ -201,6 +237,8 @@ TrLiveMain(int argc, char **argv)
 				load_seconds;
 	int			threads = 1;
 	int			load_only = 0;
+	int			rc;
+	char	  **command = NULL;
 	struct sigaction sa;
 
 	for (int i = 1; i < argc; i++)
@@ -299,6 +337,9 @@ TrLiveMain(int argc, char **argv)
 	LogLine("run %s: task %s (%s), model %s, family %s, %d features",
 			run_id, JsonString(spec, "task"), kind_s, JsonString(spec, "model"),
 			family, d);
+	if (strcmp(family, TRP_FAMILY_EXTERNAL) == 0 &&
+		(command = FetchCommand(conn, run_id, err, sizeof(err))) == NULL)
+		return Fail(run_dir, "%s", err);
 
 	/* the rows, read as the tenant */
 	t0 = TrNow();
@@ -344,11 +385,41 @@ TrLiveMain(int argc, char **argv)
 	memset(&ps, 0, sizeof(ps));
 	ps.conn = conn;
 	ps.run_id = run_id;
-	if (TrRunCandidate(&tab, family, params, &opt, ReportProgress, &ps,
-					   &cancel_requested, threads, &result, &metrics) != 0)
-		return Fail(run_dir, "%s", result.error[0] ? result.error : "training failed");
+	if (command != NULL)
+	{
+		TrExternalRun xr;
+		char		artifact[4096];
+
+		snprintf(artifact, sizeof(artifact), "%s/%s", run_dir, TRP_FILE_ARTIFACT);
+		memset(&xr, 0, sizeof(xr));
+		xr.command = command;
+		xr.params = params;
+		xr.seed = opt.seed;
+		xr.threads = threads;
+		xr.dir = run_dir;
+		xr.artifact_path = artifact;
+		xr.progress = ReportProgress;
+		xr.progress_arg = &ps;
+		xr.cancel = &cancel_requested;
+		rc = TrRunExternal(&tab, &opt, &xr, &result, &metrics);
+	}
+	else
+		rc = TrRunCandidate(&tab, family, params, &opt, ReportProgress, &ps,
+							&cancel_requested, threads, &result, &metrics);
+	if (rc != 0)
+	{
+		Fail(run_dir, "%s", result.error[0] ? result.error : "training failed");
+		/* a device failure tells the scheduler to place the candidate elsewhere */
+		return result.exit_code != 0 ? result.exit_code : TRP_EXIT_ERROR;
+	}
 	if (cancel_requested)
 		return Fail(run_dir, "cancelled");
+	/* the last epoch, which the once-a-second limit may have held back */
+	if (result.epochs > 0)
+	{
+		ps.last = 0;
+		ReportProgress(&ps, result.epochs, result.train_loss);
+	}
 
 	/* the trained parameters; the run still succeeds if they cannot be kept */
 	if (result.artifact != NULL && result.artifact_len > 0 &&
