@@ -11,11 +11,12 @@ EXTENSION  = easeml
 EXTVERSION = 0.2.0
 
 MODULE_big = easeml
-# Server-side objects.  gp.c, policy.c and replay.c are plain C shared with
-# the executables below; src/sql_*.c hold the SQL-callable C functions, one
-# file per job.
+# Server-side objects.  csv.c, gp.c, policy.c and replay.c are plain C
+# shared with the executables below; src/sql_*.c hold the SQL-callable C
+# functions, one file per job.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
-	src/supervisor.o src/rundir.o src/gp.o src/policy.o src/replay.o \
+	src/supervisor.o src/rundir.o src/history.o src/csv.o src/gp.o \
+	src/policy.o src/replay.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
 	src/sql_model.o src/sql_source.o
 
@@ -54,11 +55,12 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
 CORE_LIBS = -lopenblas -llapacke -lm
 
-CORE_SRCS = src/gp.c src/policy.c src/replay.c
+CORE_SRCS = src/csv.c src/gp.c src/policy.c src/replay.c
 CORE_HDRS = $(wildcard src/*.h)
 
-TRAINER_SRCS = $(wildcard src/trainer/*.c)
-TRAINER_HDRS = $(wildcard src/trainer/*.h)
+# the trainer reads CSV with the shared reader (src/csv.c)
+TRAINER_SRCS = $(wildcard src/trainer/*.c) src/csv.c
+TRAINER_HDRS = $(wildcard src/trainer/*.h) src/csv.h
 PQ_INCLUDE = -I$(shell $(PG_CONFIG) --includedir)
 PQ_LIBDIR = -L$(shell $(PG_CONFIG) --libdir)
 
