@@ -100,7 +100,7 @@ SELECT try($$INSERT INTO easeml.models (name, family, command) VALUES ('cmd', 'm
 SELECT try($$UPDATE easeml.models SET device_kinds = '{}' WHERE name = 'sk-logreg'$$);
 
 -- a run records its device; the trainer reads a custom model's command
-CREATE ROLE regress_dev_lab;
+CREATE ROLE regress_dev_lab LOGIN;
 SELECT easeml.add_tenant('regress_dev_lab');
 CREATE TABLE public.dev_points AS
 SELECT i, (i % 7)::float8 AS x, (i % 3)::float8 AS y, CASE WHEN i % 2 = 0 THEN 'even' ELSE 'odd' END AS label
@@ -120,7 +120,7 @@ SELECT try($$INSERT INTO easeml.runs (task_id, tenant, model_id, device_kind)
   SELECT t.id, t.tenant, m.id, 'tpu' FROM easeml.tasks t, easeml.models m
    WHERE t.name = 'dev_points' AND m.name = 'knn-1'$$);
 -- out of memory on that device: the run fails with the trainer's reason
-SELECT easeml._finish_run(id, 'failed', 3, NULL, 'trainer exited with code 3: out of GPU memory on cuda:0')
+SELECT easeml._finish_run(id, 'failed', 5, NULL, 'trainer ran out of device memory (exit code 5): mlp: out of GPU memory (out of memory)')
   FROM easeml.runs WHERE device = 'cuda:0';
 SELECT status, exit_code, device, error FROM easeml.runs WHERE device = 'cuda:0';
 SET ROLE regress_dev_lab;

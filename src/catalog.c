@@ -303,14 +303,15 @@ CatalogLoadState(CatState *state)
 	 * Runs of active tasks, oldest first, so streaks can be computed.  A
 	 * model is "done" for a task once it succeeded, failed or was
 	 * cancelled; interrupted runs do not count, their candidate is tried
-	 * again.  So is the candidate of a run that failed because of its
-	 * device (out of memory, device unusable): it may run on another
-	 * device, and CatalogLoadPlacement() keeps it off that one.
+	 * again, and so do runs that failed before the task was reactivated.
+	 * So is the candidate of a run that failed because of its device (out
+	 * of memory, device unusable): it may run on another device, and
+	 * CatalogLoadPlacement() keeps it off that one.
 	 */
 	{
 		Oid			types[2] = {INT4OID, INT4OID};
-		Datum		values[2] = {Int32GetDatum(TRP_EXIT_DEVICE_OOM),
-		Int32GetDatum(TRP_EXIT_DEVICE_UNAVAILABLE)};
+		Datum		values[2] = {Int32GetDatum(EASEML_EXIT_DEVICE_OOM),
+		Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE)};
 
 		Exec("SELECT r.task_id, r.model_id,"
 			 "       CASE WHEN r.status = 'failed' AND r.device IS NOT NULL"
@@ -319,6 +320,7 @@ CatalogLoadState(CatState *state)
 			 "       r.score, r.error"
 			 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 			 " WHERE t.status = 'active'"
+			 "   AND NOT coalesce(r.status = 'failed' AND r.finished_at < t.reactivated_at, false)"
 			 " ORDER BY r.task_id, coalesce(r.finished_at, r.queued_at), r.id",
 			 SPI_OK_SELECT, 2, types, values, NULL);
 	}
@@ -545,7 +547,7 @@ CatalogLoadState(CatState *state)
  * Claim runs that users queued (oldest first) for the given free slots:
  * they become 'running' in this transaction, on the slot's device.  A
  * slot takes the oldest queued run whose candidate can use its device's
- * kind and did not fail for lack of memory on that device; the caller
+ * kind and did not fail because of that device before; the caller
  * lists GPU slots first, so a GPU-capable run takes a free GPU before a
  * CPU slot.  Queued runs whose cancel was requested are cancelled here.
  * Returns the number claimed.
@@ -563,11 +565,12 @@ CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims)
 
 	for (int i = 0; i < nslots; i++)
 	{
-		Oid			types[4] = {INT4OID, TEXTOID, TEXTOID, INT4OID};
-		Datum		values[4] = {Int32GetDatum(slots[i].slot),
+		Oid			types[5] = {INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID};
+		Datum		values[5] = {Int32GetDatum(slots[i].slot),
 			CStringGetTextDatum(slots[i].device),
 			CStringGetTextDatum(slots[i].kind),
-		Int32GetDatum(TRP_EXIT_DEVICE_OOM)};
+			Int32GetDatum(EASEML_EXIT_DEVICE_OOM),
+		Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE)};
 
 		Exec("UPDATE easeml.runs r SET status = 'running', slot = $1,"
 			 "       device = $2, device_kind = $3, started_at = clock_timestamp()"
@@ -581,13 +584,13 @@ CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims)
 			 "                  AND NOT EXISTS (SELECT 1 FROM easeml.runs b"
 			 "                        WHERE b.task_id = q.task_id AND b.model_id = q.model_id"
 			 "                          AND b.device = $2 AND b.status = 'failed'"
-			 "                          AND b.exit_code = $4)"
+			 "                          AND b.exit_code IN ($4, $5))"
 			 "                  AND (tn.max_parallel IS NULL OR tn.max_parallel >"
 			 "                       (SELECT count(*) FROM easeml.runs x"
 			 "                         WHERE x.tenant = q.tenant AND x.status = 'running'))"
 			 "                ORDER BY q.id LIMIT 1 FOR UPDATE OF q SKIP LOCKED)"
 			 " RETURNING r.id",
-			 SPI_OK_UPDATE_RETURNING, 4, types, values, NULL);
+			 SPI_OK_UPDATE_RETURNING, 5, types, values, NULL);
 		if (SPI_processed == 0)
 			continue;			/* nothing queued for this device kind */
 		claims[claimed].run_id = GetInt64(0, 1, 0);
@@ -697,6 +700,83 @@ CatalogFinishRun(int64 run_id, const char *status, int exit_code,
 		nulls[4] = 'n';
 	Exec("SELECT easeml._finish_run($1, $2, $3, $4, $5)",
 		 SPI_OK_SELECT, 5, types, values, nulls);
+}
+
+/*
+ * The trainer of a run could not read its task's source (a dropped table
+ * or column, a revoked privilege, the view's code failing): every other
+ * candidate would fail the same way, so the task becomes 'failed' with the
+ * reason.  The tenant fixes the source and sets the task 'active' again.
+ * A task row its tenant keeps locked is left alone: its next run fails the
+ * same way and tries again.
+ */
+void
+CatalogFailTaskOfRun(int64 run_id, const char *error)
+{
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(run_id);
+	values[1] = CStringGetTextDatum(error ? error : "unknown error");
+	Exec("UPDATE easeml.tasks t"
+		 "   SET status = 'failed',"
+		 "       status_reason = 'its source could not be read: ' || $2"
+		 " WHERE t.id = (SELECT x.id FROM easeml.tasks x JOIN easeml.runs r ON r.task_id = x.id"
+		 "                WHERE r.id = $1 AND x.status = 'active'"
+		 "                FOR UPDATE OF x SKIP LOCKED)",
+		 SPI_OK_UPDATE, 2, types, values, NULL);
+	if (SPI_processed > 0)
+		elog(LOG, "easeml: the task of run %lld is failed: its source could not be read",
+			 (long long) run_id);
+}
+
+/*
+ * The trainer cannot train the model of a run (a family it does not know,
+ * parameters it refuses: a row written around the check of
+ * easeml._validate_model, or a trainer that changed): disable the model,
+ * so that it does not fail a run of every task, and say so in the log.
+ */
+void
+CatalogDisableModelOfRun(int64 run_id, const char *error)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run_id)};
+
+	Exec("UPDATE easeml.models m SET enabled = false"
+		 "  FROM easeml.runs r WHERE r.id = $1 AND m.id = r.model_id AND m.enabled"
+		 " RETURNING m.name",
+		 SPI_OK_UPDATE_RETURNING, 1, types, values, NULL);
+	if (SPI_processed > 0)
+		ereport(WARNING,
+				(errmsg("easeml: model \"%s\" was disabled: the trainer cannot train it",
+						GetText(0, 1)),
+				 errdetail("%s", error ? error : "unknown error"),
+				 errhint("Fix the model's family or params and set enabled = true again.")));
+}
+
+/*
+ * Keep, of the given run ids, those with no row in easeml.runs (their
+ * directories can go); returns how many are left in ids.
+ */
+int
+CatalogGoneRuns(int64 *ids, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	Oid			types[1] = {INT8ARRAYOID};
+	Datum		values[1];
+	int			gone;
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Int64GetDatum(ids[i]);
+	values[0] = PointerGetDatum(construct_array(elems, n, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	Exec("SELECT u.id FROM unnest($1::int8[]) AS u(id)"
+		 " WHERE NOT EXISTS (SELECT 1 FROM easeml.runs r WHERE r.id = u.id)",
+		 SPI_OK_SELECT, 1, types, values, NULL);
+	gone = (int) SPI_processed;
+	for (int i = 0; i < gone; i++)
+		ids[i] = GetInt64(i, 1, 0);
+	return gone;
 }
 
 /*
@@ -902,14 +982,16 @@ CatalogRecordProbe(const char *probe, int protocol)
 /*
  * What placement needs besides the devices: the device kinds of every
  * loaded model, and for each active task the (candidate, device) pairs
- * that ran out of memory.  Call inside CatalogBegin after
- * CatalogLoadState().
+ * that failed for the device (out of memory, or unusable: a candidate is
+ * never tried twice on a device that failed it).  Call inside CatalogBegin
+ * after CatalogLoadState().
  */
 void
 CatalogLoadPlacement(CatState *state)
 {
-	Oid			types[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(TRP_EXIT_DEVICE_OOM)};
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		values[2] = {Int32GetDatum(EASEML_EXIT_DEVICE_OOM),
+	Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE)};
 	int			n;
 
 	Exec("SELECT id, array_to_string(device_kinds, ',') FROM easeml.models"
@@ -940,9 +1022,9 @@ CatalogLoadPlacement(CatState *state)
 	Exec("SELECT r.task_id, r.model_id, r.device"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE t.status = 'active' AND r.status = 'failed'"
-		 "   AND r.device IS NOT NULL AND r.exit_code = $1"
+		 "   AND r.device IS NOT NULL AND r.exit_code IN ($1, $2)"
 		 " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-		 SPI_OK_SELECT, 1, types, values, NULL);
+		 SPI_OK_SELECT, 2, types, values, NULL);
 	n = (int) SPI_processed;
 	for (int i = 0; i < n; i++)
 	{

@@ -21,7 +21,7 @@
  *
  * Placement.  Before each decision every candidate of every task is
  * marked placeable or not (src/placement.c: the first of its device kinds
- * with a free device it did not run out of memory on), so the policy only
+ * with a free device that did not fail it before), so the policy only
  * picks candidates that can start now, and the decision's cost estimate
  * is the one for that device.  Candidates no usable device can ever run
  * are not eligible at all, so their tasks can complete.
@@ -48,6 +48,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "placement.h"
+#include "rundir.h"
 #include "storage/spin.h"
 #include "supervisor.h"
 #include "trainer_protocol.h"
@@ -77,15 +78,6 @@ static CatDevice devices[EASEML_MAX_SLOTS];
 static int	n_devices = 0;
 static MemoryContext devices_context = NULL;
 
-/* Directory of the run directories, where the probe writes. */
-static char *
-RunBase(void)
-{
-	if (is_absolute_path(easeml_run_directory))
-		return pstrdup(easeml_run_directory);
-	return psprintf("%s/%s", DataDir, easeml_run_directory);
-}
-
 /* The probe's output, or NULL if missing, too long or not valid text. */
 static char *
 ReadProbeOutput(const char *path)
@@ -97,7 +89,7 @@ ReadProbeOutput(const char *path)
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || st.st_size > TRP_MAX_RESULT_FILE)
+	if (fstat(fd, &st) != 0 || st.st_size > EASEML_MAX_RESULT_FILE)
 	{
 		close(fd);
 		return NULL;
@@ -123,7 +115,7 @@ RecordProbe(const char *output)
 	/* if recording fails (the error aborts this step), probe again */
 	probe_state = PROBE_NEEDED;
 	CatalogBegin("easeml: recording the device probe");
-	n = CatalogRecordProbe(output, TRP_VERSION);
+	n = CatalogRecordProbe(output, EASEML_PROTOCOL_VERSION);
 	CatalogCommit();
 	probe_state = PROBE_IDLE;
 	devices_known = true;
@@ -142,8 +134,8 @@ RecordProbe(const char *output)
 static void
 StartProbe(void)
 {
-	char	   *base = RunBase();
-	char	   *out = psprintf("%s/%s", base, TRP_FILE_PROBE);
+	char	   *base = RunBaseDirectory();
+	char	   *out = psprintf("%s/%s", base, EASEML_FILE_PROBE);
 	char	   *log = psprintf("%s/%s", base, PROBE_LOG_FILE);
 	char	   *argv[3];
 	char	   *envp[4];
@@ -151,8 +143,8 @@ StartProbe(void)
 	const char *home = getenv("HOME");
 	char		err[512];
 
-	argv[0] = SchedulerTrainerPath();
-	argv[1] = TRP_ARG_PROBE;
+	argv[0] = SupervisorTrainerPath();
+	argv[1] = EASEML_ARG_PROBE;
 	argv[2] = NULL;
 	envp[ne++] = "PATH=/usr/local/bin:/usr/bin:/bin";
 	envp[ne++] = "LC_ALL=C";
@@ -184,14 +176,14 @@ static void
 PollProbe(void)
 {
 	int			status;
-	char	   *base = RunBase();
+	char	   *base = RunBaseDirectory();
 
 	if (SupervisorProbePoll(&status))
 	{
 		char	   *output = NULL;
 
-		if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == TRP_EXIT_OK)
-			output = ReadProbeOutput(psprintf("%s/%s", base, TRP_FILE_PROBE));
+		if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_OK)
+			output = ReadProbeOutput(psprintf("%s/%s", base, EASEML_FILE_PROBE));
 		if (output == NULL)
 		{
 			char		how[256];
@@ -376,7 +368,7 @@ DevicesLookup(const char *name)
 	return NULL;
 }
 
-/* Mark in banned[] the devices this task's candidate ran out of memory on. */
+/* Mark in banned[] the devices that failed this task's candidate before. */
 static bool
 BannedDevices(const CatTask *t, int arm, unsigned char *banned)
 {
@@ -410,7 +402,7 @@ PlaceView(PlaceDevice *view, bool capacity)
 
 /*
  * Candidates that no usable device can ever run (no device of their
- * kinds, or out of memory on every one) are not eligible: they are not
+ * kinds, or every one failed it before) are not eligible: they are not
  * chosen, and their tasks can complete without them.
  */
 void
@@ -502,7 +494,7 @@ void
 DevicesNoteExit(const char *device, int wait_status)
 {
 	if (wait_status == -1 || !WIFEXITED(wait_status) ||
-		WEXITSTATUS(wait_status) != TRP_EXIT_DEVICE_UNAVAILABLE)
+		WEXITSTATUS(wait_status) != EASEML_EXIT_DEVICE_UNAVAILABLE)
 		return;
 	for (int i = 0; i < n_devices; i++)
 		if (strcmp(devices[i].name, device) == 0)

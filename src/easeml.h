@@ -68,10 +68,17 @@ extern void EasemlWakeAtCommit(void);
 extern bool EasemlIsScheduler(void);
 
 /* ----------
+ * Trainer database sessions (src/sql_trainer.c)
+ * ----------
+ */
+extern void TrainerSessionShmemRequest(void);
+extern void TrainerSessionShmemStartup(void);
+extern int	TrainerSessionTerminate(int64 run_id);
+
+/* ----------
  * Scheduler worker (src/scheduler.c)
  * ----------
  */
 extern PGDLLEXPORT void EasemlSchedulerMain(Datum main_arg) pg_attribute_noreturn();
-extern char *SchedulerTrainerPath(void);
 
 #endif							/* EASEML_H */

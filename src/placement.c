@@ -6,8 +6,8 @@
  * A candidate lists the device kinds it can use in order of preference
  * (easeml.models.device_kinds: the GPU-capable built-in families list
  * cuda, then cpu).  It goes to the first kind that has a device with a
- * free slot, skipping devices on which this candidate of this task ran
- * out of memory before; within a kind, to the device with the most free
+ * free slot, skipping devices that failed this candidate of this task
+ * before (out of memory, unusable); within a kind, to the device with the most free
  * slots, so that runs spread over several GPUs.  A GPU-capable candidate
  * therefore runs on the CPU only while no GPU is free or present.
  *

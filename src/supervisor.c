@@ -9,7 +9,7 @@
  * restart the whole cluster, and a CUDA context does not survive fork().
  * The scheduler starts each trainer with posix_spawn() in its own process
  * group, with default signal dispositions, stdin from /dev/null, stdout and
- * stderr appended to a per-run log file and no inherited descriptors
+ * stderr written to a per-run log file (truncated at spawn) and no inherited descriptors
  * beyond those three.  The trainer itself asks for SIGTERM when the
  * scheduler dies (PR_SET_PDEATHSIG) and checks its parent pid to close the
  * race, so a dying scheduler leaves no orphans behind.
@@ -17,9 +17,10 @@
  * Only this file calls posix_spawn, waitpid and kill on trainers, and only
  * this file changes a slot's state.  A slot belongs to a device
  * (easeml.devices) while it holds a run; the scheduler decides which device
- * a run goes to (src/devices.c), this file only keeps the books.  The
- * trainer's device probe is one more process supervised here, outside the
- * slots.
+ * a run goes to (src/devices.c), this file only keeps the books.  Besides
+ * the scheduler's trainers, it runs the trainer's device probe for the
+ * scheduler (outside the slots) and the trainer's model check for
+ * backends (SupervisorCheckModel).
  *
  * IDENTIFICATION
  *	  src/supervisor.c
@@ -29,6 +30,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -36,6 +38,7 @@
 #include <unistd.h>
 
 #include "easeml.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "supervisor.h"
 #include "trainer_protocol.h"
@@ -105,6 +108,47 @@ SupervisorRelease(int slot)
 	memset(&trainers[slot], 0, sizeof(EasemlTrainer));
 }
 
+/*
+ * Spawn attributes for a trainer: no blocked signals, default dispositions
+ * for those the server handles or ignores, and its own process group when
+ * asked (so that stopping it reaches its children too).
+ */
+static void
+InitSpawnAttr(posix_spawnattr_t *attr, bool own_group)
+{
+	sigset_t	mask;
+	sigset_t	defaults;
+	static const int default_signals[] = {
+		SIGPIPE, SIGUSR1, SIGUSR2, SIGHUP, SIGINT, SIGTERM, SIGQUIT,
+		SIGCHLD, SIGALRM, SIGXFSZ, SIGTTIN, SIGTTOU
+	};
+
+	sigemptyset(&mask);
+	sigemptyset(&defaults);
+	for (int i = 0; i < lengthof(default_signals); i++)
+		sigaddset(&defaults, default_signals[i]);
+	posix_spawnattr_init(attr);
+	posix_spawnattr_setsigmask(attr, &mask);
+	posix_spawnattr_setsigdefault(attr, &defaults);
+	posix_spawnattr_setpgroup(attr, 0);
+	posix_spawnattr_setflags(attr, (own_group ? POSIX_SPAWN_SETPGROUP : 0) |
+							 POSIX_SPAWN_SETSIGMASK |
+							 POSIX_SPAWN_SETSIGDEF);
+}
+
+/* The trainer executable: easeml.trainer_path or <bindir>/easeml-trainer. */
+char *
+SupervisorTrainerPath(void)
+{
+	char		path[MAXPGPATH];
+
+	if (easeml_trainer_path && easeml_trainer_path[0] != '\0')
+		return pstrdup(easeml_trainer_path);
+	strlcpy(path, my_exec_path, sizeof(path));
+	get_parent_directory(path);
+	return psprintf("%s/easeml-trainer", path);
+}
+
 /* Make the run directory (mode 0700) and return 0, or errno. */
 static int
 MakeRunDir(const char *path)
@@ -115,10 +159,10 @@ MakeRunDir(const char *path)
 }
 
 /*
- * Start a process in its own process group with default signal
- * dispositions, stdin from /dev/null, stdout to out_path (truncated) and
- * stderr to err_path, or to stdout when err_path is NULL; no other
- * descriptor is inherited.  Returns 0 with *pid set, or an errno.
+ * Start a process in its own process group (InitSpawnAttr), stdin from
+ * /dev/null, stdout to out_path (truncated) and stderr to err_path, or to
+ * stdout when err_path is NULL; no other descriptor is inherited.
+ * Returns 0 with *pid set, or an errno.
  */
 static int
 SpawnProcess(char *const argv[], char *const envp[], const char *out_path,
@@ -126,27 +170,9 @@ SpawnProcess(char *const argv[], char *const envp[], const char *out_path,
 {
 	posix_spawnattr_t attr;
 	posix_spawn_file_actions_t fa;
-	sigset_t	mask;
-	sigset_t	defaults;
 	int			rc;
-	static const int default_signals[] = {
-		SIGPIPE, SIGUSR1, SIGUSR2, SIGHUP, SIGINT, SIGTERM, SIGQUIT,
-		SIGCHLD, SIGALRM, SIGXFSZ, SIGTTIN, SIGTTOU
-	};
 
-	sigemptyset(&mask);
-	sigemptyset(&defaults);
-	for (int i = 0; i < lengthof(default_signals); i++)
-		sigaddset(&defaults, default_signals[i]);
-
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &mask);
-	posix_spawnattr_setsigdefault(&attr, &defaults);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-							 POSIX_SPAWN_SETSIGMASK |
-							 POSIX_SPAWN_SETSIGDEF);
-
+	InitSpawnAttr(&attr, true);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_path,
@@ -190,7 +216,7 @@ SupervisorSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 				 run_dir, strerror(rc));
 		return false;
 	}
-	snprintf(log_path, sizeof(log_path), "%s/%s", run_dir, TRP_FILE_LOG);
+	snprintf(log_path, sizeof(log_path), "%s/%s", run_dir, EASEML_FILE_LOG);
 
 	/*
 	 * Run ids start again after the extension is re-created: never let a
@@ -198,7 +224,7 @@ SupervisorSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 	 */
 	{
 		static const char *const stale[] = {
-			TRP_FILE_METRICS, TRP_FILE_ERROR, TRP_FILE_ARTIFACT
+			EASEML_FILE_METRICS, EASEML_FILE_ERROR, EASEML_FILE_ARTIFACT
 		};
 		char		old[MAXPGPATH];
 
@@ -228,6 +254,21 @@ SupervisorSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 }
 
 /*
+ * End the database sessions of a trainer that has exited or is being
+ * killed: its backend may still be running the tenant's query.
+ */
+static void
+EndSessions(EasemlTrainer *t)
+{
+	int			n = TrainerSessionTerminate(t->run_id);
+
+	if (n > 0)
+		ereport(LOG,
+				(errmsg("easeml: ended %d database session(s) left by the trainer of run %lld",
+						n, (long long) t->run_id)));
+}
+
+/*
  * Check whether the trainer in a slot has ended, without blocking.
  * Returns true with *status set when it has.
  */
@@ -240,15 +281,16 @@ SupervisorPoll(int slot, int *status)
 	if (t->pid <= 0)
 		return false;
 	rc = waitpid(t->pid, status, WNOHANG);
-	if (rc == t->pid)
-		return true;
 	if (rc < 0 && errno != EINTR)
 	{
 		/* not our child any more: report it as lost rather than hang */
 		*status = -1;
-		return true;
+		rc = t->pid;
 	}
-	return false;
+	if (rc != t->pid)
+		return false;
+	EndSessions(t);
+	return true;
 }
 
 /* Send a signal to a trainer's whole process group. */
@@ -285,6 +327,7 @@ SupervisorStop(int slot, EasemlStopReason reason)
 	{
 		SupervisorSignal(slot, SIGKILL);
 		t->kill_sent = true;
+		EndSessions(t);
 	}
 }
 
@@ -331,6 +374,7 @@ SupervisorStopAll(void)
 		}
 		pg_usleep(10000L);
 	}
+	(void) TrainerSessionTerminate(0);
 }
 
 /* Describe a wait status in words, for the run's error text. */
@@ -339,6 +383,21 @@ SupervisorDescribeExit(int status, char *buf, size_t len)
 {
 	if (status == -1)
 		snprintf(buf, len, "trainer process was lost (not a child of the scheduler)");
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_SOURCE)
+		snprintf(buf, len, "trainer could not read the task's rows (exit code %d)",
+				 EASEML_EXIT_SOURCE);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_MODEL)
+		snprintf(buf, len, "trainer cannot train this model (exit code %d)",
+				 EASEML_EXIT_MODEL);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DEVICE_OOM)
+		snprintf(buf, len, "trainer ran out of device memory (exit code %d)",
+				 EASEML_EXIT_DEVICE_OOM);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DEVICE_UNAVAILABLE)
+		snprintf(buf, len, "trainer could not use its device (exit code %d)",
+				 EASEML_EXIT_DEVICE_UNAVAILABLE);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DISCONNECTED)
+		snprintf(buf, len, "trainer lost its database connection (exit code %d)",
+				 EASEML_EXIT_DISCONNECTED);
 	else if (WIFEXITED(status))
 		snprintf(buf, len, "trainer exited with code %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
@@ -352,6 +411,131 @@ SupervisorDescribeExit(int status, char *buf, size_t len)
 			);
 	else
 		snprintf(buf, len, "trainer ended with status 0x%x", status);
+}
+
+/* Read a child's output until EOF, for at most timeout_ms. */
+static bool
+ReadChildOutput(int fd, StringInfo out, int timeout_ms)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	char		buf[1024];
+
+	for (;;)
+	{
+		struct pollfd pfd = {fd, POLLIN, 0};
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
+			return false;
+		rc = poll(&pfd, 1, 100);
+		if (rc < 0 && errno != EINTR)
+			return false;
+		if (rc <= 0)
+			continue;
+		rc = read(fd, buf, sizeof(buf));
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0)
+			return true;
+		/* the answer is one line: ignore anything past a page */
+		if (out->len < 4096)
+			appendBinaryStringInfo(out, buf, rc);
+	}
+}
+
+/*
+ * Ask the trainer whether it can train a model row: easeml-trainer
+ * --check-model (src/trainer/tr_check.c), the one definition of families
+ * and their parameters.  Called by backends (easeml._check_model).
+ * Returns NULL when it can, else the trainer's reason; raises an error
+ * when the trainer cannot be run or does not answer within 10 s.
+ */
+char *
+SupervisorCheckModel(const char *family, const char *params,
+					 const char *kinds, bool needs_image)
+{
+	char	   *path = SupervisorTrainerPath();
+	char	   *argv[10];
+	char	   *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C",
+	"OPENBLAS_NUM_THREADS=1", NULL};
+	int			n = 0;
+	int			fds[2];
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_t fa;
+	pid_t		pid;
+	int			rc;
+	int			status = 0;
+	volatile bool answered = false;
+	StringInfoData out;
+
+	argv[n++] = path;
+	argv[n++] = EASEML_ARG_CHECK_MODEL;
+	argv[n++] = unconstify(char *, family);
+	argv[n++] = "--params";
+	argv[n++] = unconstify(char *, params);
+	argv[n++] = "--kinds";
+	argv[n++] = unconstify(char *, kinds);
+	if (needs_image)
+		argv[n++] = "--needs-image";
+	argv[n] = NULL;
+
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create a pipe to the trainer: %m")));
+	InitSpawnAttr(&attr, false);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+	fflush(NULL);
+	rc = posix_spawn(&pid, path, &fa, &attr, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(fds[1]);
+	if (rc != 0)
+	{
+		close(fds[0]);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not run the trainer \"%s\" to check the model: %s",
+						path, strerror(rc)),
+				 errhint("Check easeml.trainer_path, or install easeml-trainer next to the postgres binary.")));
+	}
+
+	initStringInfo(&out);
+	PG_TRY();
+	{
+		answered = ReadChildOutput(fds[0], &out, 10000);
+	}
+	PG_FINALLY();
+	{
+		/* never leave the child behind, whatever happened */
+		close(fds[0]);
+		(void) kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	PG_END_TRY();
+
+	while (out.len > 0 && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == ' '))
+		out.data[--out.len] = '\0';
+	if (answered && WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_OK)
+		return NULL;
+	if (answered && WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_MODEL && out.len > 0)
+		return out.data;
+	{
+		char		how[256];
+
+		SupervisorDescribeExit(status, how, sizeof(how));
+		ereport(ERROR,
+				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+				 errmsg("the trainer \"%s\" could not check the model: %s",
+						path, answered ? how : "no answer within 10 s"),
+				 out.len > 0 ? errdetail("%s", out.data) : 0));
+	}
+	return NULL;				/* keep the compiler quiet */
 }
 
 /*

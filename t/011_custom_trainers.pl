@@ -140,13 +140,13 @@ is($node->safe_psql('postgres', q{
 	SELECT string_agg(r.status || '/' || r.device || '/' || coalesce(r.exit_code::text, '-'), ',' ORDER BY r.id)
 	  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
 	  JOIN easeml.tasks t ON t.id = r.task_id WHERE m.name = 'gpu-hungry' AND t.name = 'iris'}),
-	'failed/cuda:0/3,succeeded/cpu/0',
+	'failed/cuda:0/5,succeeded/cpu/0',
 	'out of GPU memory: the run fails, and the candidate then trains on the CPU');
 like($node->safe_psql('postgres', q{
 	SELECT r.error FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
 	  JOIN easeml.tasks t ON t.id = r.task_id
 	 WHERE m.name = 'gpu-hungry' AND t.name = 'iris' AND r.status = 'failed'}),
-	qr/exited with code 3: CUDA out of memory/, 'the failed run says why');
+	qr/exited with code 5: CUDA out of memory/, 'the failed run says why');
 is($node->safe_psql('postgres', "SELECT status FROM easeml.tasks WHERE name = 'iris'"),
 	'completed', 'the task completed all the same');
 

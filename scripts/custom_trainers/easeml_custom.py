@@ -16,7 +16,7 @@ built-in families see them, so scores are comparable.  The environment
 gives the device (EASEML_DEVICE, EASEML_DEVICE_KIND, CUDA_VISIBLE_DEVICES),
 the seed (EASEML_SEED), the time limit in seconds (EASEML_TIME_LIMIT, 0 for
 none), the CPU threads (EASEML_THREADS) and where an artifact may be
-written (EASEML_ARTIFACT_PATH).  Exit with code 3 (OUT_OF_MEMORY) when the
+written (EASEML_ARTIFACT_PATH).  Exit with code 5 (OUT_OF_MEMORY) when the
 device runs out of memory: easeml then places the candidate elsewhere.
 
 Only the standard library and numpy are needed.
@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 FORMAT = "easeml-data-1"
-OUT_OF_MEMORY = 3
+OUT_OF_MEMORY = 5
 
 
 class Task:

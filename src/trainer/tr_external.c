@@ -24,7 +24,8 @@
  *			 EASEML_ARTIFACT_PATH (where it may leave an artifact), plus
  *			 PATH, LC_ALL, HOME and PYTHONUNBUFFERED; never the database
  *			 connection string;
- *	 exit	 0 on success; 3 when the device ran out of memory.
+ *	 exit	 0 on success; 5 (EASEML_EXIT_DEVICE_OOM) when the device ran
+ *			 out of memory.
  *
  * The command line is the admin's array, nothing else: no value a tenant
  * wrote (task or column names, labels) reaches the command line or the
@@ -95,7 +96,7 @@ Header(const TrData *data, char **feature_names, json_object *params, uint64_t s
 	const char *names[4] = {"x_train", "y_train", "x_val", "y_val"};
 	char	   *text;
 
-	json_object_object_add(h, "format", json_object_new_string(TRP_DATA_FORMAT));
+	json_object_object_add(h, "format", json_object_new_string(EASEML_DATA_FORMAT));
 	json_object_object_add(h, "kind", json_object_new_string(reg ? "regression" : "classification"));
 	json_object_object_add(h, "n_train", json_object_new_int(data->n_train));
 	json_object_object_add(h, "n_val", json_object_new_int(data->n_val));
@@ -173,23 +174,23 @@ CommandEnv(const TrExternalRun *run)
 
 	if (env == NULL)
 		return NULL;
-	v = getenv(TRP_ENV_DEVICE);
-	env[n++] = EnvVar(TRP_ENV_DEVICE, v ? v : TRP_KIND_CPU);
-	v = getenv(TRP_ENV_DEVICE_KIND);
-	env[n++] = EnvVar(TRP_ENV_DEVICE_KIND, v ? v : TRP_KIND_CPU);
+	v = getenv(EASEML_ENV_DEVICE);
+	env[n++] = EnvVar(EASEML_ENV_DEVICE, v ? v : EASEML_KIND_CPU);
+	v = getenv(EASEML_ENV_DEVICE_KIND);
+	env[n++] = EnvVar(EASEML_ENV_DEVICE_KIND, v ? v : EASEML_KIND_CPU);
 	/* unset means every GPU: a command on the CPU must see none */
-	v = getenv(TRP_ENV_CUDA_VISIBLE);
-	env[n++] = EnvVar(TRP_ENV_CUDA_VISIBLE, v ? v : "");
+	v = getenv(EASEML_ENV_CUDA_VISIBLE);
+	env[n++] = EnvVar(EASEML_ENV_CUDA_VISIBLE, v ? v : "");
 	snprintf(num, sizeof(num), "%llu", (unsigned long long) run->seed);
-	env[n++] = EnvVar(TRP_ENV_SEED, num);
-	v = getenv(TRP_ENV_TIME_LIMIT);
-	env[n++] = EnvVar(TRP_ENV_TIME_LIMIT, v ? v : "0");
+	env[n++] = EnvVar(EASEML_ENV_SEED, num);
+	v = getenv(EASEML_ENV_TIME_LIMIT);
+	env[n++] = EnvVar(EASEML_ENV_TIME_LIMIT, v ? v : "0");
 	snprintf(num, sizeof(num), "%d", run->threads > 0 ? run->threads : 1);
-	env[n++] = EnvVar(TRP_ENV_THREADS, num);
+	env[n++] = EnvVar(EASEML_ENV_THREADS, num);
 	env[n++] = EnvVar("OMP_NUM_THREADS", num);
 	env[n++] = EnvVar("OPENBLAS_NUM_THREADS", num);
 	env[n++] = EnvVar("MKL_NUM_THREADS", num);
-	env[n++] = EnvVar(TRP_ENV_ARTIFACT, run->artifact_path);
+	env[n++] = EnvVar(EASEML_ENV_ARTIFACT, run->artifact_path);
 	env[n++] = EnvVar("PATH", "/usr/local/bin:/usr/bin:/bin");
 	env[n++] = EnvVar("LC_ALL", "C");
 	env[n++] = EnvVar("PYTHONUNBUFFERED", "1");
@@ -473,7 +474,7 @@ KeepArtifact(const TrExternalRun *run, const TrData *data, TrResult *res)
 		return -1;
 	}
 	fclose(f);
-	TrArtifactBegin(&art, TRP_FAMILY_EXTERNAL, data);
+	TrArtifactBegin(&art, EASEML_FAMILY_EXTERNAL, data);
 	dims[0] = st.st_size;
 	TrArtifactAdd(&art, "blob", TR_DT_U8, 1, dims, blob);
 	free(blob);
@@ -500,8 +501,8 @@ Outcome(int status, Said *said, Lines *err, const TrExternalRun *run, TrResult *
 	}
 	if (WEXITSTATUS(status) != 0)
 	{
-		if (WEXITSTATUS(status) == TRP_EXIT_DEVICE_OOM)
-			res->exit_code = TRP_EXIT_DEVICE_OOM;
+		if (WEXITSTATUS(status) == EASEML_EXIT_DEVICE_OOM)
+			res->exit_code = EASEML_EXIT_DEVICE_OOM;
 		TrSetError(res, "the custom trainer exited with code %d%s%s",
 				   WEXITSTATUS(status), why[0] ? ": " : "", why);
 		return -1;
@@ -531,7 +532,7 @@ Metrics(const TrData *data, const TrExternalRun *run, const TrResult *res,
 	json_object *m = json_object_new_object();
 
 	json_object_object_add(m, "score", json_object_new_double(res->score));
-	json_object_object_add(m, "family", json_object_new_string(TRP_FAMILY_EXTERNAL));
+	json_object_object_add(m, "family", json_object_new_string(EASEML_FAMILY_EXTERNAL));
 	json_object_object_add(m, "kind", json_object_new_string(
 									data->kind == TR_KIND_REGRESSION ? "regression" : "classification"));
 	json_object_object_add(m, "train_seconds", json_object_new_double(t_fit));

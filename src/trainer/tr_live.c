@@ -18,8 +18,14 @@
  *	   0 (or 1).  The scheduler records the result: it alone changes a
  *	   run's status.
  *
- * SIGTERM (a cancel or a timeout) sets a flag the families check; the
- * process then exits 1.
+ * Right after connecting, the trainer attaches its session
+ * (easeml.trainer_attach), so that the scheduler can end it when the
+ * trainer ends: a backend would otherwise run the tenant's query to its
+ * end after the trainer was killed.
+ *
+ * SIGTERM (a cancel or a timeout) sets a flag the families check, and that
+ * the data loading checks while it waits for the server; the process then
+ * exits 1.  Exit statuses are those of src/trainer_protocol.h.
  *
  * IDENTIFICATION
  *	  src/trainer/tr_live.c
@@ -42,6 +48,7 @@
 
 #include "trainer.h"
 #include "trainer_protocol.h"
+#include "tr_check.h"
 #include "tr_copy.h"
 #include "tr_external.h"
 
@@ -107,8 +114,8 @@ Fail(const char *dir, const char *fmt,...)
 	va_end(ap);
 	LogLine("error: %s", msg);
 	if (dir)
-		(void) WriteRunFile(dir, TRP_FILE_ERROR, msg);
-	return TRP_EXIT_ERROR;
+		(void) WriteRunFile(dir, EASEML_FILE_ERROR, msg);
+	return EASEML_EXIT_FAILED;
 }
 
 typedef struct ProgressState
@@ -147,6 +154,17 @@ ReportProgress(void *arg, int epoch, double loss)
 	PQclear(res);
 }
 
+/* SQLSTATE of the last error Command() or the spec query got, or "" */
+static char last_sqlstate[6];
+
+static void
+KeepSqlstate(const PGresult *res)
+{
+	const char *code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	snprintf(last_sqlstate, sizeof(last_sqlstate), "%s", code ? code : "");
+}
+
 /* Run a command that returns no rows; 0 or -1 with err set. */
 static int
 Command(PGconn *conn, const char *sql, int nparams, const char *const *values,
@@ -158,11 +176,34 @@ Command(PGconn *conn, const char *sql, int nparams, const char *const *values,
 
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
 	{
-		snprintf(err, errlen, "%s", PQresultErrorMessage(res));
+		snprintf(err, errlen, "%s", TrServerMessage(res, conn));
+		KeepSqlstate(res);
 		rc = -1;
 	}
 	PQclear(res);
 	return rc;
+}
+
+/*
+ * Exit status after reading the task failed (src/trainer_protocol.h).  A lost
+ * connection means the server is going down: the run is interrupted, not
+ * failed.  An error the server raised reading the source fails the task,
+ * unless its class says it may pass (connection, rollback, resources,
+ * lock or object state, operator intervention, system, internal).
+ */
+static int
+LoadFailure(PGconn *conn, const char *sqlstate)
+{
+	static const char *const transient[] = {"08", "40", "53", "55", "57", "58", "XX"};
+
+	if (PQstatus(conn) == CONNECTION_BAD)
+		return EASEML_EXIT_DISCONNECTED;
+	if (sqlstate == NULL || strlen(sqlstate) != 5)
+		return EASEML_EXIT_FAILED;
+	for (int i = 0; i < (int) (sizeof(transient) / sizeof(transient[0])); i++)
+		if (strncmp(sqlstate, transient[i], 2) == 0)
+			return EASEML_EXIT_FAILED;
+	return EASEML_EXIT_SOURCE;
 }
 
 /*
@@ -190,7 +231,7 @@ FetchCommand(PGconn *conn, const char *run_id, char *err, size_t errlen)
 	n = PQntuples(res);
 	if (n == 0)
 		snprintf(err, errlen, "the run's model has family \"%s\" but no command",
-				 TRP_FAMILY_EXTERNAL);
+				 EASEML_FAMILY_EXTERNAL);
 	else if ((argv = calloc(n + 1, sizeof(char *))) == NULL)
 		snprintf(err, errlen, "out of memory");
 	for (int i = 0; argv != NULL && i < n; i++)
@@ -243,17 +284,17 @@ TrLiveMain(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], TRP_ARG_RUN) == 0 && i + 1 < argc)
+		if (strcmp(argv[i], EASEML_ARG_RUN) == 0 && i + 1 < argc)
 			run_id = argv[++i];
-		else if (strcmp(argv[i], TRP_ARG_RUN_DIR) == 0 && i + 1 < argc)
+		else if (strcmp(argv[i], EASEML_ARG_RUN_DIR) == 0 && i + 1 < argc)
 			run_dir = argv[++i];
-		else if (strcmp(argv[i], TRP_ARG_LOAD_ONLY) == 0)
+		else if (strcmp(argv[i], EASEML_ARG_LOAD_ONLY) == 0)
 			load_only = 1;	/* scripts/bench/dataload.sh: stop after loading */
 	}
 	if (run_id == NULL || run_dir == NULL)
 	{
 		fprintf(stderr, "usage: easeml-trainer --run ID --run-dir DIR\n");
-		return TRP_EXIT_USAGE;
+		return EASEML_EXIT_USAGE;
 	}
 	for (const char *c = run_id; *c; c++)
 		if (*c < '0' || *c > '9')
@@ -261,7 +302,7 @@ TrLiveMain(int argc, char **argv)
 
 	/* die with the scheduler; the getppid() check closes the race */
 	(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
-	sched_pid = getenv(TRP_ENV_SCHEDULER_PID);
+	sched_pid = getenv(EASEML_ENV_SCHEDULER_PID);
 	if (sched_pid && atoi(sched_pid) != (int) getppid())
 		return Fail(run_dir, "the scheduler (pid %s) is gone", sched_pid);
 
@@ -277,10 +318,21 @@ TrLiveMain(int argc, char **argv)
 		threads = 1;
 
 	LogLine("run %s: starting", run_id);
-	conninfo = getenv(TRP_ENV_CONNINFO);
+	conninfo = getenv(EASEML_ENV_CONNINFO);
 	conn = PQconnectdb(conninfo ? conninfo : "");
 	if (PQstatus(conn) != CONNECTION_OK)
 		return Fail(run_dir, "could not connect to the database: %s", PQerrorMessage(conn));
+
+	/* before anything of the tenant's runs in this session */
+	{
+		const char *values[1] = {run_id};
+
+		if (Command(conn, "SELECT easeml.trainer_attach($1)", 1, values, err, sizeof(err)) != 0)
+		{
+			Fail(run_dir, "could not attach the trainer's session: %s", err);
+			return LoadFailure(conn, NULL);
+		}
+	}
 
 	/* the spec */
 	{
@@ -290,10 +342,10 @@ TrLiveMain(int argc, char **argv)
 						   1, NULL, values, NULL, NULL, 0);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
 		{
-			Fail(run_dir, "could not read the run's spec: %s", PQresultErrorMessage(res));
+			Fail(run_dir, "could not read the run's spec: %s", TrServerMessage(res, conn));
+			KeepSqlstate(res);
 			PQclear(res);
-			PQfinish(conn);
-			return TRP_EXIT_ERROR;
+			return LoadFailure(conn, last_sqlstate);
 		}
 		spec = json_tokener_parse(PQgetvalue(res, 0, 0));
 		PQclear(res);
@@ -337,9 +389,19 @@ TrLiveMain(int argc, char **argv)
 	LogLine("run %s: task %s (%s), model %s, family %s, %d features",
 			run_id, JsonString(spec, "task"), kind_s, JsonString(spec, "model"),
 			family, d);
-	if (strcmp(family, TRP_FAMILY_EXTERNAL) == 0 &&
+	if (strcmp(family, EASEML_FAMILY_EXTERNAL) == 0 &&
 		(command = FetchCommand(conn, run_id, err, sizeof(err))) == NULL)
 		return Fail(run_dir, "%s", err);
+
+	/*
+	 * A model row this trainer cannot train for this kind of task is no
+	 * task's fault (whether the task has images is its own business).
+	 */
+	if (TrModelCheck(family, params, kind_s, 1, err, sizeof(err)) != 0)
+	{
+		Fail(run_dir, "model %s cannot be trained: %s", JsonString(spec, "model"), err);
+		return EASEML_EXIT_MODEL;
+	}
 
 	/* the rows, read as the tenant */
 	t0 = TrNow();
@@ -349,15 +411,25 @@ TrLiveMain(int argc, char **argv)
 		if (Command(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, err, sizeof(err)) != 0 ||
 			Command(conn, "SET LOCAL synchronize_seqscans = off", 0, NULL, err, sizeof(err)) != 0 ||
 			Command(conn, "SELECT easeml.trainer_data_session($1)", 1, values, err, sizeof(err)) != 0)
-			return Fail(run_dir, "could not open the data session: %s", err);
+		{
+			Fail(run_dir, "could not open the data session: %s", err);
+			return LoadFailure(conn, last_sqlstate);
+		}
 	}
-	if (TrCopyLoad(conn, query, d, kind, &cancel_requested, &tab, &bytes, err, sizeof(err)) != 0)
-		return Fail(run_dir, "%s", err);
+	if (TrCopyLoad(conn, query, d, kind, &cancel_requested, &tab, &bytes,
+				   last_sqlstate, err, sizeof(err)) != 0)
+	{
+		Fail(run_dir, "%s", err);
+		return cancel_requested ? EASEML_EXIT_FAILED : LoadFailure(conn, last_sqlstate);
+	}
 	{
 		char		err2[512];
 
 		if (Command(conn, "ROLLBACK", 0, NULL, err2, sizeof(err2)) != 0)
-			return Fail(run_dir, "could not end the data session: %s", err2);
+		{
+			Fail(run_dir, "could not end the data session: %s", err2);
+			return LoadFailure(conn, NULL);
+		}
 	}
 	load_seconds = TrNow() - t0;
 	LogLine("run %s: loaded %d rows (%ld bytes) in %.3f s", run_id, tab.n, bytes, load_seconds);
@@ -390,7 +462,7 @@ TrLiveMain(int argc, char **argv)
 		TrExternalRun xr;
 		char		artifact[4096];
 
-		snprintf(artifact, sizeof(artifact), "%s/%s", run_dir, TRP_FILE_ARTIFACT);
+		snprintf(artifact, sizeof(artifact), "%s/%s", run_dir, EASEML_FILE_ARTIFACT);
 		memset(&xr, 0, sizeof(xr));
 		xr.command = command;
 		xr.params = params;
@@ -410,7 +482,7 @@ TrLiveMain(int argc, char **argv)
 	{
 		Fail(run_dir, "%s", result.error[0] ? result.error : "training failed");
 		/* a device failure tells the scheduler to place the candidate elsewhere */
-		return result.exit_code != 0 ? result.exit_code : TRP_EXIT_ERROR;
+		return result.exit_code != 0 ? result.exit_code : EASEML_EXIT_FAILED;
 	}
 	if (cancel_requested)
 		return Fail(run_dir, "cancelled");
@@ -445,9 +517,9 @@ TrLiveMain(int argc, char **argv)
 	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(bytes));
 	json_object_object_add(metrics, "model", json_object_new_string(JsonString(spec, "model")));
 
-	if (WriteRunFile(run_dir, TRP_FILE_METRICS,
+	if (WriteRunFile(run_dir, EASEML_FILE_METRICS,
 					 json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN)) != 0)
-		return Fail(run_dir, "could not write %s: %s", TRP_FILE_METRICS, strerror(errno));
+		return Fail(run_dir, "could not write %s: %s", EASEML_FILE_METRICS, strerror(errno));
 	LogLine("run %s: done, score %.6f", run_id, result.score);
 
 	TrResultFree(&result);

@@ -14,6 +14,8 @@
  *	 easeml-trainer --list-families
  *	 easeml-trainer --probe		 (the devices, for the scheduler)
  *
+ * and --check-model (tr_check.c) answers whether a model row can be
+ * trained.
  * The metrics object is printed on stdout (and optionally written to a
  * file); errors go to stderr with exit status 1.  SIGTERM and SIGINT set
  * the cancel flag, which the families poll once per epoch or batch.
@@ -34,6 +36,7 @@
 
 #include "trainer.h"
 #include "trainer_protocol.h"
+#include "tr_check.h"
 #include "tr_external.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
@@ -52,6 +55,7 @@ Usage(FILE *out)
 			"       easeml-trainer --train-csv FILE --val-csv FILE --target COL --family F [options]\n"
 			"       easeml-trainer --csv FILE --target COL --command PROGRAM [--command ARG ...]\n"
 			"       easeml-trainer --list-families\n"
+			"       easeml-trainer --check-model FAMILY [--params JSON] [--kinds K[,K]] [--needs-image]\n"
 			"       easeml-trainer --run ...   (live mode, launched by the scheduler)\n"
 			"       easeml-trainer --probe     (list this machine's devices as JSON)\n"
 			"options:\n"
@@ -464,10 +468,12 @@ main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], TRP_ARG_RUN) == 0)
+		if (strcmp(argv[i], EASEML_ARG_RUN) == 0)
 			return TrLiveMain(argc, argv);
-		if (strcmp(argv[i], TRP_ARG_PROBE) == 0)
+		if (strcmp(argv[i], EASEML_ARG_PROBE) == 0)
 			return TrProbeMain();
+		if (strcmp(argv[i], EASEML_ARG_CHECK_MODEL) == 0)
+			return TrCheckModelMain(argc, argv);
 	}
 
 	memset(&sa, 0, sizeof(sa));

@@ -39,8 +39,8 @@ AddCpu(json_object *list)
 	char		desc[64];
 
 	snprintf(desc, sizeof(desc), "%ld CPU core%s", cores, cores == 1 ? "" : "s");
-	json_object_object_add(d, "name", json_object_new_string(TRP_KIND_CPU));
-	json_object_object_add(d, "kind", json_object_new_string(TRP_KIND_CPU));
+	json_object_object_add(d, "name", json_object_new_string(EASEML_KIND_CPU));
+	json_object_object_add(d, "kind", json_object_new_string(EASEML_KIND_CPU));
 	json_object_object_add(d, "ordinal", json_object_new_int(0));
 	if (pages > 0 && page > 0)
 		json_object_object_add(d, "memory", json_object_new_int64((int64_t) pages * page));
@@ -62,11 +62,11 @@ AddGpus(json_object *list)
 		char		name[32];
 		char		desc[TR_GPU_NAME_LEN + 64];
 
-		snprintf(name, sizeof(name), "%s:%d", TRP_KIND_CUDA, i);
+		snprintf(name, sizeof(name), "%s:%d", EASEML_KIND_CUDA, i);
 		snprintf(desc, sizeof(desc), "%.*s, compute capability %d.%d",
 				 TR_GPU_NAME_LEN - 1, info[i].name, info[i].major, info[i].minor);
 		json_object_object_add(d, "name", json_object_new_string(name));
-		json_object_object_add(d, "kind", json_object_new_string(TRP_KIND_CUDA));
+		json_object_object_add(d, "kind", json_object_new_string(EASEML_KIND_CUDA));
 		json_object_object_add(d, "ordinal", json_object_new_int(i));
 		json_object_object_add(d, "memory", json_object_new_int64((int64_t) info[i].memory));
 		json_object_object_add(d, "description", json_object_new_string(desc));
@@ -85,10 +85,10 @@ TrProbeMain(void)
 
 	AddCpu(list);
 	cuda = AddGpus(list);
-	json_object_object_add(out, "protocol", json_object_new_int(TRP_VERSION));
+	json_object_object_add(out, "protocol", json_object_new_int(EASEML_PROTOCOL_VERSION));
 	json_object_object_add(out, "devices", list);
 	json_object_object_add(out, "cuda", json_object_new_string(cuda));
 	printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN));
 	json_object_put(out);
-	return fflush(stdout) == 0 ? TRP_EXIT_OK : TRP_EXIT_ERROR;
+	return fflush(stdout) == 0 ? EASEML_EXIT_OK : EASEML_EXIT_FAILED;
 }

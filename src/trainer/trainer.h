@@ -130,7 +130,7 @@ typedef struct TrResult
 	char		error[TR_ERRLEN];	/* set when fit returns non-zero */
 	/* optional family-specific metrics merged into the metrics object */
 	json_object *extra;			/* owned; freed by TrResultFree() */
-	/* exit code of a failed fit: 0 for TRP_EXIT_ERROR, or a device failure */
+	/* exit code of a failed fit: 0 for EASEML_EXIT_FAILED, or a device failure */
 	int			exit_code;
 } TrResult;
 
