@@ -103,3 +103,44 @@ easeml-trainer-test: $(TRAINER_TEST_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
 .PHONY: trainer-unittest
 trainer-unittest: easeml-trainer-test
 	OPENBLAS_NUM_THREADS=1 ./easeml-trainer-test
+
+# ---- GPU: the CUDA backend and the device checks ----------------------------
+# Where nvcc exists (CUDA_HOME, default /usr/local/cuda) the CUDA backend is
+# built as easeml-cuda.so: sm_90 code and compute_90 PTX for newer GPUs, the
+# CUDA runtime linked in statically, cuBLAS found through an rpath.  The
+# trainer loads it with dlopen(), so everything else builds, installs and
+# runs without it; easeml.so never links CUDA.
+CUDA_HOME ?= /usr/local/cuda
+NVCC := $(wildcard $(CUDA_HOME)/bin/nvcc)
+CUDA_GENCODE = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+ifneq ($(NVCC),)
+CUDA_TARGETS = easeml-cuda.so
+endif
+EXTRA_CLEAN += easeml-cuda.so easeml-device-test
+
+easeml-cuda.so: src/trainer/cuda/tr_cuda.cu src/trainer/tr_gpu.h src/trainer/tr_gpu_kernels.h
+	$(NVCC) -O3 -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden $(CUDA_GENCODE) \
+		-Isrc -Isrc/trainer -shared -cudart static -o $@ $< \
+		-L$(CUDA_HOME)/lib64 -lcublas -Xlinker -rpath,$(CUDA_HOME)/lib64
+
+all: $(CUDA_TARGETS)
+
+install: install-cuda
+.PHONY: install-cuda
+install-cuda: $(CUDA_TARGETS)
+ifneq ($(NVCC),)
+	$(INSTALL_SHLIB) easeml-cuda.so '$(DESTDIR)$(pkglibdir)/easeml-cuda.so'
+endif
+
+# easeml-device-test: every GPU kernel and GPU family against the CPU.
+# "make device-test" runs it on the CPU emulation of a GPU;
+# "./easeml-device-test --cuda" on the CUDA backend (scripts/gpu-check.sh).
+DEVICE_TEST_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) \
+	src/trainer/devtest/device_test.c
+
+easeml-device-test: $(DEVICE_TEST_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) -Isrc/trainer $(PQ_INCLUDE) -o $@ $(DEVICE_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
+
+.PHONY: device-test
+device-test: easeml-device-test
+	OPENBLAS_NUM_THREADS=1 ./easeml-device-test

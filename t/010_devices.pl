@@ -1,8 +1,10 @@
 # Devices: the probe fills easeml.devices at start, runs are placed in
 # device slots and record their device, a GPU-capable candidate runs on the
-# CPU when no GPU is free, disabled devices take no runs, and a new probe
-# notices a GPU that is gone.  The GPU is the trainer's CPU emulation of
-# one (EASEML_GPU_EMULATE), so this runs where no GPU is.
+# CPU when no GPU is free, disabled devices take no runs, a run out of GPU
+# memory fails with that reason and its candidate trains on the CPU, the
+# GPU and CPU fits of a candidate score alike, and a new probe notices a
+# GPU that is gone.  The GPU is the trainer's CPU emulation of one
+# (EASEML_GPU_EMULATE), so this runs where no GPU is.
 use strict;
 use warnings;
 
@@ -17,11 +19,13 @@ my $bindir = `pg_config --bindir`;
 chomp $bindir;
 my $real = "$bindir/easeml-trainer";
 
-# the real trainer with an emulated GPU (unless $tmp/no_gpu exists); each
-# run's environment is kept in $tmp/env.<run id>
+# the real trainer with an emulated GPU (unless $tmp/no_gpu exists) whose
+# memory is the number in $tmp/gpu_memory, if any; each run's environment
+# is kept in $tmp/env.<run id>
 my $wrapper = trainer_script($tmp, 'gpu_trainer', qq{
 [ -n "\$EASEML_RUN_ID" ] && env > "$tmp/env.\$EASEML_RUN_ID"
 [ -f "$tmp/no_gpu" ] || export EASEML_GPU_EMULATE=1
+[ -f "$tmp/gpu_memory" ] && export EASEML_GPU_EMULATE_MEMORY=\$(cat "$tmp/gpu_memory")
 exec "$real" "\$@"});
 
 my $node = easeml_node('devices',
@@ -124,8 +128,50 @@ ok($node->poll_query_until('postgres', q{
 	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine' AND m.name = 'gnb'},
 	'succeeded/cuda:0'), 'it runs on the GPU once the GPU is enabled');
 
+# ---- out of GPU memory: a failed run, then the candidate trains on the CPU
+write_file("$tmp/gpu_memory", '20000');
+$node->safe_psql('postgres', q{
+	UPDATE easeml.models SET enabled = name = 'mlp-64';
+	UPDATE easeml.models SET device_kinds = '{cuda,cpu}' WHERE name = 'mlp-64';});
+query_as($node, 'lab_a',
+	"INSERT INTO easeml.tasks (name, source, target) VALUES ('iris_oom', 'public.iris', 'label')");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'iris_oom'"),
+	'a task whose GPU run runs out of memory completes');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(r.status || '/' || r.device || '/' || r.exit_code, ',' ORDER BY r.id)
+	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'iris_oom'}),
+	'failed/cuda:0/5,succeeded/cpu/0',
+	'the run out of GPU memory failed, then the candidate trained on the CPU');
+like($node->safe_psql('postgres', q{
+	SELECT r.error FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'iris_oom' AND r.status = 'failed'}),
+	qr/ran out of device memory \(exit code 5\): .*mlp: out of GPU memory/,
+	'its error says it ran out of GPU memory');
+
+# ---- the same candidate on the GPU and on the CPU scores alike -------------
+unlink("$tmp/gpu_memory");
+query_as($node, 'lab_a',
+	"INSERT INTO easeml.tasks (name, source, target) VALUES ('wine_gpu', 'public.wine', 'label')");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'wine_gpu'"),
+	'a task trains its GPU-capable candidate');
+my ($gpu_score, $gpu_kind) = split /\|/, $node->safe_psql('postgres', q{
+	SELECT r.score, r.metrics ->> 'device_kind' FROM easeml.runs r
+	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine_gpu' AND r.device = 'cuda:0'});
+is($gpu_kind, 'cuda', 'the run trained on the GPU (its metrics say so)');
+$node->safe_psql('postgres', "SELECT easeml.disable_device('cuda:0')");
+my $cpu_run = query_as($node, 'lab_a', "SELECT easeml.enqueue('wine_gpu', 'mlp-64')");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'succeeded' FROM easeml.runs WHERE id = $cpu_run"),
+	'the same candidate trains again, on the CPU');
+my $cpu_score = $node->safe_psql('postgres', "SELECT score FROM easeml.runs WHERE id = $cpu_run");
+cmp_ok(abs($gpu_score - $cpu_score), '<=', 0.01,
+	"GPU and CPU accuracies agree within a point ($gpu_score and $cpu_score)");
+$node->safe_psql('postgres', "SELECT easeml.enable_device('cuda:0')");
+
 # ---- a new probe notices that the GPU is gone -----------------------------
-slurp_or_touch("$tmp/no_gpu");
+write_file("$tmp/no_gpu");
 $node->safe_psql('postgres', 'SELECT easeml.probe_devices()');
 ok($node->poll_query_until('postgres',
 		"SELECT NOT present FROM easeml.devices WHERE name = 'cuda:0'"),
@@ -152,10 +198,11 @@ ok($node->wait_for_log(qr/the device probe failed \(trainer exited with code 1\)
 $node->stop;
 done_testing();
 
-sub slurp_or_touch
+sub write_file
 {
-	my ($path) = @_;
+	my ($path, $content) = @_;
 	open(my $fh, '>', $path) or die "$path: $!";
+	print $fh $content if defined $content;
 	close($fh);
 	return;
 }

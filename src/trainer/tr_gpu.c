@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "trainer.h"
+#include "trainer_protocol.h"
 #include "tr_gpu.h"
 
 static const TrGpuOps *backend = NULL;
@@ -180,4 +181,74 @@ TrColSums(const TrGpuOps *g, const float *D, int rows, int cols,
 		  const float *ones, float *out)
 {
 	return g->sgemv(0, cols, rows, 1.0f, D, cols, ones, 0.0f, out);
+}
+
+/* Start tracking the buffers of one fit. */
+void
+TrGpuMemInit(TrGpuMem *mem, const TrGpuOps *g)
+{
+	memset(mem, 0, sizeof(*mem));
+	mem->g = g;
+	mem->status = TR_GPU_OK;
+}
+
+/* A device buffer of bytes, or NULL once anything failed. */
+void *
+TrGpuAlloc(TrGpuMem *mem, size_t bytes)
+{
+	void	   *p = NULL;
+
+	if (mem->status != TR_GPU_OK)
+		return NULL;
+	if (mem->n == TR_GPU_MAX_BUFFERS)
+	{
+		mem->status = TR_GPU_ERROR;
+		return NULL;
+	}
+	mem->status = mem->g->alloc(&p, bytes > 0 ? bytes : 1);
+	if (mem->status != TR_GPU_OK)
+		return NULL;
+	mem->ptr[mem->n++] = p;
+	return p;
+}
+
+/* A device copy of host memory, or NULL once anything failed. */
+void *
+TrGpuUpload(TrGpuMem *mem, const void *host, size_t bytes)
+{
+	void	   *p = TrGpuAlloc(mem, bytes);
+
+	if (p != NULL && bytes > 0 && (mem->status = mem->g->upload(p, host, bytes)) != TR_GPU_OK)
+		return NULL;
+	return p;
+}
+
+/* Free every buffer of the fit. */
+void
+TrGpuMemFree(TrGpuMem *mem)
+{
+	for (int i = mem->n - 1; i >= 0; i--)
+		mem->g->release(mem->ptr[i]);
+	mem->n = 0;
+}
+
+/*
+ * Turn a failed GPU operation into the fit's error: out of device memory
+ * (the scheduler then places the candidate elsewhere) or the device being
+ * unusable.  Returns -1.
+ */
+int
+TrGpuFailed(const TrGpuOps *g, int rc, const char *family, TrResult *res)
+{
+	if (rc == TR_GPU_OOM)
+	{
+		TrSetError(res, "%s: out of GPU memory (%s)", family, g->error());
+		res->exit_code = EASEML_EXIT_DEVICE_OOM;
+	}
+	else
+	{
+		TrSetError(res, "%s: the GPU failed (%s)", family, g->error());
+		res->exit_code = EASEML_EXIT_DEVICE_UNAVAILABLE;
+	}
+	return -1;
 }

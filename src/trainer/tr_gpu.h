@@ -53,6 +53,7 @@
 
 typedef struct TrGpuInfo
 {
+	int			ordinal;		/* the CUDA device number */
 	char		name[TR_GPU_NAME_LEN];
 	int			major;			/* compute capability */
 	int			minor;
@@ -118,6 +119,27 @@ typedef struct TrGpuOps
 
 typedef const TrGpuOps *(*TrGpuEntry) (int abi);
 
+/*
+ * The device buffers of one fit, freed together; the first failure is
+ * kept (TR_GPU_OOM or TR_GPU_ERROR) and later allocations return NULL.
+ */
+#define TR_GPU_MAX_BUFFERS 64
+
+typedef struct TrGpuMem
+{
+	const TrGpuOps *g;
+	void	   *ptr[TR_GPU_MAX_BUFFERS];
+	int			n;
+	int			status;
+} TrGpuMem;
+
+/* Stop a GPU fit at the first failing operation (needs int rc; gpu_fail:). */
+#define TR_GPU_TRY(call) \
+	do { \
+		if ((rc = (call)) != TR_GPU_OK) \
+			goto gpu_fail; \
+	} while (0)
+
 /* tr_gpu.c */
 extern int	TrGpuProbe(TrGpuInfo *info, int max, char *why, size_t whylen);
 extern const TrGpuOps *TrGpuOpen(char *err, size_t errlen, int *oom);
@@ -127,6 +149,12 @@ extern int	TrGemm(const TrGpuOps *g, int ta, int tb, int m, int n, int k,
 				   float beta, float *C, int ldc);
 extern int	TrColSums(const TrGpuOps *g, const float *D, int rows, int cols,
 					  const float *ones, float *out);
+extern void TrGpuMemInit(TrGpuMem *mem, const TrGpuOps *g);
+extern void *TrGpuAlloc(TrGpuMem *mem, size_t bytes);
+extern void *TrGpuUpload(TrGpuMem *mem, const void *host, size_t bytes);
+extern void TrGpuMemFree(TrGpuMem *mem);
+extern int	TrGpuFailed(const TrGpuOps *g, int rc, const char *family,
+						struct TrResult *res);
 
 /* tr_gpu_host.c: the CPU emulation */
 extern const TrGpuOps *TrGpuHostOps(void);

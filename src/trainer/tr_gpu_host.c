@@ -82,6 +82,7 @@ HostCount(TrGpuInfo *info, int max, char *err, size_t errlen)
 	if (max < 1)
 		return 0;
 	memset(&info[0], 0, sizeof(info[0]));
+	info[0].ordinal = 0;
 	snprintf(info[0].name, sizeof(info[0].name), "emulated GPU (CPU, for tests)");
 	info[0].major = 9;
 	info[0].minor = 0;

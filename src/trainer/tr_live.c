@@ -51,6 +51,7 @@
 #include "tr_check.h"
 #include "tr_copy.h"
 #include "tr_external.h"
+#include "tr_gpu.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
 
@@ -240,6 +241,35 @@ FetchCommand(PGconn *conn, const char *run_id, char *err, size_t errlen)
 	return argv;
 }
 
+/*
+ * A run placed on a GPU (EASEML_DEVICE_KIND=cuda) of a family that trains
+ * there: select the GPU now, before any data is read, so that a device
+ * that cannot be used costs nothing.  Returns EASEML_EXIT_OK (*gpu stays
+ * NULL for the CPU), or the exit status with the reason in err.
+ */
+static int
+OpenGpu(const char *family, const TrGpuOps **gpu, char *err, size_t errlen)
+{
+	const char *kind = getenv(EASEML_ENV_DEVICE_KIND);
+	const char *device = getenv(EASEML_ENV_DEVICE);
+	const TrFamily *fam = TrFamilyLookup(family);
+	char		why[TR_ERRLEN];
+	int			oom;
+
+	*gpu = NULL;
+	if (kind == NULL || strcmp(kind, EASEML_KIND_CUDA) != 0 || fam == NULL ||
+		fam->fit_gpu == NULL)
+		return EASEML_EXIT_OK;
+	*gpu = TrGpuOpen(why, sizeof(why), &oom);
+	if (*gpu == NULL)
+	{
+		snprintf(err, errlen, "the GPU %s could not be used: %s", device ? device : "", why);
+		return oom ? EASEML_EXIT_DEVICE_OOM : EASEML_EXIT_DEVICE_UNAVAILABLE;
+	}
+	LogLine("training on %s (%s)", device ? device : "the GPU", (*gpu)->name);
+	return EASEML_EXIT_OK;
+}
+
 static const char *
 JsonString(json_object *obj, const char *key)
 {
@@ -280,6 +310,7 @@ TrLiveMain(int argc, char **argv)
 	int			load_only = 0;
 	int			rc;
 	char	  **command = NULL;
+	const TrGpuOps *gpu = NULL;
 	struct sigaction sa;
 
 	for (int i = 1; i < argc; i++)
@@ -402,6 +433,11 @@ TrLiveMain(int argc, char **argv)
 		Fail(run_dir, "model %s cannot be trained: %s", JsonString(spec, "model"), err);
 		return EASEML_EXIT_MODEL;
 	}
+	if (command == NULL && (rc = OpenGpu(family, &gpu, err, sizeof(err))) != EASEML_EXIT_OK)
+	{
+		Fail(run_dir, "%s", err);
+		return rc;
+	}
 
 	/* the rows, read as the tenant */
 	t0 = TrNow();
@@ -476,8 +512,8 @@ TrLiveMain(int argc, char **argv)
 		rc = TrRunExternal(&tab, &opt, &xr, &result, &metrics);
 	}
 	else
-		rc = TrRunCandidate(&tab, family, params, &opt, ReportProgress, &ps,
-							&cancel_requested, threads, &result, &metrics);
+		rc = TrRunCandidateOn(gpu, &tab, family, params, &opt, ReportProgress, &ps,
+							  &cancel_requested, threads, &result, &metrics);
 	if (rc != 0)
 	{
 		Fail(run_dir, "%s", result.error[0] ? result.error : "training failed");
@@ -526,6 +562,7 @@ TrLiveMain(int argc, char **argv)
 	json_object_put(metrics);
 	json_object_put(spec);
 	TrTableFree(&tab);
+	TrGpuClose(gpu);
 	PQfinish(conn);
 	return 0;
 }

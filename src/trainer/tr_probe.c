@@ -62,12 +62,12 @@ AddGpus(json_object *list)
 		char		name[32];
 		char		desc[TR_GPU_NAME_LEN + 64];
 
-		snprintf(name, sizeof(name), "%s:%d", EASEML_KIND_CUDA, i);
+		snprintf(name, sizeof(name), "%s:%d", EASEML_KIND_CUDA, info[i].ordinal);
 		snprintf(desc, sizeof(desc), "%.*s, compute capability %d.%d",
 				 TR_GPU_NAME_LEN - 1, info[i].name, info[i].major, info[i].minor);
 		json_object_object_add(d, "name", json_object_new_string(name));
 		json_object_object_add(d, "kind", json_object_new_string(EASEML_KIND_CUDA));
-		json_object_object_add(d, "ordinal", json_object_new_int(i));
+		json_object_object_add(d, "ordinal", json_object_new_int(info[i].ordinal));
 		json_object_object_add(d, "memory", json_object_new_int64((int64_t) info[i].memory));
 		json_object_object_add(d, "description", json_object_new_string(desc));
 		json_object_array_add(list, d);

@@ -40,6 +40,9 @@ ALTER TABLE easeml.models
 		CHECK (command IS NULL OR (cardinality(command) >= 1
 			   AND array_position(command, NULL) IS NULL AND command[1] LIKE '/%')),
 	ADD CONSTRAINT models_external_command CHECK ((family = 'external') = (command IS NOT NULL));
+-- the built-in families with a CUDA backend prefer a GPU
+UPDATE easeml.models SET device_kinds = '{cuda,cpu}'
+ WHERE builtin AND family IN ('softmax', 'mlp', 'cnn');
 
 -- Slots of a device: its own setting, else the default of its kind.
 CREATE FUNCTION easeml._device_slots(kind text, slots int)
