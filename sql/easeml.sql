@@ -950,6 +950,12 @@ BEGIN
 	IF easeml._is_admin() THEN
 		RETURN NEW;
 	END IF;
+	-- [trust]
+	IF NEW.task_id IS NULL OR NEW.model_id IS NULL THEN
+		RAISE EXCEPTION 'task_id and model_id must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'SELECT easeml.enqueue(task, model) queues a run by names.';
+	END IF;
 	SELECT * INTO t FROM easeml.tasks WHERE id = NEW.task_id AND tenant = current_user;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'task % does not exist', NEW.task_id
@@ -1283,7 +1289,7 @@ CREATE FUNCTION easeml._check_model(family text, params jsonb, kinds text[],
 									needs_image boolean)
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_check_model'
-LANGUAGE C VOLATILE STRICT;
+LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION easeml._check_model(text, jsonb, text[], boolean) IS
 	'internal: NULL when the trainer can train this model, else its reason';
 
@@ -1299,6 +1305,11 @@ BEGIN
 		RAISE EXCEPTION 'invalid model name "%"', NEW.name
 			USING ERRCODE = 'invalid_name',
 				  HINT = 'Use 1 to 63 lower-case letters, digits, "_", "." or "-".';
+	END IF;
+	IF TG_OP = 'INSERT' AND EXISTS (SELECT 1 FROM easeml.models WHERE name = NEW.name) THEN
+		RAISE EXCEPTION 'model "%" already exists', NEW.name
+			USING ERRCODE = 'unique_violation',
+				  HINT = 'Choose another name, or UPDATE the existing model.';
 	END IF;
 	IF NEW.family IS NULL THEN
 		RAISE EXCEPTION 'model "%" has no family', NEW.name
