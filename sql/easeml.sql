@@ -9,8 +9,14 @@
  *	- A tenant is a database role registered in easeml.tenants.
  *	- Row-level security limits every tenant to its own tasks, runs and
  *	  decisions; views are security_invoker so the same rules apply.
- *	- Tenants never write runs directly: they call SECURITY DEFINER
- *	  functions that check ownership first.
+ *	- Tenants write runs only by queueing them (column privileges and the
+ *	  runs_guard trigger); dropping a task and cancelling a run go through C
+ *	  functions that check ownership in their statement and run it as the
+ *	  bootstrap superuser (src/sql_tenant.c; they cannot be SECURITY
+ *	  DEFINER: they need to know their caller).
+ *	- The declaration reads the source as the tenant, read-only, in a
+ *	  security-restricted operation (easeml._read_source), as the trainer
+ *	  does (docs/security.md).
  *	- Nothing a tenant writes is spliced into SQL unquoted: identifiers are
  *	  checked against pg_attribute and always formatted with %I.
  *
