@@ -17,6 +17,8 @@
 
 extern int	TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
 					   volatile sig_atomic_t *cancel, TrTable *out, long *bytes,
-					   char *err, size_t errlen);
+					   char *sqlstate, char *err, size_t errlen);
+
+extern const char *TrServerMessage(const PGresult *res, PGconn *conn);
 
 #endif							/* EASEML_TR_COPY_H */
