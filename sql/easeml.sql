@@ -9,8 +9,14 @@
  *	- A tenant is a database role registered in easeml.tenants.
  *	- Row-level security limits every tenant to its own tasks, runs and
  *	  decisions; views are security_invoker so the same rules apply.
- *	- Tenants never write runs directly: they call SECURITY DEFINER
- *	  functions that check ownership first.
+ *	- Tenants write runs only by queueing them (column privileges and the
+ *	  runs_guard trigger); dropping a task and cancelling a run go through C
+ *	  functions that check ownership in their statement and run it as the
+ *	  bootstrap superuser (src/sql_tenant.c; they cannot be SECURITY
+ *	  DEFINER: they need to know their caller).
+ *	- The declaration reads the source as the tenant, read-only, in a
+ *	  security-restricted operation (easeml._read_source), as the trainer
+ *	  does (docs/security.md).
  *	- Nothing a tenant writes is spliced into SQL unquoted: identifiers are
  *	  checked against pg_attribute and always formatted with %I.
  *
@@ -1006,6 +1012,12 @@ BEGIN
 	IF easeml._is_admin() THEN
 		RETURN NEW;
 	END IF;
+	-- [trust]
+	IF NEW.task_id IS NULL OR NEW.model_id IS NULL THEN
+		RAISE EXCEPTION 'task_id and model_id must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'SELECT easeml.enqueue(task, model) queues a run by names.';
+	END IF;
 	SELECT * INTO t FROM easeml.tasks WHERE id = NEW.task_id AND tenant = current_user;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'task % does not exist', NEW.task_id
@@ -1338,7 +1350,7 @@ CREATE FUNCTION easeml._check_model(family text, params jsonb, kinds text[],
 									needs_image boolean)
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_check_model'
-LANGUAGE C VOLATILE STRICT;
+LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION easeml._check_model(text, jsonb, text[], boolean) IS
 	'internal: NULL when the trainer can train this model, else its reason';
 
@@ -1354,6 +1366,11 @@ BEGIN
 		RAISE EXCEPTION 'invalid model name "%"', NEW.name
 			USING ERRCODE = 'invalid_name',
 				  HINT = 'Use 1 to 63 lower-case letters, digits, "_", "." or "-".';
+	END IF;
+	IF TG_OP = 'INSERT' AND EXISTS (SELECT 1 FROM easeml.models WHERE name = NEW.name) THEN
+		RAISE EXCEPTION 'model "%" already exists', NEW.name
+			USING ERRCODE = 'unique_violation',
+				  HINT = 'Choose another name, or UPDATE the existing model.';
 	END IF;
 	IF NEW.family IS NULL THEN
 		RAISE EXCEPTION 'model "%" has no family', NEW.name
