@@ -19,12 +19,20 @@
  * device of each run, so the free slots of a device are its slots minus
  * the runs the supervisor holds on it.
  *
- * Placement.  Before each decision every candidate of every task is
- * marked placeable or not (src/placement.c: the first of its device kinds
- * with a free device that did not fail it before), so the policy only
- * picks candidates that can start now, and the decision's cost estimate
- * is the one for that device.  Candidates no usable device can ever run
- * are not eligible at all, so their tasks can complete.
+ * Placement.  Before each decision the decision world (src/decision.c)
+ * learns which candidates can start now (src/placement.c: the first of
+ * its device kinds with a free device) and the cost factor of that kind,
+ * so the policy only picks candidates that can start now, at the cost
+ * they have on that device.  The chosen one goes to a free device of
+ * that kind that did not fail it before.  Candidates no usable device can
+ * ever run are done for their task, so tasks can complete.
+ *
+ * Costs per device kind.  The world's cost model is fitted on CPU times
+ * (src/catalog.c loads those only); a candidate's time on another kind is
+ * its CPU estimate times that kind's factor: the ratio of its measured
+ * seconds per cell on that kind to those on the CPU, or the same ratio
+ * over every candidate measured on both while it has none, or 1 before
+ * anything ran on that kind (CatalogLoadPlacement).
  *
  * Only the local launcher's devices are filled here; another launcher (a
  * cluster manager's partitions) would add its own rows to easeml.devices.
@@ -45,6 +53,7 @@
 #include "devices.h"
 #include "easeml.h"
 #include "lib/stringinfo.h"
+#include "liveworld.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "placement.h"
@@ -402,8 +411,9 @@ PlaceView(PlaceDevice *view, bool capacity)
 
 /*
  * Candidates that no usable device can ever run (no device of their
- * kinds, or every one failed it before) are not eligible: they are not
- * chosen, and their tasks can complete without them.
+ * kinds, or every one failed them before) are done for their task: they
+ * are not chosen, and the task can complete without them.  A device that
+ * comes back makes them available again at the next load.
  */
 void
 DevicesRestrict(CatState *state)
@@ -420,54 +430,57 @@ DevicesRestrict(CatState *state)
 		{
 			CatModel   *m = &state->models[k];
 
-			if (!t->eligible[k])
+			if (!t->eligible[k] || t->is_done[k] || t->in_flight[k] || t->obs_of[k] >= 0)
 				continue;
 			(void) BannedDevices(t, k, banned);
 			if (PlacementChoose(view, n_devices, m->device_kinds,
-								m->n_device_kinds, banned) < 0)
-				t->eligible[k] = 0;
+								m->n_device_kinds, banned) >= 0)
+				continue;
+			t->is_done[k] = true;
+			t->done_arm[t->n_done++] = k;
 		}
 	}
 }
 
+/* Slots of the usable devices (the scheduler's fair share counts them). */
+int
+DevicesSlots(void)
+{
+	int			n = 0;
+
+	for (int i = 0; i < n_devices; i++)
+		if (devices[i].usable)
+			n += devices[i].slots;
+	return Min(n, EASEML_MAX_SLOTS);
+}
+
 /*
- * Before a decision: which candidates can start now, and the cost
- * estimate for the device each would get (t->placeable, t->place_cost).
+ * Before a decision: which candidates can start now (a device of one of
+ * their kinds has a free slot) and the cost factor of the kind each would
+ * get (CatModel.kind_factor), handed to the decision world.  A device that
+ * failed one task's candidate is that task's business: DevicesPlaceRun
+ * finds another device or none.
  */
 void
 DevicesPlaceCandidates(CatState *state)
 {
 	PlaceDevice view[EASEML_MAX_SLOTS];
-	unsigned char banned[EASEML_MAX_SLOTS];
-	int		   *first = palloc(sizeof(int) * Max(state->n_models, 1));
+	unsigned char *open = palloc(Max(state->n_models, 1));
+	double	   *factor = palloc(sizeof(double) * Max(state->n_models, 1));
 
 	PlaceView(view, false);
 	for (int k = 0; k < state->n_models; k++)
-		first[k] = PlacementChoose(view, n_devices,
-								   state->models[k].device_kinds,
-								   state->models[k].n_device_kinds, NULL);
-	for (int i = 0; i < state->n_tasks; i++)
 	{
-		CatTask    *t = &state->tasks[i];
+		const CatModel *m = &state->models[k];
+		int			d = PlacementChoose(view, n_devices, m->device_kinds,
+										m->n_device_kinds, NULL);
 
-		if (t->placeable == NULL)
-		{
-			t->placeable = palloc(Max(state->n_models, 1));
-			t->place_cost = palloc(sizeof(double) * Max(state->n_models, 1));
-		}
-		for (int k = 0; k < state->n_models; k++)
-		{
-			int			d = first[k];
-
-			if (t->n_bans > 0 && BannedDevices(t, k, banned))
-				d = PlacementChoose(view, n_devices,
-									state->models[k].device_kinds,
-									state->models[k].n_device_kinds, banned);
-			t->placeable[k] = t->eligible[k] && d >= 0;
-			t->place_cost[k] = t->cost[k];
-		}
+		open[k] = d >= 0;
+		factor[k] = d >= 0 ? m->kind_factor[view[d].kind] : 1.0;
 	}
-	pfree(first);
+	LiveWorldSetPlacement(open, factor);
+	pfree(open);
+	pfree(factor);
 }
 
 /* The device for a chosen (task, candidate), or NULL if none is free. */

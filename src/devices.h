@@ -24,6 +24,7 @@ extern int	DevicesFree(void);
 extern int	DevicesFreeSlots(CatSlot *slots, int max);
 extern const CatDevice *DevicesLookup(const char *name);
 extern void DevicesRestrict(CatState *state);
+extern int	DevicesSlots(void);
 extern void DevicesPlaceCandidates(CatState *state);
 extern const CatDevice *DevicesPlaceRun(const CatState *state, int task, int arm);
 extern void DevicesNoteExit(const char *device, int wait_status);

@@ -9,8 +9,8 @@
  * restart the whole cluster, and a CUDA context does not survive fork().
  * The scheduler starts each trainer with posix_spawn() in its own process
  * group, with default signal dispositions, stdin from /dev/null, stdout and
- * stderr written to a per-run log file (truncated at spawn) and no inherited descriptors
- * beyond those three.  The trainer itself asks for SIGTERM when the
+ * stderr written to a per-run log file (truncated at spawn) and no
+ * inherited descriptors beyond those three.  The trainer itself asks for SIGTERM when the
  * scheduler dies (PR_SET_PDEATHSIG) and checks its parent pid to close the
  * race, so a dying scheduler leaves no orphans behind.
  *
