@@ -920,6 +920,47 @@ TestDecisionFifo(void)
 }
 
 /*
+ * Device placement (DecisionSetPlacement): an arm no free device can run
+ * now is never chosen, reopening it brings it back, nothing is chosen
+ * when every arm is closed, and the chosen arm's cost is its estimate
+ * times the factor of the device kind it gets.
+ */
+static void
+TestDecisionPlacement(void)
+{
+	const int	K = 3;
+	double		mu[3] = {0.5, 0.5, 0.5};
+	unsigned char open[3] = {0, 1, 1};
+	unsigned char closed[3] = {0, 0, 0};
+	double		factor[3] = {1.0, 1.0, 0.25};
+	GpPrior		prior;
+	DecisionWorld w;
+	DecisionChoice c;
+
+	DiagPrior(&prior, K, mu);
+	MakeWorld(&w, K, "fifo", 1);
+	DecisionSetPrior(&w, DECISION_CLASSIFICATION, &prior);
+	(void) AddTask(&w, 10, 0, NULL);
+	CHECK(DecisionSetPlacement(&w, open, factor) == 0, "placement set");
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.arm == 1,
+		  "placement: the closed arm 0 is skipped (got %d)", c.chosen.arm);
+	open[1] = 0;
+	DecisionSetPlacement(&w, open, factor);
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.arm == 2 && fabs(c.chosen.cost - 0.25) < 1e-12,
+		  "placement: arm 2 at its placed cost 0.25 (got arm %d cost %g)",
+		  c.chosen.arm, c.chosen.cost);
+	DecisionSetPlacement(&w, closed, factor);
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.task == -1,
+		  "placement: nothing runs when every arm is closed");
+	DecisionSetPlacement(&w, NULL, NULL);
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.arm == 0 && fabs(c.chosen.cost - 1.0) < 1e-12,
+		  "placement: without placement arm 0 again, at its own cost (got arm %d cost %g)",
+		  c.chosen.arm, c.chosen.cost);
+	DecisionWorldFree(&w);
+	GpPriorFree(&prior);
+}
+
+/*
  * Fair shares: with 2 slots, a tenant with many tasks gets at most one
  * slot while another tenant waits, and every slot when it waits alone; a
  * tenant's own cap and max_runs hold; a blocked task never runs.
@@ -1690,6 +1731,7 @@ main(void)
 {
 	openblas_set_num_threads(1);
 	TestPlacement();
+	TestDecisionPlacement();
 	TestCholesky();
 	TestPosteriorClosedForm();
 	TestIncremental();
