@@ -1,40 +1,44 @@
 #!/usr/bin/python3
-"""Side-by-side benchmark: easeml-trainer against scikit-learn and liblinear.
+"""Side-by-side benchmark: easeml-trainer against scikit-learn, XGBoost and liblinear.
 
-Called by scripts/bench/trainers.sh (which pins every BLAS/OpenMP pool to one
-thread); run it with Debian's /usr/bin/python3, which sees python3-sklearn.
+Called by scripts/bench/trainers.sh (which installs the peers and pins every
+BLAS/OpenMP pool to one thread); run it with Debian's /usr/bin/python3.
+
+    trainers_bench.py speed --trainer T --workdir D [--letter FILE] [--quick]
+    trainers_bench.py peak-rss --trainer T --run-dir D --conninfo C RUN_ID...
 
 Fairness rules (docs/models.md repeats them):
-  * Same rows: this script makes a stratified split (sklearn's
-    train_test_split, seeded) and writes raw train/validation CSV files; the
-    trainer reads them with --train-csv/--val-csv, so both sides train on
-    identical rows and are scored on identical rows.
-  * Same preprocessing: standardisation fitted on the training rows only
-    (StandardScaler here; TrPrepare in the trainer; constant columns become 0
-    on both sides).
-  * Same hyperparameters where the models are the same model: the L2
-    strength, hidden sizes, batch size, learning rate, epoch budget and
-    stopping rule, number of trees, k, C and tolerance are set equal (see
-    PAIRS below).
-  * Same threads: one, for both (OPENBLAS/OMP/MKL_NUM_THREADS=1, n_jobs=1,
-    the trainer's --threads 1).
-  * Time = fit + prediction of the validation rows, in process, excluding
-    file parsing and scaling, for easeml (train_seconds in its metrics) and
-    for scikit-learn.  liblinear is a separate program that parses its
-    input, so it is compared on process wall time (train + predict), with
-    easeml's process wall time (CSV parse + prepare + fit + predict).
-  * Stochastic models are compared over several splits and seeds and the
-    accuracies averaged, so one lucky split does not decide the delta.
+  * Same rows: a seeded stratified split (sklearn's train_test_split); the
+    trainer reads the train/validation CSV files with --train-csv/--val-csv,
+    so every side trains and is scored on identical rows.
+  * Same preprocessing: standardisation fitted on the training rows only.
+    The CSV files hold the standardised values, printed with %.7g, and so do
+    liblinear's files (dense, every feature): liblinear parses the same
+    numbers easeml parses.
+  * Same hyperparameters where the models are the same model (PAIRS below).
+  * Same threads: one, for every side.
+  * Time: fit + prediction of the validation rows, in process, for easeml
+    (train_seconds in its metrics), scikit-learn and XGBoost.  liblinear is a
+    separate program that parses its input, so it is compared on process wall
+    time (parse + train + predict) with easeml's process wall time (parse +
+    prepare + fit + predict).
+  * Nothing is silenced: a fit that stops at its iteration or epoch budget
+    without converging is marked in the table and listed.
+  * Small data sets are repeated and averaged; the median speedup over data
+    sets of at least 10,000 rows is reported separately from the small ones,
+    where Python's per-call overhead inflates ratios.
 """
 
 import argparse
 import csv
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -43,6 +47,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import datasets  # noqa: E402  (scripts/datasets.py)
 
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.linear_model import LogisticRegression, RidgeClassifier  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.naive_bayes import GaussianNB  # noqa: E402
@@ -50,33 +55,51 @@ from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 from sklearn.neural_network import MLPClassifier  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
-import warnings  # noqa: E402
+import xgboost  # noqa: E402
 
-warnings.filterwarnings("ignore")  # ConvergenceWarning at equal iteration budgets
-
-# (name, dataset rows or None, validation fraction, split seeds or None).
-# None: as many splits as it takes to score at least MIN_VAL_PREDICTIONS
-# validation rows in total (at least 3), so that a one-row difference on a
-# tiny validation set cannot decide an accuracy delta.
-DATASETS = [
-    ("fashion_mnist", 12500, 0.2, [1]),
-    ("digits", None, 0.25, None),
-    ("segment", None, 0.25, None),
-    ("breast_cancer", None, 0.25, None),
-    ("ionosphere", None, 0.25, None),
-]
+LARGE = 10000             # rows from which a data set counts as large
 MIN_VAL_PREDICTIONS = 1000
-
 MLP_BATCH = 200
 MLP_ALPHA = 1e-4          # sklearn's default alpha; easeml l2 = alpha / batch
-SVM_C = {"fashion_mnist": 0.01}   # else 1.0; liblinear's eps 0.1 on all sides
 
 
-def pairs(ds, n_train, seed):
-    """The compared (easeml family, params) and peers for one dataset/split."""
-    big = ds == "fashion_mnist"
+def letter_loader(path):
+    """UCI letter recognition (opencv-doc's copy): the letter, then 16 numbers."""
+    def load():
+        rows = []
+        with open(path) as f:
+            for line in f:
+                cells = line.strip().split(",")
+                if len(cells) == 17:
+                    rows.append(cells[1:] + [cells[0]])
+        return ["x%d" % j for j in range(16)] + ["label"], rows, "classification"
+    return load
+
+
+def data_sets(args):
+    """(name, loader, validation fraction, split seeds or None)."""
+    fashion = lambda rows=None: (lambda: datasets.load("fashion_mnist", rows=rows, seed=1))
+    named = lambda name: (lambda: datasets.load(name))
+    if args.quick:
+        return [("fashion_mnist_3k", fashion(3000), 0.2, [1]),
+                ("digits", named("digits"), 0.25, [1]),
+                ("segment", named("segment"), 0.25, [1])]
+    out = [("fashion_mnist", fashion(), 0.2, [1])]
+    if args.letter:
+        out.append(("letter", letter_loader(args.letter), 0.2, [1]))
+    out += [("digits", named("digits"), 0.25, None),
+            ("segment", named("segment"), 0.25, None),
+            ("breast_cancer", named("breast_cancer"), 0.25, None),
+            ("ionosphere", named("ionosphere"), 0.25, None)]
+    return out
+
+
+def pairs(n_rows, n_train, n_classes, seed):
+    """The compared (easeml family, params) and peers for one data set and split."""
+    big = n_rows >= LARGE
     epochs = 20 if big else 200
-    C = SVM_C.get(ds, 1.0)
+    C = 0.01 if big else 1.0
+    rounds = 30 if big else 100
     out = [
         ("softmax", {"l2": 1.0 / n_train, "max_iter": 100, "tol": 1e-4}, [
             ("sklearn LogisticRegression",
@@ -108,31 +131,47 @@ def pairs(ds, n_train, seed):
         ("ridge", {"alpha": 1.0}, [
             ("sklearn RidgeClassifier", lambda: RidgeClassifier(alpha=1.0)),
         ]),
-    ]
-    if not big:
-        out.append(("gbt", {"n_rounds": 100, "lr": 0.1, "max_leaves": 31,
-                            "min_samples_leaf": 20, "l2": 0.0}, [
+        ("gbt", {"n_rounds": rounds, "lr": 0.1, "max_leaves": 31, "min_samples_leaf": 20,
+                 "l2": 0.0, "max_bins": 255}, [
             ("sklearn HistGradientBoosting",
-             lambda: HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1,
+             lambda: HistGradientBoostingClassifier(max_iter=rounds, learning_rate=0.1,
                                                     max_leaf_nodes=31, min_samples_leaf=20,
-                                                    l2_regularization=0.0, early_stopping=False,
+                                                    l2_regularization=0.0, max_bins=255,
+                                                    early_stopping=False,
                                                     random_state=seed)),
-        ]))
+            ("xgboost hist",
+             lambda: xgboost.XGBClassifier(n_estimators=rounds, learning_rate=0.1,
+                                           tree_method="hist", grow_policy="lossguide",
+                                           max_leaves=31, max_depth=0, max_bin=255,
+                                           min_child_weight=1e-3, reg_lambda=0.0,
+                                           n_jobs=1, random_state=seed)),
+        ]),
+    ]
     return out
 
 
-def write_csv(path, header, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(header)
-        w.writerows(rows)
+def write_csv(path, header, X, y):
+    with open(path, "w") as f:
+        f.write(",".join(header) + "\n")
+        for xi, yi in zip(X, y):
+            f.write(",".join("%.7g" % v for v in xi) + "," + yi + "\n")
 
 
 def write_libsvm(path, X, y):
     with open(path, "w") as f:
         for xi, yi in zip(X, y):
-            feats = " ".join("%d:%.7g" % (j + 1, v) for j, v in enumerate(xi) if v != 0.0)
-            f.write("%d %s\n" % (yi, feats))
+            f.write("%d %s\n" % (yi, " ".join("%d:%.7g" % (j + 1, v) for j, v in enumerate(xi))))
+
+
+def easeml_converged(family, params, m):
+    """Why an easeml fit stopped at its budget, or None."""
+    if m.get("hit_max_iter"):
+        return "hit max_iter"
+    if family == "softmax" and m.get("epochs", 0) >= params["max_iter"]:
+        return "max_iter iterations"
+    if family == "mlp" and m.get("epochs", 0) >= params["epochs"]:
+        return "max epochs"
+    return None
 
 
 def run_easeml(trainer, tr_csv, va_csv, family, params, seed, extra=()):
@@ -145,51 +184,60 @@ def run_easeml(trainer, tr_csv, va_csv, family, params, seed, extra=()):
     if p.returncode != 0:
         raise RuntimeError("easeml-trainer failed: %s\n%s" % (" ".join(cmd), p.stderr))
     m = json.loads(p.stdout)
-    return m["score"], m["train_seconds"], wall
+    return m["score"], m["train_seconds"], wall, easeml_converged(family, params, m)
 
 
-def run_sklearn(make, Xtr, ytr, Xva, yva):
+def run_python(make, Xtr, ytr, Xva, yva):
     model = make()
-    t0 = time.perf_counter()
-    model.fit(Xtr, ytr)
-    pred = model.predict(Xva)
-    t = time.perf_counter() - t0
-    return float(np.mean(pred == yva)), t
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        t0 = time.perf_counter()
+        model.fit(Xtr, ytr)
+        pred = model.predict(Xva)
+        t = time.perf_counter() - t0
+    note = "ConvergenceWarning" if any(issubclass(w.category, ConvergenceWarning)
+                                       for w in caught) else None
+    return float(np.mean(pred == yva)), t, note
 
 
 def run_liblinear(workdir, solver, C, tr_svm, va_svm, yva):
     model = os.path.join(workdir, "ll.model")
     out = os.path.join(workdir, "ll.out")
     t0 = time.perf_counter()
-    subprocess.run(["liblinear-train", "-q", "-s", str(solver), "-c", repr(C), "-e", "0.1",
-                    "-B", "1", tr_svm, model], check=True, capture_output=True)
+    p = subprocess.run(["liblinear-train", "-s", str(solver), "-c", repr(C), "-e", "0.1",
+                        "-B", "1", tr_svm, model], check=True, capture_output=True, text=True)
     subprocess.run(["liblinear-predict", va_svm, model, out], check=True, capture_output=True)
     wall = time.perf_counter() - t0
     pred = np.loadtxt(out, dtype=int)
-    return float(np.mean(pred == yva)), wall
+    note = "reached max iterations" if "reaching max number of iterations" in p.stdout else None
+    return float(np.mean(pred == yva)), wall, note
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--trainer", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--quick", action="store_true", help="small Fashion-MNIST subset, one split")
-    args = ap.parse_args()
+def split_files(wd, header, X, y, yid, idx_tr, idx_va):
+    """Standardised train/validation CSV and libsvm files; the arrays."""
+    sc = StandardScaler().fit(X[idx_tr])
+    Xtr, Xva = sc.transform(X[idx_tr]), sc.transform(X[idx_va])
+    files = {k: os.path.join(wd, k) for k in ("train.csv", "val.csv", "train.svm", "val.svm")}
+    write_csv(files["train.csv"], header, Xtr, y[idx_tr])
+    write_csv(files["val.csv"], header, Xva, y[idx_va])
+    write_libsvm(files["train.svm"], Xtr, yid[idx_tr])
+    write_libsvm(files["val.svm"], Xva, yid[idx_va])
+    return files, Xtr, Xva
+
+
+def speed(args):
     os.makedirs(args.workdir, exist_ok=True)
-    dsets = DATASETS
-    if args.quick:
-        dsets = [("fashion_mnist", 3000, 0.2, [1]), ("digits", None, 0.25, [1]),
-                 ("segment", None, 0.25, [1]), ("breast_cancer", None, 0.25, [1])]
-
-    results = {}   # (dataset, family, peer) -> lists of accuracies and times
-    info = []
+    results = {}   # (dataset, family, peer) -> lists
+    notes = []
+    sizes = {}
     t_start = time.time()
-    for ds, nrows, frac, seeds in dsets:
-        header, rows, _ = datasets.load(ds, rows=nrows, seed=1)
+    for ds, load, frac, seeds in data_sets(args):
+        header, rows, _ = load()
         X = np.array([[float(v) for v in r[:-1]] for r in rows])
         y = np.array([r[-1] for r in rows])
         classes = sorted(set(y))
         yid = np.array([classes.index(v) + 1 for v in y])
+        sizes[ds] = len(y)
         if seeds is None:
             n_val = int(round(frac * len(y)))
             seeds = list(range(1, max(3, -(-MIN_VAL_PREDICTIONS // n_val)) + 1))
@@ -198,87 +246,134 @@ def main():
                                               stratify=y, random_state=seed)
             wd = os.path.join(args.workdir, "%s-%d" % (ds, seed))
             os.makedirs(wd, exist_ok=True)
-            tr_csv, va_csv = os.path.join(wd, "train.csv"), os.path.join(wd, "val.csv")
-            write_csv(tr_csv, header, [rows[i] for i in idx_tr])
-            write_csv(va_csv, header, [rows[i] for i in idx_va])
-            sc = StandardScaler().fit(X[idx_tr])
-            Xtr, Xva = sc.transform(X[idx_tr]), sc.transform(X[idx_va])
+            f, Xtr, Xva = split_files(wd, header, X, y, yid, idx_tr, idx_va)
             ytr, yva = y[idx_tr], y[idx_va]
-            tr_svm, va_svm = os.path.join(wd, "train.svm"), os.path.join(wd, "val.svm")
-            write_libsvm(tr_svm, Xtr, yid[idx_tr])
-            write_libsvm(va_svm, Xva, yid[idx_va])
-            reps = 1 if len(y) > 5000 else 3
-            for family, params, peers in pairs(ds, len(idx_tr), seed):
-                runs = [run_easeml(args.trainer, tr_csv, va_csv, family, params, seed)
-                        for _ in range(reps)]
-                acc_e = runs[0][0]
+            yid_tr, yid_va = yid[idx_tr] - 1, yid[idx_va] - 1
+            reps = 1 if len(y) >= LARGE else 3
+            for family, params, peers in pairs(len(y), len(idx_tr), len(classes), seed):
+                runs = [run_easeml(args.trainer, f["train.csv"], f["val.csv"], family, params,
+                                   seed) for _ in range(reps)]
+                acc_e, note_e = runs[0][0], runs[0][3]
                 t_e = statistics.median(r[1] for r in runs)
                 wall_e = statistics.median(r[2] for r in runs)
+                if note_e:
+                    notes.append("%s split %d: easeml %s: %s" % (ds, seed, family, note_e))
                 for peer, make in peers:
                     if isinstance(make, tuple):
-                        lr = [run_liblinear(wd, make[1], make[2], tr_svm, va_svm, yid[idx_va])
-                              for _ in range(reps)]
-                        acc_p, t_p = lr[0][0], statistics.median(r[1] for r in lr)
+                        pr = [run_liblinear(wd, make[1], make[2], f["train.svm"], f["val.svm"],
+                                            yid_va + 1) for _ in range(reps)]
                         te = wall_e
-                    else:
-                        sk = [run_sklearn(make, Xtr, ytr, Xva, yva) for _ in range(reps)]
-                        acc_p, t_p = sk[0][0], statistics.median(r[1] for r in sk)
+                    elif peer.startswith("xgboost"):
+                        pr = [run_python(make, Xtr, yid_tr, Xva, yid_va) for _ in range(reps)]
                         te = t_e
-                    r = results.setdefault((ds, family, peer), {"ae": [], "ap": [], "te": [], "tp": []})
+                    else:
+                        pr = [run_python(make, Xtr, ytr, Xva, yva) for _ in range(reps)]
+                        te = t_e
+                    acc_p, t_p, note_p = pr[0][0], statistics.median(r[1] for r in pr), pr[0][2]
+                    if note_p:
+                        notes.append("%s split %d: %s: %s" % (ds, seed, peer, note_p))
+                    r = results.setdefault((ds, family, peer),
+                                           {"ae": [], "ap": [], "te": [], "tp": [], "conv": set()})
                     r["ae"].append(acc_e)
                     r["ap"].append(acc_p)
                     r["te"].append(te)
                     r["tp"].append(t_p)
+                    if note_e:
+                        r["conv"].add("e")
+                    if note_p:
+                        r["conv"].add("p")
                 print("# %-14s split %d %-13s easeml %.4f (%.3fs)  %s" % (
                     ds, seed, family, acc_e, t_e,
                     "  ".join("%s %.4f (%.3fs)" % (p, results[(ds, family, p)]["ap"][-1],
                                                    results[(ds, family, p)]["tp"][-1])
                               for p, _ in peers)), flush=True)
-        if ds == "fashion_mnist" and not args.quick:
-            wd = os.path.join(args.workdir, "%s-%d" % (ds, seeds[0]))
-            acc, t, _ = run_easeml(args.trainer, os.path.join(wd, "train.csv"),
-                                   os.path.join(wd, "val.csv"), "cnn", {"epochs": 3}, 1,
-                                   ["--image-shape", "1,28,28"])
-            info.append("cnn (no peer installed) on fashion_mnist: accuracy %.4f in %.1fs "
-                        "(3 epochs, filters [16,32], hidden 128)" % (acc, t))
+            if ds == "fashion_mnist":
+                print("# bytes parsed: easeml CSV %d (train+val), liblinear %d" % (
+                    os.path.getsize(f["train.csv"]) + os.path.getsize(f["val.csv"]),
+                    os.path.getsize(f["train.svm"]) + os.path.getsize(f["val.svm"])), flush=True)
+    return report(args, results, notes, sizes, t_start)
 
-    # table
+
+def report(args, results, notes, sizes, t_start):
     print()
-    print("%-14s %-14s %-30s %6s %8s %8s %8s %9s %9s %8s" % (
-        "dataset", "easeml", "peer", "splits", "acc_e", "acc_p", "delta", "t_e(s)", "t_p(s)",
-        "speedup"))
-    sk_speedups, deltas, ll_rows = [], [], []
-    table = []
+    print("%-14s %7s %-14s %-30s %6s %8s %8s %8s %9s %9s %8s %4s" % (
+        "dataset", "rows", "easeml", "peer", "splits", "acc_e", "acc_p", "delta", "t_e(s)",
+        "t_p(s)", "speedup", "conv"))
+    large, small, xgb, table = [], [], [], []
     for (ds, family, peer), r in results.items():
         ae, ap = float(np.mean(r["ae"])), float(np.mean(r["ap"]))
         te, tp = float(np.sum(r["te"])), float(np.sum(r["tp"]))
         sp = tp / te if te > 0 else float("inf")
-        delta = ae - ap
-        deltas.append(delta)
-        if peer.startswith("sklearn"):
-            sk_speedups.append(sp)
-        else:
-            ll_rows.append((ds, family, peer, delta, sp))
-        table.append({"dataset": ds, "family": family, "peer": peer, "acc_easeml": ae,
-                      "acc_peer": ap, "delta": delta, "t_easeml": te, "t_peer": tp,
-                      "speedup": sp, "splits": len(r["ae"])})
-        print("%-14s %-14s %-30s %6d %8.4f %8.4f %+8.4f %9.4f %9.4f %7.1fx" % (
-            ds, family, peer, len(r["ae"]), ae, ap, delta, te, tp, sp))
+        if peer.startswith("xgboost"):
+            xgb.append(sp)
+        if peer.startswith("sklearn") or peer.startswith("xgboost"):
+            (large if sizes[ds] >= LARGE else small).append(sp)
+        conv = "".join(sorted(r["conv"])) or "-"
+        table.append({"dataset": ds, "rows": sizes[ds], "family": family, "peer": peer,
+                      "acc_easeml": ae, "acc_peer": ap, "delta": ae - ap, "t_easeml": te,
+                      "t_peer": tp, "speedup": sp, "splits": len(r["ae"]),
+                      "not_converged": conv})
+        print("%-14s %7d %-14s %-30s %6d %8.4f %8.4f %+8.4f %9.4f %9.4f %7.2fx %4s" % (
+            ds, sizes[ds], family, peer, len(r["ae"]), ae, ap, ae - ap, te, tp, sp, conv))
     with open(os.path.join(args.workdir, "trainers.json"), "w") as f:
         json.dump(table, f, indent=1)
     print()
-    for line in info:
-        print("# " + line)
-    print("# times: in-process fit+predict for easeml and sklearn; process wall time "
-          "(parse+train+predict) for easeml and liblinear rows; accuracies averaged over "
+    print("# times: in-process fit+predict for easeml, scikit-learn and XGBoost; process wall "
+          "time (parse+train+predict) for easeml and liblinear rows; accuracies averaged over "
           "splits, times summed")
-    svm_ll = [r for r in ll_rows if r[1] == "linear_svm"]
-    if svm_ll:
-        print("# linear_svm vs liblinear: min speedup %.2fx, min accuracy delta %+.4f" % (
-            min(r[4] for r in svm_ll), min(r[3] for r in svm_ll)))
+    print("# conv: e = easeml, p = the peer stopped at its iteration budget without converging")
+    for n in notes:
+        print("# not converged: " + n)
+    print("# median speedup vs scikit-learn and XGBoost: %.2fx on data sets of >= %d rows "
+          "(%d comparisons), %.2fx on smaller ones (%d)" % (
+              statistics.median(large) if large else float("nan"), LARGE, len(large),
+              statistics.median(small) if small else float("nan"), len(small)))
     print("# elapsed %.0fs" % (time.time() - t_start))
-    print("RESULT median_speedup_vs_sklearn=%.2f min_accuracy_delta=%+.4f" % (
-        statistics.median(sk_speedups), min(deltas)))
+    print("SPEED large_median_speedup=%.3f small_median_speedup=%.3f gbt_vs_xgboost=%.3f" % (
+        statistics.median(large) if large else float("nan"),
+        statistics.median(small) if small else float("nan"),
+        statistics.median(xgb) if xgb else float("nan")))
+
+
+def peak_rss(args):
+    """Train each run with the live trainer; its peak resident set and artifact size."""
+    env = dict(os.environ, EASEML_CONNINFO=args.conninfo, OPENBLAS_NUM_THREADS="1",
+               OMP_NUM_THREADS="1", EASEML_DEVICE="cpu", EASEML_DEVICE_KIND="cpu")
+    for run in args.runs:
+        rd = os.path.join(args.run_dir, run)
+        os.makedirs(rd, exist_ok=True)
+        t0 = time.perf_counter()
+        with open(os.path.join(rd, "trainer.log"), "w") as log:
+            p = subprocess.Popen([args.trainer, "--run", run, "--run-dir", rd], env=env,
+                                 stdout=log, stderr=subprocess.STDOUT)
+            _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        if status != 0:
+            sys.exit("trainer run %s failed; see %s/trainer.log" % (run, rd))
+        with open(os.path.join(rd, "metrics.json")) as f:
+            m = json.load(f)
+        print(json.dumps({"run": int(run), "family": m["family"], "model": m.get("model"),
+                          "peak_rss": usage.ru_maxrss * 1024, "artifact_bytes": m["artifact_bytes"],
+                          "rows": m.get("rows_loaded"), "features": m["n_features"],
+                          "score": m["score"], "seconds": wall}), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="mode", required=True)
+    s = sub.add_parser("speed")
+    s.add_argument("--trainer", required=True)
+    s.add_argument("--workdir", required=True)
+    s.add_argument("--letter", help="letter-recognition.data (from opencv-doc)")
+    s.add_argument("--quick", action="store_true", help="small data sets, one split")
+    m = sub.add_parser("peak-rss")
+    m.add_argument("--trainer", required=True)
+    m.add_argument("--run-dir", required=True)
+    m.add_argument("--conninfo", required=True)
+    m.add_argument("runs", nargs="+")
+    args = ap.parse_args()
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    speed(args) if args.mode == "speed" else peak_rss(args)
 
 
 if __name__ == "__main__":
