@@ -14,7 +14,8 @@ MODULE_big = easeml
 # Server-side objects.  gp.c, policy.c and replay.c are plain C shared with
 # the executables below.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
-	src/supervisor.o src/functions.o src/gp.o src/policy.o src/replay.o
+	src/supervisor.o src/functions.o src/gp.o src/policy.o src/replay.o \
+	src/snapshot.o
 
 # sql/easeml.sql is the install script of the current version; earlier
 # versions' install scripts are kept as released, and each upgrade script is
@@ -23,7 +24,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = install declare tenancy admin history replay
+REGRESS = install declare tenancy admin history replay data
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay

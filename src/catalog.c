@@ -248,7 +248,8 @@ CatalogLoadState(CatState *state)
 	Exec("SELECT t.id, t.tenant, t.name, t.kind = 'regression', t.input_shape IS NOT NULL,"
 		 "       coalesce(t.max_runs, 0), coalesce(tn.max_parallel, 0),"
 		 "       coalesce((SELECT max(d.id) FROM easeml.decisions d WHERE d.task_id = t.id), -1),"
-		 "       greatest(t.n_rows, 1)::float8, greatest(cardinality(t.features), 1)::float8"
+		 "       greatest(t.n_rows * coalesce(t.folds, 1), 1)::float8,"
+		 "       greatest(cardinality(t.features), 1)::float8"
 		 "  FROM easeml.tasks t JOIN easeml.tenants tn ON tn.name = t.tenant"
 		 " WHERE t.status = 'active' ORDER BY t.id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
@@ -301,11 +302,14 @@ CatalogLoadState(CatState *state)
 	 * Runs of active tasks, oldest first, so streaks can be computed.  A
 	 * model is "done" for a task once it succeeded, failed or was
 	 * cancelled; interrupted runs do not count, their candidate is tried
-	 * again.
+	 * again.  Only runs on the task's current snapshot count: after
+	 * easeml.refresh the search starts again on the new data.  The score
+	 * is the quality of the task's metric (higher is better).
 	 */
 	Exec("SELECT r.task_id, r.model_id, r.status, r.score, r.error"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE t.status = 'active'"
+		 "   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version"
 		 " ORDER BY r.task_id, coalesce(r.finished_at, r.queued_at), r.id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
@@ -451,9 +455,11 @@ CatalogLoadState(CatState *state)
 	/*
 	 * Measured training times of every task (active or not), for the
 	 * size-aware cost model of src/policy.c: one row per task with a
-	 * succeeded run.
+	 * succeeded run.  A k-fold task's rows count k times: its runs fit k
+	 * models.
 	 */
-	Exec("SELECT r.task_id, max(t.n_rows)::float8, max(cardinality(t.features))::float8,"
+	Exec("SELECT r.task_id, max(t.n_rows * coalesce(t.folds, 1))::float8,"
+		 "       max(cardinality(t.features))::float8,"
 		 "       r.model_id, max(r.seconds)"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE r.status = 'succeeded' AND r.seconds > 0 AND t.n_rows > 0"

@@ -17,14 +17,18 @@ make_tenant($node, 'lab_a', 'public.iris');
 make_tenant($node, 'lab_b', 'public.iris');
 
 # lab_b's view calls a function that tries to become the superuser and to
-# write down what it saw
+# write down what it saw.  A snapshot would run the view only when it is
+# taken, so these tasks read their source live (snapshot = false), and the
+# function waits for the trainer's read-only transaction to misbehave.
 $node->safe_psql('postgres', 'CREATE SCHEMA lab_b AUTHORIZATION lab_b');
 query_as($node, 'lab_b', q{
 	CREATE TABLE lab_b.loot (who text);
 	CREATE FUNCTION lab_b.escalate(x float8) RETURNS float8 LANGUAGE plpgsql AS $$
 	BEGIN
-		RESET ROLE;
-		INSERT INTO lab_b.loot VALUES (current_user);
+		IF current_setting('transaction_read_only') = 'on' THEN
+			RESET ROLE;
+			INSERT INTO lab_b.loot VALUES (current_user);
+		END IF;
 		RETURN x;
 	END $$;
 	CREATE VIEW lab_b.iris_v AS
@@ -39,8 +43,8 @@ query_as($node, 'lab_b', q{
 	  SELECT lab_b.scribble(sepal_length) AS sepal_length, sepal_width, petal_length, petal_width, label
 	    FROM public.iris;
 	-- the check at INSERT runs as lab_b itself, so these succeed here
-	INSERT INTO easeml.tasks (name, source, target)
-	VALUES ('escalate', 'lab_b.iris_v', 'label'), ('scribble', 'lab_b.iris_w', 'label');
+	INSERT INTO easeml.tasks (name, source, target, snapshot)
+	VALUES ('escalate', 'lab_b.iris_v', 'label', false), ('scribble', 'lab_b.iris_w', 'label', false);
 	TRUNCATE lab_b.loot;});
 
 ok($node->poll_query_until('postgres',
@@ -57,6 +61,29 @@ like($node->safe_psql('postgres',
 	qr/read-only transaction/, 'the data session is read-only');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM lab_b.loot'), '0',
 	'nothing was written');
+
+# the declaration, and the snapshot it takes, read the source the same way:
+# a view that changes role fails the INSERT, even for a superuser who
+# declares after SET ROLE
+query_as($node, 'lab_b', q{
+	CREATE FUNCTION lab_b.grab(x float8) RETURNS float8 LANGUAGE plpgsql AS $$
+	BEGIN
+		IF current_user <> session_user THEN
+			RESET ROLE;
+			INSERT INTO lab_b.loot VALUES (current_user);
+		END IF;
+		RETURN x;
+	END $$;
+	CREATE VIEW lab_b.iris_g AS
+	  SELECT lab_b.grab(sepal_length) AS sepal_length, sepal_width, petal_length, petal_width, label
+	    FROM public.iris;});
+my ($rc, $out, $err) = $node->psql('postgres', q{
+	SET ROLE lab_b;
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('grab', 'lab_b.iris_g', 'label');});
+like($err, qr/cannot set parameter "role"/,
+	'a view that changes role fails the declaration of a superuser who SET ROLE');
+is($node->safe_psql('postgres', "SELECT count(*) FROM lab_b.loot WHERE who <> 'lab_b'"), '0',
+	'and never ran as the superuser');
 
 # row-level security on the source applies to the tenant's rows
 $node->safe_psql('postgres', q{

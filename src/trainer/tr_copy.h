@@ -16,7 +16,7 @@
 #include "trainer.h"
 
 extern int	TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
-					   volatile sig_atomic_t *cancel, TrTable *out, long *bytes,
-					   char *err, size_t errlen);
+					   const int *kinds, volatile sig_atomic_t *cancel,
+					   TrTable *out, long *bytes, char *err, size_t errlen);
 
 #endif							/* EASEML_TR_COPY_H */

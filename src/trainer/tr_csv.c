@@ -7,11 +7,12 @@
  * by Python's csv module: comma separated, fields optionally in double
  * quotes ("" inside quotes is a quote; quoted fields may span lines), LF or
  * CRLF line ends, an optional UTF-8 byte order mark.  The target column is
- * chosen by name; every other column is a numeric feature.  A feature cell
- * that is empty, NA, NaN or ? is missing (NaN in the table); any other
- * non-numeric text is an error naming the column and line.  Classification
- * labels are kept as strings (empty = missing label); a regression target
- * must be numeric (empty = missing).
+ * chosen by name; every other column is a feature.  A feature cell that is
+ * empty, NA, NaN, NULL or ? is missing (NaN in the table).  A feature
+ * column with any other non-numeric cell is categorical (tr_column.c): a
+ * first pass over the rows finds those columns.  Classification labels are
+ * kept as strings (empty = missing label); a regression target must be
+ * numeric (empty = missing).
  *
  * IDENTIFICATION
  *	  src/trainer/tr_csv.c
@@ -193,6 +194,60 @@ OnlyBlank(const char *p, const char *end)
 	return 1;
 }
 
+/*
+ * Scan the data rows once and give the table column kinds when a feature
+ * column holds a cell that is neither missing nor a number.  The reader is
+ * left where it was; a malformed field stops the scan, and the second pass
+ * reports it.  0, or -2 when out of memory.
+ */
+static int
+CategoricalColumns(CsvReader *r, int tcol, int ncol, TrTable *out)
+{
+	CsvReader	scan = *r;
+	int		   *kinds = calloc(ncol, sizeof(int));
+	int			any = 0,
+				rc = 0;
+
+	if (kinds == NULL)
+		return -2;
+	scan.buf = NULL;
+	scan.cap = 0;
+	while (scan.p < scan.end && !OnlyBlank(scan.p, scan.end))
+	{
+		int			col = 0,
+					o = 0;
+
+		do
+		{
+			double		v;
+
+			rc = CsvField(&scan);
+			if (rc < 0)
+			{
+				rc = scan.buf == NULL ? -2 : 0;
+				goto done;
+			}
+			if (col != tcol && o < ncol - 1)
+			{
+				if (kinds[o] == TR_COL_NUMERIC && ParseNumber(scan.buf, &v) != 0)
+				{
+					kinds[o] = TR_COL_CATEGORICAL;
+					any = 1;
+				}
+				o++;
+			}
+			col++;
+		} while (rc == 0);
+	}
+	rc = 0;
+done:
+	if (rc == 0 && any && TrTableSetKinds(out, kinds) != 0)
+		rc = -2;
+	free(scan.buf);
+	free(kinds);
+	return rc;
+}
+
 int
 TrLoadCsv(const char *path, const char *target, int kind, TrTable *out,
 		  char *err, size_t errlen)
@@ -321,6 +376,10 @@ TrLoadCsv(const char *path, const char *target, int kind, TrTable *out,
 	names = NULL;
 	ncol = d + 1;
 
+	/* first pass: which feature columns hold text */
+	if (CategoricalColumns(&r, tcol, ncol, out) != 0)
+		goto oom;
+
 	/* data rows */
 	while (r.p < r.end && !OnlyBlank(r.p, r.end))
 	{
@@ -390,6 +449,19 @@ TrLoadCsv(const char *path, const char *target, int kind, TrTable *out,
 							 line, path, target, Trim(r.buf));
 					goto fail;
 				}
+			}
+			else if (out->col_kind != NULL && out->col_kind[o] == TR_COL_CATEGORICAL)
+			{
+				char	   *v = Trim(r.buf);
+				int			code;
+
+				if (IsMissing(v))
+					row[o] = NAN;
+				else if ((code = TrCategoryCode(&out->cats[o], v, strlen(v))) < 0)
+					goto oom;
+				else
+					row[o] = code;
+				o++;
 			}
 			else
 			{

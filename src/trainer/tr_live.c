@@ -172,6 +172,46 @@ JsonString(json_object *obj, const char *key)
 	return json_object_get_string(v);
 }
 
+/*
+ * The TR_COL_* kind of each of the d features from the spec's
+ * "feature_types" (absent: all numeric, as in runs of easeml 0.1.0).
+ * 0, or -1 with err set.
+ */
+static int
+FeatureKinds(json_object *spec, int d, int *kinds, char *err, size_t errlen)
+{
+	json_object *v;
+
+	for (int j = 0; j < d; j++)
+		kinds[j] = TR_COL_NUMERIC;
+	if (!json_object_object_get_ex(spec, "feature_types", &v) || json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_array) || (int) json_object_array_length(v) != d)
+	{
+		snprintf(err, errlen, "the run's spec has %d features but not as many feature types", d);
+		return -1;
+	}
+	for (int j = 0; j < d; j++)
+	{
+		const char *k = json_object_get_string(json_object_array_get_idx(v, j));
+
+		if (k != NULL && strcmp(k, "numeric") == 0)
+			kinds[j] = TR_COL_NUMERIC;
+		else if (k != NULL && strcmp(k, "categorical") == 0)
+			kinds[j] = TR_COL_CATEGORICAL;
+		else if (k != NULL && strcmp(k, "date") == 0)
+			kinds[j] = TR_COL_DATE;
+		else if (k != NULL && strcmp(k, "timestamp") == 0)
+			kinds[j] = TR_COL_TIMESTAMP;
+		else
+		{
+			snprintf(err, errlen, "feature %d has an unknown type \"%s\"", j + 1, k ? k : "");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 TrLiveMain(int argc, char **argv)
 {
@@ -200,6 +240,7 @@ TrLiveMain(int argc, char **argv)
 				load_seconds;
 	int			threads = 1;
 	int			load_only = 0;
+	int		   *kinds;
 	struct sigaction sa;
 
 	for (int i = 1; i < argc; i++)
@@ -309,8 +350,14 @@ TrLiveMain(int argc, char **argv)
 			Command(conn, "SELECT easeml.trainer_data_session($1)", 1, values, err, sizeof(err)) != 0)
 			return Fail(run_dir, "could not open the data session: %s", err);
 	}
-	if (TrCopyLoad(conn, query, d, kind, &cancel_requested, &tab, &bytes, err, sizeof(err)) != 0)
+	kinds = malloc(sizeof(int) * (d > 0 ? d : 1));
+	if (kinds == NULL)
+		return Fail(run_dir, "out of memory");
+	if (FeatureKinds(spec, d, kinds, err, sizeof(err)) != 0)
 		return Fail(run_dir, "%s", err);
+	if (TrCopyLoad(conn, query, d, kind, kinds, &cancel_requested, &tab, &bytes, err, sizeof(err)) != 0)
+		return Fail(run_dir, "%s", err);
+	free(kinds);
 	{
 		char		err2[512];
 

@@ -86,10 +86,15 @@ TrTableFree(TrTable *tab)
 	if (tab->labels != NULL)
 		for (int i = 0; i < tab->n; i++)
 			free(tab->labels[i]);
+	if (tab->cats != NULL)
+		for (int j = 0; j < tab->d; j++)
+			TrCategoriesFree(&tab->cats[j]);
 	free(tab->feature_names);
 	free(tab->labels);
 	free(tab->X);
 	free(tab->t);
+	free(tab->col_kind);
+	free(tab->cats);
 	memset(tab, 0, sizeof(*tab));
 }
 

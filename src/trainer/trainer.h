@@ -38,6 +38,27 @@
 
 #define TR_ERRLEN 512
 
+/*
+ * Kinds of raw feature columns (docs/data.md).  Numeric, date and
+ * timestamp columns hold numbers in TrTable.X (dates and timestamps as
+ * seconds since 1970-01-01 UTC); a categorical column holds in X the code
+ * of its value in the column's TrCategories (NaN for NULL).
+ */
+#define TR_COL_NUMERIC		0
+#define TR_COL_CATEGORICAL	1
+#define TR_COL_DATE			2
+#define TR_COL_TIMESTAMP	3
+
+/* The distinct values of a categorical column, coded in order of arrival. */
+typedef struct TrCategories
+{
+	int			n;				/* distinct values */
+	int			cap;
+	char	  **values;			/* n NUL-terminated strings */
+	int		   *slots;			/* open-addressing index: code + 1, 0 = empty */
+	int			nslots;			/* a power of two, > 2n */
+} TrCategories;
+
 /* Raw table as loaded: n rows, d feature columns plus one target column. */
 typedef struct TrTable
 {
@@ -50,6 +71,9 @@ typedef struct TrTable
 	char	  **labels;			/* n entries (classification) */
 	/* regression: numeric target, NaN for missing */
 	double	   *t;				/* n entries (regression) */
+	/* column kinds (appended): NULL when every column is numeric */
+	int		   *col_kind;		/* d TR_COL_* */
+	TrCategories *cats;			/* d entries, used by categorical columns */
 } TrTable;
 
 /* Prepared data: split, imputed and standardised (fitted on train only). */
@@ -180,6 +204,12 @@ extern int	TrPrepare(const TrTable *tab, const TrPrepOptions *opt,
 					  TrData *out, char *err, size_t errlen);
 extern void TrDataFree(TrData *data);
 extern void TrTableFree(TrTable *tab);
+
+/* tr_column.c: typed columns of a TrTable */
+extern int	TrTableSetKinds(TrTable *tab, const int *kinds);
+extern int	TrCategoryCode(TrCategories *c, const char *s, size_t len);
+extern const char *TrCategoryValue(const TrTable *tab, int j, double code);
+extern void TrCategoriesFree(TrCategories *c);
 
 /* tr_csv.c: offline loader (header row; target column by name) */
 extern int	TrLoadCsv(const char *path, const char *target, int kind,

@@ -1,6 +1,6 @@
 /*
  * easeml 0.1.0 -> 0.2.0 upgrade.  Built by the Makefile by concatenating
- * sql/upgrade/0.1.0--0.2.0/*.sql in name order; each file holds one topic's
+ * the files of sql/upgrade/0.1.0--0.2.0/ in name order; each file holds one topic's
  * catalog changes, and sql/easeml.sql holds the same changes for a fresh
  * install (t/ checks that an upgraded catalog equals a fresh one).
  */
