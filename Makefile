@@ -55,8 +55,9 @@ CORE_LIBS = -lopenblas -llapacke -lm
 CORE_SRCS = src/gp.c src/policy.c src/replay.c
 CORE_HDRS = $(wildcard src/*.h)
 
-TRAINER_SRCS = $(wildcard src/trainer/*.c)
-TRAINER_HDRS = $(wildcard src/trainer/*.h)
+# src/encode.c: the column encoders the trainer fits and predict applies
+TRAINER_SRCS = $(wildcard src/trainer/*.c) src/encode.c
+TRAINER_HDRS = $(wildcard src/trainer/*.h) src/encode.h
 PQ_INCLUDE = -I$(shell $(PG_CONFIG) --includedir)
 PQ_LIBDIR = -L$(shell $(PG_CONFIG) --libdir)
 

@@ -123,7 +123,16 @@ typedef struct TrPrepOptions
 	 * benchmark so that easeml and its peers see identical rows.
 	 */
 	const unsigned char *fixed_split;
+	/* appended (docs/data.md): missing values and cross-validation */
+	int			strategy;		/* TR_IMPUTE_*: fill for a missing value */
+	int			no_indicator;	/* 1: no missing-value indicator features */
+	int			folds;			/* > 1: k-fold; the validation rows are fold */
+	int			fold;			/* 0 .. folds - 1 */
 } TrPrepOptions;
+
+#define TR_IMPUTE_MEAN			0	/* the default */
+#define TR_IMPUTE_MEDIAN		1
+#define TR_IMPUTE_MOST_FREQUENT 2
 
 /* Progress sink: called by families at most once per epoch. */
 typedef void (*TrProgressFn) (void *arg, int epoch, double loss);
@@ -210,6 +219,12 @@ extern int	TrTableSetKinds(TrTable *tab, const int *kinds);
 extern int	TrCategoryCode(TrCategories *c, const char *s, size_t len);
 extern const char *TrCategoryValue(const TrTable *tab, int j, double code);
 extern void TrCategoriesFree(TrCategories *c);
+
+/* tr_encode.c: fit a raw column's encoder on the training rows (encode.h) */
+struct Encoder;
+extern int	TrFitEncoder(const TrTable *tab, int j, const int *rows, int nrows,
+						 const TrPrepOptions *opt, int indicator_ok,
+						 struct Encoder *e, char *err, size_t errlen);
 
 /* tr_csv.c: offline loader (header row; target column by name) */
 extern int	TrLoadCsv(const char *path, const char *target, int kind,

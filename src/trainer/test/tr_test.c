@@ -29,8 +29,10 @@
 
 #include "trainer/trainer.h"
 
-static int	test_no = 0;
-static int	failures = 0;
+int			test_no = 0;
+int			failures = 0;
+
+extern void TestData(void);		/* data_test.c */
 
 #define CHECK(cond, ...) \
 	do { \
@@ -1177,6 +1179,7 @@ main(void)
 	TestArtifact();
 	TestConstantTarget();
 	TestIris();
+	TestData();
 	printf("1..%d\n", test_no);
 	if (failures)
 		printf("# %d of %d checks failed\n", failures, test_no);
