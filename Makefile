@@ -11,11 +11,11 @@ EXTENSION  = easeml
 EXTVERSION = 0.2.0
 
 MODULE_big = easeml
-# Server-side objects.  gp.c, policy.c and replay.c are plain C shared with
-# the executables below.
+# Server-side objects.  csv.c, gp.c, policy.c and replay.c are plain C
+# shared with the executables below.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
-	src/supervisor.o src/functions.o src/gp.o src/policy.o src/replay.o \
-	src/snapshot.o
+	src/supervisor.o src/functions.o src/history.o src/csv.o src/gp.o \
+	src/policy.o src/replay.o src/snapshot.o
 
 # sql/easeml.sql is the install script of the current version; earlier
 # versions' install scripts are kept as released, and each upgrade script is
@@ -52,12 +52,13 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
 CORE_LIBS = -lopenblas -llapacke -lm
 
-CORE_SRCS = src/gp.c src/policy.c src/replay.c
+CORE_SRCS = src/csv.c src/gp.c src/policy.c src/replay.c
 CORE_HDRS = $(wildcard src/*.h)
 
-# src/encode.c: the column encoders the trainer fits and predict applies
-TRAINER_SRCS = $(wildcard src/trainer/*.c) src/encode.c
-TRAINER_HDRS = $(wildcard src/trainer/*.h) src/encode.h
+# the trainer reads CSV with the shared reader (src/csv.c); src/encode.c
+# holds the column encoders the trainer fits and predict applies
+TRAINER_SRCS = $(wildcard src/trainer/*.c) src/csv.c src/encode.c
+TRAINER_HDRS = $(wildcard src/trainer/*.h) src/csv.h src/encode.h
 PQ_INCLUDE = -I$(shell $(PG_CONFIG) --includedir)
 PQ_LIBDIR = -L$(shell $(PG_CONFIG) --libdir)
 

@@ -1213,6 +1213,14 @@ $$;
 COMMENT ON FUNCTION easeml.set_policy(text) IS
 	'set the scheduling policy (admin only); overrides the easeml.policy GUC, NULL returns to it';
 
+-- [scheduler] the shared CSV reader (src/history.c, src/csv.c) for load_history
+CREATE FUNCTION easeml._csv_cells(csv text, path text,
+	OUT line int, OUT col int, OUT row_id text, OUT header text, OUT value float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'easeml_csv_cells'
+LANGUAGE C IMMUTABLE STRICT;
+REVOKE ALL ON FUNCTION easeml._csv_cells(text, text) FROM PUBLIC;
+
 CREATE FUNCTION easeml.load_history(path text, source text DEFAULT NULL,
 									one_minus boolean DEFAULT false)
 RETURNS int
@@ -1220,30 +1228,39 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog
 AS $$
 DECLARE
-	lines		text[];
-	header		text[];
-	cells		text[];
+	lines		int[];
+	cols		int[];
+	ids			text[];
+	headers		text[];
+	vals		float8[];
+	ncol		int;
 	model_ids	int[] := '{}';
 	unknown		text[] := '{}';
 	q			float8;
 	n			int := 0;
 	mid			int;
 BEGIN
-	lines := regexp_split_to_array(rtrim(pg_read_file(path), E'\r\n'), E'\r?\n');
-	IF cardinality(lines) < 2 THEN
-		RAISE EXCEPTION 'history file "%" has no data rows', path
-			USING ERRCODE = 'invalid_parameter_value',
-				  HINT = 'The first line names the models; each further line is a dataset id followed by one quality per model.';
+	IF path IS NULL THEN
+		RAISE EXCEPTION 'path must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Pass the path of a CSV file the server can read, e.g. easeml.load_history(''history.csv'').';
 	END IF;
-	header := string_to_array(lines[1], ',');
-	FOR j IN 2..cardinality(header) LOOP
-		SELECT id INTO mid FROM easeml.models WHERE name = btrim(header[j], ' "');
+	-- the shared CSV reader (src/csv.c) parses the file: quotes, line breaks
+	-- in quotes, CRLF, missing cells, repeated dataset ids; every data row
+	-- has every column, so the first ncol cells carry the header in order
+	SELECT array_agg(c.line ORDER BY c.line, c.col), array_agg(c.col ORDER BY c.line, c.col),
+		   array_agg(c.row_id ORDER BY c.line, c.col), array_agg(c.header ORDER BY c.line, c.col),
+		   array_agg(c.value ORDER BY c.line, c.col), count(DISTINCT c.col)
+	  INTO lines, cols, ids, headers, vals, ncol
+	  FROM easeml._csv_cells(pg_read_file(path), path) c;
+	FOR j IN 1..ncol LOOP
+		SELECT id INTO mid FROM easeml.models WHERE name = headers[j];
 		model_ids := model_ids || mid;
 		IF mid IS NULL THEN
-			unknown := unknown || btrim(header[j], ' "');
+			unknown := unknown || headers[j];
 		END IF;
 	END LOOP;
-	IF cardinality(unknown) = cardinality(header) - 1 THEN
+	IF cardinality(unknown) = ncol THEN
 		RAISE EXCEPTION 'no column of "%" names a model of easeml.models', path
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'The header must hold easeml model names, e.g. ' ||
@@ -1253,37 +1270,19 @@ BEGIN
 		RAISE NOTICE 'ignoring % column(s) that name no model: %',
 			cardinality(unknown), array_to_string(unknown, ', ');
 	END IF;
-	FOR i IN 2..cardinality(lines) LOOP
-		CONTINUE WHEN btrim(lines[i]) = '';
-		cells := string_to_array(lines[i], ',');
-		IF cardinality(cells) <> cardinality(header) THEN
-			RAISE EXCEPTION 'line % of "%" has % fields, the header has %', i, path,
-				cardinality(cells), cardinality(header)
-				USING ERRCODE = 'invalid_text_representation';
+	FOR i IN 1..cardinality(vals) LOOP
+		CONTINUE WHEN model_ids[cols[i] - 1] IS NULL OR vals[i] IS NULL;
+		q := CASE WHEN one_minus THEN 1 - vals[i] ELSE vals[i] END;
+		IF NOT (q >= 0 AND q <= 1) THEN
+			RAISE EXCEPTION 'line % column % of "%": quality % is outside [0, 1]', lines[i], cols[i], path, q
+				USING ERRCODE = 'numeric_value_out_of_range',
+					  HINT = CASE WHEN NOT one_minus THEN 'For an error matrix, pass one_minus => true.' END;
 		END IF;
-		FOR j IN 2..cardinality(header) LOOP
-			cells[j] := btrim(cells[j], ' "');
-			CONTINUE WHEN model_ids[j - 1] IS NULL OR cells[j] IN ('', 'nan', 'NaN', 'NA');
-			BEGIN
-				q := cells[j]::float8;
-			EXCEPTION WHEN invalid_text_representation THEN
-				RAISE EXCEPTION 'line % column % of "%" is not a number: "%"', i, j, path, cells[j]
-					USING ERRCODE = 'invalid_text_representation';
-			END;
-			IF one_minus THEN
-				q := 1 - q;
-			END IF;
-			IF NOT (q >= 0 AND q <= 1) THEN
-				RAISE EXCEPTION 'line % column % of "%": quality % is outside [0, 1]', i, j, path, q
-					USING ERRCODE = 'numeric_value_out_of_range',
-						  HINT = CASE WHEN NOT one_minus THEN 'For an error matrix, pass one_minus => true.' END;
-			END IF;
-			INSERT INTO easeml.history (dataset, model_id, quality, source)
-			VALUES (btrim(cells[1], ' "'), model_ids[j - 1], q, coalesce(source, path))
-			ON CONFLICT (dataset, model_id) DO UPDATE
-				SET quality = EXCLUDED.quality, source = EXCLUDED.source;
-			n := n + 1;
-		END LOOP;
+		INSERT INTO easeml.history (dataset, model_id, quality, source)
+		VALUES (ids[i], model_ids[cols[i] - 1], q, coalesce(source, path))
+		ON CONFLICT (dataset, model_id) DO UPDATE
+			SET quality = EXCLUDED.quality, source = EXCLUDED.source;
+		n := n + 1;
 	END LOOP;
 	PERFORM easeml.wake_scheduler();
 	RETURN n;

@@ -19,6 +19,18 @@ SELECT h.dataset, m.name, h.quality, h.source
 SELECT easeml.load_history('easeml_history_ok.csv', 'regress again');
 SELECT count(*), min(source) FROM easeml.history;
 
+-- what COPY quotes is read back as written: a dataset id with a comma, a
+-- quote and a line break, a quoted number, a subnormal number, CRLF
+SELECT write_csv('easeml_history_quoted.csv', $$
+	('dataset', 'knn-5', 'gnb'),
+	(E'lab "A", run\n2', '0.5', '1e-308'),
+	('plain', ' 0.25 ', '')$$);
+SELECT easeml.load_history('easeml_history_quoted.csv', 'quoted');
+SELECT h.dataset, m.name, h.quality
+  FROM easeml.history h JOIN easeml.models m ON m.id = h.model_id
+ WHERE h.source = 'quoted' ORDER BY h.dataset, m.name;
+DELETE FROM easeml.history WHERE source = 'quoted';
+
 -- an error matrix is turned into quality with one_minus
 SELECT write_csv('easeml_history_err.csv', $$('id', 'knn-5'), ('e1', '0.25')$$);
 SELECT easeml.load_history('easeml_history_err.csv', one_minus => true);
@@ -31,8 +43,24 @@ SELECT write_csv('easeml_history_bad.csv', $$('id', 'knn-5'), ('e1', 'high')$$);
 SELECT try($$SELECT easeml.load_history('easeml_history_bad.csv')$$);
 SELECT write_csv('easeml_history_bad.csv', $$('id', 'nothing', 'known'), ('x', '0.5', '0.5')$$);
 SELECT try($$SELECT easeml.load_history('easeml_history_bad.csv')$$);
+-- COPY quotes a field holding a comma: one field, and not a number
 SELECT write_csv('easeml_history_bad.csv', $$('id', 'knn-5'), ('e1', '0.5,0.6')$$);
 SELECT try($$SELECT easeml.load_history('easeml_history_bad.csv')$$);
+-- a row with too many fields, written as raw lines (COPY's text format
+-- leaves commas alone)
+CREATE FUNCTION write_lines(name text, lines text[]) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	EXECUTE format('COPY (SELECT unnest(%L::text[])) TO %L',
+				   lines, current_setting('data_directory') || '/' || name);
+END $f$;
+SELECT write_lines('easeml_history_bad.csv', '{"id,knn-5", "e1,0.5,0.6"}');
+SELECT try($$SELECT easeml.load_history('easeml_history_bad.csv')$$);
+SELECT write_lines('easeml_history_bad.csv', '{"id,knn-5", "\"e1,0.5"}');
+SELECT try($$SELECT easeml.load_history('easeml_history_bad.csv')$$);
+-- a dataset id that repeats
+SELECT write_csv('easeml_history_bad.csv', $$('id', 'knn-5'), ('e1', '0.5'), ('e1', '0.6')$$);
+SELECT try($$SELECT easeml.load_history('easeml_history_bad.csv')$$);
+SELECT try($$SELECT easeml.load_history(NULL)$$);
 SELECT try($$SELECT easeml.load_history('no_such_file.csv')$$);
 SET ROLE regress_lab_a;
 SELECT try($$SELECT easeml.load_history('easeml_history_ok.csv')$$);

@@ -41,6 +41,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "csv.h"
 #include "gp.h"
 #include "policy.h"
 #include "replay.h"
@@ -64,184 +65,9 @@ SetErr(char *err, size_t errlen, const char *fmt,...)
 }
 
 /* ----------------------------------------------------------------------
- * CSV
+ * Matrices from CSV (the shared reader of src/csv.c)
  * ----------------------------------------------------------------------
  */
-
-/* A growable list of fields of one record. */
-typedef struct CsvRecord
-{
-	char	  **fields;
-	int			n;
-	int			cap;
-} CsvRecord;
-
-/* Free the fields of a record (keeps the array). */
-static void
-RecordClear(CsvRecord *r)
-{
-	int			i;
-
-	for (i = 0; i < r->n; i++)
-		free(r->fields[i]);
-	r->n = 0;
-}
-
-/* Append a field (copied) to a record. */
-static int
-RecordPush(CsvRecord *r, const char *s, size_t len)
-{
-	char	   *f;
-
-	if (r->n == r->cap)
-	{
-		int			cap = r->cap ? r->cap * 2 : 64;
-		char	  **nf = realloc(r->fields, sizeof(char *) * cap);
-
-		if (nf == NULL)
-			return 0;
-		r->fields = nf;
-		r->cap = cap;
-	}
-	f = malloc(len + 1);
-	if (f == NULL)
-		return 0;
-	if (len > 0)
-		memcpy(f, s, len);
-	f[len] = '\0';
-	r->fields[r->n++] = f;
-	return 1;
-}
-
-/*
- * Read one record starting at *pos; advances *pos past its line end.
- * Returns 1 with a record, 0 at end of input, -1 on no memory, -2 on an
- * unterminated quote.  *line counts lines.
- */
-static int
-ReadRecord(const char *text, size_t len, size_t *pos, CsvRecord *rec,
-		   char **buf, size_t *bufcap, int *line)
-{
-	size_t		p = *pos;
-	size_t		blen = 0;
-	int			in_quotes = 0;
-	int			any = 0;
-
-	RecordClear(rec);
-	if (p >= len)
-		return 0;
-	(*line)++;
-	for (;;)
-	{
-		char		ch;
-
-		if (p >= len)
-		{
-			if (in_quotes)
-				return -2;
-			break;
-		}
-		ch = text[p];
-		if (in_quotes)
-		{
-			if (ch == '"')
-			{
-				if (p + 1 < len && text[p + 1] == '"')
-				{
-					ch = '"';
-					p++;
-				}
-				else
-				{
-					in_quotes = 0;
-					p++;
-					continue;
-				}
-			}
-			else if (ch == '\n')
-				(*line)++;
-		}
-		else if (ch == '"')
-		{
-			in_quotes = 1;
-			any = 1;
-			p++;
-			continue;
-		}
-		else if (ch == ',' || ch == '\n' || ch == '\r')
-		{
-			if (ch == ',')
-			{
-				if (!RecordPush(rec, *buf, blen))
-					return -1;
-				blen = 0;
-				any = 1;
-				p++;
-				continue;
-			}
-			break;
-		}
-		if (blen + 1 >= *bufcap)
-		{
-			size_t		nc = *bufcap ? *bufcap * 2 : 256;
-			char	   *nb = realloc(*buf, nc);
-
-			if (nb == NULL)
-				return -1;
-			*buf = nb;
-			*bufcap = nc;
-		}
-		(*buf)[blen++] = ch;
-		any = 1;
-		p++;
-	}
-	if (any || blen > 0)
-	{
-		if (*buf == NULL)
-		{
-			*buf = malloc(256);
-			if (*buf == NULL)
-				return -1;
-			*bufcap = 256;
-		}
-		if (!RecordPush(rec, *buf, blen))
-			return -1;
-	}
-	/* consume the line end */
-	if (p < len && text[p] == '\r')
-		p++;
-	if (p < len && text[p] == '\n')
-		p++;
-	*pos = p;
-	return 1;
-}
-
-/* Parse one numeric cell; NaN for empty, "nan", "NA". */
-static int
-ParseCell(const char *s, double *out)
-{
-	char	   *end;
-	const char *t = s;
-	double		v;
-
-	while (isspace((unsigned char) *t))
-		t++;
-	if (*t == '\0' || strcasecmp(t, "nan") == 0 || strcmp(t, "NA") == 0)
-	{
-		*out = NAN;
-		return 1;
-	}
-	errno = 0;
-	v = strtod(t, &end);
-	if (end == t || errno == ERANGE)
-		return 0;
-	while (isspace((unsigned char) *end))
-		end++;
-	if (*end != '\0')
-		return 0;
-	*out = v;
-	return 1;
-}
 
 /* Free a matrix. */
 void
@@ -259,8 +85,175 @@ ReplayMatrixFree(ReplayMatrix *m)
 			free(m->col_names[i]);
 	free(m->row_ids);
 	free(m->col_names);
+	free(m->row_lines);
 	free(m->data);
 	memset(m, 0, sizeof(*m));
+}
+
+/* Read the header into m->col_names; returns a REPLAY_* status. */
+static int
+ParseHeader(CsvReader *r, ReplayMatrix *m, char *err, size_t errlen)
+{
+	int			cap = 0;
+	int			rc;
+
+	if (!CsvNextRecord(r))
+	{
+		SetErr(err, errlen, "empty CSV: a header row is required");
+		return REPLAY_BAD_INPUT;
+	}
+	do
+	{
+		rc = CsvNextField(r);
+		if (rc < 0)
+			break;
+		if (m->cols == cap)
+		{
+			char	  **nn;
+
+			cap = cap ? cap * 2 : 64;
+			nn = realloc(m->col_names, sizeof(char *) * cap);
+			if (nn == NULL)
+				return REPLAY_NO_MEMORY;
+			m->col_names = nn;
+		}
+		/* the first field names the id column: kept for now, dropped below */
+		m->col_names[m->cols] = strdup(CsvTrim(r->buf));
+		if (m->col_names[m->cols] == NULL)
+			return REPLAY_NO_MEMORY;
+		m->cols++;
+	} while (rc == CSV_MORE);
+	if (rc == CSV_NO_MEMORY)
+		return REPLAY_NO_MEMORY;
+	if (rc == CSV_BAD_QUOTE)
+	{
+		SetErr(err, errlen, "line 1: unterminated quoted field in the header");
+		return REPLAY_BAD_INPUT;
+	}
+	if (m->cols < 2)
+	{
+		SetErr(err, errlen, "line 1: the header needs a row-id column and at least one value column");
+		return REPLAY_BAD_INPUT;
+	}
+	free(m->col_names[0]);
+	memmove(m->col_names, m->col_names + 1, sizeof(char *) * (m->cols - 1));
+	m->cols--;
+	return REPLAY_OK;
+}
+
+/* Grow the row arrays of m to hold at least one more row. */
+static int
+GrowRows(ReplayMatrix *m, int *cap)
+{
+	int			nc;
+	double	   *nd;
+	char	  **ni;
+	long	   *nl;
+
+	if (m->rows < *cap)
+		return 1;
+	nc = *cap ? *cap * 2 : 64;
+	nd = realloc(m->data, sizeof(double) * (size_t) nc * m->cols);
+	if (nd == NULL)
+		return 0;
+	m->data = nd;
+	ni = realloc(m->row_ids, sizeof(char *) * nc);
+	if (ni == NULL)
+		return 0;
+	m->row_ids = ni;
+	nl = realloc(m->row_lines, sizeof(long) * nc);
+	if (nl == NULL)
+		return 0;
+	m->row_lines = nl;
+	*cap = nc;
+	return 1;
+}
+
+/* Read one data row (a record follows); returns a REPLAY_* status. */
+static int
+ParseRow(CsvReader *r, ReplayMatrix *m, char *err, size_t errlen)
+{
+	double	   *row = m->data + (size_t) m->rows * m->cols;
+	long		line = r->line;
+	int			col = 0;
+	int			rc;
+
+	m->row_ids[m->rows] = NULL;
+	do
+	{
+		rc = CsvNextField(r);
+		if (rc == CSV_NO_MEMORY)
+			return REPLAY_NO_MEMORY;
+		if (rc == CSV_BAD_QUOTE)
+		{
+			SetErr(err, errlen, "line %ld: unterminated quoted field", line);
+			return REPLAY_BAD_INPUT;
+		}
+		if (col == 0)
+		{
+			m->row_ids[m->rows] = strdup(CsvTrim(r->buf));
+			if (m->row_ids[m->rows] == NULL)
+				return REPLAY_NO_MEMORY;
+		}
+		else if (col <= m->cols &&
+				 CsvParseNumber(r->buf, &row[col - 1]) == CSV_NOT_NUMBER)
+		{
+			SetErr(err, errlen, "line %ld, column %d: not a number: \"%.40s\"",
+				   line, col + 1, CsvTrim(r->buf));
+			free(m->row_ids[m->rows]);
+			return REPLAY_BAD_INPUT;
+		}
+		col++;
+	} while (rc == CSV_MORE);
+	if (col != m->cols + 1)
+	{
+		SetErr(err, errlen, "line %ld has %d fields, the header has %d",
+			   line, col, m->cols + 1);
+		free(m->row_ids[m->rows]);
+		return REPLAY_BAD_INPUT;
+	}
+	m->row_lines[m->rows] = line;
+	m->rows++;
+	return REPLAY_OK;
+}
+
+/* qsort comparator: row indices by their id string. */
+static const ReplayMatrix *sort_matrix;
+
+static int
+CmpRowId(const void *a, const void *b)
+{
+	int			x = *(const int *) a,
+				y = *(const int *) b;
+	int			c = strcmp(sort_matrix->row_ids[x], sort_matrix->row_ids[y]);
+
+	return c != 0 ? c : (x > y) - (x < y);
+}
+
+/* Reject a matrix whose row ids repeat (a row would count twice). */
+static int
+CheckUniqueIds(const ReplayMatrix *m, char *err, size_t errlen)
+{
+	int		   *idx = malloc(sizeof(int) * (size_t) (m->rows > 0 ? m->rows : 1));
+	int			i,
+				rc = REPLAY_OK;
+
+	if (idx == NULL)
+		return REPLAY_NO_MEMORY;
+	for (i = 0; i < m->rows; i++)
+		idx[i] = i;
+	sort_matrix = m;
+	qsort(idx, m->rows, sizeof(int), CmpRowId);
+	for (i = 1; i < m->rows; i++)
+		if (strcmp(m->row_ids[idx[i - 1]], m->row_ids[idx[i]]) == 0)
+		{
+			SetErr(err, errlen, "line %ld: row id \"%.40s\" already appeared on line %ld",
+				   m->row_lines[idx[i]], m->row_ids[idx[i]], m->row_lines[idx[i - 1]]);
+			rc = REPLAY_BAD_INPUT;
+			break;
+		}
+	free(idx);
+	return rc;
 }
 
 /* Parse a CSV buffer; see replay.h. */
@@ -268,15 +261,9 @@ int
 ReplayParseCsv(const char *text, size_t len, ReplayMatrix *m, char *err,
 			   size_t errlen)
 {
-	CsvRecord	rec = {0};
-	char	   *buf = NULL;
-	size_t		bufcap = 0;
-	size_t		pos = 0;
-	int			line = 0;
+	CsvReader	r;
 	int			rowcap = 0;
-	int			rc = REPLAY_OK;
-	int			r,
-				i;
+	int			rc;
 
 	if (m == NULL)
 		return REPLAY_BAD_INPUT;
@@ -286,105 +273,25 @@ ReplayParseCsv(const char *text, size_t len, ReplayMatrix *m, char *err,
 		SetErr(err, errlen, "no CSV text");
 		return REPLAY_BAD_INPUT;
 	}
-
-	/* header, skipping blank lines */
-	do
+	CsvInit(&r, text, len);
+	rc = ParseHeader(&r, m, err, errlen);
+	while (rc == REPLAY_OK && CsvNextRecord(&r))
 	{
-		r = ReadRecord(text, len, &pos, &rec, &buf, &bufcap, &line);
-	} while (r == 1 && rec.n == 0);
-	if (r <= 0)
-	{
-		if (r == -1)
-			goto nomem;
-		SetErr(err, errlen, r == -2 ? "unterminated quote in the header" :
-			   "empty CSV: a header row is required");
-		rc = REPLAY_BAD_INPUT;
-		goto done;
+		if (!GrowRows(m, &rowcap))
+			rc = REPLAY_NO_MEMORY;
+		else
+			rc = ParseRow(&r, m, err, errlen);
 	}
-	if (rec.n < 2)
+	if (rc == REPLAY_OK && m->rows == 0)
 	{
-		SetErr(err, errlen, "line %d: the header needs a row-id column and at least one value column", line);
-		rc = REPLAY_BAD_INPUT;
-		goto done;
-	}
-	m->cols = rec.n - 1;
-	m->col_names = calloc(m->cols, sizeof(char *));
-	if (m->col_names == NULL)
-		goto nomem;
-	for (i = 0; i < m->cols; i++)
-	{
-		m->col_names[i] = rec.fields[i + 1];
-		rec.fields[i + 1] = NULL;
-	}
-	free(rec.fields[0]);
-	rec.n = 0;
-
-	for (;;)
-	{
-		r = ReadRecord(text, len, &pos, &rec, &buf, &bufcap, &line);
-		if (r == 0)
-			break;
-		if (r == -1)
-			goto nomem;
-		if (r == -2)
-		{
-			SetErr(err, errlen, "line %d: unterminated quote", line);
-			rc = REPLAY_BAD_INPUT;
-			goto done;
-		}
-		if (rec.n == 0)
-			continue;
-		if (rec.n != m->cols + 1)
-		{
-			SetErr(err, errlen, "line %d: expected %d fields, found %d",
-				   line, m->cols + 1, rec.n);
-			rc = REPLAY_BAD_INPUT;
-			goto done;
-		}
-		if (m->rows == rowcap)
-		{
-			int			nc = rowcap ? rowcap * 2 : 64;
-			double	   *nd = realloc(m->data, sizeof(double) * (size_t) nc * m->cols);
-			char	  **ni;
-
-			if (nd == NULL)
-				goto nomem;
-			m->data = nd;
-			ni = realloc(m->row_ids, sizeof(char *) * nc);
-			if (ni == NULL)
-				goto nomem;
-			m->row_ids = ni;
-			rowcap = nc;
-		}
-		for (i = 0; i < m->cols; i++)
-		{
-			if (!ParseCell(rec.fields[i + 1],
-						   &m->data[(size_t) m->rows * m->cols + i]))
-			{
-				SetErr(err, errlen, "line %d, column %d: not a number: \"%.40s\"",
-					   line, i + 2, rec.fields[i + 1]);
-				rc = REPLAY_BAD_INPUT;
-				goto done;
-			}
-		}
-		m->row_ids[m->rows] = rec.fields[0];
-		rec.fields[0] = NULL;
-		m->rows++;
-	}
-	if (m->rows == 0)
-	{
-		SetErr(err, errlen, "CSV has a header but no data rows");
+		SetErr(err, errlen, "the CSV has a header but no data rows");
 		rc = REPLAY_BAD_INPUT;
 	}
-	goto done;
-
-nomem:
-	SetErr(err, errlen, "out of memory reading CSV");
-	rc = REPLAY_NO_MEMORY;
-done:
-	RecordClear(&rec);
-	free(rec.fields);
-	free(buf);
+	if (rc == REPLAY_OK)
+		rc = CheckUniqueIds(m, err, errlen);
+	if (rc == REPLAY_NO_MEMORY)
+		SetErr(err, errlen, "out of memory reading CSV");
+	CsvFree(&r);
 	if (rc != REPLAY_OK)
 		ReplayMatrixFree(m);
 	return rc;

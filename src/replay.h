@@ -86,15 +86,17 @@ typedef struct ReplayMatrix
 	int			rows;
 	int			cols;			/* numeric columns (the id column excluded) */
 	double	   *data;			/* rows x cols, row-major; NaN = empty cell */
-	char	  **row_ids;		/* rows strings, as written */
-	char	  **col_names;		/* cols header strings, as written */
+	char	  **row_ids;		/* rows strings, blanks trimmed */
+	char	  **col_names;		/* cols header strings, blanks trimmed */
+	long	   *row_lines;		/* rows: line of the file each row started on */
 } ReplayMatrix;
 
 /*
- * Parse a CSV file.  Fields may be double-quoted ("" escapes a quote);
- * lines end in \n or \r\n; blank lines are skipped; empty cells and
- * "nan"/"NA" read as NaN; anything else that is not a number is an error
- * (with its line and column in err).
+ * Parse a CSV file with the shared reader of src/csv.h (quotes, CRLF,
+ * blank lines, a byte order mark).  Missing cells (empty, NA, NaN, NULL,
+ * ?) read as NaN; any other cell that is not a number is an error with
+ * its line and column in err, and so is a row whose field count differs
+ * from the header's or whose row id repeats an earlier one.
  */
 extern int	ReplayReadCsv(const char *path, ReplayMatrix *m, char *err,
 						  size_t errlen);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "gp.h"
 #include "policy.h"
 #include "replay.h"
@@ -1056,6 +1057,62 @@ TestCostModel(void)
 /* ----------------------------------------------------------- replay */
 
 /* CSV reader: quotes, CRLF, blank lines, NaN, errors with positions. */
+/*
+ * The shared reader (src/csv.c) on what COPY ... (FORMAT csv) writes: a
+ * quoted field with a comma, a quote and a line break is one field.
+ */
+static void
+TestCsvReader(void)
+{
+	const char *copy = "\xEF\xBB\xBF" "dataset,\"knn-5\"\n"
+		"\"a,\"\"b\"\"\nc\",0.5\n"
+		"   \n"
+		"d2,1e-308\n"
+		"d3,\" 0.25 \"\n";
+	const char *dup = "id,a\nx,1\ny,2\n x ,3\n";
+	const char *open_quote = "id,a\n\"x,1\n";
+	ReplayMatrix m;
+	CsvReader	r;
+	char		err[256];
+	double		v;
+	int			rc;
+
+	rc = ReplayParseCsv(copy, strlen(copy), &m, err, sizeof(err));
+	CHECK(rc == 0, "COPY-quoted rows: %s", err);
+	if (rc == 0)
+	{
+		CHECK(m.rows == 3 && m.cols == 1, "shape %d x %d", m.rows, m.cols);
+		CHECK(strcmp(m.col_names[0], "knn-5") == 0, "BOM skipped, quoted header");
+		CHECK(strcmp(m.row_ids[0], "a,\"b\"\nc") == 0, "quoted id: %s", m.row_ids[0]);
+		CHECK(m.data[1] == 1e-308, "subnormal cell read: %g", m.data[1]);
+		CHECK(m.data[2] == 0.25, "quoted number with blanks");
+		CHECK(m.row_lines[1] == 5, "blank line skipped, line counted: %ld", m.row_lines[1]);
+		ReplayMatrixFree(&m);
+	}
+	rc = ReplayParseCsv(dup, strlen(dup), &m, err, sizeof(err));
+	CHECK(rc == REPLAY_BAD_INPUT && strstr(err, "line 4") && strstr(err, "line 2"),
+		  "duplicate row id rejected: %s", err);
+	rc = ReplayParseCsv(open_quote, strlen(open_quote), &m, err, sizeof(err));
+	CHECK(rc == REPLAY_BAD_INPUT && strstr(err, "unterminated"), "open quote: %s", err);
+
+	CHECK(CsvParseNumber("1e-320", &v) == CSV_NUMBER && v > 0 && v < 1e-300,
+		  "deep subnormal");
+	CHECK(CsvParseNumber("1e-400", &v) == CSV_NUMBER && v == 0, "underflow to 0");
+	CHECK(CsvParseNumber("1e999", &v) == CSV_NUMBER && isinf(v), "overflow is Inf");
+	CHECK(CsvParseNumber(" NA ", &v) == CSV_MISSING && isnan(v), "NA missing");
+	CHECK(CsvParseNumber("?", &v) == CSV_MISSING, "? missing");
+	CHECK(CsvParseNumber("12x", &v) == CSV_NOT_NUMBER, "12x");
+	CHECK(CsvParseNumber("-", &v) == CSV_NOT_NUMBER, "lone minus");
+	CHECK(CsvParseNumber("-42", &v) == CSV_NUMBER && v == -42, "integer fast path");
+	CHECK(CsvParseNumber("0x10", &v) == CSV_NUMBER, "strtod accepts hex");
+
+	CsvInit(&r, "a,b\r\n", 5);
+	CHECK(CsvNextRecord(&r) == 1 && CsvNextField(&r) == CSV_MORE &&
+		  strcmp(r.buf, "a") == 0 && CsvNextField(&r) == CSV_LAST &&
+		  strcmp(r.buf, "b") == 0 && CsvNextRecord(&r) == 0, "CRLF record");
+	CsvFree(&r);
+}
+
 static void
 TestCsv(void)
 {
@@ -1104,9 +1161,11 @@ TestCsv(void)
 	CHECK(rc == REPLAY_BAD_INPUT && strstr(err, "line 2") && strstr(err, "column 3"),
 		  "bad number position: %s", err);
 	rc = ReplayParseCsv(bad_fields, strlen(bad_fields), &m, err, sizeof(err));
-	CHECK(rc == REPLAY_BAD_INPUT && strstr(err, "expected 3 fields"), "field count: %s", err);
+	CHECK(rc == REPLAY_BAD_INPUT && strstr(err, "line 2 has 2 fields, the header has 3"),
+		  "field count: %s", err);
 	rc = ReplayReadCsv("/nonexistent/easeml.csv", &m, err, sizeof(err));
 	CHECK(rc == REPLAY_IO && strstr(err, "could not open"), "missing file: %s", err);
+	TestCsvReader();
 
 	{
 		ReplayPolicy p;
