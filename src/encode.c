@@ -437,3 +437,84 @@ fail:
 	EncFree(e);
 	return rc;
 }
+
+/* ---- a list of encoders ------------------------------------------------ */
+
+int
+EncListWrite(const Encoder *e, int n, unsigned char **buf, size_t *len)
+{
+	Buf			b = {0};
+
+	PutU32(&b, (uint32_t) n);
+	for (int j = 0; j < n; j++)
+	{
+		unsigned char *p;
+		size_t		plen;
+
+		if (EncWrite(&e[j], &p, &plen) != 0)
+		{
+			free(b.p);
+			return ENC_NO_MEMORY;
+		}
+		PutU32(&b, (uint32_t) e[j].kind);
+		PutU32(&b, (uint32_t) e[j].n_out);
+		PutU32(&b, (uint32_t) plen);
+		Put(&b, p, plen);
+		free(p);
+	}
+	if (b.failed)
+	{
+		free(b.p);
+		return ENC_NO_MEMORY;
+	}
+	*buf = b.p;
+	*len = b.len;
+	return 0;
+}
+
+int
+EncListRead(const unsigned char *p, size_t len, Encoder **out, int *n,
+			char *err, size_t errlen)
+{
+	Reader		r = {p, len, 0};
+	uint32_t	count;
+	Encoder    *e;
+	int			rc;
+
+	*out = NULL;
+	*n = 0;
+	/* every encoder takes at least 32 bytes: no huge allocation for a tiny blob */
+	if (GetU32(&r, &count) != 0 || count < 1 || count > len / 32)
+		return Fail(err, errlen, ENC_BAD, "the encoder list is malformed");
+	if ((e = calloc(count, sizeof(Encoder))) == NULL)
+		return Fail(err, errlen, ENC_NO_MEMORY, "out of memory reading the encoders");
+	for (uint32_t j = 0; j < count; j++)
+	{
+		uint32_t	kind,
+					n_out,
+					plen;
+
+		if (GetU32(&r, &kind) != 0 || GetU32(&r, &n_out) != 0 || GetU32(&r, &plen) != 0 ||
+			r.len - r.pos < plen || n_out > ENC_MAX_SLOTS + 1)
+		{
+			rc = Fail(err, errlen, ENC_BAD, "encoder %u is truncated", j + 1);
+			goto fail;
+		}
+		if ((rc = EncRead((EncKind) kind, (int) n_out, r.p + r.pos, plen, &e[j], err, errlen)) != 0)
+			goto fail;
+		r.pos += plen;
+	}
+	if (r.pos != r.len)
+	{
+		rc = Fail(err, errlen, ENC_BAD, "the encoder list has %zu bytes too many", r.len - r.pos);
+		goto fail;
+	}
+	*out = e;
+	*n = (int) count;
+	return 0;
+fail:
+	for (uint32_t j = 0; j < count; j++)
+		EncFree(&e[j]);
+	free(e);
+	return rc;
+}

@@ -102,6 +102,15 @@ extern int	EncRead(EncKind kind, int n_out, const unsigned char *p, size_t len,
 					Encoder *e, char *err, size_t errlen);
 extern void EncFree(Encoder *e);
 
+/*
+ * A list of encoders, one per raw column, as one blob (until the artifact
+ * has a preprocessing section of its own): u32 count, then per encoder
+ * u32 kind, u32 n_out, u32 parameter bytes and EncWrite's bytes.
+ */
+extern int	EncListWrite(const Encoder *e, int n, unsigned char **buf, size_t *len);
+extern int	EncListRead(const unsigned char *p, size_t len, Encoder **out, int *n,
+						char *err, size_t errlen);
+
 /* date parts of seconds since 1970-01-01 UTC into out[6] (or 7 with hour) */
 extern void EncDateParts(double seconds, int with_hour, double *out);
 

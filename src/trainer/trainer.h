@@ -29,6 +29,8 @@
 
 #include <json-c/json.h>
 
+#include "encode.h"
+
 #ifndef pg_attribute_printf
 #define pg_attribute_printf(f, a) __attribute__((format(printf, f, a)))
 #endif
@@ -105,6 +107,10 @@ typedef struct TrData
 	long		imputed_values; /* NaN feature cells replaced by the mean */
 	int		   *rows_tr;		/* n_train original table row numbers */
 	int		   *rows_va;		/* n_val original table row numbers */
+	/* the encoders of the raw columns (appended, src/encode.h): d counts
+	 * their outputs; mean and scale are then 0 and 1 */
+	Encoder    *encoders;
+	int			n_encoders;		/* raw columns */
 } TrData;
 
 /* Options for TrPrepare(). */
@@ -221,10 +227,9 @@ extern const char *TrCategoryValue(const TrTable *tab, int j, double code);
 extern void TrCategoriesFree(TrCategories *c);
 
 /* tr_encode.c: fit a raw column's encoder on the training rows (encode.h) */
-struct Encoder;
 extern int	TrFitEncoder(const TrTable *tab, int j, const int *rows, int nrows,
 						 const TrPrepOptions *opt, int indicator_ok,
-						 struct Encoder *e, char *err, size_t errlen);
+						 Encoder *e, char *err, size_t errlen);
 
 /* tr_csv.c: offline loader (header row; target column by name) */
 extern int	TrLoadCsv(const char *path, const char *target, int kind,

@@ -369,11 +369,99 @@ TestMetrics(void)
 		  "metric names by task kind");
 }
 
+/* TrPrepare encodes every row through EncApply; the artifact's encoders
+ * reproduce the training features, and folds partition the rows */
+static void
+TestPrepareEncoded(void)
+{
+	TrTable		t;
+	TrData		d;
+	TrPrepOptions o;
+	char		err[256];
+	Encoder    *back = NULL;
+	int			nback = 0;
+	unsigned char *blob;
+	size_t		len;
+	int			same = 1;
+
+	SmallTable(&t, 60, 4);
+	memset(&o, 0, sizeof(o));
+	o.val_fraction = 0.25;
+	o.seed = 3;
+	o.impute = 1;
+	CHECK(TrPrepare(&t, &o, &d, err, sizeof(err)) == 0 && d.d == 2 + 5 && d.n_encoders == 2,
+		  "prepare: a number with NaN and 4 categories with NULLs give %d features (%s)", d.d, err);
+	CHECK(EncListWrite(d.encoders, d.n_encoders, &blob, &len) == 0 &&
+		  EncListRead(blob, len, &back, &nback, err, sizeof(err)) == 0 && nback == 2,
+		  "prepare: the encoders round-trip (%s)", err);
+	for (int i = 0; back != NULL && i < d.n_train; i++)
+	{
+		float		z[7];
+		int			r = d.rows_tr[i];
+		const char *s = TrCategoryValue(&t, 1, t.X[2 * r + 1]);
+
+		EncApply(&back[0], t.X[2 * r], NULL, 0, z);
+		EncApply(&back[1], NAN, s, s ? strlen(s) : 0, z + 2);
+		same &= memcmp(z, d.Xtr + (size_t) i * d.d, sizeof(z)) == 0;
+	}
+	CHECK(same, "prepare: applying the stored encoders to raw rows gives the training features");
+	{
+		float		z[5];
+
+		CHECK(EncApply(&back[1], NAN, "never seen", 10, z) == 1 &&
+			  z[0] == (float) (-back[1].mean[0] * back[1].scale[0]),
+			  "prepare: an unknown category at predict time sets no category");
+	}
+	for (int j = 0; j < nback; j++)
+		EncFree(&back[j]);
+	free(back);
+	for (size_t cut = 0; cut < len; cut += 7)
+	{
+		if (EncListRead(blob, cut, &back, &nback, err, sizeof(err)) == 0)
+			same = 0;
+	}
+	CHECK(same, "prepare: truncated encoder lists are refused");
+	free(blob);
+	TrDataFree(&d);
+
+	/* five folds: disjoint validation sets that cover every row */
+	{
+		int			seen[60] = {0},
+					ok = 1;
+
+		o.folds = 5;
+		for (int f = 0; f < 5; f++)
+		{
+			int			has_a = 0,
+						has_b = 0;
+
+			o.fold = f;
+			ok &= TrPrepare(&t, &o, &d, err, sizeof(err)) == 0 && d.n_val == 12;
+			for (int i = 0; i < d.n_val; i++)
+			{
+				seen[d.rows_va[i]]++;
+				has_a |= d.yva[i] == 0;
+				has_b |= d.yva[i] == 1;
+			}
+			ok &= has_a && has_b;
+			TrDataFree(&d);
+		}
+		for (int i = 0; i < 60; i++)
+			ok &= seen[i] == 1;
+		CHECK(ok, "folds: 5 stratified folds of 12 rows, every row validated once");
+		o.fold = 5;
+		CHECK(TrPrepare(&t, &o, &d, err, sizeof(err)) != 0 && strstr(err, "fold 5 of 5"),
+			  "folds: a fold out of range is refused (%s)", err);
+	}
+	TrTableFree(&t);
+}
+
 void
 TestData(void)
 {
 	TestDateParts();
 	TestEncoders();
 	TestFitEncoders();
+	TestPrepareEncoded();
 	TestMetrics();
 }

@@ -434,25 +434,26 @@ TestStandardise(void)
 	for (int i = 0; i < ntr; i++)
 		var += pow(t.X[3 * d.rows_tr[i]] - mean, 2);
 	var /= ntr;
-	CHECK(fabs(d.mean[0] - mean) < 1e-9 && fabs(d.scale[0] - 1 / sqrt(var)) < 1e-9,
+	CHECK(fabs(d.encoders[0].mean[0] - mean) < 1e-9 &&
+		  fabs(d.encoders[0].scale[0] - 1 / sqrt(var)) < 1e-9,
 		  "standardise: mean and scale from training rows only");
 	for (int i = 0; i < d.n_val; i++)
-		maxdev = fmax(maxdev, fabs(d.Xva[3 * i] -
+		maxdev = fmax(maxdev, fabs(d.Xva[d.d * i] -
 								   (t.X[3 * d.rows_va[i]] - mean) / sqrt(var)));
 	CHECK(maxdev < 1e-5, "standardise: validation rows use the training statistics");
 	{
 		double		m2 = 0;
 
 		for (int i = 0; i < ntr; i++)
-			m2 += d.Xtr[3 * i];
+			m2 += d.Xtr[d.d * i];
 		CHECK(fabs(m2 / ntr) < 1e-5, "standardise: training column mean is 0");
 	}
 	{
 		int			zero = 1;
 
 		for (int i = 0; i < ntr; i++)
-			zero &= d.Xtr[3 * i + 1] == 0.0f;
-		CHECK(d.scale[1] == 0.0 && zero, "standardise: constant column gets scale 0, values 0");
+			zero &= d.Xtr[d.d * i + 1] == 0.0f;
+		CHECK(d.encoders[1].scale[0] == 0.0 && zero, "standardise: constant column gets scale 0, values 0");
 	}
 	{
 		int			ok = 1;
@@ -461,10 +462,12 @@ TestStandardise(void)
 		for (int i = 0; i < 200; i++)
 			nan_rows += i % 10 == 0;
 		for (int i = 0; i < ntr; i++)
-			if (d.rows_tr[i] % 10 == 0)
-				ok &= d.Xtr[3 * i + 2] == 0.0f;
-		CHECK(ok && d.imputed_values == nan_rows,
-			  "standardise: NaN imputed by the training mean (%ld cells)", d.imputed_values);
+			ok &= d.rows_tr[i] % 10 == 0 ?
+				fabsf(d.Xtr[d.d * i + 2]) < 1e-6f && d.Xtr[d.d * i + 3] > 0 :
+				d.Xtr[d.d * i + 3] < 0;
+		CHECK(ok && d.imputed_values == nan_rows && d.d == 4,
+			  "standardise: NaN imputed by the training mean (%ld cells), with an indicator",
+			  d.imputed_values);
 	}
 	TrDataFree(&d);
 	o.impute = 0;
