@@ -173,6 +173,37 @@ JsonString(json_object *obj, const char *key)
 }
 
 /*
+ * The data options of the spec (docs/data.md): the missing-value strategy
+ * and indicator, folds and the metric.  Absent keys keep the defaults (a
+ * run of easeml 0.1.0 has none).  0, or -1 with err set.
+ */
+static int
+DataOptions(json_object *spec, TrPrepOptions *opt, char *err, size_t errlen)
+{
+	json_object *v;
+	const char *impute = JsonString(spec, "impute");
+
+	if (impute == NULL || strcmp(impute, "mean") == 0)
+		opt->strategy = TR_IMPUTE_MEAN;
+	else if (strcmp(impute, "median") == 0)
+		opt->strategy = TR_IMPUTE_MEDIAN;
+	else if (strcmp(impute, "most_frequent") == 0)
+		opt->strategy = TR_IMPUTE_MOST_FREQUENT;
+	else
+	{
+		snprintf(err, errlen, "unknown missing-value strategy \"%s\"", impute);
+		return -1;
+	}
+	if (json_object_object_get_ex(spec, "missing_indicator", &v) &&
+		json_object_is_type(v, json_type_boolean))
+		opt->no_indicator = !json_object_get_boolean(v);
+	if (json_object_object_get_ex(spec, "folds", &v) && json_object_is_type(v, json_type_int))
+		opt->folds = json_object_get_int(v);
+	opt->metric = JsonString(spec, "metric");
+	return 0;
+}
+
+/*
  * The TR_COL_* kind of each of the d features from the spec's
  * "feature_types" (absent: all numeric, as in runs of easeml 0.1.0).
  * 0, or -1 with err set.
@@ -324,6 +355,8 @@ TrLiveMain(int argc, char **argv)
 		opt.val_fraction = json_object_get_double(v);
 	if (json_object_object_get_ex(spec, "seed", &v))
 		opt.seed = (uint64_t) json_object_get_int64(v);
+	if (DataOptions(spec, &opt, err, sizeof(err)) != 0)
+		return Fail(run_dir, "%s", err);
 	if (json_object_object_get_ex(spec, "input_shape", &v) &&
 		json_object_is_type(v, json_type_array))
 	{

@@ -134,6 +134,8 @@ typedef struct TrPrepOptions
 	int			no_indicator;	/* 1: no missing-value indicator features */
 	int			folds;			/* > 1: k-fold; the validation rows are fold */
 	int			fold;			/* 0 .. folds - 1 */
+	const char *metric;			/* what the score is the quality of (NULL:
+								 * accuracy or R^2; tr_metrics.h) */
 } TrPrepOptions;
 
 #define TR_IMPUTE_MEAN			0	/* the default */
