@@ -222,13 +222,16 @@ CmpDouble(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * The errors of the best constant predictions of the n targets t: the
+ * mean's RMSE (the standard deviation) and the median's MAE.  Sets the
+ * kind; the metrics themselves are NaN until computed.
+ */
 void
-TrRegressionMetrics(int n, const double *t, const double *pred, TrMetrics *m)
+TrRegressionBaselines(int n, const double *t, TrMetrics *m)
 {
 	double		mean = 0.0,
 				ss_tot = 0.0,
-				ss_res = 0.0,
-				abs_err = 0.0,
 				abs_dev = 0.0,
 				median;
 	double	   *sorted;
@@ -248,18 +251,34 @@ TrRegressionMetrics(int n, const double *t, const double *pred, TrMetrics *m)
 	free(sorted);
 	for (int i = 0; i < n; i++)
 	{
+		ss_tot += (t[i] - mean) * (t[i] - mean);
+		abs_dev += fabs(t[i] - median);
+	}
+	m->rmse_const = sqrt(ss_tot / n);
+	m->mae_const = abs_dev / n;
+}
+
+void
+TrRegressionMetrics(int n, const double *t, const double *pred, TrMetrics *m)
+{
+	double		ss_res = 0.0,
+				abs_err = 0.0;
+
+	TrRegressionBaselines(n, t, m);
+	if (n <= 0 || isnan(m->rmse_const))
+		return;
+	for (int i = 0; i < n; i++)
+	{
 		double		e = pred[i] - t[i];
 
 		ss_res += e * e;
 		abs_err += fabs(e);
-		ss_tot += (t[i] - mean) * (t[i] - mean);
-		abs_dev += fabs(t[i] - median);
 	}
 	m->v[TR_M_RMSE] = sqrt(ss_res / n);
 	m->v[TR_M_MAE] = abs_err / n;
-	m->v[TR_M_R2] = ss_tot > 0.0 ? 1.0 - ss_res / ss_tot : (ss_res == 0.0 ? 1.0 : 0.0);
-	m->rmse_const = sqrt(ss_tot / n);
-	m->mae_const = abs_dev / n;
+	/* R^2 from the baseline: ss_tot = n * rmse_const^2 */
+	m->v[TR_M_R2] = m->rmse_const > 0.0 ?
+		1.0 - ss_res / (n * m->rmse_const * m->rmse_const) : (ss_res == 0.0 ? 1.0 : 0.0);
 }
 
 /* 1 - err / err_const: 1 for a perfect model, 0 for the best constant */

@@ -66,6 +66,7 @@ extern void TrClassificationMetrics(int n, int k, const int *y, const int *pred,
 									const double *proba, TrMetrics *m);
 extern void TrRegressionMetrics(int n, const double *t, const double *pred,
 								TrMetrics *m);
+extern void TrRegressionBaselines(int n, const double *t, TrMetrics *m);
 
 /* the quality (higher is better) of metric id; NaN when undefined */
 extern double TrMetricQuality(const TrMetrics *m, TrMetricId id);

@@ -71,14 +71,17 @@ Mean(const double *v, int n)
 static void
 FoldMetrics(const TrData *data, const TrResult *res, TrMetrics *m)
 {
-	for (int j = 0; j < TR_M__COUNT; j++)
-		m->v[j] = NAN;
-	m->kind = data->kind;
-	m->rmse_const = m->mae_const = NAN;
 	if (data->kind == TR_KIND_CLASSIFICATION)
+	{
+		for (int j = 0; j < TR_M__COUNT; j++)
+			m->v[j] = NAN;
+		m->kind = data->kind;
+		m->rmse_const = m->mae_const = NAN;
 		m->v[TR_M_ACCURACY] = res->score;
+	}
 	else
 	{
+		TrRegressionBaselines(data->n_val, data->tva, m);
 		m->v[TR_M_R2] = res->r2;
 		m->v[TR_M_RMSE] = res->rmse;
 	}
