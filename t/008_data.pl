@@ -198,5 +198,19 @@ is($node->safe_psql('postgres', q{
 	  FROM easeml.leaderboard l JOIN easeml.runs r ON r.id = l.run_id WHERE l.task = 'cpu'}),
 	'rmse/true/true/true/true', 'metric: the leaderboard shows the RMSE the task ranks by');
 
+# pg_dump and pg_restore keep the snapshots, their rows and who may read them
+$node->safe_psql('postgres', "ALTER SYSTEM SET easeml.enabled = off; SELECT pg_reload_conf();");
+my $dump = PostgreSQL::Test::Utils::tempdir() . '/data.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr('postgres'), '-f', $dump ],
+	'pg_dump of a database with snapshots');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok([ 'pg_restore', '-d', $node->connstr('restored'), $dump ], 'pg_restore');
+my $snaps = q{SELECT string_agg(c.relname || ':' || c.reltuples::bigint || ':'
+		|| has_table_privilege('lab_d', c.oid, 'SELECT'), ' ' ORDER BY c.relname)
+	FROM pg_class c WHERE c.relnamespace = 'easeml_snapshots'::regnamespace};
+$node->safe_psql($_, "ANALYZE") for qw(postgres restored);
+is($node->safe_psql('restored', $snaps), $node->safe_psql('postgres', $snaps),
+	'the restored database has the same snapshots, rows and privileges');
+
 $node->stop;
 done_testing();
