@@ -97,7 +97,7 @@ TestEncoders(void)
 {
 	Encoder		e,
 				r;
-	double		raw[8];
+	double		raw[ENC_HASH_BUCKETS + 1];
 	float		out[8],
 				out2[8];
 	unsigned char *buf;
