@@ -88,6 +88,7 @@ CREATE TABLE easeml.tasks (
 	missing_indicator boolean NOT NULL DEFAULT true,
 	feature_types text[],
 	left_out	jsonb,
+	measured_at timestamptz,	/* when n_rows and n_classes were measured */
 	UNIQUE (tenant, name)
 );
 COMMENT ON TABLE easeml.tasks IS
@@ -691,6 +692,7 @@ BEGIN
 	t.left_out := left_out;
 	t.n_rows := cnt.n;
 	t.n_classes := CASE WHEN t.kind = 'classification' THEN cnt.classes END;
+	t.measured_at := clock_timestamp();
 	-- 0: the AFTER INSERT trigger takes version 1 as the tenant
 	t.snapshot_version := CASE WHEN t.snapshot THEN 0 END;
 	RETURN t;
@@ -920,6 +922,7 @@ BEGIN
 	   SET snapshot_version = CASE WHEN version > 0 THEN version ELSE t.snapshot_version END,
 		   n_rows = n,
 		   n_classes = CASE WHEN t.kind = 'classification' THEN classes END,
+		   measured_at = clock_timestamp(),
 		   status = CASE WHEN t.status IN ('completed', 'failed') THEN 'active' ELSE t.status END,
 		   status_reason = CASE WHEN t.status IN ('completed', 'failed') THEN NULL ELSE t.status_reason END
 	 WHERE t.id = task_id;

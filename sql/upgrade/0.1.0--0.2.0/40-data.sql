@@ -16,7 +16,8 @@ ALTER TABLE easeml.tasks
 		CHECK (impute IN ('mean', 'median', 'most_frequent')),
 	ADD COLUMN missing_indicator boolean NOT NULL DEFAULT true,
 	ADD COLUMN feature_types text[],
-	ADD COLUMN left_out jsonb;
+	ADD COLUMN left_out jsonb,
+	ADD COLUMN measured_at timestamptz;
 ALTER TABLE easeml.tasks ALTER COLUMN snapshot SET DEFAULT true;
 ALTER TABLE easeml.runs ADD COLUMN snapshot_version int;
 
@@ -477,6 +478,7 @@ BEGIN
 	t.left_out := left_out;
 	t.n_rows := cnt.n;
 	t.n_classes := CASE WHEN t.kind = 'classification' THEN cnt.classes END;
+	t.measured_at := clock_timestamp();
 	-- 0: the AFTER INSERT trigger takes version 1 as the tenant
 	t.snapshot_version := CASE WHEN t.snapshot THEN 0 END;
 	RETURN t;
@@ -699,6 +701,7 @@ BEGIN
 	   SET snapshot_version = CASE WHEN version > 0 THEN version ELSE t.snapshot_version END,
 		   n_rows = n,
 		   n_classes = CASE WHEN t.kind = 'classification' THEN classes END,
+		   measured_at = clock_timestamp(),
 		   status = CASE WHEN t.status IN ('completed', 'failed') THEN 'active' ELSE t.status END,
 		   status_reason = CASE WHEN t.status IN ('completed', 'failed') THEN NULL ELSE t.status_reason END
 	 WHERE t.id = task_id;
