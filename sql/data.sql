@@ -253,6 +253,23 @@ SELECT data_try($$INSERT INTO easeml.tasks (name, source, target, snapshot) VALU
 RESET ROLE;
 SELECT count(*) AS sneaky_tasks FROM easeml.tasks WHERE name = 'sneaky';
 
+-- the snapshot trigger functions act as a superuser on the task a row
+-- names: a tenant cannot attach them to a table of its own, and they
+-- refuse to run on any table but easeml.tasks
+CREATE TABLE public.data_fake (id bigint, tenant name);
+ALTER TABLE public.data_fake OWNER TO regress_data_a;
+SET ROLE regress_data_a;
+SELECT data_try($$CREATE TRIGGER t AFTER INSERT ON public.data_fake FOR EACH ROW EXECUTE FUNCTION easeml._take_snapshot()$$);
+SELECT data_try($$CREATE TRIGGER t AFTER DELETE ON public.data_fake FOR EACH ROW EXECUTE FUNCTION easeml._drop_snapshots()$$);
+RESET ROLE;
+CREATE TRIGGER t1 AFTER INSERT ON public.data_fake FOR EACH ROW EXECUTE FUNCTION easeml._take_snapshot();
+CREATE TRIGGER t2 AFTER DELETE ON public.data_fake FOR EACH ROW EXECUTE FUNCTION easeml._drop_snapshots();
+SELECT data_try($$INSERT INTO public.data_fake VALUES (1, current_user)$$);
+ALTER TABLE public.data_fake DISABLE TRIGGER t1;
+INSERT INTO public.data_fake VALUES (1, current_user);
+SELECT data_try($$DELETE FROM public.data_fake$$);
+DROP TABLE public.data_fake;
+
 -- leave nothing behind for the other tests
 SET ROLE regress_data_a;
 SELECT count(*) AS dropped FROM easeml.tasks t, easeml.drop_task(t.name) WHERE t.tenant = current_user;

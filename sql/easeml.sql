@@ -949,6 +949,10 @@ AS $$
 DECLARE
 	rel			text;
 BEGIN
+	IF TG_RELID <> 'easeml.tasks'::regclass THEN
+		RAISE EXCEPTION 'easeml._drop_snapshots() is a trigger of easeml.tasks only'
+			USING ERRCODE = 'triggered_action_exception';
+	END IF;
 	FOR rel IN
 		SELECT c.relname FROM pg_class c
 		 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r'
@@ -1685,8 +1689,11 @@ REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_policy(text),
 	easeml._finish_run(bigint, text, int, text, text),
 	easeml._keep_artifacts(bigint)
 	FROM PUBLIC;
+-- the trigger functions too: a tenant must not attach them to a table of
+-- its own, whose rows could name another tenant's task
 REVOKE ALL ON FUNCTION easeml._snapshot_sql(bigint, int),
-	easeml._snapshot_switch(bigint, int, bigint, int)
+	easeml._snapshot_switch(bigint, int, bigint, int),
+	easeml._take_snapshot(), easeml._drop_snapshots()
 	FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------

@@ -37,6 +37,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
@@ -48,6 +49,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 
 PG_FUNCTION_INFO_V1(easeml_read_restricted);
 PG_FUNCTION_INFO_V1(easeml_take_snapshot);
@@ -74,6 +76,15 @@ ExecAs(Oid role, bool restricted, const char *sql, int nargs, Oid *types,
 	rc = SPI_execute_with_args(sql, nargs, types, values, NULL, read_only, 0);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	return rc;
+}
+
+/* OID of easeml.tasks */
+static Oid
+EasemlTasksRelid(void)
+{
+	Oid			nsp = get_namespace_oid("easeml", false);
+
+	return get_relname_relid("tasks", nsp);
 }
 
 static int
@@ -226,6 +237,11 @@ easeml_take_snapshot(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("easeml._take_snapshot() must be an AFTER INSERT row trigger")));
+	/* only on easeml.tasks: another table's rows could name any task */
+	if (RelationGetRelid(trigdata->tg_relation) != EasemlTasksRelid())
+		ereport(ERROR,
+				(errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
+				 errmsg("easeml._take_snapshot() is a trigger of easeml.tasks only")));
 	tuple = trigdata->tg_trigtuple;
 	tupdesc = trigdata->tg_relation->rd_att;
 	attno = SPI_fnumber(tupdesc, "id");

@@ -728,6 +728,10 @@ AS $$
 DECLARE
 	rel			text;
 BEGIN
+	IF TG_RELID <> 'easeml.tasks'::regclass THEN
+		RAISE EXCEPTION 'easeml._drop_snapshots() is a trigger of easeml.tasks only'
+			USING ERRCODE = 'triggered_action_exception';
+	END IF;
 	FOR rel IN
 		SELECT c.relname FROM pg_class c
 		 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r'
@@ -999,6 +1003,9 @@ COMMENT ON VIEW easeml.cost_estimates IS
 	'estimated training seconds of every enabled candidate for every task; the cost-aware policies read it';
 
 GRANT INSERT (snapshot, metric, folds, impute, missing_indicator) ON easeml.tasks TO PUBLIC;
+-- the trigger functions too: a tenant must not attach them to a table of
+-- its own, whose rows could name another tenant's task
 REVOKE ALL ON FUNCTION easeml._snapshot_sql(bigint, int),
-	easeml._snapshot_switch(bigint, int, bigint, int)
+	easeml._snapshot_switch(bigint, int, bigint, int),
+	easeml._take_snapshot(), easeml._drop_snapshots()
 	FROM PUBLIC;
