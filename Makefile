@@ -12,10 +12,13 @@ EXTVERSION = 0.2.0
 
 MODULE_big = easeml
 # Server-side objects.  csv.c, gp.c, policy.c and replay.c are plain C
-# shared with the executables below.
+# shared with the executables below; src/sql_*.c hold the SQL-callable C
+# functions, one file per job.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
-	src/supervisor.o src/functions.o src/history.o src/csv.o src/gp.o \
-	src/policy.o src/replay.o src/snapshot.o
+	src/supervisor.o src/rundir.o src/history.o src/csv.o src/gp.o \
+	src/policy.o src/replay.o \
+	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
+	src/sql_model.o src/sql_source.o src/snapshot.o
 
 # sql/easeml.sql is the install script of the current version; earlier
 # versions' install scripts are kept as released, and each upgrade script is

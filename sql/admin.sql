@@ -1,4 +1,35 @@
 -- Admin functions and how the scheduler records results.
+-- (self-contained: what it uses is made here and dropped at the end)
+-- try(sql): run a statement, show its SQLSTATE, message and hint
+CREATE FUNCTION public.try(sql text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	hint text;
+BEGIN
+	EXECUTE sql;
+	RETURN 'ok';
+EXCEPTION WHEN others THEN
+	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
+	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
+END;
+$$;
+CREATE ROLE regress_lab_a LOGIN;
+CREATE ROLE regress_lab_b LOGIN;
+SELECT easeml.add_tenant('regress_lab_a');
+SELECT easeml.add_tenant('regress_lab_b');
+-- data: 3 classes, 30 rows, numeric and non-numeric columns
+CREATE TABLE public.points (x1 float8, x2 int, x3 numeric, note text, flag bool, label text, y float8);
+INSERT INTO public.points
+SELECT i * 0.5, i % 7, i % 3 + 0.25, 'row ' || i, i % 2 = 0,
+	   (ARRAY['a', 'b', 'c'])[i % 3 + 1], i * 1.5
+  FROM generate_series(1, 30) i;
+GRANT SELECT ON public.points TO regress_lab_a;
+SET ROLE regress_lab_a;
+INSERT INTO easeml.tasks (name, source, target) VALUES ('points', 'public.points', 'label');
+INSERT INTO easeml.tasks (name, source, target, kind, features)
+VALUES ('points_y', 'public.points', 'y', 'regression', '{x1,x2}');
+RESET ROLE;
+
 SELECT easeml.set_policy('fifo');
 SELECT value FROM easeml.settings WHERE key = 'policy';
 SELECT try($$SELECT easeml.set_policy('sometimes')$$);
@@ -13,7 +44,7 @@ INSERT INTO easeml.runs (task_id, tenant, model_id, status, started_at)
 SELECT t.id, t.tenant, m.id, 'running', now()
   FROM easeml.tasks t, easeml.models m
  WHERE t.name = 'points' AND m.name = 'knn-15';
-SELECT s->>'copy_query' AS copy_query, s->>'family' AS family, s->'params' AS params,
+SELECT regexp_replace(s->>'copy_query', 'task_\d+_v', 'task_N_v') AS copy_query, s->>'family' AS family, s->'params' AS params,
 	   s->>'kind' AS kind, s->'features' AS features
   FROM easeml.runs r, easeml.trainer_spec(r.id) s
  WHERE r.status = 'running';
@@ -98,3 +129,11 @@ SELECT m.name, r.status, r.score, a.bytes
   LEFT JOIN easeml.artifacts a ON a.run_id = r.id
  WHERE r.task_id = (SELECT id FROM easeml.tasks WHERE name = 'points_y')
  ORDER BY r.id;
+
+-- clean up
+RESET ROLE;
+DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_%';
+DROP TABLE public.points;
+DROP FUNCTION public.try(text);
+DROP OWNED BY regress_lab_a, regress_lab_b;
+DROP ROLE regress_lab_a, regress_lab_b;

@@ -1,8 +1,8 @@
 -- Data (docs/data.md): column types, keys left out, useless columns left
 -- out, data checks, the metric and cross-validation options, snapshots
 -- and refresh.  Self-contained: its own roles, tables and helper.
-CREATE ROLE regress_data_a;
-CREATE ROLE regress_data_b;
+CREATE ROLE regress_data_a LOGIN;
+CREATE ROLE regress_data_b LOGIN;
 SELECT easeml.add_tenant('regress_data_a');
 SELECT easeml.add_tenant('regress_data_b');
 

@@ -1,8 +1,9 @@
 -- Declaring tasks: one INSERT, validated; every failure is an error with an
 -- SQLSTATE and a message that says what to fix.
-CREATE ROLE regress_lab_a;
-CREATE ROLE regress_lab_b;
-CREATE ROLE regress_outsider;
+-- (self-contained: what it uses is made here and dropped at the end)
+CREATE ROLE regress_lab_a LOGIN;
+CREATE ROLE regress_lab_b LOGIN;
+CREATE ROLE regress_outsider LOGIN;
 
 -- try(sql): run a statement, show its SQLSTATE, message and hint
 CREATE FUNCTION public.try(sql text) RETURNS text
@@ -117,3 +118,11 @@ SELECT try($$UPDATE easeml.tasks SET target = 'y' WHERE name = 'points'$$);
 -- what was declared
 SELECT tenant, name, status, n_rows, cardinality(features) AS n_features
   FROM easeml.tasks ORDER BY id;
+
+-- clean up
+RESET ROLE;
+DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_%';
+DROP TABLE public.points, public.tiny, public.one_class, public.words;
+DROP SEQUENCE public.a_sequence;
+DROP FUNCTION public.try(text);
+DROP ROLE regress_lab_a, regress_lab_b, regress_outsider;

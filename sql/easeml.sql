@@ -42,9 +42,11 @@ CREATE TABLE easeml.models (
 	family		text NOT NULL,
 	params		jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(params) = 'object'),
 	kinds		text[] NOT NULL DEFAULT '{classification}'
-		CHECK (kinds <@ ARRAY['classification', 'regression']),
+		CHECK (cardinality(kinds) > 0 AND kinds <@ ARRAY['classification', 'regression']),
 	needs_image boolean NOT NULL DEFAULT false,
-	cost_factor float8 NOT NULL DEFAULT 1 CHECK (cost_factor > 0),
+	-- [trust] NaN and Infinity are refused ('NaN' > 0 holds in PostgreSQL)
+	cost_factor float8 NOT NULL DEFAULT 1
+		CHECK (cost_factor > 0 AND cost_factor < 'Infinity'),
 	enabled		boolean NOT NULL DEFAULT true,
 	builtin		boolean NOT NULL DEFAULT false,
 	created_at	timestamptz NOT NULL DEFAULT now()
@@ -76,6 +78,9 @@ CREATE TABLE easeml.tasks (
 	n_rows		bigint,
 	n_classes	int,
 	created_at	timestamptz NOT NULL DEFAULT now(),
+	-- [trust] failed runs before this time are forgotten: their candidates
+	-- are tried again (set when a failed or completed task is taken up)
+	reactivated_at timestamptz,
 	-- data (docs/data.md): snapshots, the ranking metric, cross-validation,
 	-- missing values, and what the declaration chose
 	snapshot	boolean NOT NULL DEFAULT true,
@@ -235,6 +240,27 @@ AS $$
 	SELECT coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false)
 $$;
 
+-- [trust] the columns of a relation, for hints
+CREATE FUNCTION easeml._column_list(rel regclass)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog
+AS $$
+	SELECT coalesce(string_agg(quote_ident(attname), ', ' ORDER BY attnum), '(none)')
+	  FROM pg_attribute
+	 WHERE attrelid = rel AND attnum > 0 AND NOT attisdropped
+$$;
+
+-- [trust] Every read of a task's source at declaration goes through this:
+-- as the declaring role, read-only, in a security-restricted operation
+-- (src/sql_source.c), the way the trainer reads it.
+CREATE FUNCTION easeml._read_source(query text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'easeml_read_source'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION easeml._read_source(text) IS
+	'internal: the first row of a query over a task''s source as jsonb, read as the current role, read-only, in a security-restricted operation';
+
 -- ---------------------------------------------------------------------------
 -- Data: what each column type becomes, which columns are keys, and a
 -- profile of a source read as its tenant (docs/data.md)
@@ -344,8 +370,8 @@ AS $$
 	  FROM (SELECT easeml._base_type(t) AS b) x
 $$;
 
--- Profile a relation for a task, read as the current user inside a
--- security-restricted operation (easeml._read_restricted): counts of rows
+-- Profile a relation for a task, read as the current user, read-only,
+-- inside a security-restricted operation (easeml._read_source): counts of rows
 -- and of NULL, NaN and infinite targets, usable rows (a target that is
 -- neither NULL nor NaN), classes, and easeml._column_stats_sql() for each
 -- of cols (whose kinds are given).  One scan of the relation.
@@ -380,14 +406,14 @@ BEGIN
 	SELECT atttypid INTO ttype FROM pg_attribute
 	 WHERE attrelid = rel AND attname = target AND attnum > 0 AND NOT attisdropped;
 	isfloat := easeml._base_type(ttype) IN ('float4'::regtype, 'float8'::regtype, 'numeric'::regtype);
-	q := format($q$SELECT jsonb_build_object(
+	q := format($q$SELECT pg_catalog.jsonb_build_object(
 			'rows', count(*),
 			'null_target', count(*) FILTER (WHERE t IS NULL),
 			'nan_target', count(*) FILTER (WHERE %1$s),
 			'inf_target', %2$s,
 			'n', count(*) FILTER (WHERE u),
 			'classes', %3$s,
-			'cols', %4$s)
+			'cols', %4$s) AS p
 		  FROM (SELECT s.*, t IS NOT NULL AND NOT coalesce(%1$s, false) AS u
 				  FROM (SELECT %5$s FROM %6$s) s(%7$s)) s$q$,
 		easeml._nan_sql('t', ttype),
@@ -397,16 +423,9 @@ BEGIN
 		array_to_string(sel || format('%I', target), ', '),
 		rel,
 		array_to_string(aliases || 't'::text, ', '));
-	RETURN easeml._read_restricted(q);
+	RETURN easeml._read_source(q) -> 'p';
 END;
 $$;
-
-CREATE FUNCTION easeml._read_restricted(query text)
-RETURNS jsonb
-AS 'MODULE_PATHNAME', 'easeml_read_restricted'
-LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION easeml._read_restricted(text) IS
-	'internal: run a query returning one jsonb value as the current user, inside a security-restricted operation';
 
 -- The metrics a task of each kind may be ranked by (docs/data.md); the
 -- first is the default.
@@ -582,9 +601,7 @@ BEGIN
 			IF NOT FOUND THEN
 				RAISE EXCEPTION 'feature column "%" does not exist in "%"', f, relname
 					USING ERRCODE = 'undefined_column',
-						  HINT = (SELECT 'Columns: ' || string_agg(attname, ', ' ORDER BY attnum) || '.'
-									FROM pg_attribute WHERE attrelid = t.source AND attnum > 0
-									 AND NOT attisdropped);
+						  HINT = 'Columns of ' || relname || ': ' || easeml._column_list(t.source) || '.';
 			END IF;
 			IF col.kind IS NULL THEN
 				RAISE EXCEPTION 'feature column "%" has type %, which easeml cannot use', f,
@@ -724,22 +741,54 @@ BEGIN
 				USING ERRCODE = 'feature_not_supported',
 					  HINT = 'Only status and max_runs can be updated; declare a new task instead.';
 		END IF;
+		-- [trust] what the declaration measured is not for hand edits; [data]
+		-- easeml.refresh measures again, and says so with measured_at
+		IF NEW.created_at IS DISTINCT FROM OLD.created_at
+			OR ((NEW.n_rows, NEW.n_classes, NEW.snapshot_version)
+				IS DISTINCT FROM (OLD.n_rows, OLD.n_classes, OLD.snapshot_version)
+				AND NEW.measured_at IS NOT DISTINCT FROM OLD.measured_at) THEN
+			RAISE EXCEPTION 'n_rows, n_classes and created_at of task "%" are recorded when it is declared', OLD.name
+				USING ERRCODE = 'generated_always',
+					  HINT = 'SELECT easeml.refresh(task) measures the source again.';
+		END IF;
+		IF NEW.max_runs IS NOT NULL AND NEW.max_runs < 1 THEN
+			RAISE EXCEPTION 'max_runs of task "%" must be positive or NULL, not %', OLD.name, NEW.max_runs
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'NULL means no limit.';
+		END IF;
 		IF NEW.status <> OLD.status AND NEW.status NOT IN ('active', 'paused')
 			AND NOT easeml._is_admin() THEN
 			RAISE EXCEPTION 'status "%" cannot be set by hand', NEW.status
 				USING ERRCODE = 'invalid_parameter_value',
 					  HINT = 'Set status to ''paused'' to stop scheduling a task, or ''active'' to resume it.';
 		END IF;
+		-- [trust] a failed or completed task taken up again retries the
+		-- candidates that failed so far (docs/operations.md)
+		IF OLD.status IN ('failed', 'completed') AND NEW.status IN ('active', 'paused') THEN
+			NEW.reactivated_at := clock_timestamp();
+			NEW.status_reason := NULL;
+		END IF;
 		RETURN NEW;
 	END IF;
 
-	-- A superuser restoring a dump inserts rows this trigger validated
-	-- before (only the system fills n_rows): take them as they are.
-	IF NEW.n_rows IS NOT NULL AND easeml._is_admin() THEN
+	-- [trust] A superuser restoring a dump inserts rows this trigger
+	-- validated before, with what the declaration measured and when: take
+	-- them as they are.  Anyone else leaves those columns to the system.
+	IF NEW.n_rows IS NOT NULL AND easeml._is_admin() AND NEW.created_at < now() THEN
 		RETURN NEW;
+	END IF;
+	IF NEW.n_rows IS NOT NULL OR NEW.n_classes IS NOT NULL OR NEW.reactivated_at IS NOT NULL THEN
+		RAISE EXCEPTION 'n_rows, n_classes and reactivated_at are recorded by easeml, not declared'
+			USING ERRCODE = 'generated_always',
+				  HINT = 'Leave them out of the INSERT.';
 	END IF;
 
 	-- who declares (the tenant itself; RLS on tenants shows only its row)
+	IF NEW.tenant IS NULL THEN
+		RAISE EXCEPTION 'tenant must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Leave tenant out: it defaults to your own role.';
+	END IF;
 	IF NEW.tenant IS DISTINCT FROM current_user THEN
 		RAISE EXCEPTION 'task for tenant "%" must be declared by role "%" itself', NEW.tenant, NEW.tenant
 			USING ERRCODE = 'insufficient_privilege',
@@ -751,9 +800,34 @@ BEGIN
 				  HINT = format('An administrator registers tenants with SELECT easeml.add_tenant(%L).', NEW.tenant);
 	END IF;
 	IF NEW.name IS NULL OR NEW.name !~ '^[A-Za-z0-9_.-]{1,63}$' THEN
-		RAISE EXCEPTION 'invalid task name "%"', NEW.name
+		RAISE EXCEPTION 'invalid task name "%"', coalesce(NEW.name, 'NULL')
 			USING ERRCODE = 'invalid_name',
 				  HINT = 'Use 1 to 63 letters, digits, "_", "." or "-".';
+	END IF;
+	-- [trust] say so rather than let the unique constraint speak
+	IF EXISTS (SELECT 1 FROM easeml.tasks WHERE tenant = NEW.tenant AND name = NEW.name) THEN
+		RAISE EXCEPTION 'task "%" already exists for tenant "%"', NEW.name, NEW.tenant
+			USING ERRCODE = 'unique_violation',
+				  HINT = format('Choose another name, or drop the task first with SELECT easeml.drop_task(%L).', NEW.name);
+	END IF;
+	IF NEW.source IS NULL THEN
+		RAISE EXCEPTION 'source must name the table or view to learn from'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'For example source => ''myschema.mytable''.';
+	END IF;
+	IF NEW.target IS NULL THEN
+		RAISE EXCEPTION 'target must name the column to predict'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF NEW.seed IS NULL THEN
+		RAISE EXCEPTION 'seed must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Leave seed out to use the default, 42.';
+	END IF;
+	IF NEW.max_runs IS NOT NULL AND NEW.max_runs < 1 THEN
+		RAISE EXCEPTION 'max_runs must be positive or NULL, not %', NEW.max_runs
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'NULL means no limit.';
 	END IF;
 	IF NEW.kind IS NULL OR NEW.kind NOT IN ('classification', 'regression') THEN
 		RAISE EXCEPTION 'invalid task kind "%"', NEW.kind
@@ -787,7 +861,8 @@ BEGIN
 	   AND a.attnum > 0 AND NOT a.attisdropped;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'target column "%" does not exist in "%"', NEW.target, relname
-			USING ERRCODE = 'undefined_column';
+			USING ERRCODE = 'undefined_column',
+				  HINT = 'Columns of ' || relname || ': ' || easeml._column_list(NEW.source) || '.';
 	END IF;
 	IF NEW.kind = 'regression' AND NOT easeml._numeric_type(tgt.atttypid) THEN
 		RAISE EXCEPTION 'target column "%" has type %, but a regression target must be numeric',
@@ -816,7 +891,8 @@ CREATE TRIGGER tasks_wake
 -- copy of its source taken at declaration, easeml_snapshots.task_<id>_v<n>,
 -- owned by the bootstrap superuser and readable by the tenant (and
 -- admins); easeml.refresh(task) takes version n+1.  Runs record the
--- version they trained on.
+-- version they trained on.  The rows are read as the tenant, read-only and
+-- restricted (easeml._read_rows_as).
 -- ---------------------------------------------------------------------------
 CREATE SCHEMA easeml_snapshots;
 COMMENT ON SCHEMA easeml_snapshots IS
@@ -837,7 +913,7 @@ $$;
 -- the others (and the target) as their base type.
 CREATE FUNCTION easeml._snapshot_sql(task_id bigint, version int,
 									 OUT create_sql text, OUT grant_sql text, OUT fill_sql text,
-									 OUT revoke_sql text, OUT check_sql text)
+									 OUT check_sql text)
 LANGUAGE plpgsql
 SET search_path = pg_catalog
 AS $$
@@ -847,6 +923,7 @@ DECLARE
 	snap		text := easeml._snapshot_name(task_id, version);
 	defs		text[] := '{}';
 	exprs		text[] := '{}';
+	typ			text;
 	a			record;
 	cols		text[];
 	kinds		text[];
@@ -872,17 +949,19 @@ BEGIN
 				USING ERRCODE = 'undefined_column',
 					  HINT = 'Restore the column, or declare a new task.';
 		END IF;
-		defs := defs || format('%I %s', cols[j],
-							   CASE WHEN kinds[j] = 'categorical' THEN 'text'
-									ELSE format_type(easeml._base_type(a.atttypid), NULL) END);
-		exprs := exprs || CASE WHEN kinds[j] = 'categorical' THEN format('%I::text', cols[j])
-							   ELSE format('%I', cols[j]) END;
+		typ := CASE WHEN kinds[j] = 'categorical' THEN 'text'
+					ELSE format_type(easeml._base_type(a.atttypid), NULL) END;
+		defs := defs || format('%I %s', cols[j], typ);
+		exprs := exprs || format('%I::%s', cols[j], typ);
 	END LOOP;
 	create_sql := format('CREATE TABLE easeml_snapshots.%I (%s)', snap, array_to_string(defs, ', '));
-	grant_sql := format('GRANT SELECT, INSERT ON easeml_snapshots.%I TO %I', snap, t.tenant);
-	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT %s FROM %s WHERE %I IS NOT NULL',
-					   snap, array_to_string(exprs, ', '), src, t.target);
-	revoke_sql := format('REVOKE INSERT ON easeml_snapshots.%I FROM %I', snap, t.tenant);
+	grant_sql := format('GRANT SELECT ON easeml_snapshots.%I TO %I', snap, t.tenant);
+	-- read as the tenant, read-only and restricted; written by the superuser
+	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as(%s, %L) AS r(%s)',
+					   snap, (SELECT oid FROM pg_roles WHERE rolname = t.tenant),
+					   format('SELECT %s FROM %s WHERE %I IS NOT NULL',
+							  array_to_string(exprs, ', '), src, t.target),
+					   array_to_string(defs, ', '));
 	check_sql := format('SELECT n, classes FROM easeml._check_target(easeml._profile(%L, %L, %L, ''{}'', ''{}'', false), %L, %L, %L, %s, %s)',
 						CASE WHEN version > 0 THEN format('easeml_snapshots.%I', snap) ELSE src END,
 						t.target, t.kind, src, t.target, t.kind, t.val_fraction,
@@ -928,6 +1007,13 @@ BEGIN
 	 WHERE t.id = task_id;
 END;
 $$;
+
+CREATE FUNCTION easeml._read_rows_as(role oid, query text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'easeml_read_rows_as'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION easeml._read_rows_as(oid, text) IS
+	'internal: the rows of a query read as another role, read-only, in a security-restricted operation (superuser only)';
 
 CREATE FUNCTION easeml._take_snapshot()
 RETURNS trigger
@@ -1178,11 +1264,30 @@ RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog
 AS $$
+DECLARE
+	r			record;
 BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = role) THEN
+	-- [trust] a tenant is an ordinary login role that row-level security binds
+	IF role IS NULL THEN
+		RAISE EXCEPTION 'role must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Pass a login role: SELECT easeml.add_tenant(''lab_a'');';
+	END IF;
+	SELECT rolsuper, rolbypassrls, rolcanlogin INTO r FROM pg_roles WHERE rolname = role;
+	IF NOT FOUND THEN
 		RAISE EXCEPTION 'role "%" does not exist', role
 			USING ERRCODE = 'undefined_object',
 				  HINT = format('Create it first: CREATE ROLE %I LOGIN;', role);
+	END IF;
+	IF r.rolsuper OR r.rolbypassrls THEN
+		RAISE EXCEPTION 'role "%" cannot be a tenant: it is a superuser or bypasses row-level security', role
+			USING ERRCODE = 'invalid_role_specification',
+				  HINT = 'Row-level security keeps tenants apart and does not bind such roles: create an ordinary role for the tenant.';
+	END IF;
+	IF NOT r.rolcanlogin THEN
+		RAISE EXCEPTION 'role "%" cannot be a tenant: it cannot log in', role
+			USING ERRCODE = 'invalid_role_specification',
+				  HINT = format('Allow it with ALTER ROLE %I LOGIN;', role);
 	END IF;
 	IF max_parallel IS NOT NULL AND max_parallel < 1 THEN
 		RAISE EXCEPTION 'max_parallel must be positive or NULL'
@@ -1470,6 +1575,12 @@ DECLARE
 	mid			int;
 	rid			bigint;
 BEGIN
+	-- [trust]
+	IF task IS NULL OR model IS NULL THEN
+		RAISE EXCEPTION 'task and model must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'For example SELECT easeml.enqueue(''my_task'', ''knn-5'');';
+	END IF;
 	SELECT id INTO tid FROM easeml.tasks WHERE tenant = current_user AND name = task;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'task "%" does not exist for tenant "%"', task, current_user
@@ -1492,7 +1603,7 @@ COMMENT ON FUNCTION easeml.enqueue(text, text) IS
 CREATE FUNCTION easeml.drop_task(task text)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'easeml_drop_task'
-LANGUAGE C VOLATILE STRICT
+LANGUAGE C VOLATILE
 -- it runs a statement as a superuser: never with the caller's search_path
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.drop_task(text) IS
@@ -1501,7 +1612,7 @@ COMMENT ON FUNCTION easeml.drop_task(text) IS
 CREATE FUNCTION easeml.cancel(run_id bigint)
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_cancel'
-LANGUAGE C VOLATILE STRICT
+LANGUAGE C VOLATILE
 -- it runs a statement as a superuser: never with the caller's search_path
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.cancel(bigint) IS
@@ -1547,6 +1658,11 @@ BEGIN
 		-- the run's own snapshot version (docs/data.md); a snapshot is used
 		-- only while its tenant may still read what it copied
 		FOREACH col IN ARRAY r.features || r.target LOOP
+			IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = r.source AND a.attname = col
+							AND a.attnum > 0 AND NOT a.attisdropped) THEN
+				RAISE EXCEPTION 'column "%" does not exist in %, the source of task "%"', col, relname, r.task
+					USING ERRCODE = 'undefined_column';
+			END IF;
 			IF NOT has_column_privilege(r.tenant, r.source, col, 'SELECT') THEN
 				RAISE EXCEPTION 'permission denied for table %: tenant "%" may no longer read column "%" of the source of task "%"',
 					(SELECT c.relname FROM pg_class c WHERE c.oid = r.source), r.tenant, col, r.task
@@ -1608,6 +1724,15 @@ LANGUAGE C VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.trainer_data_session(bigint) IS
 	'internal: for the rest of the current transaction, act as the run''s tenant inside a security-restricted operation';
+
+-- [trust] the trainer's session registers itself so that the scheduler can
+-- end it with its trainer (src/sql_trainer.c)
+CREATE FUNCTION easeml.trainer_attach(run_id bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'easeml_trainer_attach'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION easeml.trainer_attach(bigint) IS
+	'internal: record this session as the database session of the run''s trainer, which the scheduler ends when the trainer ends';
 
 CREATE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8)
 RETURNS void
@@ -1676,6 +1801,12 @@ GRANT UPDATE (status, max_runs) ON easeml.tasks TO PUBLIC;
 GRANT USAGE ON SEQUENCE easeml.tasks_id_seq, easeml.runs_id_seq TO PUBLIC;
 GRANT SELECT ON easeml.runs TO PUBLIC;
 GRANT INSERT (task_id, model_id) ON easeml.runs TO PUBLIC;
+-- [trust] a tenant's pg_dump --enable-row-security -n easeml reads every
+-- table and sequence easeml dumps: the seed history and the settings hold
+-- nothing of any tenant's, and ids are visible to tenants anyway
+GRANT SELECT ON easeml.history, easeml.settings TO PUBLIC;
+GRANT SELECT ON SEQUENCE easeml.models_id_seq, easeml.tasks_id_seq, easeml.runs_id_seq,
+	easeml.run_events_id_seq, easeml.decisions_id_seq TO PUBLIC;
 
 REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_policy(text),
 	easeml.wake_scheduler(),
@@ -1684,6 +1815,7 @@ REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_policy(text),
 	easeml.replay(text, text, text, int, int, text[], int, bigint, float8[], boolean, text),
 	easeml.replay_curve(text, text, text, int, int, text[], int, bigint, boolean, text),
 	easeml.trainer_spec(bigint), easeml.trainer_data_session(bigint),
+	easeml.trainer_attach(bigint),
 	easeml.trainer_progress(bigint, int, float8),
 	easeml.trainer_artifact(bigint, bytea),
 	easeml._finish_run(bigint, text, int, text, text),
@@ -1692,7 +1824,7 @@ REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_policy(text),
 -- the trigger functions too: a tenant must not attach them to a table of
 -- its own, whose rows could name another tenant's task
 REVOKE ALL ON FUNCTION easeml._snapshot_sql(bigint, int),
-	easeml._snapshot_switch(bigint, int, bigint, int),
+	easeml._snapshot_switch(bigint, int, bigint, int), easeml._read_rows_as(oid, text),
 	easeml._take_snapshot(), easeml._drop_snapshots()
 	FROM PUBLIC;
 
@@ -1744,6 +1876,77 @@ INSERT INTO easeml.models (name, family, params, kinds, needs_image, cost_factor
 	('cnn-16-32-e10', 'cnn', '{"filters": [16, 32], "epochs": 10}', '{classification}', true, 80, true),
 	('cnn-32-64-128', 'cnn', '{"filters": [32, 64, 128], "epochs": 8}', '{classification}', true, 150, true);
 
+-- ---------------------------------------------------------------------------
+-- [trust] Model rows are checked when they are written: the trainer itself
+-- says whether it can train the family with those params (easeml-trainer
+-- --check-model), so an admin's typo is refused here instead of failing a
+-- run of every task.  Created after the built-in rows are seeded.
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION easeml._check_model(family text, params jsonb, kinds text[],
+									needs_image boolean)
+RETURNS text
+AS 'MODULE_PATHNAME', 'easeml_check_model'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION easeml._check_model(text, jsonb, text[], boolean) IS
+	'internal: NULL when the trainer can train this model, else its reason';
+
+CREATE FUNCTION easeml._validate_model()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	reason		text;
+BEGIN
+	IF NEW.name IS NULL OR NEW.name !~ '^[a-z0-9_.-]{1,63}$' THEN
+		RAISE EXCEPTION 'invalid model name "%"', NEW.name
+			USING ERRCODE = 'invalid_name',
+				  HINT = 'Use 1 to 63 lower-case letters, digits, "_", "." or "-".';
+	END IF;
+	IF NEW.family IS NULL THEN
+		RAISE EXCEPTION 'model "%" has no family', NEW.name
+			USING ERRCODE = 'not_null_violation',
+				  HINT = 'easeml-trainer --list-families lists the families.';
+	END IF;
+	IF NEW.params IS NULL OR jsonb_typeof(NEW.params) <> 'object' THEN
+		RAISE EXCEPTION 'params of model "%" must be a JSON object, not %', NEW.name,
+			coalesce(NEW.params::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'For example params => ''{"k": 5}''; ''{}'' takes the family''s defaults.';
+	END IF;
+	IF NEW.kinds IS NULL OR cardinality(NEW.kinds) = 0
+		OR NOT NEW.kinds <@ ARRAY['classification', 'regression'] THEN
+		RAISE EXCEPTION 'kinds of model "%" must list classification, regression or both, not %',
+			NEW.name, coalesce(NEW.kinds::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'For example kinds => ''{classification,regression}''.';
+	END IF;
+	IF NEW.cost_factor IS NULL OR NOT (NEW.cost_factor > 0 AND NEW.cost_factor < 'Infinity') THEN
+		RAISE EXCEPTION 'cost_factor of model "%" must be a finite number above 0, not %',
+			NEW.name, coalesce(NEW.cost_factor::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'cost_factor is the training time relative to other models, e.g. 1 for a softmax regression.';
+	END IF;
+	IF TG_OP = 'INSERT' OR (NEW.enabled AND NOT OLD.enabled)
+		OR (NEW.family, NEW.params, NEW.kinds, NEW.needs_image)
+		   IS DISTINCT FROM (OLD.family, OLD.params, OLD.kinds, OLD.needs_image) THEN
+		reason := easeml._check_model(NEW.family, NEW.params, NEW.kinds, NEW.needs_image);
+		IF reason IS NOT NULL THEN
+			RAISE EXCEPTION 'model "%" cannot be trained: %', NEW.name, reason
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'easeml-trainer --list-families lists every family with its parameters.';
+		END IF;
+	END IF;
+	RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER models_validate
+	BEFORE INSERT OR UPDATE ON easeml.models
+	FOR EACH ROW EXECUTE FUNCTION easeml._validate_model();
+
+REVOKE ALL ON FUNCTION easeml._check_model(text, jsonb, text[], boolean) FROM PUBLIC;
+
 SELECT pg_catalog.pg_extension_config_dump('easeml.tenants', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.tasks', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.runs', '');
@@ -1753,3 +1956,10 @@ SELECT pg_catalog.pg_extension_config_dump('easeml.artifacts', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.settings', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.history', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.models', 'WHERE NOT builtin');
+-- [trust] and their sequences, so that a restored database does not hand
+-- out ids from 1 again
+SELECT pg_catalog.pg_extension_config_dump('easeml.models_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.tasks_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.runs_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.run_events_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.decisions_id_seq', '');

@@ -1,11 +1,26 @@
 -- Seed history for the scheduler's prior, from a quality-matrix CSV.
--- The server writes the files itself into its data directory, where
--- relative paths of pg_read_file point.
-CREATE FUNCTION write_csv(name text, rows text) RETURNS void LANGUAGE plpgsql AS $f$
+-- (self-contained: what it uses is made here and dropped at the end)
+-- try(sql): run a statement, show its SQLSTATE, message and hint
+CREATE FUNCTION public.try(sql text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	hint text;
+BEGIN
+	EXECUTE sql;
+	RETURN 'ok';
+EXCEPTION WHEN others THEN
+	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
+	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
+END;
+$$;
+-- write_csv(name, rows): the server writes a CSV file into its data
+-- directory, where relative paths of pg_read_file point
+CREATE FUNCTION public.write_csv(name text, rows text) RETURNS void LANGUAGE plpgsql AS $f$
 BEGIN
 	EXECUTE format('COPY (SELECT * FROM (VALUES %s) v) TO %L (FORMAT csv)',
 				   rows, current_setting('data_directory') || '/' || name);
 END $f$;
+CREATE ROLE regress_lab_a LOGIN;
 SELECT write_csv('easeml_history_ok.csv', $$
 	('dataset', 'knn-1', 'gnb', 'not-a-model', 'softmax-l2-1'),
 	('d1', '0.9', '0.8', '0.5', '0.95'),
@@ -66,3 +81,8 @@ SET ROLE regress_lab_a;
 SELECT try($$SELECT easeml.load_history('easeml_history_ok.csv')$$);
 RESET ROLE;
 DELETE FROM easeml.history;
+
+-- clean up
+DROP FUNCTION public.try(text);
+DROP FUNCTION public.write_csv(text, text);
+DROP ROLE regress_lab_a;

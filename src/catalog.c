@@ -302,13 +302,15 @@ CatalogLoadState(CatState *state)
 	 * Runs of active tasks, oldest first, so streaks can be computed.  A
 	 * model is "done" for a task once it succeeded, failed or was
 	 * cancelled; interrupted runs do not count, their candidate is tried
-	 * again.  Only runs on the task's current snapshot count: after
-	 * easeml.refresh the search starts again on the new data.  The score
-	 * is the quality of the task's metric (higher is better).
+	 * again, and so do runs that failed before the task was reactivated.
+	 * Only runs on the task's current snapshot count: after easeml.refresh
+	 * the search starts again on the new data.  The score is the quality
+	 * of the task's metric (higher is better).
 	 */
 	Exec("SELECT r.task_id, r.model_id, r.status, r.score, r.error"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE t.status = 'active'"
+		 "   AND NOT coalesce(r.status = 'failed' AND r.finished_at < t.reactivated_at, false)"
 		 "   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version"
 		 " ORDER BY r.task_id, coalesce(r.finished_at, r.queued_at), r.id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
@@ -670,6 +672,83 @@ CatalogFinishRun(int64 run_id, const char *status, int exit_code,
 		nulls[4] = 'n';
 	Exec("SELECT easeml._finish_run($1, $2, $3, $4, $5)",
 		 SPI_OK_SELECT, 5, types, values, nulls);
+}
+
+/*
+ * The trainer of a run could not read its task's source (a dropped table
+ * or column, a revoked privilege, the view's code failing): every other
+ * candidate would fail the same way, so the task becomes 'failed' with the
+ * reason.  The tenant fixes the source and sets the task 'active' again.
+ * A task row its tenant keeps locked is left alone: its next run fails the
+ * same way and tries again.
+ */
+void
+CatalogFailTaskOfRun(int64 run_id, const char *error)
+{
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(run_id);
+	values[1] = CStringGetTextDatum(error ? error : "unknown error");
+	Exec("UPDATE easeml.tasks t"
+		 "   SET status = 'failed',"
+		 "       status_reason = 'its source could not be read: ' || $2"
+		 " WHERE t.id = (SELECT x.id FROM easeml.tasks x JOIN easeml.runs r ON r.task_id = x.id"
+		 "                WHERE r.id = $1 AND x.status = 'active'"
+		 "                FOR UPDATE OF x SKIP LOCKED)",
+		 SPI_OK_UPDATE, 2, types, values, NULL);
+	if (SPI_processed > 0)
+		elog(LOG, "easeml: the task of run %lld is failed: its source could not be read",
+			 (long long) run_id);
+}
+
+/*
+ * The trainer cannot train the model of a run (a family it does not know,
+ * parameters it refuses: a row written around the check of
+ * easeml._validate_model, or a trainer that changed): disable the model,
+ * so that it does not fail a run of every task, and say so in the log.
+ */
+void
+CatalogDisableModelOfRun(int64 run_id, const char *error)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run_id)};
+
+	Exec("UPDATE easeml.models m SET enabled = false"
+		 "  FROM easeml.runs r WHERE r.id = $1 AND m.id = r.model_id AND m.enabled"
+		 " RETURNING m.name",
+		 SPI_OK_UPDATE_RETURNING, 1, types, values, NULL);
+	if (SPI_processed > 0)
+		ereport(WARNING,
+				(errmsg("easeml: model \"%s\" was disabled: the trainer cannot train it",
+						GetText(0, 1)),
+				 errdetail("%s", error ? error : "unknown error"),
+				 errhint("Fix the model's family or params and set enabled = true again.")));
+}
+
+/*
+ * Keep, of the given run ids, those with no row in easeml.runs (their
+ * directories can go); returns how many are left in ids.
+ */
+int
+CatalogGoneRuns(int64 *ids, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	Oid			types[1] = {INT8ARRAYOID};
+	Datum		values[1];
+	int			gone;
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Int64GetDatum(ids[i]);
+	values[0] = PointerGetDatum(construct_array(elems, n, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	Exec("SELECT u.id FROM unnest($1::int8[]) AS u(id)"
+		 " WHERE NOT EXISTS (SELECT 1 FROM easeml.runs r WHERE r.id = u.id)",
+		 SPI_OK_SELECT, 1, types, values, NULL);
+	gone = (int) SPI_processed;
+	for (int i = 0; i < gone; i++)
+		ids[i] = GetInt64(i, 1, 0);
+	return gone;
 }
 
 /*

@@ -102,6 +102,9 @@ extern void CatalogRunStarted(int64 run_id, int pid, const char *log_path);
 extern void CatalogRunFailedToStart(int64 run_id, const char *error);
 extern void CatalogFinishRun(int64 run_id, const char *status, int exit_code,
 							 const char *metrics_json, const char *error);
+extern void CatalogFailTaskOfRun(int64 run_id, const char *error);
+extern void CatalogDisableModelOfRun(int64 run_id, const char *error);
+extern int	CatalogGoneRuns(int64 *ids, int n);
 extern void CatalogCheckRuns(const int64 *run_ids, int n, int *verdict);
 extern int	CatalogReconcile(const int64 *tracked, int n);
 extern void CatalogCloseTasks(const CatState *state);

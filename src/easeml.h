@@ -67,6 +67,14 @@ extern void EasemlWakeAtCommit(void);
 extern bool EasemlIsScheduler(void);
 
 /* ----------
+ * Trainer database sessions (src/sql_trainer.c)
+ * ----------
+ */
+extern void TrainerSessionShmemRequest(void);
+extern void TrainerSessionShmemStartup(void);
+extern int	TrainerSessionTerminate(int64 run_id);
+
+/* ----------
  * Scheduler worker (src/scheduler.c)
  * ----------
  */

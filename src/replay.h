@@ -9,7 +9,7 @@
  * writes stdout or stderr and never exits: every entry point returns a
  * status (0 = ok, negative = error) and writes a message into the caller's
  * err buffer.  The command-line front end is src/replay_main.c; the SQL
- * function easeml.replay(...) (src/functions.c) calls the same API.
+ * function easeml.replay(...) (src/sql_replay.c) calls the same API.
  *
  * Typical use (error handling elided):
  *

@@ -44,6 +44,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "policy.h"
+#include "rundir.h"
 #include "storage/spin.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
@@ -52,6 +53,7 @@
 #include "storage/latch.h"
 #include "supervisor.h"
 #include "tcop/tcopprot.h"
+#include "trainer_exit.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -118,6 +120,11 @@ static TaskPriorEntry **task_priors = NULL;	/* entries never move: callers
 static int	n_task_priors = 0;
 static int	cap_task_priors = 0;
 static bool extension_ready = false;
+
+/* run directories of runs that are gone are swept (src/rundir.c) */
+#define SWEEP_INTERVAL_MS (3600 * 1000)
+static bool sweep_pending = true;
+static TimestampTz last_sweep = 0;
 static bool recovered = false;
 static char *bootstrap_user = NULL;
 
@@ -190,34 +197,16 @@ TrainerConninfo(void)
 	/*
 	 * The trainer is a superuser too: names resolve in pg_catalog only.  A
 	 * tenant's open transaction may hold a lock on its run's row: progress
-	 * updates give up after a while instead of stalling the training.
+	 * updates give up after a while instead of stalling the training.  A
+	 * backend whose trainer is gone stops its query within a second even
+	 * if the scheduler could not end the session (it ends it at once when
+	 * it reaps the trainer).
 	 */
-	AppendConnOption(&buf, "options", "-c search_path=pg_catalog,pg_temp -c lock_timeout=10s");
+	AppendConnOption(&buf, "options", "-c search_path=pg_catalog,pg_temp -c lock_timeout=10s"
+					 " -c client_connection_check_interval=1s");
 	if (easeml_trainer_conninfo && easeml_trainer_conninfo[0] != '\0')
 		appendStringInfo(&buf, " %s", easeml_trainer_conninfo);
 	return buf.data;
-}
-
-/* The trainer executable: easeml.trainer_path or <bindir>/easeml-trainer. */
-static char *
-TrainerPath(void)
-{
-	char		path[MAXPGPATH];
-
-	if (easeml_trainer_path && easeml_trainer_path[0] != '\0')
-		return pstrdup(easeml_trainer_path);
-	strlcpy(path, my_exec_path, sizeof(path));
-	get_parent_directory(path);
-	return psprintf("%s/easeml-trainer", path);
-}
-
-/* Directory of one run: <run_directory>/<run_id>, relative to PGDATA. */
-static char *
-RunDirectory(int64 run_id)
-{
-	if (is_absolute_path(easeml_run_directory))
-		return psprintf("%s/%lld", easeml_run_directory, (long long) run_id);
-	return psprintf("%s/%s/%lld", DataDir, easeml_run_directory, (long long) run_id);
 }
 
 /* Read a small result file; NULL if missing or unreadable. */
@@ -317,6 +306,8 @@ typedef struct PendingResult
 	char	   *metrics;
 	char	   *error;
 	char	   *how;
+	char	   *source_error;	/* why the task's source could not be read */
+	bool		model_error;	/* the trainer cannot train the model row */
 	int			attempts;
 	TimestampTz next_try;
 } PendingResult;
@@ -337,6 +328,8 @@ FreeResult(PendingResult *r)
 		pfree(r->metrics);
 	if (r->error)
 		pfree(r->error);
+	if (r->source_error)
+		pfree(r->source_error);
 	pfree(r->status);
 	pfree(r->how);
 	pfree(r);
@@ -354,6 +347,7 @@ BuildResult(int slot)
 	const char *run_status;
 	char	   *metrics = NULL;
 	char	   *error = NULL;
+	char	   *detail = NULL;
 	char		how[256];
 	int			exit_code = INT_MIN;
 	PendingResult *r;
@@ -367,6 +361,7 @@ BuildResult(int slot)
 
 	if (t->stop_reason == EASEML_STOP_ORPHAN)
 	{
+		sweep_pending = true;
 		ereport(LOG,
 				(errmsg("easeml: run %lld was deleted while it trained; its trainer was stopped (%s)",
 						(long long) t->run_id, how)));
@@ -396,11 +391,18 @@ BuildResult(int slot)
 	}
 	else
 	{
-		char	   *detail = ValidText(ReadSmallFile(t->run_dir, ERROR_FILE));
-
+		detail = ValidText(ReadSmallFile(t->run_dir, ERROR_FILE));
 		if (detail == NULL)
 			detail = ValidText(LogTail(t->log_path));
 		run_status = "failed";
+
+		/*
+		 * A trainer that lost its database connection saw the server go
+		 * down (an immediate shutdown kills backends before the
+		 * scheduler): nobody's fault, the candidate is trained again.
+		 */
+		if (exit_code == EASEML_EXIT_DISCONNECTED)
+			run_status = "interrupted";
 		if (detail && detail[0])
 		{
 			int			len = strlen(detail);
@@ -421,6 +423,9 @@ BuildResult(int slot)
 	r->metrics = metrics ? pstrdup(metrics) : NULL;
 	r->error = error ? pstrdup(error) : NULL;
 	r->how = pstrdup(how);
+	if (exit_code == EASEML_EXIT_SOURCE && strcmp(run_status, "failed") == 0)
+		r->source_error = pstrdup(detail && detail[0] ? detail : how);
+	r->model_error = (exit_code == EASEML_EXIT_MODEL && strcmp(run_status, "failed") == 0);
 	MemoryContextSwitchTo(old);
 	return r;
 }
@@ -448,6 +453,12 @@ RecordResultStep(void *arg)
 	}
 	CatalogBegin("easeml: recording a finished run");
 	CatalogFinishRun(r->run_id, r->status, r->exit_code, r->metrics, r->error);
+	/* every other candidate would fail the same way: fail the task */
+	if (r->source_error)
+		CatalogFailTaskOfRun(r->run_id, r->source_error);
+	/* a model row the trainer cannot train must not fail every task */
+	if (r->model_error)
+		CatalogDisableModelOfRun(r->run_id, r->error);
 	CatalogCommit();
 	ereport(LOG,
 			(errmsg("easeml: run %lld %s (%s)", (long long) r->run_id, r->status, r->how)));
@@ -670,7 +681,7 @@ StopTrainers(void)
 static void
 LaunchRun(int64 run_id, int slot)
 {
-	char	   *path = TrainerPath();
+	char	   *path = SupervisorTrainerPath();
 	char	   *dir = RunDirectory(run_id);
 	char		err[512];
 	char	   *argv[6];
@@ -1259,12 +1270,30 @@ Schedule(void)
 	}
 }
 
+/* Remove the directories of runs that are gone, keeping tracked ones. */
+static void
+SweepRunDirectories(void)
+{
+	int64		keep[EASEML_MAX_SLOTS + BACKLOG_MAX];
+	int			n = 0;
+
+	sweep_pending = false;
+	last_sweep = GetCurrentTimestamp();
+	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
+		if (SupervisorSlot(slot)->run_id != 0)
+			keep[n++] = SupervisorSlot(slot)->run_id;
+	for (int i = 0; i < n_backlog; i++)
+		keep[n++] = backlog[i]->run_id;
+	(void) RunDirSweep(extension_ready, keep, n);
+}
+
 /* One iteration of the loop; errors propagate to the caller's PG_TRY. */
 static void
 Iterate(void)
 {
-	ReapTrainers();
+	bool		was_ready = extension_ready;
 
+	/* before reaping: a dropped extension has nothing to record into */
 	CatalogBegin("easeml: checking the extension");
 	extension_ready = CatalogReady();
 	if (extension_ready && !recovered)
@@ -1277,21 +1306,25 @@ Iterate(void)
 		recovered = true;
 	}
 	CatalogCommit();
+	ReapTrainers();
 	if (!extension_ready)
 	{
 		/* dropped under running trainers: their runs are gone, stop them */
 		for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 			if (SupervisorSlot(slot)->pid > 0 && !SupervisorSlot(slot)->exited)
 				SupervisorStop(slot, EASEML_STOP_ORPHAN);
+		if (was_ready)
+			sweep_pending = true;
+		if (sweep_pending && SupervisorCountRunning() == 0)
+			SweepRunDirectories();
 		return;
 	}
+	if (sweep_pending ||
+		TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(), SWEEP_INTERVAL_MS))
+		SweepRunDirectories();
 
 	StopTrainers();
 	Schedule();
-
-	SpinLockAcquire(&EasemlState->mutex);
-	EasemlState->running = SupervisorCountRunning();
-	SpinLockRelease(&EasemlState->mutex);
 }
 
 /* Sleep time: short while a trainer is being stopped, else the naptime. */
@@ -1309,17 +1342,38 @@ SleepTime(void)
 }
 
 /*
+ * Error context while the scheduler connects: the server log then says
+ * that easeml.database names a database that does not exist (the worker
+ * is restarted every 5 s until it does).
+ */
+static void
+ConnectContext(void *arg)
+{
+	errcontext("the easeml scheduler connects to the database named by easeml.database = \"%s\"",
+			   easeml_database);
+	errhint("Create that database and run CREATE EXTENSION easeml in it, or set easeml.database and restart.");
+}
+
+/*
  * Entry point of the scheduler background worker.
  */
 void
 EasemlSchedulerMain(Datum main_arg)
 {
+	ErrorContextCallback connect_context;
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGCHLD, HandleSigchld);
 	BackgroundWorkerUnblockSignals();
 
+	/* a database that does not exist: say which setting names it */
+	connect_context.callback = ConnectContext;
+	connect_context.arg = NULL;
+	connect_context.previous = error_context_stack;
+	error_context_stack = &connect_context;
 	BackgroundWorkerInitializeConnection(easeml_database, NULL, 0);
+	error_context_stack = connect_context.previous;
 	pgstat_report_appname("easeml scheduler");
 
 	/*
@@ -1338,6 +1392,9 @@ EasemlSchedulerMain(Datum main_arg)
 		proc_exit(1);
 	}
 	before_shmem_exit(SchedulerExit, 0);
+	/* sessions of trainers a previous scheduler left behind */
+	if (TrainerSessionTerminate(0) > 0)
+		ereport(LOG, (errmsg("easeml: ended database sessions left by earlier trainers")));
 
 	ereport(LOG, (errmsg("easeml scheduler started in database \"%s\"",
 						 easeml_database)));
@@ -1377,6 +1434,11 @@ EasemlSchedulerMain(Datum main_arg)
 		PG_END_TRY();
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(loop_context);
+
+		/* after an error too: status must not report trainers long gone */
+		SpinLockAcquire(&EasemlState->mutex);
+		EasemlState->running = SupervisorCountRunning();
+		SpinLockRelease(&EasemlState->mutex);
 
 		if (WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					  failed ? Max(easeml_naptime, 1000) : SleepTime(),

@@ -36,6 +36,7 @@ void
 EasemlShmemRequest(void)
 {
 	RequestAddinShmemSpace(MAXALIGN(sizeof(EasemlShared)));
+	TrainerSessionShmemRequest();
 }
 
 /* shmem_startup_hook body: create or attach to the shared struct. */
@@ -51,6 +52,7 @@ EasemlShmemStartup(void)
 		memset(EasemlState, 0, sizeof(EasemlShared));
 		SpinLockInit(&EasemlState->mutex);
 	}
+	TrainerSessionShmemStartup();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -19,15 +19,16 @@
  *	  easeml's own tables, with names built by easeml._snapshot_sql() from
  *	  a task id and checked column names.
  *
- * A snapshot is filled by one INSERT ... SELECT run as the tenant, which
- * for that one statement holds INSERT on its own new snapshot table
- * (granted just before and revoked just after, in the same transaction, so
- * nobody else ever sees the grant).  The most the tenant's view code can do
- * with it is write into the tenant's own snapshot.
+ * A snapshot is filled by one INSERT ... SELECT run as the superuser from
+ * easeml._read_rows_as(tenant, query), which reads the source as the
+ * tenant, read-only and in a security-restricted operation, as
+ * easeml._read_source does for the declaration's checks: the tenant's view
+ * code can neither change role nor write, and the tenant never holds a
+ * write privilege on the snapshot.
  *
  * The statements themselves are SQL functions in sql/easeml.sql
- * (_snapshot_sql, _snapshot_check, _snapshot_switch); this file only runs
- * each one under the right identity.
+ * (_snapshot_sql, _snapshot_switch); this file runs each one under the
+ * right identity.
  *
  * IDENTIFICATION
  *	  src/snapshot.c
@@ -36,6 +37,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
@@ -44,14 +46,17 @@
 #include "easeml.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/tuplestore.h"
 
-PG_FUNCTION_INFO_V1(easeml_read_restricted);
+PG_FUNCTION_INFO_V1(easeml_read_rows_as);
 PG_FUNCTION_INFO_V1(easeml_take_snapshot);
 PG_FUNCTION_INFO_V1(easeml_refresh);
 
@@ -94,34 +99,84 @@ ExecAsSuperuser(const char *sql, int nargs, Oid *types, Datum *values)
 }
 
 /*
- * easeml._read_restricted(query): run a query that returns one jsonb value
- * as the current user inside a security-restricted operation, and return
- * the value.  The declaration reads a task's source through it.  It gives
- * the caller nothing it did not have: the query runs with the caller's own
- * privileges, only with less freedom.
+ * easeml._read_rows_as(role, query): the rows of a query over a task's
+ * source, read as role, read-only, inside a security-restricted operation;
+ * settings the source's code changes are undone.  The caller gives the
+ * column definition list, which the query's result must match.  It runs
+ * in the caller's INSERT, which writes the rows as the caller: superuser
+ * only (it acts as another role).
  */
 Datum
-easeml_read_restricted(PG_FUNCTION_ARGS)
+easeml_read_rows_as(PG_FUNCTION_ARGS)
 {
-	char	   *sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Datum		result;
-	bool		isnull;
+	Oid			role = PG_GETARG_OID(0);
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+	bool		save_read_only = XactReadOnly;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (ExecAs(GetUserId(), true, sql, 0, NULL, NULL, true) != SPI_OK_SELECT ||
-		SPI_processed != 1 || SPI_tuptable->tupdesc->natts != 1 ||
-		SPI_gettypeid(SPI_tuptable->tupdesc, 1) != JSONBOID)
+	if (!superuser())
 		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("easeml._read_restricted() needs a query that returns one jsonb value")));
-	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (!isnull)
-		result = SPI_datumTransfer(result, false, -1);
-	SPI_finish();
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_DATUM(result);
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only a superuser may read rows as another role")));
+	InitMaterializedSRF(fcinfo, 0);
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(role, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
+	XactReadOnly = true;
+	PG_TRY();
+	{
+		SPIPlanPtr	plan;
+		Portal		portal;
+		TupleDesc	want = rsinfo->setDesc;
+		Datum	   *values = palloc(sizeof(Datum) * Max(want->natts, 1));
+		bool	   *nulls = palloc(sizeof(bool) * Max(want->natts, 1));
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if ((plan = SPI_prepare(query, 0, NULL)) == NULL ||
+			(portal = SPI_cursor_open(NULL, plan, NULL, NULL, true)) == NULL)
+			elog(ERROR, "could not read the source: %s", SPI_result_code_string(SPI_result));
+		for (;;)
+		{
+			TupleDesc	got;
+
+			SPI_cursor_fetch(portal, true, 10000);
+			if (SPI_processed == 0)
+				break;
+			got = SPI_tuptable->tupdesc;
+			if (got->natts != want->natts)
+				elog(ERROR, "the source query returns %d columns, not %d", got->natts, want->natts);
+			for (int j = 0; j < got->natts; j++)
+				if (TupleDescAttr(got, j)->atttypid != TupleDescAttr(want, j)->atttypid)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("column %d of the source has type %s, the snapshot %s", j + 1,
+									format_type_be(TupleDescAttr(got, j)->atttypid),
+									format_type_be(TupleDescAttr(want, j)->atttypid))));
+			for (uint64 i = 0; i < SPI_processed; i++)
+			{
+				heap_deform_tuple(SPI_tuptable->vals[i], got, values, nulls);
+				tuplestore_putvalues(rsinfo->setResult, want, values, nulls);
+			}
+			SPI_freetuptable(SPI_tuptable);
+			CHECK_FOR_INTERRUPTS();
+		}
+		SPI_cursor_close(portal);
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		AtEOXact_GUC(false, save_nestlevel);
+		XactReadOnly = save_read_only;
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+	return (Datum) 0;
 }
 
 /* text of column col of the current SPI result row 0 (NULL -> error) */
@@ -151,28 +206,25 @@ TakeSnapshot(int64 task_id, int32 version, Oid tenant)
 	char	   *create_sql,
 			   *grant_sql,
 			   *fill_sql,
-			   *revoke_sql,
 			   *check_sql;
 
-	if (ExecAsSuperuser("SELECT create_sql, grant_sql, fill_sql, revoke_sql, check_sql"
+	if (ExecAsSuperuser("SELECT create_sql, grant_sql, fill_sql, check_sql"
 						"  FROM easeml._snapshot_sql($1, $2)",
 						2, types, values) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not plan the snapshot of task %lld", (long long) task_id);
-	check_sql = SpiText(5);
+	check_sql = SpiText(4);
 	if (version > 0)
 	{
 		create_sql = SpiText(1);
 		grant_sql = SpiText(2);
 		fill_sql = SpiText(3);
-		revoke_sql = SpiText(4);
 		if (ExecAsSuperuser(create_sql, 0, NULL, NULL) != SPI_OK_UTILITY ||
 			ExecAsSuperuser(grant_sql, 0, NULL, NULL) != SPI_OK_UTILITY)
 			elog(ERROR, "could not create the snapshot table of task %lld",
 				 (long long) task_id);
-		if (ExecAs(tenant, true, fill_sql, 0, NULL, NULL, false) != SPI_OK_INSERT)
+		/* the rows are read as the tenant inside easeml._read_rows_as */
+		if (ExecAsSuperuser(fill_sql, 0, NULL, NULL) != SPI_OK_INSERT)
 			elog(ERROR, "could not fill the snapshot of task %lld", (long long) task_id);
-		if (ExecAsSuperuser(revoke_sql, 0, NULL, NULL) != SPI_OK_UTILITY)
-			elog(ERROR, "could not seal the snapshot of task %lld", (long long) task_id);
 	}
 
 	/*

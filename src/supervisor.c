@@ -9,12 +9,14 @@
  * restart the whole cluster, and a CUDA context does not survive fork().
  * The scheduler starts each trainer with posix_spawn() in its own process
  * group, with default signal dispositions, stdin from /dev/null, stdout and
- * stderr appended to a per-run log file and no inherited descriptors
+ * stderr written to a per-run log file (truncated at spawn) and no inherited descriptors
  * beyond those three.  The trainer itself asks for SIGTERM when the
  * scheduler dies (PR_SET_PDEATHSIG) and checks its parent pid to close the
  * race, so a dying scheduler leaves no orphans behind.
  *
- * Only this file calls posix_spawn, waitpid and kill on trainers.
+ * Only this file calls posix_spawn, waitpid and kill on trainers.  Besides
+ * the scheduler's trainers, it runs the trainer's model check for backends
+ * (SupervisorCheckModel).
  *
  * IDENTIFICATION
  *	  src/supervisor.c
@@ -24,6 +26,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -31,8 +34,10 @@
 #include <unistd.h>
 
 #include "easeml.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "supervisor.h"
+#include "trainer_exit.h"
 #include "utils/timestamp.h"
 
 static EasemlTrainer trainers[EASEML_MAX_SLOTS];
@@ -75,6 +80,47 @@ SupervisorRelease(int slot)
 	memset(&trainers[slot], 0, sizeof(EasemlTrainer));
 }
 
+/*
+ * Spawn attributes for a trainer: no blocked signals, default dispositions
+ * for those the server handles or ignores, and its own process group when
+ * asked (so that stopping it reaches its children too).
+ */
+static void
+InitSpawnAttr(posix_spawnattr_t *attr, bool own_group)
+{
+	sigset_t	mask;
+	sigset_t	defaults;
+	static const int default_signals[] = {
+		SIGPIPE, SIGUSR1, SIGUSR2, SIGHUP, SIGINT, SIGTERM, SIGQUIT,
+		SIGCHLD, SIGALRM, SIGXFSZ, SIGTTIN, SIGTTOU
+	};
+
+	sigemptyset(&mask);
+	sigemptyset(&defaults);
+	for (int i = 0; i < lengthof(default_signals); i++)
+		sigaddset(&defaults, default_signals[i]);
+	posix_spawnattr_init(attr);
+	posix_spawnattr_setsigmask(attr, &mask);
+	posix_spawnattr_setsigdefault(attr, &defaults);
+	posix_spawnattr_setpgroup(attr, 0);
+	posix_spawnattr_setflags(attr, (own_group ? POSIX_SPAWN_SETPGROUP : 0) |
+							 POSIX_SPAWN_SETSIGMASK |
+							 POSIX_SPAWN_SETSIGDEF);
+}
+
+/* The trainer executable: easeml.trainer_path or <bindir>/easeml-trainer. */
+char *
+SupervisorTrainerPath(void)
+{
+	char		path[MAXPGPATH];
+
+	if (easeml_trainer_path && easeml_trainer_path[0] != '\0')
+		return pstrdup(easeml_trainer_path);
+	strlcpy(path, my_exec_path, sizeof(path));
+	get_parent_directory(path);
+	return psprintf("%s/easeml-trainer", path);
+}
+
 /* Make the run directory (mode 0700) and return 0, or errno. */
 static int
 MakeRunDir(const char *path)
@@ -98,15 +144,9 @@ SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
 	EasemlTrainer *t = &trainers[slot];
 	posix_spawnattr_t attr;
 	posix_spawn_file_actions_t fa;
-	sigset_t	mask;
-	sigset_t	defaults;
 	char		log_path[MAXPGPATH];
 	pid_t		pid;
 	int			rc;
-	static const int default_signals[] = {
-		SIGPIPE, SIGUSR1, SIGUSR2, SIGHUP, SIGINT, SIGTERM, SIGQUIT,
-		SIGCHLD, SIGALRM, SIGXFSZ, SIGTTIN, SIGTTOU
-	};
 
 	rc = MakeRunDir(run_dir);
 	if (rc != 0)
@@ -130,18 +170,7 @@ SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
 		(void) unlink(old);
 	}
 
-	sigemptyset(&mask);
-	sigemptyset(&defaults);
-	for (int i = 0; i < lengthof(default_signals); i++)
-		sigaddset(&defaults, default_signals[i]);
-
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &mask);
-	posix_spawnattr_setsigdefault(&attr, &defaults);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-							 POSIX_SPAWN_SETSIGMASK |
-							 POSIX_SPAWN_SETSIGDEF);
+	InitSpawnAttr(&attr, true);
 
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -174,6 +203,21 @@ SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
 }
 
 /*
+ * End the database sessions of a trainer that has exited or is being
+ * killed: its backend may still be running the tenant's query.
+ */
+static void
+EndSessions(EasemlTrainer *t)
+{
+	int			n = TrainerSessionTerminate(t->run_id);
+
+	if (n > 0)
+		ereport(LOG,
+				(errmsg("easeml: ended %d database session(s) left by the trainer of run %lld",
+						n, (long long) t->run_id)));
+}
+
+/*
  * Check whether the trainer in a slot has ended, without blocking.
  * Returns true with *status set when it has.
  */
@@ -186,15 +230,16 @@ SupervisorPoll(int slot, int *status)
 	if (t->pid <= 0)
 		return false;
 	rc = waitpid(t->pid, status, WNOHANG);
-	if (rc == t->pid)
-		return true;
 	if (rc < 0 && errno != EINTR)
 	{
 		/* not our child any more: report it as lost rather than hang */
 		*status = -1;
-		return true;
+		rc = t->pid;
 	}
-	return false;
+	if (rc != t->pid)
+		return false;
+	EndSessions(t);
+	return true;
 }
 
 /* Send a signal to a trainer's whole process group. */
@@ -231,6 +276,7 @@ SupervisorStop(int slot, EasemlStopReason reason)
 	{
 		SupervisorSignal(slot, SIGKILL);
 		t->kill_sent = true;
+		EndSessions(t);
 	}
 }
 
@@ -276,6 +322,7 @@ SupervisorStopAll(void)
 		}
 		pg_usleep(10000L);
 	}
+	(void) TrainerSessionTerminate(0);
 }
 
 /* Describe a wait status in words, for the run's error text. */
@@ -284,6 +331,15 @@ SupervisorDescribeExit(int status, char *buf, size_t len)
 {
 	if (status == -1)
 		snprintf(buf, len, "trainer process was lost (not a child of the scheduler)");
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_SOURCE)
+		snprintf(buf, len, "trainer could not read the task's rows (exit code %d)",
+				 EASEML_EXIT_SOURCE);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_MODEL)
+		snprintf(buf, len, "trainer cannot train this model (exit code %d)",
+				 EASEML_EXIT_MODEL);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DISCONNECTED)
+		snprintf(buf, len, "trainer lost its database connection (exit code %d)",
+				 EASEML_EXIT_DISCONNECTED);
 	else if (WIFEXITED(status))
 		snprintf(buf, len, "trainer exited with code %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
@@ -297,4 +353,129 @@ SupervisorDescribeExit(int status, char *buf, size_t len)
 			);
 	else
 		snprintf(buf, len, "trainer ended with status 0x%x", status);
+}
+
+/* Read a child's output until EOF, for at most timeout_ms. */
+static bool
+ReadChildOutput(int fd, StringInfo out, int timeout_ms)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	char		buf[1024];
+
+	for (;;)
+	{
+		struct pollfd pfd = {fd, POLLIN, 0};
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
+			return false;
+		rc = poll(&pfd, 1, 100);
+		if (rc < 0 && errno != EINTR)
+			return false;
+		if (rc <= 0)
+			continue;
+		rc = read(fd, buf, sizeof(buf));
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0)
+			return true;
+		/* the answer is one line: ignore anything past a page */
+		if (out->len < 4096)
+			appendBinaryStringInfo(out, buf, rc);
+	}
+}
+
+/*
+ * Ask the trainer whether it can train a model row: easeml-trainer
+ * --check-model (src/trainer/tr_check.c), the one definition of families
+ * and their parameters.  Called by backends (easeml._check_model).
+ * Returns NULL when it can, else the trainer's reason; raises an error
+ * when the trainer cannot be run or does not answer within 10 s.
+ */
+char *
+SupervisorCheckModel(const char *family, const char *params,
+					 const char *kinds, bool needs_image)
+{
+	char	   *path = SupervisorTrainerPath();
+	char	   *argv[10];
+	char	   *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C",
+	"OPENBLAS_NUM_THREADS=1", NULL};
+	int			n = 0;
+	int			fds[2];
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_t fa;
+	pid_t		pid;
+	int			rc;
+	int			status = 0;
+	volatile bool answered = false;
+	StringInfoData out;
+
+	argv[n++] = path;
+	argv[n++] = "--check-model";
+	argv[n++] = unconstify(char *, family);
+	argv[n++] = "--params";
+	argv[n++] = unconstify(char *, params);
+	argv[n++] = "--kinds";
+	argv[n++] = unconstify(char *, kinds);
+	if (needs_image)
+		argv[n++] = "--needs-image";
+	argv[n] = NULL;
+
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create a pipe to the trainer: %m")));
+	InitSpawnAttr(&attr, false);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+	fflush(NULL);
+	rc = posix_spawn(&pid, path, &fa, &attr, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(fds[1]);
+	if (rc != 0)
+	{
+		close(fds[0]);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not run the trainer \"%s\" to check the model: %s",
+						path, strerror(rc)),
+				 errhint("Check easeml.trainer_path, or install easeml-trainer next to the postgres binary.")));
+	}
+
+	initStringInfo(&out);
+	PG_TRY();
+	{
+		answered = ReadChildOutput(fds[0], &out, 10000);
+	}
+	PG_FINALLY();
+	{
+		/* never leave the child behind, whatever happened */
+		close(fds[0]);
+		(void) kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	PG_END_TRY();
+
+	while (out.len > 0 && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == ' '))
+		out.data[--out.len] = '\0';
+	if (answered && WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_OK)
+		return NULL;
+	if (answered && WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_MODEL && out.len > 0)
+		return out.data;
+	{
+		char		how[256];
+
+		SupervisorDescribeExit(status, how, sizeof(how));
+		ereport(ERROR,
+				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+				 errmsg("the trainer \"%s\" could not check the model: %s",
+						path, answered ? how : "no answer within 10 s"),
+				 out.len > 0 ? errdetail("%s", out.data) : 0));
+	}
+	return NULL;				/* keep the compiler quiet */
 }

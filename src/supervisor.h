@@ -50,5 +50,8 @@ extern void SupervisorSignal(int slot, int sig);
 extern void SupervisorStop(int slot, EasemlStopReason reason);
 extern void SupervisorStopAll(void);
 extern void SupervisorDescribeExit(int status, char *buf, size_t len);
+extern char *SupervisorTrainerPath(void);
+extern char *SupervisorCheckModel(const char *family, const char *params,
+								  const char *kinds, bool needs_image);
 
 #endif							/* EASEML_SUPERVISOR_H */

@@ -169,5 +169,22 @@ my $counts = q{SELECT (SELECT count(*) FROM easeml.tasks) || '/' || (SELECT coun
 	|| '/' || (SELECT count(*) FROM easeml.artifacts) || '/' || (SELECT count(*) FROM easeml.models)};
 is($node->safe_psql('restored', $counts), $node->safe_psql('postgres', $counts),
 	'the restored database has the same tasks, runs, events, decisions, artifacts and models');
+
+# the sequences came along: new rows get ids past the restored ones
+my $max_ids = q{SELECT (SELECT max(id) FROM easeml.tasks) || '/' || (SELECT max(id) FROM easeml.runs)
+	|| '/' || (SELECT max(id) FROM easeml.run_events) || '/' || (SELECT max(id) FROM easeml.decisions)};
+my ($task_max, $run_max, $event_max) = split m{/}, $node->safe_psql('restored', $max_ids);
+$node->safe_psql('restored', q{
+	INSERT INTO easeml.models (name, family, params) VALUES ('knn-7', 'knn', '{"k": 7}')},
+	extra_params => [ '-U', 'postgres' ]);
+my $new_task = $node->safe_psql('restored', q{
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('iris_again', 'public.iris', 'label')
+	RETURNING id}, extra_params => [ '-U', 'lab_a' ]);
+my $new_run = $node->safe_psql('restored', q{SELECT easeml.enqueue('iris_again', 'knn-7')},
+	extra_params => [ '-U', 'lab_a' ]);
+cmp_ok($new_task, '>', $task_max, 'a task declared after pg_restore gets a new id');
+cmp_ok($new_run, '>', $run_max, 'so does a run queued after pg_restore');
+cmp_ok($node->safe_psql('restored', "SELECT max(id) FROM easeml.run_events WHERE run_id = $new_run"),
+	'>', $event_max, 'and its event');
 $node->stop;
 done_testing();

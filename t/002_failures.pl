@@ -106,20 +106,33 @@ ok($node->poll_query_until('postgres',
 like($node->safe_psql('postgres', "SELECT error FROM easeml.runs WHERE id = $slow_run"),
 	qr/timed out/, 'its error says it timed out');
 
-# ---- the trainer reports its own error ----------------------------------------
+# ---- a model row the trainer cannot train ---------------------------------------
+# The trigger on easeml.models asks the trainer and refuses such a row; one
+# written around it (a restore in replica mode, a trainer that changed) is
+# disabled by the scheduler after its first run, so it cannot fail a run of
+# every task.
 $node->safe_psql('postgres', q{
 	ALTER SYSTEM RESET easeml.run_timeout;
 	ALTER SYSTEM RESET easeml.trainer_path;
-	SELECT pg_reload_conf();
+	SELECT pg_reload_conf();});
+my ($rc, $out, $err) = $node->psql('postgres',
+	"INSERT INTO easeml.models (name, family, params) VALUES ('mystery', 'no_such_family', '{}')");
+like($err, qr/model "mystery" cannot be trained: unknown model family "no_such_family"/,
+	'a model of an unknown family is refused when it is written');
+$node->safe_psql('postgres', q{
+	SET session_replication_role = replica;
 	INSERT INTO easeml.models (name, family, params) VALUES ('mystery', 'no_such_family', '{}');});
 my $bad_run = query_as($node, 'lab_a', "SELECT easeml.enqueue('iris', 'mystery')");
 ok($node->poll_query_until('postgres',
 		"SELECT status = 'failed' FROM easeml.runs WHERE id = $bad_run"),
-	'a run of an unknown family fails');
+	'a run of a model that slipped past the check fails');
 like($node->safe_psql('postgres', "SELECT error FROM easeml.runs WHERE id = $bad_run"),
-	qr/exited with code 1: unknown model family "no_such_family"/,
+	qr/cannot train this model .*unknown model family "no_such_family"/,
 	'its error carries the trainer\'s message');
-$node->safe_psql('postgres', "UPDATE easeml.models SET enabled = false WHERE name = 'mystery'");
+is($node->safe_psql('postgres', "SELECT enabled FROM easeml.models WHERE name = 'mystery'"),
+	'f', 'the scheduler disabled the model');
+ok($node->log_contains(qr/WARNING:  easeml: model "mystery" was disabled/),
+	'and said so in the log');
 
 # ---- one broken task does not stop the scheduler --------------------------------
 $node->safe_psql('postgres', q{
@@ -139,7 +152,11 @@ ok($node->poll_query_until('postgres',
 		"SELECT status = 'failed' FROM easeml.tasks WHERE name = 'gone'"),
 	'a task whose table was dropped is marked failed');
 like($node->safe_psql('postgres', "SELECT status_reason FROM easeml.tasks WHERE name = 'gone'"),
-	qr/failed in a row: .*no longer exists/, 'its reason says what went wrong');
+	qr/its source could not be read: .*no longer exists/, 'its reason says what went wrong');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'gone' AND r.status = 'failed'}),
+	'1', 'one failed run was enough to fail it, not one per candidate');
 ok($node->poll_query_until('postgres',
 		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'iris2'"),
 	'the other task still completes');

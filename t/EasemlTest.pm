@@ -10,7 +10,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(easeml_node load_dataset scheduler_pid postmaster_pid
-  make_tenant query_as trainer_script process_gone);
+  make_tenant query_as trainer_script process_gone trainer_pids
+  blocking_view);
 
 # A started node with easeml preloaded and created in database postgres.
 sub easeml_node
@@ -93,16 +94,70 @@ sub trainer_script
 	return $path;
 }
 
-# Wait up to 10 s for a process to disappear; true if it did.
+# Wait up to 10 s for a process to disappear; true if it did.  A zombie
+# counts as gone: an orphan's exit status waits for whoever adopted it.
 sub process_gone
 {
 	my ($pid) = @_;
 	foreach (1 .. 100)
 	{
 		return 1 if !kill(0, $pid);
+		if (open(my $fh, '<', "/proc/$pid/stat"))
+		{
+			my $stat = <$fh>;
+			close($fh);
+			return 1 if defined $stat && $stat =~ /^\d+ \(.*\) Z /;
+		}
 		select(undef, undef, undef, 0.1);
 	}
 	return 0;
+}
+
+# Pids of easeml-trainer processes of this node (their --run-dir is under
+# its data directory); other clusters' trainers on the machine are ignored.
+sub trainer_pids
+{
+	my ($node) = @_;
+	my $dir = $node->data_dir;
+	my @pids;
+	opendir(my $dh, '/proc') or die "/proc: $!";
+	foreach my $pid (grep { /^\d+$/ } readdir($dh))
+	{
+		open(my $fh, '<', "/proc/$pid/cmdline") or next;
+		my $cmd = do { local $/; <$fh> };
+		close($fh);
+		next unless defined $cmd;
+		my @argv = split /\0/, $cmd;
+		push @pids, $pid
+		  if @argv && $argv[0] =~ /easeml-trainer$/
+		  && grep { index($_, $dir) == 0 } @argv;
+	}
+	closedir($dh);
+	return sort { $a <=> $b } @pids;
+}
+
+# A view over a table, owned by a tenant, whose rows wait an hour when read
+# by the trainer (the session user is then not the tenant) while
+# <schema>.ctl.sleep is true; the tenant reads it at once.  The schema is
+# created for the tenant.
+sub blocking_view
+{
+	my ($node, $tenant, $table, $view) = @_;
+	$node->safe_psql('postgres', qq{
+		CREATE SCHEMA IF NOT EXISTS $tenant AUTHORIZATION $tenant;
+		GRANT SELECT ON $table TO $tenant;});
+	query_as($node, $tenant, qq{
+		CREATE TABLE IF NOT EXISTS $tenant.ctl (sleep boolean NOT NULL);
+		INSERT INTO $tenant.ctl SELECT true WHERE NOT EXISTS (SELECT FROM $tenant.ctl);
+		CREATE OR REPLACE FUNCTION $tenant.gate() RETURNS boolean LANGUAGE plpgsql AS \$\$
+		BEGIN
+			IF session_user <> current_user AND (SELECT sleep FROM $tenant.ctl) THEN
+				PERFORM pg_sleep(3600);
+			END IF;
+			RETURN true;
+		END \$\$;
+		CREATE VIEW $view AS SELECT * FROM $table WHERE $tenant.gate();});
+	return;
 }
 
 1;

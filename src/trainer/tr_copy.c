@@ -22,7 +22,9 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,16 +277,84 @@ Carry(CopyParser *p, const unsigned char *buf, size_t len)
 }
 
 /*
+ * Wait until the server sends something or the cancel flag is set.  A
+ * tenant's view may take any time to produce a row, and a trainer blocked
+ * inside libpq would never see SIGTERM (libpq retries poll() on EINTR), so
+ * the waiting is done here.  A signal interrupts poll(); the timeout
+ * covers one arriving just before it.  Returns 0, or -1 when cancelled or
+ * when the connection failed.
+ */
+static int
+WaitForServer(PGconn *conn, volatile sig_atomic_t *cancel)
+{
+	struct pollfd pfd;
+
+	pfd.fd = PQsocket(conn);
+	pfd.events = POLLIN;
+	for (;;)
+	{
+		int			rc;
+
+		if (cancel != NULL && *cancel)
+			return -1;
+		rc = poll(&pfd, 1, 200);
+		if (rc > 0)
+			return PQconsumeInput(conn) ? 0 : -1;
+		if (rc < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+/* Stop the server's side of the query (best effort) after a cancel. */
+static void
+CancelQuery(PGconn *conn)
+{
+	PGcancel   *c = PQgetCancel(conn);
+	char		buf[256];
+
+	if (c != NULL)
+	{
+		(void) PQcancel(c, buf, sizeof(buf));
+		PQfreeCancel(c);
+	}
+}
+
+/*
+ * The text of a server error for a run's error: the primary message alone
+ * (libpq's full text adds "ERROR:", CONTEXT lines and newlines), else what
+ * libpq says about the connection.
+ */
+const char *
+TrServerMessage(const PGresult *res, PGconn *conn)
+{
+	const char *m = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+
+	return m ? m : PQerrorMessage(conn);
+}
+
+/* Keep the SQLSTATE of the first server error (sqlstate may be NULL). */
+static void
+KeepSqlstate(const PGresult *res, char *sqlstate)
+{
+	const char *code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	if (sqlstate != NULL && sqlstate[0] == '\0' && code != NULL)
+		snprintf(sqlstate, 6, "%s", code);
+}
+
+/*
  * Run a COPY ... TO STDOUT (FORMAT binary) query and load its rows.
  * d is the number of feature columns (the target is the last column);
  * kinds gives their TR_COL_* kinds (NULL: all numeric): a categorical
  * column arrives as text, every other one as float8.
- * Returns 0, or -1 with err set; on error *out is freed.
+ * Returns 0, or -1 with err set, and sqlstate (6 bytes, may be NULL) set
+ * to the server's SQLSTATE when the server raised the error (empty
+ * otherwise); on error *out is freed.
  */
 int
 TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 		   volatile sig_atomic_t *cancel, TrTable *out, long *bytes,
-		   char *err, size_t errlen)
+		   char *sqlstate, char *err, size_t errlen)
 {
 	PGresult   *res;
 	CopyParser	p;
@@ -300,6 +370,8 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 	p.err = err;
 	p.errlen = errlen;
 	*bytes = 0;
+	if (sqlstate != NULL)
+		sqlstate[0] = '\0';
 
 	if (d <= 0)
 	{
@@ -313,11 +385,21 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 		return -1;
 	}
 
-	res = PQexec(conn, query);
-	if (PQresultStatus(res) != PGRES_COPY_OUT)
+	if (!PQsendQuery(conn, query))
 	{
 		snprintf(err, errlen, "could not read the task's rows: %s",
 				 PQerrorMessage(conn));
+		return -1;
+	}
+	while (PQisBusy(conn))
+		if (WaitForServer(conn, cancel) != 0)
+			goto interrupted;
+	res = PQgetResult(conn);
+	if (PQresultStatus(res) != PGRES_COPY_OUT)
+	{
+		snprintf(err, errlen, "could not read the task's rows: %s",
+				 TrServerMessage(res, conn));
+		KeepSqlstate(res, sqlstate);
 		PQclear(res);
 		return -1;
 	}
@@ -326,18 +408,20 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 	for (;;)
 	{
 		char	   *buf = NULL;
-		int			n = PQgetCopyData(conn, &buf, 0);
+		int			n = PQgetCopyData(conn, &buf, 1);
 
+		if (n == 0)
+		{
+			if (WaitForServer(conn, cancel) != 0)
+				goto interrupted;
+			continue;
+		}
 		if (n == -1)
 			break;				/* COPY done */
 		if (cancel != NULL && *cancel && rc == 0)
 		{
-			/* stopped while loading: the caller exits, closing the connection */
 			PQfreemem(buf);
-			snprintf(err, errlen, "cancelled while loading the data");
-			free(p.carry);
-			TrTableFree(out);
-			return -1;
+			goto interrupted;
 		}
 		if (n == -2)
 		{
@@ -384,7 +468,9 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 	{
 		if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == 0)
 		{
-			snprintf(err, errlen, "COPY failed: %s", PQresultErrorMessage(res));
+			snprintf(err, errlen, "could not read the task's rows: %s",
+					 TrServerMessage(res, conn));
+			KeepSqlstate(res, sqlstate);
 			rc = -1;
 		}
 		PQclear(res);
@@ -399,4 +485,18 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 	if (rc != 0)
 		TrTableFree(out);
 	return rc;
+
+interrupted:
+	if (cancel != NULL && *cancel)
+	{
+		/* the caller exits, closing the connection; stop the query first */
+		CancelQuery(conn);
+		snprintf(err, errlen, "cancelled while loading the data");
+	}
+	else
+		snprintf(err, errlen, "could not read the task's rows: %s",
+				 PQerrorMessage(conn));
+	free(p.carry);
+	TrTableFree(out);
+	return -1;
 }

@@ -17,6 +17,9 @@
 
 extern int	TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
 					   const int *kinds, volatile sig_atomic_t *cancel,
-					   TrTable *out, long *bytes, char *err, size_t errlen);
+					   TrTable *out, long *bytes, char *sqlstate, char *err,
+					   size_t errlen);
+
+extern const char *TrServerMessage(const PGresult *res, PGconn *conn);
 
 #endif							/* EASEML_TR_COPY_H */

@@ -17,8 +17,14 @@
  *	   0 (or 1).  The scheduler records the result: it alone changes a
  *	   run's status.
  *
- * SIGTERM (a cancel or a timeout) sets a flag the families check; the
- * process then exits 1.
+ * Right after connecting, the trainer attaches its session
+ * (easeml.trainer_attach), so that the scheduler can end it when the
+ * trainer ends: a backend would otherwise run the tenant's query to its
+ * end after the trainer was killed.
+ *
+ * SIGTERM (a cancel or a timeout) sets a flag the families check, and that
+ * the data loading checks while it waits for the server; the process then
+ * exits 1.  Exit statuses are those of src/trainer_exit.h.
  *
  * IDENTIFICATION
  *	  src/trainer/tr_live.c
@@ -40,6 +46,8 @@
 #include <libpq-fe.h>
 
 #include "trainer.h"
+#include "trainer_exit.h"
+#include "tr_check.h"
 #include "tr_copy.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
@@ -144,6 +152,17 @@ ReportProgress(void *arg, int epoch, double loss)
 	PQclear(res);
 }
 
+/* SQLSTATE of the last error Command() or the spec query got, or "" */
+static char last_sqlstate[6];
+
+static void
+KeepSqlstate(const PGresult *res)
+{
+	const char *code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	snprintf(last_sqlstate, sizeof(last_sqlstate), "%s", code ? code : "");
+}
+
 /* Run a command that returns no rows; 0 or -1 with err set. */
 static int
 Command(PGconn *conn, const char *sql, int nparams, const char *const *values,
@@ -155,11 +174,34 @@ Command(PGconn *conn, const char *sql, int nparams, const char *const *values,
 
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
 	{
-		snprintf(err, errlen, "%s", PQresultErrorMessage(res));
+		snprintf(err, errlen, "%s", TrServerMessage(res, conn));
+		KeepSqlstate(res);
 		rc = -1;
 	}
 	PQclear(res);
 	return rc;
+}
+
+/*
+ * Exit status after reading the task failed (src/trainer_exit.h).  A lost
+ * connection means the server is going down: the run is interrupted, not
+ * failed.  An error the server raised reading the source fails the task,
+ * unless its class says it may pass (connection, rollback, resources,
+ * lock or object state, operator intervention, system, internal).
+ */
+static int
+LoadFailure(PGconn *conn, const char *sqlstate)
+{
+	static const char *const transient[] = {"08", "40", "53", "55", "57", "58", "XX"};
+
+	if (PQstatus(conn) == CONNECTION_BAD)
+		return EASEML_EXIT_DISCONNECTED;
+	if (sqlstate == NULL || strlen(sqlstate) != 5)
+		return EASEML_EXIT_FAILED;
+	for (int i = 0; i < (int) (sizeof(transient) / sizeof(transient[0])); i++)
+		if (strncmp(sqlstate, transient[i], 2) == 0)
+			return EASEML_EXIT_FAILED;
+	return EASEML_EXIT_SOURCE;
 }
 
 static const char *
@@ -286,7 +328,7 @@ TrLiveMain(int argc, char **argv)
 	if (run_id == NULL || run_dir == NULL)
 	{
 		fprintf(stderr, "usage: easeml-trainer --run ID --run-dir DIR\n");
-		return 2;
+		return EASEML_EXIT_USAGE;
 	}
 	for (const char *c = run_id; *c; c++)
 		if (*c < '0' || *c > '9')
@@ -315,6 +357,17 @@ TrLiveMain(int argc, char **argv)
 	if (PQstatus(conn) != CONNECTION_OK)
 		return Fail(run_dir, "could not connect to the database: %s", PQerrorMessage(conn));
 
+	/* before anything of the tenant's runs in this session */
+	{
+		const char *values[1] = {run_id};
+
+		if (Command(conn, "SELECT easeml.trainer_attach($1)", 1, values, err, sizeof(err)) != 0)
+		{
+			Fail(run_dir, "could not attach the trainer's session: %s", err);
+			return LoadFailure(conn, NULL);
+		}
+	}
+
 	/* the spec */
 	{
 		const char *values[1] = {run_id};
@@ -323,10 +376,10 @@ TrLiveMain(int argc, char **argv)
 						   1, NULL, values, NULL, NULL, 0);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
 		{
-			Fail(run_dir, "could not read the run's spec: %s", PQresultErrorMessage(res));
+			Fail(run_dir, "could not read the run's spec: %s", TrServerMessage(res, conn));
+			KeepSqlstate(res);
 			PQclear(res);
-			PQfinish(conn);
-			return 1;
+			return LoadFailure(conn, last_sqlstate);
 		}
 		spec = json_tokener_parse(PQgetvalue(res, 0, 0));
 		PQclear(res);
@@ -373,6 +426,23 @@ TrLiveMain(int argc, char **argv)
 			run_id, JsonString(spec, "task"), kind_s, JsonString(spec, "model"),
 			family, d);
 
+	/*
+	 * A model row this trainer cannot train for this kind of task is no
+	 * task's fault (whether the task has images is its own business).
+	 */
+	if (TrModelCheck(family, params, kind_s, 1, err, sizeof(err)) != 0)
+	{
+		Fail(run_dir, "model %s cannot be trained: %s", JsonString(spec, "model"), err);
+		return EASEML_EXIT_MODEL;
+	}
+
+	/* the kind of each feature column: how its values arrive */
+	kinds = malloc(sizeof(int) * (d > 0 ? d : 1));
+	if (kinds == NULL)
+		return Fail(run_dir, "out of memory");
+	if (FeatureKinds(spec, d, kinds, err, sizeof(err)) != 0)
+		return Fail(run_dir, "%s", err);
+
 	/* the rows, read as the tenant */
 	t0 = TrNow();
 	{
@@ -381,21 +451,26 @@ TrLiveMain(int argc, char **argv)
 		if (Command(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, err, sizeof(err)) != 0 ||
 			Command(conn, "SET LOCAL synchronize_seqscans = off", 0, NULL, err, sizeof(err)) != 0 ||
 			Command(conn, "SELECT easeml.trainer_data_session($1)", 1, values, err, sizeof(err)) != 0)
-			return Fail(run_dir, "could not open the data session: %s", err);
+		{
+			Fail(run_dir, "could not open the data session: %s", err);
+			return LoadFailure(conn, last_sqlstate);
+		}
 	}
-	kinds = malloc(sizeof(int) * (d > 0 ? d : 1));
-	if (kinds == NULL)
-		return Fail(run_dir, "out of memory");
-	if (FeatureKinds(spec, d, kinds, err, sizeof(err)) != 0)
-		return Fail(run_dir, "%s", err);
-	if (TrCopyLoad(conn, query, d, kind, kinds, &cancel_requested, &tab, &bytes, err, sizeof(err)) != 0)
-		return Fail(run_dir, "%s", err);
+	if (TrCopyLoad(conn, query, d, kind, kinds, &cancel_requested, &tab, &bytes,
+				   last_sqlstate, err, sizeof(err)) != 0)
+	{
+		Fail(run_dir, "%s", err);
+		return cancel_requested ? EASEML_EXIT_FAILED : LoadFailure(conn, last_sqlstate);
+	}
 	free(kinds);
 	{
 		char		err2[512];
 
 		if (Command(conn, "ROLLBACK", 0, NULL, err2, sizeof(err2)) != 0)
-			return Fail(run_dir, "could not end the data session: %s", err2);
+		{
+			Fail(run_dir, "could not end the data session: %s", err2);
+			return LoadFailure(conn, NULL);
+		}
 	}
 	load_seconds = TrNow() - t0;
 	LogLine("run %s: loaded %d rows (%ld bytes) in %.3f s", run_id, tab.n, bytes, load_seconds);

@@ -12,6 +12,8 @@
  *	 easeml-trainer --train-csv A --val-csv B --target COL --family F ...
  *	 easeml-trainer --list-families
  *
+ * and --check-model (tr_check.c) answers whether a model row can be
+ * trained.
  * The metrics object is printed on stdout (and optionally written to a
  * file); errors go to stderr with exit status 1.  SIGTERM and SIGINT set
  * the cancel flag, which the families poll once per epoch or batch.
@@ -30,6 +32,7 @@
 #include <string.h>
 
 #include "trainer.h"
+#include "tr_check.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
 
@@ -46,6 +49,7 @@ Usage(FILE *out)
 			"usage: easeml-trainer --csv FILE --target COL --family F [options]\n"
 			"       easeml-trainer --train-csv FILE --val-csv FILE --target COL --family F [options]\n"
 			"       easeml-trainer --list-families\n"
+			"       easeml-trainer --check-model FAMILY [--params JSON] [--kinds K[,K]] [--needs-image]\n"
 			"       easeml-trainer --run ...   (live mode, launched by the scheduler)\n"
 			"options:\n"
 			"  --kind classification|regression   task kind (default classification)\n"
@@ -441,8 +445,12 @@ main(int argc, char **argv)
 	struct sigaction sa;
 
 	for (int i = 1; i < argc; i++)
+	{
 		if (strcmp(argv[i], "--run") == 0)
 			return TrLiveMain(argc, argv);
+		if (strcmp(argv[i], "--check-model") == 0)
+			return TrCheckModelMain(argc, argv);
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = HandleTerm;

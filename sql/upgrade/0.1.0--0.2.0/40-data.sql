@@ -5,20 +5,30 @@
 -- below is the same text as in sql/easeml.sql.
 -- ---------------------------------------------------------------------------
 
--- tasks declared before 0.2.0 have no snapshot: they keep reading their source
+-- Tasks declared before 0.2.0 have no snapshot: they keep reading their
+-- source.  The columns are added without a default and filled, so that no
+-- "missing value" is stored and the catalog equals a fresh install's.
 ALTER TABLE easeml.tasks
-	ADD COLUMN snapshot boolean NOT NULL DEFAULT false,
+	ADD COLUMN snapshot boolean,
 	ADD COLUMN snapshot_version int CHECK (snapshot_version >= 0),
 	ADD COLUMN metric text CHECK (metric IN ('accuracy', 'balanced_accuracy', 'macro_f1', 'log_loss',
 											 'roc_auc', 'r2', 'rmse', 'mae')),
 	ADD COLUMN folds int CHECK (folds BETWEEN 2 AND 10),
-	ADD COLUMN impute text NOT NULL DEFAULT 'mean'
-		CHECK (impute IN ('mean', 'median', 'most_frequent')),
-	ADD COLUMN missing_indicator boolean NOT NULL DEFAULT true,
+	ADD COLUMN impute text CHECK (impute IN ('mean', 'median', 'most_frequent')),
+	ADD COLUMN missing_indicator boolean,
 	ADD COLUMN feature_types text[],
 	ADD COLUMN left_out jsonb,
 	ADD COLUMN measured_at timestamptz;
-ALTER TABLE easeml.tasks ALTER COLUMN snapshot SET DEFAULT true;
+ALTER TABLE easeml.tasks DISABLE TRIGGER USER;
+UPDATE easeml.tasks SET snapshot = false, impute = 'mean', missing_indicator = true;
+ALTER TABLE easeml.tasks ENABLE TRIGGER USER;
+ALTER TABLE easeml.tasks
+	ALTER COLUMN snapshot SET DEFAULT true,
+	ALTER COLUMN snapshot SET NOT NULL,
+	ALTER COLUMN impute SET DEFAULT 'mean',
+	ALTER COLUMN impute SET NOT NULL,
+	ALTER COLUMN missing_indicator SET DEFAULT true,
+	ALTER COLUMN missing_indicator SET NOT NULL;
 ALTER TABLE easeml.runs ADD COLUMN snapshot_version int;
 
 -- ---------------------------------------------------------------------------
@@ -130,8 +140,8 @@ AS $$
 	  FROM (SELECT easeml._base_type(t) AS b) x
 $$;
 
--- Profile a relation for a task, read as the current user inside a
--- security-restricted operation (easeml._read_restricted): counts of rows
+-- Profile a relation for a task, read as the current user, read-only,
+-- inside a security-restricted operation (easeml._read_source): counts of rows
 -- and of NULL, NaN and infinite targets, usable rows (a target that is
 -- neither NULL nor NaN), classes, and easeml._column_stats_sql() for each
 -- of cols (whose kinds are given).  One scan of the relation.
@@ -166,14 +176,14 @@ BEGIN
 	SELECT atttypid INTO ttype FROM pg_attribute
 	 WHERE attrelid = rel AND attname = target AND attnum > 0 AND NOT attisdropped;
 	isfloat := easeml._base_type(ttype) IN ('float4'::regtype, 'float8'::regtype, 'numeric'::regtype);
-	q := format($q$SELECT jsonb_build_object(
+	q := format($q$SELECT pg_catalog.jsonb_build_object(
 			'rows', count(*),
 			'null_target', count(*) FILTER (WHERE t IS NULL),
 			'nan_target', count(*) FILTER (WHERE %1$s),
 			'inf_target', %2$s,
 			'n', count(*) FILTER (WHERE u),
 			'classes', %3$s,
-			'cols', %4$s)
+			'cols', %4$s) AS p
 		  FROM (SELECT s.*, t IS NOT NULL AND NOT coalesce(%1$s, false) AS u
 				  FROM (SELECT %5$s FROM %6$s) s(%7$s)) s$q$,
 		easeml._nan_sql('t', ttype),
@@ -183,16 +193,9 @@ BEGIN
 		array_to_string(sel || format('%I', target), ', '),
 		rel,
 		array_to_string(aliases || 't'::text, ', '));
-	RETURN easeml._read_restricted(q);
+	RETURN easeml._read_source(q) -> 'p';
 END;
 $$;
-
-CREATE FUNCTION easeml._read_restricted(query text)
-RETURNS jsonb
-AS 'MODULE_PATHNAME', 'easeml_read_restricted'
-LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION easeml._read_restricted(text) IS
-	'internal: run a query returning one jsonb value as the current user, inside a security-restricted operation';
 
 -- The metrics a task of each kind may be ranked by (docs/data.md); the
 -- first is the default.
@@ -368,9 +371,7 @@ BEGIN
 			IF NOT FOUND THEN
 				RAISE EXCEPTION 'feature column "%" does not exist in "%"', f, relname
 					USING ERRCODE = 'undefined_column',
-						  HINT = (SELECT 'Columns: ' || string_agg(attname, ', ' ORDER BY attnum) || '.'
-									FROM pg_attribute WHERE attrelid = t.source AND attnum > 0
-									 AND NOT attisdropped);
+						  HINT = 'Columns of ' || relname || ': ' || easeml._column_list(t.source) || '.';
 			END IF;
 			IF col.kind IS NULL THEN
 				RAISE EXCEPTION 'feature column "%" has type %, which easeml cannot use', f,
@@ -510,22 +511,54 @@ BEGIN
 				USING ERRCODE = 'feature_not_supported',
 					  HINT = 'Only status and max_runs can be updated; declare a new task instead.';
 		END IF;
+		-- [trust] what the declaration measured is not for hand edits; [data]
+		-- easeml.refresh measures again, and says so with measured_at
+		IF NEW.created_at IS DISTINCT FROM OLD.created_at
+			OR ((NEW.n_rows, NEW.n_classes, NEW.snapshot_version)
+				IS DISTINCT FROM (OLD.n_rows, OLD.n_classes, OLD.snapshot_version)
+				AND NEW.measured_at IS NOT DISTINCT FROM OLD.measured_at) THEN
+			RAISE EXCEPTION 'n_rows, n_classes and created_at of task "%" are recorded when it is declared', OLD.name
+				USING ERRCODE = 'generated_always',
+					  HINT = 'SELECT easeml.refresh(task) measures the source again.';
+		END IF;
+		IF NEW.max_runs IS NOT NULL AND NEW.max_runs < 1 THEN
+			RAISE EXCEPTION 'max_runs of task "%" must be positive or NULL, not %', OLD.name, NEW.max_runs
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'NULL means no limit.';
+		END IF;
 		IF NEW.status <> OLD.status AND NEW.status NOT IN ('active', 'paused')
 			AND NOT easeml._is_admin() THEN
 			RAISE EXCEPTION 'status "%" cannot be set by hand', NEW.status
 				USING ERRCODE = 'invalid_parameter_value',
 					  HINT = 'Set status to ''paused'' to stop scheduling a task, or ''active'' to resume it.';
 		END IF;
+		-- [trust] a failed or completed task taken up again retries the
+		-- candidates that failed so far (docs/operations.md)
+		IF OLD.status IN ('failed', 'completed') AND NEW.status IN ('active', 'paused') THEN
+			NEW.reactivated_at := clock_timestamp();
+			NEW.status_reason := NULL;
+		END IF;
 		RETURN NEW;
 	END IF;
 
-	-- A superuser restoring a dump inserts rows this trigger validated
-	-- before (only the system fills n_rows): take them as they are.
-	IF NEW.n_rows IS NOT NULL AND easeml._is_admin() THEN
+	-- [trust] A superuser restoring a dump inserts rows this trigger
+	-- validated before, with what the declaration measured and when: take
+	-- them as they are.  Anyone else leaves those columns to the system.
+	IF NEW.n_rows IS NOT NULL AND easeml._is_admin() AND NEW.created_at < now() THEN
 		RETURN NEW;
+	END IF;
+	IF NEW.n_rows IS NOT NULL OR NEW.n_classes IS NOT NULL OR NEW.reactivated_at IS NOT NULL THEN
+		RAISE EXCEPTION 'n_rows, n_classes and reactivated_at are recorded by easeml, not declared'
+			USING ERRCODE = 'generated_always',
+				  HINT = 'Leave them out of the INSERT.';
 	END IF;
 
 	-- who declares (the tenant itself; RLS on tenants shows only its row)
+	IF NEW.tenant IS NULL THEN
+		RAISE EXCEPTION 'tenant must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Leave tenant out: it defaults to your own role.';
+	END IF;
 	IF NEW.tenant IS DISTINCT FROM current_user THEN
 		RAISE EXCEPTION 'task for tenant "%" must be declared by role "%" itself', NEW.tenant, NEW.tenant
 			USING ERRCODE = 'insufficient_privilege',
@@ -537,9 +570,34 @@ BEGIN
 				  HINT = format('An administrator registers tenants with SELECT easeml.add_tenant(%L).', NEW.tenant);
 	END IF;
 	IF NEW.name IS NULL OR NEW.name !~ '^[A-Za-z0-9_.-]{1,63}$' THEN
-		RAISE EXCEPTION 'invalid task name "%"', NEW.name
+		RAISE EXCEPTION 'invalid task name "%"', coalesce(NEW.name, 'NULL')
 			USING ERRCODE = 'invalid_name',
 				  HINT = 'Use 1 to 63 letters, digits, "_", "." or "-".';
+	END IF;
+	-- [trust] say so rather than let the unique constraint speak
+	IF EXISTS (SELECT 1 FROM easeml.tasks WHERE tenant = NEW.tenant AND name = NEW.name) THEN
+		RAISE EXCEPTION 'task "%" already exists for tenant "%"', NEW.name, NEW.tenant
+			USING ERRCODE = 'unique_violation',
+				  HINT = format('Choose another name, or drop the task first with SELECT easeml.drop_task(%L).', NEW.name);
+	END IF;
+	IF NEW.source IS NULL THEN
+		RAISE EXCEPTION 'source must name the table or view to learn from'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'For example source => ''myschema.mytable''.';
+	END IF;
+	IF NEW.target IS NULL THEN
+		RAISE EXCEPTION 'target must name the column to predict'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF NEW.seed IS NULL THEN
+		RAISE EXCEPTION 'seed must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Leave seed out to use the default, 42.';
+	END IF;
+	IF NEW.max_runs IS NOT NULL AND NEW.max_runs < 1 THEN
+		RAISE EXCEPTION 'max_runs must be positive or NULL, not %', NEW.max_runs
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'NULL means no limit.';
 	END IF;
 	IF NEW.kind IS NULL OR NEW.kind NOT IN ('classification', 'regression') THEN
 		RAISE EXCEPTION 'invalid task kind "%"', NEW.kind
@@ -573,7 +631,8 @@ BEGIN
 	   AND a.attnum > 0 AND NOT a.attisdropped;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'target column "%" does not exist in "%"', NEW.target, relname
-			USING ERRCODE = 'undefined_column';
+			USING ERRCODE = 'undefined_column',
+				  HINT = 'Columns of ' || relname || ': ' || easeml._column_list(NEW.source) || '.';
 	END IF;
 	IF NEW.kind = 'regression' AND NOT easeml._numeric_type(tgt.atttypid) THEN
 		RAISE EXCEPTION 'target column "%" has type %, but a regression target must be numeric',
@@ -595,7 +654,8 @@ $$;
 -- copy of its source taken at declaration, easeml_snapshots.task_<id>_v<n>,
 -- owned by the bootstrap superuser and readable by the tenant (and
 -- admins); easeml.refresh(task) takes version n+1.  Runs record the
--- version they trained on.
+-- version they trained on.  The rows are read as the tenant, read-only and
+-- restricted (easeml._read_rows_as).
 -- ---------------------------------------------------------------------------
 CREATE SCHEMA easeml_snapshots;
 COMMENT ON SCHEMA easeml_snapshots IS
@@ -616,7 +676,7 @@ $$;
 -- the others (and the target) as their base type.
 CREATE FUNCTION easeml._snapshot_sql(task_id bigint, version int,
 									 OUT create_sql text, OUT grant_sql text, OUT fill_sql text,
-									 OUT revoke_sql text, OUT check_sql text)
+									 OUT check_sql text)
 LANGUAGE plpgsql
 SET search_path = pg_catalog
 AS $$
@@ -626,6 +686,7 @@ DECLARE
 	snap		text := easeml._snapshot_name(task_id, version);
 	defs		text[] := '{}';
 	exprs		text[] := '{}';
+	typ			text;
 	a			record;
 	cols		text[];
 	kinds		text[];
@@ -651,17 +712,19 @@ BEGIN
 				USING ERRCODE = 'undefined_column',
 					  HINT = 'Restore the column, or declare a new task.';
 		END IF;
-		defs := defs || format('%I %s', cols[j],
-							   CASE WHEN kinds[j] = 'categorical' THEN 'text'
-									ELSE format_type(easeml._base_type(a.atttypid), NULL) END);
-		exprs := exprs || CASE WHEN kinds[j] = 'categorical' THEN format('%I::text', cols[j])
-							   ELSE format('%I', cols[j]) END;
+		typ := CASE WHEN kinds[j] = 'categorical' THEN 'text'
+					ELSE format_type(easeml._base_type(a.atttypid), NULL) END;
+		defs := defs || format('%I %s', cols[j], typ);
+		exprs := exprs || format('%I::%s', cols[j], typ);
 	END LOOP;
 	create_sql := format('CREATE TABLE easeml_snapshots.%I (%s)', snap, array_to_string(defs, ', '));
-	grant_sql := format('GRANT SELECT, INSERT ON easeml_snapshots.%I TO %I', snap, t.tenant);
-	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT %s FROM %s WHERE %I IS NOT NULL',
-					   snap, array_to_string(exprs, ', '), src, t.target);
-	revoke_sql := format('REVOKE INSERT ON easeml_snapshots.%I FROM %I', snap, t.tenant);
+	grant_sql := format('GRANT SELECT ON easeml_snapshots.%I TO %I', snap, t.tenant);
+	-- read as the tenant, read-only and restricted; written by the superuser
+	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as(%s, %L) AS r(%s)',
+					   snap, (SELECT oid FROM pg_roles WHERE rolname = t.tenant),
+					   format('SELECT %s FROM %s WHERE %I IS NOT NULL',
+							  array_to_string(exprs, ', '), src, t.target),
+					   array_to_string(defs, ', '));
 	check_sql := format('SELECT n, classes FROM easeml._check_target(easeml._profile(%L, %L, %L, ''{}'', ''{}'', false), %L, %L, %L, %s, %s)',
 						CASE WHEN version > 0 THEN format('easeml_snapshots.%I', snap) ELSE src END,
 						t.target, t.kind, src, t.target, t.kind, t.val_fraction,
@@ -707,6 +770,13 @@ BEGIN
 	 WHERE t.id = task_id;
 END;
 $$;
+
+CREATE FUNCTION easeml._read_rows_as(role oid, query text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'easeml_read_rows_as'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION easeml._read_rows_as(oid, text) IS
+	'internal: the rows of a query read as another role, read-only, in a security-restricted operation (superuser only)';
 
 CREATE FUNCTION easeml._take_snapshot()
 RETURNS trigger
@@ -860,6 +930,11 @@ BEGIN
 		-- the run's own snapshot version (docs/data.md); a snapshot is used
 		-- only while its tenant may still read what it copied
 		FOREACH col IN ARRAY r.features || r.target LOOP
+			IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = r.source AND a.attname = col
+							AND a.attnum > 0 AND NOT a.attisdropped) THEN
+				RAISE EXCEPTION 'column "%" does not exist in %, the source of task "%"', col, relname, r.task
+					USING ERRCODE = 'undefined_column';
+			END IF;
 			IF NOT has_column_privilege(r.tenant, r.source, col, 'SELECT') THEN
 				RAISE EXCEPTION 'permission denied for table %: tenant "%" may no longer read column "%" of the source of task "%"',
 					(SELECT c.relname FROM pg_class c WHERE c.oid = r.source), r.tenant, col, r.task
@@ -1006,6 +1081,6 @@ GRANT INSERT (snapshot, metric, folds, impute, missing_indicator) ON easeml.task
 -- the trigger functions too: a tenant must not attach them to a table of
 -- its own, whose rows could name another tenant's task
 REVOKE ALL ON FUNCTION easeml._snapshot_sql(bigint, int),
-	easeml._snapshot_switch(bigint, int, bigint, int),
+	easeml._snapshot_switch(bigint, int, bigint, int), easeml._read_rows_as(oid, text),
 	easeml._take_snapshot(), easeml._drop_snapshots()
 	FROM PUBLIC;

@@ -1,0 +1,184 @@
+/*-------------------------------------------------------------------------
+ *
+ * sql_source.c
+ *	  Reading a task's source safely.  The trainer reads a task's rows in
+ *	  a data session (easeml.trainer_data_session), and the declaration
+ *	  trigger reads the source to count rows and classes
+ *	  (easeml._read_source); both read as the tenant, inside a read-only
+ *	  security-restricted operation, so a function a tenant's view calls
+ *	  can neither change role nor write.
+ *
+ * IDENTIFICATION
+ *	  src/sql_source.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "easeml.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+PG_FUNCTION_INFO_V1(easeml_trainer_data_session);
+PG_FUNCTION_INFO_V1(easeml_read_source);
+
+/* Identity to restore when a trainer data session's transaction ends. */
+static bool data_session_active = false;
+static Oid	data_session_userid = InvalidOid;
+static int	data_session_sec_context = 0;
+static bool data_session_callback = false;
+
+static void
+DataSessionXactCallback(XactEvent event, void *arg)
+{
+	if (!data_session_active)
+		return;
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			SetUserIdAndSecContext(data_session_userid, data_session_sec_context);
+			data_session_active = false;
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * easeml.trainer_data_session(run_id): for the rest of the current
+ * transaction, act as the run's tenant inside a security-restricted
+ * operation.  The trainer calls it before COPYing the task's rows, so the
+ * rows are read with exactly the tenant's privileges and row-level
+ * security, and any function a tenant's view calls cannot change role
+ * (SET ROLE, RESET ROLE and SET SESSION AUTHORIZATION are refused in a
+ * security-restricted operation).  The caller's identity comes back when
+ * the transaction ends, by commit or abort.  Superuser only: the execute
+ * privilege is revoked from PUBLIC, and the caller is checked again here.
+ */
+Datum
+easeml_trainer_data_session(PG_FUNCTION_ARGS)
+{
+	int64		run_id = PG_GETARG_INT64(0);
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run_id)};
+	char	   *tenant;
+	Oid			roleid;
+	Oid			save_userid;
+	int			save_sec_context;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only a superuser may open a trainer data session")));
+	if (!IsTransactionBlock() || GetCurrentTransactionNestLevel() != 1 ||
+		data_session_active)
+		ereport(ERROR,
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("easeml.trainer_data_session() must be called at the top level of a transaction block"),
+				 errhint("Run BEGIN first; the tenant's identity ends with the transaction.")));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT tenant::text FROM easeml.runs WHERE id = $1",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up run");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("run %lld does not exist", (long long) run_id)));
+	tenant = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	tenant = MemoryContextStrdup(TopTransactionContext, tenant);
+	SPI_finish();
+
+	roleid = get_role_oid(tenant, false);
+
+	if (!data_session_callback)
+	{
+		RegisterXactCallback(DataSessionXactCallback, NULL);
+		data_session_callback = true;
+	}
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	data_session_userid = save_userid;
+	data_session_sec_context = save_sec_context;
+	data_session_active = true;
+	SetUserIdAndSecContext(roleid,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+
+	PG_RETURN_DATUM(DirectFunctionCall1(namein, CStringGetDatum(tenant)));
+}
+
+/*
+ * easeml._read_source(query): the first row of a query over a task's
+ * source, as jsonb (NULL without rows).  The declaration trigger
+ * (easeml._validate_task) reads the source through it, the way the trainer
+ * does: as the current user (the declaring tenant), inside a
+ * security-restricted operation and read-only, so that the view's code
+ * cannot RESET ROLE when a superuser declares after SET ROLE, nor write.
+ * Settings the view's code changes are undone, as PostgreSQL does around
+ * index expressions.  Anyone may call it: it never reads more than the
+ * caller could read itself.
+ */
+Datum
+easeml_read_source(PG_FUNCTION_ARGS)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+	bool		save_read_only = XactReadOnly;
+	Jsonb	   *volatile result = NULL;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(save_userid,
+						   save_sec_context | SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
+	XactReadOnly = true;
+	PG_TRY();
+	{
+		bool		isnull;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute(psprintf("SELECT pg_catalog.to_jsonb(q) FROM (%s) q", query),
+						true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the source");
+		if (SPI_processed > 0)
+		{
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull);
+
+			if (!isnull)
+			{
+				MemoryContext old = MemoryContextSwitchTo(caller);
+
+				result = DatumGetJsonbPCopy(d);
+				MemoryContextSwitchTo(old);
+			}
+		}
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		AtEOXact_GUC(false, save_nestlevel);
+		XactReadOnly = save_read_only;
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+	if (result == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_JSONB_P(result);
+}

@@ -1,0 +1,126 @@
+/*-------------------------------------------------------------------------
+ *
+ * sql_status.c
+ *	  SQL-callable functions about the scheduler itself: waking it at
+ *	  commit, its status from shared memory and the policy names it knows.
+ *
+ * IDENTIFICATION
+ *	  src/sql_status.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "easeml.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "policy.h"
+#include "storage/spin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(easeml_wake_scheduler);
+PG_FUNCTION_INFO_V1(easeml_wake_trigger);
+PG_FUNCTION_INFO_V1(easeml_policy_valid);
+PG_FUNCTION_INFO_V1(easeml_policies);
+PG_FUNCTION_INFO_V1(easeml_scheduler_status);
+
+/*
+ * easeml.wake_scheduler(): wake the scheduler when this transaction
+ * commits.
+ */
+Datum
+easeml_wake_scheduler(PG_FUNCTION_ARGS)
+{
+	EasemlWakeAtCommit();
+	PG_RETURN_VOID();
+}
+
+/* Statement trigger on tasks and runs: wake the scheduler at commit. */
+Datum
+easeml_wake_trigger(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("easeml._wake_trigger() must be called as a trigger")));
+	EasemlWakeAtCommit();
+	return PointerGetDatum(NULL);
+}
+
+/* easeml._policy_valid(name): is it a policy src/policy.c knows? */
+Datum
+easeml_policy_valid(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	PG_RETURN_BOOL(PolicyFromName(name) >= 0);
+}
+
+/* easeml.policies(): every policy name. */
+Datum
+easeml_policies(PG_FUNCTION_ARGS)
+{
+	Datum		elems[POLICY__COUNT];
+	int			n = 0;
+
+	for (int k = 0; k < POLICY__COUNT; k++)
+	{
+		const char *name = PolicyName((PolicyKind) k);
+
+		if (name != NULL)
+			elems[n++] = CStringGetTextDatum(name);
+	}
+	PG_RETURN_ARRAYTYPE_P(construct_array(elems, n, TEXTOID, -1, false,
+										  TYPALIGN_INT));
+}
+
+/* easeml.scheduler_status(): the scheduler as shared memory sees it. */
+Datum
+easeml_scheduler_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[6];
+	bool		nulls[6] = {0};
+	pid_t		pid = 0;
+	int			running = 0;
+	int64		decisions = 0;
+	char		policy[32] = "";
+	TimestampTz started = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	if (EasemlState != NULL)
+	{
+		SpinLockAcquire(&EasemlState->mutex);
+		pid = EasemlState->scheduler_pid;
+		running = EasemlState->running;
+		decisions = EasemlState->decisions;
+		strlcpy(policy, EasemlState->policy, sizeof(policy));
+		started = EasemlState->started_at;
+		SpinLockRelease(&EasemlState->mutex);
+	}
+
+	if (pid == 0)
+	{
+		nulls[0] = true;
+		nulls[5] = true;
+	}
+	values[0] = Int32GetDatum((int32) pid);
+	values[1] = Int32GetDatum(running);
+	values[2] = Int32GetDatum(easeml_max_workers);
+	values[3] = Int64GetDatum(decisions);
+	if (policy[0])
+		values[4] = CStringGetTextDatum(policy);
+	else
+		nulls[4] = true;
+	values[5] = TimestampTzGetDatum(started);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,158 @@
+/*-------------------------------------------------------------------------
+ *
+ * sql_tenant.c
+ *	  Tenant actions written in C: dropping a task and cancelling a run.
+ *	  Both check ownership in their statement and then run it as the
+ *	  bootstrap superuser, since tenants hold no UPDATE or DELETE privilege
+ *	  on the tables the scheduler writes.
+ *
+ * IDENTIFICATION
+ *	  src/sql_tenant.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "easeml.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+/*
+ * Run one statement as the bootstrap superuser, for a function that acts
+ * on the caller's own rows.  Tenants have no UPDATE or DELETE privilege on
+ * the tables the scheduler writes (which would also let them lock its rows
+ * or tables); functions like easeml.cancel check ownership in the
+ * statement itself.  They cannot be SECURITY DEFINER: they need to know
+ * who called them.  Call between SPI_connect and SPI_finish.
+ */
+static int
+ExecAsSuperuser(const char *sql, int nargs, Oid *types, Datum *values)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			rc;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	/* on error, transaction abort restores the identity */
+	rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	return rc;
+}
+
+/*
+ * easeml.drop_task(task): delete one of the caller's tasks with its runs;
+ * the scheduler stops the task's running trainers when it notices their
+ * runs are gone.
+ */
+PG_FUNCTION_INFO_V1(easeml_drop_task);
+
+Datum
+easeml_drop_task(PG_FUNCTION_ARGS)
+{
+	text	   *task;
+	char	   *caller = GetUserNameFromId(GetUserId(), false);
+	Oid			types[2] = {NAMEOID, TEXTOID};
+	Datum		values[2];
+	int64		task_id;
+	bool		isnull;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("task must not be NULL"),
+				 errhint("Pass the name of one of your tasks: SELECT easeml.drop_task('my_task');")));
+	task = PG_GETARG_TEXT_PP(0);
+	values[0] = DirectFunctionCall1(namein, CStringGetDatum(caller));
+	values[1] = PointerGetDatum(task);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (ExecAsSuperuser("DELETE FROM easeml.tasks WHERE tenant = $1 AND name = $2 RETURNING id",
+						2, types, values) != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "could not delete the task");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("task \"%s\" does not exist for tenant \"%s\"",
+						text_to_cstring(task), caller)));
+	task_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	EasemlWakeAtCommit();
+	PG_RETURN_INT64(task_id);
+}
+
+/*
+ * easeml.cancel(run_id): cancel a run of the caller's (any run, for a
+ * superuser).  A queued run is cancelled at once; a running one gets its
+ * cancel request and the scheduler stops its trainer.  Returns the run's
+ * status; cancelling a cancelled run again just returns it.
+ */
+PG_FUNCTION_INFO_V1(easeml_cancel);
+
+Datum
+easeml_cancel(PG_FUNCTION_ARGS)
+{
+	int64		run_id;
+	char	   *caller = GetUserNameFromId(GetUserId(), false);
+	Oid			types[3] = {INT8OID, NAMEOID, BOOLOID};
+	Datum		values[3];
+	char	   *status;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("run_id must not be NULL"),
+				 errhint("SELECT id, status FROM easeml.runs lists your runs.")));
+	run_id = PG_GETARG_INT64(0);
+	values[0] = Int64GetDatum(run_id);
+	values[1] = DirectFunctionCall1(namein, CStringGetDatum(caller));
+	values[2] = BoolGetDatum(superuser());
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (ExecAsSuperuser("UPDATE easeml.runs r"
+						"   SET cancel_requested = true,"
+						"       status = CASE WHEN r.status = 'queued' THEN 'cancelled' ELSE r.status END,"
+						"       finished_at = CASE WHEN r.status = 'queued' THEN clock_timestamp() END,"
+						"       error = CASE WHEN r.status = 'queued'"
+						"                    THEN format('cancelled by %s before it started', $2) END"
+						" WHERE r.id = $1 AND (r.tenant = $2 OR $3)"
+						"   AND r.status IN ('queued', 'running') AND NOT r.cancel_requested"
+						" RETURNING r.status",
+						3, types, values) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "could not cancel the run");
+	if (SPI_processed == 0)
+	{
+		if (ExecAsSuperuser("SELECT status FROM easeml.runs WHERE id = $1 AND (tenant = $2 OR $3)",
+							3, types, values) != SPI_OK_SELECT)
+			elog(ERROR, "could not look up the run");
+		if (SPI_processed == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("run %lld does not exist", (long long) run_id)));
+		status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		if (strcmp(status, "cancelled") != 0 && strcmp(status, "running") != 0 &&
+			strcmp(status, "queued") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("run %lld is already %s", (long long) run_id, status)));
+	}
+	else
+		status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	/* SPI_finish frees SPI memory: copy to the caller's context first */
+	{
+		char	   *copy = SPI_palloc(strlen(status) + 1);
+
+		strcpy(copy, status);
+		status = copy;
+	}
+	SPI_finish();
+	EasemlWakeAtCommit();
+	PG_RETURN_TEXT_P(cstring_to_text(status));
+}

@@ -1,0 +1,151 @@
+# The upgrade path: CREATE EXTENSION easeml VERSION '0.1.0' followed by
+# ALTER EXTENSION easeml UPDATE must give the catalog a fresh install of the
+# current version gives.  Every engineer's catalog change goes into
+# sql/easeml.sql and into a file of sql/upgrade/0.1.0--0.2.0/; this test is
+# what keeps the two equal, and its failure shows the difference.
+#
+# The catalogs are compared as pg_dump -s --binary-upgrade prints them (the
+# only pg_dump mode that prints an extension's member objects), normalised
+# where the difference is not a difference: object ids, transaction ids,
+# the order of the extension's configuration tables and of the grants on
+# one object, and the placeholders a dropped column leaves behind.  The
+# built-in models and settings rows are compared too.  A 0.1.0 database
+# with tenants' data is then upgraded: nothing is lost, and model rows the
+# new rules refuse are disabled with a warning.
+use strict;
+use warnings;
+
+use lib "$ENV{TESTDIR}/t";
+use EasemlTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+$node->start;
+my $version = $node->safe_psql('postgres',
+	"SELECT default_version FROM pg_available_extensions WHERE name = 'easeml'");
+
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('postgres', 'CREATE DATABASE upgraded');
+$node->safe_psql('fresh', 'CREATE EXTENSION easeml');
+$node->safe_psql('upgraded', q{
+	CREATE EXTENSION easeml VERSION '0.1.0';
+	ALTER EXTENSION easeml UPDATE;});
+is($node->safe_psql('upgraded', "SELECT extversion FROM pg_extension WHERE extname = 'easeml'"),
+	$version, "ALTER EXTENSION easeml UPDATE reaches $version");
+
+# The schema as pg_dump prints it, normalised.
+sub schema_of
+{
+	my ($db) = @_;
+	my ($stdout, $stderr);
+	IPC::Run::run [ 'pg_dump', '-s', '--binary-upgrade', '-d', $node->connstr($db) ],
+	  '>', \$stdout, '2>', \$stderr
+	  or die "pg_dump $db failed: $stderr";
+	my @out;
+	my @grants;
+	foreach my $line (split /\n/, $stdout)
+	{
+		next if $line =~ /^--/ || $line =~ /^\\(un)?restrict /;
+		next if $line =~ /binary_upgrade_set_next_/;
+		# transaction ids and object ids of the tables
+		next if $line =~ /relfrozenxid|^WHERE oid = /;
+		# a dropped column's placeholder (storage, not schema)
+		next if $line =~ /pg\.dropped\.\d+|binary_upgrade_set_missing_value|attisdropped|^SET attlen = /;
+		# the configuration tables: which ones, not their order (compared below)
+		$line =~ s/(binary_upgrade_create_empty_extension\('easeml', 'easeml', \w+, '[^']*'), '[^']*', '[^']*'/$1, <config>, <conditions>/;
+		# the order of grants on one object is not meaningful
+		if ($line =~ /^(GRANT|REVOKE) /)
+		{
+			push @grants, $line;
+			next;
+		}
+		push @out, sort @grants;
+		@grants = ();
+		push @out, $line;
+	}
+	push @out, sort @grants;
+	return join("\n", @out) . "\n";
+}
+
+# The output of a query, for comparing rows.
+sub rows_of
+{
+	my ($db, $sql) = @_;
+	return $node->safe_psql($db, $sql) . "\n";
+}
+
+# Compare two texts; on a difference, show it as a unified diff.
+sub same_text
+{
+	my ($fresh, $upgraded, $what) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir();
+	my $name = $what;
+	$name =~ s/\W+/_/g;
+	PostgreSQL::Test::Utils::append_to_file("$dir/fresh_$name", $fresh);
+	PostgreSQL::Test::Utils::append_to_file("$dir/upgraded_$name", $upgraded);
+	my ($stdout, $stderr);
+	IPC::Run::run [ 'diff', '-u', "$dir/fresh_$name", "$dir/upgraded_$name" ],
+	  '>', \$stdout, '2>', \$stderr;
+	ok($stdout eq '', "$what: an upgraded catalog equals a fresh one")
+	  or diag("--- fresh install, +++ 0.1.0 upgraded:\n$stdout");
+	return;
+}
+
+same_text(schema_of('fresh'), schema_of('upgraded'), 'pg_dump -s');
+my $config = q{
+	SELECT c::regclass::text || ' ' || quote_literal(cond)
+	  FROM pg_extension e, unnest(e.extconfig, e.extcondition) AS u(c, cond)
+	 WHERE e.extname = 'easeml' ORDER BY 1};
+same_text(rows_of('fresh', $config), rows_of('upgraded', $config),
+	'tables and sequences marked for pg_dump');
+my $builtin = q{
+	SELECT name, family, params, kinds, needs_image, cost_factor, enabled
+	  FROM easeml.models WHERE builtin ORDER BY name};
+same_text(rows_of('fresh', $builtin), rows_of('upgraded', $builtin), 'built-in models');
+my $settings = 'SELECT key, value FROM easeml.settings ORDER BY key';
+same_text(rows_of('fresh', $settings), rows_of('upgraded', $settings), 'settings');
+
+# ---- a 0.1.0 database in use is upgraded --------------------------------------
+$node->safe_psql('postgres', 'CREATE DATABASE inuse');
+$node->safe_psql('inuse', q{
+	CREATE EXTENSION easeml VERSION '0.1.0';
+	CREATE ROLE lab_a LOGIN;
+	SELECT easeml.add_tenant('lab_a');
+	CREATE TABLE public.pts AS
+	  SELECT i::float8 AS x, (i % 3)::text AS label FROM generate_series(1, 60) i;
+	GRANT SELECT ON public.pts TO lab_a;
+	INSERT INTO easeml.models (name, family, cost_factor) VALUES ('bad-cost', 'knn', 'Infinity');
+	INSERT INTO easeml.models (name, family, kinds) VALUES ('bad-kinds', 'knn', '{}');
+	INSERT INTO easeml.models (name, family, params) VALUES ('bad-param', 'knn', '{"kk": 3}');
+	INSERT INTO easeml.models (name, family, params) VALUES ('good', 'knn', '{"k": 4}');});
+$node->safe_psql('inuse', q{
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('pts', 'public.pts', 'label')},
+	extra_params => [ '-U', 'lab_a' ]);
+$node->safe_psql('inuse', q{
+	SELECT easeml.enqueue('pts', 'knn-5'), easeml.enqueue('pts', 'good')},
+	extra_params => [ '-U', 'lab_a' ]);
+my $before = rows_of('inuse', q{
+	SELECT t.name, t.n_rows, r.status, m.name FROM easeml.tasks t
+	  JOIN easeml.runs r ON r.task_id = t.id JOIN easeml.models m ON m.id = r.model_id ORDER BY r.id});
+my ($rc, $stdout, $stderr) = $node->psql('inuse', 'ALTER EXTENSION easeml UPDATE');
+is($rc, 0, 'a 0.1.0 database with tenants, tasks, runs and custom models upgrades');
+like($stderr, qr/model "bad-cost" is disabled/, 'a model with an infinite cost factor is disabled');
+like($stderr, qr/model "bad-kinds" is disabled/, 'a model with no kinds is disabled');
+like($stderr, qr/model "bad-param" is disabled: unknown parameter "kk"/,
+	'a model with a misspelt parameter is disabled, with the trainer\'s reason');
+is( $node->safe_psql('inuse',
+		"SELECT string_agg(name, ',' ORDER BY name) FROM easeml.models WHERE NOT builtin AND enabled"),
+	'good', 'a good custom model stays enabled');
+is( rows_of('inuse', q{
+	SELECT t.name, t.n_rows, r.status, m.name FROM easeml.tasks t
+	  JOIN easeml.runs r ON r.task_id = t.id JOIN easeml.models m ON m.id = r.model_id ORDER BY r.id}),
+	$before, 'tasks and runs are kept');
+is( $node->safe_psql('inuse', q{
+	SELECT easeml.enqueue('pts', 'knn-3') > 0}, extra_params => [ '-U', 'lab_a' ]),
+	't', 'the tenant queues a run after the upgrade');
+
+$node->stop;
+done_testing();
