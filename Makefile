@@ -11,12 +11,12 @@ EXTENSION  = easeml
 EXTVERSION = 0.2.0
 
 MODULE_big = easeml
-# Server-side objects.  csv.c, gp.c, policy.c and replay.c are plain C
-# shared with the executables below; src/sql_*.c hold the SQL-callable C
-# functions, one file per job.
+# Server-side objects.  csv.c, gp.c, policy.c, decision.c, refit.c and
+# replay.c are plain C shared with the executables below; src/sql_*.c hold
+# the SQL-callable C functions, one file per job.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/supervisor.o src/rundir.o src/history.o src/csv.o src/gp.o \
-	src/policy.o src/replay.o \
+	src/policy.o src/decision.o src/refit.o src/replay.o src/liveworld.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
 	src/sql_model.o src/sql_source.o src/snapshot.o
 
@@ -27,7 +27,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = install declare tenancy admin history replay data
+REGRESS = install declare tenancy admin history replay bad_input attacks data
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
@@ -55,7 +55,7 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
 CORE_LIBS = -lopenblas -llapacke -lm
 
-CORE_SRCS = src/csv.c src/gp.c src/policy.c src/replay.c
+CORE_SRCS = src/csv.c src/gp.c src/policy.c src/decision.c src/refit.c src/replay.c
 CORE_HDRS = $(wildcard src/*.h)
 
 # the trainer reads CSV with the shared reader (src/csv.c); src/encode.c

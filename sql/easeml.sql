@@ -9,8 +9,14 @@
  *	- A tenant is a database role registered in easeml.tenants.
  *	- Row-level security limits every tenant to its own tasks, runs and
  *	  decisions; views are security_invoker so the same rules apply.
- *	- Tenants never write runs directly: they call SECURITY DEFINER
- *	  functions that check ownership first.
+ *	- Tenants write runs only by queueing them (column privileges and the
+ *	  runs_guard trigger); dropping a task and cancelling a run go through C
+ *	  functions that check ownership in their statement and run it as the
+ *	  bootstrap superuser (src/sql_tenant.c; they cannot be SECURITY
+ *	  DEFINER: they need to know their caller).
+ *	- The declaration reads the source as the tenant, read-only, in a
+ *	  security-restricted operation (easeml._read_source), as the trainer
+ *	  does (docs/security.md).
  *	- Nothing a tenant writes is spliced into SQL unquoted: identifiers are
  *	  checked against pg_attribute and always formatted with %I.
  *
@@ -202,6 +208,54 @@ CREATE TABLE easeml.history (
 	source		text,
 	PRIMARY KEY (dataset, model_id)
 );
+
+-- ---------------------------------------------------------------------------
+-- [scheduler] 0.2.0: explained decisions, task kinds in the history
+-- (sql/upgrade/0.1.0--0.2.0/20-scheduler.sql makes the same changes)
+-- ---------------------------------------------------------------------------
+ALTER TABLE easeml.decisions
+	ADD COLUMN rule text,
+	ADD COLUMN score float8,
+	ADD COLUMN eligible int;
+COMMENT ON COLUMN easeml.decisions.rule IS
+	'what decided: greedy, fairness floor, streak guard, warm start, round-robin, random, or the tenant''s own queue';
+COMMENT ON COLUMN easeml.decisions.acquisition IS
+	'the chosen candidate''s acquisition value (docs/scheduler.md: expected improvement per estimated second for cost-aware EI)';
+COMMENT ON COLUMN easeml.decisions.score IS
+	'the chosen task''s score under the rule: expected gain per second (greedy rules) or decisions since it was last served (round-robin rules)';
+COMMENT ON COLUMN easeml.decisions.eligible IS
+	'tasks that could have been chosen';
+
+-- The runner-ups of each decision: the next tasks ('task') and the chosen
+-- task's next candidates ('model'), best first.
+CREATE TABLE easeml.decision_candidates (
+	decision_id bigint NOT NULL REFERENCES easeml.decisions (id) ON DELETE CASCADE,
+	role		text NOT NULL CHECK (role IN ('task', 'model')),
+	rank		int NOT NULL CHECK (rank > 0),
+	task_id		bigint NOT NULL REFERENCES easeml.tasks (id) ON DELETE CASCADE,
+	tenant		name NOT NULL,
+	model_id	int NOT NULL REFERENCES easeml.models (id),
+	mu			float8,
+	sigma		float8,
+	est_seconds float8,
+	acquisition float8,
+	score		float8,
+	PRIMARY KEY (decision_id, role, rank)
+);
+CREATE INDEX decision_candidates_task_idx ON easeml.decision_candidates (task_id);
+COMMENT ON TABLE easeml.decision_candidates IS
+	'runner-ups of each decision: the next tasks and the chosen task''s next candidates, with their scores (a tenant sees the rows of its own tasks)';
+ALTER TABLE easeml.decision_candidates ENABLE ROW LEVEL SECURITY;
+CREATE POLICY decision_candidates_own ON easeml.decision_candidates
+	FOR SELECT USING (tenant = current_user);
+GRANT SELECT ON easeml.decision_candidates TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('easeml.decision_candidates', '');
+
+-- history rows of classification tasks and of regression tasks never mix in
+-- a prior
+ALTER TABLE easeml.history
+	ADD COLUMN kind text NOT NULL DEFAULT 'classification'
+		CHECK (kind IN ('classification', 'regression'));
 
 -- ---------------------------------------------------------------------------
 -- Wake-up: tell the scheduler at commit that something changed
@@ -747,7 +801,7 @@ BEGIN
 			OR ((NEW.n_rows, NEW.n_classes, NEW.snapshot_version)
 				IS DISTINCT FROM (OLD.n_rows, OLD.n_classes, OLD.snapshot_version)
 				AND NEW.measured_at IS NOT DISTINCT FROM OLD.measured_at) THEN
-			RAISE EXCEPTION 'n_rows, n_classes and created_at of task "%" are recorded when it is declared', OLD.name
+			RAISE EXCEPTION 'n_rows, n_classes, snapshot_version and created_at of task "%" are recorded by easeml', OLD.name
 				USING ERRCODE = 'generated_always',
 					  HINT = 'SELECT easeml.refresh(task) measures the source again.';
 		END IF;
@@ -1057,7 +1111,7 @@ CREATE TRIGGER tasks_drop_snapshots
 CREATE FUNCTION easeml.refresh(task text)
 RETURNS int
 AS 'MODULE_PATHNAME', 'easeml_refresh'
-LANGUAGE C VOLATILE STRICT
+LANGUAGE C VOLATILE
 -- it runs statements as a superuser: never with the caller's search_path
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.refresh(text) IS
@@ -1325,7 +1379,7 @@ $$;
 COMMENT ON FUNCTION easeml.set_policy(text) IS
 	'set the scheduling policy (admin only); overrides the easeml.policy GUC, NULL returns to it';
 
--- [scheduler] the shared CSV reader (src/history.c, src/csv.c) for load_history
+-- [scheduler] fn: the shared CSV reader (src/history.c, src/csv.c) for load_history
 CREATE FUNCTION easeml._csv_cells(csv text, path text,
 	OUT line int, OUT col int, OUT row_id text, OUT header text, OUT value float8)
 RETURNS SETOF record
@@ -1334,7 +1388,8 @@ LANGUAGE C IMMUTABLE STRICT;
 REVOKE ALL ON FUNCTION easeml._csv_cells(text, text) FROM PUBLIC;
 
 CREATE FUNCTION easeml.load_history(path text, source text DEFAULT NULL,
-									one_minus boolean DEFAULT false)
+									one_minus boolean DEFAULT false,
+									kind text DEFAULT 'classification')
 RETURNS int
 LANGUAGE plpgsql
 SET search_path = pg_catalog
@@ -1356,6 +1411,11 @@ BEGIN
 		RAISE EXCEPTION 'path must not be NULL'
 			USING ERRCODE = 'null_value_not_allowed',
 				  HINT = 'Pass the path of a CSV file the server can read, e.g. easeml.load_history(''history.csv'').';
+	END IF;
+	IF kind IS NULL OR kind NOT IN ('classification', 'regression') THEN
+		RAISE EXCEPTION 'kind must be classification or regression, not %', coalesce(quote_literal(kind), 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'The rows of a history file are the scores of one kind of task: pass kind => ''regression'' for R^2 scores.';
 	END IF;
 	-- the shared CSV reader (src/csv.c) parses the file: quotes, line breaks
 	-- in quotes, CRLF, missing cells, repeated dataset ids; every data row
@@ -1390,18 +1450,20 @@ BEGIN
 				USING ERRCODE = 'numeric_value_out_of_range',
 					  HINT = CASE WHEN NOT one_minus THEN 'For an error matrix, pass one_minus => true.' END;
 		END IF;
-		INSERT INTO easeml.history (dataset, model_id, quality, source)
-		VALUES (ids[i], model_ids[cols[i] - 1], q, coalesce(source, path))
+		INSERT INTO easeml.history (dataset, model_id, quality, source, kind)
+		VALUES (ids[i], model_ids[cols[i] - 1], q, coalesce(source, path), kind)
 		ON CONFLICT (dataset, model_id) DO UPDATE
-			SET quality = EXCLUDED.quality, source = EXCLUDED.source;
+			SET quality = EXCLUDED.quality, source = EXCLUDED.source, kind = EXCLUDED.kind;
 		n := n + 1;
 	END LOOP;
 	PERFORM easeml.wake_scheduler();
 	RETURN n;
 END;
 $$;
-COMMENT ON FUNCTION easeml.load_history(text, text, boolean) IS
-	'load seed history for the scheduler''s prior from a server-side CSV (admin only): header = model names, rows = dataset id then qualities in [0,1]; returns the cells loaded';
+COMMENT ON FUNCTION easeml.load_history(text, text, boolean, text) IS
+	'load seed history for the scheduler''s priors from a server-side CSV (admin only): header = model names, rows = dataset id then scores in [0,1] of tasks of one kind; returns the cells loaded';
+REVOKE ALL ON FUNCTION easeml.load_history(text, text, boolean, text) FROM PUBLIC;
+-- [scheduler] end
 
 CREATE FUNCTION easeml._policy_valid(policy text)
 RETURNS boolean
@@ -1506,6 +1568,12 @@ BEGIN
 									 (SELECT snapshot_version FROM easeml.tasks WHERE id = NEW.task_id));
 	IF easeml._is_admin() THEN
 		RETURN NEW;
+	END IF;
+	-- [trust]
+	IF NEW.task_id IS NULL OR NEW.model_id IS NULL THEN
+		RAISE EXCEPTION 'task_id and model_id must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'SELECT easeml.enqueue(task, model) queues a run by names.';
 	END IF;
 	SELECT * INTO t FROM easeml.tasks WHERE id = NEW.task_id AND tenant = current_user;
 	IF NOT FOUND THEN
@@ -1810,7 +1878,6 @@ GRANT SELECT ON SEQUENCE easeml.models_id_seq, easeml.tasks_id_seq, easeml.runs_
 
 REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_policy(text),
 	easeml.wake_scheduler(),
-	easeml.load_history(text, text, boolean),
 	easeml._replay_run(text, text, text, int, int, text[], int, bigint, float8[], boolean, text, boolean),
 	easeml.replay(text, text, text, int, int, text[], int, bigint, float8[], boolean, text),
 	easeml.replay_curve(text, text, text, int, int, text[], int, bigint, boolean, text),
@@ -1886,7 +1953,7 @@ CREATE FUNCTION easeml._check_model(family text, params jsonb, kinds text[],
 									needs_image boolean)
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_check_model'
-LANGUAGE C VOLATILE STRICT;
+LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION easeml._check_model(text, jsonb, text[], boolean) IS
 	'internal: NULL when the trainer can train this model, else its reason';
 
@@ -1902,6 +1969,11 @@ BEGIN
 		RAISE EXCEPTION 'invalid model name "%"', NEW.name
 			USING ERRCODE = 'invalid_name',
 				  HINT = 'Use 1 to 63 lower-case letters, digits, "_", "." or "-".';
+	END IF;
+	IF TG_OP = 'INSERT' AND EXISTS (SELECT 1 FROM easeml.models WHERE name = NEW.name) THEN
+		RAISE EXCEPTION 'model "%" already exists', NEW.name
+			USING ERRCODE = 'unique_violation',
+				  HINT = 'Choose another name, or UPDATE the existing model.';
 	END IF;
 	IF NEW.family IS NULL THEN
 		RAISE EXCEPTION 'model "%" has no family', NEW.name

@@ -211,28 +211,27 @@ TaskIndex(const CatState *state, int64 task_id)
 	return -1;
 }
 
-/*
- * Load models, active tasks with their runs, cost estimates, the prior's
- * history and the effective policy.  Call inside CatalogBegin.
- */
-void
-CatalogLoadState(CatState *state)
+/* palloc in the caller's context: the state outlives the transaction. */
+static void *
+CallerAlloc(Size size, bool zero)
 {
-	MemoryContext old;
+	return zero ? MemoryContextAllocZero(caller_context, size) :
+		MemoryContextAlloc(caller_context, size);
+}
+
+/* Enabled models in id order. */
+static void
+LoadModels(CatState *state)
+{
 	int			n;
 
-	memset(state, 0, sizeof(*state));
-
-	/* models */
 	Exec("SELECT id, name, 'classification' = ANY (kinds), 'regression' = ANY (kinds),"
 		 "       needs_image"
 		 "  FROM easeml.models WHERE enabled ORDER BY id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
-	old = MemoryContextSwitchTo(caller_context);
 	state->n_models = n;
-	state->models = palloc0(sizeof(CatModel) * Max(n, 1));
-	MemoryContextSwitchTo(old);
+	state->models = CallerAlloc(sizeof(CatModel) * Max(n, 1), true);
 	for (int i = 0; i < n; i++)
 	{
 		CatModel   *m = &state->models[i];
@@ -243,41 +242,55 @@ CatalogLoadState(CatState *state)
 		m->regression = GetBool(i, 4);
 		m->needs_image = GetBool(i, 5);
 	}
+}
 
-	/* active tasks */
+/* The per-model arrays of one task. */
+static void
+AllocTaskArrays(CatTask *t, int K)
+{
+	K = Max(K, 1);
+	t->obs_arm = CallerAlloc(sizeof(int) * K, false);
+	t->obs_y = CallerAlloc(sizeof(double) * K, false);
+	t->done_arm = CallerAlloc(sizeof(int) * K, false);
+	t->running_arm = CallerAlloc(sizeof(int) * K, false);
+	t->eligible = CallerAlloc(K, true);
+	t->cost = CallerAlloc(sizeof(double) * K, false);
+	t->seconds = CallerAlloc(sizeof(double) * K, false);
+	t->obs_of = CallerAlloc(sizeof(int) * K, false);
+	t->in_flight = CallerAlloc(sizeof(bool) * K, true);
+	t->is_done = CallerAlloc(sizeof(bool) * K, true);
+	for (int k = 0; k < K; k++)
+	{
+		t->obs_of[k] = -1;
+		t->cost[k] = 1.0;
+		t->seconds[k] = NAN;
+	}
+}
+
+/* Active tasks in id order, with their tenant's cap and last decision. */
+static void
+LoadTasks(CatState *state)
+{
+	int			n;
+
 	Exec("SELECT t.id, t.tenant, t.name, t.kind = 'regression', t.input_shape IS NOT NULL,"
 		 "       coalesce(t.max_runs, 0), coalesce(tn.max_parallel, 0),"
 		 "       coalesce((SELECT max(d.id) FROM easeml.decisions d WHERE d.task_id = t.id), -1),"
 		 "       greatest(t.n_rows * coalesce(t.folds, 1), 1)::float8,"
-		 "       greatest(cardinality(t.features), 1)::float8"
+		 "       greatest(cardinality(t.features), 1)::float8,"
+		 "       CASE WHEN t.kind = 'regression' THEN 1"
+		 "            ELSE greatest(coalesce(t.n_classes, 2), 2) END::float8"
 		 "  FROM easeml.tasks t JOIN easeml.tenants tn ON tn.name = t.tenant"
 		 " WHERE t.status = 'active' ORDER BY t.id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
-	old = MemoryContextSwitchTo(caller_context);
 	state->n_tasks = n;
-	state->tasks = palloc0(sizeof(CatTask) * Max(n, 1));
+	state->tasks = CallerAlloc(sizeof(CatTask) * Max(n, 1), true);
 	for (int i = 0; i < n; i++)
 	{
 		CatTask    *t = &state->tasks[i];
 
-		t->obs_arm = palloc(sizeof(int) * Max(state->n_models, 1));
-		t->obs_y = palloc(sizeof(double) * Max(state->n_models, 1));
-		t->done_arm = palloc(sizeof(int) * Max(state->n_models, 1));
-		t->running_arm = palloc(sizeof(int) * Max(state->n_models, 1));
-		t->eligible = palloc0(Max(state->n_models, 1));
-		t->cost = palloc(sizeof(double) * Max(state->n_models, 1));
-		t->obs_of = palloc(sizeof(int) * Max(state->n_models, 1));
-		for (int k = 0; k < state->n_models; k++)
-			t->obs_of[k] = -1;
-		t->in_flight = palloc0(sizeof(bool) * Max(state->n_models, 1));
-		t->is_done = palloc0(sizeof(bool) * Max(state->n_models, 1));
-	}
-	MemoryContextSwitchTo(old);
-	for (int i = 0; i < n; i++)
-	{
-		CatTask    *t = &state->tasks[i];
-
+		AllocTaskArrays(t, state->n_models);
 		t->id = GetInt64(i, 1, 0);
 		t->tenant = GetText(i, 2);
 		t->name = GetText(i, 3);
@@ -288,24 +301,59 @@ CatalogLoadState(CatState *state)
 		t->last_decision = GetInt64(i, 8, -1);
 		t->n_rows = GetFloat8(i, 9, 1);
 		t->n_features = GetFloat8(i, 10, 1);
+		t->n_classes = GetFloat8(i, 11, 2);
 		for (int k = 0; k < state->n_models; k++)
 		{
 			CatModel   *m = &state->models[k];
 
 			t->eligible[k] = (t->regression ? m->regression : m->classification) &&
 				(!m->needs_image || t->has_image);
-			t->cost[k] = 1.0;
 		}
 	}
+}
+
+/* A succeeded run's score: into the task's observations (one per model). */
+static void
+AddScore(CatTask *t, int k, double y)
+{
+	double		best = -INFINITY;
+
+	for (int j = 0; j < t->n_obs; j++)
+		best = Max(best, t->obs_y[j]);
+	/* scores are in [0,1] for the policy; R^2 can be negative */
+	y = Min(Max(y, 0.0), 1.0);
+	if (t->obs_of[k] >= 0)
+		t->obs_y[t->obs_of[k]] = Max(t->obs_y[t->obs_of[k]], y);
+	else
+	{
+		t->obs_of[k] = t->n_obs;
+		t->obs_arm[t->n_obs] = k;
+		t->obs_y[t->n_obs] = y;
+		t->n_obs++;
+	}
+	t->streak = (y > best) ? 0 : t->streak + 1;
+	t->fail_streak = 0;
+	t->succeeded++;
+}
+
+/*
+ * Runs of active tasks, oldest first, so streaks can be computed.  A
+ * model is "done" for a task once it succeeded, failed or was cancelled;
+ * interrupted runs do not count, their candidate is tried again, and so do
+ * runs that failed before the task was reactivated.  Each arm
+ * appears at most once in each list, whatever the number of its runs (a
+ * user may queue a finished candidate again): the lists are sized by the
+ * number of models.
+ */
+static void
+LoadRuns(CatState *state)
+{
+	int			n;
 
 	/*
-	 * Runs of active tasks, oldest first, so streaks can be computed.  A
-	 * model is "done" for a task once it succeeded, failed or was
-	 * cancelled; interrupted runs do not count, their candidate is tried
-	 * again, and so do runs that failed before the task was reactivated.
 	 * Only runs on the task's current snapshot count: after easeml.refresh
 	 * the search starts again on the new data.  The score is the quality
-	 * of the task's metric (higher is better).
+	 * of the task's metric (higher is better, docs/data.md).
 	 */
 	Exec("SELECT r.task_id, r.model_id, r.status, r.score, r.error"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
@@ -329,34 +377,8 @@ CatalogLoadState(CatState *state)
 			t->n_runs++;
 		if (k < 0)
 			continue;			/* model disabled or deleted */
-
-		/*
-		 * Each arm appears at most once in each list, whatever the number
-		 * of runs of it (a user may queue a finished candidate again): the
-		 * lists are sized by the number of models.
-		 */
 		if (strcmp(status, "succeeded") == 0 && !GetNull(i, 4))
-		{
-			double		y = GetFloat8(i, 4, 0);
-			double		best = -INFINITY;
-
-			for (int j = 0; j < t->n_obs; j++)
-				best = Max(best, t->obs_y[j]);
-			/* scores are in [0,1] for the policy; R^2 can be negative */
-			y = Min(Max(y, 0.0), 1.0);
-			if (t->obs_of[k] >= 0)
-				t->obs_y[t->obs_of[k]] = Max(t->obs_y[t->obs_of[k]], y);
-			else
-			{
-				t->obs_of[k] = t->n_obs;
-				t->obs_arm[t->n_obs] = k;
-				t->obs_y[t->n_obs] = y;
-				t->n_obs++;
-			}
-			t->streak = (y > best) ? 0 : t->streak + 1;
-			t->fail_streak = 0;
-			t->succeeded++;
-		}
+			AddScore(t, k, GetFloat8(i, 4, 0));
 		else if (strcmp(status, "queued") == 0 || strcmp(status, "running") == 0)
 		{
 			if (!t->in_flight[k])
@@ -380,8 +402,14 @@ CatalogLoadState(CatState *state)
 			}
 		}
 	}
+}
 
-	/* cost estimates (view easeml.cost_estimates) */
+/* Cost estimates of the view easeml.cost_estimates (the fallbacks). */
+static void
+LoadCostEstimates(CatState *state)
+{
+	int			n;
+
 	Exec("SELECT c.task_id, c.model_id, c.seconds"
 		 "  FROM easeml.cost_estimates c JOIN easeml.tasks t ON t.id = c.task_id"
 		 " WHERE t.status = 'active'",
@@ -396,143 +424,177 @@ CatalogLoadState(CatState *state)
 		if (ti >= 0 && k >= 0 && isfinite(c) && c > 0)
 			state->tasks[ti].cost[k] = c;
 	}
+}
 
-	/*
-	 * History for the prior: the seed history plus the best score per
-	 * model of every classification task, active ones included, so that
-	 * tenants learn from each other while they run.  Rows of tasks are
-	 * tagged with the task id: the scheduler builds an active task's prior
-	 * without its own row, which must never shape its own prior.
-	 */
-	Exec("SELECT key, task_id, model_id, quality FROM ("
-		 "  SELECT 'h:' || h.dataset AS key, 0::int8 AS task_id, h.model_id, h.quality"
+/*
+ * History for the priors: the seed history plus the best score per model
+ * of every task, active ones included, so that tenants learn from each
+ * other while they run.  Each row carries its kind (a kind's prior learns
+ * from its own rows only) and, for a task's row, the task id: the
+ * scheduler builds an active task's prior without its own row.
+ */
+static void
+LoadHistory(CatState *state)
+{
+	int			n,
+				rows = 0;
+	char	   *prev = NULL;
+
+	Exec("SELECT key, task_id, model_id, quality, regression FROM ("
+		 "  SELECT 'h:' || h.kind || ':' || h.dataset AS key, 0::int8 AS task_id,"
+		 "         h.model_id, h.quality, h.kind = 'regression' AS regression"
 		 "    FROM easeml.history h"
 		 "  UNION ALL"
-		 "  SELECT 't:' || r.task_id, r.task_id, r.model_id, max(r.score)"
+		 "  SELECT 't:' || r.task_id, r.task_id, r.model_id, max(r.score),"
+		 "         bool_or(t.kind = 'regression')"
 		 "    FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
-		 "   WHERE t.kind = 'classification'"
-		 "     AND r.status = 'succeeded' AND r.score IS NOT NULL"
+		 "   WHERE r.status = 'succeeded' AND r.score IS NOT NULL"
 		 "   GROUP BY r.task_id, r.model_id) h"
 		 " ORDER BY key",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
+	for (int i = 0; i < n; i++)
 	{
-		int			rows = 0;
-		char	   *prev = NULL;
+		char	   *key = GetText(i, 1);
 
-		for (int i = 0; i < n; i++)
-		{
-			char	   *key = GetText(i, 1);
-
-			if (prev == NULL || strcmp(prev, key) != 0)
-				rows++;
-			prev = key;
-		}
-		old = MemoryContextSwitchTo(caller_context);
-		state->m_history = rows;
-		state->history = palloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1));
-		state->history_task = palloc0(sizeof(int64) * Max(rows, 1));
-		MemoryContextSwitchTo(old);
-		for (int i = 0; i < rows * state->n_models; i++)
-			state->history[i] = NAN;
-		rows = -1;
-		prev = NULL;
-		for (int i = 0; i < n; i++)
-		{
-			char	   *key = GetText(i, 1);
-			int			k = ModelIndex(state, GetInt32(i, 3, 0));
-
-			if (prev == NULL || strcmp(prev, key) != 0)
-			{
-				rows++;
-				state->history_task[rows] = GetInt64(i, 2, 0);
-			}
-			prev = key;
-			if (k >= 0)
-				state->history[rows * state->n_models + k] =
-					Min(Max(GetFloat8(i, 4, NAN), 0.0), 1.0);
-		}
+		if (prev == NULL || strcmp(prev, key) != 0)
+			rows++;
+		prev = key;
 	}
+	state->m_history = rows;
+	state->history = CallerAlloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1), false);
+	state->history_task = CallerAlloc(sizeof(int64) * Max(rows, 1), true);
+	state->history_kind = CallerAlloc(Max(rows, 1), true);
+	for (int i = 0; i < rows * state->n_models; i++)
+		state->history[i] = NAN;
+	rows = -1;
+	prev = NULL;
+	for (int i = 0; i < n; i++)
+	{
+		char	   *key = GetText(i, 1);
+		int			k = ModelIndex(state, GetInt32(i, 3, 0));
 
-	/*
-	 * Measured training times of every task (active or not), for the
-	 * size-aware cost model of src/policy.c: one row per task with a
-	 * succeeded run.  A k-fold task's rows count k times: its runs fit k
-	 * models.
-	 */
+		if (prev == NULL || strcmp(prev, key) != 0)
+		{
+			rows++;
+			state->history_task[rows] = GetInt64(i, 2, 0);
+			state->history_kind[rows] = GetBool(i, 5) ? 1 : 0;
+		}
+		prev = key;
+		/* R^2 can be negative: every kind's scores are kept in [0,1] */
+		if (k >= 0)
+			state->history[rows * state->n_models + k] =
+				Min(Max(GetFloat8(i, 4, NAN), 0.0), 1.0);
+	}
+}
+
+/*
+ * Measured training times of every task (active or not), for the cost
+ * model of src/policy.c: one row per task with a succeeded run, and each
+ * active task's own times.
+ */
+static void
+LoadMeasuredCosts(CatState *state)
+{
+	int			n,
+				rows = 0;
+	int64		prev = -1;
+
+	/* a k-fold task's rows count k times: its runs fit k models */
 	Exec("SELECT r.task_id, max(t.n_rows * coalesce(t.folds, 1))::float8,"
 		 "       max(cardinality(t.features))::float8,"
+		 "       max(CASE WHEN t.kind = 'regression' THEN 1"
+		 "                ELSE greatest(coalesce(t.n_classes, 2), 2) END)::float8,"
 		 "       r.model_id, max(r.seconds)"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE r.status = 'succeeded' AND r.seconds > 0 AND t.n_rows > 0"
 		 " GROUP BY r.task_id, r.model_id ORDER BY r.task_id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
+	for (int i = 0; i < n; i++)
 	{
-		int			rows = 0;
-		int64		prev = -1;
-
-		for (int i = 0; i < n; i++)
-		{
-			if (GetInt64(i, 1, 0) != prev)
-				rows++;
-			prev = GetInt64(i, 1, 0);
-		}
-		old = MemoryContextSwitchTo(caller_context);
-		state->m_cost = rows;
-		state->cost_runtime = palloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1));
-		state->cost_sizes = palloc(sizeof(double) * 2 * Max(rows, 1));
-		state->cost_task = palloc(sizeof(int64) * Max(rows, 1));
-		MemoryContextSwitchTo(old);
-		for (int i = 0; i < rows * state->n_models; i++)
-			state->cost_runtime[i] = NAN;
-		rows = -1;
-		prev = -1;
-		for (int i = 0; i < n; i++)
-		{
-			int			k = ModelIndex(state, GetInt32(i, 4, 0));
-
-			if (GetInt64(i, 1, 0) != prev)
-			{
-				rows++;
-				state->cost_task[rows] = GetInt64(i, 1, 0);
-				state->cost_sizes[2 * rows] = Max(GetFloat8(i, 2, 1), 1.0);
-				state->cost_sizes[2 * rows + 1] = Max(GetFloat8(i, 3, 1), 1.0);
-			}
-			prev = GetInt64(i, 1, 0);
-			if (k >= 0)
-				state->cost_runtime[rows * state->n_models + k] = GetFloat8(i, 5, NAN);
-		}
+		if (GetInt64(i, 1, 0) != prev)
+			rows++;
+		prev = GetInt64(i, 1, 0);
 	}
+	state->m_cost = rows;
+	state->cost_runtime = CallerAlloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1), false);
+	state->cost_sizes = CallerAlloc(sizeof(double) * 3 * Max(rows, 1), false);
+	state->cost_task = CallerAlloc(sizeof(int64) * Max(rows, 1), false);
+	for (int i = 0; i < rows * state->n_models; i++)
+		state->cost_runtime[i] = NAN;
+	rows = -1;
+	prev = -1;
+	for (int i = 0; i < n; i++)
+	{
+		int64		task = GetInt64(i, 1, 0);
+		int			k = ModelIndex(state, GetInt32(i, 5, 0));
+		int			ti = TaskIndex(state, task);
+		double		sec = GetFloat8(i, 6, NAN);
 
-	/* next decision id and the effective policy */
+		if (task != prev)
+		{
+			rows++;
+			state->cost_task[rows] = task;
+			state->cost_sizes[3 * rows] = Max(GetFloat8(i, 2, 1), 1.0);
+			state->cost_sizes[3 * rows + 1] = Max(GetFloat8(i, 3, 1), 1.0);
+			state->cost_sizes[3 * rows + 2] = Max(GetFloat8(i, 4, 1), 1.0);
+		}
+		prev = task;
+		if (k < 0)
+			continue;
+		state->cost_runtime[rows * state->n_models + k] = sec;
+		if (ti >= 0)
+			state->tasks[ti].seconds[k] = sec;
+	}
+}
+
+/* Next decision id, the effective policy and runs in flight per tenant. */
+static void
+LoadCounters(CatState *state)
+{
+	int			n;
+	char	   *p;
+
 	Exec("SELECT coalesce(max(id), 0) + 1,"
 		 "       coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),"
 		 "                current_setting('easeml.policy'))"
 		 "  FROM easeml.decisions",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	state->decision_no = GetInt64(0, 1, 1);
-	{
-		char	   *p = GetText(0, 2);
+	p = GetText(0, 2);
+	strlcpy(state->policy, p ? p : "default", sizeof(state->policy));
 
-		strlcpy(state->policy, p ? p : "fifo", sizeof(state->policy));
-	}
-
-	/* runs in flight per tenant, for max_parallel */
 	Exec("SELECT tenant, count(*)::int FROM easeml.runs"
 		 " WHERE status IN ('queued', 'running') GROUP BY tenant ORDER BY tenant",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
-	old = MemoryContextSwitchTo(caller_context);
 	state->n_tenant_running = n;
-	state->tenant_names = palloc(sizeof(char *) * Max(n, 1));
-	state->tenant_running = palloc(sizeof(int) * Max(n, 1));
-	MemoryContextSwitchTo(old);
+	state->tenant_names = CallerAlloc(sizeof(char *) * Max(n, 1), false);
+	state->tenant_running = CallerAlloc(sizeof(int) * Max(n, 1), false);
 	for (int i = 0; i < n; i++)
 	{
 		state->tenant_names[i] = GetText(i, 1);
 		state->tenant_running[i] = GetInt32(i, 2, 0);
 	}
+}
+
+/*
+ * Load models, active tasks with their runs, cost estimates, the priors'
+ * history, measured costs and the effective policy.  Call inside
+ * CatalogBegin.
+ */
+void
+CatalogLoadState(CatState *state)
+{
+	memset(state, 0, sizeof(*state));
+	LoadModels(state);
+	LoadTasks(state);
+	LoadRuns(state);
+	LoadCostEstimates(state);
+	LoadHistory(state);
+	LoadMeasuredCosts(state);
+	LoadCounters(state);
 }
 
 /*
@@ -556,7 +618,8 @@ CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
 		Oid			types[1] = {INT4OID};
 		Datum		values[1] = {Int32GetDatum(slots[i])};
 
-		Exec("UPDATE easeml.runs r SET status = 'running', slot = $1,"
+		Exec("WITH c AS ("
+			 " UPDATE easeml.runs r SET status = 'running', slot = $1,"
 			 "       started_at = clock_timestamp()"
 			 " WHERE r.id = (SELECT q.id FROM easeml.runs q"
 			 "                 JOIN easeml.tasks t ON t.id = q.task_id"
@@ -567,8 +630,15 @@ CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
 			 "                       (SELECT count(*) FROM easeml.runs x"
 			 "                         WHERE x.tenant = q.tenant AND x.status = 'running'))"
 			 "                ORDER BY q.id LIMIT 1 FOR UPDATE OF q SKIP LOCKED)"
-			 " RETURNING r.id",
-			 SPI_OK_UPDATE_RETURNING, 1, types, values, NULL);
+			 " RETURNING r.id, r.task_id, r.tenant, r.model_id),"
+			 " d AS ("
+			 "  INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy, rule)"
+			 "  SELECT c.task_id, c.tenant, c.model_id, c.id,"
+			 "         coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),"
+			 "                  current_setting('easeml.policy')), 'tenant''s own queue'"
+			 "    FROM c)"
+			 " SELECT id FROM c",
+			 SPI_OK_SELECT, 1, types, values, NULL);
 		if (SPI_processed == 0)
 			break;
 		claims[claimed].run_id = GetInt64(0, 1, 0);
@@ -578,52 +648,112 @@ CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
 	return claimed;
 }
 
+/* A float8 parameter that is NULL unless finite. */
+static void
+SetFloat(Datum *values, char *nulls, int i, double v)
+{
+	values[i] = Float8GetDatum(v);
+	nulls[i] = isfinite(v) ? ' ' : 'n';
+}
+
+/* Arrays of the runner-ups, for the unnest() of CatalogCreateRun. */
+static void
+CandidateArrays(const CatDecision *d, Datum *values, char *nulls)
+{
+	int			n = d->n_tasks + d->n_models;
+	Datum	   *role = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *rank = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *task = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *tenant = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *model = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *f[5];
+	bool	   *fnull[5];
+	int			dims[1] = {n},
+				lbs[1] = {1};
+
+	for (int j = 0; j < 5; j++)
+	{
+		f[j] = palloc(sizeof(Datum) * Max(n, 1));
+		fnull[j] = palloc(sizeof(bool) * Max(n, 1));
+	}
+	for (int i = 0; i < n; i++)
+	{
+		bool		is_task = i < d->n_tasks;
+		const CatCandidate *c = is_task ? &d->tasks[i] : &d->models[i - d->n_tasks];
+		double		v[5] = {c->mu, c->sigma, c->est_seconds, c->acquisition, c->score};
+
+		role[i] = CStringGetTextDatum(is_task ? "task" : "model");
+		rank[i] = Int32GetDatum(is_task ? i + 1 : i - d->n_tasks + 1);
+		task[i] = Int64GetDatum(c->task_id);
+		tenant[i] = DirectFunctionCall1(namein, CStringGetDatum(c->tenant));
+		model[i] = Int32GetDatum(c->model_id);
+		for (int j = 0; j < 5; j++)
+		{
+			f[j][i] = Float8GetDatum(v[j]);
+			fnull[j][i] = !isfinite(v[j]);
+		}
+	}
+	values[0] = PointerGetDatum(construct_array(role, n, TEXTOID, -1, false, TYPALIGN_INT));
+	values[1] = PointerGetDatum(construct_array(rank, n, INT4OID, 4, true, TYPALIGN_INT));
+	values[2] = PointerGetDatum(construct_array(task, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[3] = PointerGetDatum(construct_array(tenant, n, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR));
+	values[4] = PointerGetDatum(construct_array(model, n, INT4OID, 4, true, TYPALIGN_INT));
+	for (int j = 0; j < 5; j++)
+		values[5 + j] = PointerGetDatum(construct_md_array(f[j], fnull[j], 1, dims, lbs,
+														   FLOAT8OID, 8, FLOAT8PASSBYVAL,
+														   TYPALIGN_DOUBLE));
+	memset(nulls, ' ', 10);
+}
+
 /*
- * Record a scheduler decision and its run (status 'running', slot taken).
- * Returns the run id.
+ * Record a scheduler decision, its runner-ups and its run (status
+ * 'running', slot taken), in one statement.  Returns the run id.
  */
 int64
-CatalogCreateRun(const CatTask *task, const CatModel *model, int slot,
-				 const char *policy, double mu, double sigma,
-				 double acquisition, const char *gp_status, double est_seconds)
+CatalogCreateRun(const CatDecision *d, int slot)
 {
-	Oid			types[10] = {INT8OID, TEXTOID, INT4OID, INT4OID, TEXTOID,
-	FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, FLOAT8OID};
-	Datum		values[10];
-	char		nulls[10] = "          ";
-	int64		run_id;
+	Oid			types[23] = {INT8OID, NAMEOID, INT4OID, INT4OID, TEXTOID,
+		FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, FLOAT8OID, TEXTOID, FLOAT8OID, INT4OID,
+		TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID, NAMEARRAYOID, INT4ARRAYOID,
+		FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
+	Datum		values[23];
+	char		nulls[24];
 
-	values[0] = Int64GetDatum(task->id);
-	values[1] = CStringGetTextDatum(task->tenant);
-	values[2] = Int32GetDatum(model->id);
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int64GetDatum(d->chosen.task_id);
+	values[1] = DirectFunctionCall1(namein, CStringGetDatum(d->chosen.tenant));
+	values[2] = Int32GetDatum(d->chosen.model_id);
 	values[3] = Int32GetDatum(slot);
-	values[4] = CStringGetTextDatum(policy);
-	values[5] = Float8GetDatum(mu);
-	values[6] = Float8GetDatum(sigma);
-	values[7] = Float8GetDatum(acquisition);
-	if (gp_status)
-		values[8] = CStringGetTextDatum(gp_status);
-	else
-		nulls[8] = 'n';
-	if (!isfinite(mu))
-		nulls[5] = 'n';
-	if (!isfinite(sigma))
-		nulls[6] = 'n';
-	if (!isfinite(acquisition))
-		nulls[7] = 'n';
-	values[9] = Float8GetDatum(est_seconds);
-	if (!isfinite(est_seconds) || est_seconds <= 0)
-		nulls[9] = 'n';
+	values[4] = CStringGetTextDatum(d->policy);
+	SetFloat(values, nulls, 5, d->chosen.mu);
+	SetFloat(values, nulls, 6, d->chosen.sigma);
+	SetFloat(values, nulls, 7, d->chosen.acquisition);
+	values[8] = CStringGetTextDatum(d->gp_status ? d->gp_status : "ok");
+	SetFloat(values, nulls, 9, d->chosen.est_seconds > 0 ? d->chosen.est_seconds : NAN);
+	values[10] = CStringGetTextDatum(d->rule);
+	SetFloat(values, nulls, 11, d->chosen.score);
+	values[12] = Int32GetDatum(d->eligible);
+	CandidateArrays(d, values + 13, nulls + 13);
+	nulls[23] = '\0';
 
 	Exec("WITH r AS ("
 		 "  INSERT INTO easeml.runs (task_id, tenant, model_id, slot, status, started_at)"
-		 "  VALUES ($1, $2, $3, $4, 'running', clock_timestamp()) RETURNING id)"
-		 " INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy,"
-		 "                               mu, sigma, acquisition, gp_status, est_seconds)"
-		 " SELECT $1, $2, $3, r.id, $5, $6, $7, $8, $9, $10 FROM r RETURNING run_id",
-		 SPI_OK_INSERT_RETURNING, 10, types, values, nulls);
-	run_id = GetInt64(0, 1, 0);
-	return run_id;
+		 "  VALUES ($1, $2, $3, $4, 'running', clock_timestamp()) RETURNING id),"
+		 " d AS ("
+		 "  INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy,"
+		 "                                mu, sigma, acquisition, gp_status, est_seconds,"
+		 "                                rule, score, eligible)"
+		 "  SELECT $1, $2, $3, r.id, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM r"
+		 "  RETURNING id, run_id),"
+		 " c AS ("
+		 "  INSERT INTO easeml.decision_candidates (decision_id, role, rank, task_id, tenant,"
+		 "                                          model_id, mu, sigma, est_seconds,"
+		 "                                          acquisition, score)"
+		 "  SELECT d.id, u.* FROM d,"
+		 "         unnest($14, $15, $16, $17, $18, $19, $20, $21, $22, $23) AS u)"
+		 " SELECT run_id FROM d",
+		 SPI_OK_SELECT, 23, types, values, nulls);
+	return GetInt64(0, 1, 0);
 }
 
 /* The trainer of a run has been spawned. */

@@ -31,8 +31,10 @@ typedef struct CatTask
 	char	   *name;
 	bool		regression;
 	bool		has_image;
-	double		n_rows;			/* rows and features, for cost estimates */
+	double		n_rows;			/* rows, features and classes, for cost
+								 * estimates */
 	double		n_features;
+	double		n_classes;		/* 1 for regression */
 	int			max_runs;		/* 0: unlimited */
 	int			tenant_cap;		/* tenant's max_parallel, 0: none */
 	int64		last_decision;	/* id of its latest decision, -1: none */
@@ -51,7 +53,8 @@ typedef struct CatTask
 	char	   *last_error;
 
 	unsigned char *eligible;	/* per model */
-	double	   *cost;			/* per model, estimated seconds */
+	double	   *cost;			/* per model, easeml.cost_estimates seconds */
+	double	   *seconds;		/* per model, measured seconds, NaN if none */
 	int		   *obs_of;			/* per model: index in obs_arm, or -1 */
 	bool	   *in_flight;		/* per model: in running_arm */
 	bool	   *is_done;		/* per model: in done_arm */
@@ -68,10 +71,11 @@ typedef struct CatState
 	int			m_history;		/* rows of history (prior) */
 	double	   *history;		/* m_history x n_models, NaN = unknown */
 	int64	   *history_task;	/* per row: its task's id, 0 for seed rows */
+	unsigned char *history_kind;	/* per row: DECISION_CLASSIFICATION, ... */
 	/* measured costs: tasks with succeeded runs x models, for the cost model */
 	int			m_cost;
 	double	   *cost_runtime;	/* m_cost x n_models seconds, NaN = unknown */
-	double	   *cost_sizes;		/* m_cost x 2: rows, features */
+	double	   *cost_sizes;		/* m_cost x 3: rows, features, classes */
 	int64	   *cost_task;		/* m_cost task ids */
 	int64		decision_no;	/* next decision id */
 	char		policy[64];		/* effective policy */
@@ -79,6 +83,35 @@ typedef struct CatState
 	char	  **tenant_names;	/* tenants with queued/running runs */
 	int		   *tenant_running;
 } CatState;
+
+/* A candidate a decision saw (the chosen one or a runner-up). */
+typedef struct CatCandidate
+{
+	int64		task_id;
+	const char *tenant;
+	int32		model_id;
+	double		mu;
+	double		sigma;
+	double		est_seconds;
+	double		acquisition;
+	double		score;
+} CatCandidate;
+
+#define CAT_RUNNERS_UP 3
+
+/* One decision as it is recorded (easeml.decisions, decision_candidates). */
+typedef struct CatDecision
+{
+	const char *policy;
+	const char *rule;
+	const char *gp_status;
+	int			eligible;
+	CatCandidate chosen;
+	int			n_tasks;		/* runner-up tasks */
+	CatCandidate tasks[CAT_RUNNERS_UP];
+	int			n_models;		/* the chosen task's runner-up models */
+	CatCandidate models[CAT_RUNNERS_UP];
+} CatDecision;
 
 /* A run the scheduler has claimed and must launch. */
 typedef struct CatClaim
@@ -94,10 +127,7 @@ extern int	CatalogRecover(void);
 extern char *CatalogBootstrapUser(void);
 extern void CatalogLoadState(CatState *state);
 extern int	CatalogClaimQueued(int *slots, int nslots, CatClaim *claims);
-extern int64 CatalogCreateRun(const CatTask *task, const CatModel *model,
-							  int slot, const char *policy, double mu,
-							  double sigma, double acquisition,
-							  const char *gp_status, double est_seconds);
+extern int64 CatalogCreateRun(const CatDecision *decision, int slot);
 extern void CatalogRunStarted(int64 run_id, int pid, const char *log_path);
 extern void CatalogRunFailedToStart(int64 run_id, const char *error);
 extern void CatalogFinishRun(int64 run_id, const char *status, int exit_code,

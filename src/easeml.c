@@ -46,6 +46,8 @@ int			easeml_max_failures = 3;
 double		easeml_beta = 0;
 bool		easeml_cost_aware = true;
 int			easeml_fairness_window = 0;
+int			easeml_max_parallel_per_tenant = -1;
+int			easeml_run_budget = 60;
 int			easeml_artifact_max_bytes = 16 * 1024;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -73,7 +75,7 @@ EasemlShmemStartupHook(void)
 static bool
 CheckPolicy(char **newval, void **extra, GucSource source)
 {
-	if (*newval == NULL || PolicyFromName(*newval) < 0)
+	if (*newval == NULL || PolicyParseSpec(*newval, &(PolicyParams) {0}, NULL, 0) != 0)
 	{
 		GUC_check_errdetail("Unknown scheduling policy \"%s\".",
 							*newval ? *newval : "");
@@ -120,7 +122,7 @@ _PG_init(void)
 							   "Scheduling policy used to pick the next task and candidate.",
 							   "easeml.set_policy() overrides it; SELECT easeml.policies() lists the choices.",
 							   &easeml_policy,
-							   "hybrid",
+							   "default",
 							   PGC_SIGHUP, 0,
 							   CheckPolicy, NULL, NULL);
 
@@ -210,6 +212,27 @@ _PG_init(void)
 							&easeml_fairness_window,
 							0, 0, 100000,
 							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.max_parallel_per_tenant",
+							"Most trainers one tenant may run at a time.",
+							"-1 (the default) means a fair share of easeml.max_workers, "
+							"rounded up, while several tenants have work waiting; 0 means no cap.  "
+							"A tenant's own max_parallel (easeml.add_tenant) caps it further.",
+							&easeml_max_parallel_per_tenant,
+							-1, -1, EASEML_MAX_SLOTS,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.run_budget",
+							"Time budget of a run while another tenant waits for a slot.",
+							"A run of a tenant above its fair share that has run longer than "
+							"this, and longer than twice its estimate, is stopped and marked "
+							"interrupted (its candidate is tried again later) when another "
+							"tenant below its share waits.  0 turns it off.",
+							&easeml_run_budget,
+							60, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("easeml.artifact_max_bytes",

@@ -36,6 +36,8 @@ extern int	easeml_max_failures;
 extern double easeml_beta;
 extern bool easeml_cost_aware;
 extern int	easeml_fairness_window;
+extern int	easeml_max_parallel_per_tenant;
+extern int	easeml_run_budget;
 extern int	easeml_artifact_max_bytes;
 
 

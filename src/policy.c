@@ -1,40 +1,37 @@
 /*-------------------------------------------------------------------------
  *
  * policy.c
- *	  Acquisition, user (task) picking, the cost model and the one-shot
- *	  PolicyDecide() entry point (algorithm.md 2.3, 2.4, 3, 4).
+ *	  Acquisition, task picking, policy specs and the cost model
+ *	  (docs/scheduler.md sections 2-4).
  *
  * A decision has two levels.  First every task with an arm left computes
  * its best candidate x_i with an acquisition function over its posterior
- * (UCB, cost-aware UCB, EI, EI per cost).  Then a policy picks one task:
+ * (UCB, cost-aware UCB, EI, EI per second).  Then a policy picks one task:
  *
  *	 rr         least recently served task (= round-robin)           [A]
  *	 random     uniform over tasks, seeded                           [A]
  *	 popular    users' heuristic: round-robin tasks, arms in a fixed
  *				order by prior mean ("popular model first")         [A]
- *	 fifo       round-robin tasks, untried arms in catalog order (the
- *				live system's simple default of the first slice)
+ *	 fifo       round-robin tasks, untried arms in catalog order
  *	 max_width  argmax sqrt(beta) sigma_i(x_i)                       [A]
  *	 max_gap    argmax UCB_i(x_i) - b_i                              [R]
  *	 max_ei     argmax EI_i(x_i)                                     [R]
  *	 hybrid     a greedy rule under a fairness floor                 [R]
  *
- * With cost awareness the greedy task scores are divided by the absolute
- * cost estimate of x_i (gain per second).  [R] not confirmed by the
- * paper's text: the paper's public text says the system is cost-aware but
- * not where the cost enters the user choice.
+ * [A] the ease.ml authors' prototypes; [R] our reconstruction, not
+ * confirmed by the paper's text (docs/scheduler.md, "What is
+ * reconstructed").  With cost awareness the greedy task scores are divided
+ * by the absolute cost estimate of x_i (gain per second).
  *
- * The hybrid fairness floor [R] (not confirmed by the paper's text): every
- * eligible task has a deadline last_served + w (w = fairness window in
- * decisions).  The greedy choice is kept only if the other tasks can all
- * still be served by their deadlines one per decision afterwards
- * (earliest-deadline-first feasibility); otherwise the task with the
- * earliest deadline is served.  With w >= the number of eligible tasks no
- * task ever waits more than w decisions.  A second guard serves the least
- * recently served task when the greedy choice has been served
- * streak_limit times in a row without improving.  The paper's own switch
- * between greedy and round-robin is not public; this stateless form fits
- * the live scheduler, which calls PolicyDecide() once per free device.
+ * The hybrid fairness floor: every eligible task has a deadline
+ * last_served + w (w = fairness window in decisions).  The greedy choice
+ * is kept only if the other tasks can all still be served by their
+ * deadlines one per decision afterwards (earliest-deadline-first
+ * feasibility); otherwise the task with the earliest deadline is served.
+ * With w >= the number of eligible tasks no task ever waits more than w
+ * decisions.  A second guard serves the least recently served task when
+ * the greedy choice has been served streak_limit times in a row without
+ * improving.
  *
  * Ties are broken by the lowest task id, then the lowest arm index, so
  * every rule except random is deterministic.
@@ -44,7 +41,9 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,9 +52,24 @@
 #include "gp.h"
 #include "policy.h"
 
-static const char *const policy_names[POLICY__COUNT] = {
+static const char *const policy_names[POLICY_NAMED_COUNT] = {
 	"rr", "random", "popular", "max_width", "max_gap", "max_ei", "hybrid",
-	"fifo"
+	"fifo", "default", "tenant_bo"
+};
+
+/*
+ * What the named specs expand to.  "default" is the live scheduler's
+ * default policy (easeml.policy); docs/scheduler.md says how it was chosen
+ * and on which seeds.
+ */
+static const char *const policy_expansions[POLICY_NAMED_COUNT - POLICY__COUNT] = {
+	"hybrid:cost",				/* default */
+	"rr:cost:acq=ei"			/* tenant_bo */
+};
+
+static const char *const rule_names[POLICY_RULE__COUNT] = {
+	"none", "greedy", "fairness floor", "streak guard", "warm start",
+	"round-robin", "random", "tenant's own queue"
 };
 
 static const char *const cost_kind_names[] = {
@@ -64,14 +78,14 @@ static const char *const cost_kind_names[] = {
 
 /* default greedy rule under hybrid, chosen by measurement (docs/scheduler.md) */
 #define POLICY_DEFAULT_GREEDY POLICY_MAX_EI
-/* cost floor of the relative cost c~ (algorithm.md 2.4) */
+/* cost floor of the relative cost c~ of cost-aware UCB */
 #define POLICY_DEFAULT_COST_FLOOR 0.05
 /* a cost estimate is never taken below this many seconds */
 #define POLICY_MIN_COST 1e-9
 /* arms whose EI bounds fit on the stack in PolicyBestArm */
 #define POLICY_EI_STACK 1024
 
-/* Policy by name; -1 if unknown. */
+/* Policy kind by name; -1 if unknown (named specs are not kinds). */
 int
 PolicyFromName(const char *name)
 {
@@ -85,13 +99,22 @@ PolicyFromName(const char *name)
 	return -1;
 }
 
-/* Name of a policy ("?" when out of range). */
+/* Name i of the kinds and named specs; NULL when out of range. */
 const char *
-PolicyName(PolicyKind kind)
+PolicyName(int i)
 {
-	if ((int) kind < 0 || kind >= POLICY__COUNT)
+	if (i < 0 || i >= POLICY_NAMED_COUNT)
+		return NULL;
+	return policy_names[i];
+}
+
+/* Name of a decision rule. */
+const char *
+PolicyRuleName(PolicyRule rule)
+{
+	if ((int) rule < 0 || rule >= POLICY_RULE__COUNT)
 		return "?";
-	return policy_names[kind];
+	return rule_names[rule];
 }
 
 /* Name of a cost model kind. */
@@ -134,6 +157,161 @@ PolicyParamsDefault(PolicyParams *params, PolicyKind kind)
 	params->streak_limit = 0;
 	params->greedy = POLICY_DEFAULT_GREEDY;
 	params->spread = 1;
+}
+
+/* Format an error message into a caller's buffer (which may be NULL). */
+static void
+SpecError(char *err, size_t errlen, const char *fmt, const char *a,
+		  const char *b)
+{
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, fmt, a, b);
+}
+
+/* Parse a non-negative int option value (at most 1e9). */
+static int
+OptInt(const char *v, int *out)
+{
+	char	   *end;
+	long		x;
+
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (end == v || *end != '\0' || errno != 0 || x < 0 || x > 1000000000)
+		return 0;
+	*out = (int) x;
+	return 1;
+}
+
+/* Parse a finite double option value. */
+static int
+OptDouble(const char *v, double *out)
+{
+	char	   *end;
+	double		x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (end == v || *end != '\0' || errno != 0 || !isfinite(x))
+		return 0;
+	*out = x;
+	return 1;
+}
+
+/* Apply one "key[=value]" option to params; 0 if it is not valid. */
+static int
+ApplyOption(PolicyParams *p, const char *key, const char *val)
+{
+	if (strcmp(key, "cost") == 0 && !val)
+		p->cost_aware = 1;
+	else if (strcmp(key, "acq") == 0 && val)
+	{
+		if (strcmp(val, "ucb") == 0)
+			p->acq = POLICY_ACQ_UCB;
+		else if (strcmp(val, "ei") == 0)
+			p->acq = POLICY_ACQ_EI;
+		else
+			return 0;
+	}
+	else if (strcmp(key, "beta") == 0 && val)
+		return OptDouble(val, &p->beta) && p->beta >= 0.0;
+	else if (strcmp(key, "delta") == 0 && val)
+		return OptDouble(val, &p->delta) && p->delta > 0.0 && p->delta < 1.0;
+	else if (strcmp(key, "floor") == 0 && val)
+		return OptDouble(val, &p->cost_floor) && p->cost_floor > 0.0;
+	else if (strcmp(key, "tc") == 0 && val)
+		return OptInt(val, &p->tenant_cost) && p->tenant_cost <= 1;
+	else if (strcmp(key, "warm") == 0 && val)
+		return OptInt(val, &p->warm_start) && p->warm_start <= 1;
+	else if (strcmp(key, "w") == 0 && val)
+		return OptInt(val, &p->fairness_window);
+	else if (strcmp(key, "spread") == 0 && val)
+		return OptInt(val, &p->spread) && p->spread <= 1;
+	else if (strcmp(key, "s") == 0 && val)
+		return OptInt(val, &p->streak_limit);
+	else if (strcmp(key, "greedy") == 0 && val)
+	{
+		int			g = PolicyFromName(val);
+
+		if (g != POLICY_MAX_EI && g != POLICY_MAX_GAP && g != POLICY_MAX_WIDTH)
+			return 0;
+		p->greedy = (PolicyKind) g;
+	}
+	else
+		return 0;
+	return 1;
+}
+
+/* Apply the ":"-separated options of buf (modified in place). */
+static int
+ApplyOptions(PolicyParams *p, char *buf, const char *spec, char *err,
+			 size_t errlen)
+{
+	char	   *save = NULL;
+	char	   *tok;
+
+	for (tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
+	{
+		char	   *eq = strchr(tok, '=');
+
+		if (eq)
+			*eq = '\0';
+		if (!ApplyOption(p, tok, eq ? eq + 1 : NULL))
+		{
+			if (eq)
+				*eq = '=';
+			SpecError(err, errlen, "bad option \"%.60s\" in \"%.60s\"", tok, spec);
+			return POLICY_BAD_INPUT;
+		}
+	}
+	return POLICY_OK;
+}
+
+/* Parse a policy spec; see policy.h. */
+int
+PolicyParseSpec(const char *spec, PolicyParams *params, char *err,
+				size_t errlen)
+{
+	char		buf[128];
+	char		base[128];
+	char	   *colon;
+	int			kind,
+				i;
+
+	if (spec == NULL || params == NULL)
+	{
+		SpecError(err, errlen, "no policy%s%s", "", "");
+		return POLICY_BAD_INPUT;
+	}
+	if (spec[0] == '\0' || strlen(spec) >= sizeof(buf))
+	{
+		SpecError(err, errlen, "policy spec \"%.60s\" is empty or too long%s", spec, "");
+		return POLICY_BAD_INPUT;
+	}
+	snprintf(buf, sizeof(buf), "%s", spec);
+	colon = strchr(buf, ':');
+	if (colon)
+		*colon = '\0';
+
+	/* a named spec: its expansion first, then the options given here */
+	for (i = POLICY__COUNT; i < POLICY_NAMED_COUNT; i++)
+		if (strcmp(buf, policy_names[i]) == 0)
+		{
+			snprintf(base, sizeof(base), "%s", policy_expansions[i - POLICY__COUNT]);
+			if (PolicyParseSpec(base, params, err, errlen) != POLICY_OK)
+				return POLICY_BAD_INPUT;
+			return colon ? ApplyOptions(params, colon + 1, spec, err, errlen) :
+				POLICY_OK;
+		}
+	kind = PolicyFromName(buf);
+	if (kind < 0)
+	{
+		SpecError(err, errlen, "unknown policy \"%.60s\"%s", buf, "");
+		return POLICY_BAD_INPUT;
+	}
+	PolicyParamsDefault(params, (PolicyKind) kind);
+	return colon ? ApplyOptions(params, colon + 1, spec, err, errlen) :
+		POLICY_OK;
 }
 
 /* splitmix64: small, seedable, good enough for tie-free uniform picks. */
@@ -272,148 +450,171 @@ GreedyScore(const PolicyParams *params, const PolicyTenantView *v)
 }
 
 /*
- * Best candidate of one task; see policy.h.  For EI the scan is pruned:
- * EI(mu, sigma; b) <= max(mu - b, 0) + sigma / sqrt(2 pi), so arms whose
- * bound is below the best exact value so far are skipped without changing
- * the result (ties keep the lowest arm index).
+ * Keep the n best (arm, value) pairs of a scan, best first; ties keep the
+ * lower arm index (arms are offered in increasing order, except the first
+ * exact EI evaluation, which the comparison below puts in its place).
  */
+static inline void
+TopInsert(PolicyArmScore *top, int *n, int ntop, int arm, double a)
+{
+	int			i;
+
+	if (*n == ntop && !(a > top[ntop - 1].acq ||
+						(a == top[ntop - 1].acq && arm < top[ntop - 1].arm)))
+		return;
+	i = *n < ntop ? (*n)++ : ntop - 1;
+	while (i > 0 && (a > top[i - 1].acq ||
+					 (a == top[i - 1].acq && arm < top[i - 1].arm)))
+	{
+		top[i] = top[i - 1];
+		i--;
+	}
+	top[i].arm = arm;
+	top[i].acq = a;
+}
+
+/* Value the worst kept entry must beat (-inf while there is room). */
+static inline double
+TopFloor(const PolicyArmScore *top, int n, int ntop)
+{
+	return n < ntop ? -INFINITY : top[ntop - 1].acq;
+}
+
+/*
+ * EI (per second when cost-aware) of the available arms, pruned: the
+ * first pass computes each arm's cheap upper bound and evaluates the arm
+ * with the largest bound exactly; the second evaluates exactly only the
+ * arms whose bound reaches the ntop-th best value so far.
+ */
+static int
+TopArmsEi(const PolicyParams *params, int K, const double *mu,
+		  const double *var, const double *cost, const unsigned char *avail,
+		  double b, int ntop, PolicyArmScore *top, int *n)
+{
+	double		stack_ub[POLICY_EI_STACK];
+	double	   *ub = K <= POLICY_EI_STACK ? stack_ub :
+		malloc(sizeof(double) * (size_t) K);
+	double		maxub = -INFINITY;
+	int			first = -1;
+	int			k;
+
+	if (ub == NULL)
+		return POLICY_NO_MEMORY;
+	for (k = 0; k < K; k++)
+	{
+		double		c = 1.0;
+
+		if (!avail[k])
+			continue;
+		if (params->cost_aware && cost)
+			c = cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST;
+		ub[k] = EiUpperBound(mu[k] - b, var[k] > 0.0 ? var[k] : 0.0) / c;
+		if (ub[k] > maxub)
+		{
+			maxub = ub[k];
+			first = k;
+		}
+	}
+	if (first >= 0)
+	{
+		TopInsert(top, n, ntop, first, ArmEi(params, mu, var, cost, b, first));
+		for (k = 0; k < K; k++)
+		{
+			if (!avail[k] || k == first || ub[k] < TopFloor(top, *n, ntop))
+				continue;
+			TopInsert(top, n, ntop, k, ArmEi(params, mu, var, cost, b, k));
+		}
+	}
+	if (ub != stack_ub)
+		free(ub);
+	return POLICY_OK;
+}
+
+/* UCB (cost-aware: sqrt(beta / c~), c~ relative to the geometric mean). */
+static void
+TopArmsUcb(const PolicyParams *params, int K, const double *mu,
+		   const double *var, const double *cost, const unsigned char *avail,
+		   double beta, int ntop, PolicyArmScore *top, int *n)
+{
+	double		cref = 1.0;
+	int			k;
+
+	if (cost != NULL && params->cost_aware)
+	{
+		double		sum = 0.0;
+
+		for (k = 0; k < K; k++)
+			sum += log(cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST);
+		cref = exp(sum / K);
+	}
+	for (k = 0; k < K; k++)
+	{
+		double		s,
+					w = beta;
+
+		if (!avail[k])
+			continue;
+		s = var[k] > 0.0 ? sqrt(var[k]) : 0.0;
+		if (params->cost_aware && cost)
+		{
+			double		rel = (cost[k] > POLICY_MIN_COST ? cost[k] :
+							   POLICY_MIN_COST) / cref;
+
+			w = beta / (rel < params->cost_floor ? params->cost_floor : rel);
+		}
+		TopInsert(top, n, ntop, k, mu[k] + sqrt(w) * s);
+	}
+}
+
+/* Best candidates of one task; see policy.h. */
 int
-PolicyBestArm(const PolicyParams *params, int K, const double *mu,
+PolicyTopArms(const PolicyParams *params, int K, const double *mu,
 			  const double *var, const double *cost,
 			  const unsigned char *avail, const double *prior_mean,
-			  PolicyTenantView *view)
+			  PolicyTenantView *view, int ntop, PolicyArmScore *top,
+			  int *n_top)
 {
-	PolicyAcq	acq;
 	double		beta,
-				sqrt_beta,
-				cref = 1.0;
-	double		best_a = -INFINITY;
-	int			best_k = -1;
-	int			k;
-	int			use_gp;
+				sqrt_beta;
+	int			use_gp,
+				best_k,
+				n = 0,
+				k,
+				rc;
 
-	if (params == NULL || view == NULL || K <= 0 || avail == NULL)
+	if (params == NULL || view == NULL || K <= 0 || avail == NULL ||
+		ntop < 1 || top == NULL)
 		return POLICY_BAD_INPUT;
 	use_gp = params->kind != POLICY_POPULAR && params->kind != POLICY_FIFO;
 	if (use_gp && (mu == NULL || var == NULL))
 		return POLICY_BAD_INPUT;
 
-	acq = EffectiveAcq(params);
 	beta = PolicyBeta(params, K, view->n_obs);
 	sqrt_beta = sqrt(beta);
 	view->beta = beta;
 
 	if (!use_gp)
 	{
+		/* popular: prior mean order; fifo: catalog order */
 		for (k = 0; k < K; k++)
-		{
-			double		a;
-
-			if (!avail[k])
-				continue;
-			if (params->kind == POLICY_POPULAR && prior_mean)
-				a = prior_mean[k];
-			else
-				a = -(double) k;
-			if (a > best_a || best_k < 0)
-			{
-				best_a = a;
-				best_k = k;
-			}
-		}
+			if (avail[k])
+				TopInsert(top, &n, ntop, k,
+						  params->kind == POLICY_POPULAR && prior_mean ?
+						  prior_mean[k] : -(double) k);
 	}
-	else if (acq == POLICY_ACQ_EI)
+	else if (EffectiveAcq(params) == POLICY_ACQ_EI)
 	{
-		const double b = view->best;
-		double		stack_ub[POLICY_EI_STACK];
-		double	   *ub = K <= POLICY_EI_STACK ? stack_ub :
-			malloc(sizeof(double) * (size_t) K);
-		double		top = -INFINITY;
-
-		if (ub == NULL)
-			return POLICY_NO_MEMORY;
-
-		/*
-		 * Two passes: the first computes each arm's cheap upper bound and
-		 * evaluates the arm with the largest bound exactly; the second
-		 * evaluates exactly only the arms whose bound reaches the best
-		 * value so far (ties keep the lowest arm index).
-		 */
-		for (k = 0; k < K; k++)
-		{
-			double		c = 1.0;
-
-			if (!avail[k])
-				continue;
-			if (params->cost_aware && cost)
-				c = cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST;
-			ub[k] = EiUpperBound(mu[k] - b, var[k] > 0.0 ? var[k] : 0.0) / c;
-			if (ub[k] > top)
-			{
-				top = ub[k];
-				best_k = k;
-			}
-		}
-		if (best_k >= 0)
-		{
-			int			first = best_k;
-
-			best_a = ArmEi(params, mu, var, cost, b, first);
-			for (k = 0; k < K; k++)
-			{
-				double		a;
-
-				if (!avail[k] || k == first || ub[k] < best_a)
-					continue;
-				a = ArmEi(params, mu, var, cost, b, k);
-				if (a > best_a || (a == best_a && k < best_k))
-				{
-					best_a = a;
-					best_k = k;
-				}
-			}
-		}
-		if (ub != stack_ub)
-			free(ub);
+		rc = TopArmsEi(params, K, mu, var, cost, avail, view->best, ntop,
+					   top, &n);
+		if (rc < 0)
+			return rc;
 	}
 	else
-	{
-		/* UCB; cost-aware: sqrt(beta / c~), c~ relative to the geometric mean */
-		if (cost != NULL && params->cost_aware)
-		{
-			double		sum = 0.0;
+		TopArmsUcb(params, K, mu, var, cost, avail, beta, ntop, top, &n);
+	if (n_top)
+		*n_top = n;
 
-			for (k = 0; k < K; k++)
-				sum += log(cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST);
-			cref = exp(sum / K);
-		}
-		for (k = 0; k < K; k++)
-		{
-			double		s,
-						a;
-
-			if (!avail[k])
-				continue;
-			s = var[k] > 0.0 ? sqrt(var[k]) : 0.0;
-			if (params->cost_aware && cost)
-			{
-				double		rel = (cost[k] > POLICY_MIN_COST ? cost[k] :
-								   POLICY_MIN_COST) / cref;
-
-				if (rel < params->cost_floor)
-					rel = params->cost_floor;
-				a = mu[k] + sqrt(beta / rel) * s;
-			}
-			else
-				a = mu[k] + sqrt_beta * s;
-			if (a > best_a || best_k < 0)
-			{
-				best_a = a;
-				best_k = k;
-			}
-		}
-	}
-
+	best_k = n > 0 ? top[0].arm : -1;
 	view->arm = best_k;
 	if (best_k < 0)
 	{
@@ -422,7 +623,7 @@ PolicyBestArm(const PolicyParams *params, int K, const double *mu,
 		view->score = -INFINITY;
 		return POLICY_OK;
 	}
-	view->acq = best_a;
+	view->acq = top[0].acq;
 	view->mu = use_gp ? mu[best_k] : (prior_mean ? prior_mean[best_k] : 0.0);
 	view->sigma = use_gp ? sqrt(var[best_k] > 0.0 ? var[best_k] : 0.0) : 0.0;
 	view->cost = cost ? (cost[best_k] > POLICY_MIN_COST ? cost[best_k] :
@@ -431,6 +632,19 @@ PolicyBestArm(const PolicyParams *params, int K, const double *mu,
 	view->ei = PolicyExpectedImprovement(view->mu, view->sigma, view->best);
 	view->score = GreedyScore(params, view);
 	return POLICY_OK;
+}
+
+/* Best candidate of one task; see policy.h. */
+int
+PolicyBestArm(const PolicyParams *params, int K, const double *mu,
+			  const double *var, const double *cost,
+			  const unsigned char *avail, const double *prior_mean,
+			  PolicyTenantView *view)
+{
+	PolicyArmScore top;
+
+	return PolicyTopArms(params, K, mu, var, cost, avail, prior_mean, view,
+						 1, &top, NULL);
 }
 
 /* a before b in tie order: lower id, then lower index. */
@@ -548,8 +762,9 @@ FairnessFloor(const PolicyTenantView *views, int n, int n_elig, int w,
  */
 int
 PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
-				 int64_t decision_no, uint64_t *rng)
+				 int64_t decision_no, uint64_t *rng, PolicyRule *rule)
 {
+	PolicyRule	dummy;
 	PickFilter	f = {0, INT32_MAX};
 	int			n_elig = 0,
 				n_unserved = 0;
@@ -560,6 +775,9 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 	int			pick = -1;
 	int			i;
 
+	if (rule == NULL)
+		rule = &dummy;
+	*rule = POLICY_RULE_NONE;
 	if (params == NULL || n < 0 || (n > 0 && views == NULL))
 		return POLICY_BAD_INPUT;
 
@@ -591,6 +809,7 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 		case POLICY_RR:
 		case POLICY_POPULAR:
 		case POLICY_FIFO:
+			*rule = POLICY_RULE_ROUND_ROBIN;
 			return lrs;
 		default:
 			break;
@@ -641,12 +860,14 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 						break;
 					}
 				}
+				*rule = POLICY_RULE_RANDOM;
 				break;
 			}
 		case POLICY_MAX_WIDTH:
 		case POLICY_MAX_GAP:
 		case POLICY_MAX_EI:
 			pick = greedy;
+			*rule = f.unserved_only ? POLICY_RULE_WARM_START : POLICY_RULE_GREEDY;
 			break;
 		case POLICY_HYBRID:
 			{
@@ -655,9 +876,13 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 				int64_t		min_other = INT64_MAX;
 
 				pick = greedy;
+				*rule = f.unserved_only ? POLICY_RULE_WARM_START : POLICY_RULE_GREEDY;
 				if (params->streak_limit > 0 && pick >= 0 &&
 					views[pick].streak >= params->streak_limit)
+				{
 					pick = lrs;
+					*rule = POLICY_RULE_STREAK;
+				}
 				if (pick < 0)
 					break;
 				/* the earliest deadline among the others */
@@ -668,14 +893,20 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 						if (i != pick && views[i].arm >= 0 &&
 							Deadline(&views[i], w) < min_other)
 							min_other = Deadline(&views[i], w);
-				pick = FairnessFloor(views, n, n_elig, w, decision_no, pick,
-									 lrs, min_other);
-				if (pick == -2)
-					pick = POLICY_NO_MEMORY;
+				{
+					int			floor = FairnessFloor(views, n, n_elig, w,
+													  decision_no, pick, lrs,
+													  min_other);
+
+					if (floor != pick)
+						*rule = POLICY_RULE_FAIRNESS;
+					pick = floor == -2 ? POLICY_NO_MEMORY : floor;
+				}
 				break;
 			}
 		default:
 			pick = lrs;
+			*rule = POLICY_RULE_ROUND_ROBIN;
 			break;
 	}
 	return pick;
@@ -725,9 +956,27 @@ ViewState(const PolicyTenantView *v)
 	return 1 | (v->last_served < 0 ? 2 : 0) | (v->n_running > 0 ? 4 : 0);
 }
 
+/*
+ * Leaves of the two trees for view i: every eligible view is in the
+ * least-recently-served tree; with idle_only, only the eligible views
+ * without runs in flight are in the score tree (what the spread filter of
+ * PolicyPickTenant keeps while some eligible task is idle).
+ */
+static inline void
+SetLeaves(PolicyIndex *index, int i)
+{
+	const PolicyTenantView *v = &index->views[i];
+	int			node = index->size + i;
+
+	index->lrs[node] = v->arm >= 0 ? i : -1;
+	index->best[node] = (v->arm >= 0 && (!index->idle_only || v->n_running == 0)) ?
+		i : -1;
+}
+
 /* Build an index over n views (which the caller keeps and updates). */
 int
-PolicyIndexInit(PolicyIndex *index, PolicyTenantView *views, int n)
+PolicyIndexInit(PolicyIndex *index, PolicyTenantView *views, int n,
+				int idle_only)
 {
 	int			size = 1;
 	int			i;
@@ -742,6 +991,7 @@ PolicyIndexInit(PolicyIndex *index, PolicyTenantView *views, int n)
 	index->n = n;
 	index->size = size;
 	index->views = views;
+	index->idle_only = idle_only != 0;
 	index->best = malloc(sizeof(int) * 2 * (size_t) size);
 	index->lrs = malloc(sizeof(int) * 2 * (size_t) size);
 	index->state = calloc(n, 1);
@@ -752,19 +1002,18 @@ PolicyIndexInit(PolicyIndex *index, PolicyTenantView *views, int n)
 	}
 	for (i = 0; i < size; i++)
 	{
-		int			leaf = (i < n && views[i].arm >= 0) ? i : -1;
-
-		index->best[size + i] = leaf;
-		index->lrs[size + i] = leaf;
 		if (i < n)
 		{
 			unsigned char st = ViewState(&views[i]);
 
+			SetLeaves(index, i);
 			index->state[i] = st;
 			index->n_elig += (st & 1) != 0;
 			index->n_unserved += (st & 2) != 0;
 			index->n_busy += (st & 4) != 0;
 		}
+		else
+			index->best[size + i] = index->lrs[size + i] = -1;
 	}
 	for (i = size - 1; i >= 1; i--)
 	{
@@ -792,8 +1041,7 @@ PolicyIndexUpdate(PolicyIndex *index, int i)
 {
 	const PolicyTenantView *views;
 	unsigned char st;
-	int			node,
-				leaf;
+	int			node;
 
 	if (index == NULL || i < 0 || i >= index->n)
 		return;
@@ -804,11 +1052,8 @@ PolicyIndexUpdate(PolicyIndex *index, int i)
 	index->n_busy += ((st & 4) != 0) - ((index->state[i] & 4) != 0);
 	index->state[i] = st;
 
-	leaf = views[i].arm >= 0 ? i : -1;
-	node = index->size + i;
-	index->best[node] = leaf;
-	index->lrs[node] = leaf;
-	for (node /= 2; node >= 1; node /= 2)
+	SetLeaves(index, i);
+	for (node = (index->size + i) / 2; node >= 1; node /= 2)
 	{
 		index->best[node] = BetterScore(views, index->best[2 * node],
 										index->best[2 * node + 1]);
@@ -820,14 +1065,18 @@ PolicyIndexUpdate(PolicyIndex *index, int i)
 /* Pick like PolicyPickTenant, in O(log n) on the common path. */
 int
 PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
-				int64_t decision_no, uint64_t *rng)
+				int64_t decision_no, uint64_t *rng, PolicyRule *rule)
 {
 	const PolicyTenantView *views;
+	PolicyRule	dummy;
 	int			greedy,
 				lrs,
 				pick,
 				w;
 
+	if (rule == NULL)
+		rule = &dummy;
+	*rule = POLICY_RULE_NONE;
 	if (index == NULL || params == NULL || index->views == NULL)
 		return POLICY_BAD_INPUT;
 	views = index->views;
@@ -840,6 +1089,7 @@ PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
 		case POLICY_RR:
 		case POLICY_POPULAR:
 		case POLICY_FIFO:
+			*rule = POLICY_RULE_ROUND_ROBIN;
 			return lrs;
 		case POLICY_MAX_WIDTH:
 		case POLICY_MAX_GAP:
@@ -848,29 +1098,40 @@ PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
 			break;
 		default:
 			return PolicyPickTenant(params, index->n, index->views,
-									decision_no, rng);
+									decision_no, rng, rule);
 	}
-	/* filters active: take the general path */
+
+	/*
+	 * The general path applies while the warm start filter is on, while
+	 * runs are in flight and the score tree does not hold exactly the
+	 * spread filter's tasks (every eligible task busy, or a tree built
+	 * without idle_only), and for hybrid with several unserved tasks.
+	 */
 	if ((params->warm_start && index->n_unserved > 0 &&
 		 index->n_unserved < index->n_elig) ||
-		(params->spread && index->n_busy > 0))
+		(params->spread && index->n_busy > 0 &&
+		 (!index->idle_only || index->n_busy == index->n_elig)) ||
+		(!params->spread && index->idle_only && index->n_busy > 0) ||
+		(params->kind == POLICY_HYBRID && index->n_unserved > 1))
 		return PolicyPickTenant(params, index->n, index->views, decision_no,
-								rng);
+								rng, rule);
 	greedy = index->best[1];
+	*rule = POLICY_RULE_GREEDY;
 	if (params->kind != POLICY_HYBRID)
 		return greedy;
 
 	/* hybrid: streak guard, then the fairness floor */
-	if (index->n_unserved > 1)
-		return PolicyPickTenant(params, index->n, index->views, decision_no,
-								rng);
 	pick = greedy;
 	if (params->streak_limit > 0 && views[pick].streak >= params->streak_limit)
+	{
 		pick = lrs;
+		*rule = POLICY_RULE_STREAK;
+	}
 	if (pick == lrs)
 		return pick;
 	w = params->fairness_window > 0 ? params->fairness_window :
 		3 * index->n_elig;
+
 	/*
 	 * Distinct deadlines d_(1) < d_(2) < ... are all feasible one per
 	 * decision iff d_(1) >= decision_no + 1; the earliest deadline among
@@ -878,7 +1139,55 @@ PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
 	 */
 	if (Deadline(&views[lrs], w) >= decision_no + 1)
 		return pick;
+	*rule = POLICY_RULE_FAIRNESS;
 	return lrs;
+}
+
+/*
+ * The k first views of one tree other than 'skip' (by greedy score, or
+ * least recently served first with by_lrs), in order; returns how many.
+ * Views are taken out of the tree one by one and put back, so it costs
+ * O(k log n).
+ */
+int
+PolicyIndexTop(PolicyIndex *index, int by_lrs, int skip, int k, int *out)
+{
+	int		   *tree;
+	int			n = 0,
+				i;
+
+	if (index == NULL || index->views == NULL || k <= 0 || out == NULL)
+		return 0;
+	tree = by_lrs ? index->lrs : index->best;
+	for (;;)
+	{
+		int			top = tree[1];
+		int			node;
+
+		if (top < 0)
+			break;
+		if (top != skip)
+		{
+			if (n == k)
+				break;
+			out[n++] = top;
+		}
+		/* out of the tree: walk the leaf's path with the leaf empty */
+		node = index->size + top;
+		tree[node] = -1;
+		for (node /= 2; node >= 1; node /= 2)
+			tree[node] = by_lrs ?
+				BetterLrs(index->views, tree[2 * node], tree[2 * node + 1]) :
+				BetterScore(index->views, tree[2 * node], tree[2 * node + 1]);
+		if (n == k && top != skip)
+			break;
+	}
+	/* put back what was taken out */
+	for (i = 0; i < n; i++)
+		PolicyIndexUpdate(index, out[i]);
+	if (skip >= 0 && skip < index->n)
+		PolicyIndexUpdate(index, skip);
+	return n;
 }
 
 /* ----------------------------------------------------------------------
@@ -993,8 +1302,8 @@ PolicyCostModelFit(PolicyCostModel *model, PolicyCostKind kind,
 		return POLICY_BAD_INPUT;
 	for (d = 0; d < m; d++)
 	{
-		if (!(sizes[2 * d] > 0.0) || !(sizes[2 * d + 1] > 0.0) ||
-			!isfinite(sizes[2 * d]) || !isfinite(sizes[2 * d + 1]))
+		if (!(sizes[3 * d] > 0.0) || !(sizes[3 * d + 1] > 0.0) ||
+			!isfinite(sizes[3 * d]) || !isfinite(sizes[3 * d + 1]))
 			return POLICY_BAD_INPUT;
 		for (k = 0; k < K; k++)
 		{
@@ -1026,8 +1335,8 @@ PolicyCostModelFit(PolicyCostModel *model, PolicyCostKind kind,
 			if (isnan(c))
 				continue;
 			yv[n] = log(c);
-			uv[n] = log(sizes[2 * d]);
-			vv[n] = log(sizes[2 * d + 1]);
+			uv[n] = log(sizes[3 * d]);
+			vv[n] = log(sizes[3 * d + 1]);
 			n++;
 		}
 		if (kind == POLICY_COST_SIZE_LINEAR)
@@ -1068,8 +1377,8 @@ PolicyCostModelFit(PolicyCostModel *model, PolicyCostKind kind,
 				const double *cf = model->coef + 3 * k;
 
 				resid[(size_t) d * K + k] = isnan(c) ? NAN :
-					log(c) - (cf[0] + cf[1] * log(sizes[2 * d]) +
-							  cf[2] * log(sizes[2 * d + 1]));
+					log(c) - (cf[0] + cf[1] * log(sizes[3 * d]) +
+							  cf[2] * log(sizes[3 * d + 1]));
 			}
 		memset(&opt, 0, sizeof(opt));
 		opt.kernel = GP_KERNEL_EMPIRICAL;
@@ -1091,7 +1400,7 @@ done:
 /* Size part of the log-cost prediction for one task. */
 int
 PolicyCostBase(const PolicyCostModel *model, double rows, double features,
-			   double *log_cost)
+			   double classes, double *log_cost)
 {
 	int			k;
 
@@ -1135,251 +1444,4 @@ PolicyCostPredict(const PolicyCostModel *model, const double *log_base,
 		cost[k] = exp(log_base[k] + r);
 	}
 	return POLICY_OK;
-}
-
-/* ----------------------------------------------------------------------
- * PolicyDecide: the one-shot entry point of the live scheduler
- * ----------------------------------------------------------------------
- */
-
-/* Validate an arm list. */
-static int
-CheckArms(const int *arms, int n, int K)
-{
-	int			i;
-
-	if (n < 0 || (n > 0 && arms == NULL))
-		return 0;
-	for (i = 0; i < n; i++)
-		if (arms[i] < 0 || arms[i] >= K)
-			return 0;
-	return 1;
-}
-
-/* Validate a PolicyInput before any work. */
-static int
-CheckInput(const PolicyInput *in)
-{
-	int			i,
-				j;
-
-	if ((int) in->policy < 0 || in->policy >= POLICY__COUNT)
-		return 0;
-	if (in->K <= 0 || in->n_tasks < 0 || (in->n_tasks > 0 && in->tasks == NULL))
-		return 0;
-	if (in->m < 0 || (in->m > 0 && in->history == NULL))
-		return 0;
-	if (in->prior != NULL && in->prior->K != in->K)
-		return 0;
-	if (!isfinite(in->beta))
-		return 0;
-	for (i = 0; i < in->n_tasks; i++)
-	{
-		const PolicyTask *t = &in->tasks[i];
-
-		if (!CheckArms(t->obs_arm, t->n_obs, in->K) ||
-			!CheckArms(t->done_arm, t->n_done, in->K) ||
-			!CheckArms(t->running_arm, t->n_running, in->K))
-			return 0;
-		if (t->n_obs > 0 && t->obs_y == NULL)
-			return 0;
-		for (j = 0; j < t->n_obs; j++)
-			if (!isfinite(t->obs_y[j]))
-				return 0;
-		if (t->cost != NULL)
-			for (j = 0; j < in->K; j++)
-				if (!(t->cost[j] > 0.0) || !isfinite(t->cost[j]))
-					return 0;
-	}
-	return 1;
-}
-
-/* Choose one (task, arm); see policy.h. */
-int
-PolicyDecide(const PolicyInput *in, PolicyDecision *decision)
-{
-	PolicyParams params;
-	GpPrior		fitted;
-	const GpPrior *prior = NULL;
-	PolicyTenantView *views = NULL;
-	unsigned char *avail = NULL;
-	double	   *mu = NULL,
-			   *var = NULL,
-			   *colmean = NULL;
-	const double *prior_mean = NULL;
-	uint64_t	rng;
-	int			gp_status = GP_OK;
-	int			rc = POLICY_OK;
-	int			K,
-				i,
-				j,
-				pick;
-	int			need_gp;
-
-	memset(&fitted, 0, sizeof(fitted));
-	if (decision == NULL)
-		return POLICY_BAD_INPUT;
-	memset(decision, 0, sizeof(*decision));
-	decision->task = -1;
-	decision->arm = -1;
-	if (in == NULL || !CheckInput(in))
-		return POLICY_BAD_INPUT;
-	K = in->K;
-
-	PolicyParamsDefault(&params, in->policy);
-	params.acq = in->acq;
-	params.cost_aware = in->cost_aware != 0;
-	params.beta = in->beta;
-	params.delta = in->delta;
-	params.fairness_window = in->fairness_window;
-	params.streak_limit = in->streak_limit;
-	need_gp = in->policy != POLICY_FIFO && in->policy != POLICY_POPULAR;
-
-	views = calloc(in->n_tasks > 0 ? in->n_tasks : 1, sizeof(PolicyTenantView));
-	avail = malloc(K);
-	mu = malloc(sizeof(double) * K);
-	var = malloc(sizeof(double) * K);
-	if (views == NULL || avail == NULL || mu == NULL || var == NULL)
-	{
-		rc = POLICY_NO_MEMORY;
-		goto done;
-	}
-
-	if (need_gp)
-	{
-		if (in->prior != NULL)
-			prior = in->prior;
-		else
-		{
-			int			grc = GpPriorFit(in->history, in->m, K,
-										 in->prior_options, &fitted);
-
-			if (grc < 0)
-			{
-				decision->gp_status = grc;
-				rc = grc == GP_NO_MEMORY ? POLICY_NO_MEMORY : POLICY_GP_FAILED;
-				goto done;
-			}
-			gp_status = grc;
-			prior = &fitted;
-		}
-	}
-	else if (in->policy == POLICY_POPULAR)
-	{
-		/* popularity = prior mean: column mean over known history cells */
-		if (in->prior != NULL)
-			prior_mean = in->prior->mu0;
-		else if (in->m > 0)
-		{
-			colmean = malloc(sizeof(double) * K);
-			if (colmean == NULL)
-			{
-				rc = POLICY_NO_MEMORY;
-				goto done;
-			}
-			for (j = 0; j < K; j++)
-			{
-				double		s = 0.0;
-				int			c = 0;
-
-				for (i = 0; i < in->m; i++)
-				{
-					double		v = in->history[(size_t) i * K + j];
-
-					if (!isnan(v))
-					{
-						s += v;
-						c++;
-					}
-				}
-				/* never-seen models go last, in catalog order */
-				colmean[j] = c > 0 ? s / c : -1.0;
-			}
-			prior_mean = colmean;
-		}
-	}
-
-	for (i = 0; i < in->n_tasks; i++)
-	{
-		const PolicyTask *t = &in->tasks[i];
-		PolicyTenantView *v = &views[i];
-		int			any = 0;
-
-		for (j = 0; j < K; j++)
-		{
-			avail[j] = t->eligible ? (t->eligible[j] != 0) : 1;
-			any |= avail[j];
-		}
-		for (j = 0; j < t->n_done; j++)
-			avail[t->done_arm[j]] = 0;
-		for (j = 0; j < t->n_running; j++)
-			avail[t->running_arm[j]] = 0;
-		for (j = 0; j < t->n_obs; j++)
-			avail[t->obs_arm[j]] = 0;
-
-		v->id = t->id;
-		v->n_obs = t->n_obs;
-		v->last_served = t->last_served < 0 ? -1 : t->last_served;
-		v->streak = t->streak;
-		v->n_running = t->n_running;
-		v->best = 0.0;
-		for (j = 0; j < t->n_obs; j++)
-			if (j == 0 || t->obs_y[j] > v->best)
-				v->best = t->obs_y[j];
-		v->arm = -1;
-		if (!any)
-			continue;
-
-		if (need_gp)
-		{
-			const GpPrior *tp = t->prior != NULL ? t->prior : prior;
-			int			grc = tp->K == K ?
-				GpPosterior(tp, t->n_obs, t->obs_arm, t->obs_y, mu, var) :
-				GP_BAD_INPUT;
-
-			if (grc < 0)
-			{
-				/* one task's failure never blocks the others */
-				gp_status = gp_status < 0 ? gp_status : grc;
-				continue;
-			}
-			if (gp_status >= 0 && grc > gp_status)
-				gp_status = grc;
-		}
-		rc = PolicyBestArm(&params, K, need_gp ? mu : NULL,
-						   need_gp ? var : NULL, t->cost, avail, prior_mean, v);
-		if (rc < 0)
-			goto done;
-	}
-
-	rng = in->seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t) (in->decision_no + 1));
-	pick = PolicyPickTenant(&params, in->n_tasks, views, in->decision_no, &rng);
-	if (pick < -1)
-	{
-		rc = pick;
-		goto done;
-	}
-	decision->gp_status = gp_status;
-	if (pick >= 0)
-	{
-		decision->task = pick;
-		decision->arm = views[pick].arm;
-		decision->mu = views[pick].mu;
-		decision->sigma = views[pick].sigma;
-		decision->score = (in->policy == POLICY_MAX_WIDTH ||
-						   in->policy == POLICY_MAX_GAP ||
-						   in->policy == POLICY_MAX_EI ||
-						   in->policy == POLICY_HYBRID) ?
-			views[pick].score : views[pick].acq;
-	}
-
-done:
-	if (prior == &fitted)
-		GpPriorFree(&fitted);
-	free(views);
-	free(avail);
-	free(mu);
-	free(var);
-	free(colmean);
-	return rc;
 }

@@ -1,15 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * policy.h
- *	  Multi-tenant model selection policies (algorithm.md sections 2.4, 3, 4).
+ *	  Multi-tenant model selection policies: acquisition, task picking,
+ *	  policy specs and the cost model (docs/scheduler.md sections 2-4).
  *
- * Plain C over BLAS/LAPACKE: no PostgreSQL headers, so the live scheduler
- * (src/scheduler.c), the replay simulator (src/replay.c) and the unit tests
- * share this code.
- *
- * The live scheduler uses the one-shot entry point PolicyDecide(): it
- * describes the world (tasks, their finished and running candidates,
- * history for the prior, costs) and gets back one (task, arm) choice.
+ * Plain C over BLAS/LAPACKE: no PostgreSQL headers.  src/decision.c
+ * assembles decisions from these building blocks for both the live
+ * scheduler and the replay simulator.
  *
  * IDENTIFICATION
  *	  src/policy.h
@@ -24,13 +21,13 @@
 
 #include "gp.h"
 
-/* Policies; names as accepted by PolicyFromName(). */
+/* Policies (task-picking rules); names as accepted by PolicyFromName(). */
 typedef enum PolicyKind
 {
-	POLICY_RR = 0,				/* "rr": tenants round-robin, GP-UCB arm */
+	POLICY_RR = 0,				/* "rr": tasks round-robin, GP-UCB arm */
 	POLICY_RANDOM,				/* "random" */
 	POLICY_POPULAR,				/* "popular": users' heuristic, fixed order
-								 * by prior mean, tenants round-robin */
+								 * by prior mean, tasks round-robin */
 	POLICY_MAX_WIDTH,			/* "max_width" */
 	POLICY_MAX_GAP,				/* "max_gap" */
 	POLICY_MAX_EI,				/* "max_ei" */
@@ -41,10 +38,19 @@ typedef enum PolicyKind
 } PolicyKind;
 
 /*
- * Acquisition for the arm of one tenant (algorithm.md 2.4).  DEFAULT picks
- * the policy's own: EI for max_ei, UCB for the others.  With cost_aware
- * set, UCB becomes mu + sqrt(beta / c~) sigma (c~ = cost relative to the
- * tenant's geometric-mean cost, floored) and EI becomes EI / c.
+ * Named specs besides the kinds: PolicyName(i) for POLICY__COUNT <= i <
+ * POLICY_NAMED_COUNT, expanded by PolicyParseSpec.  "default" is the live
+ * scheduler's default policy; "tenant_bo" is the fair per-tenant baseline
+ * (every task its own cost-aware GP-EI, tasks served round-robin).
+ */
+#define POLICY_NAMED_COUNT (POLICY__COUNT + 2)
+
+/*
+ * Acquisition for the arm of one task.  DEFAULT picks the policy's own: EI
+ * for max_ei (and hybrid, which follows its greedy rule), UCB for the
+ * others.  With cost_aware set, UCB becomes mu + sqrt(beta / c~) sigma
+ * (c~ = cost relative to the task's geometric-mean cost, floored) and EI
+ * becomes EI / c.
  */
 typedef enum PolicyAcq
 {
@@ -53,96 +59,28 @@ typedef enum PolicyAcq
 	POLICY_ACQ_EI
 } PolicyAcq;
 
-/* One task (tenant) as the live scheduler sees it. */
-typedef struct PolicyTask
+/* The rule that decided a pick (recorded with every live decision). */
+typedef enum PolicyRule
 {
-	int64_t		id;				/* caller's id, for ties (lowest first) */
-	int			n_obs;			/* finished runs with a score */
-	const int  *obs_arm;		/* arm index 0..K-1 */
-	const double *obs_y;		/* score in [0,1], higher is better */
-	int			n_done;			/* arms that must not be picked again
-								 * (failed, cancelled, evaluated...) */
-	const int  *done_arm;
-	int			n_running;		/* arms running or queued now */
-	const int  *running_arm;
-	const unsigned char *eligible;	/* K flags: arm allowed for this task, or
-									 * NULL for all */
-	const double *cost;			/* K estimated seconds, or NULL */
-	int64_t		last_served;	/* decision counter when last served, -1 */
-	int			streak;			/* decisions in a row without improving */
-	/* appended: this task's own prior over the K arms (e.g. built without
-	 * the task's own history row), or NULL for the input's shared prior */
-	const GpPrior *prior;
-} PolicyTask;
+	POLICY_RULE_NONE = 0,
+	POLICY_RULE_GREEDY,			/* highest greedy task score */
+	POLICY_RULE_FAIRNESS,		/* hybrid's fairness floor overrode greedy */
+	POLICY_RULE_STREAK,			/* hybrid's streak guard overrode greedy */
+	POLICY_RULE_WARM_START,		/* a task never served goes first */
+	POLICY_RULE_ROUND_ROBIN,	/* least recently served task */
+	POLICY_RULE_RANDOM,
+	POLICY_RULE_QUEUE,			/* a run the tenant queued (set by the
+								 * worker, never by the policy) */
+	POLICY_RULE__COUNT
+} PolicyRule;
 
-typedef struct PolicyInput
-{
-	PolicyKind	policy;
-	int			K;				/* arms (catalog size) */
-	int			n_tasks;
-	const PolicyTask *tasks;
-	/* history for the prior: m rows x K, row-major; NaN = unknown */
-	int			m;
-	const double *history;
-	int			cost_aware;		/* 1: use cost in acquisition */
-	double		beta;			/* <= 0: schedule from algorithm.md 2.3 */
-	int			fairness_window;	/* hybrid: max decisions a task waits */
-	int64_t		decision_no;	/* global decision counter */
-	uint64_t	seed;
-
-	/*
-	 * Added after the first slice; all optional, zero/NULL = default.  Zero
-	 * the struct (memset or "= {0}") so new fields stay at their defaults.
-	 */
-	PolicyAcq	acq;			/* arm acquisition, see PolicyAcq */
-	int			streak_limit;	/* hybrid: serve the least recently served
-								 * task instead of a greedy pick that has
-								 * not improved this many times; 0 = off */
-	double		delta;			/* beta schedule delta, <= 0: 0.1 */
-	const GpPrior *prior;		/* ready prior over the K arms; NULL: fit
-								 * one from history on every call */
-	const GpPriorOptions *prior_options;	/* how to fit; NULL: defaults */
-} PolicyInput;
-
-typedef struct PolicyDecision
-{
-	int			task;			/* index into tasks[], -1 if nothing to do */
-	int			arm;
-	double		mu;				/* posterior mean of the chosen arm */
-	double		sigma;			/* posterior std dev */
-	double		score;			/* acquisition value that won */
-	int			gp_status;		/* GP_OK or a GP_* status */
-} PolicyDecision;
-
-extern int	PolicyFromName(const char *name);	/* -1 if unknown */
-extern const char *PolicyName(PolicyKind kind);
-
-/*
- * Choose one (task, arm).  Returns 0 on success (decision->task may be -1
- * when no task has an eligible arm left), negative on bad input (a
- * PolicyStatus; PolicyDecide never prints and never exits).  With a GP
- * failure on one task (GP_NOT_PD) that task is skipped and the worst
- * status is reported in decision->gp_status.
- */
-extern int	PolicyDecide(const PolicyInput *in, PolicyDecision *decision);
-
-/* Status codes of PolicyDecide and the helpers below. */
-#define POLICY_OK			0
-#define POLICY_BAD_INPUT	(-1)
-#define POLICY_NO_MEMORY	(-2)
-#define POLICY_GP_FAILED	(-3)
-
-/* ----------------------------------------------------------------------
- * Building blocks shared by PolicyDecide and the replay simulator, which
- * keeps incremental posteriors (GpState) and calls these directly.
- * ----------------------------------------------------------------------
- */
+extern const char *PolicyRuleName(PolicyRule rule);
 
 /* Every knob of a policy; PolicyParamsDefault() fills the defaults. */
 typedef struct PolicyParams
 {
 	PolicyKind	kind;
-	PolicyAcq	acq;			/* DEFAULT: EI for max_ei, else UCB */
+	PolicyAcq	acq;			/* DEFAULT: see PolicyAcq */
 	int			cost_aware;		/* cost in the arm acquisition */
 	int			tenant_cost;	/* greedy task scores divided by the
 								 * absolute cost of the task's candidate
@@ -153,19 +91,50 @@ typedef struct PolicyParams
 	double		cost_floor;		/* floor of the relative cost c~ */
 	int			warm_start;		/* serve every task once before scores */
 	int			fairness_window;	/* hybrid: no task waits more than this
-									 * many decisions (needs >= tasks) */
-	int			streak_limit;	/* hybrid, see PolicyInput */
+									 * many decisions (0: 3 x tasks) */
+	int			streak_limit;	/* hybrid: serve the least recently served
+								 * task instead of a greedy pick that has
+								 * not improved this many times; 0 = off */
 	PolicyKind	greedy;			/* hybrid: the greedy rule it guards */
 	int			spread;			/* several devices: greedy and random rules
 								 * only consider the tasks with the fewest
 								 * runs in flight (work-conserving) */
 } PolicyParams;
 
+extern int	PolicyFromName(const char *name);	/* a kind; -1 if unknown */
+extern const char *PolicyName(int i);	/* i < POLICY_NAMED_COUNT, else NULL */
+extern void PolicyParamsDefault(PolicyParams *params, PolicyKind kind);
+
+/*
+ * Parse a policy spec "name[:option]..." into params; returns 0, or
+ * POLICY_BAD_INPUT with a message in err (which may be NULL).  name is a
+ * kind or a named spec ("default", "tenant_bo"); options:
+ *	 cost           cost-aware acquisition (and gain-per-second task score)
+ *	 acq=ucb|ei     arm acquisition
+ *	 beta=X         constant beta (default: the schedule of PolicyBeta)
+ *	 delta=X        schedule delta, in (0, 1)
+ *	 floor=X        relative cost floor of cost-aware UCB, > 0
+ *	 tc=0|1         divide greedy task scores by the cost of the candidate
+ *	 warm=0|1       serve every task once first (greedy and random rules)
+ *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)
+ *	 s=N            hybrid streak limit (0: off)
+ *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
+ *	 spread=0|1     several devices: prefer tasks with fewer runs in flight
+ */
+extern int	PolicyParseSpec(const char *spec, PolicyParams *params,
+							char *err, size_t errlen);
+
+/* Status codes of the functions below. */
+#define POLICY_OK			0
+#define POLICY_BAD_INPUT	(-1)
+#define POLICY_NO_MEMORY	(-2)
+#define POLICY_GP_FAILED	(-3)
+
 /* One task's best candidate and what the task-picking rules need. */
 typedef struct PolicyTenantView
 {
 	int64_t		id;				/* for ties: lowest id first */
-	int			arm;			/* best candidate, -1: nothing eligible */
+	int			arm;			/* best candidate, -1: not eligible */
 	double		mu;				/* posterior mean of arm */
 	double		sigma;			/* posterior std dev of arm */
 	double		cost;			/* absolute cost estimate of arm (1 if none) */
@@ -183,9 +152,14 @@ typedef struct PolicyTenantView
 								 * greedy rules compare it */
 } PolicyTenantView;
 
-extern void PolicyParamsDefault(PolicyParams *params, PolicyKind kind);
+/* One ranked candidate of a task (PolicyTopArms). */
+typedef struct PolicyArmScore
+{
+	int			arm;
+	double		acq;			/* its acquisition value */
+} PolicyArmScore;
 
-/* beta_t for a task with n_obs finished runs (algorithm.md 2.3). */
+/* beta_t for a task with n_obs finished runs (see policy.c). */
 extern double PolicyBeta(const PolicyParams *params, int K, int n_obs);
 
 /* Expected improvement of N(mu, sigma^2) over best. */
@@ -196,7 +170,7 @@ extern double PolicyExpectedImprovement(double mu, double sigma, double best);
  * (not evaluated, not running, eligible).  cost may be NULL (all 1).
  * prior_mean is needed by POLICY_POPULAR only.  Fills view->arm (-1 when
  * no arm is available) and the arm-level fields; keeps id, best, n_obs,
- * last_served and streak as the caller set them.
+ * last_served, streak and n_running as the caller set them.
  */
 extern int	PolicyBestArm(const PolicyParams *params, int K, const double *mu,
 						  const double *var, const double *cost,
@@ -204,13 +178,26 @@ extern int	PolicyBestArm(const PolicyParams *params, int K, const double *mu,
 						  const double *prior_mean, PolicyTenantView *view);
 
 /*
+ * The same, and the ntop best candidates (best first, at most ntop) in
+ * top[0..*n_top): top[0] is the one view describes.  The EI scan stays
+ * pruned: an arm is evaluated exactly only if its bound reaches the
+ * ntop-th best value so far.
+ */
+extern int	PolicyTopArms(const PolicyParams *params, int K, const double *mu,
+						  const double *var, const double *cost,
+						  const unsigned char *avail,
+						  const double *prior_mean, PolicyTenantView *view,
+						  int ntop, PolicyArmScore *top, int *n_top);
+
+/*
  * Pick one task among n views (those with arm >= 0 are eligible); returns
- * its index or -1.  decision_no is the global decision counter (for the
- * fairness floor); rng is a 64-bit state used by POLICY_RANDOM only.
+ * its index or -1, and the rule that decided in *rule (may be NULL).
+ * decision_no is the global decision counter (for the fairness floor);
+ * rng is a 64-bit state used by POLICY_RANDOM only.
  */
 extern int	PolicyPickTenant(const PolicyParams *params, int n,
 							 PolicyTenantView *views, int64_t decision_no,
-							 uint64_t *rng);
+							 uint64_t *rng, PolicyRule *rule);
 
 /*
  * Incremental task index for many tasks.  It keeps two tournament trees
@@ -218,8 +205,10 @@ extern int	PolicyPickTenant(const PolicyParams *params, int n,
  * so that after one view changes (PolicyIndexUpdate, O(log n)) a pick costs
  * O(log n) instead of a pass over all views.  PolicyIndexPick returns
  * exactly what PolicyPickTenant would; it falls back to PolicyPickTenant
- * (O(n)) during warm start, while tasks differ in runs in flight, for
- * POLICY_RANDOM, and whenever its shortcut does not apply.  It assumes the
+ * (O(n)) during warm start, while every eligible task has runs in flight
+ * (or, without idle_only, while any has), for POLICY_RANDOM, and whenever
+ * its shortcut does not apply.  PolicyIndexTop lists the next views of a
+ * tree (runner-ups) in O(k log n).  It assumes the
  * last_served values of served tasks are distinct (each decision serves
  * one task), which holds for a decision counter; the hybrid fairness test
  * then reduces to "every other task's deadline is in the future".
@@ -236,13 +225,19 @@ typedef struct PolicyIndex
 	int			n_busy;			/* eligible views with runs in flight */
 	unsigned char *state;		/* per view: bit 0 eligible, 1 unserved,
 								 * 2 busy, as last counted */
+	int			idle_only;		/* score tree: eligible views without runs
+								 * in flight only (for spread) */
 } PolicyIndex;
 
-extern int	PolicyIndexInit(PolicyIndex *index, PolicyTenantView *views, int n);
+extern int	PolicyIndexInit(PolicyIndex *index, PolicyTenantView *views, int n,
+							int idle_only);
 extern void PolicyIndexUpdate(PolicyIndex *index, int i);
 extern int	PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
-							int64_t decision_no, uint64_t *rng);
+							int64_t decision_no, uint64_t *rng,
+							PolicyRule *rule);
 extern void PolicyIndexFree(PolicyIndex *index);
+extern int	PolicyIndexTop(PolicyIndex *index, int by_lrs, int skip, int k,
+						   int *out);
 
 /* splitmix64 step and a uniform double in [0,1). */
 extern uint64_t PolicyRandNext(uint64_t *state);
@@ -279,7 +274,7 @@ extern int	PolicyCostKindFromName(const char *name);	/* -1 if unknown */
 
 /*
  * Fit from m history rows: runtime m x K seconds (NaN = unknown, values
- * must be > 0), sizes m x 2 (rows, features; > 0).
+ * must be > 0), sizes m x 3 (rows, features, classes; > 0).
  */
 extern int	PolicyCostModelFit(PolicyCostModel *model, PolicyCostKind kind,
 							   const double *runtime, const double *sizes,
@@ -288,7 +283,7 @@ extern void PolicyCostModelFree(PolicyCostModel *model);
 
 /* log-cost prediction of the size part for one task (K values). */
 extern int	PolicyCostBase(const PolicyCostModel *model, double rows,
-						   double features, double *log_cost);
+						   double features, double classes, double *log_cost);
 
 /*
  * Cost estimate in seconds for one task: exp(log_base + residual mean),

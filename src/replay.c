@@ -42,6 +42,7 @@
 #include <strings.h>
 
 #include "csv.h"
+#include "decision.h"
 #include "gp.h"
 #include "policy.h"
 #include "replay.h"
@@ -460,127 +461,29 @@ ReplayJoinById(const ReplayMatrix *target, const ReplayMatrix *table,
 }
 
 /* ----------------------------------------------------------------------
- * Policy specs
+ * Policy specs (src/policy.c parses them)
  * ----------------------------------------------------------------------
  */
-
-/* Parse a non-negative int option value. */
-static int
-OptInt(const char *v, int *out)
-{
-	char	   *end;
-	long		x;
-
-	errno = 0;
-	x = strtol(v, &end, 10);
-	if (end == v || *end != '\0' || errno != 0 || x < 0 || x > 1000000000)
-		return 0;
-	*out = (int) x;
-	return 1;
-}
-
-/* Parse a finite double option value. */
-static int
-OptDouble(const char *v, double *out)
-{
-	char	   *end;
-	double		x;
-
-	errno = 0;
-	x = strtod(v, &end);
-	if (end == v || *end != '\0' || errno != 0 || !isfinite(x))
-		return 0;
-	*out = x;
-	return 1;
-}
 
 /* Parse "name[:opt]..." into a ReplayPolicy; see replay.h. */
 int
 ReplayParsePolicy(const char *spec, ReplayPolicy *policy, char *err,
 				  size_t errlen)
 {
-	char		buf[REPLAY_NAME_LEN];
-	char	   *tok,
-			   *save = NULL;
-	int			kind;
-
 	if (spec == NULL || policy == NULL)
 	{
 		SetErr(err, errlen, "no policy");
 		return REPLAY_BAD_INPUT;
 	}
-	if (strlen(spec) == 0 || strlen(spec) >= sizeof(buf))
-	{
-		SetErr(err, errlen, "policy spec \"%.40s\" is empty or too long", spec);
-		return REPLAY_BAD_INPUT;
-	}
 	memset(policy, 0, sizeof(*policy));
-	snprintf(policy->name, sizeof(policy->name), "%s", spec);
-	snprintf(buf, sizeof(buf), "%s", spec);
-
-	tok = strtok_r(buf, ":", &save);
-	kind = tok ? PolicyFromName(tok) : -1;
-	if (kind < 0)
+	if (strlen(spec) >= sizeof(policy->name))
 	{
-		SetErr(err, errlen, "unknown policy \"%s\"", tok ? tok : "");
+		SetErr(err, errlen, "policy spec \"%.40s...\" is too long", spec);
 		return REPLAY_BAD_INPUT;
 	}
-	PolicyParamsDefault(&policy->params, (PolicyKind) kind);
-
-	while ((tok = strtok_r(NULL, ":", &save)) != NULL)
-	{
-		char	   *eq = strchr(tok, '=');
-		const char *val = eq ? eq + 1 : NULL;
-		PolicyParams *p = &policy->params;
-		int			ok = 1;
-
-		if (eq)
-			*eq = '\0';
-		if (strcmp(tok, "cost") == 0 && !val)
-			p->cost_aware = 1;
-		else if (strcmp(tok, "acq") == 0 && val)
-		{
-			if (strcmp(val, "ucb") == 0)
-				p->acq = POLICY_ACQ_UCB;
-			else if (strcmp(val, "ei") == 0)
-				p->acq = POLICY_ACQ_EI;
-			else
-				ok = 0;
-		}
-		else if (strcmp(tok, "beta") == 0 && val)
-			ok = OptDouble(val, &p->beta);
-		else if (strcmp(tok, "delta") == 0 && val)
-			ok = OptDouble(val, &p->delta) && p->delta > 0.0 && p->delta < 1.0;
-		else if (strcmp(tok, "floor") == 0 && val)
-			ok = OptDouble(val, &p->cost_floor) && p->cost_floor > 0.0;
-		else if (strcmp(tok, "tc") == 0 && val)
-			ok = OptInt(val, &p->tenant_cost) && p->tenant_cost <= 1;
-		else if (strcmp(tok, "warm") == 0 && val)
-			ok = OptInt(val, &p->warm_start) && p->warm_start <= 1;
-		else if (strcmp(tok, "w") == 0 && val)
-			ok = OptInt(val, &p->fairness_window);
-		else if (strcmp(tok, "spread") == 0 && val)
-			ok = OptInt(val, &p->spread) && p->spread <= 1;
-		else if (strcmp(tok, "s") == 0 && val)
-			ok = OptInt(val, &p->streak_limit);
-		else if (strcmp(tok, "greedy") == 0 && val)
-		{
-			int			g = PolicyFromName(val);
-
-			ok = (g == POLICY_MAX_EI || g == POLICY_MAX_GAP ||
-				  g == POLICY_MAX_WIDTH);
-			if (ok)
-				p->greedy = (PolicyKind) g;
-		}
-		else
-			ok = 0;
-		if (!ok)
-		{
-			SetErr(err, errlen, "policy \"%s\": bad option \"%s%s%s\"", spec,
-				   tok, val ? "=" : "", val ? val : "");
-			return REPLAY_BAD_INPUT;
-		}
-	}
+	snprintf(policy->name, sizeof(policy->name), "%s", spec);
+	if (PolicyParseSpec(spec, &policy->params, err, errlen) != POLICY_OK)
+		return REPLAY_BAD_INPUT;
 	return REPLAY_OK;
 }
 
@@ -601,27 +504,8 @@ ReplayConfigDefault(ReplayConfig *cfg)
 	cfg->cost_model = POLICY_COST_SIZE_GP;
 	cfg->prior.kernel = GP_KERNEL_EMPIRICAL;
 	cfg->grid_points = 200;
+	cfg->fair_share = 1;
 }
-
-/* Per-tenant state of one simulated run. */
-typedef struct SimTenant
-{
-	int			row;			/* row of the quality matrix */
-	double		fstar;			/* best quality of the row */
-	GpState		gp;				/* quality posterior */
-	GpState		cgp;			/* log-cost residual posterior (SIZE_GP) */
-	double	   *log_base;		/* K: size part of log cost */
-	double	   *cost_est;		/* K: what the policy believes */
-	unsigned char *avail;		/* K: neither observed nor running */
-	double		best;
-	int			n_obs;
-	int			n_running;
-	int			n_left;			/* arms neither observed nor running */
-	int64_t		last_served;
-	int			streak;
-	int			dirty;
-	PolicyTenantView view;
-} SimTenant;
 
 /* A growable event list. */
 typedef struct EventList
@@ -651,102 +535,131 @@ EventPush(EventList *l, double time, double loss)
 	return 1;
 }
 
-/* Everything shared by the policies of one draw. */
+/*
+ * Everything shared by the policies of one draw.  The tenants are the
+ * tasks of a DecisionWorld, each its own tenant, exactly as the live
+ * scheduler keeps them (src/decision.c): task i is tenant i, row rows[i].
+ */
 typedef struct DrawCtx
 {
 	const ReplayConfig *cfg;
 	int			K;
 	int			n;				/* tenants */
-	int		   *tenant_rows;
+	const int  *rows;			/* n_rows usable rows (duplicates removed) */
+	int			n_rows;
+	int		   *tenant_row;		/* n */
+	double	   *fstar;			/* n: best quality of each tenant's row */
 	GpPrior		prior;
 	PolicyCostModel cost_model;
 	int			use_cost_model;
-	SimTenant  *ten;
+	DecisionWorld world;
+	int			have_world;
 	/* devices */
 	int			M;
 	int		   *dev_busy;
 	double	   *dev_end;
-	int		   *dev_tenant;
+	int		   *dev_task;
 	int		   *dev_arm;
 	/* diagnostics */
-	int			jitter;
-	int			failed;
 	double		cost_sq_err;
 	long		cost_n;
 } DrawCtx;
 
-/* Cost the policy believes for tenant t, arm k; or true cost when oracle. */
+/* What a run of row r, arm k really takes: its cost plus the overhead. */
 static double
-TrueCost(const DrawCtx *c, int t, int k)
+TrueCost(const ReplayConfig *cfg, int r, int k)
+{
+	double		c = cfg->cost ? cfg->cost[(size_t) r * cfg->K + k] : 1.0;
+
+	return c + cfg->overhead;
+}
+
+/* Record the first time each loss target is reached (and the worst regret). */
+static void
+CheckTargets(const DrawCtx *c, double now, double loss, double *time_to,
+			 double *worst)
 {
 	const ReplayConfig *cfg = c->cfg;
 
-	if (cfg->cost == NULL)
-		return 1.0;
-	return cfg->cost[(size_t) c->ten[t].row * c->K + k];
+	for (int k = 0; k < cfg->n_thresholds; k++)
+		if (isinf(time_to[k]) && loss <= cfg->thresholds[k] + 1e-12)
+		{
+			double		wr = 0.0;
+
+			for (int t = 0; t < c->n; t++)
+				if (c->fstar[t] - c->world.tasks[t]->best > wr)
+					wr = c->fstar[t] - c->world.tasks[t]->best;
+			time_to[k] = now;
+			worst[k] = wr;
+		}
 }
 
-/* Recompute tenant t's candidate view. */
+/* Hand every free device a (task, arm); devices stay idle if none can run. */
 static int
-RefreshView(DrawCtx *c, const PolicyParams *params, int t)
+Dispatch(DrawCtx *c, double now, char *err, size_t errlen)
 {
-	SimTenant  *s = &c->ten[t];
-	int			rc;
+	DecisionWorld *w = &c->world;
 
-	s->view.id = t;
-	s->view.best = s->best;
-	s->view.n_obs = s->n_obs;
-	s->view.last_served = s->last_served;
-	s->view.streak = s->streak;
-	s->view.n_running = s->n_running;
-	s->dirty = 0;
-	if (s->n_left == 0 || (c->cfg->max_devices_per_tenant > 0 &&
-						   s->n_running >= c->cfg->max_devices_per_tenant))
+	for (int d = 0; d < c->M; d++)
 	{
-		s->view.arm = -1;
-		return REPLAY_OK;
-	}
-	rc = PolicyBestArm(params, c->K, s->gp.mu, s->gp.var, s->cost_est,
-					   s->avail, c->prior.mu0, &s->view);
-	return rc < 0 ? REPLAY_BAD_INPUT : REPLAY_OK;
-}
+		DecisionChoice choice;
+		DecisionTask *t;
+		int			arm,
+					rc;
 
-/* Reset every tenant to the start of a run. */
-static int
-ResetTenants(DrawCtx *c)
-{
-	const ReplayConfig *cfg = c->cfg;
-	int			t,
-				k;
+		if (c->dev_busy[d])
+			continue;
+		rc = DecisionNext(w, &choice);
+		if (rc < 0)
+		{
+			SetErr(err, errlen, "the policy failed (%d)", rc);
+			return rc == POLICY_NO_MEMORY ? REPLAY_NO_MEMORY : REPLAY_BAD_INPUT;
+		}
+		if (choice.chosen.task < 0)
+			break;				/* idle until a run finishes */
+		t = w->tasks[choice.chosen.task];
+		arm = choice.chosen.arm;
+		if (arm < 0 || arm >= c->K || t->arm[arm] != DECISION_ARM_AVAILABLE)
+		{
+			SetErr(err, errlen, "the policy picked an unavailable arm");
+			return REPLAY_BAD_INPUT;
+		}
+		/* how good was the cost estimate the policy used? */
+		if (c->cfg->cost)
+		{
+			double		e = log(t->cost[arm]) -
+				log(TrueCost(c->cfg, c->tenant_row[choice.chosen.task], arm));
 
-	for (t = 0; t < c->n; t++)
-	{
-		SimTenant  *s = &c->ten[t];
-
-		GpStateReset(&s->gp);
-		if (c->cost_model.kind == POLICY_COST_SIZE_GP && c->use_cost_model)
-			GpStateReset(&s->cgp);
-		memset(s->avail, 1, c->K);
-		s->best = 0.0;
-		s->n_obs = 0;
-		s->n_running = 0;
-		s->n_left = c->K;
-		s->last_served = -1;
-		s->streak = 0;
-		s->dirty = 1;
-		memset(&s->view, 0, sizeof(s->view));
-		if (cfg->oracle_cost && cfg->cost)
-			for (k = 0; k < c->K; k++)
-				s->cost_est[k] = TrueCost(c, t, k);
-		else if (c->use_cost_model)
-			PolicyCostPredict(&c->cost_model, s->log_base,
-							  c->cost_model.kind == POLICY_COST_SIZE_GP ? &s->cgp : NULL,
-							  s->cost_est);
-		else
-			for (k = 0; k < c->K; k++)
-				s->cost_est[k] = 1.0;
+			c->cost_sq_err += e * e;
+			c->cost_n++;
+		}
+		DecisionStart(w, t, arm);
+		c->dev_busy[d] = 1;
+		c->dev_task[d] = choice.chosen.task;
+		c->dev_arm[d] = arm;
+		c->dev_end[d] = now + TrueCost(c->cfg, c->tenant_row[choice.chosen.task], arm);
 	}
 	return REPLAY_OK;
+}
+
+/* Finish every run that ends at 'now': reveal its quality and runtime. */
+static void
+Complete(DrawCtx *c, double now)
+{
+	for (int d = 0; d < c->M; d++)
+	{
+		int			ti = c->dev_task[d],
+					arm = c->dev_arm[d],
+					row;
+
+		if (!c->dev_busy[d] || c->dev_end[d] != now)
+			continue;
+		row = c->tenant_row[ti];
+		c->dev_busy[d] = 0;
+		(void) DecisionObserve(&c->world, c->world.tasks[ti], arm,
+							   c->cfg->quality[(size_t) row * c->K + arm],
+							   c->use_cost_model ? TrueCost(c->cfg, row, arm) : 0.0);
+	}
 }
 
 /*
@@ -758,234 +671,89 @@ SimulateOne(DrawCtx *c, const PolicyParams *params, uint64_t rng_seed,
 			EventList *events, double *time_to, double *worst, int *n_dec,
 			char *err, size_t errlen)
 {
-	const ReplayConfig *cfg = c->cfg;
-	const int	K = c->K;
-	const int	n = c->n;
-	PolicyTenantView *views;
-	uint64_t	rng = rng_seed;
+	DecisionWorld *w = &c->world;
 	double		now = 0.0;
-	double		loss_sum = 0.0;
-	int64_t		decision_no = 0;
-	int			reached = 0;
+	double		loss;
 	int			rc = REPLAY_OK;
-	int			t,
-				k,
-				d;
 
-	views = malloc(sizeof(PolicyTenantView) * n);
-	if (views == NULL)
-	{
-		SetErr(err, errlen, "out of memory");
-		return REPLAY_NO_MEMORY;
-	}
-	ResetTenants(c);
-	for (t = 0; t < n; t++)
-		loss_sum += c->ten[t].fstar;
-	for (k = 0; k < cfg->n_thresholds; k++)
+	DecisionSetParams(w, params);
+	w->rng = rng_seed;
+	w->decision_no = 0;
+	for (int t = 0; t < c->n; t++)
+		DecisionResetTask(w, w->tasks[t]);
+	for (int k = 0; k < c->cfg->n_thresholds; k++)
 	{
 		time_to[k] = INFINITY;
 		worst[k] = NAN;
 	}
-	for (d = 0; d < c->M; d++)
+	for (int d = 0; d < c->M; d++)
 		c->dev_busy[d] = 0;
 	events->n = 0;
-	if (!EventPush(events, 0.0, loss_sum / n))
+	loss = 0.0;
+	for (int t = 0; t < c->n; t++)
+		loss += c->fstar[t];
+	if (!EventPush(events, 0.0, loss / c->n))
 		goto nomem;
 
 	for (;;)
 	{
-		int			any_busy = 0;
 		double		next = INFINITY;
 
-		/* 1. hand every free device a (tenant, arm) */
-		for (d = 0; d < c->M; d++)
-		{
-			int			pick;
-			SimTenant  *s;
-			int			arm;
-
-			if (c->dev_busy[d])
-				continue;
-			for (t = 0; t < n; t++)
-			{
-				if (c->ten[t].dirty)
-				{
-					rc = RefreshView(c, params, t);
-					if (rc < 0)
-					{
-						SetErr(err, errlen, "policy rejected its input");
-						goto done;
-					}
-				}
-				views[t] = c->ten[t].view;
-			}
-			pick = PolicyPickTenant(params, n, views, decision_no, &rng);
-			if (pick < -1)
-			{
-				SetErr(err, errlen, "policy failed (%d)", pick);
-				rc = REPLAY_NO_MEMORY;
-				goto done;
-			}
-			if (pick < 0)
-				break;			/* nothing can run now: idle until a finish */
-			s = &c->ten[pick];
-			arm = views[pick].arm;
-			if (arm < 0 || arm >= K || !s->avail[arm])
-			{
-				SetErr(err, errlen, "policy picked an unavailable arm");
-				rc = REPLAY_BAD_INPUT;
-				goto done;
-			}
-			/* how good was the cost estimate the policy used? */
-			if (cfg->cost)
-			{
-				double		e = log(s->cost_est[arm]) - log(TrueCost(c, pick, arm));
-
-				c->cost_sq_err += e * e;
-				c->cost_n++;
-			}
-			s->avail[arm] = 0;
-			s->n_left--;
-			s->n_running++;
-			s->last_served = decision_no++;
-			s->dirty = 1;
-			c->dev_busy[d] = 1;
-			c->dev_tenant[d] = pick;
-			c->dev_arm[d] = arm;
-			c->dev_end[d] = now + TrueCost(c, pick, arm);
-		}
-
-		/* 2. advance to the next completion(s) */
-		for (d = 0; d < c->M; d++)
-			if (c->dev_busy[d])
-			{
-				any_busy = 1;
-				if (c->dev_end[d] < next)
-					next = c->dev_end[d];
-			}
-		if (!any_busy)
-			break;
+		rc = Dispatch(c, now, err, errlen);
+		if (rc < 0)
+			return rc;
+		for (int d = 0; d < c->M; d++)
+			if (c->dev_busy[d] && c->dev_end[d] < next)
+				next = c->dev_end[d];
+		if (isinf(next))
+			break;				/* nothing runs and nothing can: done */
 		now = next;
-		for (d = 0; d < c->M; d++)
-		{
-			SimTenant  *s;
-			double		y;
-			int			arm,
-						grc;
+		Complete(c, now);
 
-			if (!c->dev_busy[d] || c->dev_end[d] != next)
-				continue;
-			t = c->dev_tenant[d];
-			arm = c->dev_arm[d];
-			s = &c->ten[t];
-			c->dev_busy[d] = 0;
-			y = cfg->quality[(size_t) s->row * K + arm];
-			grc = GpStateAdd(&s->gp, arm, y);
-			if (grc == GP_JITTER)
-				c->jitter++;
-			else if (grc < 0)
-				c->failed++;
-			if (c->use_cost_model && !cfg->oracle_cost &&
-				c->cost_model.kind == POLICY_COST_SIZE_GP)
-			{
-				double		r = log(TrueCost(c, t, arm)) - s->log_base[arm];
-
-				grc = GpStateAdd(&s->cgp, arm, r);
-				if (grc == GP_JITTER)
-					c->jitter++;
-				else if (grc < 0)
-					c->failed++;
-				PolicyCostPredict(&c->cost_model, s->log_base, &s->cgp,
-								  s->cost_est);
-			}
-			s->n_obs++;
-			s->n_running--;
-			if (y > s->best)
-			{
-				s->best = y;
-				s->streak = 0;
-			}
-			else
-				s->streak++;
-			s->dirty = 1;
-		}
 		/* summed afresh (O(n)) so that the loss is exactly 0 at the end */
-		loss_sum = 0.0;
-		for (t = 0; t < n; t++)
-			loss_sum += c->ten[t].fstar - c->ten[t].best;
-		if (!EventPush(events, now, loss_sum / n))
+		loss = 0.0;
+		for (int t = 0; t < c->n; t++)
+			loss += c->fstar[t] - w->tasks[t]->best;
+		loss /= c->n;
+		if (!EventPush(events, now, loss))
 			goto nomem;
-		for (k = 0; k < cfg->n_thresholds; k++)
-			if (isinf(time_to[k]) && loss_sum / n <= cfg->thresholds[k] + 1e-12)
-			{
-				double		w = 0.0;
-
-				for (t = 0; t < n; t++)
-					if (c->ten[t].fstar - c->ten[t].best > w)
-						w = c->ten[t].fstar - c->ten[t].best;
-				time_to[k] = now;
-				worst[k] = w;
-				reached++;
-			}
-		if (loss_sum / n <= cfg->stop_loss + 1e-12)
+		CheckTargets(c, now, loss, time_to, worst);
+		if (loss <= c->cfg->stop_loss + 1e-12)
 			break;
 	}
-	*n_dec = (int) decision_no;
-	goto done;
+	*n_dec = (int) w->decision_no;
+	return REPLAY_OK;
 
 nomem:
 	SetErr(err, errlen, "out of memory");
-	rc = REPLAY_NO_MEMORY;
-done:
-	free(views);
-	(void) reached;
-	return rc;
+	return REPLAY_NO_MEMORY;
 }
 
-/* Free a draw context. */
+/* Free a draw context's per-draw parts. */
 static void
 DrawFree(DrawCtx *c)
 {
-	int			t;
-
-	if (c->ten)
-		for (t = 0; t < c->n; t++)
-		{
-			GpStateFree(&c->ten[t].gp);
-			GpStateFree(&c->ten[t].cgp);
-			free(c->ten[t].log_base);
-			free(c->ten[t].cost_est);
-			free(c->ten[t].avail);
-		}
-	free(c->ten);
-	c->ten = NULL;
+	if (c->have_world)
+		DecisionWorldFree(&c->world);
+	c->have_world = 0;
 	GpPriorFree(&c->prior);
 	PolicyCostModelFree(&c->cost_model);
+	free(c->tenant_row);
+	free(c->fstar);
+	c->tenant_row = NULL;
+	c->fstar = NULL;
 }
 
-/*
- * Set up draw 'draw': permute rows, fit the prior and the cost model on
- * the prior rows, and initialise the tenants.
- */
-static int
-DrawSetup(DrawCtx *c, int draw, int *perm, char *err, size_t errlen)
+/* Seeded Fisher-Yates shuffle of the usable rows for draw 'draw'. */
+static void
+Permute(const DrawCtx *c, int draw, int *perm)
 {
-	const ReplayConfig *cfg = c->cfg;
-	const int	K = c->K;
-	uint64_t	rng = cfg->seed * 0x2545F4914F6CDD1DULL + (uint64_t) draw * 0x9E3779B97F4A7C15ULL + 1;
-	double	   *hist = NULL,
-			   *hcost = NULL,
-			   *hsize = NULL;
-	int			n_prior;
-	int			rc = REPLAY_OK,
-				grc;
-	int			i,
-				t,
-				k;
+	uint64_t	rng = c->cfg->seed * 0x2545F4914F6CDD1DULL +
+		(uint64_t) draw * 0x9E3779B97F4A7C15ULL + 1;
 
-	for (i = 0; i < cfg->n_rows; i++)
-		perm[i] = i;
-	for (i = cfg->n_rows - 1; i > 0; i--)
+	for (int i = 0; i < c->n_rows; i++)
+		perm[i] = c->rows[i];
+	for (int i = c->n_rows - 1; i > 0; i--)
 	{
 		int			j = (int) (PolicyRandUniform(&rng) * (i + 1));
 		int			tmp;
@@ -996,42 +764,54 @@ DrawSetup(DrawCtx *c, int draw, int *perm, char *err, size_t errlen)
 		perm[i] = perm[j];
 		perm[j] = tmp;
 	}
-	n_prior = cfg->n_rows - cfg->n_tenants;
-	if (cfg->n_prior > 0 && cfg->n_prior < n_prior)
-		n_prior = cfg->n_prior;
+}
+
+/*
+ * Fit the prior and the cost model on the draw's prior rows perm[n ..
+ * n + n_prior).  Prior rows' runtimes carry the overhead as well, as the
+ * live scheduler's measured seconds do.
+ */
+static int
+FitModels(DrawCtx *c, const int *prior_rows, int n_prior, int draw,
+		  char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = c->cfg;
+	const int	K = c->K;
+	double	   *hist,
+			   *hcost = NULL,
+			   *hsize = NULL;
+	int			rc = REPLAY_OK,
+				grc;
 
 	hist = malloc(sizeof(double) * (size_t) (n_prior > 0 ? n_prior : 1) * K);
 	if (hist == NULL)
 		goto nomem;
-	for (i = 0; i < n_prior; i++)
-		memcpy(hist + (size_t) i * K,
-			   cfg->quality + (size_t) perm[cfg->n_tenants + i] * K,
+	for (int i = 0; i < n_prior; i++)
+		memcpy(hist + (size_t) i * K, cfg->quality + (size_t) prior_rows[i] * K,
 			   sizeof(double) * K);
 	grc = GpPriorFit(hist, n_prior, K, &cfg->prior, &c->prior);
 	if (grc < 0)
 	{
-		SetErr(err, errlen, "draw %d: prior fit failed: %s", draw,
-			   GpStatusText(grc));
+		SetErr(err, errlen, "draw %d: prior fit failed: %s", draw, GpStatusText(grc));
 		rc = REPLAY_GP_FAILED;
 		goto done;
 	}
-
 	c->use_cost_model = 0;
-	memset(&c->cost_model, 0, sizeof(c->cost_model));
 	if (!cfg->oracle_cost && cfg->cost && cfg->cost_model != POLICY_COST_NONE)
 	{
 		hcost = malloc(sizeof(double) * (size_t) (n_prior > 0 ? n_prior : 1) * K);
-		hsize = malloc(sizeof(double) * (size_t) (n_prior > 0 ? n_prior : 1) * 2);
+		hsize = malloc(sizeof(double) * (size_t) (n_prior > 0 ? n_prior : 1) * 3);
 		if (hcost == NULL || hsize == NULL)
 			goto nomem;
-		for (i = 0; i < n_prior; i++)
+		for (int i = 0; i < n_prior; i++)
 		{
-			int			row = perm[cfg->n_tenants + i];
+			int			row = prior_rows[i];
 
-			memcpy(hcost + (size_t) i * K, cfg->cost + (size_t) row * K,
-				   sizeof(double) * K);
-			hsize[2 * i] = cfg->sizes[2 * row];
-			hsize[2 * i + 1] = cfg->sizes[2 * row + 1];
+			for (int k = 0; k < K; k++)
+				hcost[(size_t) i * K + k] = TrueCost(cfg, row, k);
+			hsize[3 * i] = cfg->sizes[2 * row];
+			hsize[3 * i + 1] = cfg->sizes[2 * row + 1];
+			hsize[3 * i + 2] = 1.0;
 		}
 		grc = PolicyCostModelFit(&c->cost_model, cfg->cost_model, hcost, hsize,
 								 n_prior, K);
@@ -1043,48 +823,6 @@ DrawSetup(DrawCtx *c, int draw, int *perm, char *err, size_t errlen)
 		}
 		c->use_cost_model = 1;
 	}
-
-	c->ten = calloc(c->n, sizeof(SimTenant));
-	if (c->ten == NULL)
-		goto nomem;
-	for (t = 0; t < c->n; t++)
-	{
-		SimTenant  *s = &c->ten[t];
-
-		s->row = perm[t];
-		s->fstar = -INFINITY;
-		for (k = 0; k < K; k++)
-			if (cfg->quality[(size_t) s->row * K + k] > s->fstar)
-				s->fstar = cfg->quality[(size_t) s->row * K + k];
-		s->log_base = malloc(sizeof(double) * K);
-		s->cost_est = malloc(sizeof(double) * K);
-		s->avail = malloc(K);
-		if (s->log_base == NULL || s->cost_est == NULL || s->avail == NULL)
-			goto nomem;
-		grc = GpStateInit(&s->gp, &c->prior, 32);
-		if (grc < 0)
-			goto nomem;
-		if (c->use_cost_model)
-		{
-			grc = PolicyCostBase(&c->cost_model, cfg->sizes[2 * s->row],
-								 cfg->sizes[2 * s->row + 1], s->log_base);
-			if (grc < 0)
-			{
-				SetErr(err, errlen, "bad data-set size for row %d", s->row);
-				rc = REPLAY_BAD_INPUT;
-				goto done;
-			}
-			if (c->cost_model.kind == POLICY_COST_SIZE_GP)
-			{
-				grc = GpStateInit(&s->cgp, &c->cost_model.resid, 32);
-				if (grc < 0)
-					goto nomem;
-			}
-		}
-		else
-			for (k = 0; k < K; k++)
-				s->log_base[k] = 0.0;
-	}
 	goto done;
 
 nomem:
@@ -1095,6 +833,123 @@ done:
 	free(hcost);
 	free(hsize);
 	return rc;
+}
+
+/* Build the draw's world: one tenant and one task per tenant row. */
+static int
+BuildWorld(DrawCtx *c, char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = c->cfg;
+	const int	K = c->K;
+	PolicyParams params;
+	double	   *fallback;
+	int			rc;
+
+	PolicyParamsDefault(&params, POLICY_FIFO);
+	rc = DecisionWorldInit(&c->world, K, NULL, NULL, &params);
+	if (rc < 0)
+		goto nomem;
+	c->have_world = 1;
+	c->world.slots = c->M;
+	c->world.tenant_cap = cfg->max_devices_per_tenant > 0 ?
+		cfg->max_devices_per_tenant : (cfg->fair_share ? -1 : 0);
+	if (DecisionSetPrior(&c->world, DECISION_CLASSIFICATION, &c->prior) < 0)
+		goto nomem;
+	if (c->use_cost_model)
+		DecisionSetCostModel(&c->world, &c->cost_model, NULL);
+	fallback = malloc(sizeof(double) * K);
+	if (fallback == NULL)
+		goto nomem;
+	for (int t = 0; t < c->n; t++)
+	{
+		DecisionTaskSpec spec;
+		int			row = c->tenant_row[t];
+
+		memset(&spec, 0, sizeof(spec));
+		spec.id = t;
+		spec.tenant = DecisionAddTenant(&c->world, 0);
+		spec.kind = DECISION_CLASSIFICATION;
+		spec.rows = cfg->sizes ? cfg->sizes[2 * row] : 1.0;
+		spec.features = cfg->sizes ? cfg->sizes[2 * row + 1] : 1.0;
+		spec.classes = 1.0;
+		/* the oracle sees true runtimes; without a cost model, 1 s each */
+		for (int k = 0; k < K; k++)
+			fallback[k] = (cfg->oracle_cost && cfg->cost) ? TrueCost(cfg, row, k) : 1.0;
+		spec.fallback_cost = fallback;
+		if (spec.tenant < 0 || DecisionAddTask(&c->world, &spec) == NULL)
+		{
+			free(fallback);
+			goto nomem;
+		}
+	}
+	free(fallback);
+	return REPLAY_OK;
+
+nomem:
+	SetErr(err, errlen, "out of memory");
+	return REPLAY_NO_MEMORY;
+}
+
+/*
+ * Set up draw 'draw': permute the usable rows, fit the prior and the cost
+ * model on the prior rows, and build the tenants.
+ */
+static int
+DrawSetup(DrawCtx *c, int draw, int *perm, char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = c->cfg;
+	int			n_prior;
+	int			rc;
+
+	Permute(c, draw, perm);
+	n_prior = c->n_rows - c->n;
+	if (cfg->n_prior > 0 && cfg->n_prior < n_prior)
+		n_prior = cfg->n_prior;
+	rc = FitModels(c, perm + c->n, n_prior, draw, err, errlen);
+	if (rc < 0)
+		return rc;
+	c->tenant_row = malloc(sizeof(int) * c->n);
+	c->fstar = malloc(sizeof(double) * c->n);
+	if (c->tenant_row == NULL || c->fstar == NULL)
+	{
+		SetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	for (int t = 0; t < c->n; t++)
+	{
+		c->tenant_row[t] = perm[t];
+		c->fstar[t] = -INFINITY;
+		for (int k = 0; k < c->K; k++)
+			if (cfg->quality[(size_t) perm[t] * c->K + k] > c->fstar[t])
+				c->fstar[t] = cfg->quality[(size_t) perm[t] * c->K + k];
+	}
+	return BuildWorld(c, err, errlen);
+}
+
+/*
+ * Rows whose quality vector repeats an earlier row's are left out before
+ * any draw (a copy would otherwise sit in the prior of its own twin):
+ * fills rows[] with the first row of every distinct vector; returns how
+ * many rows are kept.
+ */
+static int
+DistinctRows(const ReplayConfig *cfg, int *rows)
+{
+	int			n = 0;
+
+	for (int r = 0; r < cfg->n_rows; r++)
+	{
+		const double *x = cfg->quality + (size_t) r * cfg->K;
+		int			dup = 0;
+
+
+		for (int j = 0; j < n && !dup; j++)
+			dup = memcmp(x, cfg->quality + (size_t) rows[j] * cfg->K,
+						 sizeof(double) * cfg->K) == 0;
+		if (!dup)
+			rows[n++] = r;
+	}
+	return n;
 }
 
 /* Free a replay output. */
@@ -1292,6 +1147,7 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 	DrawCtx		c;
 	EventList  *lists = NULL;
 	int		   *perm = NULL;
+	int		   *rows = NULL;
 	double	   *tmp = NULL;
 	int			P,
 				D,
@@ -1345,12 +1201,13 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 	out->curve_median = malloc(sizeof(double) * (size_t) P * G);
 	lists = calloc((size_t) P * D, sizeof(EventList));
 	perm = malloc(sizeof(int) * cfg->n_rows);
+	rows = malloc(sizeof(int) * cfg->n_rows);
 	tmp = malloc(sizeof(double) * (D > NK ? D : NK + 1));
 	if (out->names == NULL || out->thresholds == NULL || out->time_to == NULL ||
 		out->worst_regret == NULL || out->median_time == NULL ||
 		out->auc == NULL || out->final_time == NULL || out->final_loss == NULL ||
 		out->decisions == NULL || out->grid == NULL || out->curve_mean == NULL ||
-		out->curve_median == NULL || lists == NULL || perm == NULL || tmp == NULL)
+		out->curve_median == NULL || lists == NULL || perm == NULL || rows == NULL || tmp == NULL)
 		goto nomem;
 	for (p = 0; p < P; p++)
 		snprintf(out->names[p], REPLAY_NAME_LEN, "%s", pols[p].name);
@@ -1361,11 +1218,22 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 	c.K = cfg->K;
 	c.n = cfg->n_tenants;
 	c.M = cfg->devices;
+	c.rows = rows;
+	c.n_rows = DistinctRows(cfg, rows);
+	out->rows_used = c.n_rows;
+	out->rows_removed = cfg->n_rows - c.n_rows;
+	if (c.n > c.n_rows)
+	{
+		SetErr(err, errlen, "%d tenants need as many distinct rows; the matrix has %d (%d repeated rows left out)",
+			   c.n, c.n_rows, cfg->n_rows - c.n_rows);
+		rc = REPLAY_BAD_INPUT;
+		goto done;
+	}
 	c.dev_busy = calloc(c.M, sizeof(int));
 	c.dev_end = calloc(c.M, sizeof(double));
-	c.dev_tenant = calloc(c.M, sizeof(int));
+	c.dev_task = calloc(c.M, sizeof(int));
 	c.dev_arm = calloc(c.M, sizeof(int));
-	if (c.dev_busy == NULL || c.dev_end == NULL || c.dev_tenant == NULL ||
+	if (c.dev_busy == NULL || c.dev_end == NULL || c.dev_task == NULL ||
 		c.dev_arm == NULL)
 		goto nomem;
 
@@ -1401,6 +1269,9 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 							 &out->decisions[pd], err, errlen);
 			if (rc < 0)
 				goto done;
+			out->gp_jitter += c.world.gp_jitter;
+			out->gp_failed += c.world.gp_failed;
+			c.world.gp_jitter = c.world.gp_failed = 0;
 			out->final_time[pd] = l->ev[l->n - 1].time;
 			out->final_loss[pd] = l->ev[l->n - 1].loss;
 			if (out->final_time[pd] > horizon)
@@ -1414,8 +1285,6 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 		}
 		DrawFree(&c);
 	}
-	out->gp_jitter = c.jitter;
-	out->gp_failed = c.failed;
 	out->cost_log_rmse = c.cost_n > 0 ? sqrt(c.cost_sq_err / c.cost_n) : 0.0;
 
 	/* medians of the time to each threshold */
@@ -1491,13 +1360,14 @@ done:
 	DrawFree(&c);
 	free(c.dev_busy);
 	free(c.dev_end);
-	free(c.dev_tenant);
+	free(c.dev_task);
 	free(c.dev_arm);
 	if (lists)
 		for (p = 0; p < P * D; p++)
 			free(lists[p].ev);
 	free(lists);
 	free(perm);
+	free(rows);
 	free(tmp);
 	free(pols);
 	if (rc < 0)

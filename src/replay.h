@@ -157,7 +157,15 @@ typedef struct ReplayConfig
 	int			oracle_cost;
 	GpPriorOptions prior;		/* quality prior; zero = empirical, fitted */
 
-	int			max_devices_per_tenant; /* 0 = no limit */
+	int			max_devices_per_tenant; /* > 0: at most this many runs of one
+										 * tenant at a time */
+	int			fair_share;		/* with no max_devices_per_tenant: 1 = a
+								 * tenant gets at most a fair share of the
+								 * devices while several wait, as live
+								 * (src/decision.c); 0 = no cap */
+	double		overhead;		/* seconds added to every run (process
+								 * start, data load, writing the result);
+								 * the cost model learns it too */
 	double		stop_loss;		/* stop a run once L <= stop_loss (0: run
 								 * until every tenant has its best model or
 								 * has no arm left) */
@@ -212,6 +220,8 @@ typedef struct ReplayOutput
 	ReplayEvent **events;
 	int		   *n_events;
 	/* diagnostics */
+	int			rows_used;		/* distinct rows drawn from */
+	int			rows_removed;	/* rows that repeated an earlier row */
 	int			gp_jitter;		/* observations that needed jitter */
 	int			gp_failed;		/* observations the GP had to skip */
 	double		prior_noise_var;	/* fitted hyperparameters, draw 0 */

@@ -910,12 +910,12 @@ BenchDecision(int argc, char **argv)
 
 		if (ms == NULL)
 			goto done;
-		if (PolicyIndexInit(&index, views, n) != 0)
+		if (PolicyIndexInit(&index, views, n, 0) != 0)
 		{
 			free(ms);
 			goto done;
 		}
-		pick = PolicyIndexPick(&index, &pol.params, decision_no, &prng);
+		pick = PolicyIndexPick(&index, &pol.params, decision_no, &prng, NULL);
 		for (j = 0; j < N; j++)
 		{
 			double		t0,
@@ -959,7 +959,7 @@ BenchDecision(int argc, char **argv)
 						  avail + (size_t) pick * K, prior.mu0, &views[pick]);
 			tb = Now();
 			PolicyIndexUpdate(&index, pick);
-			pick = PolicyIndexPick(&index, &pol.params, decision_no, &prng);
+			pick = PolicyIndexPick(&index, &pol.params, decision_no, &prng, NULL);
 			t1 = Now();
 			t_add += ta - t0;
 			t_arm += tb - ta;

@@ -11,7 +11,8 @@
  *	   in one short transaction each;
  *	2. stops trainers whose run was cancelled or timed out;
  *	3. while slots are free: loads the world in one short transaction,
- *	   decides outside any transaction (src/policy.c), records the decision
+ *	   decides outside any transaction (src/liveworld.c keeps the world of
+ *	   src/decision.c in line with the catalog), records the decision
  *	   and its run in one short transaction, and spawns the trainer
  *	   (src/supervisor.c);
  *	4. sleeps on its latch until a backend commits a change (a new task, a
@@ -40,6 +41,7 @@
 #include "catalog.h"
 #include "easeml.h"
 #include "gp.h"
+#include "liveworld.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -77,21 +79,6 @@ static bool world_changed = true;
 static TimestampTz last_load = 0;
 
 /*
- * The prior fitted from the history, kept across decisions: it changes
- * only when the history does (seed history loaded, a task finished), so it
- * is refitted only then, not per decision.  Plain malloc memory (gp.c).
- */
-static GpPrior cached_prior;
-
-/*
- * The size-aware cost model (src/policy.c, POLICY_COST_SIZE_GP), fitted on
- * the measured times of every task and cached like the prior.
- */
-static PolicyCostModel cached_cost;
-static bool cached_cost_valid = false;
-static uint64 cached_cost_signature = 0;
-
-/*
  * Tasks whose run could not be recorded (most likely a lock the tenant
  * holds on its own task row) rest for a while, so that one tenant cannot
  * make every scheduling step wait for the lock timeout.
@@ -100,25 +87,16 @@ static uint64 cached_cost_signature = 0;
 #define COOLDOWN_MS 10000
 static int64 cooldown_task[COOLDOWN_SLOTS];
 static TimestampTz cooldown_until[COOLDOWN_SLOTS];
-static bool cached_prior_valid = false;
-static uint64 cached_prior_signature = 0;
 static TimestampTz last_policy_warning = 0;
 
 /*
- * Per-task priors: an active task with a row in the history (its own
- * scores) gets a prior built from every other row, with the shared prior's
- * fitted hyperparameters.  Built lazily, dropped when the history changes.
+ * Refit work (src/refit.c) runs in slices of at most this many
+ * milliseconds between decisions; while a cycle is under way the loop
+ * sleeps at most REFIT_NAP_MS.
  */
-typedef struct TaskPriorEntry
-{
-	int64		task_id;
-	bool		ok;
-	GpPrior		prior;
-} TaskPriorEntry;
-static TaskPriorEntry **task_priors = NULL;	/* entries never move: callers
-											 * keep pointers to their priors */
-static int	n_task_priors = 0;
-static int	cap_task_priors = 0;
+#define REFIT_SLICE_MS 5
+#define REFIT_NAP_MS 20
+static bool refit_pending = false;
 static bool extension_ready = false;
 
 /* run directories of runs that are gone are swept (src/rundir.c) */
@@ -730,384 +708,6 @@ LaunchRun(int64 run_id, int slot)
 						 (long long) run_id, slot, (int) SupervisorSlot(slot)->pid)));
 }
 
-/* Runs in flight of a tenant, from the loaded state plus this step's launches. */
-static int
-TenantRunning(const CatState *state, const char *tenant)
-{
-	for (int i = 0; i < state->n_tenant_running; i++)
-		if (strcmp(state->tenant_names[i], tenant) == 0)
-			return state->tenant_running[i];
-	return 0;
-}
-
-static void
-CountTenantLaunch(CatState *state, const char *tenant)
-{
-	for (int i = 0; i < state->n_tenant_running; i++)
-		if (strcmp(state->tenant_names[i], tenant) == 0)
-		{
-			state->tenant_running[i]++;
-			return;
-		}
-	/* the arrays have room: they were sized for tenants seen at load */
-	state->tenant_names = repalloc(state->tenant_names,
-								   sizeof(char *) * (state->n_tenant_running + 1));
-	state->tenant_running = repalloc(state->tenant_running,
-									 sizeof(int) * (state->n_tenant_running + 1));
-	state->tenant_names[state->n_tenant_running] = pstrdup(tenant);
-	state->tenant_running[state->n_tenant_running] = 1;
-	state->n_tenant_running++;
-}
-
-/* FNV-1a, continued from h over len bytes. */
-static uint64
-HashBytes(uint64 h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * UINT64CONST(1099511628211);
-	return h;
-}
-
-/* Hash of a matrix's shape and cells, and of the models its columns are. */
-static uint64
-MatrixSignature(const CatState *state, const double *cells, int rows)
-{
-	uint64		h = UINT64CONST(14695981039346656037);
-	int			dims[2] = {rows, state->n_models};
-
-	h = HashBytes(h, dims, sizeof(dims));
-	h = HashBytes(h, cells, sizeof(double) * (size_t) rows * (size_t) state->n_models);
-	for (int k = 0; k < state->n_models; k++)
-		h = HashBytes(h, &state->models[k].id, sizeof(int32));
-	return h;
-}
-
-/* The history's signature: cells (NaN positions included), models, row owners. */
-static uint64
-HistorySignature(const CatState *state)
-{
-	uint64		h = MatrixSignature(state, state->history, state->m_history);
-
-	return HashBytes(h, state->history_task, sizeof(int64) * (size_t) state->m_history);
-}
-
-/* Forget the per-task priors (the history changed). */
-static void
-DropTaskPriors(void)
-{
-	for (int i = 0; i < n_task_priors; i++)
-	{
-		if (task_priors[i]->ok)
-			GpPriorFree(&task_priors[i]->prior);
-		free(task_priors[i]);
-	}
-	n_task_priors = 0;
-}
-
-/*
- * The prior of one task: built without the task's own history row, or
- * NULL when the task has no row (the shared prior is then right for it).
- */
-static const GpPrior *
-TaskPrior(const CatState *state, int64 task_id, bool *failed)
-{
-	int			K = state->n_models;
-	int			row = -1;
-	GpPriorOptions opts;
-	double	   *rest;
-	TaskPriorEntry *e;
-	int			m = 0;
-
-	if (!cached_prior_valid)
-		return NULL;
-	for (int r = 0; r < state->m_history; r++)
-		if (state->history_task[r] == task_id)
-			row = r;
-	if (row < 0)
-		return NULL;
-	for (int i = 0; i < n_task_priors; i++)
-		if (task_priors[i]->task_id == task_id)
-		{
-			if (!task_priors[i]->ok)
-				*failed = true;
-			return task_priors[i]->ok ? &task_priors[i]->prior : NULL;
-		}
-
-	if (n_task_priors == cap_task_priors)
-	{
-		int			cap = cap_task_priors ? 2 * cap_task_priors : 16;
-		TaskPriorEntry **more = realloc(task_priors, sizeof(TaskPriorEntry *) * cap);
-
-		if (more == NULL)
-		{
-			*failed = true;
-			return NULL;
-		}
-		task_priors = more;
-		cap_task_priors = cap;
-	}
-	rest = palloc(sizeof(double) * Max(state->m_history, 1) * Max(K, 1));
-	e = malloc(sizeof(TaskPriorEntry));
-	if (e == NULL)
-	{
-		*failed = true;
-		return NULL;
-	}
-	for (int r = 0; r < state->m_history; r++)
-		if (r != row)
-			memcpy(rest + (size_t) m++ * K, state->history + (size_t) r * K,
-				   sizeof(double) * K);
-	memset(&opts, 0, sizeof(opts));
-	opts.kernel = cached_prior.kernel;
-	opts.shrinkage = cached_prior.shrinkage > 0 ? cached_prior.shrinkage : 1e-9;
-	opts.noise_var = cached_prior.noise_var;
-	opts.lengthscale = cached_prior.lengthscale;
-	opts.signal_var = cached_prior.signal_var;
-	task_priors[n_task_priors++] = e;
-	e->task_id = task_id;
-	e->ok = GpPriorFit(rest, m, K, &opts, &e->prior) >= 0;
-	pfree(rest);
-	if (!e->ok)
-		*failed = true;
-	return e->ok ? &e->prior : NULL;
-}
-
-/*
- * The prior for this decision: the cached one if the history is unchanged,
- * else a fresh fit (NULL if fitting failed: PolicyDecide then fits itself
- * and reports the GP status).
- */
-static const GpPrior *
-CurrentPrior(const CatState *state)
-{
-	uint64		sig = HistorySignature(state);
-
-	if (cached_prior_valid && sig == cached_prior_signature)
-		return &cached_prior;
-	if (cached_prior_valid)
-	{
-		GpPriorFree(&cached_prior);
-		cached_prior_valid = false;
-	}
-	DropTaskPriors();
-	if (GpPriorFit(state->history, state->m_history, state->n_models, NULL,
-				   &cached_prior) < 0)
-		return NULL;
-	cached_prior_valid = true;
-	cached_prior_signature = sig;
-	ereport(DEBUG1,
-			(errmsg("easeml: prior refitted from %d history rows over %d models",
-					state->m_history, state->n_models)));
-	return &cached_prior;
-}
-
-/* The measured-cost matrix's signature: times, models and task sizes. */
-static uint64
-CostSignature(const CatState *state)
-{
-	uint64		h = MatrixSignature(state, state->cost_runtime, state->m_cost);
-
-	return HashBytes(h, state->cost_sizes, sizeof(double) * 2 * (size_t) state->m_cost);
-}
-
-/*
- * Refine the tasks' cost estimates with the size-aware cost model:
- * per model, log seconds against log rows and log features over every task
- * that ran it, plus a GP over the models on the residuals conditioned on
- * the task's own finished runs (docs/scheduler.md, "cost model").  A model
- * that never ran anywhere keeps the estimate of easeml.cost_estimates (its
- * cost_factor); so does everything when the model cannot be fitted.
- */
-static void
-RefineCosts(CatState *state)
-{
-	uint64		sig;
-	int			K = state->n_models;
-	int		   *seen;
-	double	   *log_base;
-	double	   *pred;
-
-	if (state->m_cost < 2 || K == 0)
-		return;
-	sig = CostSignature(state);
-	if (!cached_cost_valid || sig != cached_cost_signature)
-	{
-		if (cached_cost_valid)
-			PolicyCostModelFree(&cached_cost);
-		cached_cost_valid = false;
-		if (PolicyCostModelFit(&cached_cost, POLICY_COST_SIZE_GP, state->cost_runtime,
-							   state->cost_sizes, state->m_cost, K) < 0)
-			return;
-		cached_cost_valid = true;
-		cached_cost_signature = sig;
-	}
-
-	seen = palloc0(sizeof(int) * K);
-	for (int d = 0; d < state->m_cost; d++)
-		for (int k = 0; k < K; k++)
-			if (!isnan(state->cost_runtime[d * K + k]))
-				seen[k]++;
-	log_base = palloc(sizeof(double) * K);
-	pred = palloc(sizeof(double) * K);
-
-	for (int i = 0; i < state->n_tasks; i++)
-	{
-		CatTask    *t = &state->tasks[i];
-		GpState		resid;
-		int			row = -1;
-
-		if (PolicyCostBase(&cached_cost, t->n_rows, t->n_features, log_base) < 0)
-			continue;
-		if (GpStateInit(&resid, &cached_cost.resid, 16) < 0)
-			continue;
-		for (int d = 0; d < state->m_cost; d++)
-			if (state->cost_task[d] == t->id)
-				row = d;
-		if (row >= 0)
-			for (int k = 0; k < K; k++)
-			{
-				double		c = state->cost_runtime[row * K + k];
-
-				if (!isnan(c) && c > 0)
-					(void) GpStateAdd(&resid, k, log(c) - log_base[k]);
-			}
-		if (PolicyCostPredict(&cached_cost, log_base, &resid, pred) == 0)
-			for (int k = 0; k < K; k++)
-				if (seen[k] > 0 && isfinite(pred[k]) && pred[k] > 0)
-					t->cost[k] = pred[k];
-		GpStateFree(&resid);
-	}
-}
-
-/*
- * Make one decision with the policy; returns false when there is nothing
- * to schedule.  The world is described from the loaded state; tasks whose
- * tenant is at max_parallel or that reached max_runs are left out.
- */
-static bool
-Decide(CatState *state, int *task_index, PolicyDecision *decision)
-{
-	PolicyInput in;
-	PolicyTask *pts;
-	int		   *map;
-	int			n = 0;
-	int			rc;
-	int			policy = PolicyFromName(state->policy);
-
-	if (state->n_tasks == 0 || state->n_models == 0)
-		return false;
-	if (policy < 0)
-	{
-		ereport(WARNING,
-				(errmsg("easeml: unknown policy \"%s\", using \"fifo\"", state->policy)));
-		policy = POLICY_FIFO;
-		strlcpy(state->policy, "fifo", sizeof(state->policy));
-	}
-
-	pts = palloc0(sizeof(PolicyTask) * state->n_tasks);
-	map = palloc(sizeof(int) * state->n_tasks);
-	for (int i = 0; i < state->n_tasks; i++)
-	{
-		CatTask    *t = &state->tasks[i];
-		PolicyTask *p = &pts[n];
-
-		if (t->tenant_cap > 0 && TenantRunning(state, t->tenant) >= t->tenant_cap)
-			continue;
-		if (t->max_runs > 0 && t->n_runs >= t->max_runs)
-			continue;
-		if (t->succeeded == 0 && t->fail_streak >= easeml_max_failures)
-			continue;
-		if (t->skip)
-			continue;
-		p->id = t->id;
-		p->n_obs = t->n_obs;
-		p->obs_arm = t->obs_arm;
-		p->obs_y = t->obs_y;
-		p->n_done = t->n_done;
-		p->done_arm = t->done_arm;
-		p->n_running = t->n_running;
-		p->running_arm = t->running_arm;
-		p->eligible = t->eligible;
-		p->cost = t->cost;
-		p->last_served = t->last_decision;
-		p->streak = t->streak;
-		map[n++] = i;
-	}
-	if (n == 0)
-		return false;
-
-	memset(&in, 0, sizeof(in));
-	in.policy = (PolicyKind) policy;
-	in.K = state->n_models;
-	in.n_tasks = n;
-	in.tasks = pts;
-	in.m = state->m_history;
-	in.history = state->history;
-	in.cost_aware = easeml_cost_aware ? 1 : 0;
-	in.beta = easeml_beta;
-	in.fairness_window = easeml_fairness_window;	/* 0: the policy's default */
-	in.decision_no = state->decision_no;
-	in.seed = (uint64_t) state->decision_no;
-	if (policy != POLICY_FIFO && policy != POLICY_POPULAR)
-	{
-		in.prior = CurrentPrior(state);
-		if (in.prior != NULL)
-		{
-			unsigned char *none = NULL;
-
-			for (int i = 0; i < n; i++)
-			{
-				bool		failed = false;
-
-				pts[i].prior = TaskPrior(state, pts[i].id, &failed);
-
-				/*
-				 * Without its own prior a task would fall back to the
-				 * shared one, which holds its own scores: leave it out of
-				 * this decision rather than let it shape its own prior.
-				 */
-				if (failed)
-				{
-					if (none == NULL)
-						none = palloc0(state->n_models);
-					pts[i].eligible = none;
-				}
-			}
-		}
-	}
-
-	rc = PolicyDecide(&in, decision);
-	/* every task with candidates failed its GP: a failure as well */
-	if (rc == 0 && decision->task < 0 && decision->gp_status < 0)
-		rc = -1;
-	if (rc < 0 && in.policy != POLICY_FIFO)
-	{
-		/*
-		 * The GP could not be used (e.g. a degenerate history): keep the
-		 * service going with the plain policy rather than stop scheduling.
-		 */
-		TimestampTz now = GetCurrentTimestamp();
-
-		if (TimestampDifferenceExceeds(last_policy_warning, now, 60000))
-		{
-			ereport(WARNING,
-					(errmsg("easeml: policy \"%s\" failed (%s); using \"fifo\" for now",
-							state->policy, GpStatusText(decision->gp_status))));
-			last_policy_warning = now;
-		}
-		in.policy = POLICY_FIFO;
-		in.prior = NULL;
-		strlcpy(state->policy, "fifo", sizeof(state->policy));
-		rc = PolicyDecide(&in, decision);
-	}
-	if (rc != 0 || decision->task < 0)
-		return false;
-	*task_index = map[decision->task];
-	return true;
-}
-
 /* Let a task rest for COOLDOWN_MS (see cooldown_task). */
 static void
 Cooldown(int64 task_id)
@@ -1147,49 +747,138 @@ typedef struct DecisionStep
 	CatState   *state;
 	int			slot;
 	int			task;			/* index in state->tasks */
-	PolicyDecision decision;
+	int			model;			/* index in state->models */
+	DecisionChoice choice;
 	bool		recorded;
 } DecisionStep;
 
-/* Record a decision and its run, update the loaded world, launch it. */
+/* A candidate of the world's choice in the catalog's terms. */
+static void
+DescribeCandidate(const CatState *state, const DecisionCandidate *c,
+				  int64 task_id, const char *tenant, CatCandidate *out)
+{
+	out->task_id = task_id;
+	out->tenant = tenant;
+	out->model_id = state->models[c->arm].id;
+	out->mu = c->mu;
+	out->sigma = c->sigma;
+	out->est_seconds = c->cost;
+	out->acquisition = c->acq;
+	out->score = c->score;
+}
+
+/* The decision as recorded: the choice, its rule and its runner-ups. */
+static void
+DescribeDecision(const DecisionStep *step, CatDecision *d)
+{
+	const CatState *state = step->state;
+	const CatTask *task = &state->tasks[step->task];
+	const DecisionChoice *c = &step->choice;
+
+	memset(d, 0, sizeof(*d));
+	d->policy = state->policy;
+	d->rule = PolicyRuleName(c->rule);
+	d->gp_status = GpStatusText(c->gp_status);
+	d->eligible = c->n_eligible;
+	DescribeCandidate(state, &c->chosen, task->id, task->tenant, &d->chosen);
+	for (int i = 0; i < c->n_runner_tasks && i < CAT_RUNNERS_UP; i++)
+	{
+		const DecisionTask *rt = LiveWorldTaskAt(c->runner_tasks[i].task);
+
+		DescribeCandidate(state, &c->runner_tasks[i], rt->id,
+						  LiveWorldTenantName(rt), &d->tasks[d->n_tasks++]);
+	}
+	for (int i = 0; i < c->n_runner_arms && i < CAT_RUNNERS_UP; i++)
+		DescribeCandidate(state, &c->runner_arms[i], task->id, task->tenant,
+						  &d->models[d->n_models++]);
+}
+
+/* Record a decision and its run, tell the world, launch it. */
 static void
 RecordDecisionStep(void *arg)
 {
 	DecisionStep *step = arg;
 	CatState   *state = step->state;
-	CatTask    *task = &state->tasks[step->task];
-	CatModel   *model = &state->models[step->decision.arm];
+	CatDecision d;
 	int64		run_id;
 
+	DescribeDecision(step, &d);
 	CatalogBegin("easeml: recording a decision");
-	run_id = CatalogCreateRun(task, model, step->slot, state->policy,
-							  step->decision.mu, step->decision.sigma,
-							  step->decision.score,
-							  GpStatusText(step->decision.gp_status),
-							  task->cost[step->decision.arm]);
+	run_id = CatalogCreateRun(&d, step->slot);
 	CatalogCommit();
 	step->recorded = true;
 
-	/* the world changed: the candidate is running, the tenant served */
-	if (!task->in_flight[step->decision.arm])
-	{
-		task->in_flight[step->decision.arm] = true;
-		task->running_arm[task->n_running++] = step->decision.arm;
-	}
-	task->n_runs++;
-	task->last_decision = state->decision_no;
-	state->decision_no++;
-	CountTenantLaunch(state, task->tenant);
-
+	/* the candidate is running, the task served */
+	LiveWorldStarted(state, step->task, step->model);
 	SpinLockAcquire(&EasemlState->mutex);
 	EasemlState->decisions++;
 	SpinLockRelease(&EasemlState->mutex);
 
 	ereport(DEBUG1,
-			(errmsg("easeml: %s chose model %s for task %lld (mu %.4f sigma %.4f)",
-					state->policy, model->name, (long long) task->id,
-					step->decision.mu, step->decision.sigma)));
+			(errmsg("easeml: %s (%s) chose model %s for task %lld (mu %.4f sigma %.4f)",
+					state->policy, d.rule, state->models[step->model].name,
+					(long long) d.chosen.task_id, d.chosen.mu, d.chosen.sigma)));
 	LaunchRun(run_id, step->slot);
+}
+
+/* Bring the world in line with the loaded state, under the live settings. */
+static void
+SyncWorld(CatState *state)
+{
+	LiveSettings s;
+
+	s.policy = state->policy;
+	s.slots = Min(easeml_max_workers, EASEML_MAX_SLOTS);
+	s.tenant_cap = easeml_max_parallel_per_tenant;
+	s.cost_aware = easeml_cost_aware;
+	s.beta = easeml_beta;
+	s.fairness_window = easeml_fairness_window;
+	if (!LiveWorldSync(state, &s))
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		/* set_policy and the GUC check refuse unknown specs: a leftover */
+		if (TimestampDifferenceExceeds(last_policy_warning, now, 60000))
+		{
+			ereport(WARNING,
+					(errmsg("easeml: unknown policy \"%s\"; keeping the previous one",
+							state->policy),
+					 errhint("SELECT easeml.set_policy('default') restores the default.")));
+			last_policy_warning = now;
+		}
+	}
+}
+
+/* Make decisions for the free slots (after the queued runs were claimed). */
+static void
+DecideFreeSlots(CatState *state, int *free_slots, int from, int nfree)
+{
+	for (int i = from; i < nfree; i++)
+	{
+		DecisionStep step;
+
+		memset(&step, 0, sizeof(step));
+		step.state = state;
+		step.slot = free_slots[i];
+		for (;;)
+		{
+			if (!LiveWorldNext(state, &step.task, &step.model, &step.choice))
+				return;			/* nothing left to schedule */
+			if (Guarded(RecordDecisionStep, &step))
+			{
+				world_changed = true;
+				break;
+			}
+			/* could not record it (e.g. a tenant holds a lock): skip the task */
+			if (!step.recorded)
+			{
+				LiveWorldBlock(state->tasks[step.task].id);
+				Cooldown(state->tasks[step.task].id);
+			}
+			else
+				break;
+		}
+	}
 }
 
 /*
@@ -1230,8 +919,7 @@ Schedule(void)
 	CatalogCommit();
 	for (int i = 0; i < state.n_tasks; i++)
 		state.tasks[i].skip = InCooldown(state.tasks[i].id);
-	if (easeml_cost_aware)
-		RefineCosts(&state);
+	SyncWorld(&state);
 
 	SpinLockAcquire(&EasemlState->mutex);
 	strlcpy(EasemlState->policy, state.policy, sizeof(EasemlState->policy));
@@ -1241,33 +929,27 @@ Schedule(void)
 		LaunchRun(claims[i].run_id, claims[i].slot);
 	if (nclaims > 0)
 		world_changed = true;
+	DecideFreeSlots(&state, free_slots, nclaims, nfree);
+	refit_pending = LiveWorldRefitStart(&state);
+}
 
-	for (int i = nclaims; i < nfree; i++)
-	{
-		DecisionStep step;
+/*
+ * Refit work off the decision path: slices of at most REFIT_SLICE_MS,
+ * each a prior or the cost model (src/refit.c).
+ */
+static void
+RefitSlice(void)
+{
+	TimestampTz start = GetCurrentTimestamp();
 
-		memset(&step, 0, sizeof(step));
-		step.state = &state;
-		step.slot = free_slots[i];
-		for (;;)
-		{
-			if (!Decide(&state, &step.task, &step.decision))
-				return;			/* nothing left to schedule */
-			if (Guarded(RecordDecisionStep, &step))
-			{
-				world_changed = true;
-				break;
-			}
-			/* could not record it (e.g. a tenant holds a lock): skip the task */
-			if (!step.recorded)
-			{
-				state.tasks[step.task].skip = true;
-				Cooldown(state.tasks[step.task].id);
-			}
-			else
-				break;
-		}
-	}
+	if (!refit_pending)
+		return;
+	while (refit_pending &&
+		   !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), REFIT_SLICE_MS))
+		refit_pending = LiveWorldRefitWork();
+	/* new priors may change every decision: decide again with them */
+	if (!refit_pending)
+		world_changed = true;
 }
 
 /* Remove the directories of runs that are gone, keeping tracked ones. */
@@ -1309,6 +991,8 @@ Iterate(void)
 	ReapTrainers();
 	if (!extension_ready)
 	{
+		LiveWorldReset();
+		refit_pending = false;
 		/* dropped under running trainers: their runs are gone, stop them */
 		for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 			if (SupervisorSlot(slot)->pid > 0 && !SupervisorSlot(slot)->exited)
@@ -1325,12 +1009,18 @@ Iterate(void)
 
 	StopTrainers();
 	Schedule();
+	RefitSlice();
 }
 
-/* Sleep time: short while a trainer is being stopped, else the naptime. */
+/*
+ * Sleep time: short while a trainer is being stopped or a refit is under
+ * way, else the naptime.
+ */
 static long
 SleepTime(void)
 {
+	if (refit_pending)
+		return Min(REFIT_NAP_MS, easeml_naptime);
 	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 	{
 		EasemlTrainer *t = SupervisorSlot(slot);

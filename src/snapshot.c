@@ -54,6 +54,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(easeml_read_rows_as);
@@ -121,6 +122,10 @@ easeml_read_rows_as(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("only a superuser may read rows as another role")));
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u does not exist", role)));
 	InitMaterializedSRF(fcinfo, 0);
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
@@ -322,7 +327,7 @@ easeml_take_snapshot(PG_FUNCTION_ARGS)
 Datum
 easeml_refresh(PG_FUNCTION_ARGS)
 {
-	text	   *task = PG_GETARG_TEXT_PP(0);
+	text	   *task;
 	Oid			caller = GetUserId();
 	char	   *caller_name = GetUserNameFromId(caller, false);
 	Oid			types[2] = {NAMEOID, TEXTOID};
@@ -331,6 +336,12 @@ easeml_refresh(PG_FUNCTION_ARGS)
 	int32		version;
 	bool		isnull;
 
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("task must not be NULL"),
+				 errhint("For example SELECT easeml.refresh('my_task');")));
+	task = PG_GETARG_TEXT_PP(0);
 	values[0] = DirectFunctionCall1(namein, CStringGetDatum(caller_name));
 	values[1] = PointerGetDatum(task);
 

@@ -33,16 +33,25 @@ PG_FUNCTION_INFO_V1(easeml_check_model);
 Datum
 easeml_check_model(PG_FUNCTION_ARGS)
 {
-	char	   *family = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Jsonb	   *params = PG_GETARG_JSONB_P(1);
-	ArrayType  *kinds = PG_GETARG_ARRAYTYPE_P(2);
-	bool		needs_image = PG_GETARG_BOOL(3);
+	char	   *family;
+	Jsonb	   *params;
+	ArrayType  *kinds;
+	bool		needs_image;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
 	StringInfoData k;
 	char	   *reason;
 
+	for (int i = 0; i < 4; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("family, params, kinds and needs_image must not be NULL")));
+	family = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	params = PG_GETARG_JSONB_P(1);
+	kinds = PG_GETARG_ARRAYTYPE_P(2);
+	needs_image = PG_GETARG_BOOL(3);
 	deconstruct_array(kinds, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	initStringInfo(&k);
 	for (int i = 0; i < n; i++)

@@ -151,10 +151,21 @@ easeml_read_source(PG_FUNCTION_ARGS)
 	{
 		bool		isnull;
 
+		SPIPlanPtr	plan;
+
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
-		if (SPI_execute(psprintf("SELECT pg_catalog.to_jsonb(q) FROM (%s) q", query),
-						true, 1) != SPI_OK_SELECT)
+		/* one statement only: nothing can be appended to the wrapper */
+		plan = SPI_prepare(psprintf("SELECT pg_catalog.to_jsonb(q) FROM (%s) q", query),
+						   0, NULL);
+		if (plan == NULL)
+			elog(ERROR, "could not prepare the read of the source: %s",
+				 SPI_result_code_string(SPI_result));
+		if (list_length(SPI_plan_get_plan_sources(plan)) != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_SYNTAX_ERROR),
+					 errmsg("the read of a source must be a single query")));
+		if (SPI_execute_plan(plan, NULL, NULL, true, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the source");
 		if (SPI_processed > 0)
 		{

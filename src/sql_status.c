@@ -57,20 +57,21 @@ Datum
 easeml_policy_valid(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	PolicyParams params;
 
-	PG_RETURN_BOOL(PolicyFromName(name) >= 0);
+	PG_RETURN_BOOL(PolicyParseSpec(name, &params, NULL, 0) == 0);
 }
 
 /* easeml.policies(): every policy name. */
 Datum
 easeml_policies(PG_FUNCTION_ARGS)
 {
-	Datum		elems[POLICY__COUNT];
+	Datum		elems[POLICY_NAMED_COUNT];
 	int			n = 0;
 
-	for (int k = 0; k < POLICY__COUNT; k++)
+	for (int k = 0; k < POLICY_NAMED_COUNT; k++)
 	{
-		const char *name = PolicyName((PolicyKind) k);
+		const char *name = PolicyName(k);
 
 		if (name != NULL)
 			elems[n++] = CStringGetTextDatum(name);

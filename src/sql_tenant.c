@@ -141,7 +141,7 @@ easeml_cancel(PG_FUNCTION_ARGS)
 			strcmp(status, "queued") != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("run %lld is already %s", (long long) run_id, status)));
+					 errmsg("run %lld has already ended: it is %s", (long long) run_id, status)));
 	}
 	else
 		status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);

@@ -19,6 +19,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "decision.h"
 #include "gp.h"
 #include "policy.h"
 #include "replay.h"
@@ -607,7 +609,7 @@ TestPickTenant(void)
 	memset(served, 0, sizeof(served));
 	for (d = 0; d < N * 20; d++)
 	{
-		int			p = PolicyPickTenant(&pp, N, v, d, &rng);
+		int			p = PolicyPickTenant(&pp, N, v, d, &rng, NULL);
 
 		CHECK(p == (int) (d % N), "rr order: decision %lld picked %d", (long long) d, p);
 		if (p < 0)
@@ -627,14 +629,14 @@ TestPickTenant(void)
 		v[i].last_served = 0;
 		v[i].n_running = 0;
 	}
-	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng) == 0, "greedy tie -> lowest id");
+	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng, NULL) == 0, "greedy tie -> lowest id");
 	v[4].score = 2.0;
-	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng) == 4, "greedy argmax");
+	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng, NULL) == 4, "greedy argmax");
 	v[4].arm = -1;
-	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng) == 0, "ineligible skipped");
+	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng, NULL) == 0, "ineligible skipped");
 	for (i = 0; i < N; i++)
 		v[i].arm = -1;
-	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng) == -1, "nothing eligible -> -1");
+	CHECK(PolicyPickTenant(&pp, N, v, 100, &rng, NULL) == -1, "nothing eligible -> -1");
 
 	/* warm start: the first N decisions serve every task once */
 	PolicyParamsDefault(&pp, POLICY_MAX_EI);
@@ -647,7 +649,7 @@ TestPickTenant(void)
 	memset(served, 0, sizeof(served));
 	for (d = 0; d < N; d++)
 	{
-		int			p = PolicyPickTenant(&pp, N, v, d, &rng);
+		int			p = PolicyPickTenant(&pp, N, v, d, &rng, NULL);
 
 		served[p]++;
 		v[p].last_served = d;
@@ -659,9 +661,9 @@ TestPickTenant(void)
 	for (i = 0; i < N; i++)
 		v[i].n_running = 1;
 	v[7].n_running = 0;
-	CHECK(PolicyPickTenant(&pp, N, v, 50, &rng) == 7, "spread prefers idle task");
+	CHECK(PolicyPickTenant(&pp, N, v, 50, &rng, NULL) == 7, "spread prefers idle task");
 	pp.spread = 0;
-	CHECK(PolicyPickTenant(&pp, N, v, 50, &rng) == 2, "without spread: argmax");
+	CHECK(PolicyPickTenant(&pp, N, v, 50, &rng, NULL) == 2, "without spread: argmax");
 	for (i = 0; i < N; i++)
 		v[i].n_running = 0;
 
@@ -686,7 +688,7 @@ TestPickTenant(void)
 			memset(served, 0, sizeof(served));
 			for (d = 0; d < 3000; d++)
 			{
-				int			p = PolicyPickTenant(&pp, N, v, d, &rng);
+				int			p = PolicyPickTenant(&pp, N, v, d, &rng, NULL);
 
 				CHECK(p >= 0, "hybrid picked nothing");
 				if (p < 0)
@@ -729,9 +731,9 @@ TestPickTenant(void)
 	}
 	v[0].streak = 3;
 	v[0].last_served = 19;
-	CHECK(PolicyPickTenant(&pp, N, v, 20, &rng) == 1, "streak guard -> least recent");
+	CHECK(PolicyPickTenant(&pp, N, v, 20, &rng, NULL) == 1, "streak guard -> least recent");
 	v[0].streak = 2;
-	CHECK(PolicyPickTenant(&pp, N, v, 20, &rng) == 0, "below the streak limit: greedy");
+	CHECK(PolicyPickTenant(&pp, N, v, 20, &rng, NULL) == 0, "below the streak limit: greedy");
 
 	/* random: same seed, same sequence; another seed, another one */
 	{
@@ -750,9 +752,9 @@ TestPickTenant(void)
 		}
 		for (d = 0; d < 50; d++)
 		{
-			int			pa = PolicyPickTenant(&pp, N, v, d, &a);
-			int			pb = PolicyPickTenant(&pp, N, v, d, &b);
-			int			pc = PolicyPickTenant(&pp, N, v, d, &c);
+			int			pa = PolicyPickTenant(&pp, N, v, d, &a, NULL);
+			int			pb = PolicyPickTenant(&pp, N, v, d, &b, NULL);
+			int			pc = PolicyPickTenant(&pp, N, v, d, &c, NULL);
 
 			same &= pa == pb;
 			differ |= pa != pc;
@@ -790,13 +792,13 @@ TestIndex(void)
 		RandomViews(v, N, &rng, &pp);
 		for (i = 0; i < N; i++)
 			v[i].last_served = -1;
-		CHECK(PolicyIndexInit(&idx, v, N) == 0, "index init");
+		CHECK(PolicyIndexInit(&idx, v, N, 0) == 0, "index init");
 		for (d = 0; d < 3000; d++)
 		{
 			uint64_t	r1 = d,
 						r2 = d;
-			int			a = PolicyPickTenant(&pp, N, v, d, &r1);
-			int			b = PolicyIndexPick(&idx, &pp, d, &r2);
+			int			a = PolicyPickTenant(&pp, N, v, d, &r1, NULL);
+			int			b = PolicyIndexPick(&idx, &pp, d, &r2, NULL);
 			double		mu[4],
 						var[4];
 			unsigned char avail[4] = {1, 1, 1, 1};
@@ -825,163 +827,385 @@ TestIndex(void)
 	}
 }
 
-/* PolicyDecide: the FIFO contract, exclusions, bad input, NaN history. */
+/* A diagonal prior of K arms with the given means (variance 0.04). */
 static void
-TestDecide(void)
+DiagPrior(GpPrior *p, int K, const double *mu)
 {
-	const int	K = 6;
-	PolicyTask	tasks[3];
-	PolicyInput in;
-	PolicyDecision dec;
-	int			obs0[1] = {0};
-	double		y0[1] = {0.7};
-	int			done1[2] = {0, 2};
-	int			run1[1] = {1};
-	unsigned char elig2[6] = {0, 0, 0, 1, 1, 1};
-	double		hist[4 * 6];
-	int			rc,
-				i;
+	double	   *cov = calloc((size_t) K * K, sizeof(double));
 
-	memset(tasks, 0, sizeof(tasks));
-	for (i = 0; i < 3; i++)
+	for (int k = 0; k < K; k++)
+		cov[(size_t) k * K + k] = 0.04;
+	GpPriorInit(p, K, mu, cov, 1e-4);
+	free(cov);
+}
+
+/* A world of K arms under policy spec, with a tenant per cap in caps[]. */
+static void
+MakeWorld(DecisionWorld *w, int K, const char *spec, int ntenants)
+{
+	PolicyParams pp;
+
+	CHECK(PolicyParseSpec(spec, &pp, NULL, 0) == 0, "spec %s", spec);
+	CHECK(DecisionWorldInit(w, K, NULL, NULL, &pp) == 0, "world init");
+	for (int i = 0; i < ntenants; i++)
+		CHECK(DecisionAddTenant(w, 0) == i, "tenant %d", i);
+}
+
+/* Add a classification task of tenant 'tenant' with the given id. */
+static DecisionTask *
+AddTask(DecisionWorld *w, int64_t id, int tenant, const unsigned char *elig)
+{
+	DecisionTaskSpec s;
+
+	memset(&s, 0, sizeof(s));
+	s.id = id;
+	s.tenant = tenant;
+	s.kind = DECISION_CLASSIFICATION;
+	s.rows = 100;
+	s.features = 4;
+	s.classes = 2;
+	s.eligible = elig;
+	return DecisionAddTask(w, &s);
+}
+
+/* Decide, start, and return the chosen (task id, arm) as id * 100 + arm. */
+static int64_t
+NextAndStart(DecisionWorld *w)
+{
+	DecisionChoice c;
+	DecisionTask *t;
+
+	if (DecisionNext(w, &c) != 0 || c.chosen.task < 0)
+		return -1;
+	t = w->tasks[c.chosen.task];
+	DecisionStart(w, t, c.chosen.arm);
+	return t->id * 100 + c.chosen.arm;
+}
+
+/*
+ * fifo through the world: never-served tasks first (lowest id on ties),
+ * untried arms in catalog order, never a running, observed, retired or
+ * ineligible arm; an interrupted arm comes back.
+ */
+static void
+TestDecisionFifo(void)
+{
+	const int	K = 4;
+	double		mu[4] = {0.5, 0.5, 0.5, 0.5};
+	unsigned char elig[4] = {0, 1, 1, 1};
+	GpPrior		prior;
+	DecisionWorld w;
+	DecisionTask *a,
+			   *b;
+
+	DiagPrior(&prior, K, mu);
+	MakeWorld(&w, K, "fifo", 2);
+	DecisionSetPrior(&w, DECISION_CLASSIFICATION, &prior);
+	a = AddTask(&w, 10, 0, NULL);
+	b = AddTask(&w, 11, 1, elig);
+	CHECK(NextAndStart(&w) == 1000, "fifo: task 10, arm 0");
+	CHECK(NextAndStart(&w) == 1101, "fifo: task 11 skips its ineligible arm 0");
+	CHECK(NextAndStart(&w) == 1001, "fifo: task 10 again, arm 1 (arm 0 running)");
+	DecisionObserve(&w, a, 0, 0.7, 1.0);
+	DecisionEnd(&w, a, 1, 0);	/* failed: retired */
+	DecisionEnd(&w, b, 1, 1);	/* interrupted: back */
+	CHECK(NextAndStart(&w) == 1101, "fifo: the interrupted arm is tried again");
+	CHECK(NextAndStart(&w) == 1002, "fifo: observed and failed arms skipped");
+	CHECK(a->n_left == 1 && a->n_obs == 1 && a->n_running == 1, "counters %d %d %d",
+		  a->n_left, a->n_obs, a->n_running);
+	DecisionWorldFree(&w);
+	GpPriorFree(&prior);
+}
+
+/*
+ * Fair shares: with 2 slots, a tenant with many tasks gets at most one
+ * slot while another tenant waits, and every slot when it waits alone; a
+ * tenant's own cap and max_runs hold; a blocked task never runs.
+ */
+static void
+TestDecisionFairShare(void)
+{
+	const int	K = 3;
+	double		mu[3] = {0.5, 0.6, 0.7};
+	GpPrior		prior;
+	DecisionWorld w;
+	DecisionTask *a1,
+			   *a2,
+			   *b;
+	DecisionChoice c;
+
+	DiagPrior(&prior, K, mu);
+	MakeWorld(&w, K, "hybrid:cost", 2);
+	w.slots = 2;
+	w.tenant_cap = -1;
+	DecisionSetPrior(&w, DECISION_CLASSIFICATION, &prior);
+	a1 = AddTask(&w, 1, 0, NULL);
+	a2 = AddTask(&w, 2, 0, NULL);
+	DecisionStart(&w, a1, 0);
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.task >= 0 &&
+		  w.tasks[c.chosen.task]->tenant == 0, "alone, tenant 0 may take the second slot");
+	b = AddTask(&w, 3, 1, NULL);
+	CHECK(DecisionSharedCap(&w) == INT_MAX, "one tenant waited: no shared cap yet");
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.task == b->index,
+		  "another tenant waits: tenant 0 is at its fair share (got task %d)", c.chosen.task);
+	CHECK(DecisionSharedCap(&w) == 1, "fair share of 2 slots over 2 tenants: 1");
+	CHECK(!DecisionEligible(&w, a2), "tenant 0's other task waits");
+	DecisionBlock(&w, b, 1);
+	CHECK(DecisionNext(&w, &c) == 0 && w.tasks[c.chosen.task]->tenant == 0,
+		  "the other tenant blocked: tenant 0 may use the slot");
+	DecisionBlock(&w, b, 0);
+	DecisionSetTenantCap(&w, 1, 1);
+	DecisionStart(&w, b, 0);
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.task >= 0 &&
+		  w.tasks[c.chosen.task]->tenant == 0, "tenant 1 at its own cap of 1");
+	DecisionEnd(&w, b, 0, 1);
+	DecisionSetMaxRuns(&w, b, 1, 1);
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.task != b->index, "max_runs reached");
+	w.tenant_cap = 0;
+	DecisionStart(&w, a2, 1);
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.task >= 0, "no shared cap: tenant 0 runs a third");
+	DecisionWorldFree(&w);
+	GpPriorFree(&prior);
+}
+
+/*
+ * The world's posterior is the closed-form one, whatever the order of
+ * results; a new prior rebuilds it; kinds never share a prior and a
+ * regression task never gets a classification-only arm.
+ */
+static void
+TestDecisionPosterior(void)
+{
+	enum
 	{
-		tasks[i].id = 10 + i;
-		tasks[i].last_served = 5;
+	K = 6};
+	double		cov[K * K],
+				mu0[K],
+				mu[K],
+				var[K];
+	unsigned char kinds[K] = {1, 1, 3, 3, 2, 2};
+	int			arms[3] = {4, 2, 3};
+	double		y[3] = {0.9, 0.4, 0.55};
+	uint64_t	rng = 5;
+	GpPrior		cls,
+				reg,
+				own;
+	DecisionWorld w;
+	DecisionTaskSpec s;
+	DecisionTask *r;
+	PolicyParams pp;
+
+	RandomPsd(cov, K, 3, &rng);
+	for (int k = 0; k < K; k++)
+		mu0[k] = 0.3 + 0.1 * k;
+	GpPriorInit(&cls, K, mu0, cov, 1e-3);
+	for (int k = 0; k < K; k++)
+		mu0[k] = 0.8 - 0.1 * k;
+	GpPriorInit(&reg, K, mu0, cov, 1e-3);
+	GpPriorInit(&own, K, mu0, cov, 2e-3);
+	PolicyParamsDefault(&pp, POLICY_HYBRID);
+	DecisionWorldInit(&w, K, kinds, NULL, &pp);
+	DecisionAddTenant(&w, 0);
+	DecisionSetPrior(&w, DECISION_CLASSIFICATION, &cls);
+	memset(&s, 0, sizeof(s));
+	s.id = 7;
+	s.kind = DECISION_REGRESSION;
+	r = DecisionAddTask(&w, &s);
+	CHECK(r->arm[0] == DECISION_ARM_INELIGIBLE && r->arm[1] == DECISION_ARM_INELIGIBLE &&
+		  r->arm[2] == DECISION_ARM_AVAILABLE, "regression task: classification-only arms out");
+	CHECK(r->gp.prior == NULL, "no regression prior yet: no posterior");
+	DecisionSetPrior(&w, DECISION_REGRESSION, &reg);
+	CHECK(r->gp.prior == &reg, "regression prior in use");
+	for (int i = 2; i >= 0; i--)
+		DecisionObserve(&w, r, arms[i], y[i], 0);
+	GpPosterior(&reg, 3, arms, y, mu, var);
+	for (int k = 0; k < K; k++)
+	{
+		CHECK_NEAR(r->gp.mu[k], mu[k], 1e-9, "world posterior mean");
+		CHECK_NEAR(r->gp.var[k], var[k], 1e-9, "world posterior variance");
 	}
-	tasks[0].n_obs = 1;
-	tasks[0].obs_arm = obs0;
-	tasks[0].obs_y = y0;
-	tasks[1].n_done = 2;
-	tasks[1].done_arm = done1;
-	tasks[1].n_running = 1;
-	tasks[1].running_arm = run1;
-	tasks[1].last_served = -1;
-	tasks[2].eligible = elig2;
+	DecisionTaskSetPrior(&w, r, &own);
+	GpPosterior(&own, 3, arms, y, mu, var);
+	CHECK_NEAR(r->gp.mu[5], mu[5], 1e-9, "own prior rebuilds the posterior");
+	/* a better score of an arm run again replaces the first */
+	DecisionObserve(&w, r, 2, 0.8, 0);
+	y[1] = 0.8;
+	GpPosterior(&own, 3, arms, y, mu, var);
+	CHECK_NEAR(r->gp.mu[5], mu[5], 1e-9, "one score per arm, the better one");
+	CHECK(r->n_obs == 3 && r->best == 0.9, "n_obs %d best %g", r->n_obs, r->best);
+	DecisionWorldFree(&w);
+	GpPriorFree(&cls);
+	GpPriorFree(&reg);
+	GpPriorFree(&own);
+}
 
-	memset(&in, 0, sizeof(in));
-	in.policy = POLICY_FIFO;
-	in.K = K;
-	in.n_tasks = 3;
-	in.tasks = tasks;
-	rc = PolicyDecide(&in, &dec);
-	CHECK(rc == 0, "fifo rc %d", rc);
-	CHECK(dec.task == 1 && dec.arm == 3, "fifo: never-served task, first untried arm (got %d, %d)",
-		  dec.task, dec.arm);
-
-	tasks[1].last_served = 7;
-	rc = PolicyDecide(&in, &dec);
-	CHECK(dec.task == 0 && dec.arm == 1, "fifo tie -> lowest id, skips observed arm (got %d, %d)",
-		  dec.task, dec.arm);
-	tasks[0].last_served = 9;
-	rc = PolicyDecide(&in, &dec);
-	CHECK(dec.task == 2 && dec.arm == 3, "fifo respects eligible flags (got %d, %d)",
-		  dec.task, dec.arm);
-
-	/* every policy: never a done, running, observed or ineligible arm */
-	for (i = 0; i < 4 * 6; i++)
-		hist[i] = 0.4 + 0.1 * ((i * 7) % 5);
-	hist[3] = NAN;
-	in.m = 4;
-	in.history = hist;
+/* Tasks by id survive many additions and removals (the id map). */
+static void
+TestDecisionMap(void)
+{
+	enum
 	{
-		int			p;
+	K = 2, N = 600};
+	double		mu[K] = {0.5, 0.5};
+	GpPrior		prior;
+	DecisionWorld w;
+	unsigned char present[N];
+	uint64_t	rng = 17;
+	int			bad = 0;
 
-		for (p = 0; p < POLICY__COUNT; p++)
-		{
-			int			trial;
+	DiagPrior(&prior, K, mu);
+	MakeWorld(&w, K, "rr", 3);
+	DecisionSetPrior(&w, DECISION_CLASSIFICATION, &prior);
+	memset(present, 0, sizeof(present));
+	for (int step = 0; step < 4000; step++)
+	{
+		int			id = (int) (PolicyRandUniform(&rng) * N);
+		DecisionTask *t = DecisionFindTask(&w, id * 7919 + 3);
 
-			for (trial = 0; trial < 6; trial++)
+		bad += (t != NULL) != present[id];
+		if (t)
+			DecisionRemoveTask(&w, t);
+		else
+			CHECK(AddTask(&w, id * 7919 + 3, id % 3, NULL) != NULL, "add %d", id);
+		present[id] = !present[id];
+	}
+	for (int id = 0; id < N; id++)
+	{
+		DecisionTask *t = DecisionFindTask(&w, id * 7919 + 3);
+
+		bad += (t != NULL) != present[id] || (t && w.tasks[t->index] != t);
+	}
+	CHECK(bad == 0, "id map: %d wrong lookups", bad);
+	CHECK(AddTask(&w, 3, 0, NULL) == NULL || present[0] == 0, "a repeated id is refused");
+	DecisionWorldFree(&w);
+	GpPriorFree(&prior);
+}
+
+/* End one run in flight: a result (80%), an interruption or a failure. */
+static void
+EndRandomRun(DecisionWorld *w, uint64_t *rng, int step)
+{
+	for (int i = 0; i < w->n_tasks; i++)
+	{
+		DecisionTask *t = w->tasks[(i + step) % w->n_tasks];
+
+		for (int k = 0; k < w->K; k++)
+			if (t->arm[k] == DECISION_ARM_RUNNING)
 			{
-				const PolicyTask *t;
-				int			j,
-							bad = 0;
+				double		u = PolicyRandUniform(rng);
 
-				in.policy = (PolicyKind) p;
-				in.cost_aware = trial % 2;
-				in.decision_no = trial;
-				in.seed = 3;
-				tasks[0].last_served = trial;
-				rc = PolicyDecide(&in, &dec);
-				CHECK(rc == 0, "%s rc %d", PolicyName(p), rc);
-				CHECK(dec.gp_status >= 0, "%s gp status %d", PolicyName(p), dec.gp_status);
-				if (dec.task < 0)
-				{
-					CHECK(0, "%s found nothing", PolicyName(p));
-					continue;
-				}
-				t = &tasks[dec.task];
-				for (j = 0; j < t->n_obs; j++)
-					bad |= t->obs_arm[j] == dec.arm;
-				for (j = 0; j < t->n_done; j++)
-					bad |= t->done_arm[j] == dec.arm;
-				for (j = 0; j < t->n_running; j++)
-					bad |= t->running_arm[j] == dec.arm;
-				if (t->eligible)
-					bad |= !t->eligible[dec.arm];
-				CHECK(!bad && dec.arm >= 0 && dec.arm < K, "%s re-picked arm %d of task %d",
-					  PolicyName(p), dec.arm, dec.task);
+				if (u < 0.8)
+					DecisionObserve(w, t, k, PolicyRandUniform(rng), 1 + u);
+				else
+					DecisionEnd(w, t, k, u < 0.9);
+				return;
 			}
+	}
+}
+
+/* Did the last DecisionNext take PolicyIndexPick's O(n) path? */
+static int
+PickFallsBack(const DecisionWorld *w)
+{
+	const PolicyIndex *ix = &w->index;
+	const PolicyParams *p = &w->params;
+
+	if (p->kind == POLICY_RR || p->kind == POLICY_POPULAR || p->kind == POLICY_FIFO)
+		return 0;
+	return (p->warm_start && ix->n_unserved > 0 && ix->n_unserved < ix->n_elig) ||
+		(p->spread && ix->n_busy > 0 && ix->n_busy == ix->n_elig) ||
+		(p->kind == POLICY_HYBRID && ix->n_unserved > 1);
+}
+
+/*
+ * Random worlds: DecisionNext (incremental, PolicyIndex) picks exactly
+ * what a fresh scan of freshly computed views picks, for every policy, as
+ * runs start, succeed, fail and tasks come and go; runner-ups are other
+ * eligible tasks and other available arms, best first.
+ */
+static void
+TestDecisionRandom(void)
+{
+	enum
+	{
+	K = 8, N = 12};
+	const char *specs[] = {"hybrid:cost", "max_ei:cost", "rr", "tenant_bo", "popular",
+	"max_gap", "hybrid:cost:s=2:w=30", "default"};
+	double		mu0[K];
+	GpPrior		prior;
+	uint64_t	rng = 11;
+
+	for (int k = 0; k < K; k++)
+		mu0[k] = 0.4 + 0.05 * k;
+	DiagPrior(&prior, K, mu0);
+	for (size_t q = 0; q < sizeof(specs) / sizeof(specs[0]); q++)
+	{
+		DecisionWorld w;
+		int			mismatches = 0,
+					bad_runners = 0,
+					fast = 0;
+
+		MakeWorld(&w, K, specs[q], 4);
+		w.slots = 3;
+		w.tenant_cap = q % 2 ? 0 : -1;	/* without a cap, busy tasks compete */
+		w.explain = 1;
+		DecisionSetPrior(&w, DECISION_CLASSIFICATION, &prior);
+		for (int i = 0; i < N; i++)
+			AddTask(&w, 100 + i, i % 4, NULL);
+		for (int step = 0; step < 400 && w.n_tasks > 0; step++)
+		{
+			DecisionChoice c;
+			PolicyTenantView *v;
+			uint64_t	r2;
+			int			expect,
+						in_flight = 0;
+
+			for (int i = 0; i < w.n_tasks; i++)
+				in_flight += w.tasks[i]->n_running;
+			if (in_flight >= w.slots)
+			{
+				EndRandomRun(&w, &rng, step);
+				continue;
+			}
+			CHECK(DecisionNext(&w, &c) == 0, "next");
+			fast += !PickFallsBack(&w);
+			/* the same pick from scratch */
+			v = calloc(w.n_tasks, sizeof(PolicyTenantView));
+			for (int i = 0; i < w.n_tasks; i++)
+			{
+				DecisionTask *t = w.tasks[i];
+
+				v[i] = w.views[i];
+				PolicyBestArm(&w.params, K, t->gp.mu, t->gp.var, t->cost, t->avail,
+							  prior.mu0, &v[i]);
+				if (!DecisionEligible(&w, t))
+					v[i].arm = -1;
+			}
+			r2 = 0;
+			expect = PolicyPickTenant(&w.params, w.n_tasks, v, w.decision_no, &r2, NULL);
+			mismatches += expect != c.chosen.task ||
+				(expect >= 0 && v[expect].arm != c.chosen.arm);
+			for (int i = 0; i < c.n_runner_tasks; i++)
+				bad_runners += c.runner_tasks[i].task == c.chosen.task ||
+					v[c.runner_tasks[i].task].arm < 0;
+			for (int i = 0; i < c.n_runner_arms; i++)
+				bad_runners += c.runner_arms[i].arm == c.chosen.arm ||
+					!w.tasks[c.chosen.task]->avail[c.runner_arms[i].arm] ||
+					(i > 0 && c.runner_arms[i].acq > c.runner_arms[i - 1].acq);
+			free(v);
+			if (c.chosen.task >= 0)
+				DecisionStart(&w, w.tasks[c.chosen.task], c.chosen.arm);
+			else
+				EndRandomRun(&w, &rng, step);
+			if (step % 97 == 50)
+				DecisionRemoveTask(&w, w.tasks[step % w.n_tasks]);
 		}
+		CHECK(fast > 50, "%s: the index's fast path was taken %d times", specs[q], fast);
+		CHECK(mismatches == 0, "%s: world vs scan, %d mismatches", specs[q], mismatches);
+		CHECK(bad_runners == 0, "%s: %d bad runner-ups", specs[q], bad_runners);
+		DecisionWorldFree(&w);
 	}
-
-	/* deterministic: the same input twice gives the same decision */
-	{
-		PolicyDecision a,
-					b;
-
-		in.policy = POLICY_HYBRID;
-		PolicyDecide(&in, &a);
-		PolicyDecide(&in, &b);
-		CHECK(a.task == b.task && a.arm == b.arm && a.score == b.score, "deterministic");
-	}
-
-	/* nothing left to run: task -1, status 0 */
-	{
-		unsigned char none[6] = {0, 0, 0, 0, 0, 0};
-		PolicyTask one = tasks[2];
-
-		one.eligible = none;
-		in.tasks = &one;
-		in.n_tasks = 1;
-		rc = PolicyDecide(&in, &dec);
-		CHECK(rc == 0 && dec.task == -1, "nothing eligible: rc %d task %d", rc, dec.task);
-		in.tasks = tasks;
-		in.n_tasks = 3;
-	}
-
-	/* bad input is refused before any work */
-	{
-		int			bad_arm[1] = {6};
-		double		nan_y[1] = {NAN};
-
-		tasks[0].obs_arm = bad_arm;
-		CHECK(PolicyDecide(&in, &dec) == POLICY_BAD_INPUT, "arm out of range");
-		tasks[0].obs_arm = obs0;
-		tasks[0].obs_y = nan_y;
-		CHECK(PolicyDecide(&in, &dec) == POLICY_BAD_INPUT, "NaN score");
-		tasks[0].obs_y = y0;
-		in.K = 0;
-		CHECK(PolicyDecide(&in, &dec) == POLICY_BAD_INPUT, "K = 0");
-		in.K = K;
-		CHECK(PolicyDecide(NULL, &dec) == POLICY_BAD_INPUT, "NULL input");
-	}
-
-	/* popular: highest prior mean first */
-	{
-		double		h2[2 * 6] = {0.1, 0.2, 0.9, 0.3, 0.8, 0.4,
-		0.1, 0.2, 0.7, 0.3, 0.8, 0.4};
-
-		in.policy = POLICY_POPULAR;
-		in.m = 2;
-		in.history = h2;
-		tasks[0].last_served = -1;
-		rc = PolicyDecide(&in, &dec);
-		CHECK(rc == 0 && dec.task == 0 && dec.arm == 2, "popular: arm 2 (got %d, %d)",
-			  dec.task, dec.arm);
-	}
-
-	CHECK(PolicyFromName("hybrid") == POLICY_HYBRID && PolicyFromName("nope") == -1 &&
-		  strcmp(PolicyName(POLICY_FIFO), "fifo") == 0, "names");
+	GpPriorFree(&prior);
 }
 
 /* The cost model recovers a log-linear law and learns online. */
@@ -991,7 +1215,7 @@ TestCostModel(void)
 	const int	m = 30,
 				K = 4;
 	double		rt[30 * 4],
-				sz[30 * 2],
+				sz[30 * 3],
 				lb[4],
 				c[4];
 	PolicyCostModel cm;
@@ -1002,11 +1226,12 @@ TestCostModel(void)
 
 	for (d = 0; d < m; d++)
 	{
-		sz[2 * d] = 100 + 5000 * PolicyRandUniform(&rng);
-		sz[2 * d + 1] = 2 + 50 * PolicyRandUniform(&rng);
+		sz[3 * d] = 100 + 5000 * PolicyRandUniform(&rng);
+		sz[3 * d + 1] = 2 + 50 * PolicyRandUniform(&rng);
+		sz[3 * d + 2] = 1;
 		for (k = 0; k < K; k++)
-			rt[d * K + k] = exp(-3.0 + 0.1 * k) * pow(sz[2 * d], 1.0 + 0.2 * k) *
-				pow(sz[2 * d + 1], 0.5);
+			rt[d * K + k] = exp(-3.0 + 0.1 * k) * pow(sz[3 * d], 1.0 + 0.2 * k) *
+				pow(sz[3 * d + 1], 0.5);
 	}
 	rc = PolicyCostModelFit(&cm, POLICY_COST_SIZE_LOGLINEAR, rt, sz, m, K);
 	CHECK(rc == 0, "loglinear fit %d", rc);
@@ -1015,7 +1240,7 @@ TestCostModel(void)
 		CHECK_NEAR(cm.coef[3 * k + 1], 1.0 + 0.2 * k, 1e-4, "rows exponent");
 		CHECK_NEAR(cm.coef[3 * k + 2], 0.5, 1e-4, "features exponent");
 	}
-	PolicyCostBase(&cm, 1000, 10, lb);
+	PolicyCostBase(&cm, 1000, 10, 1, lb);
 	PolicyCostPredict(&cm, lb, NULL, c);
 	CHECK_NEAR(c[2], exp(-2.8) * pow(1000, 1.4) * pow(10, 0.5),
 			   1e-3 * c[2], "loglinear prediction");
@@ -1036,7 +1261,7 @@ TestCostModel(void)
 		GpState		r;
 		double		before[4];
 
-		PolicyCostBase(&cm, 1000, 10, lb);
+		PolicyCostBase(&cm, 1000, 10, 1, lb);
 		GpStateInit(&r, &cm.resid, 4);
 		PolicyCostPredict(&cm, lb, &r, before);
 		/* this task ran arm 0 e^1.5 times slower than predicted */
@@ -1421,52 +1646,6 @@ TestReplayRandom(void)
 }
 
 /* Run every test; exit status 1 if any check failed. */
-/* A task's own prior (leave-one-out in the live scheduler) is used for it. */
-static void
-TestTaskPrior(void)
-{
-	enum
-	{
-	K = 5};
-	double		mu_shared[K] = {0.6, 0.5, 0.5, 0.5, 0.5};
-	double		mu_own[K] = {0.5, 0.5, 0.5, 0.95, 0.5};
-	double		cov[K * K];
-	GpPrior		shared,
-				own;
-	PolicyTask	tasks[2];
-	PolicyInput in;
-	PolicyDecision dec;
-	int			k;
-
-	for (k = 0; k < K * K; k++)
-		cov[k] = (k % (K + 1) == 0) ? 0.04 : 0.0;
-	CHECK(GpPriorInit(&shared, K, mu_shared, cov, 1e-4) >= 0, "shared prior");
-	CHECK(GpPriorInit(&own, K, mu_own, cov, 1e-4) >= 0, "own prior");
-	memset(tasks, 0, sizeof(tasks));
-	tasks[0].id = 1;
-	tasks[0].last_served = -1;
-	tasks[0].prior = &own;
-	tasks[1].id = 2;
-	tasks[1].last_served = -1;
-	memset(&in, 0, sizeof(in));
-	in.policy = POLICY_RR;
-	in.K = K;
-	in.n_tasks = 2;
-	in.tasks = tasks;
-	in.prior = &shared;
-	in.decision_no = 1;
-	CHECK(PolicyDecide(&in, &dec) == 0 && dec.task == 0 && dec.arm == 3,
-		  "own prior: task 0 takes its prior's best arm 3 (got task %d arm %d)", dec.task, dec.arm);
-	CHECK_NEAR(dec.mu, 0.95, 1e-12, "own prior mean");
-	tasks[0].last_served = 5;
-	in.decision_no = 6;
-	CHECK(PolicyDecide(&in, &dec) == 0 && dec.task == 1 && dec.arm == 0,
-		  "shared prior: task 1 takes arm 0 (got task %d arm %d)", dec.task, dec.arm);
-	CHECK_NEAR(dec.mu, 0.6, 1e-12, "shared prior mean");
-	GpPriorFree(&shared);
-	GpPriorFree(&own);
-}
-
 int
 main(void)
 {
@@ -1479,8 +1658,11 @@ main(void)
 	TestBestArm();
 	TestPickTenant();
 	TestIndex();
-	TestDecide();
-	TestTaskPrior();
+	TestDecisionFifo();
+	TestDecisionFairShare();
+	TestDecisionPosterior();
+	TestDecisionRandom();
+	TestDecisionMap();
 	TestCostModel();
 	TestCsv();
 	TestReplayHand();

@@ -44,7 +44,7 @@ CREATE FUNCTION easeml._check_model(family text, params jsonb, kinds text[],
 									needs_image boolean)
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_check_model'
-LANGUAGE C VOLATILE STRICT;
+LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION easeml._check_model(text, jsonb, text[], boolean) IS
 	'internal: NULL when the trainer can train this model, else its reason';
 REVOKE ALL ON FUNCTION easeml._check_model(text, jsonb, text[], boolean) FROM PUBLIC;
@@ -77,6 +77,11 @@ BEGIN
 		RAISE EXCEPTION 'invalid model name "%"', NEW.name
 			USING ERRCODE = 'invalid_name',
 				  HINT = 'Use 1 to 63 lower-case letters, digits, "_", "." or "-".';
+	END IF;
+	IF TG_OP = 'INSERT' AND EXISTS (SELECT 1 FROM easeml.models WHERE name = NEW.name) THEN
+		RAISE EXCEPTION 'model "%" already exists', NEW.name
+			USING ERRCODE = 'unique_violation',
+				  HINT = 'Choose another name, or UPDATE the existing model.';
 	END IF;
 	IF NEW.family IS NULL THEN
 		RAISE EXCEPTION 'model "%" has no family', NEW.name
@@ -487,6 +492,78 @@ BEGIN
 	INSERT INTO easeml.runs (task_id, model_id) VALUES (tid, mid)
 	RETURNING id INTO rid;
 	RETURN rid;
+END;
+$$;
+
+-- runs queued by hand: NULL ids get a clear error
+CREATE OR REPLACE FUNCTION easeml._guard_run()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	t			record;
+	m			record;
+BEGIN
+	-- a run always belongs to its task's tenant, whoever inserts it
+	NEW.tenant := (SELECT tenant FROM easeml.tasks WHERE id = NEW.task_id);
+	IF easeml._is_admin() THEN
+		RETURN NEW;
+	END IF;
+	-- [trust]
+	IF NEW.task_id IS NULL OR NEW.model_id IS NULL THEN
+		RAISE EXCEPTION 'task_id and model_id must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'SELECT easeml.enqueue(task, model) queues a run by names.';
+	END IF;
+	SELECT * INTO t FROM easeml.tasks WHERE id = NEW.task_id AND tenant = current_user;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'task % does not exist', NEW.task_id
+			USING ERRCODE = 'undefined_object';
+	END IF;
+	IF t.status NOT IN ('active', 'paused', 'completed') THEN
+		RAISE EXCEPTION 'task "%" is %', t.name, t.status
+			USING ERRCODE = 'object_not_in_prerequisite_state';
+	END IF;
+	SELECT * INTO m FROM easeml.models WHERE id = NEW.model_id;
+	IF NOT FOUND OR NOT m.enabled THEN
+		RAISE EXCEPTION 'model % does not exist or is disabled', NEW.model_id
+			USING ERRCODE = 'undefined_object';
+	END IF;
+	IF NOT (t.kind = ANY (m.kinds)) THEN
+		RAISE EXCEPTION 'model "%" cannot train % task "%"', m.name, t.kind, t.name
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = format('It supports: %s.', array_to_string(m.kinds, ', '));
+	END IF;
+	IF m.needs_image AND t.input_shape IS NULL THEN
+		RAISE EXCEPTION 'model "%" needs an image task, and task "%" has no input_shape', m.name, t.name
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF EXISTS (SELECT 1 FROM easeml.runs r WHERE r.task_id = t.id AND r.model_id = m.id
+				AND r.status IN ('queued', 'running')) THEN
+		RAISE EXCEPTION 'model "%" is already queued or running for task "%"', m.name, t.name
+			USING ERRCODE = 'object_not_in_prerequisite_state';
+	END IF;
+	-- column privileges already limit tenants to task_id and model_id;
+	-- the values are set here too, so the rule does not rest on grants alone
+	NEW.slot := NULL;
+	NEW.status := 'queued';
+	NEW.requested_by := 'user';
+	NEW.queued_at := now();
+	NEW.started_at := NULL;
+	NEW.finished_at := NULL;
+	NEW.seconds := NULL;
+	NEW.score := NULL;
+	NEW.metrics := NULL;
+	NEW.error := NULL;
+	NEW.pid := NULL;
+	NEW.exit_code := NULL;
+	NEW.epoch := NULL;
+	NEW.loss := NULL;
+	NEW.progress_at := NULL;
+	NEW.cancel_requested := false;
+	NEW.log_path := NULL;
+	RETURN NEW;
 END;
 $$;
 

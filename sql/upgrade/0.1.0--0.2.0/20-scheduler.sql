@@ -1,8 +1,58 @@
 -- ---------------------------------------------------------------------------
--- [scheduler] easeml 0.1.0 -> 0.2.0: the scheduler's catalog changes (issue 7)
+-- [scheduler] easeml 0.1.0 -> 0.2.0: the scheduler's catalog changes
+-- (issue 7: explained decisions, history kinds, the shared CSV reader,
+-- easeml.explain); sql/easeml.sql holds the same for a fresh install
 -- ---------------------------------------------------------------------------
 
--- [scheduler] the shared CSV reader (src/history.c, src/csv.c) for load_history
+-- [scheduler] 0.2.0: explained decisions, task kinds in the history
+-- (sql/upgrade/0.1.0--0.2.0/20-scheduler.sql makes the same changes)
+-- ---------------------------------------------------------------------------
+ALTER TABLE easeml.decisions
+	ADD COLUMN rule text,
+	ADD COLUMN score float8,
+	ADD COLUMN eligible int;
+COMMENT ON COLUMN easeml.decisions.rule IS
+	'what decided: greedy, fairness floor, streak guard, warm start, round-robin, random, or the tenant''s own queue';
+COMMENT ON COLUMN easeml.decisions.acquisition IS
+	'the chosen candidate''s acquisition value (docs/scheduler.md: expected improvement per estimated second for cost-aware EI)';
+COMMENT ON COLUMN easeml.decisions.score IS
+	'the chosen task''s score under the rule: expected gain per second (greedy rules) or decisions since it was last served (round-robin rules)';
+COMMENT ON COLUMN easeml.decisions.eligible IS
+	'tasks that could have been chosen';
+
+-- The runner-ups of each decision: the next tasks ('task') and the chosen
+-- task's next candidates ('model'), best first.
+CREATE TABLE easeml.decision_candidates (
+	decision_id bigint NOT NULL REFERENCES easeml.decisions (id) ON DELETE CASCADE,
+	role		text NOT NULL CHECK (role IN ('task', 'model')),
+	rank		int NOT NULL CHECK (rank > 0),
+	task_id		bigint NOT NULL REFERENCES easeml.tasks (id) ON DELETE CASCADE,
+	tenant		name NOT NULL,
+	model_id	int NOT NULL REFERENCES easeml.models (id),
+	mu			float8,
+	sigma		float8,
+	est_seconds float8,
+	acquisition float8,
+	score		float8,
+	PRIMARY KEY (decision_id, role, rank)
+);
+CREATE INDEX decision_candidates_task_idx ON easeml.decision_candidates (task_id);
+COMMENT ON TABLE easeml.decision_candidates IS
+	'runner-ups of each decision: the next tasks and the chosen task''s next candidates, with their scores (a tenant sees the rows of its own tasks)';
+ALTER TABLE easeml.decision_candidates ENABLE ROW LEVEL SECURITY;
+CREATE POLICY decision_candidates_own ON easeml.decision_candidates
+	FOR SELECT USING (tenant = current_user);
+GRANT SELECT ON easeml.decision_candidates TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('easeml.decision_candidates', '');
+
+-- history rows of classification tasks and of regression tasks never mix in
+-- a prior
+ALTER TABLE easeml.history
+	ADD COLUMN kind text NOT NULL DEFAULT 'classification'
+		CHECK (kind IN ('classification', 'regression'));
+
+
+-- [scheduler] fn: the shared CSV reader (src/history.c, src/csv.c) for load_history
 CREATE FUNCTION easeml._csv_cells(csv text, path text,
 	OUT line int, OUT col int, OUT row_id text, OUT header text, OUT value float8)
 RETURNS SETOF record
@@ -10,8 +60,10 @@ AS 'MODULE_PATHNAME', 'easeml_csv_cells'
 LANGUAGE C IMMUTABLE STRICT;
 REVOKE ALL ON FUNCTION easeml._csv_cells(text, text) FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION easeml.load_history(path text, source text DEFAULT NULL,
-									one_minus boolean DEFAULT false)
+DROP FUNCTION easeml.load_history(text, text, boolean);
+CREATE FUNCTION easeml.load_history(path text, source text DEFAULT NULL,
+									one_minus boolean DEFAULT false,
+									kind text DEFAULT 'classification')
 RETURNS int
 LANGUAGE plpgsql
 SET search_path = pg_catalog
@@ -33,6 +85,11 @@ BEGIN
 		RAISE EXCEPTION 'path must not be NULL'
 			USING ERRCODE = 'null_value_not_allowed',
 				  HINT = 'Pass the path of a CSV file the server can read, e.g. easeml.load_history(''history.csv'').';
+	END IF;
+	IF kind IS NULL OR kind NOT IN ('classification', 'regression') THEN
+		RAISE EXCEPTION 'kind must be classification or regression, not %', coalesce(quote_literal(kind), 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'The rows of a history file are the scores of one kind of task: pass kind => ''regression'' for R^2 scores.';
 	END IF;
 	-- the shared CSV reader (src/csv.c) parses the file: quotes, line breaks
 	-- in quotes, CRLF, missing cells, repeated dataset ids; every data row
@@ -67,15 +124,17 @@ BEGIN
 				USING ERRCODE = 'numeric_value_out_of_range',
 					  HINT = CASE WHEN NOT one_minus THEN 'For an error matrix, pass one_minus => true.' END;
 		END IF;
-		INSERT INTO easeml.history (dataset, model_id, quality, source)
-		VALUES (ids[i], model_ids[cols[i] - 1], q, coalesce(source, path))
+		INSERT INTO easeml.history (dataset, model_id, quality, source, kind)
+		VALUES (ids[i], model_ids[cols[i] - 1], q, coalesce(source, path), kind)
 		ON CONFLICT (dataset, model_id) DO UPDATE
-			SET quality = EXCLUDED.quality, source = EXCLUDED.source;
+			SET quality = EXCLUDED.quality, source = EXCLUDED.source, kind = EXCLUDED.kind;
 		n := n + 1;
 	END LOOP;
 	PERFORM easeml.wake_scheduler();
 	RETURN n;
 END;
 $$;
-COMMENT ON FUNCTION easeml.load_history(text, text, boolean) IS
-	'load seed history for the scheduler''s prior from a server-side CSV (admin only): header = model names, rows = dataset id then qualities in [0,1]; returns the cells loaded';
+COMMENT ON FUNCTION easeml.load_history(text, text, boolean, text) IS
+	'load seed history for the scheduler''s priors from a server-side CSV (admin only): header = model names, rows = dataset id then scores in [0,1] of tasks of one kind; returns the cells loaded';
+REVOKE ALL ON FUNCTION easeml.load_history(text, text, boolean, text) FROM PUBLIC;
+-- [scheduler] end

@@ -517,7 +517,7 @@ BEGIN
 			OR ((NEW.n_rows, NEW.n_classes, NEW.snapshot_version)
 				IS DISTINCT FROM (OLD.n_rows, OLD.n_classes, OLD.snapshot_version)
 				AND NEW.measured_at IS NOT DISTINCT FROM OLD.measured_at) THEN
-			RAISE EXCEPTION 'n_rows, n_classes and created_at of task "%" are recorded when it is declared', OLD.name
+			RAISE EXCEPTION 'n_rows, n_classes, snapshot_version and created_at of task "%" are recorded by easeml', OLD.name
 				USING ERRCODE = 'generated_always',
 					  HINT = 'SELECT easeml.refresh(task) measures the source again.';
 		END IF;
@@ -820,7 +820,7 @@ CREATE TRIGGER tasks_drop_snapshots
 CREATE FUNCTION easeml.refresh(task text)
 RETURNS int
 AS 'MODULE_PATHNAME', 'easeml_refresh'
-LANGUAGE C VOLATILE STRICT
+LANGUAGE C VOLATILE
 -- it runs statements as a superuser: never with the caller's search_path
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.refresh(text) IS
@@ -842,6 +842,12 @@ BEGIN
 									 (SELECT snapshot_version FROM easeml.tasks WHERE id = NEW.task_id));
 	IF easeml._is_admin() THEN
 		RETURN NEW;
+	END IF;
+	-- [trust]
+	IF NEW.task_id IS NULL OR NEW.model_id IS NULL THEN
+		RAISE EXCEPTION 'task_id and model_id must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'SELECT easeml.enqueue(task, model) queues a run by names.';
 	END IF;
 	SELECT * INTO t FROM easeml.tasks WHERE id = NEW.task_id AND tenant = current_user;
 	IF NOT FOUND THEN

@@ -1,0 +1,336 @@
+-- The attack corpus (issue 8): a tenant, regress_mallory, attacks another,
+-- regress_alice, and the service.  Each case says what must happen:
+-- 'refused' (an error) or 'harmless' (it runs, and its result, when given,
+-- shows it touched nothing of anyone else's).  Every case runs as
+-- regress_mallory in a session whose session user is the superuser running
+-- this file, as a superuser's "SET ROLE tenant" would (so changing the
+-- role or the session authorization directly is the superuser's own power
+-- here, and is attacked through view code instead); at the end alice's
+-- rows are compared with a snapshot taken before.  Add the attacks on every
+-- new function here.
+-- (self-contained: what it uses is made here and dropped at the end)
+CREATE ROLE regress_alice LOGIN;
+CREATE ROLE regress_mallory LOGIN;
+SELECT easeml.add_tenant('regress_alice'), easeml.add_tenant('regress_mallory');
+CREATE TABLE public.alice_data AS
+  SELECT i * 0.5 AS x1, (i % 5)::float8 AS x2, (i % 3)::text AS label FROM generate_series(1, 30) i;
+CREATE TABLE public.mallory_data AS SELECT * FROM public.alice_data;
+GRANT SELECT ON public.alice_data TO regress_alice;
+GRANT SELECT ON public.mallory_data TO regress_mallory;
+CREATE SCHEMA regress_mallory AUTHORIZATION regress_mallory;
+
+-- alice's task, with a finished run (result, artifact, decision) and one in flight
+SET ROLE regress_alice;
+INSERT INTO easeml.tasks (name, source, target) VALUES ('alice_task', 'public.alice_data', 'label');
+RESET ROLE;
+INSERT INTO easeml.runs (task_id, model_id, status, started_at)
+SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
+ WHERE t.name = 'alice_task' AND m.name = 'knn-1';
+SELECT easeml.trainer_artifact(r.id, '\x454153454d4c4131'), easeml.trainer_progress(r.id, 1, 0.5)
+  FROM easeml.runs r WHERE r.status = 'running';
+SELECT easeml._finish_run(r.id, 'succeeded', 0, '{"score": 0.9}', NULL)
+  FROM easeml.runs r WHERE r.status = 'running';
+INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy)
+SELECT r.task_id, r.tenant, r.model_id, r.id, 'fifo' FROM easeml.runs r;
+INSERT INTO easeml.runs (task_id, model_id, status, started_at)
+SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
+ WHERE t.name = 'alice_task' AND m.name = 'knn-3';
+CREATE TEMP TABLE ids AS
+SELECT (SELECT id FROM easeml.tasks WHERE name = 'alice_task') AS alice_task,
+	   (SELECT id FROM easeml.runs WHERE status = 'succeeded') AS alice_run,
+	   (SELECT id FROM easeml.runs WHERE status = 'running') AS alice_running;
+GRANT SELECT ON ids TO PUBLIC;
+
+-- mallory's own task, and the tools of her attacks
+SET ROLE regress_mallory;
+INSERT INTO easeml.tasks (name, source, target) VALUES ('mallory_task', 'public.mallory_data', 'label');
+CREATE TABLE regress_mallory.loot (who text);
+CREATE FUNCTION regress_mallory.escalate(x float8) RETURNS float8 LANGUAGE plpgsql AS $$
+BEGIN
+	RESET ROLE;
+	INSERT INTO regress_mallory.loot VALUES (current_user);
+	RETURN x;
+END $$;
+CREATE FUNCTION regress_mallory.scribble(x float8) RETURNS float8 LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO regress_mallory.loot VALUES (current_user);
+	RETURN x;
+END $$;
+CREATE FUNCTION regress_mallory.temp_table(x float8) RETURNS float8 LANGUAGE plpgsql AS $$
+BEGIN
+	CREATE TEMP TABLE IF NOT EXISTS stash (x float8);
+	RETURN x;
+END $$;
+CREATE FUNCTION regress_mallory.guc(x float8) RETURNS float8 LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('application_name', 'pwned', false);
+	RETURN x;
+END $$;
+CREATE FUNCTION regress_mallory.become(x float8) RETURNS float8 LANGUAGE plpgsql AS $$
+BEGIN
+	SET SESSION AUTHORIZATION regress_alice;
+	RETURN x;
+END $$;
+CREATE FUNCTION regress_mallory.become_role(x float8) RETURNS float8 LANGUAGE plpgsql AS $$
+BEGIN
+	SET ROLE regress_alice;
+	RETURN x;
+END $$;
+CREATE VIEW regress_mallory.become_view AS
+  SELECT regress_mallory.become(x1) AS x1, x2, label FROM public.mallory_data;
+CREATE VIEW regress_mallory.become_role_view AS
+  SELECT regress_mallory.become_role(x1) AS x1, x2, label FROM public.mallory_data;
+CREATE VIEW regress_mallory.escalate_view AS
+  SELECT regress_mallory.escalate(x1) AS x1, x2, label FROM public.mallory_data;
+CREATE VIEW regress_mallory.write_view AS
+  SELECT regress_mallory.scribble(x1) AS x1, x2, label FROM public.mallory_data;
+CREATE VIEW regress_mallory.temp_view AS
+  SELECT regress_mallory.temp_table(x1) AS x1, x2, label FROM public.mallory_data;
+CREATE VIEW regress_mallory.guc_view AS
+  SELECT regress_mallory.guc(x1) AS x1, x2, label FROM public.mallory_data;
+CREATE TABLE regress_mallory.evil_cols AS
+  SELECT x1 AS "x""); DROP TABLE public.alice_data; --", label FROM public.mallory_data;
+-- [data] a table whose rows name alice's task, for easeml's snapshot triggers
+CREATE TABLE regress_mallory.fake_tasks (id bigint, tenant name);
+RESET ROLE;
+-- a view whose owner may not read what it shows
+CREATE VIEW regress_mallory.alice_view AS SELECT * FROM public.alice_data;
+ALTER VIEW regress_mallory.alice_view OWNER TO regress_mallory;
+
+-- [data] alice's snapshot (docs/data.md) before the attacks
+CREATE TEMP TABLE snap_before AS
+SELECT easeml._snapshot_name(t.id, t.snapshot_version) AS relname, t.snapshot_version
+  FROM easeml.tasks t WHERE t.name = 'alice_task';
+GRANT SELECT ON snap_before TO PUBLIC;
+SELECT format('SELECT md5(string_agg(s::text, %L ORDER BY s::text)) AS snap_md5 FROM easeml_snapshots.%I s',
+			  '|', relname) AS q FROM snap_before \gset
+:q \gset
+
+-- alice's rows before the attacks
+CREATE TEMP TABLE before AS
+SELECT (SELECT md5(string_agg(t::text, '|' ORDER BY t.id)) FROM easeml.tasks t WHERE tenant = 'regress_alice') AS tasks,
+	   (SELECT md5(string_agg(r::text, '|' ORDER BY r.id)) FROM easeml.runs r WHERE tenant = 'regress_alice') AS runs,
+	   (SELECT md5(string_agg(e::text, '|' ORDER BY e.id)) FROM easeml.run_events e WHERE tenant = 'regress_alice') AS events,
+	   (SELECT md5(string_agg(d::text, '|' ORDER BY d.id)) FROM easeml.decisions d WHERE tenant = 'regress_alice') AS decisions,
+	   (SELECT md5(string_agg(a::text, '|' ORDER BY a.run_id)) FROM easeml.artifacts a WHERE tenant = 'regress_alice') AS artifacts,
+	   (SELECT md5(string_agg(n::text, '|')) FROM easeml.tenants n WHERE name = 'regress_alice') AS tenant,
+	   (SELECT md5(string_agg(m::text, '|' ORDER BY m.id)) FROM easeml.models m) AS models,
+	   current_setting('application_name') AS appname;
+
+-- Each case runs as regress_mallory in its own subtransaction.
+CREATE TEMP TABLE cases (n serial, expect text CHECK (expect IN ('refused', 'harmless')),
+						 harmless_if text, sql text);
+CREATE FUNCTION pg_temp.attempt(sql text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	result text;
+BEGIN
+	-- queries show their first value; other statements just run
+	IF sql ~* '^\s*(SELECT|WITH)\M' THEN
+		EXECUTE sql INTO result;
+	ELSE
+		EXECUTE sql;
+	END IF;
+	RETURN 'done: ' || coalesce(result, '');
+EXCEPTION WHEN others THEN
+	RETURN 'refused: ' || SQLSTATE || ': ' || SQLERRM;
+END;
+$$;
+CREATE FUNCTION pg_temp.run_attacks() RETURNS TABLE (n int, expect text, sql text, outcome text, verdict text)
+LANGUAGE plpgsql AS $$
+DECLARE
+	c record;
+BEGIN
+	FOR c IN SELECT * FROM cases ORDER BY cases.n LOOP
+		SET ROLE regress_mallory;
+		outcome := pg_temp.attempt(c.sql);
+		RESET ROLE;
+		n := c.n;
+		expect := c.expect;
+		sql := c.sql;
+		verdict := CASE
+			WHEN c.expect = 'refused' AND outcome LIKE 'refused: %' THEN 'as expected'
+			WHEN c.expect = 'harmless' AND outcome LIKE 'done: %'
+				 AND (c.harmless_if IS NULL OR outcome = 'done: ' || c.harmless_if) THEN 'as expected'
+			ELSE 'UNEXPECTED' END;
+		RETURN NEXT;
+	END LOOP;
+END;
+$$;
+
+-- reading another tenant's tasks, runs, results and data
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', '0', $c$SELECT count(*) FROM easeml.tasks WHERE tenant <> current_user$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.tasks WHERE name = 'alice_task'$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.runs WHERE tenant <> current_user$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.runs WHERE id = (SELECT alice_run FROM ids)$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.runs WHERE task_id = (SELECT alice_task FROM ids)$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.run_events WHERE tenant <> current_user$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.decisions WHERE tenant <> current_user$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.artifacts WHERE tenant <> current_user$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.tenants WHERE name <> current_user$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.leaderboard WHERE tenant <> current_user$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.task_overview WHERE tenant <> current_user$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.cost_estimates WHERE task_id = (SELECT alice_task FROM ids)$c$),
+	('harmless', '0', $c$SELECT (easeml._read_source('SELECT count(*) AS n FROM easeml.runs WHERE tenant <> current_user')) ->> 'n'$c$),
+	('harmless', '0', $c$SELECT count(*) FROM pg_stat_activity WHERE usename <> current_user AND query NOT IN ('', '<insufficient privilege>')$c$),
+	('harmless', '0', $c$SELECT count(*) FROM pg_settings WHERE name IN ('easeml.trainer_conninfo', 'easeml.trainer_path', 'easeml.run_directory')$c$),
+	('refused', NULL, $c$SELECT * FROM public.alice_data$c$),
+	('refused', NULL, $c$SELECT easeml._read_source('SELECT count(*) AS n FROM public.alice_data')$c$),
+	('refused', NULL, $c$SELECT easeml.trainer_spec(alice_run) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.trainer_data_session(alice_run) FROM ids$c$),
+	('refused', NULL, $c$SELECT pg_read_file('easeml_runs/1/trainer.log')$c$),
+	('refused', NULL, $c$COPY easeml.runs TO '/tmp/easeml_runs_copy'$c$),
+	('refused', NULL, $c$SELECT current_setting('easeml.trainer_conninfo')$c$),
+	('refused', NULL, $c$SELECT lo_import('/etc/passwd')$c$);
+
+-- changing another tenant's tasks and runs
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$INSERT INTO easeml.tasks (tenant, name, source, target) VALUES ('regress_alice', 'planted', 'public.mallory_data', 'label')$c$),
+	('harmless', '0', $c$WITH u AS (UPDATE easeml.tasks SET status = 'paused' WHERE tenant = 'regress_alice' RETURNING 1) SELECT count(*) FROM u$c$),
+	('harmless', '0', $c$WITH u AS (UPDATE easeml.tasks SET max_runs = 1 WHERE name = 'alice_task' RETURNING 1) SELECT count(*) FROM u$c$),
+	('refused', NULL, $c$DELETE FROM easeml.tasks WHERE tenant = 'regress_alice'$c$),
+	('refused', NULL, $c$UPDATE easeml.tasks SET tenant = 'regress_mallory' WHERE name = 'alice_task'$c$),
+	('refused', NULL, $c$INSERT INTO easeml.runs (task_id, model_id) SELECT alice_task, 1 FROM ids$c$),
+	('refused', NULL, $c$UPDATE easeml.runs SET cancel_requested = true WHERE tenant = 'regress_alice'$c$),
+	('refused', NULL, $c$DELETE FROM easeml.runs WHERE tenant = 'regress_alice'$c$),
+	('refused', NULL, $c$SELECT easeml.cancel(alice_running) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.cancel(alice_run) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.drop_task('alice_task')$c$),
+	('refused', NULL, $c$SELECT easeml.enqueue('alice_task', 'knn-5')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.run_events (run_id, tenant, status) SELECT alice_run, 'regress_alice', 'failed' FROM ids$c$),
+	('refused', NULL, $c$UPDATE easeml.run_events SET status = 'failed'$c$),
+	('refused', NULL, $c$DELETE FROM easeml.run_events$c$),
+	('refused', NULL, $c$INSERT INTO easeml.artifacts (run_id, tenant, bytes, data) SELECT alice_run, 'regress_alice', 1, '\x00' FROM ids$c$),
+	('refused', NULL, $c$UPDATE easeml.artifacts SET data = '\x00'$c$),
+	('refused', NULL, $c$INSERT INTO easeml.decisions (task_id, tenant, model_id, policy) SELECT alice_task, 'regress_alice', 1, 'fifo' FROM ids$c$),
+	('refused', NULL, $c$DELETE FROM easeml.decisions$c$),
+	('refused', NULL, $c$DELETE FROM easeml.tenants WHERE name = 'regress_alice'$c$),
+	('refused', NULL, $c$UPDATE easeml.tenants SET max_parallel = 1 WHERE name = 'regress_alice'$c$);
+
+-- posing as the scheduler or the trainer
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$SELECT easeml._finish_run(alice_running, 'failed', 1, NULL, 'sabotage') FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.trainer_progress(alice_running, 1, 99) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.trainer_artifact(alice_run, '\x00') FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.trainer_attach(alice_running) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml._keep_artifacts(alice_run) FROM ids$c$);
+
+-- taking over the service
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$SELECT easeml.add_tenant('regress_mallory', 64)$c$),
+	('refused', NULL, $c$SELECT easeml.set_policy('fifo')$c$),
+	('refused', NULL, $c$SELECT easeml.wake_scheduler()$c$),
+	('refused', NULL, $c$SELECT easeml.load_history('/etc/passwd')$c$),
+	('refused', NULL, $c$SELECT * FROM easeml.replay('/etc/passwd')$c$),
+	('refused', NULL, $c$SELECT easeml._check_model('knn', '{}', '{classification}', false)$c$),
+	('refused', NULL, $c$INSERT INTO easeml.models (name, family) VALUES ('trojan', 'knn')$c$),
+	('refused', NULL, $c$UPDATE easeml.models SET enabled = false$c$),
+	('refused', NULL, $c$INSERT INTO easeml.settings (key, value) VALUES ('policy', 'fifo')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.history (dataset, model_id, quality) VALUES ('x', 1, 1)$c$),
+	('refused', NULL, $c$TRUNCATE easeml.runs$c$),
+	('refused', NULL, $c$LOCK TABLE easeml.tasks IN ACCESS EXCLUSIVE MODE$c$),
+	('refused', NULL, $c$LOCK TABLE easeml.runs IN SHARE MODE$c$),
+	('refused', NULL, $c$SELECT * FROM easeml.runs FOR UPDATE$c$),
+	('harmless', '0', $c$SELECT count(*) FROM (SELECT 1 FROM easeml.tasks WHERE tenant = 'regress_alice' FOR UPDATE) l$c$),
+	('refused', NULL, $c$ALTER TABLE easeml.runs DISABLE ROW LEVEL SECURITY$c$),
+	('refused', NULL, $c$DROP POLICY runs_own ON easeml.runs$c$),
+	('refused', NULL, $c$CREATE POLICY open ON easeml.runs FOR SELECT USING (true)$c$),
+	('refused', NULL, $c$ALTER FUNCTION easeml.cancel(bigint) SECURITY DEFINER$c$),
+	('refused', NULL, $c$CREATE OR REPLACE FUNCTION easeml.enqueue(task text, model text) RETURNS bigint LANGUAGE sql AS 'SELECT 1::bigint'$c$),
+	('refused', NULL, $c$CREATE TABLE easeml.planted (x int)$c$),
+	('refused', NULL, $c$CREATE TRIGGER planted BEFORE INSERT ON easeml.runs FOR EACH ROW EXECUTE FUNCTION easeml._guard_run()$c$),
+	('harmless', NULL, $c$GRANT SELECT ON easeml.runs TO regress_mallory$c$),
+	('refused', NULL, $c$ALTER EXTENSION easeml UPDATE$c$),
+	('refused', NULL, $c$DROP EXTENSION easeml$c$),
+	('refused', NULL, $c$ALTER ROLE regress_mallory BYPASSRLS$c$),
+	('refused', NULL, $c$ALTER TABLE easeml.tasks OWNER TO regress_mallory$c$);
+
+-- through the source of her own task, read at declaration
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('steal', 'public.alice_data', 'label')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('steal2', 'regress_mallory.alice_view', 'label')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('escalate', 'regress_mallory.escalate_view', 'label')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('scribble', 'regress_mallory.write_view', 'label')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('temp', 'regress_mallory.temp_view', 'label')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('become', 'regress_mallory.become_view', 'label')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('become_role', 'regress_mallory.become_role_view', 'label')$c$),
+	('refused', NULL, $c$SELECT easeml._read_source('SELECT regress_mallory.escalate(1) AS x')$c$),
+	('refused', NULL, $c$SELECT easeml._read_source('SELECT 1) q; DROP TABLE public.alice_data; SELECT (1')$c$),
+	('harmless', 'true', $c$SELECT to_regclass('public.alice_data') IS NOT NULL$c$),
+	('harmless', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('guc', 'regress_mallory.guc_view', 'label')$c$),
+	('harmless', 'true', $c$SELECT current_setting('application_name') <> 'pwned'$c$),
+	('harmless', NULL, $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('quoted', 'regress_mallory.evil_cols', 'label', ARRAY['x"); DROP TABLE public.alice_data; --'])$c$),
+	('harmless', 'true', $c$SELECT to_regclass('public.alice_data') IS NOT NULL$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('x'');DROP TABLE public.alice_data;--', 'public.mallory_data', 'label')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('t2', 'public.mallory_data', 'label"); DROP TABLE public.alice_data; --')$c$),
+	('harmless', '0', $c$SELECT count(*) FROM regress_mallory.loot$c$);
+
+-- [data] alice's snapshot and easeml's snapshot functions
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('SELECT count(*) FROM easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('DELETE FROM easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('INSERT INTO easeml_snapshots.%I (label) VALUES (''x'')', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('TRUNCATE easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('DROP TABLE easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('ALTER TABLE easeml_snapshots.%I RENAME TO planted', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('INSERT INTO easeml.tasks (name, source, target) VALUES (''copy'', %L, ''label'')', 'easeml_snapshots.' || (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$CREATE TABLE easeml_snapshots.planted (x int)$c$),
+	('harmless', '0', $c$SELECT count(*) FROM pg_class c WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND has_table_privilege(c.oid, 'SELECT') AND c.relname NOT IN (SELECT easeml._snapshot_name(id, snapshot_version) FROM easeml.tasks WHERE snapshot_version IS NOT NULL)$c$),
+	('refused', NULL, $c$SELECT easeml.refresh('alice_task')$c$),
+	('refused', NULL, $c$SELECT easeml._snapshot_sql(alice_task, 2) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml._snapshot_switch(alice_task, 1, 0, 0) FROM ids$c$),
+	('refused', NULL, $c$SELECT count(*) FROM easeml._read_rows_as((SELECT oid FROM pg_roles WHERE rolname = 'regress_alice'), 'SELECT 1') AS r(x int)$c$),
+	('refused', NULL, $c$CREATE TRIGGER t AFTER INSERT ON regress_mallory.fake_tasks FOR EACH ROW EXECUTE FUNCTION easeml._take_snapshot()$c$),
+	('refused', NULL, $c$CREATE TRIGGER t AFTER DELETE ON regress_mallory.fake_tasks FOR EACH ROW EXECUTE FUNCTION easeml._drop_snapshots()$c$),
+	('harmless', '0', $c$WITH u AS (UPDATE easeml.tasks SET max_runs = 1 WHERE name = 'alice_task' RETURNING 1) SELECT count(*) FROM u$c$);
+
+CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_attacks();
+\x on
+-- (ids of runs and tasks depend on what ran before: shown as <id>)
+SELECT n, expect, sql,
+	   regexp_replace(regexp_replace(outcome, '(run|task) [0-9]+ ', '\1 <id> ', 'g'),
+					  'task_[0-9]+_v', 'task_<id>_v', 'g') AS outcome, verdict
+  FROM results ORDER BY n;
+\x off
+SELECT count(*) AS attacks,
+	   count(*) FILTER (WHERE expect = 'refused') AS refused,
+	   count(*) FILTER (WHERE expect = 'harmless') AS harmless,
+	   count(*) FILTER (WHERE verdict <> 'as expected') AS unexpected
+  FROM results;
+
+-- nothing of alice's changed, and mallory's view code left no trace
+SELECT (SELECT md5(string_agg(t::text, '|' ORDER BY t.id)) FROM easeml.tasks t WHERE tenant = 'regress_alice') = b.tasks AS tasks_unchanged,
+	   (SELECT md5(string_agg(r::text, '|' ORDER BY r.id)) FROM easeml.runs r WHERE tenant = 'regress_alice') = b.runs AS runs_unchanged,
+	   (SELECT md5(string_agg(e::text, '|' ORDER BY e.id)) FROM easeml.run_events e WHERE tenant = 'regress_alice') = b.events AS events_unchanged,
+	   (SELECT md5(string_agg(d::text, '|' ORDER BY d.id)) FROM easeml.decisions d WHERE tenant = 'regress_alice') = b.decisions AS decisions_unchanged,
+	   (SELECT md5(string_agg(a::text, '|' ORDER BY a.run_id)) FROM easeml.artifacts a WHERE tenant = 'regress_alice') = b.artifacts AS artifacts_unchanged,
+	   (SELECT md5(string_agg(n::text, '|')) FROM easeml.tenants n WHERE name = 'regress_alice') = b.tenant AS tenant_unchanged,
+	   (SELECT md5(string_agg(m::text, '|' ORDER BY m.id)) FROM easeml.models m) = b.models AS models_unchanged,
+	   current_setting('application_name') = b.appname AS settings_unchanged,
+	   current_user = session_user AS identity_restored,
+	   (SELECT count(*) FROM regress_mallory.loot) AS loot,
+	   (SELECT rolbypassrls OR rolsuper FROM pg_roles WHERE rolname = 'regress_mallory') AS mallory_privileged
+  FROM before b;
+
+-- [data] alice's snapshot is untouched
+SELECT format('SELECT md5(string_agg(s::text, %L ORDER BY s::text)) = %L AS snapshot_unchanged FROM easeml_snapshots.%I s',
+			  '|', :'snap_md5', relname) AS q FROM snap_before \gset
+:q;
+SELECT t.snapshot_version = b.snapshot_version AS snapshot_version_unchanged
+  FROM easeml.tasks t, snap_before b WHERE t.name = 'alice_task';
+
+-- the column name mallory chose is quoted in the trainer's COPY query
+INSERT INTO easeml.runs (task_id, model_id, status, started_at)
+SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
+ WHERE t.name = 'quoted' AND m.name = 'knn-5';
+SELECT regexp_replace(s ->> 'copy_query', 'task_[0-9]+_v', 'task_<id>_v') AS copy_query
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
+ WHERE t.name = 'quoted';
+
+-- clean up
+DELETE FROM easeml.tenants WHERE name IN ('regress_alice', 'regress_mallory');
+DROP SCHEMA regress_mallory CASCADE;
+DROP TABLE public.alice_data, public.mallory_data;
+DROP OWNED BY regress_alice, regress_mallory;
+DROP ROLE regress_alice, regress_mallory;

@@ -1,0 +1,260 @@
+/*-------------------------------------------------------------------------
+ *
+ * decision.h
+ *	  How one scheduling decision is assembled: which tasks may run
+ *	  (eligibility, per-tenant caps and fair shares), each task's prior and
+ *	  incremental posterior, its cost estimates, and the pick across tasks
+ *	  with the reasons for it.
+ *
+ * Plain C over BLAS/LAPACKE, no PostgreSQL headers.  The live scheduler
+ * (src/scheduler.c) and the replay simulator (src/replay.c) both keep a
+ * DecisionWorld and call the same functions: DecisionStart when a run is
+ * launched, DecisionObserve / DecisionEnd when it ends, DecisionNext for
+ * the next (task, candidate).  The world keeps each task's GP posterior
+ * incrementally (one GpStateAdd per finished run, never a refit) and its
+ * best candidate, and picks across tasks through a PolicyIndex, so a
+ * decision costs O(K t) for the task whose run ended plus O(log n).
+ *
+ * IDENTIFICATION
+ *	  src/decision.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_DECISION_H
+#define EASEML_DECISION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gp.h"
+#include "policy.h"
+
+/* Task kinds; each has its own prior (scores never mix across kinds). */
+#define DECISION_CLASSIFICATION 0
+#define DECISION_REGRESSION		1
+#define DECISION_KINDS			2
+
+/* State of one candidate (arm) for one task. */
+#define DECISION_ARM_INELIGIBLE 0	/* wrong kind, needs images, disabled */
+#define DECISION_ARM_AVAILABLE	1	/* may be chosen */
+#define DECISION_ARM_RUNNING	2	/* queued or running now */
+#define DECISION_ARM_OBSERVED	3	/* succeeded with a score */
+#define DECISION_ARM_DONE		4	/* failed, cancelled: never again */
+
+/* Runner-ups recorded with each decision; candidates kept per task. */
+#define DECISION_RUNNERS_UP		3
+#define DECISION_TOP_ARMS		(1 + DECISION_RUNNERS_UP)
+
+/* What a task is when it joins the world. */
+typedef struct DecisionTaskSpec
+{
+	int64_t		id;				/* caller's id; ties go to the lowest */
+	int			tenant;			/* index from DecisionAddTenant */
+	int			kind;			/* DECISION_CLASSIFICATION, _REGRESSION */
+	int			has_image;		/* image models may run */
+	double		rows;			/* size, for the cost model (> 0) */
+	double		features;
+	double		classes;		/* 1 for regression */
+	int			max_runs;		/* 0: unlimited */
+	const unsigned char *eligible;	/* K flags, or NULL: by kind and image */
+	const double *fallback_cost;	/* K seconds used where the cost model
+									 * knows nothing, or NULL: 1 s */
+} DecisionTaskSpec;
+
+typedef struct DecisionTask
+{
+	int64_t		id;
+	int			tenant;
+	int			kind;
+	double		rows;
+	double		features;
+	double		classes;
+	int			max_runs;
+	int			n_runs;			/* runs counted against max_runs */
+	int			blocked;		/* the caller keeps it out (see
+								 * DecisionBlock) */
+	unsigned char *arm;			/* K: DECISION_ARM_* */
+	unsigned char *avail;		/* K: arm == AVAILABLE (PolicyTopArms) */
+	double	   *score;			/* K: observed score, NaN if none */
+	double	   *seconds;		/* K: measured runtime, NaN if none */
+	int			n_left;			/* arms available */
+	int			n_obs;
+	int			n_running;
+	double		best;			/* best score, 0 before the first */
+	int64_t		last_served;	/* decision number, -1: never */
+	int			streak;			/* results since the best improved */
+	const GpPrior *own_prior;	/* set by DecisionTaskSetPrior, or NULL */
+	GpState		gp;				/* quality posterior over the K arms */
+	GpState		cgp;			/* log-cost residual posterior */
+	int			have_cgp;
+	double	   *log_base;		/* K: the cost model's size part */
+	double	   *fallback;		/* K: caller's estimates */
+	double	   *cost;			/* K: estimated seconds the policy uses */
+	int			best_arm;		/* cached candidate, -1 none */
+	int			n_top;			/* cached ranking (explain only) */
+	int			top_arm[DECISION_TOP_ARMS];
+	double		top_acq[DECISION_TOP_ARMS];
+	int			ok;				/* could run, apart from tenant caps */
+	int			index;			/* position in world->tasks, ->views */
+	int			next_of_tenant; /* index of the tenant's next task, -1 */
+	unsigned char dirty;		/* DIRTY_* bits (decision.c) */
+} DecisionTask;
+
+typedef struct DecisionTenant
+{
+	int			cap;			/* its own cap (max_parallel), 0: none */
+	int			running;		/* runs in flight of its tasks in the world */
+	int			external;		/* its runs in flight outside the world */
+	int			n_ok;			/* tasks that could run apart from caps */
+	int			waiting;		/* n_ok > 0 and below its own cap */
+	int			first_task;		/* index of one of its tasks, -1 */
+} DecisionTenant;
+
+typedef struct DecisionWorld
+{
+	int			K;
+	PolicyParams params;
+	int			slots;			/* devices, for the fair share */
+	int			tenant_cap;		/* > 0: runs per tenant at most; 0: no
+								 * cap; < 0: a fair share of the slots
+								 * while several tenants wait (decision.c) */
+	int			explain;		/* fill runner-ups in DecisionNext */
+	unsigned char *arm_kinds;	/* K: bit (1 << kind) per kind it serves */
+	unsigned char *arm_image;	/* K: needs an image task */
+	const GpPrior *prior[DECISION_KINDS];	/* borrowed */
+	const PolicyCostModel *cost_model;	/* borrowed, or NULL */
+	unsigned char *cost_known;	/* K: the cost model has data for arm */
+	int			n_tasks;
+	int			cap_tasks;
+	DecisionTask **tasks;		/* entries never move in memory */
+	DecisionTask **map;			/* by id (decision.c), map_cap slots */
+	size_t		map_cap;
+	PolicyTenantView *views;	/* parallel to tasks */
+	PolicyIndex index;
+	int			index_n;		/* tasks the index was built for, -1 */
+	int		   *dirty_list;
+	int			n_dirty;
+	int			n_tenants;
+	int			cap_tenants;
+	DecisionTenant *tenants;
+	int			n_waiting;		/* tenants waiting (DecisionTenant.waiting) */
+	int			cap_applied;	/* the shared cap the views reflect */
+	int64_t		decision_no;
+	uint64_t	rng;
+	double	   *scratch;		/* K */
+	int			gp_jitter;		/* observations that needed jitter */
+	int			gp_failed;		/* observations the GP had to refuse */
+} DecisionWorld;
+
+/* One candidate as a decision saw it. */
+typedef struct DecisionCandidate
+{
+	int			task;			/* index in world->tasks */
+	int			arm;
+	double		mu;				/* posterior mean (score units) */
+	double		sigma;			/* posterior std dev (score units) */
+	double		cost;			/* estimated seconds */
+	double		acq;			/* arm acquisition (see docs/scheduler.md) */
+	double		score;			/* task score: greedy gain (per second when
+								 * cost-aware); for round-robin rules the
+								 * decisions since the task was served */
+} DecisionCandidate;
+
+typedef struct DecisionChoice
+{
+	DecisionCandidate chosen;	/* task -1: nothing can run now */
+	PolicyRule	rule;
+	int			n_eligible;		/* tasks that could have been chosen */
+	int			n_runner_tasks; /* other tasks' candidates, next best first */
+	DecisionCandidate runner_tasks[DECISION_RUNNERS_UP];
+	int			n_runner_arms;	/* the chosen task's next candidates */
+	DecisionCandidate runner_arms[DECISION_RUNNERS_UP];
+	int			gp_status;		/* worst GP status of the chosen task */
+} DecisionChoice;
+
+extern int	DecisionWorldInit(DecisionWorld *w, int K,
+							  const unsigned char *arm_kinds,
+							  const unsigned char *arm_image,
+							  const PolicyParams *params);
+extern void DecisionWorldFree(DecisionWorld *w);
+
+/* Priors (borrowed; changing one rebuilds the posteriors that use it). */
+extern int	DecisionSetPrior(DecisionWorld *w, int kind, const GpPrior *prior);
+extern int	DecisionTaskSetPrior(DecisionWorld *w, DecisionTask *t,
+								 const GpPrior *prior);
+/* Cost model and its known arms (both borrowed; NULL: fallbacks only). */
+extern int	DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
+								 const unsigned char *known);
+extern void DecisionSetParams(DecisionWorld *w, const PolicyParams *params);
+
+extern int	DecisionAddTenant(DecisionWorld *w, int cap);
+extern void DecisionSetTenantCap(DecisionWorld *w, int tenant, int cap);
+extern DecisionTask *DecisionAddTask(DecisionWorld *w,
+									 const DecisionTaskSpec *spec);
+extern void DecisionRemoveTask(DecisionWorld *w, DecisionTask *t);
+extern DecisionTask *DecisionFindTask(const DecisionWorld *w, int64_t id);
+/* Back to no runs at all (the replay, between policies). */
+extern void DecisionResetTask(DecisionWorld *w, DecisionTask *t);
+
+/* A run of (t, arm) was launched: the arm is in flight, t was served. */
+extern void DecisionStart(DecisionWorld *w, DecisionTask *t, int arm);
+/*
+ * A run of (t, arm) succeeded with a score (higher is better) after
+ * seconds (<= 0: unknown); the posterior gains one observation.  A second
+ * score for an arm keeps the better one.  Returns a GpStatus.
+ */
+extern int	DecisionObserve(DecisionWorld *w, DecisionTask *t, int arm,
+							double score, double seconds);
+/* A run ended without a score: retry = 1 (interrupted) frees the arm,
+ * retry = 0 (failed, cancelled) retires it. */
+extern void DecisionEnd(DecisionWorld *w, DecisionTask *t, int arm, int retry);
+/*
+ * What the live catalog says about one task (src/liveworld.c): arms take
+ * these states, scores the world has not seen are added incrementally (a
+ * changed one rebuilds the posterior), runtimes condition the cost
+ * residuals, and the counters and caller's flags are replaced.
+ */
+typedef struct DecisionTaskState
+{
+	unsigned char *state;		/* K: DECISION_ARM_* (ineligible arms stay) */
+	double	   *score;			/* K: best score, NaN if none */
+	const double *seconds;		/* K: measured seconds, NaN if none; or NULL */
+	const double *fallback_cost;	/* K: caller's estimates, or NULL */
+	int			n_runs;
+	int			max_runs;
+	int			blocked;
+	int64_t		last_served;
+	int			streak;
+} DecisionTaskState;
+
+extern void DecisionSyncTask(DecisionWorld *w, DecisionTask *t,
+							 const DecisionTaskState *s);
+/* Runs of a tenant in flight outside the world (they count for caps). */
+extern void DecisionSetTenantExternal(DecisionWorld *w, int tenant, int n);
+extern int	DecisionTenantRunning(const DecisionWorld *w, int tenant);
+
+/* The caller keeps a task out of decisions (cooldown, failures, paused). */
+extern void DecisionBlock(DecisionWorld *w, DecisionTask *t, int blocked);
+extern void DecisionSetMaxRuns(DecisionWorld *w, DecisionTask *t,
+							   int max_runs, int n_runs);
+
+/*
+ * The next (task, candidate) and why; choice->chosen.task is -1 when no
+ * task can run now.  It does not start the run: call DecisionStart.
+ * Returns 0, or a negative POLICY_* status.
+ */
+extern int	DecisionNext(DecisionWorld *w, DecisionChoice *choice);
+
+/*
+ * The available candidates of one task, best first by the policy's
+ * acquisition (at most max); returns how many, or a negative status.
+ */
+extern int	DecisionRankArms(DecisionWorld *w, DecisionTask *t,
+							 DecisionCandidate *out, int max);
+
+/* Could t be chosen now (eligible, under its tenant's cap)? */
+extern int	DecisionEligible(DecisionWorld *w, const DecisionTask *t);
+/* The shared per-tenant cap now in force (INT32_MAX: none). */
+extern int	DecisionSharedCap(const DecisionWorld *w);
+
+#endif							/* EASEML_DECISION_H */

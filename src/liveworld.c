@@ -1,0 +1,386 @@
+/*-------------------------------------------------------------------------
+ *
+ * liveworld.c
+ *	  The live scheduler's DecisionWorld: the same decision code the replay
+ *	  simulator runs (src/decision.c), kept across scheduling steps.
+ *
+ * After every load of the catalog, LiveWorldSync brings the world in line
+ * with it: tasks that are no longer active leave, new ones join, and each
+ * task's candidates take the state the catalog gives them.  A score the
+ * world has not seen yet is one incremental posterior update; nothing is
+ * refitted on the decision path.  Priors and the cost model are refitted
+ * in short steps between decisions (src/refit.c).
+ *
+ * The world lives in malloc'd memory (src/decision.c is plain C) and
+ * survives the loop context's reset; tenants are mapped to world indexes
+ * by name in a hash table in TopMemoryContext.
+ *
+ * IDENTIFICATION
+ *	  src/liveworld.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "easeml.h"
+#include "liveworld.h"
+#include "refit.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+/* seconds between refit cycles (docs/scheduler.md, "The live scheduler") */
+#define REFIT_INTERVAL 10.0
+
+typedef struct TenantEntry
+{
+	NameData	name;			/* hash key */
+	int			index;			/* in the world */
+} TenantEntry;
+
+static DecisionWorld world;
+static bool world_ok = false;
+static RefitState refit;
+static HTAB *tenant_map = NULL;
+static char **tenant_names = NULL;	/* by world index, TopMemoryContext */
+static int	n_tenant_names = 0;
+static uint64 models_sig = 0;
+static char applied_policy[128] = "";
+
+/* Signature of the model set: ids, kinds, image flags. */
+static uint64
+ModelsSignature(const CatState *state)
+{
+	uint64		h = UINT64CONST(14695981039346656037);
+
+	for (int k = 0; k < state->n_models; k++)
+	{
+		const CatModel *m = &state->models[k];
+		uint64		x = ((uint64) (uint32) m->id << 3) | (m->classification ? 1 : 0) |
+			(m->regression ? 2 : 0) | (m->needs_image ? 4 : 0);
+
+		h = (h ^ x) * UINT64CONST(1099511628211);
+	}
+	return h ^ (uint64) state->n_models;
+}
+
+void
+LiveWorldReset(void)
+{
+	if (world_ok)
+	{
+		DecisionWorldFree(&world);
+		RefitFree(&refit);
+	}
+	world_ok = false;
+	if (tenant_map)
+		hash_destroy(tenant_map);
+	tenant_map = NULL;
+	for (int i = 0; i < n_tenant_names; i++)
+		pfree(tenant_names[i]);
+	if (tenant_names)
+		pfree(tenant_names);
+	tenant_names = NULL;
+	n_tenant_names = 0;
+	applied_policy[0] = '\0';
+}
+
+/* A new world for the state's model set (the old one is dropped). */
+static bool
+BuildWorld(const CatState *state)
+{
+	unsigned char *kinds;
+	unsigned char *image;
+	PolicyParams params;
+	HASHCTL		ctl;
+	bool		ok;
+
+	LiveWorldReset();
+	if (state->n_models == 0)
+		return false;
+	kinds = palloc(state->n_models);
+	image = palloc(state->n_models);
+	for (int k = 0; k < state->n_models; k++)
+	{
+		kinds[k] = (state->models[k].classification ? 1 << DECISION_CLASSIFICATION : 0) |
+			(state->models[k].regression ? 1 << DECISION_REGRESSION : 0);
+		image[k] = state->models[k].needs_image;
+	}
+	PolicyParamsDefault(&params, POLICY_FIFO);
+	ok = DecisionWorldInit(&world, state->n_models, kinds, image, &params) == POLICY_OK;
+	pfree(kinds);
+	pfree(image);
+	if (!ok)
+		return false;
+	RefitInit(&refit, state->n_models, REFIT_INTERVAL);
+	world.explain = 1;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = NAMEDATALEN;
+	ctl.entrysize = sizeof(TenantEntry);
+	ctl.hcxt = TopMemoryContext;
+	tenant_map = hash_create("easeml tenants", 256, &ctl,
+							 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	models_sig = ModelsSignature(state);
+	world_ok = true;
+	return true;
+}
+
+/* The world's policy and caps from the settings; false if the spec is bad. */
+static bool
+ApplySettings(const LiveSettings *s)
+{
+	PolicyParams params;
+
+	world.slots = Max(s->slots, 1);
+	world.tenant_cap = s->tenant_cap;
+	if (PolicyParseSpec(s->policy, &params, NULL, 0) != POLICY_OK)
+		return false;
+	if (!s->cost_aware)
+		params.cost_aware = 0;
+	if (s->beta > 0)
+		params.beta = s->beta;
+	if (s->fairness_window > 0)
+		params.fairness_window = s->fairness_window;
+	if (strcmp(applied_policy, s->policy) != 0 ||
+		memcmp(&params, &world.params, sizeof(params)) != 0)
+	{
+		DecisionSetParams(&world, &params);
+		strlcpy(applied_policy, s->policy, sizeof(applied_policy));
+	}
+	return true;
+}
+
+/* The world index of a tenant, added on first sight. */
+static int
+TenantIndex(const char *name, int cap)
+{
+	TenantEntry *e;
+	bool		found;
+	NameData	key;
+
+	namestrcpy(&key, name);
+	e = hash_search(tenant_map, &key, HASH_ENTER, &found);
+	if (!found)
+	{
+		e->index = DecisionAddTenant(&world, cap);
+		tenant_names = tenant_names == NULL ?
+			MemoryContextAlloc(TopMemoryContext, sizeof(char *)) :
+			repalloc(tenant_names, sizeof(char *) * (n_tenant_names + 1));
+		tenant_names[n_tenant_names++] = MemoryContextStrdup(TopMemoryContext, name);
+	}
+	return e->index;
+}
+
+/* What the catalog says about candidate k of a loaded task. */
+static unsigned char
+ArmState(const CatTask *t, int k)
+{
+	if (t->in_flight[k])
+		return DECISION_ARM_RUNNING;
+	if (t->obs_of[k] >= 0)
+		return DECISION_ARM_OBSERVED;
+	if (t->is_done[k])
+		return DECISION_ARM_DONE;
+	return DECISION_ARM_AVAILABLE;
+}
+
+/* A task joins the world. */
+static DecisionTask *
+AddTask(const CatTask *t, int tenant)
+{
+	DecisionTaskSpec spec;
+	DecisionTask *dt;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.id = t->id;
+	spec.tenant = tenant;
+	spec.kind = t->regression ? DECISION_REGRESSION : DECISION_CLASSIFICATION;
+	spec.has_image = t->has_image;
+	spec.rows = t->n_rows;
+	spec.features = t->n_features;
+	spec.classes = t->n_classes;
+	spec.max_runs = t->max_runs;
+	spec.eligible = t->eligible;
+	spec.fallback_cost = t->cost;
+	dt = DecisionAddTask(&world, &spec);
+	if (dt != NULL)
+		DecisionTaskSetPrior(&world, dt, RefitOwnPrior(&refit, t->id));
+	return dt;
+}
+
+/* Bring one world task in line with its loaded row. */
+static void
+SyncTask(DecisionTask *dt, const CatTask *t)
+{
+	DecisionTaskState s;
+
+	s.score = palloc(sizeof(double) * world.K);
+	s.state = palloc(world.K);
+	for (int k = 0; k < world.K; k++)
+	{
+		s.score[k] = t->obs_of[k] >= 0 ? t->obs_y[t->obs_of[k]] : NAN;
+		s.state[k] = ArmState(t, k);
+	}
+	s.seconds = t->seconds;
+	s.fallback_cost = t->cost;
+	s.n_runs = t->n_runs;
+	s.max_runs = t->max_runs;
+	s.blocked = t->skip || (t->succeeded == 0 && t->fail_streak >= easeml_max_failures);
+	s.last_served = t->last_decision;
+	s.streak = t->streak;
+	DecisionSyncTask(&world, dt, &s);
+	pfree(s.score);
+	pfree(s.state);
+}
+
+/*
+ * Runs in flight of tasks outside the world (paused, or a user's queued
+ * run of a completed task) still count against their tenant's caps.
+ */
+static void
+SyncExternalRuns(const CatState *state)
+{
+	int		   *ext = palloc0(sizeof(int) * Max(world.n_tenants, 1));
+
+	for (int i = 0; i < state->n_tenant_running; i++)
+	{
+		TenantEntry *e = hash_search(tenant_map, state->tenant_names[i], HASH_FIND, NULL);
+
+		if (e != NULL)
+			ext[e->index] = Max(state->tenant_running[i] -
+								DecisionTenantRunning(&world, e->index), 0);
+	}
+	/* a tenant absent from the list has nothing in flight any more */
+	for (int i = 0; i < world.n_tenants; i++)
+		DecisionSetTenantExternal(&world, i, ext[i]);
+	pfree(ext);
+}
+
+bool
+LiveWorldSync(CatState *state, const LiveSettings *settings)
+{
+	bool	   *seen;
+	bool		ok;
+
+	if (!world_ok || ModelsSignature(state) != models_sig)
+	{
+		if (!BuildWorld(state))
+			return false;
+	}
+	ok = ApplySettings(settings);
+	world.decision_no = state->decision_no;
+
+	seen = palloc0(sizeof(bool) * Max(world.n_tasks, 1));
+	for (int i = 0; i < state->n_tasks; i++)
+	{
+		CatTask    *t = &state->tasks[i];
+		int			tenant = TenantIndex(t->tenant, t->tenant_cap);
+		DecisionTask *dt = DecisionFindTask(&world, t->id);
+
+		DecisionSetTenantCap(&world, tenant, t->tenant_cap);
+		if (dt == NULL)
+		{
+			dt = AddTask(t, tenant);
+			if (dt == NULL)
+				continue;
+			seen = repalloc(seen, sizeof(bool) * world.n_tasks);
+		}
+		seen[dt->index] = true;
+		SyncTask(dt, t);
+	}
+	/* tasks that left the active set; removal moves the last into the gap */
+	for (int i = world.n_tasks - 1; i >= 0; i--)
+		if (!seen[i])
+			DecisionRemoveTask(&world, world.tasks[i]);
+	pfree(seen);
+
+	SyncExternalRuns(state);
+	return ok;
+}
+
+bool
+LiveWorldNext(CatState *state, int *task_index, int *model_index,
+			  DecisionChoice *choice)
+{
+	DecisionTask *dt;
+
+	if (!world_ok || DecisionNext(&world, choice) != POLICY_OK ||
+		choice->chosen.task < 0)
+		return false;
+	dt = world.tasks[choice->chosen.task];
+	for (int i = 0; i < state->n_tasks; i++)
+		if (state->tasks[i].id == dt->id)
+		{
+			*task_index = i;
+			*model_index = choice->chosen.arm;
+			return true;
+		}
+	return false;
+}
+
+void
+LiveWorldStarted(CatState *state, int task_index, int model_index)
+{
+	DecisionTask *dt = DecisionFindTask(&world, state->tasks[task_index].id);
+
+	if (dt != NULL)
+		DecisionStart(&world, dt, model_index);
+}
+
+const DecisionTask *
+LiveWorldTaskAt(int index)
+{
+	return world.tasks[index];
+}
+
+const char *
+LiveWorldTenantName(const DecisionTask *task)
+{
+	return (task->tenant >= 0 && task->tenant < n_tenant_names) ?
+		tenant_names[task->tenant] : "";
+}
+
+void
+LiveWorldBlock(int64 task_id)
+{
+	DecisionTask *t = world_ok ? DecisionFindTask(&world, task_id) : NULL;
+
+	if (t != NULL)
+		DecisionBlock(&world, t, 1);
+}
+
+bool
+LiveWorldRefitStart(CatState *state)
+{
+	RefitInput	in;
+	double		now;
+
+	if (!world_ok)
+		return false;
+	if (refit.running)
+		return true;
+	memset(&in, 0, sizeof(in));
+	in.K = state->n_models;
+	in.m = state->m_history;
+	in.cells = state->history;
+	in.row_task = (const int64_t *) state->history_task;
+	in.row_kind = state->history_kind;
+	in.mc = state->m_cost;
+	in.runtime = state->cost_runtime;
+	in.sizes = state->cost_sizes;
+	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
+	return RefitMaybeStart(&refit, &in, now) != 0;
+}
+
+bool
+LiveWorldRefitWork(void)
+{
+	if (!world_ok || !refit.running)
+		return false;
+	if (RefitStep(&refit, &world) < 0)
+		ereport(WARNING, (errmsg("easeml: out of memory refitting the priors")));
+	return refit.running;
+}

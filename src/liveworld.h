@@ -1,0 +1,64 @@
+/*-------------------------------------------------------------------------
+ *
+ * liveworld.h
+ *	  The live scheduler's DecisionWorld (src/decision.c), kept across
+ *	  scheduling steps and brought in line with the catalog after each load.
+ *
+ * IDENTIFICATION
+ *	  src/liveworld.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_LIVEWORLD_H
+#define EASEML_LIVEWORLD_H
+
+#include "catalog.h"
+#include "decision.h"
+
+/* Settings that shape the world (GUCs, the effective policy). */
+typedef struct LiveSettings
+{
+	const char *policy;			/* a policy spec (easeml.policies()) */
+	int			slots;			/* easeml.max_workers */
+	int			tenant_cap;		/* easeml.max_parallel_per_tenant */
+	bool		cost_aware;		/* easeml.cost_aware */
+	double		beta;			/* easeml.beta */
+	int			fairness_window;	/* easeml.fairness_window */
+} LiveSettings;
+
+/*
+ * Bring the world in line with a freshly loaded state: tasks come and go,
+ * new results are added to the posteriors incrementally, runs in flight
+ * and caps are updated.  Returns false when the policy spec is unknown
+ * (the world then keeps its previous policy).
+ */
+extern bool LiveWorldSync(CatState *state, const LiveSettings *settings);
+
+/*
+ * The next decision: the index of the task in state->tasks and of the
+ * model in state->models, with the world's reasons; false when nothing
+ * can run.  The caller records it and then calls LiveWorldStarted.
+ */
+extern bool LiveWorldNext(CatState *state, int *task_index, int *model_index,
+						  DecisionChoice *choice);
+extern void LiveWorldStarted(CatState *state, int task_index, int model_index);
+
+/* A world task by its index in a DecisionChoice, and its tenant's name. */
+extern const DecisionTask *LiveWorldTaskAt(int index);
+extern const char *LiveWorldTenantName(const DecisionTask *task);
+
+/* Keep a task out until the next sync (its decision could not be recorded). */
+extern void LiveWorldBlock(int64 task_id);
+
+/*
+ * Refit work off the decision path (src/refit.c): start a cycle if one is
+ * due for the loaded state, then do one step per call.  Both return true
+ * while steps are pending.
+ */
+extern bool LiveWorldRefitStart(CatState *state);
+extern bool LiveWorldRefitWork(void);
+
+/* Forget everything (the extension was dropped). */
+extern void LiveWorldReset(void);
+
+#endif							/* EASEML_LIVEWORLD_H */

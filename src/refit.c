@@ -1,0 +1,354 @@
+/*-------------------------------------------------------------------------
+ *
+ * refit.c
+ *	  Priors and the cost model of the live scheduler, refitted in short
+ *	  steps off the decision path (see refit.h).
+ *
+ * IDENTIFICATION
+ *	  src/refit.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "refit.h"
+
+/* Steps of a cycle: the shared priors, one own prior per task row, costs. */
+#define STEP_SHARED		0		/* DECISION_KINDS steps */
+#define STEP_OWN		DECISION_KINDS	/* then one per snapshot row */
+
+static void
+SetFree(RefitSet *s)
+{
+	for (int k = 0; k < DECISION_KINDS; k++)
+		if (s->have_prior[k])
+			GpPriorFree(&s->prior[k]);
+	for (int i = 0; i < s->n_own; i++)
+		GpPriorFree(&s->own[i].prior);
+	free(s->own);
+	if (s->have_cost)
+		PolicyCostModelFree(&s->cost);
+	free(s->cost_known);
+	memset(s, 0, sizeof(*s));
+}
+
+void
+RefitInit(RefitState *r, int K, double interval)
+{
+	memset(r, 0, sizeof(*r));
+	r->K = K;
+	r->interval = interval;
+	r->last_start = -INFINITY;
+}
+
+/* Free the snapshot of a cycle. */
+static void
+SnapFree(RefitState *r)
+{
+	free(r->snap_cells);
+	free(r->snap_task);
+	free(r->snap_kind);
+	free(r->snap_runtime);
+	free(r->snap_sizes);
+	r->snap_cells = r->snap_runtime = r->snap_sizes = NULL;
+	r->snap_task = NULL;
+	r->snap_kind = NULL;
+	memset(&r->snap, 0, sizeof(r->snap));
+}
+
+void
+RefitFree(RefitState *r)
+{
+	SnapFree(r);
+	SetFree(&r->next);
+	SetFree(&r->live);
+	memset(r, 0, sizeof(*r));
+}
+
+/* 64-bit FNV-1a over words (the input is doubles and ids). */
+static uint64_t
+HashWords(uint64_t h, const void *data, size_t bytes)
+{
+	const unsigned char *p = data;
+	size_t		i = 0;
+
+	for (; i + 8 <= bytes; i += 8)
+	{
+		uint64_t	x;
+
+		memcpy(&x, p + i, 8);
+		h = (h ^ x) * 1099511628211ULL;
+	}
+	for (; i < bytes; i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h;
+}
+
+uint64_t
+RefitSignature(const RefitInput *in)
+{
+	uint64_t	h = 14695981039346656037ULL;
+	int			dims[3] = {in->K, in->m, in->mc};
+
+	h = HashWords(h, dims, sizeof(dims));
+	h = HashWords(h, in->cells, sizeof(double) * (size_t) in->m * in->K);
+	h = HashWords(h, in->row_task, sizeof(int64_t) * (size_t) in->m);
+	h = HashWords(h, in->row_kind, (size_t) in->m);
+	h = HashWords(h, in->runtime, sizeof(double) * (size_t) in->mc * in->K);
+	h = HashWords(h, in->sizes, sizeof(double) * 3 * (size_t) in->mc);
+	return h;
+}
+
+/* Copy n bytes, or NULL for none; *ok cleared when out of memory. */
+static void *
+Dup(const void *src, size_t n, int *ok)
+{
+	void	   *p;
+
+	if (n == 0 || src == NULL)
+		return NULL;
+	p = malloc(n);
+	if (p == NULL)
+	{
+		*ok = 0;
+		return NULL;
+	}
+	memcpy(p, src, n);
+	return p;
+}
+
+int
+RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
+{
+	uint64_t	sig;
+	int			ok = 1;
+	size_t		K = (size_t) r->K;
+
+	if (r->running)
+		return 1;
+	if (in->K != r->K)
+		return 0;
+	sig = RefitSignature(in);
+	if (r->have_live && (sig == r->fitted_sig || now - r->last_start < r->interval))
+		return 0;
+	SnapFree(r);
+	r->snap = *in;
+	r->snap_cells = Dup(in->cells, sizeof(double) * in->m * K, &ok);
+	r->snap_task = Dup(in->row_task, sizeof(int64_t) * in->m, &ok);
+	r->snap_kind = Dup(in->row_kind, in->m, &ok);
+	r->snap_runtime = Dup(in->runtime, sizeof(double) * in->mc * K, &ok);
+	r->snap_sizes = Dup(in->sizes, sizeof(double) * 3 * in->mc, &ok);
+	if (!ok)
+	{
+		SnapFree(r);
+		return 0;
+	}
+	r->snap.cells = r->snap_cells;
+	r->snap.row_task = r->snap_task;
+	r->snap.row_kind = r->snap_kind;
+	r->snap.runtime = r->snap_runtime;
+	r->snap.sizes = r->snap_sizes;
+	SetFree(&r->next);
+	r->next.own = calloc(in->m > 0 ? in->m : 1, sizeof(RefitOwn));
+	if (r->next.own == NULL)
+	{
+		SnapFree(r);
+		return 0;
+	}
+	r->pending_sig = sig;
+	r->last_start = now;
+	r->step = 0;
+	r->running = 1;
+	return 1;
+}
+
+/*
+ * The rows of one kind, except the row 'skip' (-1: none), copied
+ * contiguously into out; returns how many.
+ */
+static int
+RowsOfKind(const RefitState *r, int kind, int skip, double *out)
+{
+	int			n = 0;
+
+	for (int i = 0; i < r->snap.m; i++)
+		if (r->snap.row_kind[i] == kind && i != skip)
+			memcpy(out + (size_t) n++ * r->K, r->snap.cells + (size_t) i * r->K,
+				   sizeof(double) * r->K);
+	return n;
+}
+
+/* The shared prior of one kind, hyperparameters by held-out likelihood. */
+static int
+FitShared(RefitState *r, int kind, double *buf)
+{
+	int			n = RowsOfKind(r, kind, -1, buf);
+
+	if (GpPriorFit(buf, n, r->K, NULL, &r->next.prior[kind]) < 0)
+	{
+		r->failures++;
+		return 0;
+	}
+	r->next.have_prior[kind] = 1;
+	return 1;
+}
+
+/* Row i's task's prior: every other row of its kind, shared hyperparameters. */
+static void
+FitOwn(RefitState *r, int i, double *buf)
+{
+	int			kind = r->snap.row_kind[i];
+	const GpPrior *shared = &r->next.prior[kind];
+	GpPriorOptions opt;
+	RefitOwn   *o;
+	int			n;
+
+	if (r->snap.row_task[i] == 0 || !r->next.have_prior[kind])
+		return;
+	n = RowsOfKind(r, kind, i, buf);
+	memset(&opt, 0, sizeof(opt));
+	opt.kernel = shared->kernel;
+	opt.shrinkage = shared->shrinkage > 0 ? shared->shrinkage : 1e-9;
+	opt.noise_var = shared->noise_var;
+	opt.lengthscale = shared->lengthscale;
+	opt.signal_var = shared->signal_var;
+	o = &r->next.own[r->next.n_own];
+	if (GpPriorFit(buf, n, r->K, &opt, &o->prior) < 0)
+	{
+		r->failures++;
+		return;
+	}
+	o->task = r->snap.row_task[i];
+	r->next.n_own++;
+}
+
+/* The cost model from the snapshot's measured runtimes. */
+static void
+FitCost(RefitState *r)
+{
+	const RefitInput *s = &r->snap;
+
+	if (s->mc < 2)
+		return;
+	r->next.cost_known = calloc(r->K, 1);
+	if (r->next.cost_known == NULL)
+		return;
+	for (int i = 0; i < s->mc; i++)
+		for (int k = 0; k < r->K; k++)
+			if (!isnan(s->runtime[(size_t) i * r->K + k]))
+				r->next.cost_known[k] = 1;
+	if (PolicyCostModelFit(&r->next.cost, POLICY_COST_SIZE_GP, s->runtime,
+						   s->sizes, s->mc, r->K) < 0)
+	{
+		r->failures++;
+		return;
+	}
+	r->next.have_cost = 1;
+}
+
+/* qsort comparator: own priors by task id. */
+static int
+CmpOwn(const void *a, const void *b)
+{
+	int64_t		x = ((const RefitOwn *) a)->task,
+				y = ((const RefitOwn *) b)->task;
+
+	return (x > y) - (x < y);
+}
+
+/* The own prior of a task in the live set, or NULL. */
+const GpPrior *
+RefitOwnPrior(const RefitState *r, int64_t task)
+{
+	int			lo = 0,
+				hi = r->live.n_own - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (r->live.own[mid].task == task)
+			return &r->live.own[mid].prior;
+		if (r->live.own[mid].task < task)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+void
+RefitApply(const RefitState *r, DecisionWorld *w)
+{
+	if (!r->have_live)
+		return;
+	for (int k = 0; k < DECISION_KINDS; k++)
+		if (r->live.have_prior[k])
+			DecisionSetPrior(w, k, &r->live.prior[k]);
+	if (r->live.have_cost)
+		DecisionSetCostModel(w, &r->live.cost, r->live.cost_known);
+	for (int i = 0; i < w->n_tasks; i++)
+		DecisionTaskSetPrior(w, w->tasks[i], RefitOwnPrior(r, w->tasks[i]->id));
+}
+
+/* The cycle is done: the new set goes live, the old one is freed. */
+static void
+Install(RefitState *r, DecisionWorld *w)
+{
+	RefitSet	old = r->live;
+
+	qsort(r->next.own, r->next.n_own, sizeof(RefitOwn), CmpOwn);
+	/* keep what failed to refit from the old set */
+	for (int k = 0; k < DECISION_KINDS; k++)
+		if (!r->next.have_prior[k] && old.have_prior[k])
+		{
+			r->next.prior[k] = old.prior[k];
+			r->next.have_prior[k] = 1;
+			old.have_prior[k] = 0;
+		}
+	if (!r->next.have_cost && old.have_cost)
+	{
+		r->next.cost = old.cost;
+		r->next.have_cost = 1;
+		old.have_cost = 0;
+		free(r->next.cost_known);
+		r->next.cost_known = old.cost_known;
+		old.cost_known = NULL;
+	}
+	r->live = r->next;
+	memset(&r->next, 0, sizeof(r->next));
+	r->have_live = 1;
+	RefitApply(r, w);			/* the world now points at the new set */
+	SetFree(&old);
+	r->fitted_sig = r->pending_sig;
+	r->running = 0;
+	r->cycles++;
+	SnapFree(r);
+}
+
+int
+RefitStep(RefitState *r, DecisionWorld *w)
+{
+	double	   *buf;
+	int			last_own = STEP_OWN + r->snap.m;
+
+	if (!r->running)
+		return 0;
+	buf = malloc(sizeof(double) * (size_t) (r->snap.m > 0 ? r->snap.m : 1) * r->K);
+	if (buf == NULL)
+		return -1;
+	if (r->step < STEP_OWN)
+		(void) FitShared(r, r->step, buf);
+	else if (r->step < last_own)
+		FitOwn(r, r->step - STEP_OWN, buf);
+	else
+		FitCost(r);
+	free(buf);
+	r->step++;
+	if (r->step <= last_own)
+		return 0;
+	Install(r, w);
+	return 1;
+}

@@ -1,0 +1,118 @@
+/*-------------------------------------------------------------------------
+ *
+ * refit.h
+ *	  Keeping the live scheduler's priors and cost model current, off the
+ *	  decision path.
+ *
+ * The history the priors learn from changes with every finished run (the
+ * best score per model of every task is a history row), and so do the
+ * measured runtimes the cost model learns from.  Refitting on every
+ * decision made the worker's decisions slow; instead a refit cycle starts
+ * at most every RefitConfig.interval seconds (or at once when nothing is
+ * fitted yet) from a snapshot of the history, runs in short steps between
+ * decisions, and installs everything it fitted into the DecisionWorld at
+ * once when it is done.  In between, each task's posterior is updated
+ * incrementally by the world (one observation per finished run).
+ *
+ * A cycle fits, per task kind, the shared prior (hyperparameters by
+ * held-out likelihood) and then, for every task of that kind with a row in
+ * the snapshot, a prior from every other row with the shared prior's
+ * hyperparameters: a task's own scores never shape its own prior.  Last it
+ * fits the cost model.  Plain C, no PostgreSQL headers.
+ *
+ * IDENTIFICATION
+ *	  src/refit.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_REFIT_H
+#define EASEML_REFIT_H
+
+#include <stdint.h>
+
+#include "decision.h"
+#include "gp.h"
+#include "policy.h"
+
+/* What the caller knows now (copied when a cycle starts). */
+typedef struct RefitInput
+{
+	int			K;
+	/* quality history: m rows x K, NaN = unknown */
+	int			m;
+	const double *cells;
+	const int64_t *row_task;	/* per row: its task's id, 0 for seed rows */
+	const unsigned char *row_kind;	/* per row: DECISION_CLASSIFICATION, ... */
+	/* measured runtimes: mc rows x K seconds, NaN = unknown */
+	int			mc;
+	const double *runtime;
+	const double *sizes;		/* mc x 3: rows, features, classes */
+} RefitInput;
+
+typedef struct RefitOwn
+{
+	int64_t		task;
+	GpPrior		prior;
+} RefitOwn;
+
+/* One generation of fitted models (installed together). */
+typedef struct RefitSet
+{
+	int			have_prior[DECISION_KINDS];
+	GpPrior		prior[DECISION_KINDS];
+	int			n_own;
+	RefitOwn   *own;			/* leave-one-out priors, by task */
+	int			have_cost;
+	PolicyCostModel cost;
+	unsigned char *cost_known;	/* K: the cost model has data for arm */
+} RefitSet;
+
+typedef struct RefitState
+{
+	int			K;
+	double		interval;		/* seconds between cycles */
+	uint64_t	fitted_sig;		/* signature of the installed snapshot */
+	uint64_t	pending_sig;	/* signature of the snapshot being fitted */
+	double		last_start;		/* clock of the last cycle's start */
+	int			running;		/* a cycle is under way */
+	/* the snapshot of the cycle under way */
+	RefitInput	snap;
+	double	   *snap_cells;
+	int64_t    *snap_task;
+	unsigned char *snap_kind;
+	double	   *snap_runtime;
+	double	   *snap_sizes;
+	int			step;			/* next step of the cycle */
+	RefitSet	next;			/* what the cycle has fitted so far */
+	RefitSet	live;			/* what the world uses now */
+	int			have_live;
+	int			cycles;			/* cycles completed */
+	int			failures;		/* fits that failed (the old ones stay) */
+} RefitState;
+
+extern void RefitInit(RefitState *r, int K, double interval);
+extern void RefitFree(RefitState *r);
+
+/* Signature of an input (cells, row owners and kinds, runtimes, sizes). */
+extern uint64_t RefitSignature(const RefitInput *in);
+
+/*
+ * Start a cycle if the input changed since the installed fit and the
+ * interval has passed (or nothing is installed yet); now is a clock in
+ * seconds.  Returns 1 if a cycle is (still) under way.
+ */
+extern int	RefitMaybeStart(RefitState *r, const RefitInput *in, double now);
+
+/*
+ * Do one step of the cycle under way (a prior or the cost model); when the
+ * cycle completes, install it into the world and return 1, else 0.
+ * Negative on no memory.
+ */
+extern int	RefitStep(RefitState *r, DecisionWorld *w);
+
+/* Install the live set into a world (a new one, after a rebuild). */
+extern void RefitApply(const RefitState *r, DecisionWorld *w);
+/* The installed prior of a task built without its own row, or NULL. */
+extern const GpPrior *RefitOwnPrior(const RefitState *r, int64_t task);
+
+#endif							/* EASEML_REFIT_H */
