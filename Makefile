@@ -11,14 +11,15 @@ EXTENSION  = easeml
 EXTVERSION = 0.2.0
 
 MODULE_big = easeml
-# Server-side objects.  csv.c, gp.c, policy.c, decision.c, refit.c and
-# replay.c are plain C shared with the executables below; src/sql_*.c hold
-# the SQL-callable C functions, one file per job.
+# Server-side objects.  csv.c, gp.c, policy.c, decision.c, refit.c,
+# placement.c and replay.c are plain C shared with the executables below;
+# src/sql_*.c hold the SQL-callable C functions, one file per job.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/supervisor.o src/rundir.o src/history.o src/csv.o src/gp.o \
 	src/policy.o src/decision.o src/refit.o src/replay.o src/liveworld.o \
+	src/devices.o src/placement.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
-	src/sql_model.o src/sql_source.o src/snapshot.o
+	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o
 
 # sql/easeml.sql is the install script of the current version; earlier
 # versions' install scripts are kept as released, and each upgrade script is
@@ -27,7 +28,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = install declare tenancy admin history replay bad_input attacks data
+REGRESS = install declare tenancy admin history replay bad_input attacks devices data
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
@@ -55,18 +56,21 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
 CORE_LIBS = -lopenblas -llapacke -lm
 
-CORE_SRCS = src/csv.c src/gp.c src/policy.c src/decision.c src/refit.c src/replay.c
+CORE_SRCS = src/csv.c src/gp.c src/policy.c src/decision.c src/refit.c src/replay.c \
+	src/placement.c
 CORE_HDRS = $(wildcard src/*.h)
 
 # the trainer reads CSV with the shared reader (src/csv.c); src/encode.c
 # holds the column encoders the trainer fits and predict applies
 TRAINER_SRCS = $(wildcard src/trainer/*.c) src/csv.c src/encode.c
 TRAINER_HDRS = $(wildcard src/trainer/*.h) src/csv.h src/encode.h
+# the trainer looks for the CUDA backend next to itself, then here
+TRAINER_CFLAGS = -DTR_GPU_LIBDIR='"$(pkglibdir)"'
 PQ_INCLUDE = -I$(shell $(PG_CONFIG) --includedir)
 PQ_LIBDIR = -L$(shell $(PG_CONFIG) --libdir)
 
-easeml-trainer: $(TRAINER_SRCS) $(TRAINER_HDRS)
-	$(CC) $(CORE_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread
+easeml-trainer: $(TRAINER_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
 
 easeml-replay: src/replay_main.c $(CORE_SRCS) $(CORE_HDRS)
 	$(CC) $(CORE_CFLAGS) -o $@ src/replay_main.c $(CORE_SRCS) $(CORE_LIBS)
@@ -96,9 +100,50 @@ TRAINER_TEST_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) \
 	$(wildcard src/trainer/test/*.c)
 EXTRA_CLEAN += easeml-trainer-test
 
-easeml-trainer-test: $(TRAINER_TEST_SRCS) $(TRAINER_HDRS)
-	$(CC) $(CORE_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread
+easeml-trainer-test: $(TRAINER_TEST_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
 
 .PHONY: trainer-unittest
 trainer-unittest: easeml-trainer-test
 	OPENBLAS_NUM_THREADS=1 ./easeml-trainer-test
+
+# ---- GPU: the CUDA backend and the device checks ----------------------------
+# Where nvcc exists (CUDA_HOME, default /usr/local/cuda) the CUDA backend is
+# built as easeml-cuda.so: sm_90 code and compute_90 PTX for newer GPUs, the
+# CUDA runtime linked in statically, cuBLAS found through an rpath.  The
+# trainer loads it with dlopen(), so everything else builds, installs and
+# runs without it; easeml.so never links CUDA.
+CUDA_HOME ?= /usr/local/cuda
+NVCC := $(wildcard $(CUDA_HOME)/bin/nvcc)
+CUDA_GENCODE = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+ifneq ($(NVCC),)
+CUDA_TARGETS = easeml-cuda.so
+endif
+EXTRA_CLEAN += easeml-cuda.so easeml-device-test
+
+easeml-cuda.so: src/trainer/cuda/tr_cuda.cu src/trainer/tr_gpu.h src/trainer/tr_gpu_kernels.h
+	$(NVCC) -O3 -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden $(CUDA_GENCODE) \
+		-Isrc -Isrc/trainer -shared -cudart static -o $@ $< \
+		-L$(CUDA_HOME)/lib64 -lcublas -Xlinker -rpath,$(CUDA_HOME)/lib64
+
+all: $(CUDA_TARGETS)
+
+install: install-cuda
+.PHONY: install-cuda
+install-cuda: $(CUDA_TARGETS)
+ifneq ($(NVCC),)
+	$(INSTALL_SHLIB) easeml-cuda.so '$(DESTDIR)$(pkglibdir)/easeml-cuda.so'
+endif
+
+# easeml-device-test: every GPU kernel and GPU family against the CPU.
+# "make device-test" runs it on the CPU emulation of a GPU;
+# "./easeml-device-test --cuda" on the CUDA backend (scripts/gpu-check.sh).
+DEVICE_TEST_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) \
+	src/trainer/devtest/device_test.c
+
+easeml-device-test: $(DEVICE_TEST_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) -Isrc/trainer $(PQ_INCLUDE) -o $@ $(DEVICE_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
+
+.PHONY: device-test
+device-test: easeml-device-test
+	OPENBLAS_NUM_THREADS=1 ./easeml-device-test

@@ -10,7 +10,10 @@
 # the PostgreSQL installation to build against and test with (default:
 # Debian's PostgreSQL 15).  Each part starts its own cluster on a free port
 # in a temporary directory, so two checkouts built against two
-# installations can be tested at the same time.  Prints "ok" last.
+# installations can be tested at the same time.  Where nvcc exists
+# (CUDA_HOME, default /usr/local/cuda) the build compiles the CUDA backend
+# too; the GPU code paths are tested on the trainer's CPU emulation of a GPU
+# here, and on a real GPU by scripts/gpu-check.sh.  Prints "ok" last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +46,8 @@ if want unit; then
 	echo "== unit tests (GP, policies, replay, trainer)"
 	make -s PG_CONFIG="$PG_CONFIG" unittest
 	make -s PG_CONFIG="$PG_CONFIG" trainer-unittest
+	echo "== GPU kernels and families against the CPU (emulated GPU)"
+	make -s PG_CONFIG="$PG_CONFIG" device-test
 fi
 
 if want regress; then

@@ -31,6 +31,8 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
+#include "placement.h"
+#include "trainer_protocol.h"
 
 static MemoryContext caller_context = NULL;
 
@@ -351,17 +353,30 @@ LoadRuns(CatState *state)
 	int			n;
 
 	/*
-	 * Only runs on the task's current snapshot count: after easeml.refresh
-	 * the search starts again on the new data.  The score is the quality
-	 * of the task's metric (higher is better, docs/data.md).
+	 * A run that failed because of its device (out of memory, device
+	 * unusable) counts as interrupted: its candidate may run on another
+	 * device, and CatalogLoadPlacement() keeps it off that one.  Only runs
+	 * on the task's current snapshot count: after easeml.refresh the
+	 * search starts again on the new data.  The score is the quality of
+	 * the task's metric (higher is better, docs/data.md).
 	 */
-	Exec("SELECT r.task_id, r.model_id, r.status, r.score, r.error"
-		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
-		 " WHERE t.status = 'active'"
-		 "   AND NOT coalesce(r.status = 'failed' AND r.finished_at < t.reactivated_at, false)"
-		 "   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version"
-		 " ORDER BY r.task_id, coalesce(r.finished_at, r.queued_at), r.id",
-		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	{
+		Oid			types[2] = {INT4OID, INT4OID};
+		Datum		values[2] = {Int32GetDatum(EASEML_EXIT_DEVICE_OOM),
+		Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE)};
+
+		Exec("SELECT r.task_id, r.model_id,"
+			 "       CASE WHEN r.status = 'failed' AND r.device IS NOT NULL"
+			 "             AND r.exit_code IN ($1, $2) THEN 'interrupted'"
+			 "            ELSE r.status END,"
+			 "       r.score, r.error"
+			 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+			 " WHERE t.status = 'active'"
+			 "   AND NOT coalesce(r.status = 'failed' AND r.finished_at < t.reactivated_at, false)"
+			 "   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version"
+			 " ORDER BY r.task_id, coalesce(r.finished_at, r.queued_at), r.id",
+			 SPI_OK_SELECT, 2, types, values, NULL);
+	}
 	n = (int) SPI_processed;
 	for (int i = 0; i < n; i++)
 	{
@@ -508,6 +523,8 @@ LoadMeasuredCosts(CatState *state)
 		 "       r.model_id, max(r.seconds)"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE r.status = 'succeeded' AND r.seconds > 0 AND t.n_rows > 0"
+		 /* the CPU's times: other device kinds scale them (src/devices.c) */
+		 "   AND coalesce(r.device_kind, 'cpu') = 'cpu'"
 		 " GROUP BY r.task_id, r.model_id ORDER BY r.task_id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
@@ -599,11 +616,15 @@ CatalogLoadState(CatState *state)
 
 /*
  * Claim runs that users queued (oldest first) for the given free slots:
- * they become 'running' in this transaction.  Queued runs whose cancel was
- * requested by an admin are cancelled here.  Returns the number claimed.
+ * they become 'running' in this transaction, on the slot's device.  A
+ * slot takes the oldest queued run whose candidate can use its device's
+ * kind and did not fail because of that device before; the caller
+ * lists GPU slots first, so a GPU-capable run takes a free GPU before a
+ * CPU slot.  Queued runs whose cancel was requested are cancelled here.
+ * Returns the number claimed.
  */
 int
-CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
+CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims)
 {
 	int			claimed = 0;
 
@@ -615,17 +636,27 @@ CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
 
 	for (int i = 0; i < nslots; i++)
 	{
-		Oid			types[1] = {INT4OID};
-		Datum		values[1] = {Int32GetDatum(slots[i])};
+		Oid			types[5] = {INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID};
+		Datum		values[5] = {Int32GetDatum(slots[i].slot),
+			CStringGetTextDatum(slots[i].device),
+			CStringGetTextDatum(slots[i].kind),
+			Int32GetDatum(EASEML_EXIT_DEVICE_OOM),
+		Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE)};
 
 		Exec("WITH c AS ("
 			 " UPDATE easeml.runs r SET status = 'running', slot = $1,"
-			 "       started_at = clock_timestamp()"
+			 "       device = $2, device_kind = $3, started_at = clock_timestamp()"
 			 " WHERE r.id = (SELECT q.id FROM easeml.runs q"
 			 "                 JOIN easeml.tasks t ON t.id = q.task_id"
 			 "                 JOIN easeml.tenants tn ON tn.name = q.tenant"
+			 "                 JOIN easeml.models m ON m.id = q.model_id"
 			 "                WHERE q.status = 'queued' AND NOT q.cancel_requested"
 			 "                  AND t.status IN ('active', 'completed')"
+			 "                  AND $3 = ANY (m.device_kinds)"
+			 "                  AND NOT EXISTS (SELECT 1 FROM easeml.runs b"
+			 "                        WHERE b.task_id = q.task_id AND b.model_id = q.model_id"
+			 "                          AND b.device = $2 AND b.status = 'failed'"
+			 "                          AND b.exit_code IN ($4, $5))"
 			 "                  AND (tn.max_parallel IS NULL OR tn.max_parallel >"
 			 "                       (SELECT count(*) FROM easeml.runs x"
 			 "                         WHERE x.tenant = q.tenant AND x.status = 'running'))"
@@ -638,11 +669,12 @@ CatalogClaimQueued(int *slots, int nslots, CatClaim *claims)
 			 "                  current_setting('easeml.policy')), 'tenant''s own queue'"
 			 "    FROM c)"
 			 " SELECT id FROM c",
-			 SPI_OK_SELECT, 1, types, values, NULL);
+			 SPI_OK_SELECT, 5, types, values, NULL);
 		if (SPI_processed == 0)
-			break;
+			continue;			/* nothing queued for this device kind */
 		claims[claimed].run_id = GetInt64(0, 1, 0);
-		claims[claimed].slot = slots[i];
+		claims[claimed].slot = slots[i].slot;
+		claims[claimed].device = slots[i].device;
 		claimed++;
 	}
 	return claimed;
@@ -710,14 +742,15 @@ CandidateArrays(const CatDecision *d, Datum *values, char *nulls)
  * 'running', slot taken), in one statement.  Returns the run id.
  */
 int64
-CatalogCreateRun(const CatDecision *d, int slot)
+CatalogCreateRun(const CatDecision *d, int slot, const CatDevice *device)
 {
-	Oid			types[23] = {INT8OID, NAMEOID, INT4OID, INT4OID, TEXTOID,
+	Oid			types[25] = {INT8OID, NAMEOID, INT4OID, INT4OID, TEXTOID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, FLOAT8OID, TEXTOID, FLOAT8OID, INT4OID,
 		TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID, NAMEARRAYOID, INT4ARRAYOID,
-		FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
-	Datum		values[23];
-	char		nulls[24];
+		FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+	TEXTOID, TEXTOID};
+	Datum		values[25];
+	char		nulls[26];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(d->chosen.task_id);
@@ -734,11 +767,14 @@ CatalogCreateRun(const CatDecision *d, int slot)
 	SetFloat(values, nulls, 11, d->chosen.score);
 	values[12] = Int32GetDatum(d->eligible);
 	CandidateArrays(d, values + 13, nulls + 13);
-	nulls[23] = '\0';
+	values[23] = CStringGetTextDatum(device->name);
+	values[24] = CStringGetTextDatum(device->kind);
+	nulls[25] = '\0';
 
 	Exec("WITH r AS ("
-		 "  INSERT INTO easeml.runs (task_id, tenant, model_id, slot, status, started_at)"
-		 "  VALUES ($1, $2, $3, $4, 'running', clock_timestamp()) RETURNING id),"
+		 "  INSERT INTO easeml.runs (task_id, tenant, model_id, slot, status, started_at,"
+		 "                          device, device_kind)"
+		 "  VALUES ($1, $2, $3, $4, 'running', clock_timestamp(), $24, $25) RETURNING id),"
 		 " d AS ("
 		 "  INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy,"
 		 "                                mu, sigma, acquisition, gp_status, est_seconds,"
@@ -752,7 +788,7 @@ CatalogCreateRun(const CatDecision *d, int slot)
 		 "  SELECT d.id, u.* FROM d,"
 		 "         unnest($14, $15, $16, $17, $18, $19, $20, $21, $22, $23) AS u)"
 		 " SELECT run_id FROM d",
-		 SPI_OK_SELECT, 23, types, values, nulls);
+		 SPI_OK_SELECT, 25, types, values, nulls);
 	return GetInt64(0, 1, 0);
 }
 
@@ -936,6 +972,10 @@ CatalogReconcile(const int64 *tracked, int n)
 		 "   SET status = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
 		 "                     THEN 'queued' ELSE 'interrupted' END,"
 		 "       slot = NULL,"
+		 "       device = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
+		 "                     THEN NULL ELSE r.device END,"
+		 "       device_kind = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
+		 "                          THEN NULL ELSE r.device_kind END,"
 		 "       started_at = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
 		 "                         THEN NULL ELSE r.started_at END,"
 		 "       finished_at = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
@@ -1019,5 +1059,192 @@ CatalogCloseTasks(const CatState *state)
 			continue;
 		elog(LOG, "easeml: task %lld (%s/%s) is %s: %s",
 			 (long long) t->id, t->tenant, t->name, status, reason);
+	}
+}
+
+/* ----------------------------------------------------------------------
+ * Devices (src/devices.c, docs/devices.md)
+ * ----------------------------------------------------------------------
+ */
+
+/*
+ * The devices a launcher fills, GPUs first, with their effective slots.
+ * Call inside CatalogBegin; returns how many.
+ */
+int
+CatalogLoadDevices(const char *launcher, CatDevice **devices)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(launcher)};
+	CatDevice  *out;
+	int			n;
+
+	Exec("SELECT name, kind, ordinal, easeml._device_slots(kind, slots), enabled AND present"
+		 "  FROM easeml.devices WHERE launcher = $1"
+		 " ORDER BY kind = 'cpu', ordinal, name",
+		 SPI_OK_SELECT, 1, types, values, NULL);
+	n = (int) SPI_processed;
+	out = MemoryContextAllocZero(caller_context, sizeof(CatDevice) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		out[i].name = GetText(i, 1);
+		out[i].kind = GetText(i, 2);
+		out[i].ordinal = GetInt32(i, 3, 0);
+		out[i].slots = Max(GetInt32(i, 4, 0), 0);
+		out[i].usable = GetBool(i, 5);
+	}
+	*devices = out;
+	return n;
+}
+
+/*
+ * Record the trainer's device probe (its JSON output, or NULL when it
+ * failed: then only the CPU is known).  Returns the devices present.
+ */
+int
+CatalogRecordProbe(const char *probe, int protocol)
+{
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		values[2];
+	char		nulls[2] = "  ";
+
+	if (probe != NULL)
+		values[0] = CStringGetTextDatum(probe);
+	else
+		nulls[0] = 'n';
+	values[1] = Int32GetDatum(protocol);
+	Exec("SELECT easeml._record_probe($1, $2)", SPI_OK_SELECT, 2, types, values, nulls);
+	return GetInt32(0, 1, 0);
+}
+
+/*
+ * Each model's cost factor per device kind (src/devices.c): its measured
+ * seconds per cell (rows x features) on that kind over those on the CPU,
+ * as geometric means over its succeeded runs; a model measured on one
+ * kind only takes the factor of all models measured on both; 1 when no
+ * model was.
+ */
+static void
+LoadKindFactors(CatState *state)
+{
+	double	   *per_cell = palloc(sizeof(double) * PLACE_N_KINDS * Max(state->n_models, 1));
+	double		log_sum[PLACE_N_KINDS] = {0};
+	int			pairs[PLACE_N_KINDS] = {0};
+	int			n;
+
+	for (int i = 0; i < PLACE_N_KINDS * state->n_models; i++)
+		per_cell[i] = NAN;
+	Exec("SELECT r.model_id, coalesce(r.device_kind, 'cpu'),"
+		 "       exp(avg(ln(r.seconds / greatest(t.n_rows * cardinality(t.features), 1))))"
+		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+		 " WHERE r.status = 'succeeded' AND r.seconds > 0"
+		 " GROUP BY 1, 2",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	for (int i = 0; i < n; i++)
+	{
+		int			k = ModelIndex(state, GetInt32(i, 1, 0));
+		char	   *kind_name = GetText(i, 2);
+		int			kind = PlaceKindFromName(kind_name);
+
+		if (k >= 0 && kind >= 0)
+			per_cell[kind * state->n_models + k] = GetFloat8(i, 3, NAN);
+	}
+	for (int kind = 0; kind < PLACE_N_KINDS; kind++)
+		for (int k = 0; k < state->n_models; k++)
+		{
+			double		r = per_cell[kind * state->n_models + k] /
+				per_cell[PLACE_KIND_CPU * state->n_models + k];
+
+			if (isfinite(r) && r > 0)
+			{
+				log_sum[kind] += log(r);
+				pairs[kind]++;
+			}
+		}
+	for (int k = 0; k < state->n_models; k++)
+		for (int kind = 0; kind < PLACE_N_KINDS; kind++)
+		{
+			double		r = per_cell[kind * state->n_models + k] /
+				per_cell[PLACE_KIND_CPU * state->n_models + k];
+
+			if (!(isfinite(r) && r > 0))
+				r = pairs[kind] > 0 ? exp(log_sum[kind] / pairs[kind]) : 1.0;
+			state->models[k].kind_factor[kind] = kind == PLACE_KIND_CPU ? 1.0 : r;
+		}
+	pfree(per_cell);
+}
+
+/*
+ * What placement needs besides the devices: the device kinds of every
+ * loaded model and their cost factors, and for each active task the
+ * (candidate, device) pairs that failed for the device (out of memory, or
+ * unusable: a candidate is never tried twice on a device that failed it).
+ * Call inside CatalogBegin after CatalogLoadState().
+ */
+void
+CatalogLoadPlacement(CatState *state)
+{
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		values[2] = {Int32GetDatum(EASEML_EXIT_DEVICE_OOM),
+	Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE)};
+	int			n;
+
+	Exec("SELECT id, array_to_string(device_kinds, ',') FROM easeml.models"
+		 " WHERE enabled ORDER BY id",
+		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	n = (int) SPI_processed;
+	for (int i = 0; i < n; i++)
+	{
+		int			k = ModelIndex(state, GetInt32(i, 1, 0));
+		char	   *list = GetText(i, 2);
+		char	   *save = NULL;
+		CatModel   *m;
+
+		if (k < 0 || list == NULL)
+			continue;
+		m = &state->models[k];
+		m->n_device_kinds = 0;
+		for (char *tok = strtok_r(list, ",", &save); tok != NULL;
+			 tok = strtok_r(NULL, ",", &save))
+		{
+			int			kind = PlaceKindFromName(tok);
+
+			if (kind >= 0 && m->n_device_kinds < lengthof(m->device_kinds))
+				m->device_kinds[m->n_device_kinds++] = (PlaceKind) kind;
+		}
+	}
+
+	LoadKindFactors(state);
+
+	Exec("SELECT r.task_id, r.model_id, r.device"
+		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+		 " WHERE t.status = 'active' AND r.status = 'failed'"
+		 "   AND r.device IS NOT NULL AND r.exit_code IN ($1, $2)"
+		 " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+		 SPI_OK_SELECT, 2, types, values, NULL);
+	n = (int) SPI_processed;
+	for (int i = 0; i < n; i++)
+	{
+		int			ti = TaskIndex(state, GetInt64(i, 1, 0));
+		int			k = ModelIndex(state, GetInt32(i, 2, 0));
+		CatTask    *t;
+
+		if (ti < 0 || k < 0)
+			continue;
+		t = &state->tasks[ti];
+		if (t->n_bans == 0)
+		{
+			t->ban_arm = MemoryContextAlloc(caller_context, sizeof(int));
+			t->ban_device = MemoryContextAlloc(caller_context, sizeof(char *));
+		}
+		else
+		{
+			t->ban_arm = repalloc(t->ban_arm, sizeof(int) * (t->n_bans + 1));
+			t->ban_device = repalloc(t->ban_device, sizeof(char *) * (t->n_bans + 1));
+		}
+		t->ban_arm[t->n_bans] = k;
+		t->ban_device[t->n_bans] = GetText(i, 3);
+		t->n_bans++;
 	}
 }

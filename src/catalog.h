@@ -13,6 +13,8 @@
 
 #include "postgres.h"
 
+#include "placement.h"
+
 /* A candidate model. */
 typedef struct CatModel
 {
@@ -21,6 +23,9 @@ typedef struct CatModel
 	bool		classification;
 	bool		regression;
 	bool		needs_image;
+	int			n_device_kinds; /* device kinds it can use, preferred first */
+	PlaceKind	device_kinds[PLACE_N_KINDS];
+	double		kind_factor[PLACE_N_KINDS];	/* cost on a kind / on the CPU */
 } CatModel;
 
 /* An active task and its runs, as arm indexes into the model array. */
@@ -59,6 +64,11 @@ typedef struct CatTask
 	bool	   *in_flight;		/* per model: in running_arm */
 	bool	   *is_done;		/* per model: in done_arm */
 	bool		skip;			/* left out for the rest of this step */
+
+	/* devices (src/devices.c) */
+	int			n_bans;			/* (arm, device) pairs it must not use */
+	int		   *ban_arm;
+	char	  **ban_device;
 } CatTask;
 
 /* Everything one scheduling step needs, loaded in one transaction. */
@@ -118,7 +128,26 @@ typedef struct CatClaim
 {
 	int64		run_id;
 	int			slot;
+	const char *device;
 } CatClaim;
+
+/* A free slot on a device, offered to queued runs. */
+typedef struct CatSlot
+{
+	int			slot;
+	const char *device;
+	const char *kind;
+} CatSlot;
+
+/* A device of easeml.devices, as the scheduler uses it. */
+typedef struct CatDevice
+{
+	char	   *name;
+	char	   *kind;
+	int			ordinal;
+	int			slots;			/* effective: easeml._device_slots() */
+	bool		usable;			/* enabled and present */
+} CatDevice;
 
 extern void CatalogBegin(const char *activity);
 extern void CatalogCommit(void);
@@ -126,8 +155,9 @@ extern bool CatalogReady(void);
 extern int	CatalogRecover(void);
 extern char *CatalogBootstrapUser(void);
 extern void CatalogLoadState(CatState *state);
-extern int	CatalogClaimQueued(int *slots, int nslots, CatClaim *claims);
-extern int64 CatalogCreateRun(const CatDecision *decision, int slot);
+extern int	CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims);
+extern int64 CatalogCreateRun(const CatDecision *decision, int slot,
+							  const CatDevice *device);
 extern void CatalogRunStarted(int64 run_id, int pid, const char *log_path);
 extern void CatalogRunFailedToStart(int64 run_id, const char *error);
 extern void CatalogFinishRun(int64 run_id, const char *status, int exit_code,
@@ -138,5 +168,10 @@ extern int	CatalogGoneRuns(int64 *ids, int n);
 extern void CatalogCheckRuns(const int64 *run_ids, int n, int *verdict);
 extern int	CatalogReconcile(const int64 *tracked, int n);
 extern void CatalogCloseTasks(const CatState *state);
+
+/* devices (the last block of src/catalog.c) */
+extern int	CatalogLoadDevices(const char *launcher, CatDevice **devices);
+extern int	CatalogRecordProbe(const char *probe, int protocol);
+extern void CatalogLoadPlacement(CatState *state);
 
 #endif							/* EASEML_CATALOG_H */

@@ -233,8 +233,49 @@ DecisionWorldFree(DecisionWorld *w)
 	free(w->arm_image);
 	free(w->cost_known);
 	free(w->scratch);
+	free(w->arm_open);
+	free(w->arm_factor);
+	free(w->open_avail);
+	free(w->placed_cost);
 	PolicyIndexFree(&w->index);
 	memset(w, 0, sizeof(*w));
+}
+
+int
+DecisionSetPlacement(DecisionWorld *w, const unsigned char *open,
+					 const double *factor)
+{
+	if (open == NULL)
+	{
+		if (w->arm_open == NULL)
+			return POLICY_OK;
+		free(w->arm_open);
+		w->arm_open = NULL;
+	}
+	else
+	{
+		if (w->arm_open == NULL)
+		{
+			w->arm_open = malloc(w->K);
+			w->arm_factor = malloc(sizeof(double) * w->K);
+			w->open_avail = malloc(w->K);
+			w->placed_cost = malloc(sizeof(double) * w->K);
+			if (!w->arm_open || !w->arm_factor || !w->open_avail || !w->placed_cost)
+			{
+				free(w->arm_open);
+				w->arm_open = NULL;
+				return POLICY_NO_MEMORY;
+			}
+		}
+		else if (memcmp(w->arm_open, open, w->K) == 0 &&
+				 memcmp(w->arm_factor, factor, sizeof(double) * w->K) == 0)
+			return POLICY_OK;	/* unchanged: nothing to refresh */
+		memcpy(w->arm_open, open, w->K);
+		memcpy(w->arm_factor, factor, sizeof(double) * w->K);
+	}
+	for (int i = 0; i < w->n_tasks; i++)
+		MarkDirty(w, w->tasks[i], DIRTY_VIEW | DIRTY_ELIG);
+	return POLICY_OK;
 }
 
 void
@@ -872,6 +913,8 @@ RefreshView(DecisionWorld *w, DecisionTask *t)
 	PolicyTenantView *v = &w->views[t->index];
 	PolicyArmScore top[DECISION_TOP_ARMS];
 	const GpPrior *prior = TaskPrior(w, t);
+	const unsigned char *avail = t->avail;
+	const double *cost = t->cost;
 	int			rc;
 
 	v->id = t->id;
@@ -884,8 +927,24 @@ RefreshView(DecisionWorld *w, DecisionTask *t)
 	t->n_top = 0;
 	if (t->n_left == 0 || t->gp.prior == NULL)
 		return POLICY_OK;
-	rc = PolicyTopArms(&w->params, w->K, t->gp.mu, t->gp.var, t->cost,
-					   t->avail, prior ? prior->mu0 : NULL, v,
+	if (w->arm_open != NULL)
+	{
+		int			any = 0;
+
+		/* only arms that can start now, at their cost on that device */
+		for (int k = 0; k < w->K; k++)
+		{
+			w->open_avail[k] = t->avail[k] && w->arm_open[k];
+			w->placed_cost[k] = t->cost[k] * w->arm_factor[k];
+			any |= w->open_avail[k];
+		}
+		if (!any)
+			return POLICY_OK;
+		avail = w->open_avail;
+		cost = w->placed_cost;
+	}
+	rc = PolicyTopArms(&w->params, w->K, t->gp.mu, t->gp.var, cost,
+					   avail, prior ? prior->mu0 : NULL, v,
 					   w->explain ? TOP_ARMS : 1, top, &t->n_top);
 	if (rc < 0)
 		return rc;
@@ -1032,7 +1091,7 @@ RunnersUp(DecisionWorld *w, int pick, int round_robin, DecisionChoice *c)
 		r->arm = k;
 		r->mu = t->gp.mu[k];
 		r->sigma = sqrt(t->gp.var[k] > 0.0 ? t->gp.var[k] : 0.0);
-		r->cost = t->cost[k];
+		r->cost = t->cost[k] * (w->arm_open != NULL ? w->arm_factor[k] : 1.0);
 		r->acq = t->top_acq[i];
 		r->score = NAN;
 	}

@@ -144,6 +144,11 @@ typedef struct DecisionWorld
 	double	   *scratch;		/* K */
 	int			gp_jitter;		/* observations that needed jitter */
 	int			gp_failed;		/* observations the GP had to refuse */
+	/* device placement (DecisionSetPlacement); NULL: every arm, factor 1 */
+	unsigned char *arm_open;	/* K: a device of its kinds is free now */
+	double	   *arm_factor;		/* K: cost on that device / the estimate */
+	unsigned char *open_avail;	/* K scratch: avail and open */
+	double	   *placed_cost;	/* K scratch: cost times factor */
 } DecisionWorld;
 
 /* One candidate as a decision saw it. */
@@ -186,6 +191,16 @@ extern int	DecisionTaskSetPrior(DecisionWorld *w, DecisionTask *t,
 extern int	DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 								 const unsigned char *known);
 extern void DecisionSetParams(DecisionWorld *w, const PolicyParams *params);
+
+/*
+ * Device placement (src/devices.c): which arms can start now (a device of
+ * a kind they use has a free slot) and by how much each one's cost
+ * estimate scales on the device it would get; copied.  Candidates of
+ * closed arms are not chosen, and costs are the placed ones.  NULL open:
+ * every arm, factor 1 (the replay).  A change refreshes every task.
+ */
+extern int	DecisionSetPlacement(DecisionWorld *w, const unsigned char *open,
+								 const double *factor);
 
 extern int	DecisionAddTenant(DecisionWorld *w, int cap);
 extern void DecisionSetTenantCap(DecisionWorld *w, int tenant, int cap);

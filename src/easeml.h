@@ -57,6 +57,7 @@ typedef struct EasemlShared
 	int			running;		/* trainers now running */
 	int64		decisions;		/* decisions since start */
 	char		policy[32];		/* effective policy name */
+	uint32		probe_requests; /* easeml.probe_devices() calls (src/devices.c) */
 } EasemlShared;
 
 extern EasemlShared *EasemlState;

@@ -322,6 +322,14 @@ LiveWorldNext(CatState *state, int *task_index, int *model_index,
 }
 
 void
+LiveWorldSetPlacement(const unsigned char *open, const double *factor)
+{
+	if (world_ok && DecisionSetPlacement(&world, open, factor) != POLICY_OK)
+		ereport(WARNING,
+				(errmsg("easeml: out of memory placing candidates on devices")));
+}
+
+void
 LiveWorldStarted(CatState *state, int task_index, int model_index)
 {
 	DecisionTask *dt = DecisionFindTask(&world, state->tasks[task_index].id);

@@ -47,6 +47,9 @@ extern void LiveWorldStarted(CatState *state, int task_index, int model_index);
 extern const DecisionTask *LiveWorldTaskAt(int index);
 extern const char *LiveWorldTenantName(const DecisionTask *task);
 
+/* Which candidates can start now and their cost factors (src/devices.c). */
+extern void LiveWorldSetPlacement(const unsigned char *open, const double *factor);
+
 /* Keep a task out until the next sync (its decision could not be recorded). */
 extern void LiveWorldBlock(int64 task_id);
 

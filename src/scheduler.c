@@ -39,6 +39,7 @@
 
 #include "access/xact.h"
 #include "catalog.h"
+#include "devices.h"
 #include "easeml.h"
 #include "gp.h"
 #include "liveworld.h"
@@ -55,15 +56,10 @@
 #include "storage/latch.h"
 #include "supervisor.h"
 #include "tcop/tcopprot.h"
-#include "trainer_exit.h"
+#include "trainer_protocol.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
-
-/* result files a trainer leaves in its run directory */
-#define METRICS_FILE "metrics.json"
-#define ERROR_FILE "error.txt"
-#define MAX_RESULT_FILE (1024 * 1024)
 
 static MemoryContext loop_context = NULL;
 
@@ -199,7 +195,7 @@ ReadSmallFile(const char *dir, const char *name)
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || st.st_size > MAX_RESULT_FILE)
+	if (fstat(fd, &st) != 0 || st.st_size > EASEML_MAX_RESULT_FILE)
 	{
 		close(fd);
 		return NULL;
@@ -358,18 +354,18 @@ BuildResult(int slot)
 	}
 	else if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 	{
-		metrics = ValidText(ReadSmallFile(t->run_dir, METRICS_FILE));
+		metrics = ValidText(ReadSmallFile(t->run_dir, EASEML_FILE_METRICS));
 		if (metrics)
 			run_status = "succeeded";
 		else
 		{
 			run_status = "failed";
-			error = psprintf("trainer exited 0 without writing %s", METRICS_FILE);
+			error = psprintf("trainer exited 0 without writing %s", EASEML_FILE_METRICS);
 		}
 	}
 	else
 	{
-		detail = ValidText(ReadSmallFile(t->run_dir, ERROR_FILE));
+		detail = ValidText(ReadSmallFile(t->run_dir, EASEML_FILE_ERROR));
 		if (detail == NULL)
 			detail = ValidText(LogTail(t->log_path));
 		run_status = "failed";
@@ -561,6 +557,7 @@ ReapTrainers(void)
 				t->exited = true;
 				t->wait_status = status;
 				world_changed = true;
+				DevicesNoteExit(t->device, status);
 			}
 		}
 		if (!t->exited)
@@ -655,29 +652,39 @@ StopTrainers(void)
 	}
 }
 
-/* Spawn the trainer of a run already recorded as 'running' in a slot. */
+/*
+ * Spawn the trainer of a run already recorded as 'running' in a slot on a
+ * device.  The trainer sees only its own GPU (CUDA_VISIBLE_DEVICES), none
+ * on the CPU.
+ */
 static void
-LaunchRun(int64 run_id, int slot)
+LaunchRun(int64 run_id, int slot, const CatDevice *device)
 {
 	char	   *path = SupervisorTrainerPath();
 	char	   *dir = RunDirectory(run_id);
 	char		err[512];
 	char	   *argv[6];
-	char	   *envp[16];
+	char	   *envp[20];
 	int			ne = 0;
 	const char *home = getenv("HOME");
 	const char *tz = getenv("TZ");
+	bool		cuda = strcmp(device->kind, EASEML_KIND_CUDA) == 0;
 
 	argv[0] = path;
-	argv[1] = "--run";
+	argv[1] = EASEML_ARG_RUN;
 	argv[2] = psprintf("%lld", (long long) run_id);
-	argv[3] = "--run-dir";
+	argv[3] = EASEML_ARG_RUN_DIR;
 	argv[4] = dir;
 	argv[5] = NULL;
 
-	envp[ne++] = psprintf("EASEML_CONNINFO=%s", TrainerConninfo());
-	envp[ne++] = psprintf("EASEML_SCHEDULER_PID=%d", (int) MyProcPid);
-	envp[ne++] = psprintf("EASEML_RUN_ID=%lld", (long long) run_id);
+	envp[ne++] = psprintf("%s=%s", EASEML_ENV_CONNINFO, TrainerConninfo());
+	envp[ne++] = psprintf("%s=%d", EASEML_ENV_SCHEDULER_PID, (int) MyProcPid);
+	envp[ne++] = psprintf("%s=%lld", EASEML_ENV_RUN_ID, (long long) run_id);
+	envp[ne++] = psprintf("%s=%s", EASEML_ENV_DEVICE, device->name);
+	envp[ne++] = psprintf("%s=%s", EASEML_ENV_DEVICE_KIND, device->kind);
+	envp[ne++] = cuda ? psprintf("%s=%d", EASEML_ENV_CUDA_VISIBLE, device->ordinal) :
+		psprintf("%s=", EASEML_ENV_CUDA_VISIBLE);
+	envp[ne++] = psprintf("%s=%d", EASEML_ENV_TIME_LIMIT, easeml_run_timeout);
 	envp[ne++] = psprintf("OPENBLAS_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = psprintf("OMP_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = "PATH=/usr/local/bin:/usr/bin:/bin";
@@ -689,8 +696,8 @@ LaunchRun(int64 run_id, int slot)
 	envp[ne] = NULL;
 
 	pgstat_report_activity(STATE_RUNNING, "easeml: launching a trainer");
-	SupervisorReserve(slot, run_id);
-	if (!SupervisorSpawn(slot, run_id, dir, argv, envp, err, sizeof(err)))
+	SupervisorReserve(slot, run_id, device->name);
+	if (!SupervisorSpawn(slot, run_id, device->name, dir, argv, envp, err, sizeof(err)))
 	{
 		SupervisorRelease(slot);
 		ereport(WARNING, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
@@ -704,8 +711,9 @@ LaunchRun(int64 run_id, int slot)
 	CatalogRunStarted(run_id, (int) SupervisorSlot(slot)->pid,
 					  SupervisorSlot(slot)->log_path);
 	CatalogCommit();
-	ereport(LOG, (errmsg("easeml: run %lld started in slot %d (pid %d)",
-						 (long long) run_id, slot, (int) SupervisorSlot(slot)->pid)));
+	ereport(LOG, (errmsg("easeml: run %lld started in slot %d on %s (pid %d)",
+						 (long long) run_id, slot, device->name,
+						 (int) SupervisorSlot(slot)->pid)));
 }
 
 /* Let a task rest for COOLDOWN_MS (see cooldown_task). */
@@ -746,6 +754,7 @@ typedef struct DecisionStep
 {
 	CatState   *state;
 	int			slot;
+	const CatDevice *device;
 	int			task;			/* index in state->tasks */
 	int			model;			/* index in state->models */
 	DecisionChoice choice;
@@ -804,7 +813,7 @@ RecordDecisionStep(void *arg)
 
 	DescribeDecision(step, &d);
 	CatalogBegin("easeml: recording a decision");
-	run_id = CatalogCreateRun(&d, step->slot);
+	run_id = CatalogCreateRun(&d, step->slot, step->device);
 	CatalogCommit();
 	step->recorded = true;
 
@@ -818,7 +827,7 @@ RecordDecisionStep(void *arg)
 			(errmsg("easeml: %s (%s) chose model %s for task %lld (mu %.4f sigma %.4f)",
 					state->policy, d.rule, state->models[step->model].name,
 					(long long) d.chosen.task_id, d.chosen.mu, d.chosen.sigma)));
-	LaunchRun(run_id, step->slot);
+	LaunchRun(run_id, step->slot, step->device);
 }
 
 /* Bring the world in line with the loaded state, under the live settings. */
@@ -828,7 +837,7 @@ SyncWorld(CatState *state)
 	LiveSettings s;
 
 	s.policy = state->policy;
-	s.slots = Min(easeml_max_workers, EASEML_MAX_SLOTS);
+	s.slots = Max(DevicesSlots(), 1);
 	s.tenant_cap = easeml_max_parallel_per_tenant;
 	s.cost_aware = easeml_cost_aware;
 	s.beta = easeml_beta;
@@ -849,21 +858,36 @@ SyncWorld(CatState *state)
 	}
 }
 
-/* Make decisions for the free slots (after the queued runs were claimed). */
+/*
+ * Make one decision per free slot (after the queued runs were claimed).
+ * Before each, the world learns which candidates can start now and the
+ * cost of each on the device it would get (src/devices.c); the chosen one
+ * goes to that device.
+ */
 static void
-DecideFreeSlots(CatState *state, int *free_slots, int from, int nfree)
+DecideFreeSlots(CatState *state)
 {
-	for (int i = from; i < nfree; i++)
+	for (int left = DevicesFree(); left > 0; left--)
 	{
 		DecisionStep step;
 
 		memset(&step, 0, sizeof(step));
 		step.state = state;
-		step.slot = free_slots[i];
+		DevicesPlaceCandidates(state);
 		for (;;)
 		{
 			if (!LiveWorldNext(state, &step.task, &step.model, &step.choice))
 				return;			/* nothing left to schedule */
+			step.device = DevicesPlaceRun(state, step.task, step.model);
+			step.slot = SupervisorFreeSlot();
+			if (step.slot < 0)
+				return;
+			/* the free device of its kind failed this candidate before */
+			if (step.device == NULL)
+			{
+				LiveWorldBlock(state->tasks[step.task].id);
+				continue;
+			}
 			if (Guarded(RecordDecisionStep, &step))
 			{
 				world_changed = true;
@@ -882,29 +906,25 @@ DecideFreeSlots(CatState *state, int *free_slots, int from, int nfree)
 }
 
 /*
- * Fill free slots: first runs users queued, then the policy's choices.
+ * Fill free slots: first runs users queued, then the policy's choices,
+ * each on a device placement chooses (src/devices.c).
  */
 static void
 Schedule(void)
 {
-	int			limit = Min(easeml_max_workers, EASEML_MAX_SLOTS);
-	int			free_slots[EASEML_MAX_SLOTS];
-	int			nfree = 0;
+	CatSlot		free_slots[EASEML_MAX_SLOTS];
+	int			nfree;
 	CatClaim	claims[EASEML_MAX_SLOTS];
 	int			nclaims;
 	CatState	state;
 
-	if (!easeml_enabled)
+	/* nothing is placed before the devices are known */
+	if (!easeml_enabled || !DevicesKnown())
 		return;
-	for (int slot = 0; slot < limit; slot++)
-	{
-		EasemlTrainer *t = SupervisorSlot(slot);
-
-		if (t->run_id == 0)
-			free_slots[nfree++] = slot;
-	}
+	if (world_changed)
+		DevicesChanged();
 	/* tasks only complete when runs end, which frees a slot: nothing to do */
-	if (nfree == 0)
+	if (DevicesFree() == 0)
 		return;
 	if (!world_changed &&
 		!TimestampDifferenceExceeds(last_load, GetCurrentTimestamp(), IDLE_RELOAD_MS))
@@ -912,9 +932,12 @@ Schedule(void)
 	world_changed = false;
 	last_load = GetCurrentTimestamp();
 
+	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
 	CatalogBegin("easeml: loading tasks");
 	nclaims = CatalogClaimQueued(free_slots, nfree, claims);
 	CatalogLoadState(&state);
+	CatalogLoadPlacement(&state);
+	DevicesRestrict(&state);
 	CatalogCloseTasks(&state);
 	CatalogCommit();
 	for (int i = 0; i < state.n_tasks; i++)
@@ -926,10 +949,10 @@ Schedule(void)
 	SpinLockRelease(&EasemlState->mutex);
 
 	for (int i = 0; i < nclaims; i++)
-		LaunchRun(claims[i].run_id, claims[i].slot);
+		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
 	if (nclaims > 0)
 		world_changed = true;
-	DecideFreeSlots(&state, free_slots, nclaims, nfree);
+	DecideFreeSlots(&state);
 	refit_pending = LiveWorldRefitStart(&state);
 }
 
@@ -992,6 +1015,7 @@ Iterate(void)
 	if (!extension_ready)
 	{
 		LiveWorldReset();
+		DevicesReset();
 		refit_pending = false;
 		/* dropped under running trainers: their runs are gone, stop them */
 		for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
@@ -1008,6 +1032,8 @@ Iterate(void)
 		SweepRunDirectories();
 
 	StopTrainers();
+	if (easeml_enabled)
+		DevicesStep();
 	Schedule();
 	RefitSlice();
 }

@@ -9,14 +9,18 @@
  * restart the whole cluster, and a CUDA context does not survive fork().
  * The scheduler starts each trainer with posix_spawn() in its own process
  * group, with default signal dispositions, stdin from /dev/null, stdout and
- * stderr written to a per-run log file (truncated at spawn) and no inherited descriptors
- * beyond those three.  The trainer itself asks for SIGTERM when the
+ * stderr written to a per-run log file (truncated at spawn) and no
+ * inherited descriptors beyond those three.  The trainer itself asks for SIGTERM when the
  * scheduler dies (PR_SET_PDEATHSIG) and checks its parent pid to close the
  * race, so a dying scheduler leaves no orphans behind.
  *
- * Only this file calls posix_spawn, waitpid and kill on trainers.  Besides
- * the scheduler's trainers, it runs the trainer's model check for backends
- * (SupervisorCheckModel).
+ * Only this file calls posix_spawn, waitpid and kill on trainers, and only
+ * this file changes a slot's state.  A slot belongs to a device
+ * (easeml.devices) while it holds a run; the scheduler decides which device
+ * a run goes to (src/devices.c), this file only keeps the books.  Besides
+ * the scheduler's trainers, it runs the trainer's device probe for the
+ * scheduler (outside the slots) and the trainer's model check for
+ * backends (SupervisorCheckModel).
  *
  * IDENTIFICATION
  *	  src/supervisor.c
@@ -37,10 +41,11 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "supervisor.h"
-#include "trainer_exit.h"
+#include "trainer_protocol.h"
 #include "utils/timestamp.h"
 
 static EasemlTrainer trainers[EASEML_MAX_SLOTS];
+static pid_t probe_pid = 0;		/* the device probe, 0 when none runs */
 
 /* Slot table access for the scheduler. */
 EasemlTrainer *
@@ -62,15 +67,38 @@ SupervisorCountRunning(void)
 	return n;
 }
 
-/* Reserve a slot for a run before its trainer exists. */
+/* A slot that holds no run, or -1 when every slot is taken. */
+int
+SupervisorFreeSlot(void)
+{
+	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+		if (trainers[i].run_id == 0)
+			return i;
+	return -1;
+}
+
+/* Slots held on a device: reserved, running, or ended and not yet recorded. */
+int
+SupervisorDeviceCount(const char *device)
+{
+	int			n = 0;
+
+	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+		if (trainers[i].run_id != 0 && strcmp(trainers[i].device, device) == 0)
+			n++;
+	return n;
+}
+
+/* Reserve a slot on a device for a run before its trainer exists. */
 void
-SupervisorReserve(int slot, int64 run_id)
+SupervisorReserve(int slot, int64 run_id, const char *device)
 {
 	EasemlTrainer *t = &trainers[slot];
 
 	memset(t, 0, sizeof(*t));
 	t->run_id = run_id;
 	t->pid = 0;
+	strlcpy(t->device, device, sizeof(t->device));
 }
 
 /* Release a slot. */
@@ -131,19 +159,52 @@ MakeRunDir(const char *path)
 }
 
 /*
- * Start a trainer for a run in the given slot.
+ * Start a process in its own process group (InitSpawnAttr), stdin from
+ * /dev/null, stdout to out_path (truncated) and stderr to err_path, or to
+ * stdout when err_path is NULL; no other descriptor is inherited.
+ * Returns 0 with *pid set, or an errno.
+ */
+static int
+SpawnProcess(char *const argv[], char *const envp[], const char *out_path,
+			 const char *err_path, pid_t *pid)
+{
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_t fa;
+	int			rc;
+
+	InitSpawnAttr(&attr, true);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_path,
+									 O_WRONLY | O_CREAT | O_TRUNC, S_IRUSR | S_IWUSR);
+	if (err_path != NULL)
+		posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path,
+										 O_WRONLY | O_CREAT | O_TRUNC, S_IRUSR | S_IWUSR);
+	else
+		posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
+
+	/* buffered output must not be written twice */
+	fflush(NULL);
+	rc = posix_spawn(pid, argv[0], &fa, &attr, argv, envp);
+
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	return rc;
+}
+
+/*
+ * Start a trainer for a run in the given slot, on the given device.
  *
  * argv and envp are complete (argv[0] is the executable).  On failure
  * returns false with a message in err; nothing is left running.
  */
 bool
-SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
+SupervisorSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 				char *const argv[], char *const envp[],
 				char *err, size_t errlen)
 {
 	EasemlTrainer *t = &trainers[slot];
-	posix_spawnattr_t attr;
-	posix_spawn_file_actions_t fa;
 	char		log_path[MAXPGPATH];
 	pid_t		pid;
 	int			rc;
@@ -155,37 +216,26 @@ SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
 				 run_dir, strerror(rc));
 		return false;
 	}
-	snprintf(log_path, sizeof(log_path), "%s/trainer.log", run_dir);
+	snprintf(log_path, sizeof(log_path), "%s/%s", run_dir, EASEML_FILE_LOG);
 
 	/*
 	 * Run ids start again after the extension is re-created: never let a
 	 * previous run's result files speak for this one.
 	 */
 	{
+		static const char *const stale[] = {
+			EASEML_FILE_METRICS, EASEML_FILE_ERROR, EASEML_FILE_ARTIFACT
+		};
 		char		old[MAXPGPATH];
 
-		snprintf(old, sizeof(old), "%s/metrics.json", run_dir);
-		(void) unlink(old);
-		snprintf(old, sizeof(old), "%s/error.txt", run_dir);
-		(void) unlink(old);
+		for (int i = 0; i < lengthof(stale); i++)
+		{
+			snprintf(old, sizeof(old), "%s/%s", run_dir, stale[i]);
+			(void) unlink(old);
+		}
 	}
 
-	InitSpawnAttr(&attr, true);
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path,
-									 O_WRONLY | O_CREAT | O_TRUNC, S_IRUSR | S_IWUSR);
-	posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-
-	/* buffered output must not be written twice */
-	fflush(NULL);
-	rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, envp);
-
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-
+	rc = SpawnProcess(argv, envp, log_path, NULL, &pid);
 	if (rc != 0)
 	{
 		snprintf(err, errlen, "could not start trainer \"%s\": %s",
@@ -197,6 +247,7 @@ SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
 	t->run_id = run_id;
 	t->pid = pid;
 	t->started = GetCurrentTimestamp();
+	strlcpy(t->device, device, sizeof(t->device));
 	strlcpy(t->run_dir, run_dir, sizeof(t->run_dir));
 	strlcpy(t->log_path, log_path, sizeof(t->log_path));
 	return true;
@@ -290,6 +341,7 @@ SupervisorStopAll(void)
 	TimestampTz start = GetCurrentTimestamp();
 	bool		killed = false;
 
+	SupervisorProbeKill();
 	/* a reaped trainer's group id may belong to another process by now */
 	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
 		if (trainers[i].pid > 0 && !trainers[i].exited)
@@ -337,6 +389,12 @@ SupervisorDescribeExit(int status, char *buf, size_t len)
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_MODEL)
 		snprintf(buf, len, "trainer cannot train this model (exit code %d)",
 				 EASEML_EXIT_MODEL);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DEVICE_OOM)
+		snprintf(buf, len, "trainer ran out of device memory (exit code %d)",
+				 EASEML_EXIT_DEVICE_OOM);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DEVICE_UNAVAILABLE)
+		snprintf(buf, len, "trainer could not use its device (exit code %d)",
+				 EASEML_EXIT_DEVICE_UNAVAILABLE);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DISCONNECTED)
 		snprintf(buf, len, "trainer lost its database connection (exit code %d)",
 				 EASEML_EXIT_DISCONNECTED);
@@ -412,7 +470,7 @@ SupervisorCheckModel(const char *family, const char *params,
 	StringInfoData out;
 
 	argv[n++] = path;
-	argv[n++] = "--check-model";
+	argv[n++] = EASEML_ARG_CHECK_MODEL;
 	argv[n++] = unconstify(char *, family);
 	argv[n++] = "--params";
 	argv[n++] = unconstify(char *, params);
@@ -478,4 +536,66 @@ SupervisorCheckModel(const char *family, const char *params,
 				 out.len > 0 ? errdetail("%s", out.data) : 0));
 	}
 	return NULL;				/* keep the compiler quiet */
+}
+
+/*
+ * Start the trainer's device probe (easeml-trainer --probe), its output to
+ * out_path and its messages to log_path.  One probe at a time: false with
+ * a message in err if one runs or it cannot be started.
+ */
+bool
+SupervisorProbeStart(char *const argv[], char *const envp[],
+					 const char *out_path, const char *log_path,
+					 char *err, size_t errlen)
+{
+	int			rc;
+
+	if (probe_pid > 0)
+	{
+		snprintf(err, errlen, "a device probe is already running (pid %d)", (int) probe_pid);
+		return false;
+	}
+	rc = SpawnProcess(argv, envp, out_path, log_path, &probe_pid);
+	if (rc != 0)
+	{
+		probe_pid = 0;
+		snprintf(err, errlen, "could not start the device probe \"%s\": %s",
+				 argv[0], strerror(rc));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Has the probe ended?  Returns true once, with *status set (-1 if it was
+ * lost), without blocking; false while it runs or when none was started.
+ */
+bool
+SupervisorProbePoll(int *status)
+{
+	pid_t		rc;
+
+	if (probe_pid <= 0)
+		return false;
+	rc = waitpid(probe_pid, status, WNOHANG);
+	if (rc == 0 || (rc < 0 && errno == EINTR))
+		return false;
+	if (rc < 0)
+		*status = -1;
+	probe_pid = 0;
+	return true;
+}
+
+/* Kill a probe that takes too long (or at exit) and reap it. */
+void
+SupervisorProbeKill(void)
+{
+	int			status;
+
+	if (probe_pid <= 0)
+		return;
+	(void) kill(-probe_pid, SIGKILL);
+	while (waitpid(probe_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	probe_pid = 0;
 }

@@ -32,6 +32,7 @@ typedef struct EasemlTrainer
 	TimestampTz term_sent;		/* 0 until SIGTERM was sent */
 	bool		kill_sent;
 	EasemlStopReason stop_reason;
+	char		device[NAMEDATALEN];	/* easeml.devices.name of its device */
 	bool		exited;			/* reaped; result not yet recorded */
 	int			wait_status;	/* from waitpid, -1 if lost */
 	char		run_dir[MAXPGPATH];
@@ -40,9 +41,12 @@ typedef struct EasemlTrainer
 
 extern EasemlTrainer *SupervisorSlot(int slot);
 extern int	SupervisorCountRunning(void);
-extern void SupervisorReserve(int slot, int64 run_id);
+extern int	SupervisorFreeSlot(void);
+extern int	SupervisorDeviceCount(const char *device);
+extern void SupervisorReserve(int slot, int64 run_id, const char *device);
 extern void SupervisorRelease(int slot);
-extern bool SupervisorSpawn(int slot, int64 run_id, const char *run_dir,
+extern bool SupervisorSpawn(int slot, int64 run_id, const char *device,
+							const char *run_dir,
 							char *const argv[], char *const envp[],
 							char *err, size_t errlen);
 extern bool SupervisorPoll(int slot, int *status);
@@ -53,5 +57,12 @@ extern void SupervisorDescribeExit(int status, char *buf, size_t len);
 extern char *SupervisorTrainerPath(void);
 extern char *SupervisorCheckModel(const char *family, const char *params,
 								  const char *kinds, bool needs_image);
+
+/* the trainer's device probe: one process at a time, outside the slots */
+extern bool SupervisorProbeStart(char *const argv[], char *const envp[],
+								 const char *out_path, const char *log_path,
+								 char *err, size_t errlen);
+extern bool SupervisorProbePoll(int *status);
+extern void SupervisorProbeKill(void);
 
 #endif							/* EASEML_SUPERVISOR_H */

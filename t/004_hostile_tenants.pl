@@ -169,6 +169,15 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM public.calls'), '0',
 	'mallory\'s format() and = were never called');
 
 # a lock on its own run's row, held in an open transaction, holds no slot
+# (alice's slow run of wine2 still holds one: with easeml.max_workers = 1
+# nothing else would start, so it is cancelled first)
+query_as($node, 'alice', q{
+	SELECT easeml.cancel(r.id) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'wine2' AND r.status = 'running'});
+ok($node->poll_query_until('postgres', q{
+	SELECT r.status = 'cancelled' FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'wine2'}),
+	'alice\'s slow run is cancelled');
 my $bindir = $node->config_data('--bindir');
 my $delayed = trainer_script($tmp, 'delayed_trainer',
 	"sleep 5\nexec '$bindir/easeml-trainer' \"\$\@\"");

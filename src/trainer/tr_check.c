@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "trainer.h"
-#include "trainer_exit.h"
+#include "trainer_protocol.h"
 #include "tr_check.h"
 
 static void
@@ -60,6 +60,12 @@ TrModelCheck(const char *family, json_object *params, const char *kinds,
 {
 	const TrFamily *fam = TrFamilyLookup(family);
 
+	/*
+	 * A custom trainer's command (tr_external.c) takes any kind of task and
+	 * any parameters: they are handed to it, and it answers for them.
+	 */
+	if (family != NULL && strcmp(family, EASEML_FAMILY_EXTERNAL) == 0)
+		return 0;
 	if (fam == NULL)
 	{
 		char		known[256] = "";
@@ -104,7 +110,7 @@ TrCheckModelMain(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], "--check-model") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], EASEML_ARG_CHECK_MODEL) == 0 && i + 1 < argc)
 			family = argv[++i];
 		else if (strcmp(argv[i], "--params") == 0 && i + 1 < argc)
 			params_text = argv[++i];

@@ -21,6 +21,9 @@
  * standardisation is per pixel (fitted on training rows, as for every
  * family), constant pixels become 0.
  *
+ * On a GPU the same steps run with the same parameters and image order
+ * (tr_cnn_gpu.c; what both share is in tr_cnn.h and below).
+ *
  * IDENTIFICATION
  *	  src/trainer/tr_cnn.c
  *
@@ -34,38 +37,22 @@
 #include <cblas.h>
 
 #include "trainer.h"
+#include "tr_cnn.h"
 
-#define CNN_MAX_CONV 4
-
+/* The CPU's buffers of one block, for batches of cap images. */
 typedef struct ConvLayer
 {
-	int			h;				/* input height, width, channels */
-	int			w;
-	int			cin;
-	int			cout;
-	int			ph;				/* pooled output height, width */
-	int			pw;
-	size_t		woff;			/* filter (k*k*cin) x cout in theta */
-	size_t		boff;
 	float	   *A;				/* input, B x h x w x cin */
 	float	   *dA;				/* its gradient (unused for layer 0) */
 	float	   *Z;				/* post-ReLU conv output, B x h x w x cout */
 	int		   *arg;			/* pool argmax offsets into Z */
 } ConvLayer;
 
+/* The CPU's parameters and buffers. */
 typedef struct Cnn
 {
-	int			k;				/* kernel size */
-	int			nconv;
+	const CnnPlan *p;
 	ConvLayer	conv[CNN_MAX_CONV];
-	int			flat;			/* features after the last pool */
-	int			hidden;			/* dense hidden units, 0 = none */
-	int			nout;
-	size_t		w1off,
-				b1off,
-				w2off,
-				b2off;
-	size_t		np;
 	float	   *theta,
 			   *grad,
 			   *m1,
@@ -82,10 +69,64 @@ typedef struct Cnn
 	int			cap;
 } Cnn;
 
+/*
+ * The layout of a network for c x h x w images: the blocks' shapes, the
+ * parameter offsets (per block its filter then bias, then the dense
+ * layers) and the largest per-image buffers.
+ */
+static void
+CnnLayout(CnnPlan *p, int c, int h, int w)
+{
+	int			kk = p->k * p->k;
+
+	p->np = 0;
+	p->maxcols = 0;
+	p->maxz = 0;
+	for (int l = 0; l < p->nconv; l++)
+	{
+		CnnBlock   *S = &p->conv[l];
+
+		S->h = h;
+		S->w = w;
+		S->cin = c;
+		S->cout = p->filters[l];
+		S->ph = h / 2;
+		S->pw = w / 2;
+		S->woff = p->np;
+		p->np += (size_t) kk * c * S->cout;
+		S->boff = p->np;
+		p->np += S->cout;
+		if ((size_t) h * w * kk * c > p->maxcols)
+			p->maxcols = (size_t) h * w * kk * c;
+		if ((size_t) h * w * S->cout > p->maxz)
+			p->maxz = (size_t) h * w * S->cout;
+		c = S->cout;
+		h = S->ph;
+		w = S->pw;
+	}
+	p->flat = h * w * c;
+	p->w1off = p->np;
+	if (p->hidden > 0)
+	{
+		p->np += (size_t) p->flat * p->hidden;
+		p->b1off = p->np;
+		p->np += p->hidden;
+		p->w2off = p->np;
+		p->np += (size_t) p->hidden * p->nout;
+	}
+	else
+	{
+		p->w2off = p->np;
+		p->np += (size_t) p->flat * p->nout;
+	}
+	p->b2off = p->np;
+	p->np += p->nout;
+}
+
 static void
 CnnFree(Cnn *m)
 {
-	for (int l = 0; l < m->nconv; l++)
+	for (int l = 0; l < CNN_MAX_CONV; l++)
 	{
 		free(m->conv[l].A);
 		free(m->conv[l].dA);
@@ -107,74 +148,37 @@ CnnFree(Cnn *m)
 	free(m->dZ);
 }
 
-/* shapes, parameter offsets and buffers for batches of cap images */
+/* parameters and buffers for batches of cap images */
 static int
-CnnAlloc(Cnn *m, int c, int h, int w, const int *filters, int cap)
+CnnAlloc(Cnn *m, const CnnPlan *p, int cap)
 {
-	size_t		maxcols = 0,
-				maxz = 0;
-	int			kk = m->k * m->k;
-
-	m->np = 0;
+	m->p = p;
 	m->cap = cap;
-	for (int l = 0; l < m->nconv; l++)
+	for (int l = 0; l < p->nconv; l++)
 	{
+		const CnnBlock *S = &p->conv[l];
 		ConvLayer  *L = &m->conv[l];
 
-		L->h = h;
-		L->w = w;
-		L->cin = c;
-		L->cout = filters[l];
-		L->ph = h / 2;
-		L->pw = w / 2;
-		L->woff = m->np;
-		m->np += (size_t) kk * c * L->cout;
-		L->boff = m->np;
-		m->np += L->cout;
-		if ((size_t) h * w * kk * c > maxcols)
-			maxcols = (size_t) h * w * kk * c;
-		if ((size_t) h * w * L->cout > maxz)
-			maxz = (size_t) h * w * L->cout;
-		L->A = malloc(sizeof(float) * cap * (size_t) h * w * c);
-		L->dA = l > 0 ? malloc(sizeof(float) * cap * (size_t) h * w * c) : NULL;
-		L->Z = malloc(sizeof(float) * cap * (size_t) h * w * L->cout);
-		L->arg = malloc(sizeof(int) * cap * (size_t) L->ph * L->pw * L->cout);
+		L->A = malloc(sizeof(float) * cap * (size_t) S->h * S->w * S->cin);
+		L->dA = l > 0 ? malloc(sizeof(float) * cap * (size_t) S->h * S->w * S->cin) : NULL;
+		L->Z = malloc(sizeof(float) * cap * (size_t) S->h * S->w * S->cout);
+		L->arg = malloc(sizeof(int) * cap * (size_t) S->ph * S->pw * S->cout);
 		if (!L->A || (l > 0 && !L->dA) || !L->Z || !L->arg)
 			return -1;
-		c = L->cout;
-		h = L->ph;
-		w = L->pw;
 	}
-	m->flat = h * w * c;
-	m->w1off = m->np;
-	if (m->hidden > 0)
-	{
-		m->np += (size_t) m->flat * m->hidden;
-		m->b1off = m->np;
-		m->np += m->hidden;
-		m->w2off = m->np;
-		m->np += (size_t) m->hidden * m->nout;
-	}
-	else
-	{
-		m->w2off = m->np;
-		m->np += (size_t) m->flat * m->nout;
-	}
-	m->b2off = m->np;
-	m->np += m->nout;
-	m->theta = calloc(m->np, sizeof(float));
-	m->grad = calloc(m->np, sizeof(float));
-	m->m1 = calloc(m->np, sizeof(float));
-	m->m2 = calloc(m->np, sizeof(float));
-	m->F = malloc(sizeof(float) * cap * (size_t) m->flat);
-	m->dF = malloc(sizeof(float) * cap * (size_t) m->flat);
-	m->Hd = malloc(sizeof(float) * cap * (size_t) (m->hidden > 0 ? m->hidden : 1));
-	m->dHd = malloc(sizeof(float) * cap * (size_t) (m->hidden > 0 ? m->hidden : 1));
-	m->O = malloc(sizeof(float) * cap * (size_t) m->nout);
-	m->dO = malloc(sizeof(float) * cap * (size_t) m->nout);
-	m->cols = malloc(sizeof(float) * cap * maxcols);
-	m->dcols = malloc(sizeof(float) * cap * maxcols);
-	m->dZ = malloc(sizeof(float) * cap * maxz);
+	m->theta = calloc(p->np, sizeof(float));
+	m->grad = calloc(p->np, sizeof(float));
+	m->m1 = calloc(p->np, sizeof(float));
+	m->m2 = calloc(p->np, sizeof(float));
+	m->F = malloc(sizeof(float) * cap * (size_t) p->flat);
+	m->dF = malloc(sizeof(float) * cap * (size_t) p->flat);
+	m->Hd = malloc(sizeof(float) * cap * (size_t) (p->hidden > 0 ? p->hidden : 1));
+	m->dHd = malloc(sizeof(float) * cap * (size_t) (p->hidden > 0 ? p->hidden : 1));
+	m->O = malloc(sizeof(float) * cap * (size_t) p->nout);
+	m->dO = malloc(sizeof(float) * cap * (size_t) p->nout);
+	m->cols = malloc(sizeof(float) * cap * p->maxcols);
+	m->dcols = malloc(sizeof(float) * cap * p->maxcols);
+	m->dZ = malloc(sizeof(float) * cap * p->maxz);
 	if (!m->theta || !m->grad || !m->m1 || !m->m2 || !m->F || !m->dF || !m->Hd ||
 		!m->dHd || !m->O || !m->dO || !m->cols || !m->dcols || !m->dZ)
 		return -1;
@@ -272,37 +276,38 @@ ToNhwc(const float *X, const int *idx, int B, int c, int h, int w, float *A)
 static void
 CnnForward(Cnn *m, int B)
 {
-	int			kk = m->k * m->k;
+	int			kk = m->p->k * m->p->k;
 
-	for (int l = 0; l < m->nconv; l++)
+	for (int l = 0; l < m->p->nconv; l++)
 	{
 		ConvLayer  *L = &m->conv[l];
-		size_t		rows = (size_t) B * L->h * L->w;
-		int			K = kk * L->cin;
-		const float *bias = m->theta + L->boff;
-		float	   *out = l + 1 < m->nconv ? m->conv[l + 1].A : m->F;
+		const CnnBlock *S = &m->p->conv[l];
+		size_t		rows = (size_t) B * S->h * S->w;
+		int			K = kk * S->cin;
+		const float *bias = m->theta + S->boff;
+		float	   *out = l + 1 < m->p->nconv ? m->conv[l + 1].A : m->F;
 
-		Im2col(L->A, B, L->h, L->w, L->cin, m->k, m->cols);
+		Im2col(L->A, B, S->h, S->w, S->cin, m->p->k, m->cols);
 		for (size_t r = 0; r < rows; r++)
-			memcpy(L->Z + r * L->cout, bias, sizeof(float) * L->cout);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) rows, L->cout, K,
-					1.0f, m->cols, K, m->theta + L->woff, L->cout, 1.0f, L->Z, L->cout);
-		TrReluInPlace(L->Z, rows * L->cout);
+			memcpy(L->Z + r * S->cout, bias, sizeof(float) * S->cout);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) rows, S->cout, K,
+					1.0f, m->cols, K, m->theta + S->woff, S->cout, 1.0f, L->Z, S->cout);
+		TrReluInPlace(L->Z, rows * S->cout);
 		/* 2 x 2 max pooling, remembering the winner */
 		for (int b = 0; b < B; b++)
-			for (int py = 0; py < L->ph; py++)
-				for (int px = 0; px < L->pw; px++)
-					for (int ch = 0; ch < L->cout; ch++)
+			for (int py = 0; py < S->ph; py++)
+				for (int px = 0; px < S->pw; px++)
+					for (int ch = 0; ch < S->cout; ch++)
 					{
-						size_t		o = (((size_t) b * L->ph + py) * L->pw + px) * L->cout + ch;
+						size_t		o = (((size_t) b * S->ph + py) * S->pw + px) * S->cout + ch;
 						int			best = -1;
 						float		bv = 0.0f;
 
 						for (int dy = 0; dy < 2; dy++)
 							for (int dx = 0; dx < 2; dx++)
 							{
-								int			zi = (int) ((((size_t) b * L->h + 2 * py + dy) * L->w +
-														 2 * px + dx) * L->cout + ch);
+								int			zi = (int) ((((size_t) b * S->h + 2 * py + dy) * S->w +
+														 2 * px + dx) * S->cout + ch);
 
 								if (best < 0 || L->Z[zi] > bv)
 								{
@@ -317,25 +322,25 @@ CnnForward(Cnn *m, int B)
 	/* dense part */
 	{
 		const float *in = m->F;
-		int			nin = m->flat;
+		int			nin = m->p->flat;
 
-		if (m->hidden > 0)
+		if (m->p->hidden > 0)
 		{
 			for (int b = 0; b < B; b++)
-				memcpy(m->Hd + (size_t) b * m->hidden, m->theta + m->b1off,
-					   sizeof(float) * m->hidden);
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, m->hidden, m->flat,
-						1.0f, m->F, m->flat, m->theta + m->w1off, m->hidden,
-						1.0f, m->Hd, m->hidden);
-			TrReluInPlace(m->Hd, (size_t) B * m->hidden);
+				memcpy(m->Hd + (size_t) b * m->p->hidden, m->theta + m->p->b1off,
+					   sizeof(float) * m->p->hidden);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, m->p->hidden, m->p->flat,
+						1.0f, m->F, m->p->flat, m->theta + m->p->w1off, m->p->hidden,
+						1.0f, m->Hd, m->p->hidden);
+			TrReluInPlace(m->Hd, (size_t) B * m->p->hidden);
 			in = m->Hd;
-			nin = m->hidden;
+			nin = m->p->hidden;
 		}
 		for (int b = 0; b < B; b++)
-			memcpy(m->O + (size_t) b * m->nout, m->theta + m->b2off,
-				   sizeof(float) * m->nout);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, m->nout, nin,
-					1.0f, in, nin, m->theta + m->w2off, m->nout, 1.0f, m->O, m->nout);
+			memcpy(m->O + (size_t) b * m->p->nout, m->theta + m->p->b2off,
+				   sizeof(float) * m->p->nout);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, m->p->nout, nin,
+					1.0f, in, nin, m->theta + m->p->w2off, m->p->nout, 1.0f, m->O, m->p->nout);
 	}
 }
 
@@ -344,7 +349,7 @@ static double
 CnnLoss(Cnn *m, int B, const int *y)
 {
 	double		loss = 0.0;
-	int			k = m->nout;
+	int			k = m->p->nout;
 
 	for (int b = 0; b < B; b++)
 	{
@@ -384,61 +389,62 @@ DenseGrad(const float *in, const float *d, const float *W, int B, int nin,
 static void
 CnnBackward(Cnn *m, int B, float l2)
 {
-	int			kk = m->k * m->k;
+	int			kk = m->p->k * m->p->k;
 
 	/* dense */
-	if (m->hidden > 0)
+	if (m->p->hidden > 0)
 	{
-		DenseGrad(m->Hd, m->dO, m->theta + m->w2off, B, m->hidden, m->nout, l2,
-				  m->grad + m->w2off, m->grad + m->b2off);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, m->hidden, m->nout,
-					1.0f, m->dO, m->nout, m->theta + m->w2off, m->nout,
-					0.0f, m->dHd, m->hidden);
-		TrReluGrad(m->dHd, m->Hd, (size_t) B * m->hidden);
-		DenseGrad(m->F, m->dHd, m->theta + m->w1off, B, m->flat, m->hidden, l2,
-				  m->grad + m->w1off, m->grad + m->b1off);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, m->flat, m->hidden,
-					1.0f, m->dHd, m->hidden, m->theta + m->w1off, m->hidden,
-					0.0f, m->dF, m->flat);
+		DenseGrad(m->Hd, m->dO, m->theta + m->p->w2off, B, m->p->hidden, m->p->nout, l2,
+				  m->grad + m->p->w2off, m->grad + m->p->b2off);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, m->p->hidden, m->p->nout,
+					1.0f, m->dO, m->p->nout, m->theta + m->p->w2off, m->p->nout,
+					0.0f, m->dHd, m->p->hidden);
+		TrReluGrad(m->dHd, m->Hd, (size_t) B * m->p->hidden);
+		DenseGrad(m->F, m->dHd, m->theta + m->p->w1off, B, m->p->flat, m->p->hidden, l2,
+				  m->grad + m->p->w1off, m->grad + m->p->b1off);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, m->p->flat, m->p->hidden,
+					1.0f, m->dHd, m->p->hidden, m->theta + m->p->w1off, m->p->hidden,
+					0.0f, m->dF, m->p->flat);
 	}
 	else
 	{
-		DenseGrad(m->F, m->dO, m->theta + m->w2off, B, m->flat, m->nout, l2,
-				  m->grad + m->w2off, m->grad + m->b2off);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, m->flat, m->nout,
-					1.0f, m->dO, m->nout, m->theta + m->w2off, m->nout,
-					0.0f, m->dF, m->flat);
+		DenseGrad(m->F, m->dO, m->theta + m->p->w2off, B, m->p->flat, m->p->nout, l2,
+				  m->grad + m->p->w2off, m->grad + m->p->b2off);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, m->p->flat, m->p->nout,
+					1.0f, m->dO, m->p->nout, m->theta + m->p->w2off, m->p->nout,
+					0.0f, m->dF, m->p->flat);
 	}
 
 	/* convolutions, last to first */
-	for (int l = m->nconv - 1; l >= 0; l--)
+	for (int l = m->p->nconv - 1; l >= 0; l--)
 	{
 		ConvLayer  *L = &m->conv[l];
-		const float *dP = l + 1 < m->nconv ? m->conv[l + 1].dA : m->dF;
-		size_t		rows = (size_t) B * L->h * L->w;
-		size_t		npool = (size_t) B * L->ph * L->pw * L->cout;
-		int			K = kk * L->cin;
-		float	   *gb = m->grad + L->boff;
+		const CnnBlock *S = &m->p->conv[l];
+		const float *dP = l + 1 < m->p->nconv ? m->conv[l + 1].dA : m->dF;
+		size_t		rows = (size_t) B * S->h * S->w;
+		size_t		npool = (size_t) B * S->ph * S->pw * S->cout;
+		int			K = kk * S->cin;
+		float	   *gb = m->grad + S->boff;
 
 		/* unpool into dZ, then through the ReLU */
-		memset(m->dZ, 0, sizeof(float) * rows * L->cout);
+		memset(m->dZ, 0, sizeof(float) * rows * S->cout);
 		for (size_t i = 0; i < npool; i++)
 			m->dZ[L->arg[i]] += dP[i];
-		TrReluGrad(m->dZ, L->Z, rows * L->cout);
+		TrReluGrad(m->dZ, L->Z, rows * S->cout);
 		/* the forward im2col of this layer was overwritten: redo it */
-		Im2col(L->A, B, L->h, L->w, L->cin, m->k, m->cols);
-		memcpy(m->grad + L->woff, m->theta + L->woff, sizeof(float) * (size_t) K * L->cout);
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, L->cout, (int) rows,
-					1.0f, m->cols, K, m->dZ, L->cout, l2, m->grad + L->woff, L->cout);
-		memset(gb, 0, sizeof(float) * L->cout);
+		Im2col(L->A, B, S->h, S->w, S->cin, m->p->k, m->cols);
+		memcpy(m->grad + S->woff, m->theta + S->woff, sizeof(float) * (size_t) K * S->cout);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, S->cout, (int) rows,
+					1.0f, m->cols, K, m->dZ, S->cout, l2, m->grad + S->woff, S->cout);
+		memset(gb, 0, sizeof(float) * S->cout);
 		for (size_t r = 0; r < rows; r++)
-			cblas_saxpy(L->cout, 1.0f, m->dZ + r * L->cout, 1, gb, 1);
+			cblas_saxpy(S->cout, 1.0f, m->dZ + r * S->cout, 1, gb, 1);
 		if (l > 0)
 		{
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, K, L->cout,
-						1.0f, m->dZ, L->cout, m->theta + L->woff, L->cout,
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, K, S->cout,
+						1.0f, m->dZ, S->cout, m->theta + S->woff, S->cout,
 						0.0f, m->dcols, K);
-			Col2im(m->dcols, B, L->h, L->w, L->cin, m->k, L->dA);
+			Col2im(m->dcols, B, S->h, S->w, S->cin, m->p->k, L->dA);
 		}
 	}
 }
@@ -452,112 +458,199 @@ GlorotInit(float *W, size_t count, int fan_in, int fan_out, uint64_t *rng)
 		W[i] = (float) ((2.0 * TrRandUniform(rng) - 1.0) * bound);
 }
 
+/*
+ * The network's shape, layout and training settings from the candidate's
+ * params and the task's image shape.  Returns 0, or -1 with res->error set.
+ */
+int
+CnnPlanFrom(const TrContext *ctx, CnnPlan *p, TrResult *res)
+{
+	const TrData *data = ctx->data;
+	int			dflt_filters[2] = {16, 32};
+	int			h = data->height,
+				w = data->width;
+	json_object *f;
+
+	memset(p, 0, sizeof(*p));
+	p->nconv = TrParamIntList(ctx->params, "filters", p->filters, CNN_MAX_CONV,
+							  dflt_filters, 2);
+	p->epochs = TrParamInt(ctx->params, "epochs", 5);
+	p->batch = TrParamInt(ctx->params, "batch", 64);
+	p->lr = (float) TrParamDouble(ctx->params, "lr", 1e-3);
+	p->l2 = (float) TrParamDouble(ctx->params, "l2", 0.0);
+	p->k = TrParamInt(ctx->params, "kernel", 3);
+	p->hidden = TrParamInt(ctx->params, "hidden", 128);
+	p->nout = data->n_classes;
+	if (p->batch > data->n_train)
+		p->batch = data->n_train;
+	if (p->k % 2 == 0)
+	{
+		TrSetError(res, "cnn: kernel must be odd for \"same\" padding, got %d", p->k);
+		return -1;
+	}
+	if (ctx->params != NULL &&
+		json_object_object_get_ex(ctx->params, "filters", &f) &&
+		json_object_is_type(f, json_type_array) &&
+		json_object_array_length(f) > CNN_MAX_CONV)
+	{
+		TrSetError(res, "cnn supports 1 to %d conv blocks, got %d", CNN_MAX_CONV,
+				   (int) json_object_array_length(f));
+		return -1;
+	}
+	if ((double) p->batch * data->height * data->width *
+		(data->channels > 1024 ? data->channels : 1024) >= 2147483647.0)
+	{
+		TrSetError(res, "cnn: batch %d of %dx%d images is too large", p->batch,
+				   data->height, data->width);
+		return -1;
+	}
+	for (int l = 0; l < p->nconv; l++)
+	{
+		if (h < 2 || w < 2)
+		{
+			TrSetError(res, "cnn: image %dx%d is too small for %d conv+pool layers",
+					   data->height, data->width, p->nconv);
+			return -1;
+		}
+		h /= 2;
+		w /= 2;
+	}
+	CnnLayout(p, data->channels, data->height, data->width);
+	return 0;
+}
+
+/* Glorot-uniform filters and weights, zero biases. */
+void
+CnnInitTheta(const CnnPlan *p, float *theta, uint64_t *rng)
+{
+	int			kk = p->k * p->k;
+
+	memset(theta, 0, sizeof(float) * p->np);
+	for (int l = 0; l < p->nconv; l++)
+	{
+		const CnnBlock *S = &p->conv[l];
+
+		GlorotInit(theta + S->woff, (size_t) kk * S->cin * S->cout,
+				   kk * S->cin, kk * S->cout, rng);
+	}
+	if (p->hidden > 0)
+	{
+		GlorotInit(theta + p->w1off, (size_t) p->flat * p->hidden, p->flat, p->hidden, rng);
+		GlorotInit(theta + p->w2off, (size_t) p->hidden * p->nout, p->hidden, p->nout, rng);
+	}
+	else
+		GlorotInit(theta + p->w2off, (size_t) p->flat * p->nout, p->flat, p->nout, rng);
+}
+
+/*
+ * After an epoch: the mean loss, a divergence check and progress.  Returns
+ * 0, or -1 with res->error set.
+ */
+int
+CnnEpochEnd(const TrContext *ctx, int epoch, double loss_sum, TrResult *res)
+{
+	double		loss = loss_sum / ctx->data->n_train;
+
+	if (!isfinite(loss))
+	{
+		TrSetError(res, "cnn training diverged (loss not finite at epoch %d); lower lr",
+				   epoch);
+		return -1;
+	}
+	TrReportProgress(ctx, epoch, loss);
+	res->epochs = epoch;
+	res->train_loss = loss;
+	return 0;
+}
+
+/* The trained parameters as the run's artifact. */
+int
+CnnKeepArtifact(const CnnPlan *p, const float *theta, const TrData *data,
+				TrResult *res)
+{
+	TrArtifact	art;
+	int64_t		dims[4];
+	int32_t		arch[4 + CNN_MAX_CONV];
+	char		name[16];
+
+	TrArtifactBegin(&art, "cnn", data);
+	arch[0] = p->k;
+	arch[1] = p->hidden;
+	arch[2] = p->nout;
+	arch[3] = p->nconv;
+	for (int l = 0; l < p->nconv; l++)
+		arch[4 + l] = p->filters[l];
+	dims[0] = 4 + p->nconv;
+	TrArtifactAdd(&art, "arch", TR_DT_I32, 1, dims, arch);
+	for (int l = 0; l < p->nconv; l++)
+	{
+		const CnnBlock *S = &p->conv[l];
+
+		dims[0] = p->k;
+		dims[1] = p->k;
+		dims[2] = S->cin;
+		dims[3] = S->cout;
+		snprintf(name, sizeof(name), "conv%d.W", l + 1);
+		TrArtifactAdd(&art, name, TR_DT_F32, 4, dims, theta + S->woff);
+		dims[0] = S->cout;
+		snprintf(name, sizeof(name), "conv%d.b", l + 1);
+		TrArtifactAdd(&art, name, TR_DT_F32, 1, dims, theta + S->boff);
+	}
+	if (p->hidden > 0)
+	{
+		dims[0] = p->flat;
+		dims[1] = p->hidden;
+		TrArtifactAdd(&art, "dense1.W", TR_DT_F32, 2, dims, theta + p->w1off);
+		dims[0] = p->hidden;
+		TrArtifactAdd(&art, "dense1.b", TR_DT_F32, 1, dims, theta + p->b1off);
+	}
+	dims[0] = p->hidden > 0 ? p->hidden : p->flat;
+	dims[1] = p->nout;
+	TrArtifactAdd(&art, "out.W", TR_DT_F32, 2, dims, theta + p->w2off);
+	dims[0] = p->nout;
+	TrArtifactAdd(&art, "out.b", TR_DT_F32, 1, dims, theta + p->b2off);
+	return TrArtifactFinish(&art, res);
+}
+
 static int
 CnnFit(const TrContext *ctx, TrResult *res)
 {
 	const TrData *data = ctx->data;
 	int			n = data->n_train,
 				nv = data->n_val;
-	int			dflt_filters[2] = {16, 32};
-	int			filters[CNN_MAX_CONV];
-	int			nconv = TrParamIntList(ctx->params, "filters", filters, CNN_MAX_CONV,
-									   dflt_filters, 2);
-	int			epochs = TrParamInt(ctx->params, "epochs", 5);
-	int			batch = TrParamInt(ctx->params, "batch", 64);
-	float		lr = (float) TrParamDouble(ctx->params, "lr", 1e-3);
-	float		l2 = (float) TrParamDouble(ctx->params, "l2", 0.0);
 	uint64_t	rng = ctx->seed ^ UINT64_C(0x636e6e);	/* "cnn" */
+	CnnPlan		p;
 	Cnn			m;
-	int		   *idx = malloc(sizeof(int) * n);
-	int		   *yb = malloc(sizeof(int) * (batch < n ? batch : n));
-	int		   *pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
-	double		loss = NAN;
+	int		   *idx = NULL;
+	int		   *yb = NULL;
+	int		   *pred = NULL;
 	long		step = 0;
-	int			rc = -1,
-				h = data->height,
-				w = data->width;
+	int			rc = -1;
 
 	memset(&m, 0, sizeof(m));
-	if (batch > n)
-		batch = n;
-	m.k = TrParamInt(ctx->params, "kernel", 3);
-	m.hidden = TrParamInt(ctx->params, "hidden", 128);
-	m.nout = data->n_classes;
-	m.nconv = nconv;
-	if (!idx || !yb || !pred)
-	{
-		TrSetError(res, "out of memory for cnn");
+	if (CnnPlanFrom(ctx, &p, res) != 0)
 		goto done;
-	}
-	if (m.k % 2 == 0)
-	{
-		TrSetError(res, "cnn: kernel must be odd for \"same\" padding, got %d", m.k);
-		goto done;
-	}
-	{
-		json_object *f;
-
-		if (ctx->params != NULL &&
-			json_object_object_get_ex(ctx->params, "filters", &f) &&
-			json_object_is_type(f, json_type_array) &&
-			json_object_array_length(f) > CNN_MAX_CONV)
-		{
-			TrSetError(res, "cnn supports 1 to %d conv blocks, got %d", CNN_MAX_CONV,
-					   (int) json_object_array_length(f));
-			goto done;
-		}
-	}
-	if ((double) batch * data->height * data->width *
-		(data->channels > 1024 ? data->channels : 1024) >= 2147483647.0)
-	{
-		TrSetError(res, "cnn: batch %d of %dx%d images is too large", batch,
-				   data->height, data->width);
-		goto done;
-	}
-	for (int l = 0; l < nconv; l++)
-	{
-		if (h < 2 || w < 2)
-		{
-			TrSetError(res, "cnn: image %dx%d is too small for %d conv+pool layers",
-					   data->height, data->width, nconv);
-			goto done;
-		}
-		h /= 2;
-		w /= 2;
-	}
-	if (CnnAlloc(&m, data->channels, data->height, data->width, filters, batch) != 0)
+	idx = malloc(sizeof(int) * n);
+	yb = malloc(sizeof(int) * p.batch);
+	pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
+	if (!idx || !yb || !pred || CnnAlloc(&m, &p, p.batch) != 0)
 	{
 		TrSetError(res, "out of memory for cnn (batch %d of %dx%dx%d images)",
-				   batch, data->channels, data->height, data->width);
+				   p.batch, data->channels, data->height, data->width);
 		goto done;
 	}
-
-	for (int l = 0; l < nconv; l++)
-	{
-		ConvLayer  *L = &m.conv[l];
-		int			kk = m.k * m.k;
-
-		GlorotInit(m.theta + L->woff, (size_t) kk * L->cin * L->cout,
-				   kk * L->cin, kk * L->cout, &rng);
-	}
-	if (m.hidden > 0)
-	{
-		GlorotInit(m.theta + m.w1off, (size_t) m.flat * m.hidden, m.flat, m.hidden, &rng);
-		GlorotInit(m.theta + m.w2off, (size_t) m.hidden * m.nout, m.hidden, m.nout, &rng);
-	}
-	else
-		GlorotInit(m.theta + m.w2off, (size_t) m.flat * m.nout, m.flat, m.nout, &rng);
+	CnnInitTheta(&p, m.theta, &rng);
 	for (int i = 0; i < n; i++)
 		idx[i] = i;
 
-	for (int epoch = 1; epoch <= epochs; epoch++)
+	for (int epoch = 1; epoch <= p.epochs; epoch++)
 	{
 		double		sum = 0.0;
 
 		TrShuffle(idx, n, &rng);
-		for (int b0 = 0; b0 < n; b0 += batch)
+		for (int b0 = 0; b0 < n; b0 += p.batch)
 		{
-			int			B = n - b0 < batch ? n - b0 : batch;
+			int			B = n - b0 < p.batch ? n - b0 : p.batch;
 
 			if (TrCancelled(ctx))
 			{
@@ -570,78 +663,26 @@ CnnFit(const TrContext *ctx, TrResult *res)
 				yb[i] = data->ytr[idx[b0 + i]];
 			CnnForward(&m, B);
 			sum += B * CnnLoss(&m, B, yb);
-			CnnBackward(&m, B, l2);
-			TrAdamStep(m.theta, m.grad, m.m1, m.m2, m.np, ++step, lr);
+			CnnBackward(&m, B, p.l2);
+			TrAdamStep(m.theta, m.grad, m.m1, m.m2, p.np, ++step, p.lr);
 		}
-		loss = sum / n;
-		if (!isfinite(loss))
-		{
-			TrSetError(res, "cnn training diverged (loss not finite at epoch %d); lower lr",
-					   epoch);
+		if (CnnEpochEnd(ctx, epoch, sum, res) != 0)
 			goto done;
-		}
-		TrReportProgress(ctx, epoch, loss);
-		res->epochs = epoch;
 	}
 
-	for (int b0 = 0; b0 < nv; b0 += batch)
+	for (int b0 = 0; b0 < nv; b0 += p.batch)
 	{
-		int			B = nv - b0 < batch ? nv - b0 : batch;
+		int			B = nv - b0 < p.batch ? nv - b0 : p.batch;
 
 		ToNhwc(data->Xva + (size_t) b0 * data->d, NULL, B, data->channels,
 			   data->height, data->width, m.conv[0].A);
 		CnnForward(&m, B);
 		for (int i = 0; i < B; i++)
-			pred[b0 + i] = TrArgmax(m.O + (size_t) i * m.nout, m.nout);
+			pred[b0 + i] = TrArgmax(m.O + (size_t) i * p.nout, p.nout);
 	}
 	res->score = TrAccuracy(pred, data->yva, nv);
-	res->train_loss = loss;
-
-	{
-		TrArtifact art;
-		int64_t		dims[4];
-		int32_t		arch[4 + CNN_MAX_CONV];
-		char		name[16];
-
-		TrArtifactBegin(&art, "cnn", data);
-		arch[0] = m.k;
-		arch[1] = m.hidden;
-		arch[2] = m.nout;
-		arch[3] = nconv;
-		for (int l = 0; l < nconv; l++)
-			arch[4 + l] = filters[l];
-		dims[0] = 4 + nconv;
-		TrArtifactAdd(&art, "arch", TR_DT_I32, 1, dims, arch);
-		for (int l = 0; l < nconv; l++)
-		{
-			ConvLayer  *L = &m.conv[l];
-
-			dims[0] = m.k;
-			dims[1] = m.k;
-			dims[2] = L->cin;
-			dims[3] = L->cout;
-			snprintf(name, sizeof(name), "conv%d.W", l + 1);
-			TrArtifactAdd(&art, name, TR_DT_F32, 4, dims, m.theta + L->woff);
-			dims[0] = L->cout;
-			snprintf(name, sizeof(name), "conv%d.b", l + 1);
-			TrArtifactAdd(&art, name, TR_DT_F32, 1, dims, m.theta + L->boff);
-		}
-		if (m.hidden > 0)
-		{
-			dims[0] = m.flat;
-			dims[1] = m.hidden;
-			TrArtifactAdd(&art, "dense1.W", TR_DT_F32, 2, dims, m.theta + m.w1off);
-			dims[0] = m.hidden;
-			TrArtifactAdd(&art, "dense1.b", TR_DT_F32, 1, dims, m.theta + m.b1off);
-		}
-		dims[0] = m.hidden > 0 ? m.hidden : m.flat;
-		dims[1] = m.nout;
-		TrArtifactAdd(&art, "out.W", TR_DT_F32, 2, dims, m.theta + m.w2off);
-		dims[0] = m.nout;
-		TrArtifactAdd(&art, "out.b", TR_DT_F32, 1, dims, m.theta + m.b2off);
-		if (TrArtifactFinish(&art, res) != 0)
-			goto done;
-	}
+	if (CnnKeepArtifact(&p, m.theta, data, res) != 0)
+		goto done;
 	rc = 0;
 
 done:
@@ -672,4 +713,5 @@ const TrFamily TrFamilyCnn = {
 	.fit = CnnFit,
 	.params = cnn_params,
 	.summary = "convolutional network (conv-relu-pool blocks, dense), im2col + GEMM, Adam",
+	.fit_gpu = CnnFitGpu,
 };

@@ -11,7 +11,8 @@
  *	   binary COPY inside a read-only transaction that acts as the tenant
  *	   (easeml.trainer_data_session), then ROLLBACK, which restores the
  *	   connection's own identity;
- *	4. train (TrRunCandidate), reporting epoch and loss at most once a
+ *	4. train (TrRunCandidate; a custom trainer's command, tr_external.c,
+ *	   for family "external"), reporting epoch and loss at most once a
  *	   second (easeml.trainer_progress);
  *	5. write metrics.json (or error.txt) into the run directory and exit
  *	   0 (or 1).  The scheduler records the result: it alone changes a
@@ -24,7 +25,7 @@
  *
  * SIGTERM (a cancel or a timeout) sets a flag the families check, and that
  * the data loading checks while it waits for the server; the process then
- * exits 1.  Exit statuses are those of src/trainer_exit.h.
+ * exits 1.  Exit statuses are those of src/trainer_protocol.h.
  *
  * IDENTIFICATION
  *	  src/trainer/tr_live.c
@@ -46,9 +47,11 @@
 #include <libpq-fe.h>
 
 #include "trainer.h"
-#include "trainer_exit.h"
+#include "trainer_protocol.h"
 #include "tr_check.h"
 #include "tr_copy.h"
+#include "tr_external.h"
+#include "tr_gpu.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
 
@@ -112,8 +115,8 @@ Fail(const char *dir, const char *fmt,...)
 	va_end(ap);
 	LogLine("error: %s", msg);
 	if (dir)
-		(void) WriteRunFile(dir, "error.txt", msg);
-	return 1;
+		(void) WriteRunFile(dir, EASEML_FILE_ERROR, msg);
+	return EASEML_EXIT_FAILED;
 }
 
 typedef struct ProgressState
@@ -183,7 +186,7 @@ Command(PGconn *conn, const char *sql, int nparams, const char *const *values,
 }
 
 /*
- * Exit status after reading the task failed (src/trainer_exit.h).  A lost
+ * Exit status after reading the task failed (src/trainer_protocol.h).  A lost
  * connection means the server is going down: the run is interrupted, not
  * failed.  An error the server raised reading the source fails the task,
  * unless its class says it may pass (connection, rollback, resources,
@@ -202,6 +205,69 @@ LoadFailure(PGconn *conn, const char *sqlstate)
 		if (strncmp(sqlstate, transient[i], 2) == 0)
 			return EASEML_EXIT_FAILED;
 	return EASEML_EXIT_SOURCE;
+}
+
+/*
+ * The command of a custom trainer's run, as a NULL-terminated argv, or
+ * NULL with err set.
+ */
+static char **
+FetchCommand(PGconn *conn, const char *run_id, char *err, size_t errlen)
+{
+	const char *values[1] = {run_id};
+	PGresult   *res = PQexecParams(conn,
+									"SELECT u FROM unnest(easeml.trainer_command($1)) WITH ORDINALITY AS c(u, o)"
+									" ORDER BY o",
+									1, NULL, values, NULL, NULL, 0);
+	char	  **argv = NULL;
+	int			n;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		snprintf(err, errlen, "could not read the custom trainer's command: %s",
+				 PQresultErrorMessage(res));
+		PQclear(res);
+		return NULL;
+	}
+	n = PQntuples(res);
+	if (n == 0)
+		snprintf(err, errlen, "the run's model has family \"%s\" but no command",
+				 EASEML_FAMILY_EXTERNAL);
+	else if ((argv = calloc(n + 1, sizeof(char *))) == NULL)
+		snprintf(err, errlen, "out of memory");
+	for (int i = 0; argv != NULL && i < n; i++)
+		argv[i] = strdup(PQgetvalue(res, i, 0));
+	PQclear(res);
+	return argv;
+}
+
+/*
+ * A run placed on a GPU (EASEML_DEVICE_KIND=cuda) of a family that trains
+ * there: select the GPU now, before any data is read, so that a device
+ * that cannot be used costs nothing.  Returns EASEML_EXIT_OK (*gpu stays
+ * NULL for the CPU), or the exit status with the reason in err.
+ */
+static int
+OpenGpu(const char *family, const TrGpuOps **gpu, char *err, size_t errlen)
+{
+	const char *kind = getenv(EASEML_ENV_DEVICE_KIND);
+	const char *device = getenv(EASEML_ENV_DEVICE);
+	const TrFamily *fam = TrFamilyLookup(family);
+	char		why[TR_ERRLEN];
+	int			oom;
+
+	*gpu = NULL;
+	if (kind == NULL || strcmp(kind, EASEML_KIND_CUDA) != 0 || fam == NULL ||
+		fam->fit_gpu == NULL)
+		return EASEML_EXIT_OK;
+	*gpu = TrGpuOpen(why, sizeof(why), &oom);
+	if (*gpu == NULL)
+	{
+		snprintf(err, errlen, "the GPU %s could not be used: %s", device ? device : "", why);
+		return oom ? EASEML_EXIT_DEVICE_OOM : EASEML_EXIT_DEVICE_UNAVAILABLE;
+	}
+	LogLine("training on %s (%s)", device ? device : "the GPU", (*gpu)->name);
+	return EASEML_EXIT_OK;
 }
 
 static const char *
@@ -314,15 +380,18 @@ TrLiveMain(int argc, char **argv)
 	int			threads = 1;
 	int			load_only = 0;
 	int		   *kinds;
+	int			rc;
+	char	  **command = NULL;
+	const TrGpuOps *gpu = NULL;
 	struct sigaction sa;
 
 	for (int i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], "--run") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], EASEML_ARG_RUN) == 0 && i + 1 < argc)
 			run_id = argv[++i];
-		else if (strcmp(argv[i], "--run-dir") == 0 && i + 1 < argc)
+		else if (strcmp(argv[i], EASEML_ARG_RUN_DIR) == 0 && i + 1 < argc)
 			run_dir = argv[++i];
-		else if (strcmp(argv[i], "--load-only") == 0)
+		else if (strcmp(argv[i], EASEML_ARG_LOAD_ONLY) == 0)
 			load_only = 1;	/* scripts/bench/dataload.sh: stop after loading */
 	}
 	if (run_id == NULL || run_dir == NULL)
@@ -336,7 +405,7 @@ TrLiveMain(int argc, char **argv)
 
 	/* die with the scheduler; the getppid() check closes the race */
 	(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
-	sched_pid = getenv("EASEML_SCHEDULER_PID");
+	sched_pid = getenv(EASEML_ENV_SCHEDULER_PID);
 	if (sched_pid && atoi(sched_pid) != (int) getppid())
 		return Fail(run_dir, "the scheduler (pid %s) is gone", sched_pid);
 
@@ -352,7 +421,7 @@ TrLiveMain(int argc, char **argv)
 		threads = 1;
 
 	LogLine("run %s: starting", run_id);
-	conninfo = getenv("EASEML_CONNINFO");
+	conninfo = getenv(EASEML_ENV_CONNINFO);
 	conn = PQconnectdb(conninfo ? conninfo : "");
 	if (PQstatus(conn) != CONNECTION_OK)
 		return Fail(run_dir, "could not connect to the database: %s", PQerrorMessage(conn));
@@ -425,6 +494,9 @@ TrLiveMain(int argc, char **argv)
 	LogLine("run %s: task %s (%s), model %s, family %s, %d features",
 			run_id, JsonString(spec, "task"), kind_s, JsonString(spec, "model"),
 			family, d);
+	if (strcmp(family, EASEML_FAMILY_EXTERNAL) == 0 &&
+		(command = FetchCommand(conn, run_id, err, sizeof(err))) == NULL)
+		return Fail(run_dir, "%s", err);
 
 	/*
 	 * A model row this trainer cannot train for this kind of task is no
@@ -434,6 +506,11 @@ TrLiveMain(int argc, char **argv)
 	{
 		Fail(run_dir, "model %s cannot be trained: %s", JsonString(spec, "model"), err);
 		return EASEML_EXIT_MODEL;
+	}
+	if (command == NULL && (rc = OpenGpu(family, &gpu, err, sizeof(err))) != EASEML_EXIT_OK)
+	{
+		Fail(run_dir, "%s", err);
+		return rc;
 	}
 
 	/* the kind of each feature column: how its values arrive */
@@ -498,11 +575,41 @@ TrLiveMain(int argc, char **argv)
 	memset(&ps, 0, sizeof(ps));
 	ps.conn = conn;
 	ps.run_id = run_id;
-	if (TrRunCandidate(&tab, family, params, &opt, ReportProgress, &ps,
-					   &cancel_requested, threads, &result, &metrics) != 0)
-		return Fail(run_dir, "%s", result.error[0] ? result.error : "training failed");
+	if (command != NULL)
+	{
+		TrExternalRun xr;
+		char		artifact[4096];
+
+		snprintf(artifact, sizeof(artifact), "%s/%s", run_dir, EASEML_FILE_ARTIFACT);
+		memset(&xr, 0, sizeof(xr));
+		xr.command = command;
+		xr.params = params;
+		xr.seed = opt.seed;
+		xr.threads = threads;
+		xr.dir = run_dir;
+		xr.artifact_path = artifact;
+		xr.progress = ReportProgress;
+		xr.progress_arg = &ps;
+		xr.cancel = &cancel_requested;
+		rc = TrRunExternal(&tab, &opt, &xr, &result, &metrics);
+	}
+	else
+		rc = TrRunCandidateOn(gpu, &tab, family, params, &opt, ReportProgress, &ps,
+							  &cancel_requested, threads, &result, &metrics);
+	if (rc != 0)
+	{
+		Fail(run_dir, "%s", result.error[0] ? result.error : "training failed");
+		/* a device failure tells the scheduler to place the candidate elsewhere */
+		return result.exit_code != 0 ? result.exit_code : EASEML_EXIT_FAILED;
+	}
 	if (cancel_requested)
 		return Fail(run_dir, "cancelled");
+	/* the last epoch, which the once-a-second limit may have held back */
+	if (result.epochs > 0)
+	{
+		ps.last = 0;
+		ReportProgress(&ps, result.epochs, result.train_loss);
+	}
 
 	/* the trained parameters; the run still succeeds if they cannot be kept */
 	if (result.artifact != NULL && result.artifact_len > 0 &&
@@ -528,15 +635,16 @@ TrLiveMain(int argc, char **argv)
 	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(bytes));
 	json_object_object_add(metrics, "model", json_object_new_string(JsonString(spec, "model")));
 
-	if (WriteRunFile(run_dir, "metrics.json",
+	if (WriteRunFile(run_dir, EASEML_FILE_METRICS,
 					 json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN)) != 0)
-		return Fail(run_dir, "could not write metrics.json: %s", strerror(errno));
+		return Fail(run_dir, "could not write %s: %s", EASEML_FILE_METRICS, strerror(errno));
 	LogLine("run %s: done, score %.6f", run_id, result.score);
 
 	TrResultFree(&result);
 	json_object_put(metrics);
 	json_object_put(spec);
 	TrTableFree(&tab);
+	TrGpuClose(gpu);
 	PQfinish(conn);
 	return 0;
 }

@@ -10,7 +10,9 @@
  *
  *	 easeml-trainer --csv FILE --target COL --family F [options]
  *	 easeml-trainer --train-csv A --val-csv B --target COL --family F ...
+ *	 easeml-trainer --csv FILE --target COL --command PROG --command ARG ...
  *	 easeml-trainer --list-families
+ *	 easeml-trainer --probe		 (the devices, for the scheduler)
  *
  * and --check-model (tr_check.c) answers whether a model row can be
  * trained.
@@ -30,9 +32,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trainer.h"
+#include "trainer_protocol.h"
 #include "tr_check.h"
+#include "tr_external.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
 
@@ -48,9 +53,11 @@ Usage(FILE *out)
 	fprintf(out,
 			"usage: easeml-trainer --csv FILE --target COL --family F [options]\n"
 			"       easeml-trainer --train-csv FILE --val-csv FILE --target COL --family F [options]\n"
+			"       easeml-trainer --csv FILE --target COL --command PROGRAM [--command ARG ...]\n"
 			"       easeml-trainer --list-families\n"
 			"       easeml-trainer --check-model FAMILY [--params JSON] [--kinds K[,K]] [--needs-image]\n"
 			"       easeml-trainer --run ...   (live mode, launched by the scheduler)\n"
+			"       easeml-trainer --probe     (list this machine's devices as JSON)\n"
 			"options:\n"
 			"  --kind classification|regression   task kind (default classification)\n"
 			"  --params JSON            family parameters, e.g. '{\"l2\":1e-4}'\n"
@@ -66,7 +73,9 @@ Usage(FILE *out)
 			"                           log_loss, roc_auc; r2, rmse, mae)\n"
 			"  --metrics-out FILE       also write the metrics JSON to FILE\n"
 			"  --artifact-out FILE      write the trained parameters to FILE\n"
-			"  --verbose                print per-epoch progress on stderr\n");
+			"  --verbose                print per-epoch progress on stderr\n"
+			"  --command ARG            train with a custom trainer's command (repeat for\n"
+			"                           each argument) instead of --family, as easeml would\n");
 }
 
 static void
@@ -177,6 +186,41 @@ ConcatTables(TrTable *a, TrTable *b, char *err, size_t errlen)
 	return split;
 }
 
+/*
+ * Train with a custom trainer's command, as a live run would (the way to
+ * try one on a CSV file before registering it).  Its artifact goes to a
+ * temporary file, and --artifact-out writes it wrapped (family "external").
+ */
+static int
+RunCommandOffline(const TrTable *tab, char **command, json_object *params,
+				  const TrPrepOptions *popt, int verbose, int threads,
+				  TrResult *res, json_object **metrics)
+{
+	TrExternalRun xr;
+	char		path[] = "/tmp/easeml-artifact-XXXXXX";
+	int			fd = mkstemp(path);
+	int			rc;
+
+	if (fd < 0)
+	{
+		TrResultInit(res);
+		TrSetError(res, "could not create a temporary file: %s", strerror(errno));
+		return -1;
+	}
+	close(fd);
+	memset(&xr, 0, sizeof(xr));
+	xr.command = command;
+	xr.params = params;
+	xr.seed = popt->seed;
+	xr.threads = threads;
+	xr.artifact_path = path;
+	xr.progress = verbose ? PrintProgress : NULL;
+	xr.cancel = &cancel_requested;
+	rc = TrRunExternal(tab, popt, &xr, res, metrics);
+	unlink(path);
+	return rc;
+}
+
 /* offline mode */
 static int
 OfflineMain(int argc, char **argv)
@@ -202,6 +246,7 @@ OfflineMain(int argc, char **argv)
 		{"metric", required_argument, NULL, 'R'},
 		{"verbose", no_argument, NULL, 'q'},
 		{"list-families", no_argument, NULL, 'L'},
+		{"command", required_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -224,6 +269,8 @@ OfflineMain(int argc, char **argv)
 	json_object *params = NULL,
 			   *metrics = NULL;
 	unsigned char *split = NULL;
+	char	   *command[64];
+	int			ncommand = 0;
 	char		err[TR_ERRLEN];
 	const char *text;
 	int			status = 1;
@@ -345,6 +392,14 @@ OfflineMain(int argc, char **argv)
 			case 'L':
 				TrFamilyList(PrintFamily, NULL);
 				return 0;
+			case 'X':
+				if (ncommand >= (int) (sizeof(command) / sizeof(command[0])) - 1)
+				{
+					fprintf(stderr, "easeml-trainer: too many --command arguments\n");
+					return 1;
+				}
+				command[ncommand++] = optarg;
+				break;
 			case 'h':
 				Usage(stdout);
 				return 0;
@@ -359,11 +414,12 @@ OfflineMain(int argc, char **argv)
 		Usage(stderr);
 		return 1;
 	}
-	if (target == NULL || family == NULL ||
+	command[ncommand] = NULL;
+	if (target == NULL || (family == NULL) == (ncommand == 0) ||
 		(csv == NULL) == (train_csv == NULL || val_csv == NULL) ||
 		(train_csv == NULL) != (val_csv == NULL))
 	{
-		fprintf(stderr, "easeml-trainer: need --target, --family and either --csv or --train-csv with --val-csv\n");
+		fprintf(stderr, "easeml-trainer: need --target, one of --family or --command, and either --csv or --train-csv with --val-csv\n");
 		Usage(stderr);
 		return 1;
 	}
@@ -391,7 +447,9 @@ OfflineMain(int argc, char **argv)
 		popt.fixed_split = split;
 	}
 
-	if (TrRunCandidate(&tab, family, params, &popt,
+	if (ncommand > 0 ? RunCommandOffline(&tab, command, params, &popt, verbose, threads,
+										 &res, &metrics) != 0 :
+		TrRunCandidate(&tab, family, params, &popt,
 					   verbose ? PrintProgress : NULL, NULL, &cancel_requested,
 					   threads, &res, &metrics) != 0)
 	{
@@ -446,9 +504,11 @@ main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], "--run") == 0)
+		if (strcmp(argv[i], EASEML_ARG_RUN) == 0)
 			return TrLiveMain(argc, argv);
-		if (strcmp(argv[i], "--check-model") == 0)
+		if (strcmp(argv[i], EASEML_ARG_PROBE) == 0)
+			return TrProbeMain();
+		if (strcmp(argv[i], EASEML_ARG_CHECK_MODEL) == 0)
 			return TrCheckModelMain(argc, argv);
 	}
 

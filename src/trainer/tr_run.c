@@ -134,6 +134,21 @@ TrRunCandidate(const TrTable *tab, const char *family, json_object *params,
 			   void *progress_arg, volatile sig_atomic_t *cancel, int threads,
 			   TrResult *res, json_object **metrics)
 {
+	return TrRunCandidateOn(NULL, tab, family, params, opt, progress,
+							progress_arg, cancel, threads, res, metrics);
+}
+
+/*
+ * One candidate on a GPU: the family's fit_gpu when it has one and gpu is
+ * not NULL, else its CPU fit.  The metrics say which ran ("device_kind").
+ */
+int
+TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
+				 const char *family, json_object *params,
+				 const TrPrepOptions *opt, TrProgressFn progress,
+				 void *progress_arg, volatile sig_atomic_t *cancel, int threads,
+				 TrResult *res, json_object **metrics)
+{
 	const TrFamily *fam;
 	TrData		data,
 				fdata;
@@ -241,9 +256,10 @@ TrRunCandidate(const TrTable *tab, const char *family, json_object *params,
 		ctx.progress = progress;
 		ctx.progress_arg = progress_arg;
 		ctx.cancel = cancel;
+		ctx.gpu = fam->fit_gpu != NULL ? gpu : NULL;
 
 		t0 = TrNow();
-		rc = fam->fit(&ctx, r);
+		rc = ctx.gpu != NULL ? fam->fit_gpu(&ctx, r) : fam->fit(&ctx, r);
 		t_fit += TrNow() - t0;
 		if (rc != 0)
 		{
@@ -309,6 +325,7 @@ fold_failed:
 						   json_object_new_int64(data.imputed_values));
 	json_object_object_add(m, "seed", json_object_new_uint64(opt->seed));
 	json_object_object_add(m, "threads", json_object_new_int(ctx.threads));
+	json_object_object_add(m, "device_kind", json_object_new_string(ctx.gpu ? "cuda" : "cpu"));
 	json_object_object_add(m, "artifact_bytes",
 						   json_object_new_int64((int64_t) res->artifact_len));
 	if (res->extra != NULL)

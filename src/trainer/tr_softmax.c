@@ -25,6 +25,9 @@
  * Stops when max |g_i| <= tol (scikit-learn's gtol) or after max_iter
  * iterations.
  *
+ * On a GPU only the evaluations move (tr_softmax_gpu.c): the optimiser,
+ * its line search and every decision it takes stay here.
+ *
  * IDENTIFICATION
  *	  src/trainer/tr_softmax.c
  *
@@ -37,6 +40,7 @@
 #include <cblas.h>
 
 #include "trainer.h"
+#include "tr_softmax.h"
 
 #define LBFGS_M 10
 #define SOFTMAX_BLOCK 256		/* rows per cache block (256 x 784 floats = 0.8 MB) */
@@ -52,6 +56,7 @@ typedef struct SoftmaxProblem
 	float	   *Wf;				/* d x k */
 	float	   *Z;				/* n x k */
 	float	   *Gf;				/* d x k */
+	SoftmaxDev *dev;			/* evaluate on this GPU instead (or NULL) */
 } SoftmaxProblem;
 
 /*
@@ -156,7 +161,8 @@ SoftmaxEval(SoftmaxProblem *pr, const double *theta, double *grad)
 static double
 SafeEval(SoftmaxProblem *pr, const double *theta, double *grad)
 {
-	double		f = SoftmaxEval(pr, theta, grad);
+	double		f = pr->dev ? SoftmaxDevEval(pr->dev, theta, pr->l2, grad) :
+		SoftmaxEval(pr, theta, grad);
 
 	return isfinite(f) ? f : HUGE_VAL;
 }
@@ -257,6 +263,22 @@ SoftmaxFit(const TrContext *ctx, TrResult *res)
 		goto done;
 	}
 
+	if (ctx->gpu != NULL)
+	{
+		int			status;
+
+		pr.dev = SoftmaxDevBegin(ctx->gpu, data, k, &status);
+		if (pr.dev == NULL)
+		{
+			TrSetError(res, "out of memory for softmax (%d features x %d classes)", d, nclass);
+			goto done;
+		}
+		if (status != TR_GPU_OK)
+		{
+			TrGpuFailed(ctx->gpu, status, "softmax", res);
+			goto done;
+		}
+	}
 	f = SafeEval(&pr, theta, g);
 	while (iter < max_iter)
 	{
@@ -355,7 +377,21 @@ SoftmaxFit(const TrContext *ctx, TrResult *res)
 		TrReportProgress(ctx, iter, f);
 	}
 
-	SoftmaxPredict(theta, d, k, nclass, data->Xva, data->n_val, pred, pr.Wf, pr.Z);
+	if (pr.dev != NULL)
+	{
+		/* a failed evaluation reads as no progress: look before predicting */
+		int			status = SoftmaxDevStatus(pr.dev);
+
+		if (status == TR_GPU_OK)
+			status = SoftmaxDevPredict(pr.dev, theta, nclass, pred);
+		if (status != TR_GPU_OK)
+		{
+			TrGpuFailed(ctx->gpu, status, "softmax", res);
+			goto done;
+		}
+	}
+	else
+		SoftmaxPredict(theta, d, k, nclass, data->Xva, data->n_val, pred, pr.Wf, pr.Z);
 	res->score = TrAccuracy(pred, data->yva, data->n_val);
 	res->train_loss = f;
 	res->epochs = iter;
@@ -387,6 +423,7 @@ done:
 	free(pr.Gf);
 	free(pr.Z);
 	free(pred);
+	SoftmaxDevEnd(pr.dev);
 	return rc;
 }
 
@@ -408,4 +445,5 @@ const TrFamily TrFamilySoftmax = {
 	.fit = SoftmaxFit,
 	.params = softmax_params,
 	.summary = "multinomial logistic regression, L2, L-BFGS",
+	.fit_gpu = SoftmaxFit,		/* evaluations on ctx->gpu */
 };

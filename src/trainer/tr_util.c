@@ -513,6 +513,21 @@ TrArtifactFind(const unsigned char *blob, size_t len, const char *name,
 }
 
 /*
+ * Adam's step size at step (from 1) with the bias correction folded in, as
+ * scikit-learn does: lr * sqrt(1 - beta2^t) / (1 - beta1^t).  Shared by the
+ * CPU step below and the GPU families (their kernel takes this rate).
+ */
+float
+TrAdamRate(double lr, long step)
+{
+	const double b1 = 0.9,
+				b2 = 0.999;
+
+	return (float) (lr * sqrt(1.0 - pow(b2, (double) step)) /
+					(1.0 - pow(b1, (double) step)));
+}
+
+/*
  * One Adam step (beta1 0.9, beta2 0.999, eps 1e-8) over n parameters, with
  * the bias correction folded into the step size as scikit-learn does;
  * step counts from 1.  Shared by the mlp and cnn families.
@@ -521,13 +536,10 @@ void
 TrAdamStep(float *theta, const float *grad, float *m1, float *m2, size_t n,
 		   long step, double lr)
 {
-	const double b1 = 0.9,
-				b2 = 0.999;
 	const float b1f = 0.9f,
 				b2f = 0.999f,
 				epsf = 1e-8f;
-	float		lrf = (float) (lr * sqrt(1.0 - pow(b2, (double) step)) /
-							   (1.0 - pow(b1, (double) step)));
+	float		lrf = TrAdamRate(lr, step);
 
 	for (size_t i = 0; i < n; i++)
 	{

@@ -155,6 +155,8 @@ typedef struct TrContext
 	TrProgressFn progress;		/* may be NULL */
 	void	   *progress_arg;
 	volatile sig_atomic_t *cancel;	/* set to 1 by SIGTERM; may be NULL */
+	/* the GPU to train on (tr_gpu.h), NULL for the CPU; see fit_gpu */
+	const struct TrGpuOps *gpu;
 } TrContext;
 
 /* What a fit returns. */
@@ -171,6 +173,8 @@ typedef struct TrResult
 	char		error[TR_ERRLEN];	/* set when fit returns non-zero */
 	/* optional family-specific metrics merged into the metrics object */
 	json_object *extra;			/* owned; freed by TrResultFree() */
+	/* exit code of a failed fit: 0 for EASEML_EXIT_FAILED, or a device failure */
+	int			exit_code;
 } TrResult;
 
 /*
@@ -208,6 +212,8 @@ typedef struct TrFamily
 	/* appended: NULL-terminated parameter list and a one-line summary */
 	const TrParamSpec *params;
 	const char *summary;
+	/* the fit on ctx->gpu; NULL when the family trains on the CPU only */
+	int			(*fit_gpu) (const TrContext *ctx, TrResult *res);
 } TrFamily;
 
 /* tr_family.c: registry of families */
@@ -264,6 +270,7 @@ extern void TrRegressionScore(const double *pred, const double *t, int n,
 extern int	TrArgmax(const float *v, int k);
 extern void TrAdamStep(float *theta, const float *grad, float *m1, float *m2,
 					   size_t n, long step, double lr);
+extern float TrAdamRate(double lr, long step);
 
 /*
  * ReLU and its gradient mask on float arrays, written with integer masks:
@@ -332,8 +339,17 @@ extern int	TrRunCandidate(const TrTable *tab, const char *family,
 						   TrProgressFn progress, void *progress_arg,
 						   volatile sig_atomic_t *cancel, int threads,
 						   TrResult *res, json_object **metrics);
+/* the same on a GPU (NULL: the CPU), for families that have fit_gpu */
+extern int	TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
+							 const char *family, json_object *params,
+							 const TrPrepOptions *opt, TrProgressFn progress,
+							 void *progress_arg, volatile sig_atomic_t *cancel,
+							 int threads, TrResult *res, json_object **metrics);
 
 /* tr_live.c (the lead's): the --run mode that reads rows from PostgreSQL */
 extern int	TrLiveMain(int argc, char **argv);
+
+/* tr_probe.c: the --probe mode that lists the devices */
+extern int	TrProbeMain(void);
 
 #endif							/* EASEML_TRAINER_H */
