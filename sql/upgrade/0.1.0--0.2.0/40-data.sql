@@ -272,36 +272,15 @@ BEGIN
 END;
 $$;
 
--- The data part of a declaration (called by easeml._validate_task, which
--- checked the tenant, the source and the target): the options, the feature
--- columns and their kinds, the data checks on the source read as the
--- tenant, and a NOTICE that says which columns are features and why others
--- are not.  Returns the task row to insert.
-CREATE FUNCTION easeml._declare_data(t easeml.tasks, relname text)
-RETURNS easeml.tasks
+-- The options of a declaration's data (docs/data.md): the metric for the
+-- task's kind (default its first), folds, the missing-value strategy.
+CREATE FUNCTION easeml._check_data_options(t easeml.tasks)
+RETURNS text
 LANGUAGE plpgsql
 SET search_path = pg_catalog
 AS $$
-DECLARE
-	col			record;
-	f			text;
-	why			text;
-	cand		text[] := '{}';
-	kinds		text[] := '{}';
-	feats		text[] := '{}';
-	fkinds		text[] := '{}';
-	chosen		text[] := '{}';
-	dropped		text[] := '{}';
-	left_out	jsonb := '{}';
-	prof		jsonb;
-	st			jsonb;
-	cnt			record;
-	shape_prod	bigint := 1;
-	s			int;
 BEGIN
-	-- options
-	t.metric := coalesce(t.metric, (easeml._metrics(t.kind))[1]);
-	IF NOT (t.metric = ANY (easeml._metrics(t.kind))) THEN
+	IF NOT (coalesce(t.metric, (easeml._metrics(t.kind))[1]) = ANY (easeml._metrics(t.kind))) THEN
 		RAISE EXCEPTION 'metric "%" does not apply to % tasks', t.metric, t.kind
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = format('Metrics for %s tasks: %s.', t.kind,
@@ -321,13 +300,32 @@ BEGIN
 		RAISE EXCEPTION 'missing_indicator and snapshot must be true or false, not NULL'
 			USING ERRCODE = 'null_value_not_allowed';
 	END IF;
+	RETURN coalesce(t.metric, (easeml._metrics(t.kind))[1]);
+END;
+$$;
 
-	-- candidate features: the listed columns, or every column but the target
-	-- whose type easeml encodes and that is not a key
+-- The candidate features of a declaration and their kinds: the listed
+-- columns (each must exist, once, not be the target, and have a type easeml
+-- encodes), or every column but the target whose type easeml encodes and
+-- that is not a key; left_out and dropped say why the others are not.
+CREATE FUNCTION easeml._candidate_features(t easeml.tasks, relname text,
+										   OUT cols text[], OUT kinds text[],
+										   OUT left_out jsonb, OUT dropped text[])
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	col			record;
+	f			text;
+	why			text;
+BEGIN
+	cols := '{}';
+	kinds := '{}';
+	left_out := '{}';
+	dropped := '{}';
 	IF t.features IS NULL THEN
 		FOR col IN
-			SELECT a.attname::text AS attname, a.attnum, a.atttypid,
-				   easeml._feature_kind(a.atttypid) AS kind,
+			SELECT a.attname::text AS attname, a.atttypid, easeml._feature_kind(a.atttypid) AS kind,
 				   easeml._key_reason(t.source, a.attnum) AS key
 			  FROM pg_attribute a
 			 WHERE a.attrelid = t.source AND a.attnum > 0 AND NOT a.attisdropped
@@ -338,113 +336,148 @@ BEGIN
 						THEN format('type %s is not supported', format_type(col.atttypid, NULL))
 						ELSE col.key END;
 			IF why IS NULL THEN
-				cand := cand || col.attname;
+				cols := cols || col.attname;
 				kinds := kinds || col.kind;
 			ELSE
 				left_out := left_out || jsonb_build_object(col.attname, why);
 				dropped := dropped || format('%s (%s)', col.attname, why);
 			END IF;
 		END LOOP;
-	ELSE
-		IF cardinality(t.features) = 0 THEN
-			RAISE EXCEPTION 'features must list at least one column'
-				USING ERRCODE = 'invalid_parameter_value',
-					  HINT = 'Leave features NULL to use every column except the target and keys.';
-		END IF;
-		FOREACH f IN ARRAY t.features LOOP
-			IF f IS NULL THEN
-				RAISE EXCEPTION 'features must not contain NULL'
-					USING ERRCODE = 'null_value_not_allowed';
-			END IF;
-			IF f = t.target THEN
-				RAISE EXCEPTION 'the target column "%" cannot also be a feature', f
-					USING ERRCODE = 'invalid_parameter_value';
-			END IF;
-			IF f = ANY (cand) THEN
-				RAISE EXCEPTION 'feature column "%" is listed twice', f
-					USING ERRCODE = 'duplicate_column';
-			END IF;
-			SELECT a.attnum, a.atttypid, easeml._feature_kind(a.atttypid) AS kind INTO col
-			  FROM pg_attribute a
-			 WHERE a.attrelid = t.source AND a.attname = f
-			   AND a.attnum > 0 AND NOT a.attisdropped;
-			IF NOT FOUND THEN
-				RAISE EXCEPTION 'feature column "%" does not exist in "%"', f, relname
-					USING ERRCODE = 'undefined_column',
-						  HINT = 'Columns of ' || relname || ': ' || easeml._column_list(t.source) || '.';
-			END IF;
-			IF col.kind IS NULL THEN
-				RAISE EXCEPTION 'feature column "%" has type %, which easeml cannot use', f,
-					format_type(col.atttypid, NULL)
-					USING ERRCODE = 'datatype_mismatch',
-						  HINT = 'Feature columns may be numeric, boolean, text, varchar, char, enum, date or timestamp columns; cast others in a view.';
-			END IF;
-			IF t.input_shape IS NOT NULL AND col.kind <> 'numeric' THEN
-				RAISE EXCEPTION 'feature column "%" of an image task has type %, not a numeric type', f,
-					format_type(col.atttypid, NULL)
-					USING ERRCODE = 'datatype_mismatch',
-						  HINT = 'Pixels must be smallint, integer, bigint, real, double precision or numeric columns.';
-			END IF;
-			cand := cand || f;
-			kinds := kinds || col.kind;
-		END LOOP;
+		RETURN;
 	END IF;
+	IF cardinality(t.features) = 0 THEN
+		RAISE EXCEPTION 'features must list at least one column'
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Leave features NULL to use every column except the target and keys.';
+	END IF;
+	FOREACH f IN ARRAY t.features LOOP
+		IF f IS NULL THEN
+			RAISE EXCEPTION 'features must not contain NULL'
+				USING ERRCODE = 'null_value_not_allowed';
+		END IF;
+		IF f = t.target THEN
+			RAISE EXCEPTION 'the target column "%" cannot also be a feature', f
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF f = ANY (cols) THEN
+			RAISE EXCEPTION 'feature column "%" is listed twice', f
+				USING ERRCODE = 'duplicate_column';
+		END IF;
+		SELECT a.atttypid, easeml._feature_kind(a.atttypid) AS kind INTO col
+		  FROM pg_attribute a
+		 WHERE a.attrelid = t.source AND a.attname = f AND a.attnum > 0 AND NOT a.attisdropped;
+		IF NOT FOUND THEN
+			RAISE EXCEPTION 'feature column "%" does not exist in "%"', f, relname
+				USING ERRCODE = 'undefined_column',
+					  HINT = 'Columns of ' || relname || ': ' || easeml._column_list(t.source) || '.';
+		END IF;
+		IF col.kind IS NULL THEN
+			RAISE EXCEPTION 'feature column "%" has type %, which easeml cannot use', f,
+				format_type(col.atttypid, NULL)
+				USING ERRCODE = 'datatype_mismatch',
+					  HINT = 'Feature columns may be numeric, boolean, text, varchar, char, enum, date or timestamp columns; cast others in a view.';
+		END IF;
+		IF t.input_shape IS NOT NULL AND col.kind <> 'numeric' THEN
+			RAISE EXCEPTION 'feature column "%" of an image task has type %, not a numeric type', f,
+				format_type(col.atttypid, NULL)
+				USING ERRCODE = 'datatype_mismatch',
+					  HINT = 'Pixels must be smallint, integer, bigint, real, double precision or numeric columns.';
+		END IF;
+		cols := cols || f;
+		kinds := kinds || col.kind;
+	END LOOP;
+END;
+$$;
+
+-- Why a candidate feature cannot help, from its profile statistics
+-- (easeml._column_stats_sql) over the n rows with a target, or NULL.  An
+-- image keeps every pixel; identifiers and row numbers are looked for
+-- among default features only (a listed column is the tenant's choice).
+CREATE FUNCTION easeml._useless_reason(st jsonb, kind text, n bigint, listed boolean,
+									   image boolean)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+	SELECT CASE
+		WHEN image THEN NULL
+		WHEN (st ->> 0)::bigint = 0 THEN 'all NULL'
+		WHEN (st ->> 1)::boolean AND (st ->> 0)::bigint = n THEN 'constant'
+		WHEN NOT listed AND kind = 'categorical' AND (st ->> 0)::bigint >= 20
+			 AND (st ->> 2)::bigint >= 0.9 * (st ->> 0)::bigint
+			THEN format('%s distinct values in %s rows: an identifier or free text',
+						st ->> 2, st ->> 0)
+		WHEN NOT listed AND kind = 'numeric' AND n >= 20
+			 AND (st ->> 0)::bigint = n AND (st ->> 2)::bigint = n
+			 AND (st ->> 4)::numeric <= 2 * n
+			THEN format('%s distinct integers in a range of %s: a row number', n, st ->> 4)
+		END
+$$;
+
+-- The data part of a declaration (called by easeml._validate_task, which
+-- checked the tenant, the source and the target): the options, the feature
+-- columns and their kinds, the data checks on the source read as the
+-- tenant, and a NOTICE that says which columns are features and why others
+-- are not.  Returns the task row to insert.
+CREATE FUNCTION easeml._declare_data(t easeml.tasks, relname text)
+RETURNS easeml.tasks
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	c			record;
+	f			text;
+	why			text;
+	feats		text[] := '{}';
+	fkinds		text[] := '{}';
+	chosen		text[] := '{}';
+	prof		jsonb;
+	st			jsonb;
+	cnt			record;
+	shape_prod	bigint := 1;
+	s			int;
+BEGIN
+	t.metric := easeml._check_data_options(t);
+	c := easeml._candidate_features(t, relname);
 
 	-- the declaring role must be able to read what the trainer will read
-	IF NOT has_column_privilege(current_user, t.source, t.target, 'SELECT') THEN
-		RAISE EXCEPTION 'permission denied: role "%" cannot read "%"', current_user, relname
-			USING ERRCODE = 'insufficient_privilege',
-				  HINT = format('The owner can run GRANT SELECT ON %s TO %I.', relname, current_user);
-	END IF;
-	FOREACH f IN ARRAY cand LOOP
+	FOREACH f IN ARRAY t.target || c.cols LOOP
 		IF NOT has_column_privilege(current_user, t.source, f, 'SELECT') THEN
-			RAISE EXCEPTION 'permission denied: role "%" cannot read column "%" of "%"', current_user, f, relname
+			RAISE EXCEPTION 'permission denied: role "%" cannot read %', current_user,
+				CASE WHEN f = t.target THEN format('"%s"', relname)
+					 ELSE format('column "%s" of "%s"', f, relname) END
 				USING ERRCODE = 'insufficient_privilege',
 					  HINT = format('The owner can run GRANT SELECT ON %s TO %I.', relname, current_user);
 		END IF;
 	END LOOP;
 
 	-- the data, read as the tenant in a security-restricted operation
-	prof := easeml._profile(t.source, t.target, t.kind, cand, kinds, t.features IS NULL);
+	prof := easeml._profile(t.source, t.target, t.kind, c.cols, c.kinds, t.features IS NULL);
 	cnt := easeml._check_target(prof, relname, t.target, t.kind, t.val_fraction, t.folds);
-
-	-- columns that cannot help are left out (an image keeps every pixel)
-	FOR j IN 1..cardinality(cand) LOOP
+	FOR j IN 1..cardinality(c.cols) LOOP
 		st := prof -> 'cols' -> (j - 1);
 		IF (st ->> 3)::bigint > 0 THEN
-			RAISE EXCEPTION 'feature column "%" of "%" has % infinite value(s)', cand[j], relname, st ->> 3
+			RAISE EXCEPTION 'feature column "%" of "%" has % infinite value(s)', c.cols[j], relname, st ->> 3
 				USING ERRCODE = 'invalid_parameter_value',
 					  HINT = 'Set them to NULL (easeml fills in missing values) or fix the data.';
 		END IF;
-		why := CASE
-			WHEN t.input_shape IS NOT NULL THEN NULL
-			WHEN (st ->> 0)::bigint = 0 THEN 'all NULL'
-			WHEN (st ->> 1)::boolean AND (st ->> 0)::bigint = cnt.n THEN 'constant'
-			WHEN t.features IS NULL AND kinds[j] = 'categorical' AND (st ->> 0)::bigint >= 20
-				 AND (st ->> 2)::bigint >= 0.9 * (st ->> 0)::bigint
-				THEN format('%s distinct values in %s rows: an identifier or free text',
-							st ->> 2, st ->> 0)
-			WHEN t.features IS NULL AND kinds[j] = 'numeric' AND cnt.n >= 20
-				 AND (st ->> 0)::bigint = cnt.n AND (st ->> 2)::bigint = cnt.n
-				 AND (st ->> 4)::numeric <= 2 * cnt.n
-				THEN format('%s distinct integers in a range of %s: a row number', cnt.n, st ->> 4)
-			END;
+		why := easeml._useless_reason(st, c.kinds[j], cnt.n, t.features IS NOT NULL,
+									  t.input_shape IS NOT NULL);
 		IF why IS NULL THEN
-			feats := feats || cand[j];
-			fkinds := fkinds || kinds[j];
-			chosen := chosen || format('%s (%s%s)', cand[j], kinds[j],
-									   CASE WHEN kinds[j] = 'categorical'
+			feats := feats || c.cols[j];
+			fkinds := fkinds || c.kinds[j];
+			chosen := chosen || format('%s (%s%s)', c.cols[j], c.kinds[j],
+									   CASE WHEN c.kinds[j] = 'categorical'
 											THEN format(', %s values', st ->> 2) ELSE '' END);
 		ELSE
-			left_out := left_out || jsonb_build_object(cand[j], why);
-			dropped := dropped || format('%s (%s)', cand[j], why);
+			c.left_out := c.left_out || jsonb_build_object(c.cols[j], why);
+			c.dropped := c.dropped || format('%s (%s)', c.cols[j], why);
 		END IF;
 	END LOOP;
 	IF cardinality(feats) = 0 THEN
 		RAISE EXCEPTION '"%" has no column usable as a feature besides the target "%"', relname, t.target
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = CASE WHEN cardinality(dropped) > 0
-								THEN 'Left out: ' || array_to_string(dropped, ', ') || '.' END,
+				  DETAIL = CASE WHEN cardinality(c.dropped) > 0
+								THEN 'Left out: ' || array_to_string(c.dropped, ', ') || '.' END,
 				  HINT = 'Features may be numeric, boolean, text, enum, date or timestamp columns that are not keys, not all NULL and not constant.';
 	END IF;
 
@@ -469,14 +502,14 @@ BEGIN
 	END IF;
 
 	RAISE NOTICE 'task "%": % feature column(s), % left out', t.name, cardinality(feats),
-		cardinality(dropped)
+		cardinality(c.dropped)
 		USING DETAIL = 'Features: ' || array_to_string(chosen, ', ') || '.' ||
-					   CASE WHEN cardinality(dropped) > 0
-							THEN E'\nLeft out: ' || array_to_string(dropped, ', ') || '.' ELSE '' END;
+					   CASE WHEN cardinality(c.dropped) > 0
+							THEN E'\nLeft out: ' || array_to_string(c.dropped, ', ') || '.' ELSE '' END;
 
 	t.features := feats;
 	t.feature_types := fkinds;
-	t.left_out := left_out;
+	t.left_out := c.left_out;
 	t.n_rows := cnt.n;
 	t.n_classes := CASE WHEN t.kind = 'classification' THEN cnt.classes END;
 	t.measured_at := clock_timestamp();
