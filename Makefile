@@ -19,7 +19,7 @@ OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/policy.o src/decision.o src/refit.o src/replay.o src/liveworld.o \
 	src/devices.o src/placement.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
-	src/sql_model.o src/sql_source.o src/sql_device.o
+	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o
 
 # sql/easeml.sql is the install script of the current version; earlier
 # versions' install scripts are kept as released, and each upgrade script is
@@ -28,7 +28,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = install declare tenancy admin history replay bad_input attacks devices
+REGRESS = install declare tenancy admin history replay bad_input attacks devices data
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
@@ -60,9 +60,10 @@ CORE_SRCS = src/csv.c src/gp.c src/policy.c src/decision.c src/refit.c src/repla
 	src/placement.c
 CORE_HDRS = $(wildcard src/*.h)
 
-# the trainer reads CSV with the shared reader (src/csv.c)
-TRAINER_SRCS = $(wildcard src/trainer/*.c) src/csv.c
-TRAINER_HDRS = $(wildcard src/trainer/*.h) src/csv.h
+# the trainer reads CSV with the shared reader (src/csv.c); src/encode.c
+# holds the column encoders the trainer fits and predict applies
+TRAINER_SRCS = $(wildcard src/trainer/*.c) src/csv.c src/encode.c
+TRAINER_HDRS = $(wildcard src/trainer/*.h) src/csv.h src/encode.h
 # the trainer looks for the CUDA backend next to itself, then here
 TRAINER_CFLAGS = -DTR_GPU_LIBDIR='"$(pkglibdir)"'
 PQ_INCLUDE = -I$(shell $(PG_CONFIG) --includedir)

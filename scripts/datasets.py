@@ -11,6 +11,9 @@ packages (see docs/datasets.md); nothing is downloaded and no dataset file
 is kept in the repository:
 
   python3-sklearn          iris, wine, breast_cancer, digits, diabetes_regression
+  python3-sklearn (OpenML  titanic, penguins, zoo, cpu_vendor: tables with text,
+   test fixtures)          boolean and missing values, loaded with their types
+  python-matplotlib-data   stocks: monthly prices 1990-2017 with their date
   weka                     segment, ionosphere, diabetes, glass, vote, credit_g
   dataset-fashion-mnist    fashion_mnist (28x28 pixels p0..p783, 0-255)
 
@@ -248,6 +251,128 @@ def load_credit_g():
     return _arff_dataset("credit-g.arff")
 
 
+# ---- typed tables: the OpenML fixtures shipped with python3-sklearn -------
+# Each keeps its text and boolean columns as they are (no codes), so easeml's
+# handling of column types and missing values is tested on real data.
+# column_types(name) gives their SQL types.
+OPENML_DIR = os.environ.get("EASEML_OPENML_DATA",
+                            os.path.join(os.path.dirname(SKLEARN_DIR), "tests", "data", "openml"))
+TYPED = {}
+
+
+def _read_arff_typed(data_id, target, drop=(), bools=()):
+    """One OpenML fixture as (header, rows, column SQL types); the target last, named label."""
+    d = os.path.join(OPENML_DIR, "id_%d" % data_id)
+    files = sorted(f for f in os.listdir(d) if f.endswith(".arff.gz")) if os.path.isdir(d) else []
+    if not files:
+        raise DatasetError("%s: no ARFF file (is python3-sklearn installed?)" % d)
+    attrs, rows = [], []
+    with _open_text(os.path.join(d, files[0])) as f:
+        in_data = False
+        for raw in f:
+            line = raw.strip()
+            if not line or line.startswith("%"):
+                continue
+            if not in_data:
+                low = line.lower()
+                if low.startswith("@attribute"):
+                    m = re.match(r"@attribute\s+('[^']*'|\"[^\"]*\"|\S+)\s+(.*)$", line, re.IGNORECASE)
+                    name, typ = m.group(1).strip("'\""), m.group(2).strip()
+                    attrs.append((name, "nominal" if typ.startswith("{") else typ.lower()))
+                elif low.startswith("@data"):
+                    in_data = True
+                continue
+            rec = _arff_split(line)
+            if len(rec) != len(attrs):
+                raise DatasetError("id_%d: row has %d values, %d attributes"
+                                   % (data_id, len(rec), len(attrs)))
+            rows.append(rec)
+    names = [a[0] for a in attrs]
+    if target not in names:
+        raise DatasetError("id_%d: no attribute %r" % (data_id, target))
+    keep = [i for i, n in enumerate(names) if n != target and n not in drop]
+    ti = names.index(target)
+    header, types = [], []
+    for i in keep:
+        header.append(_sanitize(names[i]))
+        if names[i] in bools:
+            types.append("boolean")
+        elif attrs[i][1] in ("numeric", "real", "integer"):
+            types.append("double precision")
+        else:
+            types.append("text")
+    out = []
+    for rec in rows:
+        row = ["" if rec[i] == "?" else rec[i] for i in keep]
+        row.append("" if rec[ti] == "?" else rec[ti])
+        out.append(row)
+    return header + ["label"], out, types
+
+
+def load_titanic():
+    """Titanic passengers: text (name, ticket, cabin, home_dest), categories, missing ages.
+
+    boat and body are left out: they were recorded after the outcome.
+    """
+    header, rows, types = _read_arff_typed(40945, "survived", drop=("boat", "body"))
+    TYPED["titanic"] = types + ["text"]
+    return header, rows, "classification"
+
+
+def load_penguins():
+    """Palmer penguins: island and sex as text (sex has missing values)."""
+    header, rows, types = _read_arff_typed(42585, "species")
+    TYPED["penguins"] = types + ["text"]
+    return header, rows, "classification"
+
+
+ZOO_BOOLS = ("hair", "feathers", "eggs", "milk", "airborne", "aquatic", "predator", "toothed",
+             "backbone", "breathes", "venomous", "fins", "tail", "domestic", "catsize")
+
+
+def load_zoo():
+    """UCI zoo: 15 boolean columns, legs, and the animal's name (unique)."""
+    header, rows, types = _read_arff_typed(62, "type", bools=ZOO_BOOLS)
+    TYPED["zoo"] = types + ["text"]
+    return header, rows, "classification"
+
+
+def load_cpu_vendor():
+    """UCI computer hardware: the vendor as text and 6 numbers; regression target."""
+    header, rows, types = _read_arff_typed(561, "class")
+    header[-1] = "target"
+    TYPED["cpu_vendor"] = types + ["double precision"]
+    return header, rows, "regression"
+
+
+MPL_DIR = os.environ.get("EASEML_MPL_DATA", "/usr/share/matplotlib/mpl-data/sample_data")
+
+
+def load_stocks():
+    """Monthly closing prices of ten stocks and indexes, 1990-2017, with their date.
+
+    The target is the S&P 500 (^GSPC); the other prices have gaps (companies
+    listed later), and rows with no price at all have no target.
+    """
+    with _open_text(os.path.join(MPL_DIR, "Stocks.csv")) as f:
+        recs = [r for r in csv.reader(line for line in f if not line.startswith("#")) if r]
+    names = [_sanitize(c) for c in recs[0]]
+    if "date" not in names or "gspc" not in names:
+        raise DatasetError("Stocks.csv: unexpected header %r" % recs[0])
+    ti = names.index("gspc")
+    keep = [i for i in range(len(names)) if i != ti]
+    rows = [[r[i] for i in keep] + [r[ti]] for r in recs[1:]]
+    header = [names[i] for i in keep] + ["target"]
+    TYPED["stocks"] = ["date" if names[i] == "date" else "double precision" for i in keep] + \
+        ["double precision"]
+    return header, rows, "regression"
+
+
+def column_types(name):
+    """SQL types of a typed dataset's columns (after load()), or None: all numeric."""
+    return TYPED.get(name)
+
+
 def _idx(path, magic):
     if not os.path.exists(path):
         raise DatasetError("%s not found (install dataset-fashion-mnist)" % path)
@@ -299,6 +424,12 @@ DATASETS = {
     "glass": (load_glass, "weka glass: 214 x 9, 6 classes"),
     "vote": (load_vote, "weka vote: 435 x 16 (nominal as 0/1, missing cells), 2 classes"),
     "credit_g": (load_credit_g, "weka credit-g: 1000 x 20 (nominal as codes), 2 classes"),
+    "titanic": (load_titanic, "OpenML titanic: 1309 x 11 (text, missing values), 2 classes"),
+    "penguins": (load_penguins, "OpenML penguins: 344 x 6 (text, missing values), 3 classes"),
+    "zoo": (load_zoo, "OpenML zoo: 101 x 17 (15 boolean, a unique name), 7 classes"),
+    "cpu_vendor": (load_cpu_vendor, "OpenML cpu: 209 x 7 (vendor as text), regression target"),
+    "stocks": (load_stocks, "matplotlib Stocks.csv: 524 x 10 (a date, prices with gaps), "
+               "regression target S&P 500"),
     "fashion_mnist": (load_fashion_mnist,
                       "Fashion-MNIST: 60000 (train) / 10000 (test) x 784 (28x28), 10 classes"),
 }

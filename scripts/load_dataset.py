@@ -5,9 +5,10 @@
 
 The script creates the table if it does not exist (feature columns as
 double precision, the target as text for classification or double
-precision for regression), fills it with COPY FROM STDIN only when it is
-empty, and ANALYZEs it, so running it again is safe.  Identifiers are
-quoted; the data travel as CSV through COPY, never as SQL text.
+precision for regression; typed datasets such as titanic keep their text
+and boolean columns), fills it with COPY FROM STDIN only when it is empty,
+and ANALYZEs it, so running it again is safe.  Identifiers are quoted; the
+data travel as CSV through COPY, never as SQL text.
 """
 
 import argparse
@@ -38,9 +39,11 @@ def main(argv=None):
         print("load_dataset.py: %s" % e, file=sys.stderr)
         return 1
     qual = "%s.%s" % (ident(args.schema), ident(args.table))
-    target_type = "double precision" if kind == "regression" else "text"
-    cols = [ident(c) + " double precision" for c in header[:-1]]
-    cols.append(ident(header[-1]) + " " + target_type)
+    types = datasets.column_types(args.name)
+    if types is None:
+        target_type = "double precision" if kind == "regression" else "text"
+        types = ["double precision"] * (len(header) - 1) + [target_type]
+    cols = [ident(c) + " " + t for c, t in zip(header, types)]
     out = sys.stdout
     out.write("\\set ON_ERROR_STOP on\n")
     out.write("CREATE SCHEMA IF NOT EXISTS %s;\n" % ident(args.schema))

@@ -34,7 +34,8 @@ PG_CONFIG=/usr/lib/postgresql/$PGVER/bin/pg_config
 PACKAGES=(build-essential ca-certificates pkg-config
 	postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-client-$PGVER
 	libopenblas-dev liblapacke-dev libjson-c-dev libpq-dev libipc-run-perl
-	python3 python3-sklearn dataset-fashion-mnist liblinear-tools python3-xgboost)
+	python3 python3-sklearn python-matplotlib-data dataset-fashion-mnist
+	liblinear-tools python3-xgboost)
 
 log() { printf '\n== %s\n' "$*"; }
 

@@ -44,7 +44,7 @@ INSERT INTO easeml.runs (task_id, tenant, model_id, status, started_at)
 SELECT t.id, t.tenant, m.id, 'running', now()
   FROM easeml.tasks t, easeml.models m
  WHERE t.name = 'points' AND m.name = 'knn-15';
-SELECT s->>'copy_query' AS copy_query, s->>'family' AS family, s->'params' AS params,
+SELECT regexp_replace(s->>'copy_query', 'task_\d+_v', 'task_N_v') AS copy_query, s->>'family' AS family, s->'params' AS params,
 	   s->>'kind' AS kind, s->'features' AS features
   FROM easeml.runs r, easeml.trainer_spec(r.id) s
  WHERE r.status = 'running';

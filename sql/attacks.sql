@@ -90,10 +90,21 @@ CREATE VIEW regress_mallory.guc_view AS
   SELECT regress_mallory.guc(x1) AS x1, x2, label FROM public.mallory_data;
 CREATE TABLE regress_mallory.evil_cols AS
   SELECT x1 AS "x""); DROP TABLE public.alice_data; --", label FROM public.mallory_data;
+-- [data] a table whose rows name alice's task, for easeml's snapshot triggers
+CREATE TABLE regress_mallory.fake_tasks (id bigint, tenant name);
 RESET ROLE;
 -- a view whose owner may not read what it shows
 CREATE VIEW regress_mallory.alice_view AS SELECT * FROM public.alice_data;
 ALTER VIEW regress_mallory.alice_view OWNER TO regress_mallory;
+
+-- [data] alice's snapshot (docs/data.md) before the attacks
+CREATE TEMP TABLE snap_before AS
+SELECT easeml._snapshot_name(t.id, t.snapshot_version) AS relname, t.snapshot_version
+  FROM easeml.tasks t WHERE t.name = 'alice_task';
+GRANT SELECT ON snap_before TO PUBLIC;
+SELECT format('SELECT md5(string_agg(s::text, %L ORDER BY s::text)) AS snap_md5 FROM easeml_snapshots.%I s',
+			  '|', relname) AS q FROM snap_before \gset
+:q \gset
 
 -- alice's rows before the attacks
 CREATE TEMP TABLE before AS
@@ -255,10 +266,31 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('t2', 'public.mallory_data', 'label"); DROP TABLE public.alice_data; --')$c$),
 	('harmless', '0', $c$SELECT count(*) FROM regress_mallory.loot$c$);
 
+-- [data] alice's snapshot and easeml's snapshot functions
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('SELECT count(*) FROM easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('DELETE FROM easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('INSERT INTO easeml_snapshots.%I (label) VALUES (''x'')', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('TRUNCATE easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('DROP TABLE easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('ALTER TABLE easeml_snapshots.%I RENAME TO planted', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('INSERT INTO easeml.tasks (name, source, target) VALUES (''copy'', %L, ''label'')', 'easeml_snapshots.' || (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$CREATE TABLE easeml_snapshots.planted (x int)$c$),
+	('harmless', '0', $c$SELECT count(*) FROM pg_class c WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND has_table_privilege(c.oid, 'SELECT') AND c.relname NOT IN (SELECT easeml._snapshot_name(id, snapshot_version) FROM easeml.tasks WHERE snapshot_version IS NOT NULL)$c$),
+	('refused', NULL, $c$SELECT easeml.refresh('alice_task')$c$),
+	('refused', NULL, $c$SELECT easeml._snapshot_sql(alice_task, 2) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml._snapshot_switch(alice_task, 1, 0, 0) FROM ids$c$),
+	('refused', NULL, $c$SELECT count(*) FROM easeml._read_rows_as((SELECT oid FROM pg_roles WHERE rolname = 'regress_alice'), 'SELECT 1') AS r(x int)$c$),
+	('refused', NULL, $c$CREATE TRIGGER t AFTER INSERT ON regress_mallory.fake_tasks FOR EACH ROW EXECUTE FUNCTION easeml._take_snapshot()$c$),
+	('refused', NULL, $c$CREATE TRIGGER t AFTER DELETE ON regress_mallory.fake_tasks FOR EACH ROW EXECUTE FUNCTION easeml._drop_snapshots()$c$),
+	('harmless', '0', $c$WITH u AS (UPDATE easeml.tasks SET max_runs = 1 WHERE name = 'alice_task' RETURNING 1) SELECT count(*) FROM u$c$);
+
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_attacks();
 \x on
 -- (ids of runs and tasks depend on what ran before: shown as <id>)
-SELECT n, expect, sql, regexp_replace(outcome, '(run|task) [0-9]+ ', '\1 <id> ', 'g') AS outcome, verdict
+SELECT n, expect, sql,
+	   regexp_replace(regexp_replace(outcome, '(run|task) [0-9]+ ', '\1 <id> ', 'g'),
+					  'task_[0-9]+_v', 'task_<id>_v', 'g') AS outcome, verdict
   FROM results ORDER BY n;
 \x off
 SELECT count(*) AS attacks,
@@ -281,11 +313,18 @@ SELECT (SELECT md5(string_agg(t::text, '|' ORDER BY t.id)) FROM easeml.tasks t W
 	   (SELECT rolbypassrls OR rolsuper FROM pg_roles WHERE rolname = 'regress_mallory') AS mallory_privileged
   FROM before b;
 
+-- [data] alice's snapshot is untouched
+SELECT format('SELECT md5(string_agg(s::text, %L ORDER BY s::text)) = %L AS snapshot_unchanged FROM easeml_snapshots.%I s',
+			  '|', :'snap_md5', relname) AS q FROM snap_before \gset
+:q;
+SELECT t.snapshot_version = b.snapshot_version AS snapshot_version_unchanged
+  FROM easeml.tasks t, snap_before b WHERE t.name = 'alice_task';
+
 -- the column name mallory chose is quoted in the trainer's COPY query
 INSERT INTO easeml.runs (task_id, model_id, status, started_at)
 SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
  WHERE t.name = 'quoted' AND m.name = 'knn-5';
-SELECT s ->> 'copy_query' AS copy_query
+SELECT regexp_replace(s ->> 'copy_query', 'task_[0-9]+_v', 'task_<id>_v') AS copy_query
   FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
  WHERE t.name = 'quoted';
 

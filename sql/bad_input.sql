@@ -27,8 +27,17 @@ CREATE TABLE public.bad_cols AS SELECT * FROM public.bad_points;
 CREATE SEQUENCE public.bad_seq;
 CREATE INDEX bad_points_x1 ON public.bad_points (x1);
 CREATE TYPE public.bad_type AS (a int);
+-- [data] unsupported column types, NaN and infinite targets and features,
+-- a table too small for its folds (docs/data.md)
+CREATE TABLE public.bad_typed AS
+SELECT i::float8 AS x, '{}'::jsonb AS doc, md5(i::text)::uuid AS u,
+	   CASE WHEN i = 3 THEN 'NaN' ELSE (i % 2)::float8 END AS flabel,
+	   CASE WHEN i = 3 THEN 'nan' ELSE (i % 2)::text END AS tlabel,
+	   CASE WHEN i = 4 THEN 'Infinity' ELSE i::float8 END AS big,
+	   'NaN'::float8 AS allnan, (i % 2)::text AS label
+  FROM generate_series(1, 12) i;
 GRANT SELECT ON public.bad_points, public.bad_one_class, public.bad_tiny, public.bad_empty,
-	public.bad_words, public.bad_seq TO regress_bad_a, regress_bad_b;
+	public.bad_words, public.bad_seq, public.bad_typed TO regress_bad_a, regress_bad_b;
 GRANT SELECT (x1, label) ON public.bad_cols TO regress_bad_a;
 SET ROLE regress_bad_a;
 INSERT INTO easeml.tasks (name, source, target) VALUES ('mine', 'public.bad_points', 'label');
@@ -125,8 +134,8 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_points', 'label', '{x1,x1}')$c$),
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_points', 'label', '{x1,label}')$c$),
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_points', 'label', '{x1,x9}')$c$),
-	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_points', 'label', '{x1,note}')$c$),
-	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_points', 'label', '{x1,flag}')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_typed', 'label', '{x,doc}')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_typed', 'label', '{x,u}')$c$),
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_points', 'label', '{x1,xmin}')$c$),
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_points', 'label', '{"x1\"); DROP TABLE public.bad_points; --"}')$c$),
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_points', 'label', '{""}')$c$),
@@ -165,6 +174,49 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, reactivated_at) VALUES ('t', 'public.bad_points', 'label', now())$c$),
 	(NULL, $c$INSERT INTO easeml.tasks (tenant, name, source, target, n_rows, n_classes) VALUES ('regress_bad_a', 't', 'public.bad_points', 'label', 5, 2)$c$),
 	(NULL, $c$INSERT INTO easeml.tasks (tenant, name, source, target, reactivated_at) VALUES ('regress_bad_a', 't', 'public.bad_points', 'label', now())$c$);
+
+-- [data] the data, its options and snapshots (docs/data.md)
+INSERT INTO cases (role, sql) VALUES
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_typed', 'flabel', '{x}')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_typed', 'tlabel', '{x}')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, kind, features) VALUES ('t', 'public.bad_typed', 'allnan', 'regression', '{x}')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, kind, features) VALUES ('t', 'public.bad_typed', 'big', 'regression', '{x}')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_typed', 'label', '{x,big}')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_typed', 'label', '{allnan}')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_points', 'label', '{ynull}')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, metric) VALUES ('t', 'public.bad_points', 'label', 'rmse')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, kind, metric) VALUES ('t', 'public.bad_points', 'y', 'regression', 'accuracy')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, metric) VALUES ('t', 'public.bad_points', 'label', 'f1')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, metric) VALUES ('t', 'public.bad_points', 'label', '')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, folds) VALUES ('t', 'public.bad_points', 'label', 1)$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, folds) VALUES ('t', 'public.bad_points', 'label', 11)$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, folds) VALUES ('t', 'public.bad_points', 'label', -2)$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features, folds) VALUES ('t', 'public.bad_typed', 'label', '{x}', 10)$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, impute) VALUES ('t', 'public.bad_points', 'label', 'zero')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, impute) VALUES ('t', 'public.bad_points', 'label', NULL)$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, missing_indicator) VALUES ('t', 'public.bad_points', 'label', NULL)$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, snapshot) VALUES ('t', 'public.bad_points', 'label', NULL)$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, snapshot_version) VALUES ('t', 'public.bad_points', 'label', 3)$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, feature_types) VALUES ('t', 'public.bad_points', 'label', '{numeric}')$c$),
+	('regress_bad_a', $c$UPDATE easeml.tasks SET metric = 'log_loss' WHERE name = 'mine'$c$),
+	('regress_bad_a', $c$UPDATE easeml.tasks SET snapshot_version = 9 WHERE name = 'mine'$c$),
+	(NULL, $c$UPDATE easeml.tasks SET metric = 'log_loss' WHERE name = 'mine'$c$),
+	(NULL, $c$UPDATE easeml.tasks SET folds = 5 WHERE name = 'mine'$c$),
+	(NULL, $c$UPDATE easeml.tasks SET impute = 'median' WHERE name = 'mine'$c$),
+	(NULL, $c$UPDATE easeml.tasks SET snapshot = false WHERE name = 'mine'$c$),
+	(NULL, $c$UPDATE easeml.tasks SET snapshot_version = 9 WHERE name = 'mine'$c$),
+	(NULL, $c$UPDATE easeml.tasks SET feature_types = '{categorical}' WHERE name = 'mine'$c$),
+	('regress_bad_a', $c$SELECT easeml.refresh(NULL)$c$),
+	('regress_bad_a', $c$SELECT easeml.refresh('')$c$),
+	('regress_bad_a', $c$SELECT easeml.refresh('no_such_task')$c$),
+	('regress_bad_a', $c$SELECT easeml.refresh('theirs')$c$),
+	('regress_bad_out', $c$SELECT easeml.refresh('mine')$c$),
+	('regress_bad_a', $c$SELECT * FROM easeml._read_rows_as(0, 'SELECT 1') AS r(x int)$c$),
+	(NULL, $c$SELECT * FROM easeml._read_rows_as(0, 'SELECT 1') AS r(x int)$c$),
+	(NULL, $c$SELECT * FROM easeml._read_rows_as(10, 'SELECT 1::bigint') AS r(x int)$c$),
+	('regress_bad_a', $c$SELECT easeml._snapshot_sql(their_task, 2) FROM ids$c$),
+	(NULL, $c$SELECT easeml._snapshot_sql(-1, 1)$c$),
+	('regress_bad_a', $c$SELECT easeml._snapshot_switch(their_task, 1, 0, 0) FROM ids$c$);
 
 -- changing a task
 INSERT INTO cases (role, sql) VALUES
@@ -339,7 +391,7 @@ SELECT count(*) AS cases,
 -- clean up
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_bad\_%';
 DROP TABLE public.bad_points, public.bad_one_class, public.bad_tiny, public.bad_empty,
-	public.bad_words, public.bad_secret, public.bad_cols;
+	public.bad_words, public.bad_secret, public.bad_cols, public.bad_typed;
 DROP SEQUENCE public.bad_seq;
 DROP TYPE public.bad_type;
 DROP OWNED BY regress_bad_a, regress_bad_b, regress_bad_out;

@@ -278,7 +278,8 @@ LoadTasks(CatState *state)
 	Exec("SELECT t.id, t.tenant, t.name, t.kind = 'regression', t.input_shape IS NOT NULL,"
 		 "       coalesce(t.max_runs, 0), coalesce(tn.max_parallel, 0),"
 		 "       coalesce((SELECT max(d.id) FROM easeml.decisions d WHERE d.task_id = t.id), -1),"
-		 "       greatest(t.n_rows, 1)::float8, greatest(cardinality(t.features), 1)::float8,"
+		 "       greatest(t.n_rows * coalesce(t.folds, 1), 1)::float8,"
+		 "       greatest(cardinality(t.features), 1)::float8,"
 		 "       CASE WHEN t.kind = 'regression' THEN 1"
 		 "            ELSE greatest(coalesce(t.n_classes, 2), 2) END::float8"
 		 "  FROM easeml.tasks t JOIN easeml.tenants tn ON tn.name = t.tenant"
@@ -354,7 +355,10 @@ LoadRuns(CatState *state)
 	/*
 	 * A run that failed because of its device (out of memory, device
 	 * unusable) counts as interrupted: its candidate may run on another
-	 * device, and CatalogLoadPlacement() keeps it off that one.
+	 * device, and CatalogLoadPlacement() keeps it off that one.  Only runs
+	 * on the task's current snapshot count: after easeml.refresh the
+	 * search starts again on the new data.  The score is the quality of
+	 * the task's metric (higher is better, docs/data.md).
 	 */
 	{
 		Oid			types[2] = {INT4OID, INT4OID};
@@ -369,6 +373,7 @@ LoadRuns(CatState *state)
 			 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 			 " WHERE t.status = 'active'"
 			 "   AND NOT coalesce(r.status = 'failed' AND r.finished_at < t.reactivated_at, false)"
+			 "   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version"
 			 " ORDER BY r.task_id, coalesce(r.finished_at, r.queued_at), r.id",
 			 SPI_OK_SELECT, 2, types, values, NULL);
 	}
@@ -510,7 +515,9 @@ LoadMeasuredCosts(CatState *state)
 				rows = 0;
 	int64		prev = -1;
 
-	Exec("SELECT r.task_id, max(t.n_rows)::float8, max(cardinality(t.features))::float8,"
+	/* a k-fold task's rows count k times: its runs fit k models */
+	Exec("SELECT r.task_id, max(t.n_rows * coalesce(t.folds, 1))::float8,"
+		 "       max(cardinality(t.features))::float8,"
 		 "       max(CASE WHEN t.kind = 'regression' THEN 1"
 		 "                ELSE greatest(coalesce(t.n_classes, 2), 2) END)::float8,"
 		 "       r.model_id, max(r.seconds)"

@@ -28,9 +28,10 @@ my $node = easeml_node('faults',
 load_dataset($node, 'iris', 'iris');
 make_tenant($node, 'lab_a');
 blocking_view($node, 'lab_a', 'public.iris', 'lab_a.iris_slow');
+# the tasks read their source live (no snapshot), so each trainer runs the view
 query_as($node, 'lab_a', q{
-	INSERT INTO easeml.tasks (name, source, target)
-	VALUES ('slow1', 'lab_a.iris_slow', 'label'), ('slow2', 'lab_a.iris_slow', 'label')});
+	INSERT INTO easeml.tasks (name, source, target, snapshot)
+	VALUES ('slow1', 'lab_a.iris_slow', 'label', false), ('slow2', 'lab_a.iris_slow', 'label', false)});
 $node->safe_psql('postgres', q{
 	ALTER SYSTEM SET easeml.enabled = on; SELECT pg_reload_conf();});
 my $postmaster = postmaster_pid($node);
@@ -101,7 +102,7 @@ $node->safe_psql('postgres', q{
 	ALTER SYSTEM RESET easeml.run_timeout; SELECT pg_reload_conf();});
 
 query_as($node, 'lab_a', q{
-	INSERT INTO easeml.tasks (name, source, target) VALUES ('doomed', 'lab_a.iris_slow', 'label')});
+	INSERT INTO easeml.tasks (name, source, target, snapshot) VALUES ('doomed', 'lab_a.iris_slow', 'label', false)});
 $node->safe_psql('postgres', q{
 	UPDATE easeml.tasks SET status = 'paused' WHERE name IN ('slow1', 'slow2')});
 # the run of slow1 or slow2 in flight is not stopped by the pause: cancel it

@@ -4,8 +4,9 @@
  *	  Read a task's rows from PostgreSQL with binary COPY into a TrTable.
  *
  * The COPY query comes from easeml.trainer_spec(): every feature column is
- * cast to float8 by the server and the target comes last (text for
- * classification, float8 for regression).  The binary format is parsed as
+ * cast to float8 by the server (dates and timestamps as seconds since the
+ * epoch), except categorical ones, which come as text, and the target
+ * comes last (text for classification, float8 for regression).  The binary format is parsed as
  * a byte stream, so it does not matter how libpq chunks it into messages:
  *
  *	 header:  "PGCOPY\n\377\r\n\0", int32 flags, int32 extension length, ext
@@ -13,7 +14,8 @@
  *			  and that many bytes; a field count of -1 ends the data
  *
  * All integers are big-endian.  A NULL feature becomes NaN (imputed or
- * rejected later by TrPrepare), a NULL target leaves the label NULL.
+ * rejected later by TrPrepare), a NULL target leaves the label NULL.  A
+ * text feature becomes the code of its value (tr_column.c).
  *
  * IDENTIFICATION
  *	  src/trainer/tr_copy.c
@@ -184,6 +186,18 @@ ParseBuffer(CopyParser *p, const unsigned char *buf, size_t len)
 			q += 4;
 			if (flen == -1)
 				row[f] = NAN;
+			else if (tab->col_kind != NULL && tab->col_kind[f] == TR_COL_CATEGORICAL)
+			{
+				int			code = TrCategoryCode(&tab->cats[f], (const char *) q, (size_t) flen);
+
+				if (code < 0)
+				{
+					snprintf(p->err, p->errlen, "out of memory after %d rows", tab->n);
+					return -1;
+				}
+				row[f] = code;
+				q += flen;
+			}
 			else if (flen == 8)
 			{
 				row[f] = ReadF64(q);
@@ -330,13 +344,15 @@ KeepSqlstate(const PGresult *res, char *sqlstate)
 
 /*
  * Run a COPY ... TO STDOUT (FORMAT binary) query and load its rows.
- * d is the number of feature columns (the target is the last column).
+ * d is the number of feature columns (the target is the last column);
+ * kinds gives their TR_COL_* kinds (NULL: all numeric): a categorical
+ * column arrives as text, every other one as float8.
  * Returns 0, or -1 with err set, and sqlstate (6 bytes, may be NULL) set
  * to the server's SQLSTATE when the server raised the error (empty
  * otherwise); on error *out is freed.
  */
 int
-TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
+TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 		   volatile sig_atomic_t *cancel, TrTable *out, long *bytes,
 		   char *sqlstate, char *err, size_t errlen)
 {
@@ -360,6 +376,12 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
 	if (d <= 0)
 	{
 		snprintf(err, errlen, "no feature columns");
+		return -1;
+	}
+	if (kinds != NULL && TrTableSetKinds(out, kinds) != 0)
+	{
+		snprintf(err, errlen, "out of memory");
+		TrTableFree(out);
 		return -1;
 	}
 

@@ -16,8 +16,9 @@
 #include "trainer.h"
 
 extern int	TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
-					   volatile sig_atomic_t *cancel, TrTable *out, long *bytes,
-					   char *sqlstate, char *err, size_t errlen);
+					   const int *kinds, volatile sig_atomic_t *cancel,
+					   TrTable *out, long *bytes, char *sqlstate, char *err,
+					   size_t errlen);
 
 extern const char *TrServerMessage(const PGresult *res, PGconn *conn);
 

@@ -6,11 +6,12 @@
  * The file is read with easeml's one CSV reader (src/csv.h: RFC 4180 as
  * COPY ... CSV HEADER and Python's csv module write it, blank lines
  * skipped, an optional byte order mark).  The target column is chosen by
- * name; every other column is a numeric feature.  A feature cell that is
- * empty, NA, NaN, NULL or ? is missing (NaN in the table); any other
- * non-numeric text is an error naming the column and line.
- * Classification labels are kept as strings (empty = missing label); a
- * regression target must be numeric (empty = missing).
+ * name; every other column is a feature.  A feature cell that is empty,
+ * NA, NaN, NULL or ? is missing (NaN in the table).  A feature column with
+ * any other non-numeric cell is categorical (tr_column.c): a first pass
+ * over the rows finds those columns.  Classification labels are kept as
+ * strings (empty = missing label); a regression target must be numeric
+ * (empty = missing).
  *
  * IDENTIFICATION
  *	  src/trainer/tr_csv.c
@@ -27,6 +28,60 @@
 
 #include "csv.h"
 #include "trainer.h"
+
+/*
+ * Scan the data rows once and give the table column kinds when a feature
+ * column holds a cell that is neither missing nor a number.  The reader is
+ * left where it was; a malformed field stops the scan, and the second pass
+ * reports it.  0, or -1 when out of memory.
+ */
+static int
+CategoricalColumns(const CsvReader *r, int tcol, int ncol, TrTable *out)
+{
+	CsvReader	scan = *r;
+	int		   *kinds = calloc(ncol, sizeof(int));
+	int			any = 0,
+				rc = 0;
+
+	if (kinds == NULL)
+		return -1;
+	scan.buf = NULL;
+	scan.len = scan.cap = 0;
+	while (rc == 0 && CsvNextRecord(&scan))
+	{
+		int			col = 0,
+					o = 0,
+					more;
+
+		do
+		{
+			double		v;
+
+			more = CsvNextField(&scan);
+			if (more < 0)
+			{
+				rc = more == CSV_NO_MEMORY ? -1 : 1;
+				break;
+			}
+			if (col != tcol && o < ncol - 1)
+			{
+				if (kinds[o] == TR_COL_NUMERIC &&
+					CsvParseNumber(scan.buf, &v) == CSV_NOT_NUMBER)
+				{
+					kinds[o] = TR_COL_CATEGORICAL;
+					any = 1;
+				}
+				o++;
+			}
+			col++;
+		} while (more == CSV_MORE);
+	}
+	if (rc >= 0)
+		rc = any && TrTableSetKinds(out, kinds) != 0 ? -1 : 0;
+	CsvFree(&scan);
+	free(kinds);
+	return rc;
+}
 
 int
 TrLoadCsv(const char *path, const char *target, int kind, TrTable *out,
@@ -152,6 +207,10 @@ TrLoadCsv(const char *path, const char *target, int kind, TrTable *out,
 	names = NULL;
 	ncol = d + 1;
 
+	/* first pass: which feature columns hold text */
+	if (CategoricalColumns(&r, tcol, ncol, out) != 0)
+		goto oom;
+
 	/* data rows */
 	while (CsvNextRecord(&r))
 	{
@@ -221,6 +280,19 @@ TrLoadCsv(const char *path, const char *target, int kind, TrTable *out,
 							 line, path, target, CsvTrim(r.buf));
 					goto fail;
 				}
+			}
+			else if (out->col_kind != NULL && out->col_kind[o] == TR_COL_CATEGORICAL)
+			{
+				char	   *v = CsvTrim(r.buf);
+				int			code;
+
+				if (CsvIsMissing(v))
+					row[o] = NAN;
+				else if ((code = TrCategoryCode(&out->cats[o], v, strlen(v))) < 0)
+					goto oom;
+				else
+					row[o] = code;
+				o++;
 			}
 			else
 			{

@@ -280,6 +280,77 @@ JsonString(json_object *obj, const char *key)
 	return json_object_get_string(v);
 }
 
+/*
+ * The data options of the spec (docs/data.md): the missing-value strategy
+ * and indicator, folds and the metric.  Absent keys keep the defaults (a
+ * run of easeml 0.1.0 has none).  0, or -1 with err set.
+ */
+static int
+DataOptions(json_object *spec, TrPrepOptions *opt, char *err, size_t errlen)
+{
+	json_object *v;
+	const char *impute = JsonString(spec, "impute");
+
+	if (impute == NULL || strcmp(impute, "mean") == 0)
+		opt->strategy = TR_IMPUTE_MEAN;
+	else if (strcmp(impute, "median") == 0)
+		opt->strategy = TR_IMPUTE_MEDIAN;
+	else if (strcmp(impute, "most_frequent") == 0)
+		opt->strategy = TR_IMPUTE_MOST_FREQUENT;
+	else
+	{
+		snprintf(err, errlen, "unknown missing-value strategy \"%s\"", impute);
+		return -1;
+	}
+	if (json_object_object_get_ex(spec, "missing_indicator", &v) &&
+		json_object_is_type(v, json_type_boolean))
+		opt->no_indicator = !json_object_get_boolean(v);
+	if (json_object_object_get_ex(spec, "folds", &v) && json_object_is_type(v, json_type_int))
+		opt->folds = json_object_get_int(v);
+	opt->metric = JsonString(spec, "metric");
+	return 0;
+}
+
+/*
+ * The TR_COL_* kind of each of the d features from the spec's
+ * "feature_types" (absent: all numeric, as in runs of easeml 0.1.0).
+ * 0, or -1 with err set.
+ */
+static int
+FeatureKinds(json_object *spec, int d, int *kinds, char *err, size_t errlen)
+{
+	json_object *v;
+
+	for (int j = 0; j < d; j++)
+		kinds[j] = TR_COL_NUMERIC;
+	if (!json_object_object_get_ex(spec, "feature_types", &v) || json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_array) || (int) json_object_array_length(v) != d)
+	{
+		snprintf(err, errlen, "the run's spec has %d features but not as many feature types", d);
+		return -1;
+	}
+	for (int j = 0; j < d; j++)
+	{
+		const char *k = json_object_get_string(json_object_array_get_idx(v, j));
+
+		if (k != NULL && strcmp(k, "numeric") == 0)
+			kinds[j] = TR_COL_NUMERIC;
+		else if (k != NULL && strcmp(k, "categorical") == 0)
+			kinds[j] = TR_COL_CATEGORICAL;
+		else if (k != NULL && strcmp(k, "date") == 0)
+			kinds[j] = TR_COL_DATE;
+		else if (k != NULL && strcmp(k, "timestamp") == 0)
+			kinds[j] = TR_COL_TIMESTAMP;
+		else
+		{
+			snprintf(err, errlen, "feature %d has an unknown type \"%s\"", j + 1, k ? k : "");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 TrLiveMain(int argc, char **argv)
 {
@@ -308,6 +379,7 @@ TrLiveMain(int argc, char **argv)
 				load_seconds;
 	int			threads = 1;
 	int			load_only = 0;
+	int		   *kinds;
 	int			rc;
 	char	  **command = NULL;
 	const TrGpuOps *gpu = NULL;
@@ -405,6 +477,8 @@ TrLiveMain(int argc, char **argv)
 		opt.val_fraction = json_object_get_double(v);
 	if (json_object_object_get_ex(spec, "seed", &v))
 		opt.seed = (uint64_t) json_object_get_int64(v);
+	if (DataOptions(spec, &opt, err, sizeof(err)) != 0)
+		return Fail(run_dir, "%s", err);
 	if (json_object_object_get_ex(spec, "input_shape", &v) &&
 		json_object_is_type(v, json_type_array))
 	{
@@ -439,6 +513,13 @@ TrLiveMain(int argc, char **argv)
 		return rc;
 	}
 
+	/* the kind of each feature column: how its values arrive */
+	kinds = malloc(sizeof(int) * (d > 0 ? d : 1));
+	if (kinds == NULL)
+		return Fail(run_dir, "out of memory");
+	if (FeatureKinds(spec, d, kinds, err, sizeof(err)) != 0)
+		return Fail(run_dir, "%s", err);
+
 	/* the rows, read as the tenant */
 	t0 = TrNow();
 	{
@@ -452,12 +533,13 @@ TrLiveMain(int argc, char **argv)
 			return LoadFailure(conn, last_sqlstate);
 		}
 	}
-	if (TrCopyLoad(conn, query, d, kind, &cancel_requested, &tab, &bytes,
+	if (TrCopyLoad(conn, query, d, kind, kinds, &cancel_requested, &tab, &bytes,
 				   last_sqlstate, err, sizeof(err)) != 0)
 	{
 		Fail(run_dir, "%s", err);
 		return cancel_requested ? EASEML_EXIT_FAILED : LoadFailure(conn, last_sqlstate);
 	}
+	free(kinds);
 	{
 		char		err2[512];
 

@@ -66,6 +66,11 @@ Usage(FILE *out)
 			"  --threads N              BLAS threads (default 1)\n"
 			"  --image-shape C,H,W      image shape for convolutional families\n"
 			"  --no-impute              fail on missing features instead of imputing\n"
+			"  --impute S               mean (default), median or most_frequent\n"
+			"  --no-missing-indicator   no indicator feature for columns with missing values\n"
+			"  --folds K                k-fold cross-validation (2..100) instead of one split\n"
+			"  --metric M               rank by M (accuracy, balanced_accuracy, macro_f1,\n"
+			"                           log_loss, roc_auc; r2, rmse, mae)\n"
 			"  --metrics-out FILE       also write the metrics JSON to FILE\n"
 			"  --artifact-out FILE      write the trained parameters to FILE\n"
 			"  --verbose                print per-epoch progress on stderr\n"
@@ -235,6 +240,10 @@ OfflineMain(int argc, char **argv)
 		{"metrics-out", required_argument, NULL, 'm'},
 		{"artifact-out", required_argument, NULL, 'a'},
 		{"no-impute", no_argument, NULL, 'N'},
+		{"impute", required_argument, NULL, 'I'},
+		{"no-missing-indicator", no_argument, NULL, 'M'},
+		{"folds", required_argument, NULL, 'F'},
+		{"metric", required_argument, NULL, 'R'},
 		{"verbose", no_argument, NULL, 'q'},
 		{"list-families", no_argument, NULL, 'L'},
 		{"command", required_argument, NULL, 'X'},
@@ -349,6 +358,33 @@ OfflineMain(int argc, char **argv)
 				break;
 			case 'N':
 				popt.impute = 0;
+				break;
+			case 'I':
+				if (strcmp(optarg, "mean") == 0)
+					popt.strategy = TR_IMPUTE_MEAN;
+				else if (strcmp(optarg, "median") == 0)
+					popt.strategy = TR_IMPUTE_MEDIAN;
+				else if (strcmp(optarg, "most_frequent") == 0)
+					popt.strategy = TR_IMPUTE_MOST_FREQUENT;
+				else
+				{
+					fprintf(stderr, "easeml-trainer: --impute must be mean, median or most_frequent\n");
+					return 1;
+				}
+				break;
+			case 'M':
+				popt.no_indicator = 1;
+				break;
+			case 'F':
+				popt.folds = (int) strtol(optarg, &end, 10);
+				if (*end != '\0' || popt.folds < 2 || popt.folds > 100)
+				{
+					fprintf(stderr, "easeml-trainer: --folds must be an integer in [2, 100]\n");
+					return 1;
+				}
+				break;
+			case 'R':
+				popt.metric = optarg;
 				break;
 			case 'q':
 				verbose = 1;

@@ -14,13 +14,18 @@
  *	   split is stratified: every class keeps (about) the same share of its
  *	   rows in validation, and at least one row of each class stays in
  *	   training.  Regression: a plain seeded split.
- *	 - Mean and standard deviation come from the training rows only, so no
- *	   validation information leaks into the model.  A constant training
- *	   column gets scale 0 (it carries no information) instead of a division
- *	   by zero.
- *	 - NaN feature cells are replaced by the training mean (i.e. 0 after
- *	   standardisation) when imputation is on; otherwise the first column
- *	   holding one is reported.
+ *	 - With k folds (TrPrepOptions.folds), the rows are dealt to k
+ *	   stratified folds and one of them is the validation split.
+ *	 - Every raw column gets an encoder fitted on the training rows only
+ *	   (tr_encode.c, src/encode.h), so no validation information leaks
+ *	   into the model: a missing value's fill (mean, median or most
+ *	   frequent) and indicator, categories (one-hot or hashed), date parts,
+ *	   and the mean and standard deviation of each output.  A constant
+ *	   output gets scale 0 (it carries no information) instead of a
+ *	   division by zero.  Every row's features come from EncApply(), the
+ *	   function easeml.predict() runs too.
+ *	 - With imputation off (--no-impute), the first column holding a
+ *	   missing value is reported instead.
  *	 - The output is checked to be finite as float, so a value that
  *	   overflows float (|x| > 3.4e38 after scaling) is also reported rather
  *	   than turning into a NaN score later.
@@ -35,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encode.h"
 #include "trainer.h"
 
 /* name of feature column j for messages */
@@ -86,10 +92,15 @@ TrTableFree(TrTable *tab)
 	if (tab->labels != NULL)
 		for (int i = 0; i < tab->n; i++)
 			free(tab->labels[i]);
+	if (tab->cats != NULL)
+		for (int j = 0; j < tab->d; j++)
+			TrCategoriesFree(&tab->cats[j]);
 	free(tab->feature_names);
 	free(tab->labels);
 	free(tab->X);
 	free(tab->t);
+	free(tab->col_kind);
+	free(tab->cats);
 	memset(tab, 0, sizeof(*tab));
 }
 
@@ -112,6 +123,9 @@ TrDataFree(TrData *data)
 	free(data->scale);
 	free(data->rows_tr);
 	free(data->rows_va);
+	for (int j = 0; j < data->n_encoders; j++)
+		EncFree(&data->encoders[j]);
+	free(data->encoders);
 	memset(data, 0, sizeof(*data));
 }
 
@@ -221,6 +235,118 @@ PlainSplit(int n, double frac, uint64_t seed, unsigned char *is_val,
 }
 
 /*
+ * k-fold assignment of the usable rows: rows are shuffled (within their
+ * class for classification, classes in order) and dealt to the folds in
+ * turn, so every fold gets about n/k rows and its share of each class;
+ * the rows of fold `fold` are the validation rows.  The assignment
+ * depends only on the seed, so the k runs of a candidate see k disjoint
+ * validation sets.
+ */
+static int
+FoldSplit(const int *cls, int n, int k, int folds, int fold, uint64_t seed,
+		  unsigned char *is_val, char *err, size_t errlen)
+{
+	int		   *order = malloc(sizeof(int) * (n > 0 ? n : 1));
+	int			m = 0;
+	uint64_t	rng = seed;
+
+	if (order == NULL)
+	{
+		snprintf(err, errlen, "out of memory while splitting %d rows", n);
+		return -1;
+	}
+	for (int c = 0; c < (cls != NULL ? k : 1); c++)
+	{
+		int			start = m;
+
+		for (int i = 0; i < n; i++)
+			if (cls == NULL || cls[i] == c)
+				order[m++] = i;
+		TrShuffle(order + start, m - start, &rng);
+	}
+	for (int i = 0; i < n; i++)
+		is_val[order[i]] = (i % folds) == fold;
+	free(order);
+	return 0;
+}
+
+/*
+ * Fit one encoder per raw column on the training rows (tr_encode.c) and
+ * write every row's features through EncApply, the function predict runs.
+ * Sets out->d (the encoded width), Xtr, Xva, the encoders and, for the
+ * artifact, mean 0 and scale 1 per feature (the encoders standardise).
+ */
+static int
+EncodeRows(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
+		   char *err, size_t errlen)
+{
+	int			d = tab->d,
+				D = 0;
+	int		   *offset = malloc(sizeof(int) * (d > 0 ? d : 1));
+	char		nb[32];
+
+	out->encoders = calloc(d, sizeof(Encoder));
+	if (offset == NULL || out->encoders == NULL)
+		goto oom;
+	out->n_encoders = d;
+	for (int j = 0; j < d; j++)
+	{
+		if (TrFitEncoder(tab, j, out->rows_tr, out->n_train, opt, opt->channels <= 0,
+						 &out->encoders[j], err, errlen) != 0)
+		{
+			free(offset);
+			return -1;
+		}
+		offset[j] = D;
+		D += out->encoders[j].n_out;
+	}
+	out->d = D;
+	out->Xtr = malloc(sizeof(float) * (size_t) out->n_train * D);
+	out->Xva = malloc(sizeof(float) * (size_t) out->n_val * D);
+	out->mean = calloc(D, sizeof(double));
+	out->scale = malloc(sizeof(double) * D);
+	if (!out->Xtr || !out->Xva || !out->mean || !out->scale)
+		goto oom;
+	for (int o = 0; o < D; o++)
+		out->scale[o] = 1.0;
+	for (int part = 0; part < 2; part++)
+	{
+		int			nrows = part ? out->n_val : out->n_train;
+		const int  *rows = part ? out->rows_va : out->rows_tr;
+		float	   *X = part ? out->Xva : out->Xtr;
+
+		for (int i = 0; i < nrows; i++)
+			for (int j = 0; j < d; j++)
+			{
+				double		x = tab->X[(size_t) rows[i] * d + j];
+				const char *s = NULL;
+				float	   *dst = X + (size_t) i * D + offset[j];
+
+				if (tab->col_kind != NULL && tab->col_kind[j] == TR_COL_CATEGORICAL)
+					s = TrCategoryValue(tab, j, x);
+				out->imputed_values += isnan(x);
+				EncApply(&out->encoders[j], x, s, s ? strlen(s) : 0, dst);
+				for (int o = 0; o < out->encoders[j].n_out; o++)
+					if (!isfinite(dst[o]))
+					{
+						snprintf(err, errlen,
+								 "feature column \"%s\" has a value too large to standardise in float (data row %d: %g)",
+								 ColName(tab, j, nb, sizeof(nb)), rows[i] + 1, x);
+						free(offset);
+						return -1;
+					}
+			}
+	}
+	free(offset);
+	return 0;
+oom:
+	free(offset);
+	snprintf(err, errlen, "out of memory while preparing %d rows x %d features",
+			 tab->n, d);
+	return -1;
+}
+
+/*
  * TrPrepare: see the file header for the rules.  On failure out is left
  * zeroed (nothing to free) and err holds a one-line message.
  */
@@ -238,8 +364,6 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 	int		   *cls = NULL;		/* usable row -> class id */
 	unsigned char *is_val = NULL;
 	char	  **names = NULL;
-	double	   *sum = NULL;
-	long	   *cnt = NULL;
 	char		nb[32];
 
 	memset(out, 0, sizeof(*out));
@@ -260,7 +384,12 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 		snprintf(err, errlen, "the table has no target column");
 		return -1;
 	}
-	if (opt->fixed_split == NULL &&
+	if (opt->folds > 1 && (opt->folds > 100 || opt->fold < 0 || opt->fold >= opt->folds))
+	{
+		snprintf(err, errlen, "fold %d of %d does not exist", opt->fold, opt->folds);
+		return -1;
+	}
+	if (opt->fixed_split == NULL && opt->folds <= 1 &&
 		!(opt->val_fraction > 0.0 && opt->val_fraction <= 0.9))
 	{
 		snprintf(err, errlen, "validation fraction %g is outside (0, 0.9]",
@@ -359,6 +488,12 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 		for (int u = 0; u < nu; u++)
 			is_val[u] = opt->fixed_split[use[u]] ? 1 : 0;
 	}
+	else if (opt->folds > 1)
+	{
+		if (FoldSplit(tab->kind == TR_KIND_CLASSIFICATION ? cls : NULL, nu, k,
+					  opt->folds, opt->fold, opt->seed, is_val, err, errlen) != 0)
+			goto fail;
+	}
 	else if (tab->kind == TR_KIND_CLASSIFICATION)
 	{
 		if (StratifiedSplit(cls, nu, k, opt->val_fraction, opt->seed, is_val,
@@ -405,72 +540,7 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 		}
 	}
 
-	/* training-only column statistics, ignoring missing cells */
-	out->mean = malloc(sizeof(double) * d);
-	out->scale = malloc(sizeof(double) * d);
-	sum = calloc(d, sizeof(double));
-	cnt = calloc(d, sizeof(long));
-	if (!out->mean || !out->scale || !sum || !cnt)
-		goto oom;
-	for (int u = 0; u < nu; u++)
-	{
-		const double *row;
-
-		if (is_val[u])
-			continue;
-		row = tab->X + (size_t) use[u] * d;
-		for (int j = 0; j < d; j++)
-			if (!isnan(row[j]))
-			{
-				sum[j] += row[j];
-				cnt[j]++;
-			}
-	}
-	for (int j = 0; j < d; j++)
-		out->mean[j] = cnt[j] > 0 ? sum[j] / cnt[j] : 0.0;
-	/* second pass for the variance: numerically safer than sum of squares */
-	memset(sum, 0, sizeof(double) * d);
-	for (int u = 0; u < nu; u++)
-	{
-		const double *row;
-
-		if (is_val[u])
-			continue;
-		row = tab->X + (size_t) use[u] * d;
-		for (int j = 0; j < d; j++)
-			if (!isnan(row[j]))
-			{
-				double		c = row[j] - out->mean[j];
-
-				sum[j] += c * c;
-			}
-	}
-	for (int j = 0; j < d; j++)
-	{
-		double		sd = cnt[j] > 0 ? sqrt(sum[j] / cnt[j]) : 0.0;
-
-		if (!isfinite(sd))
-		{
-			snprintf(err, errlen,
-					 "feature column \"%s\" has values too large for its variance to be computed; rescale the column",
-					 ColName(tab, j, nb, sizeof(nb)));
-			goto fail;
-		}
-		/* relative test: a column of 1e6 +- 1e-12 is constant in float */
-		if (!(sd > 1e-12 * fmax(1.0, fabs(out->mean[j]))))
-			out->scale[j] = 0.0;
-		else
-			out->scale[j] = 1.0 / sd;
-		if (!isfinite(out->mean[j]))
-		{
-			snprintf(err, errlen,
-					 "feature column \"%s\" overflows double precision when averaged",
-					 ColName(tab, j, nb, sizeof(nb)));
-			goto fail;
-		}
-	}
-
-	/* missing features: impute or report the first column with one */
+	/* missing features: rejected when imputation is off */
 	if (!opt->impute)
 	{
 		for (int j = 0; j < d; j++)
@@ -489,17 +559,14 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 	}
 
 	out->kind = tab->kind;
-	out->d = d;
 	out->n_train = ntr;
 	out->n_val = nva;
 	out->channels = opt->channels > 0 ? opt->channels : 0;
 	out->height = opt->channels > 0 ? opt->height : 0;
 	out->width = opt->channels > 0 ? opt->width : 0;
-	out->Xtr = malloc(sizeof(float) * (size_t) ntr * d);
-	out->Xva = malloc(sizeof(float) * (size_t) nva * d);
 	out->rows_tr = malloc(sizeof(int) * ntr);
 	out->rows_va = malloc(sizeof(int) * nva);
-	if (!out->Xtr || !out->Xva || !out->rows_tr || !out->rows_va)
+	if (!out->rows_tr || !out->rows_va)
 		goto oom;
 	if (tab->kind == TR_KIND_CLASSIFICATION)
 	{
@@ -519,19 +586,15 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 			goto oom;
 	}
 
-	/* apply; rows stay in table order within each split */
+	/* rows and targets; rows stay in table order within each split */
 	{
 		int			itr = 0,
 					iva = 0;
 
 		for (int u = 0; u < nu; u++)
 		{
-			const double *row = tab->X + (size_t) use[u] * d;
-			float	   *dst;
-
 			if (is_val[u])
 			{
-				dst = out->Xva + (size_t) iva * d;
 				out->rows_va[iva] = use[u];
 				if (tab->kind == TR_KIND_CLASSIFICATION)
 					out->yva[iva] = cls[u];
@@ -541,7 +604,6 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 			}
 			else
 			{
-				dst = out->Xtr + (size_t) itr * d;
 				out->rows_tr[itr] = use[u];
 				if (tab->kind == TR_KIND_CLASSIFICATION)
 					out->ytr[itr] = cls[u];
@@ -549,35 +611,16 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 					out->ttr[itr] = tab->t[use[u]];
 				itr++;
 			}
-			for (int j = 0; j < d; j++)
-			{
-				double		x = row[j];
-				float		z;
-
-				if (isnan(x))
-				{
-					out->imputed_values++;
-					z = 0.0f;	/* the training mean, standardised */
-				}
-				else
-					z = (float) ((x - out->mean[j]) * out->scale[j]);
-				if (!isfinite(z))
-				{
-					snprintf(err, errlen,
-							 "feature column \"%s\" has a value too large to standardise in float (data row %d: %g)",
-							 ColName(tab, j, nb, sizeof(nb)), use[u] + 1, x);
-					goto fail;
-				}
-				dst[j] = z;
-			}
 		}
 	}
+
+	/* the encoding, fitted on the training rows only, applied to all */
+	if (EncodeRows(tab, opt, out, err, errlen) != 0)
+		goto fail;
 
 	free(use);
 	free(cls);
 	free(is_val);
-	free(sum);
-	free(cnt);
 	return 0;
 
 oom:
@@ -593,8 +636,6 @@ fail:
 	free(use);
 	free(cls);
 	free(is_val);
-	free(sum);
-	free(cnt);
 	TrDataFree(out);
 	return -1;
 }

@@ -27,6 +27,9 @@
 #endif
 
 #include "trainer.h"
+#include "tr_metrics.h"
+
+#define TR_MAX_FOLDS 100
 
 typedef struct NameList
 {
@@ -48,6 +51,81 @@ static json_object *
 JsonNum(double v)
 {
 	return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
+static double
+Mean(const double *v, int n)
+{
+	double		s = 0.0;
+
+	for (int i = 0; i < n; i++)
+		s += v[i];
+	return s / n;
+}
+
+/*
+ * The metrics of one fold, from what the fit reported: the accuracy of a
+ * classifier, the R^2 and RMSE of a regressor (metrics that need the
+ * predictions themselves stay NaN until they are scored from them).
+ */
+static void
+FoldMetrics(const TrData *data, const TrResult *res, TrMetrics *m)
+{
+	if (data->kind == TR_KIND_CLASSIFICATION)
+	{
+		for (int j = 0; j < TR_M__COUNT; j++)
+			m->v[j] = NAN;
+		m->kind = data->kind;
+		m->rmse_const = m->mae_const = NAN;
+		m->v[TR_M_ACCURACY] = res->score;
+	}
+	else
+	{
+		TrRegressionBaselines(data->n_val, data->tva, m);
+		m->v[TR_M_R2] = res->r2;
+		m->v[TR_M_RMSE] = res->rmse;
+	}
+}
+
+/*
+ * Every metric of the task's kind into the metrics object: the value, or
+ * with folds the mean over folds, with "<metric>_sd" (the folds' standard
+ * deviation, ddof 1), "folds" and "fold_scores" (each fold's quality).
+ */
+static void
+AddMetrics(json_object *obj, const TrMetrics *fm, const double *quality, int folds)
+{
+	TrMetrics	mean = fm[0];
+
+	for (int j = 0; j < TR_M__COUNT; j++)
+	{
+		double		s = 0.0,
+					ss = 0.0;
+
+		for (int f = 0; f < folds; f++)
+			s += fm[f].v[j];
+		mean.v[j] = s / folds;
+		if (folds > 1 && isfinite(mean.v[j]) && TrMetricName(j) != NULL &&
+			(fm[0].kind == TR_KIND_REGRESSION) == (j >= TR_M_R2))
+		{
+			char		key[64];
+
+			for (int f = 0; f < folds; f++)
+				ss += (fm[f].v[j] - mean.v[j]) * (fm[f].v[j] - mean.v[j]);
+			snprintf(key, sizeof(key), "%s_sd", TrMetricName(j));
+			json_object_object_add(obj, key, json_object_new_double(sqrt(ss / (folds - 1))));
+		}
+	}
+	TrMetricsToJson(&mean, obj);
+	if (folds > 1)
+	{
+		json_object *arr = json_object_new_array();
+
+		for (int f = 0; f < folds; f++)
+			json_object_array_add(arr, json_object_new_double(quality[f]));
+		json_object_object_add(obj, "folds", json_object_new_int(folds));
+		json_object_object_add(obj, "fold_scores", arr);
+	}
 }
 
 int
@@ -72,12 +150,17 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 				 TrResult *res, json_object **metrics)
 {
 	const TrFamily *fam;
-	TrData		data;
+	TrData		data,
+				fdata;
+	int			folds = opt->folds > 1 ? opt->folds : 1;
+	int			metric;
+	TrMetrics	fm[TR_MAX_FOLDS];
+	double		quality[TR_MAX_FOLDS];
 	TrContext	ctx;
 	json_object *m;
 	double		t0,
-				t_prep,
-				t_fit;
+				t_prep = 0.0,
+				t_fit = 0.0;
 	int			rc;
 
 	TrResultInit(res);
@@ -133,39 +216,86 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 	_MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
 #endif
 
-	t0 = TrNow();
-	if (TrPrepare(tab, opt, &data, res->error, sizeof(res->error)) != 0)
-		return -1;
-	t_prep = TrNow() - t0;
-
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.data = &data;
-	ctx.params = params;
-	ctx.seed = opt->seed;
-	ctx.threads = threads > 0 ? threads : 1;
-	ctx.progress = progress;
-	ctx.progress_arg = progress_arg;
-	ctx.cancel = cancel;
-	ctx.gpu = fam->fit_gpu != NULL ? gpu : NULL;
-
-	t0 = TrNow();
-	rc = ctx.gpu != NULL ? fam->fit_gpu(&ctx, res) : fam->fit(&ctx, res);
-	t_fit = TrNow() - t0;
-	if (rc != 0)
+	if (folds > TR_MAX_FOLDS)
 	{
-		if (res->error[0] == '\0')
-			TrSetError(res, "family \"%s\" failed without a message", fam->name);
+		TrSetError(res, "%d folds are too many (at most %d)", folds, TR_MAX_FOLDS);
+		return -1;
+	}
+	metric = opt->metric != NULL ? TrMetricLookup(opt->metric, tab->kind) :
+		(tab->kind == TR_KIND_REGRESSION ? TR_M_R2 : TR_M_ACCURACY);
+	if (metric < 0)
+	{
+		TrSetError(res, "metric \"%s\" does not apply to %s tasks", opt->metric,
+				   tab->kind == TR_KIND_REGRESSION ? "regression" : "classification");
+		return -1;
+	}
+
+	/*
+	 * One fit per fold (one fold: the validation split).  The result of
+	 * the first fold is the run's: its artifact is what predict uses.
+	 */
+	for (int f = 0; f < folds; f++)
+	{
+		TrPrepOptions fopt = *opt;
+		TrResult	fres;
+		TrResult   *r = f == 0 ? res : &fres;
+		TrData	   *fd = f == 0 ? &data : &fdata;
+
+		fopt.fold = f;
+		TrResultInit(&fres);
+		t0 = TrNow();
+		if (TrPrepare(tab, &fopt, fd, r->error, sizeof(r->error)) != 0)
+			goto fold_failed;
+		t_prep += TrNow() - t0;
+
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.data = fd;
+		ctx.params = params;
+		ctx.seed = opt->seed;
+		ctx.threads = threads > 0 ? threads : 1;
+		ctx.progress = progress;
+		ctx.progress_arg = progress_arg;
+		ctx.cancel = cancel;
+		ctx.gpu = fam->fit_gpu != NULL ? gpu : NULL;
+
+		t0 = TrNow();
+		rc = ctx.gpu != NULL ? fam->fit_gpu(&ctx, r) : fam->fit(&ctx, r);
+		t_fit += TrNow() - t0;
+		if (rc != 0)
+		{
+			if (r->error[0] == '\0')
+				TrSetError(r, "family \"%s\" failed without a message", fam->name);
+			goto fold_failed;
+		}
+		FoldMetrics(fd, r, &fm[f]);
+		quality[f] = TrMetricQuality(&fm[f], metric);
+		if (!isfinite(quality[f]))
+		{
+			TrSetError(r, isfinite(r->score) ?
+					   "the %s of family \"%s\" is undefined on this validation split" :
+					   "family \"%s\" produced a non-finite validation score (%s); the model diverged",
+					   isfinite(r->score) ? TrMetricName(metric) : fam->name,
+					   isfinite(r->score) ? fam->name : TrMetricName(metric));
+			goto fold_failed;
+		}
+		if (f > 0)
+		{
+			TrResultFree(&fres);
+			TrDataFree(&fdata);
+		}
+		continue;
+fold_failed:
+		if (f > 0)
+		{
+			snprintf(res->error, sizeof(res->error), "fold %d of %d: %.400s", f + 1, folds,
+					 fres.error);
+			TrResultFree(&fres);
+			TrDataFree(&fdata);
+		}
 		TrDataFree(&data);
 		return -1;
 	}
-	if (!isfinite(res->score))
-	{
-		TrSetError(res,
-				   "family \"%s\" produced a non-finite validation score; the model diverged",
-				   fam->name);
-		TrDataFree(&data);
-		return -1;
-	}
+	res->score = Mean(quality, folds);
 
 	m = json_object_new_object();
 	if (m == NULL)
@@ -175,6 +305,8 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 		return -1;
 	}
 	json_object_object_add(m, "score", json_object_new_double(res->score));
+	json_object_object_add(m, "metric", json_object_new_string(TrMetricName(metric)));
+	AddMetrics(m, fm, quality, folds);
 	json_object_object_add(m, "family", json_object_new_string(fam->name));
 	json_object_object_add(m, "kind", json_object_new_string(
 									  data.kind == TR_KIND_CLASSIFICATION ?
@@ -187,8 +319,6 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 	json_object_object_add(m, "n_classes", json_object_new_int(data.n_classes));
 	json_object_object_add(m, "train_loss", JsonNum(res->train_loss));
 	json_object_object_add(m, "epochs", json_object_new_int(res->epochs));
-	json_object_object_add(m, "rmse", JsonNum(res->rmse));
-	json_object_object_add(m, "r2", JsonNum(res->r2));
 	json_object_object_add(m, "missing_target_rows",
 						   json_object_new_int(data.missing_target_rows));
 	json_object_object_add(m, "imputed_values",

@@ -353,6 +353,21 @@ TrArtifactBegin(TrArtifact *art, const char *family, const TrData *data)
 		TrArtifactAdd(art, "prep.mean", TR_DT_F64, 1, dims, data->mean);
 	if (data->scale != NULL)
 		TrArtifactAdd(art, "prep.scale", TR_DT_F64, 1, dims, data->scale);
+	/* the raw columns' encoders (src/encode.h), which prep.mean/scale follow */
+	if (data->encoders != NULL)
+	{
+		unsigned char *blob;
+		size_t		len;
+
+		if (EncListWrite(data->encoders, data->n_encoders, &blob, &len) != 0)
+			art->failed = 1;
+		else
+		{
+			dims[0] = (int64_t) len;
+			TrArtifactAdd(art, "prep.encoders", TR_DT_U8, 1, dims, blob);
+			free(blob);
+		}
+	}
 }
 
 static size_t

@@ -29,6 +29,8 @@
 
 #include <json-c/json.h>
 
+#include "encode.h"
+
 #ifndef pg_attribute_printf
 #define pg_attribute_printf(f, a) __attribute__((format(printf, f, a)))
 #endif
@@ -37,6 +39,27 @@
 #define TR_KIND_REGRESSION		1
 
 #define TR_ERRLEN 512
+
+/*
+ * Kinds of raw feature columns (docs/data.md).  Numeric, date and
+ * timestamp columns hold numbers in TrTable.X (dates and timestamps as
+ * seconds since 1970-01-01 UTC); a categorical column holds in X the code
+ * of its value in the column's TrCategories (NaN for NULL).
+ */
+#define TR_COL_NUMERIC		0
+#define TR_COL_CATEGORICAL	1
+#define TR_COL_DATE			2
+#define TR_COL_TIMESTAMP	3
+
+/* The distinct values of a categorical column, coded in order of arrival. */
+typedef struct TrCategories
+{
+	int			n;				/* distinct values */
+	int			cap;
+	char	  **values;			/* n NUL-terminated strings */
+	int		   *slots;			/* open-addressing index: code + 1, 0 = empty */
+	int			nslots;			/* a power of two, > 2n */
+} TrCategories;
 
 /* Raw table as loaded: n rows, d feature columns plus one target column. */
 typedef struct TrTable
@@ -50,6 +73,9 @@ typedef struct TrTable
 	char	  **labels;			/* n entries (classification) */
 	/* regression: numeric target, NaN for missing */
 	double	   *t;				/* n entries (regression) */
+	/* column kinds (appended): NULL when every column is numeric */
+	int		   *col_kind;		/* d TR_COL_* */
+	TrCategories *cats;			/* d entries, used by categorical columns */
 } TrTable;
 
 /* Prepared data: split, imputed and standardised (fitted on train only). */
@@ -81,6 +107,10 @@ typedef struct TrData
 	long		imputed_values; /* NaN feature cells replaced by the mean */
 	int		   *rows_tr;		/* n_train original table row numbers */
 	int		   *rows_va;		/* n_val original table row numbers */
+	/* the encoders of the raw columns (appended, src/encode.h): d counts
+	 * their outputs; mean and scale are then 0 and 1 */
+	Encoder    *encoders;
+	int			n_encoders;		/* raw columns */
 } TrData;
 
 /* Options for TrPrepare(). */
@@ -99,7 +129,18 @@ typedef struct TrPrepOptions
 	 * benchmark so that easeml and its peers see identical rows.
 	 */
 	const unsigned char *fixed_split;
+	/* appended (docs/data.md): missing values and cross-validation */
+	int			strategy;		/* TR_IMPUTE_*: fill for a missing value */
+	int			no_indicator;	/* 1: no missing-value indicator features */
+	int			folds;			/* > 1: k-fold; the validation rows are fold */
+	int			fold;			/* 0 .. folds - 1 */
+	const char *metric;			/* what the score is the quality of (NULL:
+								 * accuracy or R^2; tr_metrics.h) */
 } TrPrepOptions;
+
+#define TR_IMPUTE_MEAN			0	/* the default */
+#define TR_IMPUTE_MEDIAN		1
+#define TR_IMPUTE_MOST_FREQUENT 2
 
 /* Progress sink: called by families at most once per epoch. */
 typedef void (*TrProgressFn) (void *arg, int epoch, double loss);
@@ -186,6 +227,17 @@ extern int	TrPrepare(const TrTable *tab, const TrPrepOptions *opt,
 					  TrData *out, char *err, size_t errlen);
 extern void TrDataFree(TrData *data);
 extern void TrTableFree(TrTable *tab);
+
+/* tr_column.c: typed columns of a TrTable */
+extern int	TrTableSetKinds(TrTable *tab, const int *kinds);
+extern int	TrCategoryCode(TrCategories *c, const char *s, size_t len);
+extern const char *TrCategoryValue(const TrTable *tab, int j, double code);
+extern void TrCategoriesFree(TrCategories *c);
+
+/* tr_encode.c: fit a raw column's encoder on the training rows (encode.h) */
+extern int	TrFitEncoder(const TrTable *tab, int j, const int *rows, int nrows,
+						 const TrPrepOptions *opt, int indicator_ok,
+						 Encoder *e, char *err, size_t errlen);
 
 /* tr_csv.c: offline loader (header row; target column by name) */
 extern int	TrLoadCsv(const char *path, const char *target, int kind,

@@ -29,8 +29,10 @@
 
 #include "trainer/trainer.h"
 
-static int	test_no = 0;
-static int	failures = 0;
+int			test_no = 0;
+int			failures = 0;
+
+extern void TestData(void);		/* data_test.c */
 
 #define CHECK(cond, ...) \
 	do { \
@@ -309,10 +311,16 @@ TestCsv(void)
 	}
 	unlink(p);
 
-	p = WriteTemp("a,label\n1,x\nfoo,y\n");
+	p = WriteTemp("a,b,label\n1,2,x\nfoo,3,y\nNA,4,x\nfoo,5,y\n");
 	rc = TrLoadCsv(p, "label", TR_KIND_CLASSIFICATION, &t, err, sizeof(err));
-	CHECK(rc != 0 && strstr(err, "\"a\" is not numeric") && strstr(err, "line 3"),
-		  "csv: non-numeric feature names column and line (%s)", err);
+	CHECK(rc == 0 && t.col_kind != NULL && t.col_kind[0] == TR_COL_CATEGORICAL &&
+		  t.col_kind[1] == TR_COL_NUMERIC && t.cats[0].n == 2 &&
+		  strcmp(TrCategoryValue(&t, 0, t.X[0]), "1") == 0 &&
+		  strcmp(TrCategoryValue(&t, 0, t.X[2]), "foo") == 0 && isnan(t.X[4]) &&
+		  t.X[6] == t.X[2] && t.X[7] == 5,
+		  "csv: a column with text is categorical, its missing cells NaN (%s)", rc ? err : "ok");
+	if (rc == 0)
+		TrTableFree(&t);
 	unlink(p);
 	p = WriteTemp("a,label\n1,x,3\n");
 	rc = TrLoadCsv(p, "label", TR_KIND_CLASSIFICATION, &t, err, sizeof(err));
@@ -426,25 +434,26 @@ TestStandardise(void)
 	for (int i = 0; i < ntr; i++)
 		var += pow(t.X[3 * d.rows_tr[i]] - mean, 2);
 	var /= ntr;
-	CHECK(fabs(d.mean[0] - mean) < 1e-9 && fabs(d.scale[0] - 1 / sqrt(var)) < 1e-9,
+	CHECK(fabs(d.encoders[0].mean[0] - mean) < 1e-9 &&
+		  fabs(d.encoders[0].scale[0] - 1 / sqrt(var)) < 1e-9,
 		  "standardise: mean and scale from training rows only");
 	for (int i = 0; i < d.n_val; i++)
-		maxdev = fmax(maxdev, fabs(d.Xva[3 * i] -
+		maxdev = fmax(maxdev, fabs(d.Xva[d.d * i] -
 								   (t.X[3 * d.rows_va[i]] - mean) / sqrt(var)));
 	CHECK(maxdev < 1e-5, "standardise: validation rows use the training statistics");
 	{
 		double		m2 = 0;
 
 		for (int i = 0; i < ntr; i++)
-			m2 += d.Xtr[3 * i];
+			m2 += d.Xtr[d.d * i];
 		CHECK(fabs(m2 / ntr) < 1e-5, "standardise: training column mean is 0");
 	}
 	{
 		int			zero = 1;
 
 		for (int i = 0; i < ntr; i++)
-			zero &= d.Xtr[3 * i + 1] == 0.0f;
-		CHECK(d.scale[1] == 0.0 && zero, "standardise: constant column gets scale 0, values 0");
+			zero &= d.Xtr[d.d * i + 1] == 0.0f;
+		CHECK(d.encoders[1].scale[0] == 0.0 && zero, "standardise: constant column gets scale 0, values 0");
 	}
 	{
 		int			ok = 1;
@@ -453,10 +462,12 @@ TestStandardise(void)
 		for (int i = 0; i < 200; i++)
 			nan_rows += i % 10 == 0;
 		for (int i = 0; i < ntr; i++)
-			if (d.rows_tr[i] % 10 == 0)
-				ok &= d.Xtr[3 * i + 2] == 0.0f;
-		CHECK(ok && d.imputed_values == nan_rows,
-			  "standardise: NaN imputed by the training mean (%ld cells)", d.imputed_values);
+			ok &= d.rows_tr[i] % 10 == 0 ?
+				fabsf(d.Xtr[d.d * i + 2]) < 1e-6f && d.Xtr[d.d * i + 3] > 0 :
+				d.Xtr[d.d * i + 3] < 0;
+		CHECK(ok && d.imputed_values == nan_rows && d.d == 4,
+			  "standardise: NaN imputed by the training mean (%ld cells), with an indicator",
+			  d.imputed_values);
 	}
 	TrDataFree(&d);
 	o.impute = 0;
@@ -1171,6 +1182,7 @@ main(void)
 	TestArtifact();
 	TestConstantTarget();
 	TestIris();
+	TestData();
 	printf("1..%d\n", test_no);
 	if (failures)
 		printf("# %d of %d checks failed\n", failures, test_no);

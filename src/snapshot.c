@@ -1,0 +1,367 @@
+/*-------------------------------------------------------------------------
+ *
+ * snapshot.c
+ *	  Reading a tenant's source safely, and the per-task data snapshots
+ *	  (docs/data.md).
+ *
+ * Two identities are involved when a task's data is read or copied:
+ *
+ *	- the tenant, who may read the source (a table, or a view whose code
+ *	  the tenant wrote).  Every read of a source happens as the tenant
+ *	  inside a *security-restricted operation*, as the trainer's data
+ *	  session does: the tenant's own privileges and row-level security
+ *	  apply, and code in the tenant's view cannot SET ROLE, RESET ROLE or
+ *	  SET SESSION AUTHORIZATION, so a superuser who declared a task after
+ *	  SET ROLE cannot be taken over by it;
+ *	- the bootstrap superuser, who owns the snapshot tables in schema
+ *	  easeml_snapshots and the catalog rows that record them.  No tenant
+ *	  code ever runs under this identity: its statements touch only
+ *	  easeml's own tables, with names built by easeml._snapshot_sql() from
+ *	  a task id and checked column names.
+ *
+ * A snapshot is filled by one INSERT ... SELECT run as the superuser from
+ * easeml._read_rows_as(tenant, query), which reads the source as the
+ * tenant, read-only and in a security-restricted operation, as
+ * easeml._read_source does for the declaration's checks: the tenant's view
+ * code can neither change role nor write, and the tenant never holds a
+ * write privilege on the snapshot.
+ *
+ * The statements themselves are SQL functions in sql/easeml.sql
+ * (_snapshot_sql, _snapshot_switch); this file runs each one under the
+ * right identity.
+ *
+ * IDENTIFICATION
+ *	  src/snapshot.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "easeml.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(easeml_read_rows_as);
+PG_FUNCTION_INFO_V1(easeml_take_snapshot);
+PG_FUNCTION_INFO_V1(easeml_refresh);
+
+/*
+ * Run one statement under the given identity; restricted adds a
+ * security-restricted operation.  On error, (sub)transaction abort
+ * restores the caller's identity.  Call between SPI_connect and
+ * SPI_finish.
+ */
+static int
+ExecAs(Oid role, bool restricted, const char *sql, int nargs, Oid *types,
+	   Datum *values, bool read_only)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			rc;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(role,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   (restricted ? SECURITY_RESTRICTED_OPERATION : 0));
+	rc = SPI_execute_with_args(sql, nargs, types, values, NULL, read_only, 0);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	return rc;
+}
+
+/* OID of easeml.tasks */
+static Oid
+EasemlTasksRelid(void)
+{
+	Oid			nsp = get_namespace_oid("easeml", false);
+
+	return get_relname_relid("tasks", nsp);
+}
+
+static int
+ExecAsSuperuser(const char *sql, int nargs, Oid *types, Datum *values)
+{
+	return ExecAs(BOOTSTRAP_SUPERUSERID, false, sql, nargs, types, values, false);
+}
+
+/*
+ * easeml._read_rows_as(role, query): the rows of a query over a task's
+ * source, read as role, read-only, inside a security-restricted operation;
+ * settings the source's code changes are undone.  The caller gives the
+ * column definition list, which the query's result must match.  It runs
+ * in the caller's INSERT, which writes the rows as the caller: superuser
+ * only (it acts as another role).
+ */
+Datum
+easeml_read_rows_as(PG_FUNCTION_ARGS)
+{
+	Oid			role = PG_GETARG_OID(0);
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+	bool		save_read_only = XactReadOnly;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only a superuser may read rows as another role")));
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u does not exist", role)));
+	InitMaterializedSRF(fcinfo, 0);
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(role, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
+	XactReadOnly = true;
+	PG_TRY();
+	{
+		SPIPlanPtr	plan;
+		Portal		portal;
+		TupleDesc	want = rsinfo->setDesc;
+		Datum	   *values = palloc(sizeof(Datum) * Max(want->natts, 1));
+		bool	   *nulls = palloc(sizeof(bool) * Max(want->natts, 1));
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if ((plan = SPI_prepare(query, 0, NULL)) == NULL ||
+			(portal = SPI_cursor_open(NULL, plan, NULL, NULL, true)) == NULL)
+			elog(ERROR, "could not read the source: %s", SPI_result_code_string(SPI_result));
+		for (;;)
+		{
+			TupleDesc	got;
+
+			SPI_cursor_fetch(portal, true, 10000);
+			if (SPI_processed == 0)
+				break;
+			got = SPI_tuptable->tupdesc;
+			if (got->natts != want->natts)
+				elog(ERROR, "the source query returns %d columns, not %d", got->natts, want->natts);
+			for (int j = 0; j < got->natts; j++)
+				if (TupleDescAttr(got, j)->atttypid != TupleDescAttr(want, j)->atttypid)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("column %d of the source has type %s, the snapshot %s", j + 1,
+									format_type_be(TupleDescAttr(got, j)->atttypid),
+									format_type_be(TupleDescAttr(want, j)->atttypid))));
+			for (uint64 i = 0; i < SPI_processed; i++)
+			{
+				heap_deform_tuple(SPI_tuptable->vals[i], got, values, nulls);
+				tuplestore_putvalues(rsinfo->setResult, want, values, nulls);
+			}
+			SPI_freetuptable(SPI_tuptable);
+			CHECK_FOR_INTERRUPTS();
+		}
+		SPI_cursor_close(portal);
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		AtEOXact_GUC(false, save_nestlevel);
+		XactReadOnly = save_read_only;
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+	return (Datum) 0;
+}
+
+/* text of column col of the current SPI result row 0 (NULL -> error) */
+static char *
+SpiText(int col)
+{
+	char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col);
+
+	if (v == NULL)
+		elog(ERROR, "unexpected NULL in column %d", col);
+	return v;
+}
+
+/*
+ * Take snapshot version `version` of task task_id: create its table, fill
+ * it as the tenant, check the target on the copy, and make it the task's
+ * current version (older versions are dropped and their runs in flight
+ * cancelled, see easeml._snapshot_switch).  With version 0 nothing is
+ * copied: a task without a snapshot only has its row counts updated from
+ * the live source.
+ */
+static void
+TakeSnapshot(int64 task_id, int32 version, Oid tenant)
+{
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		values[2] = {Int64GetDatum(task_id), Int32GetDatum(version)};
+	char	   *create_sql,
+			   *grant_sql,
+			   *fill_sql,
+			   *check_sql;
+
+	if (ExecAsSuperuser("SELECT create_sql, grant_sql, fill_sql, check_sql"
+						"  FROM easeml._snapshot_sql($1, $2)",
+						2, types, values) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not plan the snapshot of task %lld", (long long) task_id);
+	check_sql = SpiText(4);
+	if (version > 0)
+	{
+		create_sql = SpiText(1);
+		grant_sql = SpiText(2);
+		fill_sql = SpiText(3);
+		if (ExecAsSuperuser(create_sql, 0, NULL, NULL) != SPI_OK_UTILITY ||
+			ExecAsSuperuser(grant_sql, 0, NULL, NULL) != SPI_OK_UTILITY)
+			elog(ERROR, "could not create the snapshot table of task %lld",
+				 (long long) task_id);
+		/* the rows are read as the tenant inside easeml._read_rows_as */
+		if (ExecAsSuperuser(fill_sql, 0, NULL, NULL) != SPI_OK_INSERT)
+			elog(ERROR, "could not fill the snapshot of task %lld", (long long) task_id);
+	}
+
+	/*
+	 * Check the target on what the runs will read (the copy, or the live
+	 * source), as the tenant; it raises the declaration's errors.
+	 */
+	if (ExecAs(tenant, true, check_sql, 0, NULL, NULL, true) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not check the snapshot of task %lld", (long long) task_id);
+	{
+		Oid			stypes[4] = {INT8OID, INT4OID, INT8OID, INT4OID};
+		Datum		svalues[4];
+		char		snulls[4] = {' ', ' ', ' ', ' '};
+		bool		isnull;
+		int			rc;
+
+		svalues[0] = Int64GetDatum(task_id);
+		svalues[1] = Int32GetDatum(version);
+		svalues[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (isnull)
+			snulls[2] = 'n';
+		svalues[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		if (isnull)
+			snulls[3] = 'n';
+		{
+			Oid			save_userid;
+			int			save_sec_context;
+
+			GetUserIdAndSecContext(&save_userid, &save_sec_context);
+			SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+								   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+			rc = SPI_execute_with_args("SELECT easeml._snapshot_switch($1, $2, $3, $4)",
+									   4, stypes, svalues, snulls, false, 0);
+			SetUserIdAndSecContext(save_userid, save_sec_context);
+		}
+		if (rc != SPI_OK_SELECT)
+			elog(ERROR, "could not record the snapshot of task %lld", (long long) task_id);
+	}
+}
+
+/*
+ * AFTER INSERT trigger on easeml.tasks, for rows the declaration marked
+ * with snapshot_version = 0 (a task being declared with a snapshot; rows
+ * restored from a dump carry their version and are left alone): take
+ * version 1 as the declaring tenant.
+ */
+Datum
+easeml_take_snapshot(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	HeapTuple	tuple;
+	TupleDesc	tupdesc;
+	int			attno;
+	bool		isnull;
+	int64		task_id;
+	char	   *tenant;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("easeml._take_snapshot() must be an AFTER INSERT row trigger")));
+	/* only on easeml.tasks: another table's rows could name any task */
+	if (RelationGetRelid(trigdata->tg_relation) != EasemlTasksRelid())
+		ereport(ERROR,
+				(errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
+				 errmsg("easeml._take_snapshot() is a trigger of easeml.tasks only")));
+	tuple = trigdata->tg_trigtuple;
+	tupdesc = trigdata->tg_relation->rd_att;
+	attno = SPI_fnumber(tupdesc, "id");
+	task_id = DatumGetInt64(SPI_getbinval(tuple, tupdesc, attno, &isnull));
+	tenant = SPI_getvalue(tuple, tupdesc, SPI_fnumber(tupdesc, "tenant"));
+
+	/* the declaration checked that the tenant itself declares */
+	if (tenant == NULL || get_role_oid(tenant, false) != GetUserId())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the snapshot of a task is taken by its tenant \"%s\"",
+						tenant ? tenant : "?")));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	TakeSnapshot(task_id, 1, GetUserId());
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * easeml.refresh(task): take a new snapshot version of one of the caller's
+ * tasks and make it current; returns the new version (0 for a task
+ * without snapshots, whose row counts are brought up to date).
+ */
+Datum
+easeml_refresh(PG_FUNCTION_ARGS)
+{
+	text	   *task;
+	Oid			caller = GetUserId();
+	char	   *caller_name = GetUserNameFromId(caller, false);
+	Oid			types[2] = {NAMEOID, TEXTOID};
+	Datum		values[2];
+	int64		task_id;
+	int32		version;
+	bool		isnull;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("task must not be NULL"),
+				 errhint("For example SELECT easeml.refresh('my_task');")));
+	task = PG_GETARG_TEXT_PP(0);
+	values[0] = DirectFunctionCall1(namein, CStringGetDatum(caller_name));
+	values[1] = PointerGetDatum(task);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* the row lock serialises refreshes of one task */
+	if (ExecAsSuperuser("SELECT id, CASE WHEN snapshot THEN coalesce(snapshot_version, 0) + 1 ELSE 0 END"
+						"  FROM easeml.tasks WHERE tenant = $1 AND name = $2 FOR UPDATE",
+						2, types, values) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the task");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("task \"%s\" does not exist for tenant \"%s\"",
+						text_to_cstring(task), caller_name),
+				 errhint("SELECT name FROM easeml.tasks lists your tasks.")));
+	task_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	TakeSnapshot(task_id, version, caller);
+	SPI_finish();
+	EasemlWakeAtCommit();
+	PG_RETURN_INT32(version);
+}
