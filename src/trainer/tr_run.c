@@ -128,6 +128,71 @@ AddMetrics(json_object *obj, const TrMetrics *fm, const double *quality, int fol
 	}
 }
 
+/* What every fold of a run shares. */
+typedef struct FoldRun
+{
+	const TrFamily *fam;
+	json_object *params;
+	const struct TrGpuOps *gpu;	/* NULL: the CPU fit */
+	TrProgressFn progress;
+	void	   *progress_arg;
+	volatile sig_atomic_t *cancel;
+	int			threads;
+	int			metric;			/* TrMetricId the quality is of */
+	double		t_prep;			/* seconds, summed over folds */
+	double		t_fit;
+} FoldRun;
+
+/*
+ * Prepare, fit and score one fold (opt->fold) into data and res, with its
+ * metrics and the quality of the run's metric.  0, or -1 with res->error.
+ */
+static int
+FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
+		TrResult *res, TrMetrics *fm, double *quality)
+{
+	TrContext	ctx;
+	double		t0 = TrNow();
+	int			rc;
+
+	if (TrPrepare(tab, opt, data, res->error, sizeof(res->error)) != 0)
+		return -1;
+	fr->t_prep += TrNow() - t0;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.data = data;
+	ctx.params = fr->params;
+	ctx.seed = opt->seed;
+	ctx.threads = fr->threads;
+	ctx.progress = fr->progress;
+	ctx.progress_arg = fr->progress_arg;
+	ctx.cancel = fr->cancel;
+	ctx.gpu = fr->gpu;
+
+	t0 = TrNow();
+	rc = ctx.gpu != NULL ? fr->fam->fit_gpu(&ctx, res) : fr->fam->fit(&ctx, res);
+	fr->t_fit += TrNow() - t0;
+	if (rc != 0)
+	{
+		if (res->error[0] == '\0')
+			TrSetError(res, "family \"%s\" failed without a message", fr->fam->name);
+		return -1;
+	}
+	FoldMetrics(data, res, fm);
+	*quality = TrMetricQuality(fm, fr->metric);
+	if (!isfinite(*quality))
+	{
+		if (isfinite(res->score))
+			TrSetError(res, "the %s of family \"%s\" is undefined on this validation split",
+					   TrMetricName(fr->metric), fr->fam->name);
+		else
+			TrSetError(res, "family \"%s\" produced a non-finite validation score (%s); the model diverged",
+					   fr->fam->name, TrMetricName(fr->metric));
+		return -1;
+	}
+	return 0;
+}
+
 int
 TrRunCandidate(const TrTable *tab, const char *family, json_object *params,
 			   const TrPrepOptions *opt, TrProgressFn progress,
@@ -156,11 +221,8 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 	int			metric;
 	TrMetrics	fm[TR_MAX_FOLDS];
 	double		quality[TR_MAX_FOLDS];
-	TrContext	ctx;
+	FoldRun		fr;
 	json_object *m;
-	double		t0,
-				t_prep = 0.0,
-				t_fit = 0.0;
 	int			rc;
 
 	TrResultInit(res);
@@ -234,66 +296,42 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 	 * One fit per fold (one fold: the validation split).  The result of
 	 * the first fold is the run's: its artifact is what predict uses.
 	 */
+	memset(&fr, 0, sizeof(fr));
+	fr.fam = fam;
+	fr.params = params;
+	fr.gpu = fam->fit_gpu != NULL ? gpu : NULL;
+	fr.progress = progress;
+	fr.progress_arg = progress_arg;
+	fr.cancel = cancel;
+	fr.threads = threads > 0 ? threads : 1;
+	fr.metric = metric;
 	for (int f = 0; f < folds; f++)
 	{
 		TrPrepOptions fopt = *opt;
 		TrResult	fres;
-		TrResult   *r = f == 0 ? res : &fres;
-		TrData	   *fd = f == 0 ? &data : &fdata;
 
 		fopt.fold = f;
+		if (f == 0)
+		{
+			if (FitFold(&fr, tab, &fopt, &data, res, &fm[f], &quality[f]) != 0)
+			{
+				TrDataFree(&data);
+				return -1;
+			}
+			continue;
+		}
 		TrResultInit(&fres);
-		t0 = TrNow();
-		if (TrPrepare(tab, &fopt, fd, r->error, sizeof(r->error)) != 0)
-			goto fold_failed;
-		t_prep += TrNow() - t0;
-
-		memset(&ctx, 0, sizeof(ctx));
-		ctx.data = fd;
-		ctx.params = params;
-		ctx.seed = opt->seed;
-		ctx.threads = threads > 0 ? threads : 1;
-		ctx.progress = progress;
-		ctx.progress_arg = progress_arg;
-		ctx.cancel = cancel;
-		ctx.gpu = fam->fit_gpu != NULL ? gpu : NULL;
-
-		t0 = TrNow();
-		rc = ctx.gpu != NULL ? fam->fit_gpu(&ctx, r) : fam->fit(&ctx, r);
-		t_fit += TrNow() - t0;
+		rc = FitFold(&fr, tab, &fopt, &fdata, &fres, &fm[f], &quality[f]);
 		if (rc != 0)
-		{
-			if (r->error[0] == '\0')
-				TrSetError(r, "family \"%s\" failed without a message", fam->name);
-			goto fold_failed;
-		}
-		FoldMetrics(fd, r, &fm[f]);
-		quality[f] = TrMetricQuality(&fm[f], metric);
-		if (!isfinite(quality[f]))
-		{
-			TrSetError(r, isfinite(r->score) ?
-					   "the %s of family \"%s\" is undefined on this validation split" :
-					   "family \"%s\" produced a non-finite validation score (%s); the model diverged",
-					   isfinite(r->score) ? TrMetricName(metric) : fam->name,
-					   isfinite(r->score) ? fam->name : TrMetricName(metric));
-			goto fold_failed;
-		}
-		if (f > 0)
-		{
-			TrResultFree(&fres);
-			TrDataFree(&fdata);
-		}
-		continue;
-fold_failed:
-		if (f > 0)
-		{
 			snprintf(res->error, sizeof(res->error), "fold %d of %d: %.400s", f + 1, folds,
 					 fres.error);
-			TrResultFree(&fres);
-			TrDataFree(&fdata);
+		TrResultFree(&fres);
+		TrDataFree(&fdata);
+		if (rc != 0)
+		{
+			TrDataFree(&data);
+			return -1;
 		}
-		TrDataFree(&data);
-		return -1;
 	}
 	res->score = Mean(quality, folds);
 
@@ -311,8 +349,8 @@ fold_failed:
 	json_object_object_add(m, "kind", json_object_new_string(
 									  data.kind == TR_KIND_CLASSIFICATION ?
 									  "classification" : "regression"));
-	json_object_object_add(m, "train_seconds", json_object_new_double(t_fit));
-	json_object_object_add(m, "prep_seconds", json_object_new_double(t_prep));
+	json_object_object_add(m, "train_seconds", json_object_new_double(fr.t_fit));
+	json_object_object_add(m, "prep_seconds", json_object_new_double(fr.t_prep));
 	json_object_object_add(m, "n_train", json_object_new_int(data.n_train));
 	json_object_object_add(m, "n_val", json_object_new_int(data.n_val));
 	json_object_object_add(m, "n_features", json_object_new_int(data.d));
@@ -324,8 +362,8 @@ fold_failed:
 	json_object_object_add(m, "imputed_values",
 						   json_object_new_int64(data.imputed_values));
 	json_object_object_add(m, "seed", json_object_new_uint64(opt->seed));
-	json_object_object_add(m, "threads", json_object_new_int(ctx.threads));
-	json_object_object_add(m, "device_kind", json_object_new_string(ctx.gpu ? "cuda" : "cpu"));
+	json_object_object_add(m, "threads", json_object_new_int(fr.threads));
+	json_object_object_add(m, "device_kind", json_object_new_string(fr.gpu ? "cuda" : "cpu"));
 	json_object_object_add(m, "artifact_bytes",
 						   json_object_new_int64((int64_t) res->artifact_len));
 	if (res->extra != NULL)
