@@ -33,7 +33,7 @@ ok($node->poll_query_until('postgres',
 		"SELECT status = 'failed' FROM easeml.tasks WHERE name = 'flowers'"),
 	'a task whose source lost a column is marked failed');
 like($node->safe_psql('postgres', "SELECT status_reason FROM easeml.tasks WHERE name = 'flowers'"),
-	qr/its source could not be read: .*"petal_width" does not exist/,
+	qr/its source could not be read: .*"petal_width"( of relation "flowers")? does not exist/,
 	'its reason names the missing column');
 $node->poll_query_until('postgres', q{
 	SELECT count(*) = 0 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
