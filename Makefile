@@ -35,7 +35,7 @@ SCRIPTS_built = easeml-trainer easeml-replay
 EXTRA_CLEAN = easeml-unittest $(DATA_built) results regression.diffs regression.out tmp_check
 
 PG_CONFIG ?= pg_config
-PG_CPPFLAGS += -Isrc
+PG_CPPFLAGS += -Isrc -DEASEML_VERSION='"$(EXTVERSION)"'
 SHLIB_LINK += -lopenblas -llapacke
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)

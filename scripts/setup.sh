@@ -89,6 +89,8 @@ if ! "${PSQL[@]}" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'e
 	"${PSQL[@]}" -d postgres -c "CREATE DATABASE easeml"
 fi
 "${PSQL[@]}" -d easeml -c "CREATE EXTENSION IF NOT EXISTS easeml"
+# an installation of an earlier version is upgraded in place
+"${PSQL[@]}" -d easeml -c "ALTER EXTENSION easeml UPDATE"
 echo "easeml is installed in database easeml on port $PORT"
 
 if [ "${EASEML_SKIP_DEMO:-0}" = 1 ]; then
@@ -133,20 +135,20 @@ GRANT SELECT ON demo.diabetes TO lab_clinic;
 -- each tenant declares its own task with one INSERT
 SET ROLE lab_vision;
 INSERT INTO easeml.tasks (tenant, name, source, target, input_shape)
-VALUES ('lab_vision', 'fashion', 'demo.fashion_mnist', 'label', '{1,28,28}')
-ON CONFLICT (tenant, name) DO NOTHING;
+SELECT 'lab_vision', 'fashion', 'demo.fashion_mnist', 'label', '{1,28,28}'::int[]
+ WHERE NOT EXISTS (SELECT 1 FROM easeml.tasks WHERE name = 'fashion');
 SET ROLE lab_medical;
 INSERT INTO easeml.tasks (tenant, name, source, target)
-VALUES ('lab_medical', 'cancer', 'demo.breast_cancer', 'label')
-ON CONFLICT (tenant, name) DO NOTHING;
+SELECT 'lab_medical', 'cancer', 'demo.breast_cancer', 'label'
+ WHERE NOT EXISTS (SELECT 1 FROM easeml.tasks WHERE name = 'cancer');
 SET ROLE lab_digits;
 INSERT INTO easeml.tasks (tenant, name, source, target, input_shape)
-VALUES ('lab_digits', 'digits', 'demo.digits', 'label', '{1,8,8}')
-ON CONFLICT (tenant, name) DO NOTHING;
+SELECT 'lab_digits', 'digits', 'demo.digits', 'label', '{1,8,8}'::int[]
+ WHERE NOT EXISTS (SELECT 1 FROM easeml.tasks WHERE name = 'digits');
 SET ROLE lab_clinic;
 INSERT INTO easeml.tasks (tenant, name, source, target, kind)
-VALUES ('lab_clinic', 'progression', 'demo.diabetes', 'target', 'regression')
-ON CONFLICT (tenant, name) DO NOTHING;
+SELECT 'lab_clinic', 'progression', 'demo.diabetes', 'target', 'regression'
+ WHERE NOT EXISTS (SELECT 1 FROM easeml.tasks WHERE name = 'progression');
 RESET ROLE;
 SQL
 

@@ -23,6 +23,7 @@
 #include "catalog.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "easeml.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -134,15 +135,34 @@ GetText(int row, int col)
 }
 
 /*
- * Is the extension installed in this database?  Call inside CatalogBegin;
- * the scheduler idles until it is.
+ * Is the extension installed in this database, at this library's version?
+ * Call inside CatalogBegin; the scheduler idles until it is.
  */
-bool
+CatalogStatus
 CatalogReady(void)
 {
-	Exec("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'easeml'",
+	static bool warned = false;
+	char	   *version;
+
+	Exec("SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'easeml'",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
-	return SPI_processed > 0;
+	if (SPI_processed == 0)
+		return CATALOG_ABSENT;
+	version = GetText(0, 1);
+	if (version != NULL && strcmp(version, EASEML_VERSION) == 0)
+	{
+		warned = false;
+		return CATALOG_READY;
+	}
+	/* the library was upgraded before the catalog: wait, touch nothing */
+	if (!warned)
+		ereport(WARNING,
+				(errmsg("easeml: the catalog is at version %s but the library at %s; scheduling waits",
+						version ? version : "?", EASEML_VERSION),
+				 errhint("Run ALTER EXTENSION easeml UPDATE in database \"%s\".",
+						 get_database_name(MyDatabaseId))));
+	warned = true;
+	return CATALOG_OTHER_VERSION;
 }
 
 /* Name of the bootstrap superuser, for the trainers' connections. */

@@ -151,7 +151,15 @@ typedef struct CatDevice
 
 extern void CatalogBegin(const char *activity);
 extern void CatalogCommit(void);
-extern bool CatalogReady(void);
+/* CatalogReady: is the extension created, at this library's version? */
+typedef enum CatalogStatus
+{
+	CATALOG_ABSENT,				/* not created (or dropped) */
+	CATALOG_OTHER_VERSION,		/* created, at another version: wait */
+	CATALOG_READY
+} CatalogStatus;
+
+extern CatalogStatus CatalogReady(void);
 extern int	CatalogRecover(void);
 extern char *CatalogBootstrapUser(void);
 extern void CatalogLoadState(CatState *state);

@@ -997,10 +997,18 @@ static void
 Iterate(void)
 {
 	bool		was_ready = extension_ready;
+	CatalogStatus catalog;
 
 	/* before reaping: a dropped extension has nothing to record into */
 	CatalogBegin("easeml: checking the extension");
-	extension_ready = CatalogReady();
+	catalog = CatalogReady();
+	if (catalog == CATALOG_OTHER_VERSION)
+	{
+		/* an upgrade under way: record nothing, stop nothing, remove nothing */
+		CatalogCommit();
+		return;
+	}
+	extension_ready = (catalog == CATALOG_READY);
 	if (extension_ready && !recovered)
 	{
 		int			n = CatalogRecover();

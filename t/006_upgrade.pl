@@ -147,5 +147,47 @@ is( $node->safe_psql('inuse', q{
 	SELECT easeml.enqueue('pts', 'knn-3') > 0}, extra_params => [ '-U', 'lab_a' ]),
 	't', 'the tenant queues a run after the upgrade');
 
+# ---- the library upgraded before the catalog ---------------------------------
+# A server restarted with the new library over a 0.1.0 catalog: the scheduler
+# waits, says why, and touches nothing until ALTER EXTENSION easeml UPDATE.
 $node->stop;
+my $live = PostgreSQL::Test::Cluster->new('upgrade_live');
+$live->init;
+$live->start;
+$live->safe_psql('postgres', q{
+	CREATE EXTENSION easeml VERSION '0.1.0';
+	CREATE ROLE lab_b LOGIN;
+	SELECT easeml.add_tenant('lab_b');
+	CREATE TABLE public.pts AS
+	  SELECT i::float8 AS x, (i % 3)::text AS label FROM generate_series(1, 60) i;
+	GRANT SELECT ON public.pts TO lab_b;});
+$live->safe_psql('postgres', q{
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('pts', 'public.pts', 'label')},
+	extra_params => [ '-U', 'lab_b' ]);
+$live->safe_psql('postgres', q{SELECT easeml.enqueue('pts', 'knn-5')},
+	extra_params => [ '-U', 'lab_b' ]);
+$live->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'easeml'
+easeml.database = 'postgres'
+easeml.naptime = '200ms'
+});
+my $offset = -s $live->logfile;
+$live->restart;
+ok( $live->wait_for_log(
+		qr/the catalog is at version 0\.1\.0 but the library at \Q$version\E; scheduling waits/,
+		$offset),
+	'a scheduler over an older catalog says it waits for ALTER EXTENSION UPDATE');
+# several naptimes pass: nothing is recorded, nothing fails
+$live->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'easeml scheduler'");
+$live->safe_psql('postgres', 'SELECT pg_sleep(1)');
+is($live->safe_psql('postgres', "SELECT string_agg(status, ',') FROM easeml.runs"),
+	'queued', 'the queued run is left alone while the catalog is older');
+my $log = slurp_file($live->logfile, $offset);
+unlike($log, qr/ERROR:/, 'the waiting scheduler logs no errors');
+$live->safe_psql('postgres', 'ALTER EXTENSION easeml UPDATE');
+ok( $live->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM easeml.runs WHERE status = 'succeeded'"),
+	'after the update the queued run is trained');
+$live->stop;
 done_testing();
