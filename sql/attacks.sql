@@ -92,6 +92,8 @@ CREATE TABLE regress_mallory.evil_cols AS
   SELECT x1 AS "x""); DROP TABLE public.alice_data; --", label FROM public.mallory_data;
 -- [data] a table whose rows name alice's task, for easeml's snapshot triggers
 CREATE TABLE regress_mallory.fake_tasks (id bigint, tenant name);
+-- a table shaped like easeml.runs, for easeml's run-event trigger
+CREATE TABLE regress_mallory.fake_runs (id bigint, tenant name, status text, error text);
 RESET ROLE;
 -- a view whose owner may not read what it shows
 CREATE VIEW regress_mallory.alice_view AS SELECT * FROM public.alice_data;
@@ -283,6 +285,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT count(*) FROM easeml._read_rows_as((SELECT oid FROM pg_roles WHERE rolname = 'regress_alice'), 'SELECT 1') AS r(x int)$c$),
 	('refused', NULL, $c$CREATE TRIGGER t AFTER INSERT ON regress_mallory.fake_tasks FOR EACH ROW EXECUTE FUNCTION easeml._take_snapshot()$c$),
 	('refused', NULL, $c$CREATE TRIGGER t AFTER DELETE ON regress_mallory.fake_tasks FOR EACH ROW EXECUTE FUNCTION easeml._drop_snapshots()$c$),
+	('refused', NULL, $c$CREATE TRIGGER t AFTER INSERT ON regress_mallory.fake_runs FOR EACH ROW EXECUTE FUNCTION easeml._log_run_event()$c$),
 	('harmless', '0', $c$WITH u AS (UPDATE easeml.tasks SET max_runs = 1 WHERE name = 'alice_task' RETURNING 1) SELECT count(*) FROM u$c$);
 
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_attacks();

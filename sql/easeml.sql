@@ -1158,6 +1158,12 @@ SECURITY DEFINER
 SET search_path = pg_catalog
 AS $$
 BEGIN
+	-- it runs as its owner: only on easeml.runs (a tenant must not attach it
+	-- to a table of its own to forge events of other tenants' runs)
+	IF TG_RELID <> 'easeml.runs'::regclass THEN
+		RAISE EXCEPTION 'easeml._log_run_event() only logs easeml.runs'
+			USING ERRCODE = 'insufficient_privilege';
+	END IF;
 	-- a run is born queued or running; an INSERT in another state is a
 	-- restore, whose events are restored from run_events itself
 	IF (TG_OP = 'INSERT' AND NEW.status IN ('queued', 'running'))
@@ -1173,6 +1179,7 @@ $$;
 CREATE TRIGGER runs_log_event
 	AFTER INSERT OR UPDATE ON easeml.runs
 	FOR EACH ROW EXECUTE FUNCTION easeml._log_run_event();
+REVOKE EXECUTE ON FUNCTION easeml._log_run_event() FROM PUBLIC;
 
 -- Record how a run ended.  Called by the scheduler; invalid trainer output
 -- fails the run instead of the statement, so a run never stays 'running'.
