@@ -102,6 +102,22 @@ SELECT try('SELECT * FROM easeml.explain(NULL)');
 SELECT try('SELECT * FROM easeml.explain(' || :cls_id || ', 0)');
 SELECT try('SELECT * FROM easeml.explain(-1)');
 
+-- what drives the cost estimates: each model's work relative to its
+-- family's default, and the families that fit one model per class
+SELECT name, round(easeml._cost_work(family, params)::numeric, 3) AS work,
+	   easeml._cost_per_class(family) AS per_class
+  FROM easeml.models
+ WHERE name IN ('gbt-100', 'gbt-300-lr0.05', 'rf-50', 'mlp-512-256', 'cnn-16-32-e10',
+				'knn-3', 'softmax-l2-1', 'linear-svm-c1')
+ ORDER BY name;
+-- a parameter that is not a positive number counts as the default
+SELECT easeml._cost_work('gbt', '{"n_rounds": "many"}') AS text_rounds,
+	   easeml._cost_work('mlp', '{"hidden": [64, "x", -3]}') AS odd_layers,
+	   easeml._cost_work('cnn', '{"epochs": 0, "filters": []}') AS empty;
+-- the scheduler's estimates against measured times: runs it chose only
+-- (the fixture run above was not chosen by a decision)
+SELECT count(*) AS fixture_runs FROM easeml.cost_accuracy;
+
 -- clean up
 RESET ROLE;
 DELETE FROM easeml.tasks WHERE tenant::text LIKE 'regress\_ex\_%';

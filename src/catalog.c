@@ -267,12 +267,14 @@ LoadModels(CatState *state)
 	int			n;
 
 	Exec("SELECT id, name, 'classification' = ANY (kinds), 'regression' = ANY (kinds),"
-		 "       needs_image"
+		 "       needs_image, cost_factor, easeml._cost_work(family, params),"
+		 "       easeml._cost_per_class(family), family"
 		 "  FROM easeml.models WHERE enabled ORDER BY id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
 	state->n_models = n;
 	state->models = CallerAlloc(sizeof(CatModel) * Max(n, 1), true);
+	state->per_class = CallerAlloc(Max(n, 1), true);
 	for (int i = 0; i < n; i++)
 	{
 		CatModel   *m = &state->models[i];
@@ -282,6 +284,11 @@ LoadModels(CatState *state)
 		m->classification = GetBool(i, 3);
 		m->regression = GetBool(i, 4);
 		m->needs_image = GetBool(i, 5);
+		m->cost_factor = GetFloat8(i, 6, 1);
+		m->cost_work = GetFloat8(i, 7, 1);
+		m->per_class = GetBool(i, 8);
+		m->family = GetText(i, 9);
+		state->per_class[i] = m->per_class;
 	}
 }
 
@@ -408,7 +415,8 @@ LoadRuns(CatState *state)
 			 "       CASE WHEN r.status = 'failed' AND r.device IS NOT NULL"
 			 "             AND r.exit_code IN ($1, $2) THEN 'interrupted'"
 			 "            ELSE r.status END,"
-			 "       r.score, r.error"
+			 "       r.score, r.error,"
+			 "       CASE WHEN coalesce(r.device_kind, 'cpu') = 'cpu' THEN r.seconds END"
 			 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 			 " WHERE t.status = 'active'"
 			 "   AND NOT coalesce(r.status = 'failed' AND r.finished_at < t.reactivated_at, false)"
@@ -427,10 +435,25 @@ LoadRuns(CatState *state)
 		if (ti < 0)
 			continue;
 		t = &state->tasks[ti];
+		{
+			/* what the world needs to know changed (src/liveworld.c) */
+			uint64		x[4] = {(uint64) GetInt32(i, 2, 0), (uint64) status[0] << 8 | (uint64) status[1],
+			0, 0};
+			double		sc = GetFloat8(i, 4, NAN),
+						sec = GetFloat8(i, 6, NAN);
+
+			memcpy(&x[2], &sc, sizeof(double));
+			memcpy(&x[3], &sec, sizeof(double));
+			for (int j = 0; j < 4; j++)
+				t->runs_sig = (t->runs_sig ^ x[j]) * UINT64CONST(1099511628211);
+		}
 		if (strcmp(status, "interrupted") != 0)
 			t->n_runs++;
 		if (k < 0)
 			continue;			/* model disabled or deleted */
+		if (strcmp(status, "succeeded") == 0 && GetFloat8(i, 6, 0) > 0 &&
+			!(t->seconds[k] >= GetFloat8(i, 6, 0)))
+			t->seconds[k] = GetFloat8(i, 6, 0); /* the CPU's time: the cost model's */
 		if (strcmp(status, "succeeded") == 0 && !GetNull(i, 4))
 			AddScore(t, k, GetFloat8(i, 4, 0));
 		else if (strcmp(status, "queued") == 0 || strcmp(status, "running") == 0)
@@ -458,26 +481,73 @@ LoadRuns(CatState *state)
 	}
 }
 
-/* Cost estimates of the view easeml.cost_estimates (the fallbacks). */
+/*
+ * Fallback cost estimates, by the rule of the view easeml.cost_estimates
+ * (sql/easeml.sql): the task's own measured time; else the model's
+ * measured seconds per unit of work, times the task's work; else its
+ * family's; else the admin's cost_factor times a per-unit time calibrated
+ * on every measured model (1e-7 s before any).  A task's work for a model
+ * is its cells (rows x features x folds) times the model's work from its
+ * parameters (easeml._cost_work) times its classes for models that fit one
+ * model per class (easeml._cost_per_class, of more than 2 classes).  The
+ * view joins tasks x models; here one row per model comes back and the
+ * product is formed in C, so a load costs O(models), not O(tasks x
+ * models), in SQL.
+ */
 static void
 LoadCostEstimates(CatState *state)
 {
+	int			K = state->n_models;
+	double	   *per_work = palloc(sizeof(double) * Max(K, 1));
+	double	   *per_family = palloc(sizeof(double) * Max(K, 1));
+	double		per_unit = NAN;
 	int			n;
 
-	Exec("SELECT c.task_id, c.model_id, c.seconds"
-		 "  FROM easeml.cost_estimates c JOIN easeml.tasks t ON t.id = c.task_id"
-		 " WHERE t.status = 'active'",
+	for (int k = 0; k < K; k++)
+		per_work[k] = per_family[k] = NAN;
+	Exec("SELECT p.model_id, p.per_work, p.per_family, p.per_unit"
+		 "  FROM easeml._cost_rates() p",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
 	for (int i = 0; i < n; i++)
 	{
-		int			ti = TaskIndex(state, GetInt64(i, 1, 0));
-		int			k = ModelIndex(state, GetInt32(i, 2, 0));
-		double		c = GetFloat8(i, 3, 1.0);
+		int			k = ModelIndex(state, GetInt32(i, 1, 0));
 
-		if (ti >= 0 && k >= 0 && isfinite(c) && c > 0)
-			state->tasks[ti].cost[k] = c;
+		per_unit = GetFloat8(i, 4, NAN);
+		if (k >= 0)
+		{
+			per_work[k] = GetFloat8(i, 2, NAN);
+			per_family[k] = GetFloat8(i, 3, NAN);
+		}
 	}
+	if (!(isfinite(per_unit) && per_unit > 0))
+		per_unit = 1e-7;
+	for (int i = 0; i < state->n_tasks; i++)
+	{
+		CatTask    *t = &state->tasks[i];
+		double		cells = Max(t->n_rows * t->n_features, 1.0);
+
+		for (int k = 0; k < K; k++)
+		{
+			const CatModel *m = &state->models[k];
+			double		work = cells * m->cost_work *
+				(m->per_class && !t->regression && t->n_classes > 2 ? t->n_classes : 1.0);
+			double		c;
+
+			if (!isnan(t->seconds[k]))
+				c = t->seconds[k];
+			else if (isfinite(per_work[k]) && per_work[k] > 0)
+				c = per_work[k] * work;
+			else if (isfinite(per_family[k]) && per_family[k] > 0)
+				c = per_family[k] * work;
+			else
+				c = per_unit * m->cost_factor * work;
+			if (isfinite(c) && c > 0)
+				t->cost[k] = c;
+		}
+	}
+	pfree(per_work);
+	pfree(per_family);
 }
 
 /*
@@ -585,7 +655,6 @@ LoadMeasuredCosts(CatState *state)
 	{
 		int64		task = GetInt64(i, 1, 0);
 		int			k = ModelIndex(state, GetInt32(i, 5, 0));
-		int			ti = TaskIndex(state, task);
 		double		sec = GetFloat8(i, 6, NAN);
 
 		if (task != prev)
@@ -600,8 +669,6 @@ LoadMeasuredCosts(CatState *state)
 		if (k < 0)
 			continue;
 		state->cost_runtime[rows * state->n_models + k] = sec;
-		if (ti >= 0)
-			state->tasks[ti].seconds[k] = sec;
 	}
 }
 
@@ -641,15 +708,19 @@ LoadCounters(CatState *state)
  * CatalogBegin.
  */
 void
-CatalogLoadState(CatState *state)
+CatalogLoadState(CatState *state, bool full)
 {
 	memset(state, 0, sizeof(*state));
+	state->full = full;
 	LoadModels(state);
 	LoadTasks(state);
 	LoadRuns(state);
 	LoadCostEstimates(state);
-	LoadHistory(state);
-	LoadMeasuredCosts(state);
+	if (full)
+	{
+		LoadHistory(state);
+		LoadMeasuredCosts(state);
+	}
 	LoadCounters(state);
 }
 

@@ -39,6 +39,7 @@
 #define TOP_ARMS DECISION_TOP_ARMS
 
 static void UpdateWaiting(DecisionWorld *w, int tenant);
+static void InitCosts(DecisionWorld *w, DecisionTask *t);
 
 /* ----------------------------------------------------------------------
  * Tasks by id: open addressing with linear probing (deletion shifts the
@@ -237,6 +238,7 @@ DecisionWorldFree(DecisionWorld *w)
 	free(w->arm_factor);
 	free(w->open_avail);
 	free(w->placed_cost);
+	free(w->arm_per_class);
 	PolicyIndexFree(&w->index);
 	memset(w, 0, sizeof(*w));
 }
@@ -356,6 +358,46 @@ AddCostResidual(DecisionWorld *w, DecisionTask *t, int k)
 		w->gp_failed++;
 }
 
+double
+DecisionClassFactor(const unsigned char *per_class, int k, double classes)
+{
+	return (per_class != NULL && per_class[k] && classes > 2.0) ? classes : 1.0;
+}
+
+/* The per-class arms' share of a task's log cost; always 1 (for &&). */
+static int
+AddClassFactors(DecisionWorld *w, DecisionTask *t)
+{
+	if (w->arm_per_class != NULL)
+		for (int k = 0; k < w->K; k++)
+			t->log_base[k] += log(DecisionClassFactor(w->arm_per_class, k, t->classes));
+	return 1;
+}
+
+int
+DecisionSetArmPerClass(DecisionWorld *w, const unsigned char *per_class)
+{
+	if (per_class == NULL && w->arm_per_class == NULL)
+		return POLICY_OK;
+	if (per_class != NULL && w->arm_per_class != NULL &&
+		memcmp(per_class, w->arm_per_class, w->K) == 0)
+		return POLICY_OK;
+	if (per_class == NULL)
+	{
+		free(w->arm_per_class);
+		w->arm_per_class = NULL;
+	}
+	else
+	{
+		if (w->arm_per_class == NULL && (w->arm_per_class = malloc(w->K)) == NULL)
+			return POLICY_NO_MEMORY;
+		memcpy(w->arm_per_class, per_class, w->K);
+	}
+	for (int i = 0; i < w->n_tasks; i++)
+		InitCosts(w, w->tasks[i]);
+	return POLICY_OK;
+}
+
 /* Set up a task's cost posterior on the world's cost model. */
 static void
 InitCosts(DecisionWorld *w, DecisionTask *t)
@@ -368,6 +410,7 @@ InitCosts(DecisionWorld *w, DecisionTask *t)
 		t->log_base[k] = 0.0;
 	if (m != NULL && m->kind != POLICY_COST_NONE &&
 		PolicyCostBase(m, t->rows, t->features, t->classes, t->log_base) == POLICY_OK &&
+		AddClassFactors(w, t) &&
 		m->kind == POLICY_COST_SIZE_GP &&
 		GpStateInit(&t->cgp, &m->resid, 16) == GP_OK)
 	{

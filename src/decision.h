@@ -98,6 +98,8 @@ typedef struct DecisionTask
 	int			index;			/* position in world->tasks, ->views */
 	int			next_of_tenant; /* index of the tenant's next task, -1 */
 	unsigned char dirty;		/* DIRTY_* bits (decision.c) */
+	uint64_t	sync_sig;		/* the caller's signature of the state it
+								 * last synced (0 on joining) */
 } DecisionTask;
 
 typedef struct DecisionTenant
@@ -124,6 +126,9 @@ typedef struct DecisionWorld
 	const GpPrior *prior[DECISION_KINDS];	/* borrowed */
 	const PolicyCostModel *cost_model;	/* borrowed, or NULL */
 	unsigned char *cost_known;	/* K: the cost model has data for arm */
+	unsigned char *arm_per_class;	/* K: fits one model per class (cost
+									 * grows with the task's classes), or
+									 * NULL */
 	int			n_tasks;
 	int			cap_tasks;
 	DecisionTask **tasks;		/* entries never move in memory */
@@ -191,6 +196,16 @@ extern int	DecisionTaskSetPrior(DecisionWorld *w, DecisionTask *t,
 extern int	DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 								 const unsigned char *known);
 extern void DecisionSetParams(DecisionWorld *w, const PolicyParams *params);
+
+/*
+ * Arms whose training fits one model per class (one-vs-rest, a tree per
+ * class and round): their cost estimate for a task of c > 2 classes is the
+ * cost model's times c (the cost model learns from times divided by c,
+ * src/refit.c).  Copied; NULL: none.  A change refreshes every task.
+ */
+extern int	DecisionSetArmPerClass(DecisionWorld *w, const unsigned char *per_class);
+/* The factor DecisionSetArmPerClass applies to arm k for c classes. */
+extern double DecisionClassFactor(const unsigned char *per_class, int k, double classes);
 
 /*
  * Device placement (src/devices.c): which arms can start now (a device of

@@ -53,6 +53,8 @@ SnapFree(RefitState *r)
 	free(r->snap_kind);
 	free(r->snap_runtime);
 	free(r->snap_sizes);
+	free(r->snap_per_class);
+	r->snap_per_class = NULL;
 	r->snap_cells = r->snap_runtime = r->snap_sizes = NULL;
 	r->snap_task = NULL;
 	r->snap_kind = NULL;
@@ -99,6 +101,8 @@ RefitSignature(const RefitInput *in)
 	h = HashWords(h, in->row_kind, (size_t) in->m);
 	h = HashWords(h, in->runtime, sizeof(double) * (size_t) in->mc * in->K);
 	h = HashWords(h, in->sizes, sizeof(double) * 3 * (size_t) in->mc);
+	if (in->per_class)
+		h = HashWords(h, in->per_class, (size_t) in->K);
 	return h;
 }
 
@@ -141,6 +145,7 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap_kind = Dup(in->row_kind, in->m, &ok);
 	r->snap_runtime = Dup(in->runtime, sizeof(double) * in->mc * K, &ok);
 	r->snap_sizes = Dup(in->sizes, sizeof(double) * 3 * in->mc, &ok);
+	r->snap_per_class = Dup(in->per_class, K, &ok);
 	if (!ok)
 	{
 		SnapFree(r);
@@ -151,6 +156,7 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap.row_kind = r->snap_kind;
 	r->snap.runtime = r->snap_runtime;
 	r->snap.sizes = r->snap_sizes;
+	r->snap.per_class = r->snap_per_class;
 	SetFree(&r->next);
 	r->next.own = calloc(in->m > 0 ? in->m : 1, sizeof(RefitOwn));
 	if (r->next.own == NULL)
@@ -241,11 +247,25 @@ FitCost(RefitState *r)
 		for (int k = 0; k < r->K; k++)
 			if (!isnan(s->runtime[(size_t) i * r->K + k]))
 				r->next.cost_known[k] = 1;
-	if (PolicyCostModelFit(&r->next.cost, POLICY_COST_SIZE_GP, s->runtime,
-						   s->sizes, s->mc, r->K) < 0)
 	{
-		r->failures++;
-		return;
+		/* per-class arms learn the time per class (DecisionSetArmPerClass) */
+		double	   *per = malloc(sizeof(double) * (size_t) s->mc * r->K);
+		int			rc;
+
+		if (per == NULL)
+			return;
+		for (int i = 0; i < s->mc; i++)
+			for (int k = 0; k < r->K; k++)
+				per[(size_t) i * r->K + k] = s->runtime[(size_t) i * r->K + k] /
+					DecisionClassFactor(s->per_class, k, s->sizes[3 * i + 2]);
+		rc = PolicyCostModelFit(&r->next.cost, POLICY_COST_SIZE_GP, per,
+								s->sizes, s->mc, r->K);
+		free(per);
+		if (rc < 0)
+		{
+			r->failures++;
+			return;
+		}
 	}
 	r->next.have_cost = 1;
 }

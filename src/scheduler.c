@@ -1057,7 +1057,7 @@ Schedule(void)
 	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
 	CatalogBegin("easeml: loading tasks");
 	nclaims = CatalogClaimQueued(free_slots, nfree, claims);
-	CatalogLoadState(&state);
+	CatalogLoadState(&state, LiveWorldRefitDue());
 	CatalogLoadPlacement(&state);
 	DevicesRestrict(&state);
 	CatalogCloseTasks(&state);

@@ -29,6 +29,7 @@
 
 #include "csv.h"
 #include "decision.h"
+#include "refit.h"
 #include "gp.h"
 #include "placement.h"
 #include "policy.h"
@@ -1060,6 +1061,70 @@ TestDecisionFairSharesFull(void)
 }
 
 /*
+ * Per-class arms (DecisionSetArmPerClass): the refit learns their time per
+ * class, and a task of 10 classes costs 10 times a binary task on them,
+ * the same on the other arms.
+ */
+static void
+TestDecisionPerClassCost(void)
+{
+	const int	K = 2,
+				mc = 12;
+	double		rt[12 * 2],
+				sz[12 * 3];
+	unsigned char per_class[2] = {1, 0};
+	RefitInput	in;
+	RefitState	r;
+	DecisionWorld w;
+	DecisionTaskSpec s;
+	DecisionTask *a,
+			   *b;
+	int			steps = 0;
+
+	for (int i = 0; i < mc; i++)
+	{
+		double		classes = 2 + (i % 5) * 2;
+
+		sz[3 * i] = 100 + 400 * i;
+		sz[3 * i + 1] = 10;
+		sz[3 * i + 2] = classes;
+		rt[i * K] = 1e-4 * sz[3 * i] * (classes > 2 ? classes : 1);
+		rt[i * K + 1] = 1e-4 * sz[3 * i];
+	}
+	memset(&in, 0, sizeof(in));
+	in.K = K;
+	in.mc = mc;
+	in.runtime = rt;
+	in.sizes = sz;
+	in.per_class = per_class;
+	MakeWorld(&w, K, "hybrid:cost", 1);
+	CHECK(DecisionSetArmPerClass(&w, per_class) == 0, "per-class arms set");
+	RefitInit(&r, K, 0);
+	CHECK(RefitMaybeStart(&r, &in, 0.0) == 1, "refit started");
+	while (RefitStep(&r, &w) == 0 && steps++ < 100)
+		;
+	CHECK(r.have_live && r.live.have_cost, "cost model fitted");
+	memset(&s, 0, sizeof(s));
+	s.kind = DECISION_CLASSIFICATION;
+	s.rows = 1000;
+	s.features = 10;
+	s.id = 1;
+	s.classes = 10;
+	a = DecisionAddTask(&w, &s);
+	s.id = 2;
+	s.classes = 2;
+	b = DecisionAddTask(&w, &s);
+	CHECK(a && b && fabs(a->cost[0] / b->cost[0] - 10.0) < 0.5,
+		  "per-class arm: 10 classes cost 10x (got %g)", a && b ? a->cost[0] / b->cost[0] : NAN);
+	CHECK(a && b && fabs(a->cost[1] / b->cost[1] - 1.0) < 0.05,
+		  "other arm: classes do not matter (got %g)", a && b ? a->cost[1] / b->cost[1] : NAN);
+	CHECK(a && fabs(a->cost[0] - 1e-4 * 1000 * 10) < 0.1 * 1e-4 * 1000 * 10,
+		  "per-class arm estimate %g s", a ? a->cost[0] : NAN);
+	DecisionWorldFree(&w);
+	RefitFree(&r);
+}
+
+/*
  * The world's posterior is the closed-form one, whatever the order of
  * results; a new prior rebuilds it; kinds never share a prior and a
  * regression task never gets a classification-only arm.
@@ -1791,6 +1856,7 @@ main(void)
 	TestDecisionFifo();
 	TestDecisionFairShare();
 	TestDecisionFairSharesFull();
+	TestDecisionPerClassCost();
 	TestDecisionPosterior();
 	TestDecisionRandom();
 	TestDecisionMap();
