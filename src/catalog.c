@@ -31,6 +31,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "placement.h"
 #include "trainer_protocol.h"
@@ -260,6 +261,68 @@ CallerAlloc(Size size, bool zero)
 		MemoryContextAlloc(caller_context, size);
 }
 
+/*
+ * What drives each model's cost (easeml._cost_work, easeml._cost_per_class)
+ * changes only with its row: it is cached by model id, family and
+ * parameters, and asked of SQL for new or changed rows only.
+ */
+typedef struct WorkEntry
+{
+	int32		id;
+	char	   *key;			/* family, then params as text */
+	double		work;
+	bool		per_class;
+} WorkEntry;
+
+static WorkEntry *work_cache = NULL;
+static int	n_work_cache = 0;
+
+static void
+ModelWork(CatState *state)
+{
+	Oid			types[2] = {TEXTOID, TEXTOID};
+
+	for (int i = 0; i < state->n_models; i++)
+	{
+		CatModel   *m = &state->models[i];
+		char	   *key = psprintf("%s %s", m->family ? m->family : "",
+								   m->params ? m->params : "");
+		WorkEntry  *e = NULL;
+
+		for (int j = 0; j < n_work_cache && e == NULL; j++)
+			if (work_cache[j].id == m->id)
+				e = &work_cache[j];
+		if (e == NULL || strcmp(e->key, key) != 0)
+		{
+			Datum		values[2] = {CStringGetTextDatum(m->family ? m->family : ""),
+			CStringGetTextDatum(m->params ? m->params : "{}")};
+
+			Exec("SELECT easeml._cost_work($1, $2::jsonb), easeml._cost_per_class($1)",
+				 SPI_OK_SELECT, 2, types, values, NULL);
+			if (e == NULL)
+			{
+				work_cache = work_cache == NULL ?
+					MemoryContextAlloc(TopMemoryContext, sizeof(WorkEntry)) :
+					repalloc(work_cache, sizeof(WorkEntry) * (n_work_cache + 1));
+				e = &work_cache[n_work_cache++];
+				e->id = m->id;
+				e->key = NULL;
+			}
+			if (e->key)
+				pfree(e->key);
+			e->key = MemoryContextStrdup(TopMemoryContext, key);
+			e->work = GetFloat8(0, 1, 1);
+			e->per_class = GetBool(0, 2);
+			if (!(isfinite(e->work) && e->work > 0))
+				e->work = 1;
+		}
+		m->cost_work = e->work;
+		m->per_class = e->per_class;
+		state->per_class[i] = m->per_class;
+		pfree(key);
+	}
+}
+
 /* Enabled models in id order. */
 static void
 LoadModels(CatState *state)
@@ -267,8 +330,7 @@ LoadModels(CatState *state)
 	int			n;
 
 	Exec("SELECT id, name, 'classification' = ANY (kinds), 'regression' = ANY (kinds),"
-		 "       needs_image, cost_factor, easeml._cost_work(family, params),"
-		 "       easeml._cost_per_class(family), family"
+		 "       needs_image, cost_factor, family, params::text"
 		 "  FROM easeml.models WHERE enabled ORDER BY id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
@@ -285,11 +347,10 @@ LoadModels(CatState *state)
 		m->regression = GetBool(i, 4);
 		m->needs_image = GetBool(i, 5);
 		m->cost_factor = GetFloat8(i, 6, 1);
-		m->cost_work = GetFloat8(i, 7, 1);
-		m->per_class = GetBool(i, 8);
-		m->family = GetText(i, 9);
-		state->per_class[i] = m->per_class;
+		m->family = GetText(i, 7);
+		m->params = GetText(i, 8);
 	}
+	ModelWork(state);
 }
 
 /* The per-model arrays of one task. */
@@ -482,11 +543,12 @@ LoadRuns(CatState *state)
 }
 
 /*
- * Fallback cost estimates, by the rule of the view easeml.cost_estimates
- * (sql/easeml.sql): the task's own measured time; else the model's
- * measured seconds per unit of work, times the task's work; else its
- * family's; else the admin's cost_factor times a per-unit time calibrated
- * on every measured model (1e-7 s before any).  A task's work for a model
+ * Fallback cost estimates, the rule of the view easeml.cost_estimates
+ * (sql/easeml.sql) made aware of parameters and classes: the task's own
+ * measured time; else the model's measured seconds per unit of work
+ * (easeml._cost_rates), times the task's work; else its family's; else
+ * the admin's cost_factor times a per-unit time calibrated on every
+ * measured enabled model (1e-7 s before any).  A task's work for a model
  * is its cells (rows x features x folds) times the model's work from its
  * parameters (easeml._cost_work) times its classes for models that fit one
  * model per class (easeml._cost_per_class, of more than 2 classes).  The
@@ -500,28 +562,45 @@ LoadCostEstimates(CatState *state)
 	int			K = state->n_models;
 	double	   *per_work = palloc(sizeof(double) * Max(K, 1));
 	double	   *per_family = palloc(sizeof(double) * Max(K, 1));
-	double		per_unit = NAN;
-	int			n;
+	double		log_unit = 0,
+				per_unit;
+	int			units = 0,
+				n;
 
 	for (int k = 0; k < K; k++)
 		per_work[k] = per_family[k] = NAN;
-	Exec("SELECT p.model_id, p.per_work, p.per_family, p.per_unit"
-		 "  FROM easeml._cost_rates() p",
+	Exec("SELECT model_id, per_cell FROM easeml._cost_rates()",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
 	for (int i = 0; i < n; i++)
 	{
 		int			k = ModelIndex(state, GetInt32(i, 1, 0));
+		double		p = GetFloat8(i, 2, NAN);
 
-		per_unit = GetFloat8(i, 4, NAN);
-		if (k >= 0)
+		if (k >= 0 && isfinite(p) && p > 0)
 		{
-			per_work[k] = GetFloat8(i, 2, NAN);
-			per_family[k] = GetFloat8(i, 3, NAN);
+			per_work[k] = p / state->models[k].cost_work;
+			log_unit += log(per_work[k] / state->models[k].cost_factor);
+			units++;
 		}
 	}
-	if (!(isfinite(per_unit) && per_unit > 0))
-		per_unit = 1e-7;
+	per_unit = units > 0 ? exp(log_unit / units) : 1e-7;
+	/* a family's rate: the geometric mean of its measured models' */
+	for (int k = 0; k < K; k++)
+	{
+		double		sum = 0;
+		int			cnt = 0;
+
+		for (int j = 0; j < K; j++)
+			if (!isnan(per_work[j]) && state->models[j].family && state->models[k].family &&
+				strcmp(state->models[j].family, state->models[k].family) == 0)
+			{
+				sum += log(per_work[j]);
+				cnt++;
+			}
+		if (cnt > 0)
+			per_family[k] = exp(sum / cnt);
+	}
 	for (int i = 0; i < state->n_tasks; i++)
 	{
 		CatTask    *t = &state->tasks[i];
@@ -536,9 +615,9 @@ LoadCostEstimates(CatState *state)
 
 			if (!isnan(t->seconds[k]))
 				c = t->seconds[k];
-			else if (isfinite(per_work[k]) && per_work[k] > 0)
+			else if (!isnan(per_work[k]))
 				c = per_work[k] * work;
-			else if (isfinite(per_family[k]) && per_family[k] > 0)
+			else if (!isnan(per_family[k]))
 				c = per_family[k] * work;
 			else
 				c = per_unit * m->cost_factor * work;

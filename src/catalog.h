@@ -29,6 +29,7 @@ typedef struct CatModel
 								 * default */
 	bool		per_class;		/* fits a model per class (cost x classes) */
 	char	   *family;
+	char	   *params;			/* as text */
 	int			n_device_kinds; /* device kinds it can use, preferred first */
 	PlaceKind	device_kinds[PLACE_N_KINDS];
 	double		kind_factor[PLACE_N_KINDS];	/* cost on a kind / on the CPU */

@@ -65,6 +65,8 @@ $$;
 
 -- Families that fit one model per class (a tree per class and round,
 -- one-vs-rest): their cost grows with the classes of a task of more than 2.
+-- (easeml._cost_rates repeats the list inline, where it runs per run: keep
+-- them equal.)
 CREATE FUNCTION easeml._cost_per_class(family text)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE
@@ -73,41 +75,30 @@ AS $$
 	SELECT family IN ('gbt', 'softmax', 'linear_svm')
 $$;
 
--- Measured rates per model: seconds per unit of work (cells = rows x
--- features x folds, times the model's work, times the classes of per-class
--- families) of the model, of its family, and per unit of cost_factor over
--- every measured model.  One row per model.  (PL/pgSQL: its body names
--- columns that later parts of the upgrade add, tasks.folds.)
-CREATE FUNCTION easeml._cost_rates(OUT model_id int, OUT per_work float8,
-								   OUT per_family float8, OUT per_unit float8)
+-- Measured rate per model: seconds per cell (rows x features x folds,
+-- times the classes of a task of more than 2 for the families of
+-- easeml._cost_per_class), the geometric mean over the tasks it ran on.
+-- One row per measured model; the scheduler divides by each model's work
+-- (easeml._cost_work) and pools families (src/catalog.c).  PL/pgSQL: its
+-- body names a column that a later part of the upgrade adds (tasks.folds).
+CREATE FUNCTION easeml._cost_rates(OUT model_id int, OUT per_cell float8)
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog
 AS $$
 BEGIN
 	RETURN QUERY
-	WITH done AS (
-		SELECT r.model_id AS mid,
-			   max(r.seconds) / max(greatest(t.n_rows * cardinality(t.features) * coalesce(t.folds, 1), 1)
-									* CASE WHEN easeml._cost_per_class(m.family) AND t.kind = 'classification'
-												AND t.n_classes > 2 THEN t.n_classes ELSE 1 END)::float8 AS per_cell
-		  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-		  JOIN easeml.models m ON m.id = r.model_id
-		 WHERE r.status = 'succeeded' AND r.seconds > 0
-		 GROUP BY r.task_id, r.model_id
-	), rated AS (
-		SELECT m.id, m.family, m.cost_factor,
-			   (SELECT exp(avg(ln(d.per_cell))) FROM done d WHERE d.mid = m.id)
-			   / easeml._cost_work(m.family, m.params) AS work_rate
-		  FROM easeml.models m
-	), fam AS (
-		SELECT y.family AS fname, exp(avg(ln(y.work_rate))) AS fam_rate
-		  FROM rated y WHERE y.work_rate > 0 GROUP BY y.family
-	)
-	SELECT r.id, r.work_rate, f.fam_rate,
-		   (SELECT exp(avg(ln(x.work_rate / x.cost_factor))) FROM rated x
-			 WHERE x.work_rate > 0 AND x.cost_factor > 0 AND x.cost_factor < 'Infinity')
-	  FROM rated r LEFT JOIN fam f ON f.fname = r.family;
+	SELECT d.mid, exp(avg(ln(d.rate)))
+	  FROM (SELECT r.model_id AS mid,
+				   max(r.seconds) / max(greatest(t.n_rows * cardinality(t.features) * coalesce(t.folds, 1), 1)
+										* CASE WHEN m.family IN ('gbt', 'softmax', 'linear_svm')
+													AND t.kind = 'classification' AND t.n_classes > 2
+											   THEN t.n_classes ELSE 1 END)::float8 AS rate
+			  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+			  JOIN easeml.models m ON m.id = r.model_id
+			 WHERE r.status = 'succeeded' AND r.seconds > 0
+			 GROUP BY r.task_id, r.model_id) d
+	 GROUP BY d.mid;
 END;
 $$;
 REVOKE ALL ON FUNCTION easeml._param_num(jsonb, text, float8), easeml._param_sum(jsonb, text, float8),
