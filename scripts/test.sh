@@ -45,6 +45,8 @@ make -s PG_CONFIG="$PG_CONFIG" install
 if want unit; then
 	echo "== unit tests (GP, policies, replay, trainer)"
 	make -s PG_CONFIG="$PG_CONFIG" unittest
+	make -s PG_CONFIG="$PG_CONFIG" easeml-replay
+	scripts/test_replay_cli.sh
 	make -s PG_CONFIG="$PG_CONFIG" trainer-unittest
 	echo "== GPU kernels and families against the CPU (emulated GPU)"
 	make -s PG_CONFIG="$PG_CONFIG" device-test
