@@ -1647,6 +1647,22 @@ TestReplayHand(void)
 	CHECK(out.time_to[0] == 2.0, "loss <= 0.5 first at t = 2, got %g", out.time_to[0]);
 	CHECK(out.final_loss[0] == 0.0, "final loss 0");
 	CHECK(out.worst_regret[1] == 0.0, "worst regret 0 at loss 0");
+	/* rows 2-5 are one quality vector: three copies left out */
+	CHECK(out.rows_removed == 3 && out.rows_used == 3, "identical rows removed: %d, used %d",
+		  out.rows_removed, out.rows_used);
+	{
+		double		zero_at = out.time_to[1];
+
+		/* a fixed charge of 0.5 s per run: every run takes 1.5 s */
+		ReplayOutputFree(&out);
+		cfg.overhead = 0.5;
+		rc = ReplayRun(&cfg, &out, err, sizeof(err));
+		CHECK(rc == 0, "replay with overhead: %s", err);
+		CHECK(rc == 0 && out.time_to[1] == 1.5 * zero_at && out.time_to[0] == 3.0,
+			  "overhead 0.5: zero at %g (want %g), loss <= 0.5 at %g (want 3)",
+			  out.time_to[1], 1.5 * zero_at, out.time_to[0]);
+		cfg.overhead = 0.0;
+	}
 	ReplayOutputFree(&out);
 
 	/* every policy finishes with loss 0 and never repeats an arm */
