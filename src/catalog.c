@@ -556,6 +556,42 @@ LoadRuns(CatState *state)
  * product is formed in C, so a load costs O(models), not O(tasks x
  * models), in SQL.
  */
+/*
+ * Rates measured over every run (easeml._cost_rates, the kind factors)
+ * grow costlier with the runs and change slowly: they are read on the full
+ * loads only (at most every refit interval) and kept in between.
+ */
+static double *rates = NULL;	/* model id, per_cell */
+static int	n_rates = 0;
+static double *kind_rates = NULL;	/* model id, kind, per_cell */
+static int	n_kind_rates = 0;
+
+/*
+ * Copy the current SPI result (numeric columns, NULL as NaN) into a cache
+ * of cols doubles per row in TopMemoryContext, replacing the old one.
+ */
+static double *
+CacheRows(double *old, int *n, int cols)
+{
+	int			rows = (int) SPI_processed;
+	double	   *c = MemoryContextAlloc(TopMemoryContext,
+									   sizeof(double) * cols * Max(rows, 1));
+
+	for (int i = 0; i < rows; i++)
+		for (int j = 0; j < cols; j++)
+		{
+			Oid			type = SPI_gettypeid(SPI_tuptable->tupdesc, j + 1);
+
+			c[i * cols + j] = GetNull(i, j + 1) ? NAN :
+				type == INT4OID ? (double) GetInt32(i, j + 1, 0) :
+				type == INT8OID ? (double) GetInt64(i, j + 1, 0) : GetFloat8(i, j + 1, NAN);
+		}
+	if (old)
+		pfree(old);
+	*n = rows;
+	return c;
+}
+
 static void
 LoadCostEstimates(CatState *state)
 {
@@ -569,13 +605,17 @@ LoadCostEstimates(CatState *state)
 
 	for (int k = 0; k < K; k++)
 		per_work[k] = per_family[k] = NAN;
-	Exec("SELECT model_id, per_cell FROM easeml._cost_rates()",
-		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
-	n = (int) SPI_processed;
+	if (state->full || rates == NULL)
+	{
+		Exec("SELECT model_id, per_cell FROM easeml._cost_rates()",
+			 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+		rates = CacheRows(rates, &n_rates, 2);
+	}
+	n = n_rates;
 	for (int i = 0; i < n; i++)
 	{
-		int			k = ModelIndex(state, GetInt32(i, 1, 0));
-		double		p = GetFloat8(i, 2, NAN);
+		int			k = ModelIndex(state, (int32) rates[2 * i]);
+		double		p = rates[2 * i + 1];
 
 		if (k >= 0 && isfinite(p) && p > 0)
 		{
@@ -1368,21 +1408,34 @@ LoadKindFactors(CatState *state)
 
 	for (int i = 0; i < PLACE_N_KINDS * state->n_models; i++)
 		per_cell[i] = NAN;
-	Exec("SELECT r.model_id, coalesce(r.device_kind, 'cpu'),"
-		 "       exp(avg(ln(r.seconds / greatest(t.n_rows * cardinality(t.features), 1))))"
-		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
-		 " WHERE r.status = 'succeeded' AND r.seconds > 0"
-		 " GROUP BY 1, 2",
-		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
-	n = (int) SPI_processed;
-	for (int i = 0; i < n; i++)
+	/* measured over every run: read on full loads only (see rates) */
+	if (state->full || kind_rates == NULL)
 	{
-		int			k = ModelIndex(state, GetInt32(i, 1, 0));
-		char	   *kind_name = GetText(i, 2);
-		int			kind = PlaceKindFromName(kind_name);
+		Exec("SELECT r.model_id, coalesce(r.device_kind, 'cpu'),"
+			 "       exp(avg(ln(r.seconds / greatest(t.n_rows * cardinality(t.features), 1))))"
+			 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+			 " WHERE r.status = 'succeeded' AND r.seconds > 0"
+			 " GROUP BY 1, 2",
+			 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+		n = (int) SPI_processed;
+		if (kind_rates)
+			pfree(kind_rates);
+		kind_rates = MemoryContextAlloc(TopMemoryContext, sizeof(double) * 3 * Max(n, 1));
+		n_kind_rates = n;
+		for (int i = 0; i < n; i++)
+		{
+			kind_rates[3 * i] = GetInt32(i, 1, 0);
+			kind_rates[3 * i + 1] = PlaceKindFromName(GetText(i, 2));
+			kind_rates[3 * i + 2] = GetFloat8(i, 3, NAN);
+		}
+	}
+	for (int i = 0; i < n_kind_rates; i++)
+	{
+		int			k = ModelIndex(state, (int32) kind_rates[3 * i]);
+		int			kind = (int) kind_rates[3 * i + 1];
 
 		if (k >= 0 && kind >= 0)
-			per_cell[kind * state->n_models + k] = GetFloat8(i, 3, NAN);
+			per_cell[kind * state->n_models + k] = kind_rates[3 * i + 2];
 	}
 	for (int kind = 0; kind < PLACE_N_KINDS; kind++)
 		for (int k = 0; k < state->n_models; k++)

@@ -475,6 +475,49 @@ DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 	return POLICY_OK;
 }
 
+int
+DecisionInstallModels(DecisionWorld *w, const GpPrior *const *priors,
+					  const GpPrior *(*own) (const void *arg, int64_t task),
+					  const void *arg, const PolicyCostModel *cost,
+					  const unsigned char *known)
+{
+	int			rc = GP_OK;
+
+	for (int k = 0; k < DECISION_KINDS; k++)
+		if (priors && priors[k])
+		{
+			if (priors[k]->K != w->K)
+				return GP_BAD_INPUT;
+			w->prior[k] = priors[k];
+		}
+	if (cost)
+	{
+		if (cost->K != w->K)
+			return POLICY_BAD_INPUT;
+		w->cost_model = cost;
+		for (int k = 0; k < w->K; k++)
+			w->cost_known[k] = known ? known[k] : 1;
+	}
+	for (int i = 0; i < w->n_tasks; i++)
+	{
+		DecisionTask *t = w->tasks[i];
+		int			r;
+
+		if (own)
+		{
+			const GpPrior *p = own(arg, t->id);
+
+			t->own_prior = (p && p->K == w->K) ? p : NULL;
+		}
+		r = RebuildGp(w, t);
+		if (r < 0)
+			rc = r;
+		if (cost)
+			InitCosts(w, t);
+	}
+	return rc;
+}
+
 /* ----------------------------------------------------------------------
  * Tenants and tasks
  * ----------------------------------------------------------------------

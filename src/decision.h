@@ -192,6 +192,18 @@ extern void DecisionWorldFree(DecisionWorld *w);
 extern int	DecisionSetPrior(DecisionWorld *w, int kind, const GpPrior *prior);
 extern int	DecisionTaskSetPrior(DecisionWorld *w, DecisionTask *t,
 								 const GpPrior *prior);
+/*
+ * Install a new generation of fitted models at once (src/refit.c): the
+ * priors of the kinds given (NULL entries keep theirs), each task's own
+ * prior from own(arg, task id) (own NULL: keep), and the cost model with
+ * its known arms (NULL: keep).  Every task's posteriors are rebuilt once,
+ * whether or not a pointer changed: a caller that refits into the same
+ * structs hands over new contents at the same addresses.
+ */
+extern int	DecisionInstallModels(DecisionWorld *w, const GpPrior *const *priors,
+								  const GpPrior *(*own) (const void *arg, int64_t task),
+								  const void *arg, const PolicyCostModel *cost,
+								  const unsigned char *known);
 /* Cost model and its known arms (both borrowed; NULL: fallbacks only). */
 extern int	DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 								 const unsigned char *known);

@@ -301,18 +301,31 @@ RefitOwnPrior(const RefitState *r, int64_t task)
 	return NULL;
 }
 
+/* RefitOwnPrior for DecisionInstallModels. */
+static const GpPrior *
+OwnOf(const void *arg, int64_t task)
+{
+	return RefitOwnPrior((const RefitState *) arg, task);
+}
+
+/*
+ * The live set's structs keep their addresses from one cycle to the next
+ * (r->live is overwritten in place): DecisionInstallModels rebuilds every
+ * task's posteriors on the new contents, where comparing pointers would
+ * keep posteriors factored on the old ones.
+ */
 void
 RefitApply(const RefitState *r, DecisionWorld *w)
 {
+	const GpPrior *priors[DECISION_KINDS];
+
 	if (!r->have_live)
 		return;
 	for (int k = 0; k < DECISION_KINDS; k++)
-		if (r->live.have_prior[k])
-			DecisionSetPrior(w, k, &r->live.prior[k]);
-	if (r->live.have_cost)
-		DecisionSetCostModel(w, &r->live.cost, r->live.cost_known);
-	for (int i = 0; i < w->n_tasks; i++)
-		DecisionTaskSetPrior(w, w->tasks[i], RefitOwnPrior(r, w->tasks[i]->id));
+		priors[k] = r->live.have_prior[k] ? &r->live.prior[k] : NULL;
+	(void) DecisionInstallModels(w, priors, OwnOf, r,
+								 r->live.have_cost ? &r->live.cost : NULL,
+								 r->live.cost_known);
 }
 
 /* The cycle is done: the new set goes live, the old one is freed. */

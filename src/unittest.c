@@ -1124,6 +1124,97 @@ TestDecisionPerClassCost(void)
 	RefitFree(&r);
 }
 
+/* Run one refit cycle of in into w; returns the steps it took. */
+static int
+RefitCycle(RefitState *r, const RefitInput *in, DecisionWorld *w, double now)
+{
+	int			steps = 0;
+
+	if (RefitMaybeStart(r, in, now) != 1)
+		return -1;
+	while (RefitStep(r, w) == 0 && steps < 1000)
+		steps++;
+	return steps;
+}
+
+/*
+ * A second refit cycle installs new priors and a new cost model into the
+ * structs of the first (the live set keeps its addresses): the world's
+ * posteriors and costs must be those of a world that only saw the second.
+ */
+static void
+TestRefitTwice(void)
+{
+	const int	K = 3,
+				m = 10;
+	double		h1[30],
+				h2[30],
+				rt1[30],
+				rt2[30],
+				sz[30];
+	int64_t		rows_task[10] = {0};
+	unsigned char rows_kind[10] = {0};
+	RefitInput	in1,
+				in2;
+	RefitState	r,
+				fresh;
+	DecisionWorld w,
+				w2;
+	DecisionTask *t,
+			   *t2;
+	uint64_t	rng = 11;
+	double		worst = 0;
+
+	for (int i = 0; i < m; i++)
+	{
+		sz[3 * i] = 100 + 100 * i;
+		sz[3 * i + 1] = 5;
+		sz[3 * i + 2] = 2;
+		for (int k = 0; k < K; k++)
+		{
+			h1[i * K + k] = 0.5 + 0.3 * PolicyRandUniform(&rng);
+			h2[i * K + k] = 0.2 + 0.1 * k + 0.05 * PolicyRandUniform(&rng);
+			rt1[i * K + k] = 0.01 * sz[3 * i] * (1 + k);
+			rt2[i * K + k] = 0.5 * sz[3 * i] * (3 - k) * (1 + PolicyRandUniform(&rng));
+		}
+	}
+	memset(&in1, 0, sizeof(in1));
+	in1.K = K;
+	in1.m = m;
+	in1.cells = h1;
+	in1.row_task = rows_task;
+	in1.row_kind = rows_kind;
+	in1.mc = m;
+	in1.runtime = rt1;
+	in1.sizes = sz;
+	in2 = in1;
+	in2.cells = h2;
+	in2.runtime = rt2;
+
+	MakeWorld(&w, K, "hybrid:cost", 1);
+	MakeWorld(&w2, K, "hybrid:cost", 1);
+	t = AddTask(&w, 1, 0, NULL);
+	t2 = AddTask(&w2, 1, 0, NULL);
+	RefitInit(&r, K, 0);
+	RefitInit(&fresh, K, 0);
+	CHECK(RefitCycle(&r, &in1, &w, 1.0) >= 0, "first cycle");
+	DecisionObserve(&w, t, 0, 0.9, 2.0);
+	DecisionObserve(&w2, t2, 0, 0.9, 2.0);
+	CHECK(RefitCycle(&r, &in2, &w, 2.0) >= 0, "second cycle");
+	CHECK(RefitCycle(&fresh, &in2, &w2, 2.0) >= 0, "fresh cycle");
+	for (int k = 0; k < K; k++)
+	{
+		worst = fmax(worst, fabs(t->gp.mu[k] - t2->gp.mu[k]));
+		worst = fmax(worst, fabs(t->gp.var[k] - t2->gp.var[k]));
+		worst = fmax(worst, fabs(log(t->cost[k]) - log(t2->cost[k])));
+	}
+	CHECK(worst < 1e-9, "refit twice: posterior and costs of the new models (diff %g)", worst);
+	DecisionWorldFree(&w);
+	DecisionWorldFree(&w2);
+	RefitFree(&r);
+	RefitFree(&fresh);
+}
+
 /*
  * The world's posterior is the closed-form one, whatever the order of
  * results; a new prior rebuilds it; kinds never share a prior and a
@@ -1873,6 +1964,7 @@ main(void)
 	TestDecisionFairShare();
 	TestDecisionFairSharesFull();
 	TestDecisionPerClassCost();
+	TestRefitTwice();
 	TestDecisionPosterior();
 	TestDecisionRandom();
 	TestDecisionMap();

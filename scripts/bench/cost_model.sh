@@ -52,7 +52,7 @@ easeml.max_workers = 2
 easeml.enabled = off
 EOF
 runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
-psql() { runuser -u postgres -- "$BINDIR/psql" -h "$tmp" -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
+psql() { runuser -u postgres -- env PGOPTIONS="-c client_min_messages=warning" "$BINDIR/psql" -h "$tmp" -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
 load() { /usr/bin/python3 scripts/load_dataset.py "$@" --schema demo | psql -o /dev/null; }
 
 psql -c "CREATE EXTENSION easeml"
@@ -72,13 +72,18 @@ GRANT SELECT ON demo.breast_cancer TO lab_medical;
 GRANT SELECT ON demo.digits TO lab_digits;
 GRANT SELECT ON demo.diabetes TO lab_clinic;
 GRANT SELECT ON demo.segment TO lab_new;
-INSERT INTO easeml.tasks (tenant, name, source, target, input_shape)
-VALUES ('lab_vision', 'fashion', 'demo.fashion_mnist', 'label', '{1,28,28}'),
-	   ('lab_digits', 'digits', 'demo.digits', 'label', '{1,8,8}');
-INSERT INTO easeml.tasks (tenant, name, source, target)
-VALUES ('lab_medical', 'cancer', 'demo.breast_cancer', 'label');
-INSERT INTO easeml.tasks (tenant, name, source, target, kind)
-VALUES ('lab_clinic', 'progression', 'demo.diabetes', 'target', 'regression');
+SET ROLE lab_vision;
+INSERT INTO easeml.tasks (name, source, target, input_shape)
+VALUES ('fashion', 'demo.fashion_mnist', 'label', '{1,28,28}');
+SET ROLE lab_digits;
+INSERT INTO easeml.tasks (name, source, target, input_shape)
+VALUES ('digits', 'demo.digits', 'label', '{1,8,8}');
+SET ROLE lab_medical;
+INSERT INTO easeml.tasks (name, source, target) VALUES ('cancer', 'demo.breast_cancer', 'label');
+SET ROLE lab_clinic;
+INSERT INTO easeml.tasks (name, source, target, kind)
+VALUES ('progression', 'demo.diabetes', 'target', 'regression');
+RESET ROLE;
 SQL
 
 # run until the time is up or nothing is left to train
@@ -93,7 +98,7 @@ run_for() {
 psql -c "ALTER SYSTEM SET easeml.enabled = on" -c "SELECT pg_reload_conf()" >/dev/null
 run_for "$DEMO_MINUTES"
 echo "# demo: $(psql -At -c "SELECT count(*) FROM easeml.runs WHERE status = 'succeeded'") runs succeeded"
-psql -c "INSERT INTO easeml.tasks (tenant, name, source, target) VALUES ('lab_new', 'segment', 'demo.segment', 'label')" 2>/dev/null
+psql -o /dev/null -c "SET ROLE lab_new" -c "INSERT INTO easeml.tasks (name, source, target) VALUES ('segment', 'demo.segment', 'label')"
 run_for "$NEW_MINUTES"
 psql -c "ALTER SYSTEM SET easeml.enabled = off" -c "SELECT pg_reload_conf()" >/dev/null
 
