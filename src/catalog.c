@@ -548,7 +548,8 @@ LoadRuns(CatState *state)
  * measured time; else the model's measured seconds per unit of work
  * (easeml._cost_rates), times the task's work; else its family's; else
  * the admin's cost_factor times a per-unit time calibrated on every
- * measured enabled model (1e-7 s before any).  A task's work for a model
+ * measured enabled model (before any: COLD_START_SECONDS plus 1e-7 s per
+ * unit).  A task's work for a model
  * is its cells (rows x features x folds) times the model's work from its
  * parameters (easeml._cost_work) times its classes for models that fit one
  * model per class (easeml._cost_per_class, of more than 2 classes).  The
@@ -562,6 +563,13 @@ LoadRuns(CatState *state)
  * loads only (at most every refit interval) and kept in between.
  */
 static double *rates = NULL;	/* model id, per_cell */
+
+/*
+ * Before any run was measured, a run is assumed to take its start and data
+ * load (about this long with the built-in trainer) plus 1e-7 s per unit of
+ * work times its cost_factor.
+ */
+#define COLD_START_SECONDS 0.1
 static int	n_rates = 0;
 static double *kind_rates = NULL;	/* model id, kind, per_cell */
 static int	n_kind_rates = 0;
@@ -659,8 +667,10 @@ LoadCostEstimates(CatState *state)
 				c = per_work[k] * work;
 			else if (!isnan(per_family[k]))
 				c = per_family[k] * work;
-			else
+			else if (units > 0)
 				c = per_unit * m->cost_factor * work;
+			else
+				c = COLD_START_SECONDS + per_unit * m->cost_factor * work;
 			if (isfinite(c) && c > 0)
 				t->cost[k] = c;
 		}

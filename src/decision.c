@@ -339,7 +339,8 @@ RefreshCosts(DecisionWorld *w, DecisionTask *t)
 	{
 		for (int k = 0; k < w->K; k++)
 			t->cost[k] = (w->cost_known[k] && isfinite(w->scratch[k]) &&
-						  w->scratch[k] > 0.0) ? w->scratch[k] : t->fallback[k];
+						  w->scratch[k] > 0.0) ?
+				w->cost_overhead + w->scratch[k] : t->fallback[k];
 	}
 	else
 		memcpy(t->cost, t->fallback, sizeof(double) * w->K);
@@ -350,7 +351,12 @@ RefreshCosts(DecisionWorld *w, DecisionTask *t)
 static void
 AddCostResidual(DecisionWorld *w, DecisionTask *t, int k)
 {
-	int			rc = GpStateAdd(&t->cgp, k, log(t->seconds[k]) - t->log_base[k]);
+	double		work = t->seconds[k] - w->cost_overhead;
+	int			rc;
+
+	/* the model fits the time besides the overhead (DecisionSetCostOverhead) */
+	work = work > 0.05 * t->seconds[k] ? work : 0.05 * t->seconds[k];
+	rc = GpStateAdd(&t->cgp, k, log(work) - t->log_base[k]);
 
 	if (rc == GP_JITTER)
 		w->gp_jitter++;
@@ -473,6 +479,12 @@ DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 	for (int i = 0; i < w->n_tasks; i++)
 		InitCosts(w, w->tasks[i]);
 	return POLICY_OK;
+}
+
+void
+DecisionSetCostOverhead(DecisionWorld *w, double seconds)
+{
+	w->cost_overhead = (isfinite(seconds) && seconds > 0) ? seconds : 0;
 }
 
 int

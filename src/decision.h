@@ -125,6 +125,9 @@ typedef struct DecisionWorld
 	unsigned char *arm_image;	/* K: needs an image task */
 	const GpPrior *prior[DECISION_KINDS];	/* borrowed */
 	const PolicyCostModel *cost_model;	/* borrowed, or NULL */
+	double		cost_overhead;	/* seconds every run costs besides its
+								 * work (start, data load); the cost model
+								 * fits the rest */
 	unsigned char *cost_known;	/* K: the cost model has data for arm */
 	unsigned char *arm_per_class;	/* K: fits one model per class (cost
 									 * grows with the task's classes), or
@@ -204,6 +207,12 @@ extern int	DecisionInstallModels(DecisionWorld *w, const GpPrior *const *priors,
 								  const GpPrior *(*own) (const void *arg, int64_t task),
 								  const void *arg, const PolicyCostModel *cost,
 								  const unsigned char *known);
+/*
+ * The fixed part of every run's time (process start, data load): the cost
+ * model's estimates are this plus the model's, and a task's own runtimes
+ * condition the residuals less this.  Applies from the next install.
+ */
+extern void DecisionSetCostOverhead(DecisionWorld *w, double seconds);
 /* Cost model and its known arms (both borrowed; NULL: fallbacks only). */
 extern int	DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 								 const unsigned char *known);

@@ -66,6 +66,7 @@ typedef struct RefitSet
 	RefitOwn   *own;			/* leave-one-out priors, by task */
 	int			have_cost;
 	PolicyCostModel cost;
+	double		cost_overhead;	/* seconds of every run besides its work */
 	unsigned char *cost_known;	/* K: the cost model has data for arm */
 } RefitSet;
 
