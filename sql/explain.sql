@@ -64,7 +64,7 @@ SELECT model, round(predicted_score::numeric, 3) AS predicted
   FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'ex_cls'))
  ORDER BY model;
 -- the first row says why; candidates are ranked by acquisition, best first
-SELECT rank, why
+SELECT rank, regexp_replace(why, 'task \d+', 'task N') AS why
   FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'ex_reg'), 3) ORDER BY rank;
 SELECT bool_and(acquisition >= coalesce(next_acq, acquisition)) AS best_first
   FROM (SELECT acquisition, lead(acquisition) OVER (ORDER BY rank) AS next_acq
