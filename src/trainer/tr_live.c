@@ -473,6 +473,8 @@ TrLiveMain(int argc, char **argv)
 	opt.val_fraction = 0.2;
 	opt.seed = 42;
 	opt.impute = 1;
+	/* the table is read once: its rows may become the prepared rows */
+	opt.take_rows = 1;
 	if (json_object_object_get_ex(spec, "val_fraction", &v))
 		opt.val_fraction = json_object_get_double(v);
 	if (json_object_object_get_ex(spec, "seed", &v))
