@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -633,6 +634,14 @@ TrLiveMain(int argc, char **argv)
 		json_object_object_add(metrics, "artifact_stored", json_object_new_boolean(stored));
 	}
 	json_object_object_add(metrics, "load_seconds", json_object_new_double(load_seconds));
+	{
+		/* the trainer's high-water mark, to compare with the data's size */
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			json_object_object_add(metrics, "peak_rss_bytes",
+								   json_object_new_int64((int64_t) ru.ru_maxrss * 1024));
+	}
 	json_object_object_add(metrics, "rows_loaded", json_object_new_int64(tab.n));
 	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(bytes));
 	json_object_object_add(metrics, "model", json_object_new_string(JsonString(spec, "model")));
