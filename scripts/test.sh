@@ -90,7 +90,9 @@ if want tap; then
 			echo "---- $f (last 60 lines)"
 			tail -n 60 "$f"
 		done
-		echo "test.sh: TAP tests failed" >&2
+		keep=$(mktemp -d /tmp/easeml-tap-logs.XXXXXX)
+		cp -r "$tmp"/tree/tmp_check/log/. "$keep"/
+		echo "test.sh: TAP tests failed; whole logs kept in $keep" >&2
 		exit 1
 	fi
 fi
