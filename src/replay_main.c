@@ -270,6 +270,32 @@ PrintStudy(const ReplayOutput *out, int devices, char **baselines, int nbase)
 	}
 }
 
+/* For each "auto" policy: how often it chose each candidate. */
+static void
+PrintAutoChoices(const ReplayOutput *out, int devices)
+{
+	char		list[] = REPLAY_AUTO_CANDIDATES;
+	char	   *names[8];
+	int			nc = 0;
+
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && nc < 8;
+		 tok = strtok_r(NULL, ",", &save))
+		names[nc++] = tok;
+	for (int p = 0; p < out->n_policies; p++)
+	{
+		int			count[8] = {0};
+
+		if (out->auto_choice[(size_t) p * out->draws] < 0)
+			continue;
+		for (int d = 0; d < out->draws; d++)
+			count[out->auto_choice[(size_t) p * out->draws + d]]++;
+		printf("AUTO devices=%d policy=%s", devices, out->names[p]);
+		for (int i = 0; i < nc; i++)
+			printf(" %s=%d", names[i], count[i]);
+		printf("\n");
+	}
+}
+
 /* Main of the replay mode. */
 static int
 ReplayMain(int argc, char **argv)
@@ -622,6 +648,7 @@ ReplayMain(int argc, char **argv)
 			printf("# identical rows removed before drawing tenants: %d (%d distinct rows left)\n",
 				   outs[di].rows_removed, outs[di].rows_used);
 		PrintStudy(&outs[di], devices[di], base_items, nbase);
+		PrintAutoChoices(&outs[di], devices[di]);
 	}
 
 	/* speedup of each device count over the first, per draw */

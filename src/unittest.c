@@ -1720,6 +1720,38 @@ TestReplayRandom(void)
 	cfg.n_thresholds = 2;
 	cfg.thresholds = thr;
 
+	/*
+	 * "auto" runs the candidate it chose on each draw: its times equal that
+	 * candidate's times on the same draw (default, tenant_bo and popular
+	 * are deterministic), and the choice is one of the candidates.
+	 */
+	{
+		const char *apols[] = {"default", "tenant_bo", "popular", "auto"};
+		int			n_diff = 0;
+
+		cfg.n_policies = 4;
+		cfg.policies = apols;
+		rc = ReplayRun(&cfg, &a, err, sizeof(err));
+		CHECK(rc == 0, "auto replay: %s", err);
+		for (int d = 0; rc == 0 && d < cfg.draws; d++)
+		{
+			int			ch = a.auto_choice[3 * cfg.draws + d];
+
+			CHECK(ch >= 0 && ch < 3, "auto choice %d", ch);
+			CHECK(a.auto_choice[d] == -1, "no choice recorded for a plain policy");
+			if (ch < 0 || ch >= 3)
+				continue;
+			for (k = 0; k < 2; k++)
+				n_diff += a.time_to[(3 * cfg.draws + d) * 2 + k] !=
+					a.time_to[(ch * cfg.draws + d) * 2 + k];
+		}
+		CHECK(n_diff == 0, "auto ran its chosen candidate (%d times differ)", n_diff);
+		if (rc == 0)
+			ReplayOutputFree(&a);
+		cfg.n_policies = 5;
+		cfg.policies = pols;
+	}
+
 	rc = ReplayRun(&cfg, &a, err, sizeof(err));
 	CHECK(rc == 0, "replay a: %s", err);
 	rc = ReplayRun(&cfg, &b, err, sizeof(err));

@@ -19,7 +19,9 @@
 # Policies: default (the live scheduler's default, src/policy.c) against
 # popular (popular model first, tenants round-robin) and tenant_bo (every
 # tenant its own cost-aware GP-EI with the same prior and cost model,
-# tenants round-robin), plus any EXTRA policy specs (reported, not RESULT).
+# tenants round-robin), plus EXTRA policy specs (default: auto, which on
+# each draw replays default, tenant_bo and popular on the prior rows alone
+# and runs the winner; reported, not in RESULT: it is not the live default).
 # Seeds 101-110 x 2 draws (not used in development), pooled; 20 tenants.
 # Per matrix and loss 0.01 / 0.005 / 0.002: the median per-draw ratio
 # time(base) / time(default) and the ratio of median times.
@@ -27,7 +29,8 @@
 # losses> below_1=<cells where default is slower than popular>
 # worst_vs_tenant_bo=<min>.  About 3 minutes of CPU.
 #
-# Environment: SEEDS, DRAWS (2), EXTRA (policy specs, comma list), OUT.
+# Environment: SEEDS, DRAWS (2), EXTRA (policy specs, comma list; "" for
+# none), OUT.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -36,7 +39,7 @@ OBOE=scripts/bench/data/oboe
 OUT=${OUT:-scripts/bench/out}/suite
 SEEDS=${SEEDS:-101 102 103 104 105 106 107 108 109 110}
 DRAWS=${DRAWS:-2}
-EXTRA=${EXTRA:-}
+EXTRA=${EXTRA-auto}
 THRESHOLDS=0.01,0.005,0.002
 POLICIES=popular,tenant_bo,default${EXTRA:+,$EXTRA}
 mkdir -p "$OUT"
