@@ -110,9 +110,11 @@ for key in order:
           + "".join(" %15s" % r[("tenant_bo", t)] for t in thr))
 EOF
 awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		if (v["policy"] != "default") next
-		x = v["median_ratio"] + 0
-		if (v["base"] == "popular") { if (np++ == 0 || x < wp) wp = x; if (x < 1) below++ }
-		else if (v["base"] == "tenant_bo") { if (nt++ == 0 || x < wt) wt = x } }
-	END { printf "RESULT worst_vs_popular=%.4f below_1=%d worst_vs_tenant_bo=%.4f\n", wp, below, wt }' \
-	"$OUT/ratios.txt"
+		p = v["policy"]; x = v["median_ratio"] + 0
+		if (v["base"] == "popular") { if (!(p in wp) || x < wp[p]) wp[p] = x; if (x < 1) below[p]++ }
+		else if (v["base"] == "tenant_bo") { if (!(p in wt) || x < wt[p]) wt[p] = x } }
+	END {
+		printf "RESULT worst_vs_popular=%.4f below_1=%d worst_vs_tenant_bo=%.4f", wp["default"], below["default"] + 0, wt["default"]
+		if ("auto" in wp)
+			printf " auto_worst_vs_popular=%.4f auto_below_1=%d auto_worst_vs_tenant_bo=%.4f", wp["auto"], below["auto"] + 0, wt["auto"]
+		printf "\n" }' "$OUT/ratios.txt"
