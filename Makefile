@@ -20,7 +20,7 @@ OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/devices.o src/placement.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
 	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o \
-	src/sql_deploy.o
+	src/sql_deploy.o src/sql_runlog.o
 
 # sql/easeml.sql is the install script of the current version; earlier
 # versions' install scripts are kept as released, and each upgrade script is

@@ -401,6 +401,20 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml._deploy('regress_bad_a', 'mine', 'best')$c$),
 	('regress_bad_out', $c$SELECT easeml.deploy('mine')$c$);
 
+-- [results] reading a run's log
+INSERT INTO cases (role, sql) VALUES
+	('regress_bad_a', $c$SELECT easeml.run_log(NULL)$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(done_run, NULL) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(done_run, 0) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(done_run, -1) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(done_run, 1048577) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(-1)$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(999999999)$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(their_run) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(done_run) FROM ids$c$),
+	('regress_bad_out', $c$SELECT easeml.run_log(done_run) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.trainer_progress(done_run, 1, 0.5, 0.5) FROM ids$c$);
+
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_cases();
 \x on
 -- (ids of runs and tasks depend on what ran before: shown as <id>)

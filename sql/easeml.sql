@@ -2749,3 +2749,129 @@ REVOKE ALL ON FUNCTION easeml._notify(text, bigint, bigint),
 	easeml._own_task(name, text), easeml._deploy(name, text, text),
 	easeml._rollback(name, text), easeml._run_ended()
 	FROM PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- Live learning curves: what the trainer reports while it trains
+-- ---------------------------------------------------------------------------
+-- One row per progress report the trainer sent (at most one a second, and
+-- the last one when it is done, with the run's validation score); at most
+-- easeml._progress_cap() rows per run: past it, every second row but the
+-- last is thinned out, so a long run keeps its whole curve, coarser.
+CREATE TABLE easeml.run_progress (
+	id			bigserial PRIMARY KEY,
+	run_id		bigint NOT NULL REFERENCES easeml.runs (id) ON DELETE CASCADE,
+	tenant		name NOT NULL,
+	epoch		int NOT NULL,
+	loss		float8,
+	score		float8,
+	at			timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX run_progress_run_idx ON easeml.run_progress (run_id, id);
+COMMENT ON TABLE easeml.run_progress IS
+	'progress reports of runs while they train: epoch, training loss, validation score when measured (the last report), time';
+ALTER TABLE easeml.run_progress ENABLE ROW LEVEL SECURITY;
+CREATE POLICY run_progress_own ON easeml.run_progress FOR SELECT USING (tenant = current_user);
+GRANT SELECT ON easeml.run_progress TO PUBLIC;
+GRANT SELECT ON SEQUENCE easeml.run_progress_id_seq TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('easeml.run_progress', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.run_progress_id_seq', '');
+
+CREATE FUNCTION easeml._progress_cap()
+RETURNS int
+LANGUAGE sql IMMUTABLE
+AS 'SELECT 500';
+
+-- The trainer's progress: the run's latest epoch, loss and time, and a row
+-- of its learning curve.  NaN (the trainer's "not measured") is NULL.
+CREATE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8, score float8)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+	ten			name;
+	n			bigint;
+BEGIN
+	UPDATE easeml.runs r
+	   SET epoch = trainer_progress.epoch,
+		   loss = nullif(trainer_progress.loss, 'NaN'::float8),
+		   progress_at = clock_timestamp()
+	 WHERE r.id = trainer_progress.run_id AND r.status IN ('queued', 'running')
+	RETURNING r.tenant INTO ten;
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	INSERT INTO easeml.run_progress (run_id, tenant, epoch, loss, score)
+	VALUES (trainer_progress.run_id, ten, trainer_progress.epoch,
+			nullif(trainer_progress.loss, 'NaN'::float8), nullif(trainer_progress.score, 'NaN'::float8));
+	SELECT count(*) INTO n FROM easeml.run_progress p WHERE p.run_id = trainer_progress.run_id;
+	IF n > easeml._progress_cap() THEN
+		DELETE FROM easeml.run_progress p
+		 USING (SELECT q.id, row_number() OVER (ORDER BY q.id) AS i
+				  FROM easeml.run_progress q WHERE q.run_id = trainer_progress.run_id) x
+		 WHERE p.id = x.id AND x.i % 2 = 0 AND x.i < n;
+	END IF;
+END;
+$$;
+COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8, float8) IS
+	'internal: the trainer reports its epoch, training loss and (when measured) validation score while it trains';
+
+CREATE OR REPLACE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8)
+RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog
+AS $$
+	SELECT easeml.trainer_progress(run_id, epoch, loss, NULL::float8);
+$$;
+
+-- Runs queued or running, with how far a running one is by its cost
+-- estimate: the scheduler's estimate when it chose the run
+-- (decisions.est_seconds), else easeml.cost_estimates.  percent stops at
+-- 99 and eta is NULL once a run is past its estimate.
+CREATE VIEW easeml.active_runs WITH (security_invoker = true) AS
+SELECT r.id AS run_id,
+	   t.name AS task,
+	   r.tenant,
+	   r.task_id,
+	   m.name AS model,
+	   r.status,
+	   r.device,
+	   r.queued_at,
+	   r.started_at,
+	   e.elapsed AS elapsed_seconds,
+	   est.seconds AS estimated_seconds,
+	   CASE WHEN r.status = 'running' AND est.seconds > 0
+			THEN least(99, floor(100 * e.elapsed / est.seconds))::int END AS percent,
+	   CASE WHEN r.status = 'running' AND est.seconds > 0 AND e.elapsed < est.seconds
+			THEN r.started_at + make_interval(secs => est.seconds) END AS eta,
+	   r.epoch,
+	   r.loss,
+	   r.progress_at
+  FROM easeml.runs r
+  JOIN easeml.tasks t ON t.id = r.task_id
+  JOIN easeml.models m ON m.id = r.model_id
+ CROSS JOIN LATERAL (SELECT extract(epoch FROM clock_timestamp() - r.started_at)::float8 AS elapsed) e
+ CROSS JOIN LATERAL (
+	SELECT coalesce((SELECT d.est_seconds FROM easeml.decisions d
+					  WHERE d.run_id = r.id AND d.est_seconds > 0
+					  ORDER BY d.id DESC LIMIT 1),
+					(SELECT c.seconds FROM easeml.cost_estimates c
+					  WHERE c.task_id = r.task_id AND c.model_id = r.model_id)) AS seconds) est
+ WHERE r.status IN ('queued', 'running');
+COMMENT ON VIEW easeml.active_runs IS
+	'your queued and running runs: elapsed and estimated seconds, percent done and ETA by the cost estimate, the latest epoch and loss';
+GRANT SELECT ON easeml.active_runs TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- A run's log, for its tenant (src/sql_runlog.c)
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION easeml.run_log(run bigint, max_bytes int DEFAULT 65536)
+RETURNS text
+AS 'MODULE_PATHNAME', 'easeml_run_log'
+LANGUAGE C VOLATILE
+-- it runs a statement as a superuser: never with the caller's search_path
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml.run_log(bigint, int) IS
+	'the end of the trainer log of one of your runs, at most max_bytes (1 to 1048576) bytes';
+
+REVOKE ALL ON FUNCTION easeml.trainer_progress(bigint, int, float8, float8) FROM PUBLIC;

@@ -163,6 +163,47 @@ SELECT res_try($$SELECT easeml.rollback('res_manual')$$);
 SELECT res_try(format($$SELECT easeml.deploy('res_manual', %s)$$, :big1));
 RESET ROLE;
 
+-- live progress: each report is a point of the run's learning curve (NaN
+-- is "not measured"); past easeml._progress_cap() points every second one
+-- but the last is thinned out, so the curve keeps its whole span
+INSERT INTO easeml.runs (task_id, model_id, status, started_at)
+SELECT t.id, m.id, 'running', clock_timestamp() - interval '10 seconds'
+  FROM easeml.tasks t, easeml.models m WHERE t.name = 'res_task' AND m.name = 'mlp-64'
+RETURNING id AS p1 \gset
+SELECT count(*) AS reports FROM (SELECT easeml.trainer_progress(:p1, e, 1.0 / e) FROM generate_series(1, 3) e) x;
+SELECT easeml.trainer_progress(:p1, 4, 'NaN', 0.75);
+SELECT epoch, round(loss::numeric, 3) AS loss, score, at <= clock_timestamp() AS timed
+  FROM easeml.run_progress WHERE run_id = :p1 ORDER BY id;
+SELECT epoch, loss FROM easeml.runs WHERE id = :p1;
+SELECT count(*) AS reports FROM (SELECT easeml.trainer_progress(:p1, e, 1.0 / e) FROM generate_series(5, 600) e) x;
+SELECT count(*) <= easeml._progress_cap() AS bounded, count(*) AS points, min(epoch) AS first,
+	   max(epoch) AS last, count(DISTINCT epoch) = count(*) AS no_repeats
+  FROM easeml.run_progress WHERE run_id = :p1;
+-- how far it is, by the scheduler's estimate when it chose the run
+INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy, est_seconds)
+SELECT r.task_id, r.tenant, r.model_id, r.id, 'fifo', 40 FROM easeml.runs r WHERE r.id = :p1;
+INSERT INTO easeml.runs (task_id, model_id, status)
+SELECT t.id, m.id, 'queued' FROM easeml.tasks t, easeml.models m
+ WHERE t.name = 'res_task' AND m.name = 'mlp-128'
+RETURNING id AS q1 \gset
+SET ROLE regress_res_a;
+SELECT run_id = :p1 AS is_p1, task, model, status, round(elapsed_seconds) AS elapsed,
+	   estimated_seconds > 0 AS estimated, CASE WHEN run_id = :p1 THEN estimated_seconds END AS decided,
+	   percent, eta - started_at AS eta_after_start, epoch
+  FROM easeml.active_runs ORDER BY run_id;
+SELECT res_try(format('SELECT easeml.run_log(%s)', :q1));
+SET ROLE regress_res_b;
+SELECT count(*) AS other_tenants_active FROM easeml.active_runs;
+SELECT count(*) AS other_tenants_points FROM easeml.run_progress;
+RESET ROLE;
+-- a run past its estimate shows 99% and no ETA; a finished run's curve is closed
+UPDATE easeml.runs SET started_at = clock_timestamp() - interval '1 minute' WHERE id = :p1;
+SELECT percent, eta FROM easeml.active_runs WHERE run_id = :p1;
+SELECT easeml._finish_run(:p1, 'cancelled', NULL, NULL, 'stopped');
+SELECT easeml.trainer_progress(:p1, 601, 0.001);
+SELECT max(epoch) AS last FROM easeml.run_progress WHERE run_id = :p1;
+SELECT easeml._finish_run(:q1, 'cancelled', NULL, NULL, 'stopped');
+
 -- errors: each with its SQLSTATE and a hint
 SET ROLE regress_res_a;
 SELECT res_try($$SELECT easeml.deploy('no_such_task')$$);
