@@ -126,6 +126,17 @@ SELECT res_run('res_task', 'knn-5-distance', 'succeeded', 0.99, true) AS r7 \gse
 SELECT run_id = :r1 AS still_r1 FROM easeml.deployed WHERE task = 'res_task';
 SELECT easeml._deployed_run(id) = :r1 AS predicts_with_r1 FROM easeml.tasks WHERE name = 'res_task';
 
+-- a custom trainer's run is never deployed: predict cannot read its artifact
+SELECT easeml.add_custom_model('res-custom', ARRAY['/bin/true']) > 0 AS registered;
+SELECT res_run('res_task', 'res-custom', 'succeeded', 1.0, true) AS c1 \gset
+SELECT run_id = :r1 AS still_r1 FROM easeml.deployed WHERE task = 'res_task';
+SET ROLE regress_res_a;
+SELECT res_try(format($$SELECT easeml.deploy('res_task', %s)$$, :c1));
+SELECT easeml.deploy('res_task', 'latest') = :r7 AS latest_skips_it;
+SELECT easeml.deploy('res_task', 'best') = :r7 AS best_skips_it;
+SELECT easeml.rollback('res_task') = :r1 AS back_to_r1;
+RESET ROLE;
+
 -- a task that never deployed predicts with its best run
 SELECT res_run('res_manual', 'knn-1', 'succeeded', 0.5, true) AS m1 \gset
 SELECT res_run('res_manual', 'knn-3', 'succeeded', 0.6, true) AS m2 \gset
@@ -236,4 +247,5 @@ SELECT count(*) AS orphans FROM easeml.deployments d
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_res\_%';
 DROP TABLE public.res_points;
 DROP FUNCTION public.res_try(text), public.res_run(text, text, text, float8, boolean);
+DELETE FROM easeml.models WHERE name = 'res-custom';
 DROP ROLE regress_res_a, regress_res_b;

@@ -14,9 +14,13 @@ GRANT INSERT (auto_deploy), UPDATE (auto_deploy) ON easeml.tasks TO PUBLIC;
 -- rows are never deleted (but with their task): the one active row is
 -- what predict uses; a rollback marks the active row rolled back and
 -- makes the latest earlier row that was not rolled back active again.
+-- task_id is the run's task; the rows go with the run (and so with the
+-- task).  No foreign key to tasks: checking it would share-lock the task
+-- row, which its tenant may hold locked, and the scheduler deploys a new
+-- best run in the statement that records its end.
 CREATE TABLE easeml.deployments (
 	id			bigserial PRIMARY KEY,
-	task_id		bigint NOT NULL REFERENCES easeml.tasks (id) ON DELETE CASCADE,
+	task_id		bigint NOT NULL,
 	tenant		name NOT NULL,
 	run_id		bigint NOT NULL REFERENCES easeml.runs (id) ON DELETE CASCADE,
 	strategy	text NOT NULL CHECK (strategy IN ('best', 'latest', 'run', 'auto')),
@@ -55,7 +59,8 @@ $$;
 
 -- The best run of a task that can serve predictions: the leaderboard's
 -- order (current snapshot first, then score, then speed), among the
--- succeeded runs whose artifact is kept.
+-- succeeded runs whose artifact is kept and that easeml.predict can read
+-- (a custom trainer's artifact is its own format).
 CREATE FUNCTION easeml._best_deployable(task_id bigint)
 RETURNS bigint
 LANGUAGE sql STABLE
@@ -63,7 +68,9 @@ SET search_path = pg_catalog
 AS $$
 	SELECT r.id
 	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	  JOIN easeml.models m ON m.id = r.model_id
 	 WHERE r.task_id = _best_deployable.task_id AND r.status = 'succeeded' AND r.score IS NOT NULL
+	   AND m.family <> 'external'
 	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = r.id)
 	 ORDER BY r.snapshot_version IS DISTINCT FROM t.snapshot_version, r.score DESC, r.seconds, r.id
 	 LIMIT 1
@@ -161,8 +168,8 @@ BEGIN
 		rid := easeml._best_deployable(t.id);
 	ELSIF what = 'latest' THEN
 		strategy := 'latest';
-		SELECT r2.id INTO rid FROM easeml.runs r2
-		 WHERE r2.task_id = t.id AND r2.status = 'succeeded'
+		SELECT r2.id INTO rid FROM easeml.runs r2 JOIN easeml.models m ON m.id = r2.model_id
+		 WHERE r2.task_id = t.id AND r2.status = 'succeeded' AND m.family <> 'external'
 		   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = r2.id)
 		 ORDER BY r2.finished_at DESC, r2.id DESC LIMIT 1;
 	ELSIF what ~ '^[0-9]{1,18}$' THEN
@@ -190,6 +197,11 @@ BEGIN
 		RAISE EXCEPTION 'run % of task "%" cannot be deployed: it is %', rid, t.name, r.status
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  HINT = 'Only succeeded runs can be deployed; easeml.leaderboard lists them.';
+	END IF;
+	IF (SELECT m.family FROM easeml.models m WHERE m.id = r.model_id) = 'external' THEN
+		RAISE EXCEPTION 'run % of task "%" cannot be deployed: a custom trainer trained it', rid, t.name
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'easeml.predict reads the artifacts of the built-in families only; deploy a run of one of them.';
 	END IF;
 	IF NOT EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = rid) THEN
 		RAISE EXCEPTION 'run % of task "%" has no stored artifact', rid, t.name
@@ -388,7 +400,7 @@ REVOKE ALL ON FUNCTION easeml._notify(text, bigint, bigint),
 -- ---------------------------------------------------------------------------
 -- Live learning curves: what the trainer reports while it trains
 -- ---------------------------------------------------------------------------
--- One row per progress report the trainer sent (at most one a second, and
+-- One row per progress report the trainer sent (at most five a second, and
 -- the last one when it is done, with the run's validation score); at most
 -- easeml._progress_cap() rows per run: past it, every second row but the
 -- last is thinned out, so a long run keeps its whole curve, coarser.
