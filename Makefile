@@ -147,3 +147,20 @@ easeml-device-test: $(DEVICE_TEST_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
 .PHONY: device-test
 device-test: easeml-device-test
 	OPENBLAS_NUM_THREADS=1 ./easeml-device-test
+
+# ---- fuzzing the artifact reader --------------------------------------------
+# easeml-fuzz-artifact: real artifacts of every family mutated thousands of
+# times and fed to the predict module (src/trainer/test/fuzz_artifact.c),
+# built with AddressSanitizer and UBSan so that any overread aborts.
+# EASEML_FUZZ_ITERS sets the mutations per artifact (default 5000).
+FUZZ_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) src/trainer/test/fuzz_artifact.c
+EXTRA_CLEAN += easeml-fuzz-artifact
+
+easeml-fuzz-artifact: $(FUZZ_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+		-fno-omit-frame-pointer -DFUZZ_MAIN $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(FUZZ_SRCS) \
+		$(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
+
+.PHONY: fuzz-artifact
+fuzz-artifact: easeml-fuzz-artifact
+	OPENBLAS_NUM_THREADS=1 ASAN_OPTIONS=detect_leaks=1 ./easeml-fuzz-artifact

@@ -46,6 +46,8 @@ if want unit; then
 	echo "== unit tests (GP, policies, replay, trainer)"
 	make -s PG_CONFIG="$PG_CONFIG" unittest
 	make -s PG_CONFIG="$PG_CONFIG" trainer-unittest
+	echo "== artifact reader fuzz (AddressSanitizer, UBSan)"
+	make -s PG_CONFIG="$PG_CONFIG" fuzz-artifact
 	echo "== GPU kernels and families against the CPU (emulated GPU)"
 	make -s PG_CONFIG="$PG_CONFIG" device-test
 fi

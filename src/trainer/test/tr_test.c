@@ -33,6 +33,7 @@ int			test_no = 0;
 int			failures = 0;
 
 extern void TestData(void);		/* data_test.c */
+extern void TestPredict(void);	/* predict_test.c */
 
 #define CHECK(cond, ...) \
 	do { \
@@ -1183,6 +1184,7 @@ main(void)
 	TestConstantTarget();
 	TestIris();
 	TestData();
+	TestPredict();
 	printf("1..%d\n", test_no);
 	if (failures)
 		printf("# %d of %d checks failed\n", failures, test_no);
