@@ -19,7 +19,13 @@ OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/policy.o src/decision.o src/refit.o src/replay.o src/liveworld.o \
 	src/devices.o src/placement.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
-	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o
+	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o \
+	src/sql_predict.o src/predict_cache.o src/predict_conv.o $(PREDICT_OBJS)
+# the predict module the trainer scores with (plain C, no CUDA): easeml.so
+# links the same code (docs/predict.md)
+PREDICT_OBJS = src/encode.o src/trainer/tr_artifact.o src/trainer/tr_predict.o \
+	src/trainer/tr_predict_linear.o src/trainer/tr_predict_net.o \
+	src/trainer/tr_predict_tree.o
 
 # sql/easeml.sql is the install script of the current version; earlier
 # versions' install scripts are kept as released, and each upgrade script is
@@ -28,7 +34,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = install declare tenancy admin history replay bad_input attacks devices data
+REGRESS = install declare tenancy admin history replay bad_input attacks devices data predict
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
@@ -49,7 +55,7 @@ sql/easeml--0.1.0--0.2.0.sql: $(UPGRADE_PARTS)
 
 # PGXS does not track header dependencies: rebuild every object when a
 # header changes (a stale object with an old struct layout is a silent bug)
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*.h) src/trainer/tr_predict.h src/trainer/tr_artifact.h
 
 # ---- plain C executables (no server headers) --------------------------------
 CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \

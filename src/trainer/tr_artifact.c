@@ -29,6 +29,9 @@ typedef struct Cursor
 	size_t		pos;
 } Cursor;
 
+static int	Fail(char *err, size_t errlen, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
 static int
 Fail(char *err, size_t errlen, const char *fmt,...)
 {
