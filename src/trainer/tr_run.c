@@ -201,6 +201,34 @@ FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
 	return 0;
 }
 
+/*
+ * The stored model's validation rows into path (when not NULL), so that
+ * its score can be checked against predictions made elsewhere (the TAP
+ * test of easeml.predict does).  0, or -1 with res->error set.
+ */
+static int
+WriteValidationRows(const char *path, const TrData *data, TrResult *res)
+{
+	FILE	   *f;
+	int			ok = 1;
+
+	if (path == NULL)
+		return 0;
+	if ((f = fopen(path, "w")) == NULL)
+	{
+		TrSetError(res, "could not write \"%s\"", path);
+		return -1;
+	}
+	for (int i = 0; i < data->n_val && ok; i++)
+		ok = fprintf(f, "%d\n", data->rows_va[i]) > 0;
+	if (fclose(f) != 0 || !ok)
+	{
+		TrSetError(res, "could not write \"%s\"", path);
+		return -1;
+	}
+	return 0;
+}
+
 int
 TrRunCandidate(const TrTable *tab, const char *family, json_object *params,
 			   const TrPrepOptions *opt, TrProgressFn progress,
@@ -321,7 +349,8 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 		fopt.fold = f;
 		if (f == 0)
 		{
-			if (FitFold(&fr, tab, &fopt, &data, res, &fm[f], &quality[f]) != 0)
+			if (FitFold(&fr, tab, &fopt, &data, res, &fm[f], &quality[f]) != 0 ||
+				WriteValidationRows(opt->val_rows_path, &data, res) != 0)
 			{
 				TrDataFree(&data);
 				return -1;
