@@ -1,7 +1,8 @@
 # easeml.predict in SQL (docs/predict.md) reproduces every family's recorded
 # validation score: one candidate per family is trained by the real trainer
 # on small real data sets (sklearn's digits as 8x8 images, OpenML penguins
-# with text columns and missing values, sklearn's diabetes for regression);
+# with text columns and missing values, sklearn's diabetes for regression,
+# matplotlib's stock prices with a date column and gaps);
 # then, for each run, the rows the trainer validated on are predicted in SQL
 # with that run's model and scored like the trainer scores them.
 use strict;
@@ -16,8 +17,8 @@ use Test::More;
 
 my $node = easeml_node('predict', 'easeml.max_workers' => 3);
 
-load_dataset($node, $_, $_) for qw(digits penguins diabetes_regression);
-make_tenant($node, 'lab_p', map { "public.$_" } qw(digits penguins diabetes_regression));
+load_dataset($node, $_, $_) for qw(digits penguins diabetes_regression stocks);
+make_tenant($node, 'lab_p', map { "public.$_" } qw(digits penguins diabetes_regression stocks));
 make_tenant($node, 'lab_q', 'public.penguins');
 
 my %tasks = (
@@ -30,6 +31,9 @@ my %tasks = (
 	diabetes => [ q{INSERT INTO easeml.tasks (name, source, target, kind, max_runs)
 		VALUES ('diabetes', 'public.diabetes_regression', 'target', 'regression', 5)},
 		qw(ridge-1 mlp-64 knn-5 rf-50 gbt-100) ],
+	stocks => [ q{INSERT INTO easeml.tasks (name, source, target, kind, max_runs)
+		VALUES ('stocks', 'public.stocks', 'target', 'regression', 2)},
+		qw(ridge-1 gbt-100) ],
 );
 
 # declare each task and queue its candidates in one transaction (with
@@ -41,7 +45,7 @@ for my $t (sort keys %tasks)
 	query_as($node, 'lab_p', "BEGIN; $sql; $queue COMMIT;");
 }
 ok( $node->poll_query_until('postgres', q{
-		SELECT count(*) = 16 FROM easeml.runs WHERE status IN ('succeeded', 'failed')}),
+		SELECT count(*) = 18 FROM easeml.runs WHERE status IN ('succeeded', 'failed')}),
 	'every run finishes');
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(t.name || '/' || m.name || ': ' || r.error, '; ')

@@ -23,6 +23,15 @@
 
 #include "tr_predict.h"
 
+/* one node in 16 bytes, so a walk touches one cache line per node */
+typedef struct Node
+{
+	int32_t		feature;		/* -1: leaf */
+	float		threshold;
+	int32_t		left;			/* leaf: offset of its values */
+	int32_t		right;
+} Node;
+
 typedef struct Trees
 {
 	int			boosted;		/* gbt */
@@ -30,10 +39,11 @@ typedef struct Trees
 	int			width;			/* values per leaf */
 	int			k;				/* gbt outputs */
 	int32_t    *roots;
-	int32_t    *feature;
+	int32_t    *feature;		/* the artifact's arrays, freed once packed */
 	float	   *threshold;
 	int32_t    *left;
 	int32_t    *right;
+	Node	   *nodes;
 	float	   *values;
 	double	   *init;			/* gbt: k */
 } Trees;
@@ -48,6 +58,7 @@ TreesFree(void *p)
 	free(t->threshold);
 	free(t->left);
 	free(t->right);
+	free(t->nodes);
 	free(t->values);
 	free(t->init);
 	free(t);
@@ -57,11 +68,11 @@ TreesFree(void *p)
 static inline const float *
 Walk(const Trees *tr, int t, const float *x)
 {
-	int			q = tr->roots[t];
+	const Node *nd = tr->nodes + tr->roots[t];
 
-	while (tr->feature[q] >= 0)
-		q = x[tr->feature[q]] <= tr->threshold[q] ? tr->left[q] : tr->right[q];
-	return tr->values + tr->left[q];
+	while (nd->feature >= 0)
+		nd = tr->nodes + (x[nd->feature] <= nd->threshold ? nd->left : nd->right);
+	return tr->values + nd->left;
 }
 
 static void
@@ -168,6 +179,29 @@ LoadNodes(const TrLoad *ld, Trees *tr, int64_t *nnodes, int64_t *nvalues)
 	return TR_ART_OK;
 }
 
+/* the checked node arrays into one array of nodes */
+static int
+PackNodes(const TrLoad *ld, Trees *tr, int64_t nnodes)
+{
+	if ((tr->nodes = malloc(sizeof(Node) * (size_t) (nnodes + 1))) == NULL)
+		return TrLoadFail(ld, TR_ART_NO_MEMORY, "out of memory loading %lld tree nodes",
+						  (long long) nnodes);
+	for (int64_t q = 0; q < nnodes; q++)
+	{
+		tr->nodes[q].feature = tr->feature[q];
+		tr->nodes[q].threshold = tr->threshold[q];
+		tr->nodes[q].left = tr->left[q];
+		tr->nodes[q].right = tr->right[q];
+	}
+	free(tr->feature);
+	free(tr->threshold);
+	free(tr->left);
+	free(tr->right);
+	tr->feature = tr->left = tr->right = NULL;
+	tr->threshold = NULL;
+	return TR_ART_OK;
+}
+
 int
 TrLoadTrees(const TrLoad *ld, TrModel *m)
 {
@@ -204,5 +238,5 @@ TrLoadTrees(const TrLoad *ld, TrModel *m)
 		if ((rc = CheckTree(ld, m, tr, t, lo, hi, nvalues)) != 0)
 			return rc;
 	}
-	return TR_ART_OK;
+	return PackNodes(ld, tr, nnodes);
 }
