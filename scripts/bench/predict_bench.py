@@ -139,13 +139,52 @@ def train_peer(X, y, ctor, path):
 
 
 def model_size(model):
+    """tree nodes, or weights and biases"""
     est = getattr(model, "estimators_", None)
     if est is not None:
         return "%d nodes" % sum(e.tree_.node_count for e in est)
     pred = getattr(model, "_predictors", None)
     if pred is not None:
         return "%d nodes" % sum(p.nodes.shape[0] for r in pred for p in r)
-    return ""
+    if hasattr(model, "coefs_"):
+        return "%d weights" % sum(w.size for w in model.coefs_ + model.intercepts_)
+    return "%d weights" % (model.coef_.size + model.intercept_.size)
+
+
+def artifact_size(path):
+    """the same count from an EASEMLA1 artifact (docs/models.md §4)"""
+    import struct
+    b = open(path, "rb").read()
+    pos = 8
+    def u32():
+        nonlocal pos
+        pos += 4
+        return struct.unpack_from("<I", b, pos - 4)[0]
+    n = u32()
+    pos += n
+    kind, d, k, c, h, w = [u32() for _ in range(6)]
+    for _ in range(k):
+        n = u32()
+        pos += n
+    tensors = {}
+    while True:
+        n = u32()
+        if n == 0:
+            break
+        name = b[pos:pos + n].decode()
+        pos += n
+        dt, nd = u32(), u32()
+        dims = struct.unpack_from("<%dq" % nd, b, pos)
+        pos += 8 * nd
+        count = 1
+        for x in dims:
+            count *= x
+        tensors[name] = count
+        pos += count * {1: 4, 2: 8, 3: 4, 4: 1}[dt]
+    if "node_feature" in tensors:
+        return "%d nodes" % tensors["node_feature"]
+    return "%d weights" % sum(v for n, v in tensors.items()
+                              if not n.startswith("prep.") and n != "layer_sizes")
 
 
 def timed(cmd, env):
@@ -198,8 +237,7 @@ def main():
             te.append(timed(e_cmd, env))
             tp.append(timed(p_cmd, env))
         e, p = statistics.median(te), statistics.median(tp)
-        size = "%s / %s" % (("%d nodes" % m["n_nodes"]) if "n_nodes" in m else
-                            ("%d bytes" % m["artifact_bytes"]), model_size(model))
+        size = "%s / %s" % (artifact_size(art), model_size(model))
         rows.append((fam, e, p, p / e, acc_e, acc_p, size))
         print("%-14s easeml %6.3f s  sklearn %6.3f s  ratio %5.2f  accuracy %.3f / %.3f  %s"
               % rows[-1], flush=True)
