@@ -135,8 +135,8 @@ BinsFit(Bins *b, const float *X, int n, int d, int max_bins)
 }
 
 /* bin index of every value: column-major n x d uint8 */
-static void
-BinsApply(const Bins *b, const float *X, int n, uint8_t *out)
+void
+TreeBinsApply(const Bins *b, const float *X, int n, uint8_t *out)
 {
 	int			d = b->d;
 
@@ -314,18 +314,20 @@ TreeAddToArtifact(TrArtifact *art, const Tree *trees, int ntrees, const Bins *bi
 	free(vals);
 }
 
-/* bins for the training and validation rows */
+/* bins for the training and (bva not NULL) validation rows */
 int
 TreePrepareBins(const TrData *data, int max_bins, Bins *bins, uint8_t **btr,
-			uint8_t **bva)
+				uint8_t **bva)
 {
 	memset(bins, 0, sizeof(*bins));
 	*btr = malloc((size_t) data->n_train * data->d);
-	*bva = malloc((size_t) (data->n_val > 0 ? data->n_val : 1) * data->d);
-	if (*btr == NULL || *bva == NULL ||
+	if (bva != NULL)
+		*bva = malloc((size_t) (data->n_val > 0 ? data->n_val : 1) * data->d);
+	if (*btr == NULL || (bva != NULL && *bva == NULL) ||
 		BinsFit(bins, data->Xtr, data->n_train, data->d, max_bins) != 0)
 		return -1;
-	BinsApply(bins, data->Xtr, data->n_train, *btr);
-	BinsApply(bins, data->Xva, data->n_val, *bva);
+	TreeBinsApply(bins, data->Xtr, data->n_train, *btr);
+	if (bva != NULL)
+		TreeBinsApply(bins, data->Xva, data->n_val, *bva);
 	return 0;
 }
