@@ -61,6 +61,8 @@ is($node->safe_psql('postgres', q{
 
 # predict with one chosen run: the documented hook easeml._deployed_run
 # answers with the run in predict_test.run (the cache follows its answer)
+my $deployed_run = $node->safe_psql('postgres',
+	q{SELECT pg_get_functiondef('easeml._deployed_run(bigint)'::regprocedure)});
 $node->safe_psql('postgres', q{
 	CREATE OR REPLACE FUNCTION easeml._deployed_run(task_id bigint) RETURNS bigint
 	LANGUAGE sql STABLE AS $$ SELECT current_setting('predict_test.run')::bigint $$});
@@ -94,19 +96,11 @@ is(join(',', sort keys %families),
 	'cnn,gbt,gnb,knn,linear_svm,mlp,random_forest,ridge,softmax',
 	'every built-in family was predicted in SQL');
 
-# the best run serves by default; another tenant cannot use the task
-$node->safe_psql('postgres', q{
-	CREATE OR REPLACE FUNCTION easeml._deployed_run(task_id bigint) RETURNS bigint
-	LANGUAGE sql STABLE SET search_path = pg_catalog AS $$
-	SELECT r.id FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	  JOIN easeml.models m ON m.id = r.model_id
-	 WHERE r.task_id = _deployed_run.task_id AND r.status = 'succeeded' AND r.score IS NOT NULL
-	   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version AND m.family <> 'external'
-	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = r.id)
-	 ORDER BY r.score DESC, r.seconds, r.id LIMIT 1 $$});
+# the deployed run serves by default; another tenant cannot use the task
+$node->safe_psql('postgres', $deployed_run);
 is(query_as($node, 'lab_p', q{
 	SELECT count(*) FILTER (WHERE easeml.predict('penguins', p) = p.label) > 0.9 * count(*)
-	  FROM public.penguins p}), 't', 'penguins: the best run predicts the source\'s rows');
+	  FROM public.penguins p}), 't', 'penguins: the deployed run predicts the source\'s rows');
 my ($rc, $out, $err) = $node->psql('postgres',
 	q{SELECT easeml.predict('penguins', p) FROM public.penguins p LIMIT 1},
 	extra_params => [ '-U', 'lab_q' ]);
