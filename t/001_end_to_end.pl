@@ -44,6 +44,7 @@ is( $node->safe_psql('postgres', q{
 	 WHERE status = 'succeeded'
 	   AND (pid IS NULL OR started_at IS NULL OR finished_at IS NULL OR seconds <= 0
 			OR slot IS NULL OR log_path IS NULL OR (metrics->>'n_val')::int < 1
+			OR NOT (metrics->>'peak_rss_bytes')::bigint > 0
 			OR (metrics->>'rows_loaded')::int <> 178 AND (metrics->>'rows_loaded')::int <> 442)}),
 	'0', 'succeeded runs record pid, slot, times, log path and metrics');
 my $log = $node->safe_psql('postgres',

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -500,6 +501,8 @@ TrLiveMain(int argc, char **argv)
 	opt.val_fraction = 0.2;
 	opt.seed = 42;
 	opt.impute = 1;
+	/* the table is read once: its rows may become the prepared rows */
+	opt.take_rows = 1;
 	if (json_object_object_get_ex(spec, "val_fraction", &v))
 		opt.val_fraction = json_object_get_double(v);
 	if (json_object_object_get_ex(spec, "seed", &v))
@@ -658,6 +661,14 @@ TrLiveMain(int argc, char **argv)
 		json_object_object_add(metrics, "artifact_stored", json_object_new_boolean(stored));
 	}
 	json_object_object_add(metrics, "load_seconds", json_object_new_double(load_seconds));
+	{
+		/* the trainer's high-water mark, to compare with the data's size */
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			json_object_object_add(metrics, "peak_rss_bytes",
+								   json_object_new_int64((int64_t) ru.ru_maxrss * 1024));
+	}
 	json_object_object_add(metrics, "rows_loaded", json_object_new_int64(tab.n));
 	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(bytes));
 	json_object_object_add(metrics, "model", json_object_new_string(JsonString(spec, "model")));
