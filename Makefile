@@ -19,7 +19,9 @@ OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/policy.o src/decision.o src/refit.o src/replay.o src/liveworld.o \
 	src/devices.o src/placement.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
-	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o
+	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o \
+	src/launcher.o src/launch_slurm.o src/slurm_parse.o src/trainer_jobs.o \
+	src/sql_trainer_token.o
 
 # sql/easeml.sql is the install script of the current version; earlier
 # versions' install scripts are kept as released, and each upgrade script is
@@ -57,7 +59,7 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 CORE_LIBS = -lopenblas -llapacke -lm
 
 CORE_SRCS = src/csv.c src/gp.c src/policy.c src/decision.c src/refit.c src/replay.c \
-	src/placement.c
+	src/placement.c src/slurm_parse.c
 CORE_HDRS = $(wildcard src/*.h)
 
 # the trainer reads CSV with the shared reader (src/csv.c); src/encode.c
