@@ -47,6 +47,8 @@ sub start_slurm
 {
 	# short path: the munge socket's name must fit a sockaddr_un
 	my $dir = File::Temp::tempdir('easeml-slurm-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	# munged wants its socket's directory searchable by all (not readable)
+	chmod 0711, $dir;
 	my $user = getpwuid($<);
 	my %s = (dir => $dir, conf => "$dir/slurm.conf", user => $user);
 	mkdir "$dir/$_" for qw(state spool);
