@@ -303,13 +303,13 @@ SlurmQueue(const int64 *job_ids, int n, SlurmJob *jobs, int max, bool *ok)
 
 /*
  * How one job stands or ended, with its exit code and reason (scontrol
- * show job).  False when Slurm does not know the job (any more): *ok is
- * then true, or false when scontrol itself failed.
+ * show job, else sacct).  False when Slurm does not know the job (any
+ * more): *ok is then true, or false when scontrol itself failed.
  */
 bool
 SlurmShowJob(int64 job_id, SlurmJob *job, bool *ok)
 {
-	char	   *argv[6];
+	char	   *argv[7];
 	StringInfoData out;
 	int			status;
 
@@ -330,8 +330,23 @@ SlurmShowJob(int64 job_id, SlurmJob *job, bool *ok)
 		ereport(LOG,
 				(errmsg("easeml: scontrol show job %lld failed: %s", (long long) job_id,
 						out.len > 0 ? FirstLine(&out) : "no output")));
+		return false;
 	}
-	return false;
+
+	/*
+	 * slurmctld forgot it (MinJobAge): the accounting database may still
+	 * know, where there is one (sacct fails without slurmdbd).
+	 */
+	argv[0] = SlurmCommand("sacct");
+	argv[1] = "--noheader";
+	argv[2] = "--parsable2";
+	argv[3] = "--allocations";
+	argv[4] = "--format=" SLURM_SACCT_FORMAT;
+	argv[5] = psprintf("--jobs=%lld", (long long) job_id);
+	argv[6] = NULL;
+	resetStringInfo(&out);
+	status = RunSlurmCommand(argv, SlurmEnvironment(NULL), NULL, &out);
+	return status == 0 && SlurmParseSacct(out.data, easeml_slurm_job_prefix, job);
 }
 
 /*

@@ -301,6 +301,50 @@ SlurmParseScontrol(const char *line, const char *prefix, SlurmJob *job)
 }
 
 /*
+ * A job from `sacct --noheader --parsable2 --allocations --format=
+ * SLURM_SACCT_FORMAT --jobs=ID` output (its first line: id|name|state|
+ * code:signal), for a job slurmctld has forgotten but the accounting
+ * database remembers.  False when there is no such line.
+ */
+bool
+SlurmParseSacct(const char *text, const char *prefix, SlurmJob *job)
+{
+	char		line[512];
+	char	   *f[4];
+	char	   *p;
+	char	   *end;
+	int			code,
+				sig;
+
+	memset(job, 0, sizeof(*job));
+	CopyField(line, sizeof(line), text, strcspn(text, "\n"));
+	p = line;
+	for (int i = 0; i < 4; i++)
+	{
+		f[i] = p;
+		p = strchr(p, '|');
+		if (p == NULL && i < 3)
+			return false;
+		if (p != NULL)
+			*p++ = '\0';
+	}
+	job->job_id = strtoll(f[0], &end, 10);
+	if (*end != '\0' || job->job_id <= 0 || f[2][0] == '\0')
+		return false;
+	job->run_id = SlurmJobNameRun(f[1], prefix);
+	/* "CANCELLED by 1000": the state is the first word */
+	CopyField(job->state, sizeof(job->state), f[2], strcspn(f[2], " "));
+	snprintf(job->reason, sizeof(job->reason), "%s (from accounting)", f[2]);
+	if (sscanf(f[3], "%d:%d", &code, &sig) == 2)
+	{
+		job->has_exit = true;
+		job->exit_code = code;
+		job->exit_signal = sig;
+	}
+	return true;
+}
+
+/*
  * The job's end as a wait status, so that it is described and recorded
  * like a local trainer's (src/supervisor.c): the signal that ended it, or
  * its exit code; -1 when Slurm did not say.

@@ -57,9 +57,12 @@ extern int64_t SlurmParseJobId(const char *sbatch_output);
 extern int	SlurmParseSqueue(const char *text, const char *prefix,
 							 SlurmJob *jobs, int max);
 extern bool SlurmParseScontrol(const char *line, const char *prefix, SlurmJob *job);
+extern bool SlurmParseSacct(const char *text, const char *prefix, SlurmJob *job);
 extern int	SlurmWaitStatus(const SlurmJob *job);
 
 /* squeue's output format that SlurmParseSqueue reads: id|name|state|reason */
 #define SLURM_SQUEUE_FORMAT "%i|%j|%T|%r"
+/* sacct's fields that SlurmParseSacct reads (with --parsable2 --noheader) */
+#define SLURM_SACCT_FORMAT "JobID,JobName,State,ExitCode"
 
 #endif							/* EASEML_SLURM_PARSE_H */

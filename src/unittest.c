@@ -1811,6 +1811,14 @@ TestSlurmParse(void)
 		  j.run_id == 0 && SlurmWaitStatus(&j) == 15, "a signal as a wait status");
 	CHECK(!SlurmParseScontrol("slurm_load_jobs error: Invalid job id specified", "easeml-7", &j),
 		  "a forgotten job is not a job");
+	CHECK(SlurmParseSacct("21|easeml-7-run8|NODE_FAIL|0:0\n", "easeml-7", &j) &&
+		  j.job_id == 21 && j.run_id == 8 && SlurmStateClass(j.state) == SLURM_JOB_LOST &&
+		  j.has_exit && SlurmWaitStatus(&j) == 0, "sacct line parses");
+	CHECK(SlurmParseSacct("22|x|CANCELLED by 1000|0:15", "easeml-7", &j) &&
+		  strcmp(j.state, "CANCELLED") == 0 && SlurmWaitStatus(&j) == 15, "sacct's cancel by a user");
+	CHECK(!SlurmParseSacct("", "easeml-7", &j) &&
+		  !SlurmParseSacct("sacct: error: Slurm accounting storage is disabled", "easeml-7", &j) &&
+		  !SlurmParseSacct("1|a|", "easeml-7", &j), "no job in sacct's errors");
 	CHECK(SlurmParseScontrol("JobId=13 JobName=easeml-7-run1 JobState=NODE_FAIL Reason=NodeDown",
 							 "easeml-7", &j) && !j.has_exit && SlurmWaitStatus(&j) == -1,
 		  "no exit code: unknown status");
