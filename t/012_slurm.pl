@@ -97,6 +97,18 @@ sub job_of
 		"SELECT job_id FROM easeml.trainer_jobs WHERE run_id = $run");
 }
 
+# what happened to a run, when a check failed
+sub diag_run
+{
+	my ($run, $job) = @_;
+	diag($node->safe_psql('postgres',
+		"SELECT id, status, exit_code, error, log_path FROM easeml.runs WHERE id = $run"));
+	diag("job $job: " . slurm_cmd($slurm, 'scontrol', '--oneliner', 'show', 'job', $job));
+	diag("its output: " . slurp_file("$slurm->{dir}/job-$job.out"))
+	  if -e "$slurm->{dir}/job-$job.out";
+	return;
+}
+
 # wait until a task's run of a model is running and its job runs in Slurm
 sub wait_job_running
 {
@@ -109,6 +121,7 @@ sub wait_job_running
 		 ORDER BY r.id DESC LIMIT 1}), "$task: the $model run trains");
 	my ($run) = split /\|/, run_of($task, $model);
 	my $job = job_of($run);
+	diag_run($run, $job) unless slurm_job($slurm, $job)->{JobState} eq 'RUNNING';
 	is(slurm_job($slurm, $job)->{JobState}, 'RUNNING', "$task: its Slurm job $job runs");
 	return ($run, $job);
 }

@@ -10,6 +10,7 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Path ();
 use File::Temp ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -208,11 +209,21 @@ sub job_processes
 	return keys %mine;
 }
 
-# The node dies: slurmd, its job steps and their processes, at once.
+# The node dies: slurmd, its job steps and their processes, at once.  The
+# scratch directories of the trainers killed are removed by stop_slurm.
 sub kill_node
 {
 	my ($s) = @_;
 	my @procs = job_processes($s);
+	foreach my $pid (@procs)
+	{
+		my @argv = split /\0/, slurp_or_empty("/proc/$pid/cmdline");
+		foreach my $i (0 .. $#argv - 1)
+		{
+			push @{ $s->{scratch} }, $argv[ $i + 1 ]
+			  if $argv[$i] eq '--run-dir' && $argv[ $i + 1 ] =~ m{/easeml-run-\d+\.\w+$};
+		}
+	}
 	my $slurmd = pid_from("$s->{dir}/slurmd.pid");
 	kill 'KILL', $slurmd, @procs;
 	return scalar @procs;
@@ -243,6 +254,7 @@ sub stop_slurm
 	stop_pid(pid_from("$s->{dir}/slurmctld.pid"));
 	kill 'KILL', job_processes($s);
 	stop_pid(pid_from("$s->{dir}/munged.pid"));
+	File::Path::rmtree($_) for @{ $s->{scratch} // [] };
 	return;
 }
 
