@@ -45,6 +45,8 @@ make -s PG_CONFIG="$PG_CONFIG" install
 if want unit; then
 	echo "== unit tests (GP, policies, replay, trainer)"
 	make -s PG_CONFIG="$PG_CONFIG" unittest
+	make -s PG_CONFIG="$PG_CONFIG" easeml-replay
+	scripts/test_replay_cli.sh
 	make -s PG_CONFIG="$PG_CONFIG" trainer-unittest
 	echo "== GPU kernels and families against the CPU (emulated GPU)"
 	make -s PG_CONFIG="$PG_CONFIG" device-test
@@ -88,7 +90,9 @@ if want tap; then
 			echo "---- $f (last 60 lines)"
 			tail -n 60 "$f"
 		done
-		echo "test.sh: TAP tests failed" >&2
+		keep=$(mktemp -d /tmp/easeml-tap-logs.XXXXXX)
+		cp -r "$tmp"/tree/tmp_check/log/. "$keep"/
+		echo "test.sh: TAP tests failed; whole logs kept in $keep" >&2
 		exit 1
 	fi
 fi

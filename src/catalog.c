@@ -64,6 +64,25 @@ CatalogCommit(void)
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
+/*
+ * Connect SPI inside the caller's transaction (a backend, not the
+ * scheduler); results go to the caller's context.
+ */
+void
+CatalogAttach(void)
+{
+	caller_context = CurrentMemoryContext;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "easeml: SPI_connect failed");
+}
+
+void
+CatalogDetach(void)
+{
+	SPI_finish();
+	MemoryContextSwitchTo(caller_context);
+}
+
 /* Run one statement with parameters; elog(ERROR) unless it returns expect. */
 static void
 Exec(const char *sql, int expect, int nargs, Oid *types, Datum *values,
@@ -642,6 +661,51 @@ CatalogLoadState(CatState *state)
 	LoadHistory(state);
 	LoadMeasuredCosts(state);
 	LoadCounters(state);
+}
+
+/*
+ * For runs in flight (the run budget, src/scheduler.c): the tenant, the
+ * estimate its decision used, and how often its task's candidate was
+ * preempted before (each preemption doubles the next run's budget, so a
+ * long candidate is not preempted for ever).  A run not found keeps a
+ * NULL tenant.
+ */
+void
+CatalogRunBudgets(const int64 *run_ids, int n, CatRunBudget *out)
+{
+	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
+	Oid			types[1] = {INT8ARRAYOID};
+	Datum		values[1];
+
+	for (int i = 0; i < n; i++)
+	{
+		ids[i] = Int64GetDatum(run_ids[i]);
+		out[i].tenant = NULL;
+		out[i].est_seconds = 0;
+		out[i].preempted = 0;
+	}
+	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	Exec("SELECT r.id, r.tenant::text,"
+		 "       coalesce((SELECT max(d.est_seconds) FROM easeml.decisions d"
+		 "                  WHERE d.run_id = r.id), 0),"
+		 "       (SELECT count(*)::int FROM easeml.runs p"
+		 "         WHERE p.task_id = r.task_id AND p.model_id = r.model_id"
+		 "           AND p.status = 'interrupted' AND p.error LIKE 'preempted%')"
+		 "  FROM easeml.runs r WHERE r.id = ANY ($1)",
+		 SPI_OK_SELECT, 1, types, values, NULL);
+	for (uint64 row = 0; row < SPI_processed; row++)
+	{
+		int64		id = GetInt64(row, 1, 0);
+
+		for (int i = 0; i < n; i++)
+			if (run_ids[i] == id)
+			{
+				out[i].tenant = GetText(row, 2);
+				out[i].est_seconds = GetFloat8(row, 3, 0);
+				out[i].preempted = GetInt32(row, 4, 0);
+			}
+	}
 }
 
 /*

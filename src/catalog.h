@@ -151,6 +151,9 @@ typedef struct CatDevice
 
 extern void CatalogBegin(const char *activity);
 extern void CatalogCommit(void);
+/* The same inside a backend's own transaction (easeml.explain). */
+extern void CatalogAttach(void);
+extern void CatalogDetach(void);
 /* CatalogReady: is the extension created, at this library's version? */
 typedef enum CatalogStatus
 {
@@ -176,6 +179,16 @@ extern int	CatalogGoneRuns(int64 *ids, int n);
 extern void CatalogCheckRuns(const int64 *run_ids, int n, int *verdict);
 extern int	CatalogReconcile(const int64 *tracked, int n);
 extern void CatalogCloseTasks(const CatState *state);
+
+/* What the run budget needs to know about a run in flight. */
+typedef struct CatRunBudget
+{
+	char	   *tenant;
+	double		est_seconds;	/* its decision's estimate, 0 if none */
+	int			preempted;		/* earlier runs of its candidate preempted */
+} CatRunBudget;
+
+extern void CatalogRunBudgets(const int64 *run_ids, int n, CatRunBudget *out);
 
 /* devices (the last block of src/catalog.c) */
 extern int	CatalogLoadDevices(const char *launcher, CatDevice **devices);

@@ -897,6 +897,52 @@ TenantCap(const DecisionWorld *w, int tenant, int shared)
 	return (own > 0 && own < shared) ? own : shared;
 }
 
+/* Could t run if a slot of any device were free (caps apart)? */
+static int
+Wants(const DecisionTask *t)
+{
+	return !t->blocked && t->n_left > 0 && t->gp.prior != NULL &&
+		!(t->max_runs > 0 && t->n_runs >= t->max_runs);
+}
+
+int
+DecisionFairShares(const DecisionWorld *w, unsigned char *starved,
+				   unsigned char *over)
+{
+	int			n_want = 0,
+				n_starved = 0,
+				share;
+
+	for (int i = 0; i < w->n_tenants; i++)
+	{
+		const DecisionTenant *tn = &w->tenants[i];
+		int			wants = 0;
+
+		for (int j = tn->first_task; j >= 0 && !wants; j = w->tasks[j]->next_of_tenant)
+			wants = Wants(w->tasks[j]);
+		/* a tenant at its own cap leaves its share to the others */
+		starved[i] = wants && (tn->cap == 0 || tn->running + tn->external < tn->cap);
+		n_want += starved[i];
+	}
+	if (w->tenant_cap > 0)
+		share = w->tenant_cap;
+	else if (w->tenant_cap == 0 || n_want <= 1)
+		share = INT_MAX;
+	else
+		share = (w->slots + n_want - 1) / n_want;
+	for (int i = 0; i < w->n_tenants; i++)
+	{
+		const DecisionTenant *tn = &w->tenants[i];
+		int			held = tn->running + tn->external;
+
+		over[i] = share < INT_MAX && held > share;
+		starved[i] = starved[i] && share < INT_MAX &&
+			held < TenantCap(w, i, share);
+		n_starved += starved[i];
+	}
+	return n_starved;
+}
+
 int
 DecisionEligible(DecisionWorld *w, const DecisionTask *t)
 {

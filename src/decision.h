@@ -272,4 +272,15 @@ extern int	DecisionEligible(DecisionWorld *w, const DecisionTask *t);
 /* The shared per-tenant cap now in force (INT32_MAX: none). */
 extern int	DecisionSharedCap(const DecisionWorld *w);
 
+/*
+ * Fair shares while every slot is busy (the live scheduler's run budget):
+ * which tenants want a run but hold fewer slots than their fair share
+ * (starved[i] = 1) and which hold more than it (over[i] = 1), counting
+ * every task that could run if a slot were free, whatever the device.
+ * Both arrays have n_tenants entries.  Returns the number of starved
+ * tenants (0 when there is no fair share: tenant_cap = 0).
+ */
+extern int	DecisionFairShares(const DecisionWorld *w, unsigned char *starved,
+							   unsigned char *over);
+
 #endif							/* EASEML_DECISION_H */

@@ -48,7 +48,7 @@ double		easeml_beta = 0;
 bool		easeml_cost_aware = true;
 int			easeml_fairness_window = 0;
 int			easeml_max_parallel_per_tenant = -1;
-int			easeml_run_budget = 60;
+int			easeml_run_budget = 5;
 int			easeml_artifact_max_bytes = 16 * 1024;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -228,13 +228,14 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("easeml.run_budget",
-							"Time budget of a run while another tenant waits for a slot.",
-							"A run of a tenant above its fair share that has run longer than "
-							"this, and longer than twice its estimate, is stopped and marked "
-							"interrupted (its candidate is tried again later) when another "
-							"tenant below its share waits.  0 turns it off.",
+							"Time a run may hold a slot while another tenant waits below its fair share.",
+							"When every slot is busy and a tenant waits below its fair share, the "
+							"longest-running trainer of a tenant above its share that has run longer "
+							"than this and than twice its estimate (doubled for every earlier "
+							"preemption of the same candidate) is stopped and its run marked "
+							"interrupted; the candidate is tried again later.  0 turns it off.",
 							&easeml_run_budget,
-							60, 0, INT_MAX,
+							5, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
 

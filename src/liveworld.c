@@ -26,6 +26,7 @@
 
 #include "easeml.h"
 #include "liveworld.h"
+#include "miscadmin.h"
 #include "refit.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -49,6 +50,8 @@ static char **tenant_names = NULL;	/* by world index, TopMemoryContext */
 static int	n_tenant_names = 0;
 static uint64 models_sig = 0;
 static char applied_policy[128] = "";
+static unsigned char *share_over = NULL;	/* by tenant, LiveWorldStarved */
+static int	n_share_over = 0;
 
 /* Signature of the model set: ids, kinds, image flags. */
 static uint64
@@ -86,6 +89,10 @@ LiveWorldReset(void)
 	tenant_names = NULL;
 	n_tenant_names = 0;
 	applied_policy[0] = '\0';
+	if (share_over)
+		pfree(share_over);
+	share_over = NULL;
+	n_share_over = 0;
 }
 
 /* A new world for the state's model set (the old one is dropped). */
@@ -391,4 +398,134 @@ LiveWorldRefitWork(void)
 	if (RefitStep(&refit, &world) < 0)
 		ereport(WARNING, (errmsg("easeml: out of memory refitting the priors")));
 	return refit.running;
+}
+
+int
+LiveWorldStarved(const char **one_starved)
+{
+	unsigned char *starved;
+	int			n;
+
+	*one_starved = NULL;
+	if (!world_ok || world.n_tenants == 0)
+		return 0;
+	if (share_over)
+		pfree(share_over);
+	share_over = MemoryContextAlloc(TopMemoryContext, world.n_tenants);
+	n_share_over = world.n_tenants;
+	starved = palloc(world.n_tenants);
+	n = DecisionFairShares(&world, starved, share_over);
+	for (int i = 0; i < world.n_tenants && *one_starved == NULL; i++)
+		if (starved[i] && i < n_tenant_names)
+			*one_starved = tenant_names[i];
+	pfree(starved);
+	return n;
+}
+
+bool
+LiveWorldOverShare(const char *tenant)
+{
+	TenantEntry *e;
+	NameData	key;
+
+	if (!world_ok || tenant_map == NULL)
+		return false;
+	namestrcpy(&key, tenant);
+	e = hash_search(tenant_map, &key, HASH_FIND, NULL);
+	return e != NULL && e->index < n_share_over && share_over[e->index];
+}
+
+void
+LiveWorldRefitNow(CatState *state, int64 only_task)
+{
+	if (!world_ok)
+		return;
+	refit.only_task = only_task;
+	if (!LiveWorldRefitStart(state))
+		return;
+	while (LiveWorldRefitWork())
+		CHECK_FOR_INTERRUPTS();
+}
+
+/* The history the task's prior learned from, for explain. */
+static void
+DescribePrior(const CatState *state, const DecisionTask *dt, StringInfo why)
+{
+	int			seed = 0,
+				tasks = 0;
+
+	for (int i = 0; i < state->m_history; i++)
+		if (state->history_kind[i] == dt->kind && state->history_task[i] != dt->id)
+		{
+			if (state->history_task[i] == 0)
+				seed++;
+			else
+				tasks++;
+		}
+	appendStringInfo(why, "; prior: %s history only, %d seed row(s) and %d other task(s)%s",
+					 dt->kind == DECISION_REGRESSION ? "regression" : "classification",
+					 seed, tasks, dt->own_prior ? ", without this task's own scores" : "");
+}
+
+/* Why the task would or would not get the next free slot. */
+static void
+DescribeTurn(const CatTask *t, DecisionTask *dt, StringInfo why)
+{
+	DecisionChoice choice;
+	const DecisionTenant *tn = &world.tenants[dt->tenant];
+	int			shared;
+
+	if (DecisionNext(&world, &choice) != POLICY_OK)
+		choice.chosen.task = -1;
+	shared = DecisionSharedCap(&world);
+	if (t->succeeded == 0 && t->fail_streak >= easeml_max_failures)
+		appendStringInfo(why, "kept out: %d failed run(s) in a row without a success (easeml.max_failures = %d)",
+						 t->fail_streak, easeml_max_failures);
+	else if (dt->max_runs > 0 && dt->n_runs >= dt->max_runs)
+		appendStringInfo(why, "done: its %d run(s) reached max_runs", dt->n_runs);
+	else if (dt->n_left == 0 || dt->best_arm < 0)
+		appendStringInfoString(why, "nothing to choose now: every candidate it may run has run, failed or is running");
+	else if (!DecisionEligible(&world, dt))
+	{
+		appendStringInfo(why, "waits: its tenant runs %d trainer(s), at its cap of ",
+						 tn->running + tn->external);
+		if (tn->cap > 0 && tn->cap <= shared)
+			appendStringInfo(why, "%d (its max_parallel)", tn->cap);
+		else
+			appendStringInfo(why, "%d (a fair share of %d slot(s) over %d waiting tenants)",
+							 shared, world.slots, world.n_waiting);
+	}
+	else if (choice.chosen.task == dt->index)
+		appendStringInfo(why, "next: the next free slot trains rank 1 for this task (rule: %s)",
+						 PolicyRuleName(choice.rule));
+	else if (choice.chosen.task >= 0 &&
+			 world.tasks[choice.chosen.task]->tenant == dt->tenant)
+		appendStringInfo(why, "eligible: the next free slot goes to your task %lld first (rule: %s)",
+						 (long long) world.tasks[choice.chosen.task]->id,
+						 PolicyRuleName(choice.rule));
+	else
+		appendStringInfo(why, "eligible: the next free slot goes to another tenant's task first (rule: %s)",
+						 PolicyRuleName(choice.rule));
+}
+
+int
+LiveWorldExplain(const CatState *state, int64 task_id, DecisionCandidate *out,
+				 int max, StringInfo why)
+{
+	DecisionTask *dt = world_ok ? DecisionFindTask(&world, task_id) : NULL;
+	const CatTask *t = NULL;
+	int			n;
+
+	for (int i = 0; i < state->n_tasks && t == NULL; i++)
+		if (state->tasks[i].id == task_id)
+			t = &state->tasks[i];
+	if (dt == NULL || t == NULL)
+		return -1;
+	n = DecisionRankArms(&world, dt, out, max);
+	if (n < 0)
+		n = 0;
+	DescribeTurn(t, dt, why);
+	appendStringInfo(why, "; candidates ranked by %s", PolicyAcqUnit(&world.params));
+	DescribePrior(state, dt, why);
+	return n;
 }

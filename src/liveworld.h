@@ -13,6 +13,7 @@
 #define EASEML_LIVEWORLD_H
 
 #include "catalog.h"
+#include "lib/stringinfo.h"
 #include "decision.h"
 
 /* Settings that shape the world (GUCs, the effective policy). */
@@ -60,6 +61,25 @@ extern void LiveWorldBlock(int64 task_id);
  */
 extern bool LiveWorldRefitStart(CatState *state);
 extern bool LiveWorldRefitWork(void);
+
+/*
+ * Fair shares while every slot is busy (DecisionFairShares): returns how
+ * many tenants wait below their fair share and names one; afterwards
+ * LiveWorldOverShare says whether a tenant holds more than its share.
+ */
+extern int	LiveWorldStarved(const char **one_starved);
+extern bool LiveWorldOverShare(const char *tenant);
+
+/*
+ * easeml.explain, in a backend: fit the priors and the cost model now, the
+ * own prior of one task only (the scheduler does the same in slices), then
+ * rank that task's candidates (best first, at most max) and say in why
+ * whether and when it would be served.  Returns the number of candidates,
+ * or -1 when the task is not in the world (not active).
+ */
+extern void LiveWorldRefitNow(CatState *state, int64 only_task);
+extern int	LiveWorldExplain(const CatState *state, int64 task_id,
+							 DecisionCandidate *out, int max, StringInfo why);
 
 /* Forget everything (the extension was dropped). */
 extern void LiveWorldReset(void);

@@ -424,6 +424,22 @@ EffectiveAcq(const PolicyParams *params)
 	return kind == POLICY_MAX_EI ? POLICY_ACQ_EI : POLICY_ACQ_UCB;
 }
 
+const char *
+PolicyAcqUnit(const PolicyParams *params)
+{
+	if (params->kind == POLICY_FIFO)
+		return "catalog order (minus the model's position)";
+	if (params->kind == POLICY_POPULAR)
+		return "prior mean score";
+	if (EffectiveAcq(params) == POLICY_ACQ_EI)
+		return params->cost_aware ?
+			"expected improvement of the task's best score per estimated second" :
+			"expected improvement of the task's best score";
+	return params->cost_aware ?
+		"cost-aware upper confidence bound mu + sqrt(beta / relative cost) sigma (score)" :
+		"upper confidence bound mu + sqrt(beta) sigma (score)";
+}
+
 /* Greedy task score of a view's candidate (gain, per second if costed). */
 static double
 GreedyScore(const PolicyParams *params, const PolicyTenantView *v)

@@ -104,6 +104,8 @@ typedef struct PolicyParams
 extern int	PolicyFromName(const char *name);	/* a kind; -1 if unknown */
 extern const char *PolicyName(int i);	/* i < POLICY_NAMED_COUNT, else NULL */
 extern void PolicyParamsDefault(PolicyParams *params, PolicyKind kind);
+/* What a candidate's acquisition value measures under params (its unit). */
+extern const char *PolicyAcqUnit(const PolicyParams *params);
 
 /*
  * Parse a policy spec "name[:option]..." into params; returns 0, or

@@ -38,6 +38,7 @@ void
 RefitInit(RefitState *r, int K, double interval)
 {
 	memset(r, 0, sizeof(*r));
+	r->only_task = 0;
 	r->K = K;
 	r->interval = interval;
 	r->last_start = -INFINITY;
@@ -205,7 +206,8 @@ FitOwn(RefitState *r, int i, double *buf)
 	RefitOwn   *o;
 	int			n;
 
-	if (r->snap.row_task[i] == 0 || !r->next.have_prior[kind])
+	if (r->snap.row_task[i] == 0 || !r->next.have_prior[kind] ||
+		(r->only_task != 0 && r->snap.row_task[i] != r->only_task))
 		return;
 	n = RowsOfKind(r, kind, i, buf);
 	memset(&opt, 0, sizeof(opt));

@@ -86,6 +86,8 @@ typedef struct RefitState
 	RefitSet	next;			/* what the cycle has fitted so far */
 	RefitSet	live;			/* what the world uses now */
 	int			have_live;
+	int64_t		only_task;		/* != 0: fit the own prior of this task
+								 * only (easeml.explain) */
 	int			cycles;			/* cycles completed */
 	int			failures;		/* fits that failed (the old ones stay) */
 } RefitState;

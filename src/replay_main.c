@@ -15,6 +15,7 @@
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +64,8 @@ Usage(void)
 			"  --standardize-rows  rbf: z-score each history row before distances\n"
 			"  --max-devices-per-tenant N  at most N runs of one tenant at a time (0: no limit)\n"
 			"  --stop-loss X       stop each run once the loss is <= X (default 0)\n"
+			"  --overhead S        seconds charged to every run on top of its cost (process\n"
+			"                      start, data load, writing the result; default 0)\n"
 			"  --curve FILE        write the averaged loss curve (CSV)\n"
 			"  --times FILE        write per-draw times to each threshold (CSV)\n"
 			"\n"
@@ -73,18 +76,96 @@ Usage(void)
 			"                      scikit-learn side (scripts/bench/decision_sklearn.py)\n");
 }
 
-/* Split a comma list in place into at most MAX_LIST items. */
+/*
+ * Split a comma list in place into at most MAX_LIST items; -1 (with a
+ * message) if an item is empty ("0.1,,x", a trailing comma) or there are
+ * too many.  strtok would silently skip the empty ones.
+ */
 static int
-SplitList(char *s, char **items)
+SplitList(const char *opt, char *s, char **items)
 {
 	int			n = 0;
-	char	   *save = NULL;
-	char	   *tok;
 
-	for (tok = strtok_r(s, ",", &save); tok && n < MAX_LIST;
-		 tok = strtok_r(NULL, ",", &save))
-		items[n++] = tok;
-	return n;
+	for (;;)
+	{
+		char	   *comma = strchr(s, ',');
+
+		if (comma)
+			*comma = '\0';
+		if (*s == '\0')
+		{
+			fprintf(stderr, "easeml-replay: %s: empty item in the list\n", opt);
+			return -1;
+		}
+		if (n == MAX_LIST)
+		{
+			fprintf(stderr, "easeml-replay: %s: more than %d items\n", opt, MAX_LIST);
+			return -1;
+		}
+		items[n++] = s;
+		if (comma == NULL)
+			return n;
+		s = comma + 1;
+	}
+}
+
+/*
+ * Parse an integer option value in [lo, hi]; 0 with a message otherwise.
+ * Unlike atoi, "4294967297", "12x" and "" are errors, not 1, 12 and 0.
+ */
+static int
+ParseIntArg(const char *opt, const char *v, long long lo, long long hi,
+			long long *out)
+{
+	char	   *end;
+	long long	x;
+
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (end == v || *end != '\0' || errno != 0 || x < lo || x > hi)
+	{
+		fprintf(stderr, "easeml-replay: %s must be an integer between %lld and %lld, not \"%s\"\n",
+				opt, lo, hi, v);
+		return 0;
+	}
+	*out = x;
+	return 1;
+}
+
+/* The same for an int-sized option. */
+static int
+ParseInt(const char *opt, const char *v, int lo, int hi, int *out)
+{
+	long long	x;
+
+	if (!ParseIntArg(opt, v, lo, hi, &x))
+		return 0;
+	*out = (int) x;
+	return 1;
+}
+
+/*
+ * Parse a finite real option value in [lo, hi] (lo excluded when
+ * lo_open); NaN, infinities, trailing garbage and empty values are errors.
+ */
+static int
+ParseReal(const char *opt, const char *v, double lo, double hi, int lo_open,
+		  double *out)
+{
+	char	   *end;
+	double		x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (end == v || *end != '\0' || !isfinite(x) ||
+		(lo_open ? !(x > lo) : !(x >= lo)) || !(x <= hi))
+	{
+		fprintf(stderr, "easeml-replay: %s must be a number in %c%g, %g], not \"%s\"\n",
+				opt, lo_open ? '(' : '[', lo, hi, v);
+		return 0;
+	}
+	*out = x;
+	return 1;
 }
 
 /* Monotonic clock in seconds. */
@@ -262,12 +343,14 @@ ReplayMain(int argc, char **argv)
 		else if (strcmp(a, "--tenants") == 0)
 		{
 			NEED_VALUE();
-			cfg.n_tenants = atoi(v);
+			if (!ParseInt(a, v, 1, INT_MAX, &cfg.n_tenants))
+				return 2;
 		}
 		else if (strcmp(a, "--prior-rows") == 0)
 		{
 			NEED_VALUE();
-			cfg.n_prior = atoi(v);
+			if (!ParseInt(a, v, 0, INT_MAX, &cfg.n_prior))
+				return 2;
 		}
 		else if (strcmp(a, "--devices") == 0)
 		{
@@ -282,12 +365,17 @@ ReplayMain(int argc, char **argv)
 		else if (strcmp(a, "--draws") == 0)
 		{
 			NEED_VALUE();
-			cfg.draws = atoi(v);
+			if (!ParseInt(a, v, 1, 100000, &cfg.draws))
+				return 2;
 		}
 		else if (strcmp(a, "--seed") == 0)
 		{
+			long long	seed;
+
 			NEED_VALUE();
-			cfg.seed = strtoull(v, NULL, 10);
+			if (!ParseIntArg(a, v, 0, LLONG_MAX, &seed))
+				return 2;
+			cfg.seed = (uint64_t) seed;
 		}
 		else if (strcmp(a, "--thresholds") == 0)
 		{
@@ -307,34 +395,46 @@ ReplayMain(int argc, char **argv)
 		else if (strcmp(a, "--shrinkage") == 0)
 		{
 			NEED_VALUE();
-			cfg.prior.shrinkage = atof(v);
+			if (!ParseReal(a, v, 0.0, 1.0, 1, &cfg.prior.shrinkage))
+				return 2;
 		}
 		else if (strcmp(a, "--noise-var") == 0)
 		{
 			NEED_VALUE();
-			cfg.prior.noise_var = atof(v);
+			if (!ParseReal(a, v, 0.0, 1e6, 1, &cfg.prior.noise_var))
+				return 2;
 		}
 		else if (strcmp(a, "--lengthscale") == 0)
 		{
 			NEED_VALUE();
-			cfg.prior.lengthscale = atof(v);
+			if (!ParseReal(a, v, 0.0, 1e6, 1, &cfg.prior.lengthscale))
+				return 2;
 		}
 		else if (strcmp(a, "--signal-var") == 0)
 		{
 			NEED_VALUE();
-			cfg.prior.signal_var = atof(v);
+			if (!ParseReal(a, v, 0.0, 1e6, 1, &cfg.prior.signal_var))
+				return 2;
 		}
 		else if (strcmp(a, "--max-devices-per-tenant") == 0)
 		{
 			NEED_VALUE();
-			cfg.max_devices_per_tenant = atoi(v);
+			if (!ParseInt(a, v, 0, 4096, &cfg.max_devices_per_tenant))
+				return 2;
 		}
 		else if (strcmp(a, "--standardize-rows") == 0)
 			cfg.prior.standardize_rows = 1;
 		else if (strcmp(a, "--stop-loss") == 0)
 		{
 			NEED_VALUE();
-			cfg.stop_loss = atof(v);
+			if (!ParseReal(a, v, 0.0, 1.0, 0, &cfg.stop_loss))
+				return 2;
+		}
+		else if (strcmp(a, "--overhead") == 0)
+		{
+			NEED_VALUE();
+			if (!ParseReal(a, v, 0.0, 1e9, 0, &cfg.overhead))
+				return 2;
 		}
 		else if (strcmp(a, "--curve") == 0)
 		{
@@ -365,23 +465,34 @@ ReplayMain(int argc, char **argv)
 		return 2;
 	}
 
-	npol = SplitList(pol_arg ? pol_arg : default_pols, pol_items);
-	nthr = SplitList(thr_arg ? thr_arg : default_thr, thr_items);
-	ndev = SplitList(dev_arg ? dev_arg : default_dev, dev_items);
-	nbase = base_arg ? SplitList(base_arg, base_items) : 0;
-	if (nbase == 0 && npol > 0)
+	npol = SplitList("--policies", pol_arg ? pol_arg : default_pols, pol_items);
+	nthr = SplitList("--thresholds", thr_arg ? thr_arg : default_thr, thr_items);
+	ndev = SplitList("--devices", dev_arg ? dev_arg : default_dev, dev_items);
+	nbase = base_arg ? SplitList("--baselines", base_arg, base_items) : 0;
+	if (npol < 0 || nthr < 0 || ndev < 0 || nbase < 0)
+		return 2;
+	if (nbase == 0)
 	{
 		base_items[0] = pol_items[0];
 		nbase = 1;
 	}
 	for (i = 0; i < nthr; i++)
-		thresholds[i] = atof(thr_items[i]);
+		if (!ParseReal("--thresholds", thr_items[i], 0.0, 1.0, 0, &thresholds[i]))
+			return 2;
 	for (i = 0; i < ndev; i++)
+		if (!ParseInt("--devices", dev_items[i], 1, 4096, &devices[i]))
+			return 2;
+	for (i = 0; i < nbase; i++)
 	{
-		devices[i] = atoi(dev_items[i]);
-		if (devices[i] <= 0)
+		int			j;
+
+		for (j = 0; j < npol; j++)
+			if (strcmp(base_items[i], pol_items[j]) == 0)
+				break;
+		if (j == npol)
 		{
-			fprintf(stderr, "easeml-replay: bad device count \"%s\"\n", dev_items[i]);
+			fprintf(stderr, "easeml-replay: baseline \"%s\" is not one of --policies\n",
+					base_items[i]);
 			return 2;
 		}
 	}
@@ -481,9 +592,9 @@ ReplayMain(int argc, char **argv)
 		cfg.cost_model = POLICY_COST_NONE;
 
 	printf("# easeml-replay: rows=%d arms=%d tenants=%d draws=%d seed=%llu "
-		   "cost=%s cost_model=%s kernel=%s openblas_threads=1\n",
+		   "cost=%s overhead=%g cost_model=%s kernel=%s openblas_threads=1\n",
 		   q.rows, q.cols, cfg.n_tenants, cfg.draws,
-		   (unsigned long long) cfg.seed, cost_path ? "file" : "unit",
+		   (unsigned long long) cfg.seed, cost_path ? "file" : "unit", cfg.overhead,
 		   cfg.oracle_cost ? "oracle (true costs: reference only)" :
 		   PolicyCostKindName(cfg.cost_model), kernel_name);
 
@@ -502,6 +613,9 @@ ReplayMain(int argc, char **argv)
 			   outs[di].prior_lengthscale, outs[di].prior_signal_var,
 			   outs[di].prior_noise_var, outs[di].gp_jitter,
 			   outs[di].gp_failed, outs[di].cost_log_rmse);
+		if (di == 0)
+			printf("# identical rows removed before drawing tenants: %d (%d distinct rows left)\n",
+				   outs[di].rows_removed, outs[di].rows_used);
 		PrintStudy(&outs[di], devices[di], base_items, nbase);
 	}
 

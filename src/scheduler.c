@@ -103,6 +103,17 @@ static TimestampTz last_sweep = 0;
 static bool recovered = false;
 static char *bootstrap_user = NULL;
 
+/*
+ * The run budget (easeml.run_budget): while every slot is busy and a
+ * tenant waits below its fair share, the longest-running trainer of a
+ * tenant above its share that has used its budget is stopped and its run
+ * marked interrupted (docs/scheduler.md, "Fair shares").  Checked when the
+ * catalog changed, else every PREEMPT_CHECK_MS.
+ */
+#define PREEMPT_CHECK_MS 1000
+static TimestampTz last_preempt_check = 0;
+static char preempt_for[EASEML_MAX_SLOTS][NAMEDATALEN];
+
 static void
 HandleSigchld(SIGNAL_ARGS)
 {
@@ -338,6 +349,14 @@ BuildResult(int slot)
 	{
 		run_status = "cancelled";
 		error = psprintf("cancelled by request (%s)", how);
+	}
+	else if (t->stop_reason == EASEML_STOP_PREEMPT)
+	{
+		/* nobody's fault: the candidate is tried again, with more time */
+		run_status = "interrupted";
+		error = psprintf("preempted after %ld s: tenant \"%s\" waited below its fair share of the slots (easeml.run_budget = %d s; %s)",
+						 (long) ((GetCurrentTimestamp() - t->started) / USECS_PER_SEC),
+						 preempt_for[slot], easeml_run_budget, how);
 	}
 	else if (t->stop_reason == EASEML_STOP_TIMEOUT)
 	{
@@ -979,6 +998,104 @@ DecideFreeSlots(CatState *state)
 	}
 }
 
+/* Seconds a trainer has run. */
+static double
+Elapsed(const EasemlTrainer *t)
+{
+	return (double) (GetCurrentTimestamp() - t->started) / USECS_PER_SEC;
+}
+
+/* A trainer that may be preempted: running, not stopping, past the budget. */
+static bool
+OverBudget(const EasemlTrainer *t)
+{
+	return t->pid > 0 && !t->exited && t->term_sent == 0 &&
+		t->stop_reason == EASEML_STOP_NONE && Elapsed(t) > easeml_run_budget;
+}
+
+/*
+ * Should a full scheduler look for a run to preempt?  Only when the
+ * budget is on, some trainer is past it, and the catalog changed (a new
+ * task) or PREEMPT_CHECK_MS passed.
+ */
+static bool
+PreemptionDue(void)
+{
+	bool		any = false;
+
+	if (easeml_run_budget <= 0 || easeml_max_parallel_per_tenant == 0)
+		return false;
+	for (int slot = 0; slot < EASEML_MAX_SLOTS && !any; slot++)
+		any = OverBudget(SupervisorSlot(slot));
+	return any && (world_changed ||
+				   TimestampDifferenceExceeds(last_preempt_check, GetCurrentTimestamp(),
+											  PREEMPT_CHECK_MS));
+}
+
+/*
+ * Every slot is busy and the world is synced: for each tenant waiting
+ * below its fair share (less the preemptions already under way), stop the
+ * longest-running trainer of a tenant above its share that has run longer
+ * than its budget: easeml.run_budget and twice its estimate, doubled for
+ * every earlier preemption of the same candidate.
+ */
+static void
+PreemptOverShare(void)
+{
+	const char *starved;
+	int			n_starved = LiveWorldStarved(&starved);
+	int64		ids[EASEML_MAX_SLOTS];
+	int			slots[EASEML_MAX_SLOTS];
+	CatRunBudget budget[EASEML_MAX_SLOTS];
+	int			n = 0;
+
+	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
+	{
+		EasemlTrainer *t = SupervisorSlot(slot);
+
+		if (t->pid > 0 && !t->exited && t->stop_reason == EASEML_STOP_PREEMPT)
+			n_starved--;		/* a slot is being freed already */
+		else if (OverBudget(t))
+		{
+			ids[n] = t->run_id;
+			slots[n++] = slot;
+		}
+	}
+	if (n_starved <= 0 || n == 0)
+		return;
+	CatalogBegin("easeml: checking run budgets");
+	CatalogRunBudgets(ids, n, budget);
+	CatalogCommit();
+	while (n_starved-- > 0)
+	{
+		int			victim = -1;
+		double		longest = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			EasemlTrainer *t = SupervisorSlot(slots[i]);
+			double		limit = Max((double) easeml_run_budget, 2.0 * budget[i].est_seconds);
+
+			limit = ldexp(limit, Min(budget[i].preempted, 20));
+			if (budget[i].tenant == NULL || !LiveWorldOverShare(budget[i].tenant) ||
+				t->stop_reason != EASEML_STOP_NONE || Elapsed(t) <= limit)
+				continue;
+			if (victim < 0 || Elapsed(t) > longest)
+			{
+				victim = i;
+				longest = Elapsed(t);
+			}
+		}
+		if (victim < 0)
+			return;
+		strlcpy(preempt_for[slots[victim]], starved, NAMEDATALEN);
+		ereport(LOG,
+				(errmsg("easeml: preempting run %lld of tenant \"%s\" after %.0f s: tenant \"%s\" waits below its fair share",
+						(long long) ids[victim], budget[victim].tenant, longest, starved)));
+		SupervisorStop(slots[victim], EASEML_STOP_PREEMPT);
+	}
+}
+
 /*
  * Fill free slots: first runs users queued, then the policy's choices,
  * each on a device placement chooses (src/devices.c).
@@ -991,16 +1108,21 @@ Schedule(void)
 	CatClaim	claims[EASEML_MAX_SLOTS];
 	int			nclaims;
 	CatState	state;
+	bool		full;
 
 	/* nothing is placed before the devices are known */
 	if (!easeml_enabled || !DevicesKnown())
 		return;
 	if (world_changed)
 		DevicesChanged();
-	/* tasks only complete when runs end, which frees a slot: nothing to do */
-	if (DevicesFree() == 0)
+	/*
+	 * Every slot busy: tasks only complete when runs end, which frees a
+	 * slot; only the run budget may have something to do.
+	 */
+	full = DevicesFree() == 0;
+	if (full && !PreemptionDue())
 		return;
-	if (!world_changed &&
+	if (!full && !world_changed &&
 		!TimestampDifferenceExceeds(last_load, GetCurrentTimestamp(), IDLE_RELOAD_MS))
 		return;
 	world_changed = false;
@@ -1022,6 +1144,13 @@ Schedule(void)
 	strlcpy(EasemlState->policy, state.policy, sizeof(EasemlState->policy));
 	SpinLockRelease(&EasemlState->mutex);
 
+	if (full)
+	{
+		last_preempt_check = GetCurrentTimestamp();
+		PreemptOverShare();
+		refit_pending = LiveWorldRefitStart(&state);
+		return;
+	}
 	for (int i = 0; i < nclaims; i++)
 		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
 	if (nclaims > 0)

@@ -21,7 +21,9 @@ typedef enum EasemlStopReason
 	EASEML_STOP_NONE = 0,
 	EASEML_STOP_CANCEL,			/* a user asked */
 	EASEML_STOP_TIMEOUT,		/* easeml.run_timeout passed */
-	EASEML_STOP_ORPHAN			/* its run row or task is gone */
+	EASEML_STOP_ORPHAN,			/* its run row or task is gone */
+	EASEML_STOP_PREEMPT			/* over easeml.run_budget while another
+								 * tenant waits below its fair share */
 } EasemlStopReason;
 
 /* One slot of the scheduler's trainer table. */

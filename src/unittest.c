@@ -1014,6 +1014,54 @@ TestDecisionFairShare(void)
 }
 
 /*
+ * Fair shares while every slot is busy (the run budget): a tenant holding
+ * both slots is over its share once a second tenant wants a run, that
+ * tenant is starved; nobody is once each holds one, or with no shared cap,
+ * or when the newcomer has nothing it could run.
+ */
+static void
+TestDecisionFairSharesFull(void)
+{
+	const int	K = 3;
+	double		mu[3] = {0.5, 0.6, 0.7};
+	GpPrior		prior;
+	DecisionWorld w;
+	DecisionTask *a1,
+			   *b;
+	unsigned char starved[2],
+				over[2];
+
+	DiagPrior(&prior, K, mu);
+	MakeWorld(&w, K, "hybrid:cost", 2);
+	w.slots = 2;
+	w.tenant_cap = -1;
+	DecisionSetPrior(&w, DECISION_CLASSIFICATION, &prior);
+	a1 = AddTask(&w, 1, 0, NULL);
+	DecisionStart(&w, a1, 0);
+	DecisionStart(&w, a1, 1);
+	CHECK(DecisionFairShares(&w, starved, over) == 0 && !over[0],
+		  "alone, two runs are not over any share");
+	b = AddTask(&w, 2, 1, NULL);
+	CHECK(DecisionFairShares(&w, starved, over) == 1 && starved[1] && !starved[0] &&
+		  over[0] && !over[1], "a newcomer is starved, the holder of both slots over its share");
+	DecisionBlock(&w, b, 1);
+	CHECK(DecisionFairShares(&w, starved, over) == 0 && !over[0],
+		  "a newcomer with nothing to run starves nobody");
+	DecisionBlock(&w, b, 0);
+	DecisionEnd(&w, a1, 1, 1);
+	DecisionStart(&w, b, 0);
+	CHECK(DecisionFairShares(&w, starved, over) == 0 && !over[0] && !over[1],
+		  "one slot each: nobody starved or over");
+	DecisionEnd(&w, b, 0, 1);
+	DecisionStart(&w, a1, 1);
+	w.tenant_cap = 0;
+	CHECK(DecisionFairShares(&w, starved, over) == 0 && !over[0],
+		  "no shared cap: no fair share to enforce");
+	DecisionWorldFree(&w);
+	GpPriorFree(&prior);
+}
+
+/*
  * The world's posterior is the closed-form one, whatever the order of
  * results; a new prior rebuilds it; kinds never share a prior and a
  * regression task never gets a classification-only arm.
@@ -1536,6 +1584,22 @@ TestReplayHand(void)
 	CHECK(out.time_to[0] == 2.0, "loss <= 0.5 first at t = 2, got %g", out.time_to[0]);
 	CHECK(out.final_loss[0] == 0.0, "final loss 0");
 	CHECK(out.worst_regret[1] == 0.0, "worst regret 0 at loss 0");
+	/* rows 2-5 are one quality vector: three copies left out */
+	CHECK(out.rows_removed == 3 && out.rows_used == 3, "identical rows removed: %d, used %d",
+		  out.rows_removed, out.rows_used);
+	{
+		double		zero_at = out.time_to[1];
+
+		/* a fixed charge of 0.5 s per run: every run takes 1.5 s */
+		ReplayOutputFree(&out);
+		cfg.overhead = 0.5;
+		rc = ReplayRun(&cfg, &out, err, sizeof(err));
+		CHECK(rc == 0, "replay with overhead: %s", err);
+		CHECK(rc == 0 && out.time_to[1] == 1.5 * zero_at && out.time_to[0] == 3.0,
+			  "overhead 0.5: zero at %g (want %g), loss <= 0.5 at %g (want 3)",
+			  out.time_to[1], 1.5 * zero_at, out.time_to[0]);
+		cfg.overhead = 0.0;
+	}
 	ReplayOutputFree(&out);
 
 	/* every policy finishes with loss 0 and never repeats an arm */
@@ -1841,6 +1905,7 @@ main(void)
 	TestIndex();
 	TestDecisionFifo();
 	TestDecisionFairShare();
+	TestDecisionFairSharesFull();
 	TestDecisionPosterior();
 	TestDecisionRandom();
 	TestDecisionMap();

@@ -74,7 +74,10 @@ ok($node->poll_query_until('postgres',
 		"SELECT status = 'failed' FROM easeml.tasks WHERE name = 'flaky'"),
 	'a task whose runs keep failing is marked failed');
 like($node->safe_psql('postgres', "SELECT status_reason FROM easeml.tasks WHERE name = 'flaky'"),
-	qr/failed in a row: .*a transient failure/, 'with the last error');
+	qr/failed in a row: .*a transient failure/, 'with the last error')
+  or diag($node->safe_psql('postgres', q{
+	SELECT r.id, r.status, r.error, r.log_path FROM easeml.runs r
+	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'flaky' ORDER BY r.id}));
 $node->safe_psql('postgres', q{
 	ALTER SYSTEM RESET easeml.trainer_path; SELECT pg_reload_conf();});
 query_as($node, 'lab_a', "UPDATE easeml.tasks SET status = 'active' WHERE name = 'flaky'");

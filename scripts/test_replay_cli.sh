@@ -1,0 +1,100 @@
+#!/bin/bash
+# scripts/test_replay_cli.sh: the easeml-replay command line checks its
+# input.  Every bad option value must exit with status 2 and say why (it
+# used to run with atoi's guess: --tenants 4294967297 ran 1 tenant,
+# --thresholds 0.1,,x ran with 0 for x); CSVs accept subnormal numbers and
+# reject repeated row ids; identical rows are removed and counted before
+# tenants are drawn; --overhead charges every run.
+# Run by scripts/test.sh unit; needs only the built ./easeml-replay.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${EASEML_REPLAY:-./easeml-replay}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+checks=0
+
+fail() {
+	echo "not ok: $*" >&2
+	fails=$((fails + 1))
+}
+
+# A 6 x 3 quality matrix: rows 4-6 repeat row 3 (two copies to remove).
+cat >"$tmp/q.csv" <<'EOF'
+id,a,b,c
+1,0.9,0.5,0.6
+2,0.2,0.8,0.3
+3,0.1,0.5,0.95
+4,0.1,0.5,0.95
+5,0.1,0.5,0.95
+6,0.3,0.4,1e-308
+EOF
+
+# rejected: exit status 2 and a message naming the option
+reject() {
+	local want=$1
+	shift
+	checks=$((checks + 1))
+	out=$("$BIN" --quality "$tmp/q.csv" --draws 1 --tenants 2 "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -ne 2 ]; then
+		fail "easeml-replay $* exited $rc, want 2 ($out)"
+	elif ! grep -qF -- "$want" <<<"$out"; then
+		fail "easeml-replay $*: message \"$out\" does not mention \"$want\""
+	fi
+}
+
+reject "--tenants must be an integer" --tenants 4294967297
+reject "--tenants must be an integer" --tenants 12x
+reject "--tenants must be an integer" --tenants 0
+reject "--draws must be an integer" --draws ""
+reject "--thresholds: empty item" --thresholds 0.1,,x
+reject "--thresholds must be a number" --thresholds 0.1,x
+reject "--thresholds must be a number" --thresholds 1.5
+reject "--thresholds: empty item" --thresholds 0.1,
+reject "--shrinkage must be a number" --shrinkage nan
+reject "--shrinkage must be a number" --shrinkage -0.5
+reject "--noise-var must be a number" --noise-var NaN
+reject "--noise-var must be a number" --noise-var -1e-4
+reject "--stop-loss must be a number" --stop-loss nan
+reject "--stop-loss must be a number" --stop-loss -0.01
+reject "--overhead must be a number" --overhead -1
+reject "--overhead must be a number" --overhead inf
+reject "--devices must be an integer" --devices 1,0
+reject "--seed must be an integer" --seed -3
+reject "--policies: empty item" --policies popular,
+reject "baseline \"rr\" is not one of --policies" --policies popular --baselines rr
+reject "needs a value" --overhead
+
+# accepted: the subnormal cell parses, identical rows are counted
+checks=$((checks + 1))
+out=$("$BIN" --quality "$tmp/q.csv" --draws 1 --tenants 2 --policies popular 2>&1)
+if [ $? -ne 0 ]; then
+	fail "valid run failed: $out"
+elif ! grep -q "identical rows removed before drawing tenants: 2 (4 distinct rows left)" <<<"$out"; then
+	fail "identical rows not reported: $out"
+fi
+
+# repeated row id
+checks=$((checks + 1))
+printf 'id,a\n7,0.5\n7,0.6\n' >"$tmp/dup.csv"
+out=$("$BIN" --quality "$tmp/dup.csv" --draws 1 --tenants 1 2>&1)
+if [ $? -eq 0 ] || ! grep -q 'row id "7" already appeared on line 2' <<<"$out"; then
+	fail "repeated row id accepted: $out"
+fi
+
+# --overhead 1 with unit costs: every run takes 2 s, so every time to a
+# loss target doubles
+time_to() {
+	"$BIN" --quality "$tmp/q.csv" --draws 1 --tenants 2 --policies popular \
+		--thresholds 0 "$@" | awk '$1 == "TIME" { sub("median=", "", $5); print $5 }'
+}
+checks=$((checks + 1))
+t0=$(time_to)
+t1=$(time_to --overhead 1)
+if [ -z "$t0" ] || ! awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(a > 0 && b == 2 * a) }'; then
+	fail "--overhead 1 with unit costs: time $t1, want 2 x $t0"
+fi
+
+echo "test_replay_cli.sh: $checks checks, $fails failed"
+[ $fails -eq 0 ]
