@@ -1009,7 +1009,7 @@ Elapsed(const EasemlTrainer *t)
 static bool
 OverBudget(const EasemlTrainer *t)
 {
-	return t->pid > 0 && !t->exited && t->term_sent == 0 &&
+	return SupervisorStarted(t) && !t->exited && t->term_sent == 0 &&
 		t->stop_reason == EASEML_STOP_NONE && Elapsed(t) > easeml_run_budget;
 }
 
@@ -1053,7 +1053,7 @@ PreemptOverShare(void)
 	{
 		EasemlTrainer *t = SupervisorSlot(slot);
 
-		if (t->pid > 0 && !t->exited && t->stop_reason == EASEML_STOP_PREEMPT)
+		if (SupervisorStarted(t) && !t->exited && t->stop_reason == EASEML_STOP_PREEMPT)
 			n_starved--;		/* a slot is being freed already */
 		else if (OverBudget(t))
 		{
