@@ -33,7 +33,7 @@ my $examples = "$ENV{TESTDIR}/scripts/custom_trainers";
 my $sleeper = "$tmp/sleeper.py";
 open(my $fh, '>', $sleeper) or die $!;
 print $fh <<"EOF";
-import sys, time
+import os, sys, time
 sys.path.insert(0, "$examples")
 import easeml_custom as ec
 task = ec.read_task()
@@ -46,7 +46,8 @@ while True:
     if time.time() - start >= seconds:
         break
     time.sleep(1)
-ec.result(0.5, slept=seconds)
+ec.result(0.5, slept=seconds, cuda=os.environ.get("CUDA_VISIBLE_DEVICES"),
+          kind=os.environ.get("EASEML_DEVICE_KIND"))
 EOF
 close($fh);
 chmod 0644, $sleeper;
@@ -69,8 +70,11 @@ $node->safe_psql('postgres', qq{
 	SELECT easeml.add_custom_model('quick', ARRAY['$python', '$sleeper'], params => '{"seconds": 1}');
 	SELECT easeml.add_custom_model('slow', ARRAY['$python', '$sleeper'], params => '{"seconds": 600}');
 	SELECT easeml.add_custom_model('medium', ARRAY['$python', '$sleeper'], params => '{"seconds": 25}');
-	UPDATE easeml.models SET enabled = false WHERE name IN ('slow', 'medium');
+	SELECT easeml.add_custom_model('on-gpu', ARRAY['$python', '$sleeper'], params => '{"seconds": 1}',
+								   device_kinds => '{cuda}');
+	UPDATE easeml.models SET enabled = false WHERE name IN ('slow', 'medium', 'on-gpu');
 	SELECT easeml.set_slurm_partition('debug', 2);
+	SELECT easeml.set_slurm_partition('gpu', 1, 'cuda');
 	ALTER SYSTEM SET easeml.enabled = on;
 	SELECT pg_reload_conf();});
 is($node->safe_psql('postgres',
@@ -166,9 +170,31 @@ like($err, qr/permission denied/, 'the trainer\'s role reads no table');
 	extra_params => [ '-U', 'lab_a' ]);
 like($err, qr/permission denied/, 'a tenant cannot report a result');
 
+# ---- a candidate that uses a GPU gets one from Slurm ----------------------
+$node->safe_psql('postgres', q{
+	UPDATE easeml.models SET enabled = (name = 'on-gpu') WHERE name IN ('quick', 'on-gpu');});
+query_as($node, 'lab_a', q{
+	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('gpu', 'public.iris', 'label', 1);});
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'gpu'"),
+	'gpu: the task completes');
+($run, $status, $error) = split /\|/, run_of('gpu', 'on-gpu');
+is($status, 'succeeded', "gpu: the run succeeded $error");
+is($node->safe_psql('postgres', qq{
+	SELECT device || '/' || device_kind || '/' || (metrics -> 'custom' ->> 'kind') || '/'
+		   || coalesce(metrics -> 'custom' ->> 'cuda', 'none')
+	  FROM easeml.runs WHERE id = $run}),
+	'slurm:gpu/cuda/cuda/0', 'gpu: placed on the GPU partition, where Slurm granted it GPU 0');
+$info = slurm_job($slurm, job_of($run));
+is($info->{Partition} . '/' . $info->{TresPerNode}, 'gpu/gres:gpu:1', 'gpu: its job asked for one GPU');
+is($node->safe_psql('postgres', qq{
+	SELECT coalesce(metrics -> 'custom' ->> 'cuda', 'none') FROM easeml.runs r
+	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'normal'}),
+	'', 'normal: a CPU run sees no GPU');
+
 # ---- a cancel --------------------------------------------------------------
 $node->safe_psql('postgres', q{
-	UPDATE easeml.models SET enabled = (name = 'slow') WHERE name IN ('quick', 'slow');});
+	UPDATE easeml.models SET enabled = (name = 'slow') WHERE name IN ('on-gpu', 'slow');});
 query_as($node, 'lab_a', q{
 	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('cancel', 'public.iris', 'label', 1);});
 ($run, $job) = wait_job_running('cancel', 'slow');

@@ -1,6 +1,9 @@
 # A single-node Slurm cluster for easeml's TAP tests, from Debian's
 # packages: munged, slurmctld and slurmd on localhost, run as the test's
-# own user, with a configuration written in a directory of its own.
+# own user, with a configuration written in a directory of its own:
+# partitions debug (the default) and gpu, and one pretend GPU (a gres on
+# /dev/null: Slurm grants it and sets CUDA_VISIBLE_DEVICES; nothing uses
+# it).
 # Everything is private to one test run (munge socket, ports, state and
 # spool directories), so concurrent copies do not meet; stop_slurm (call
 # it from an END block) leaves no daemon and no job behind.
@@ -93,9 +96,13 @@ SlurmdTimeout=10
 InactiveLimit=0
 MinJobAge=3600
 KillWait=5
-NodeName=localhost CPUs=2 RealMemory=1000 State=UNKNOWN
+GresTypes=gpu
+NodeName=localhost CPUs=2 RealMemory=1000 Gres=gpu:1 State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+PartitionName=gpu Nodes=localhost MaxTime=INFINITE State=UP
 EOF
+	# one GPU for Slurm to hand out: it sets CUDA_VISIBLE_DEVICES for it
+	write_file("$dir/gres.conf", "Name=gpu File=/dev/null\n");
 	$ENV{SLURM_CONF} = $s{conf};
 	system('/usr/sbin/slurmctld', '-f', $s{conf}, '-i') == 0
 	  or die 'slurmctld did not start: ' . slurp_or_empty("$dir/slurmctld.log");
