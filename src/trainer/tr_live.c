@@ -171,6 +171,10 @@ ReportResult(int rc)
 	values[3] = rc != EASEML_EXIT_OK && fail_message[0] ? fail_message : NULL;
 	for (;;)
 	{
+		/* a failed read leaves its transaction open: end it (and the tenant's identity) */
+		if (PQstatus(live_conn) == CONNECTION_OK &&
+			PQtransactionStatus(live_conn) != PQTRANS_IDLE)
+			PQclear(PQexec(live_conn, "ROLLBACK"));
 		if (EnsureSession(live_conn, live_run_id) == 0)
 		{
 			PGresult   *res = PQexecParams(live_conn,
