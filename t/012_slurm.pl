@@ -1,10 +1,11 @@
 # The Slurm launcher against a real single-node Slurm (t/SlurmTest.pm):
 # each run is one sbatch job named after it, its trainer connects back as
 # a login role with no privilege of its own and proves itself with the
-# run's token, and reports through the database.  A normal run, a cancel,
-# a time limit, the node dying mid-run (the run is interrupted with
-# Slurm's reason and its candidate trained again) and a database restart
-# under a running job (the job is followed again, never submitted twice).
+# run's token, and reports through the database.  A normal run, a GPU
+# run, a cancel, Slurm's time limit and easeml's, the node dying mid-run
+# (the run is interrupted with Slurm's reason and its candidate trained
+# again) and a database restart under a running job (the job is followed
+# again, never submitted twice).
 use strict;
 use warnings;
 
@@ -202,6 +203,17 @@ query_as($node, 'lab_a', "SELECT easeml.cancel($run)");
 ok($node->poll_query_until('postgres', "SELECT status = 'cancelled' FROM easeml.runs WHERE id = $run"),
 	'cancel: the run is cancelled');
 like(slurm_job($slurm, $job)->{JobState}, qr/^CANCELLED/, 'cancel: scancel ended its job');
+
+# ---- Slurm's own time limit (an admin shortened the job's) ------------------
+query_as($node, 'lab_a', q{
+	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('slurmlimit', 'public.iris', 'label', 1);});
+($run, $job) = wait_job_running('slurmlimit', 'slow');
+slurm_cmd($slurm, 'scontrol', 'update', "JobId=$job", 'TimeLimit=1');
+ok($node->poll_query_until('postgres', "SELECT status = 'failed' FROM easeml.runs WHERE id = $run"),
+	'slurmlimit: the run fails when Slurm\'s time limit ends its job');
+like((split /\|/, run_of('slurmlimit', 'slow'))[2],
+	qr/^timed out: Slurm job $job ended TIMEOUT/, 'slurmlimit: as timed out, in Slurm\'s words');
+is(slurm_job($slurm, $job)->{JobState}, 'TIMEOUT', 'slurmlimit: Slurm says TIMEOUT');
 
 # ---- a time limit ----------------------------------------------------------
 $node->safe_psql('postgres', q{
