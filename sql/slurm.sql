@@ -47,6 +47,7 @@ SELECT has_table_privilege('regress_slurm_trainer', 'easeml.trainer_jobs', 'SELE
 SET SESSION AUTHORIZATION regress_slurm_trainer;
 SELECT try($$SELECT easeml.trainer_spec(1)$$);
 SELECT try($$SELECT easeml.trainer_progress(1, 1, 0.5)$$);
+SELECT try($$SELECT easeml.trainer_progress(1, 1, 0.5, 0.9)$$);
 SELECT try($$SELECT easeml.trainer_artifact(1, '\x00')$$);
 SELECT try($$SELECT easeml.trainer_command(1)$$);
 SELECT try($$SELECT easeml.trainer_result(1, 0, '{}', NULL)$$);
@@ -71,6 +72,7 @@ ALTER SYSTEM SET easeml.launcher = 'kubernetes';
 DELETE FROM easeml.devices WHERE launcher = 'slurm';
 REVOKE ALL ON FUNCTION easeml.trainer_attach(bigint, text), easeml.trainer_spec(bigint),
 	easeml.trainer_data_session(bigint), easeml.trainer_progress(bigint, int, float8),
+	easeml.trainer_progress(bigint, int, float8, float8),
 	easeml.trainer_artifact(bigint, bytea), easeml.trainer_command(bigint),
 	easeml.trainer_result(bigint, int, text, text) FROM regress_slurm_trainer;
 DROP ROLE regress_slurm_trainer;

@@ -12,8 +12,9 @@
  *	   (easeml.trainer_data_session), then ROLLBACK, which restores the
  *	   connection's own identity;
  *	4. train (TrRunCandidate; a custom trainer's command, tr_external.c,
- *	   for family "external"), reporting epoch and loss at most once a
- *	   second (easeml.trainer_progress);
+ *	   for family "external"), reporting epoch and loss at most five
+ *	   times a second, and the last epoch with the validation score
+ *	   (easeml.trainer_progress);
  *	5. report how the run ended through the database
  *	   (easeml.trainer_result: exit status, metrics or error) and exit
  *	   with that status.  The scheduler records the result: it alone
@@ -48,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -205,18 +207,56 @@ typedef struct ProgressState
 	double		last_reconnect;
 } ProgressState;
 
-/* Progress sink: at most one UPDATE a second, best effort. */
+/* A measure as SQL float8 text; NaN for "not measured" (and non-finite). */
+static void
+FormatMeasure(char *buf, size_t len, double v)
+{
+	if (isfinite(v))
+		snprintf(buf, len, "%.17g", v);
+	else
+		snprintf(buf, len, "NaN");
+}
+
+/*
+ * Send one progress report (easeml.trainer_progress): the run's epoch and
+ * training loss, and its validation score when measured; NaN is "not
+ * measured".  Best effort: a failure is logged, training goes on.
+ */
+static void
+SendProgress(ProgressState *ps, int epoch, double loss, double score)
+{
+	char		epoch_s[32];
+	char		loss_s[64];
+	char		score_s[64];
+	const char *values[4];
+	PGresult   *res;
+
+	snprintf(epoch_s, sizeof(epoch_s), "%d", epoch);
+	FormatMeasure(loss_s, sizeof(loss_s), loss);
+	FormatMeasure(score_s, sizeof(score_s), score);
+	values[0] = ps->run_id;
+	values[1] = epoch_s;
+	values[2] = loss_s;
+	values[3] = score_s;
+	res = PQexecParams(ps->conn, "SELECT easeml.trainer_progress($1, $2, $3, $4)",
+					   4, NULL, values, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		LogLine("warning: could not report progress: %s", PQerrorMessage(ps->conn));
+	PQclear(res);
+}
+
+/*
+ * Progress sink of the families: at most five reports a second, enough
+ * points for a learning curve (easeml.run_progress) without a statement
+ * per epoch of a fast family.
+ */
 static void
 ReportProgress(void *arg, int epoch, double loss)
 {
 	ProgressState *ps = arg;
 	double		now = TrNow();
-	char		epoch_s[32];
-	char		loss_s[64];
-	const char *values[3];
-	PGresult   *res;
 
-	if (ps->last > 0 && now - ps->last < 1.0)
+	if (ps->last > 0 && now - ps->last < 0.2)
 		return;
 	ps->last = now;
 	/* lost (the database restarted): try again at most every 10 s */
@@ -228,19 +268,7 @@ ReportProgress(void *arg, int epoch, double loss)
 		if (EnsureSession(ps->conn, ps->run_id) != 0)
 			return;
 	}
-	snprintf(epoch_s, sizeof(epoch_s), "%d", epoch);
-	if (isfinite(loss))
-		snprintf(loss_s, sizeof(loss_s), "%.17g", loss);
-	else
-		snprintf(loss_s, sizeof(loss_s), "NaN");
-	values[0] = ps->run_id;
-	values[1] = epoch_s;
-	values[2] = loss_s;
-	res = PQexecParams(ps->conn, "SELECT easeml.trainer_progress($1, $2, $3)",
-					   3, NULL, values, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		LogLine("warning: could not report progress: %s", PQerrorMessage(ps->conn));
-	PQclear(res);
+	SendProgress(ps, epoch, loss, NAN);
 }
 
 /* SQLSTATE of the last error Command() or the spec query got, or "" */
@@ -569,6 +597,8 @@ LiveRun(int argc, char **argv)
 	opt.val_fraction = 0.2;
 	opt.seed = 42;
 	opt.impute = 1;
+	/* the table is read once: its rows may become the prepared rows */
+	opt.take_rows = 1;
 	if (json_object_object_get_ex(spec, "val_fraction", &v))
 		opt.val_fraction = json_object_get_double(v);
 	if (json_object_object_get_ex(spec, "seed", &v))
@@ -700,12 +730,12 @@ LiveRun(int argc, char **argv)
 	}
 	if (cancel_requested)
 		return Fail(run_dir, "cancelled");
-	/* the last epoch, which the once-a-second limit may have held back */
-	if (result.epochs > 0)
-	{
-		ps.last = 0;
-		ReportProgress(&ps, result.epochs, result.train_loss);
-	}
+	/*
+	 * The last epoch, which the rate limit may have held back, with
+	 * the run's validation score: the run's epoch and loss, and the last
+	 * point of its learning curve, are those of the fit that finished.
+	 */
+	SendProgress(&ps, result.epochs > 0 ? result.epochs : 1, result.train_loss, result.score);
 
 	/* the trained parameters; the run still succeeds if they cannot be kept */
 	if (result.artifact != NULL && result.artifact_len > 0 &&
@@ -727,6 +757,14 @@ LiveRun(int argc, char **argv)
 		json_object_object_add(metrics, "artifact_stored", json_object_new_boolean(stored));
 	}
 	json_object_object_add(metrics, "load_seconds", json_object_new_double(load_seconds));
+	{
+		/* the trainer's high-water mark, to compare with the data's size */
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			json_object_object_add(metrics, "peak_rss_bytes",
+								   json_object_new_int64((int64_t) ru.ru_maxrss * 1024));
+	}
 	json_object_object_add(metrics, "rows_loaded", json_object_new_int64(tab.n));
 	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(bytes));
 	json_object_object_add(metrics, "model", json_object_new_string(JsonString(spec, "model")));

@@ -789,19 +789,21 @@ AddTrees(TrArtifact *art, const Tree *trees, int ntrees, const Bins *bins)
 	free(vals);
 }
 
-/* bins for the training and validation rows */
+/* bins for the training and (bva not NULL) validation rows */
 static int
 PrepareBins(const TrData *data, int max_bins, Bins *bins, uint8_t **btr,
 			uint8_t **bva)
 {
 	memset(bins, 0, sizeof(*bins));
 	*btr = malloc((size_t) data->n_train * data->d);
-	*bva = malloc((size_t) (data->n_val > 0 ? data->n_val : 1) * data->d);
-	if (*btr == NULL || *bva == NULL ||
+	if (bva != NULL)
+		*bva = malloc((size_t) (data->n_val > 0 ? data->n_val : 1) * data->d);
+	if (*btr == NULL || (bva != NULL && *bva == NULL) ||
 		BinsFit(bins, data->Xtr, data->n_train, data->d, max_bins) != 0)
 		return -1;
 	BinsApply(bins, data->Xtr, data->n_train, *btr);
-	BinsApply(bins, data->Xva, data->n_val, *bva);
+	if (bva != NULL)
+		BinsApply(bins, data->Xva, data->n_val, *bva);
 	return 0;
 }
 
@@ -935,6 +937,9 @@ done:
 
 /* ---- gradient boosting -------------------------------------------------- */
 
+/* histogram memory up to which every open leaf keeps its histogram */
+#define GBT_HIST_BUDGET ((size_t) 16 << 20)
+
 typedef struct HistBin
 {
 	double		g;
@@ -978,6 +983,9 @@ typedef struct GbtBuilder
 	GbtLeaf    *leaves;
 	HistBin   **pool;			/* free histograms */
 	int			npool;
+	int			nhist;			/* histograms allocated */
+	int			max_hist;		/* at most this many (GBT_HIST_BUDGET) */
+	int			nleaves;		/* leaves[0 .. nleaves) are open */
 	double	   *gbuf;			/* n: gradients of a node's rows, gathered */
 	double	   *hbuf;
 	HistBin    *hist2;			/* TREE_MAX_BINS: second partial histogram */
@@ -1092,12 +1100,38 @@ FindSplit(GbtBuilder *b, GbtLeaf *lf)
 	}
 }
 
+/*
+ * A histogram buffer: a free one, a new one while fewer than max_hist
+ * exist, else the one of the open leaf with the lowest split gain, the
+ * leaf least likely to be split next.  Such a leaf, if it is split after
+ * all, has both children histogrammed from its rows (GrowBoostTree).
+ * Each histogram is d x 256 bins of 24 bytes (4.8 MB at 784 features), so
+ * one per leaf would be 150 MB at 31 leaves, as much as the data.
+ */
 static HistBin *
 TakeHist(GbtBuilder *b)
 {
+	int			victim = -1;
+	HistBin    *h;
+
 	if (b->npool > 0)
 		return b->pool[--b->npool];
-	return malloc(sizeof(HistBin) * (size_t) b->d * TREE_MAX_BINS);
+	if (b->nhist < b->max_hist)
+	{
+		h = malloc(sizeof(HistBin) * (size_t) b->d * TREE_MAX_BINS);
+		if (h != NULL)
+			b->nhist++;
+		return h;
+	}
+	for (int q = 0; q < b->nleaves; q++)
+		if (b->leaves[q].hist != NULL &&
+			(victim < 0 || b->leaves[q].split.gain < b->leaves[victim].split.gain))
+			victim = q;
+	if (victim < 0)
+		return NULL;			/* cannot happen: max_hist >= 3 */
+	h = b->leaves[victim].hist;
+	b->leaves[victim].hist = NULL;
+	return h;
 }
 
 static void
@@ -1128,6 +1162,7 @@ GrowBoostTree(GbtBuilder *b, Tree *t, double *F, int stride)
 		b->leaves[0].G += b->g[i];
 		b->leaves[0].H += b->h[i];
 	}
+	b->nleaves = 1;
 	if ((b->leaves[0].hist = TakeHist(b)) == NULL)
 		return -1;
 	BuildHist(b, b->idx, 0, b->n, b->leaves[0].hist);
@@ -1140,7 +1175,6 @@ GrowBoostTree(GbtBuilder *b, Tree *t, double *F, int stride)
 					cl,
 					cr;
 		int			mid;
-		const HistBin *small_src;
 
 		for (int q = 0; q < nleaves; q++)
 			if (b->leaves[q].split.feature >= 0 &&
@@ -1167,27 +1201,41 @@ GrowBoostTree(GbtBuilder *b, Tree *t, double *F, int stride)
 		t->nodes[lf->node].left = cl.node;
 		t->nodes[lf->node].right = cr.node;
 
-		/* the smaller child is histogrammed, the larger one subtracted */
+		/*
+		 * The smaller child is histogrammed, the larger one subtracted from
+		 * the parent, or histogrammed too when the parent's was taken.
+		 */
 		{
 			GbtLeaf    *sm = (cl.hi - cl.lo) <= (cr.hi - cr.lo) ? &cl : &cr;
 			GbtLeaf    *lg = sm == &cl ? &cr : &cl;
 
-			sm->hist = TakeHist(b);
-			if (sm->hist == NULL)
-				return -1;
-			BuildHist(b, b->idx, sm->lo, sm->hi, sm->hist);
 			lg->hist = lf->hist;	/* reuse the parent's buffer */
 			lf->hist = NULL;
-			small_src = sm->hist;
-			for (int j = 0; j < b->d; j++)
-				for (int bin = 0; bin < b->nbins[j]; bin++)
+			if ((sm->hist = TakeHist(b)) == NULL)
+			{
+				GiveHist(b, lg->hist);
+				return -1;
+			}
+			BuildHist(b, b->idx, sm->lo, sm->hi, sm->hist);
+			if (lg->hist == NULL)
+			{
+				if ((lg->hist = TakeHist(b)) == NULL)
 				{
-					size_t		o = (size_t) j * TREE_MAX_BINS + bin;
-
-					lg->hist[o].g -= small_src[o].g;
-					lg->hist[o].h -= small_src[o].h;
-					lg->hist[o].n -= small_src[o].n;
+					GiveHist(b, sm->hist);
+					return -1;
 				}
+				BuildHist(b, b->idx, lg->lo, lg->hi, lg->hist);
+			}
+			else
+				for (int j = 0; j < b->d; j++)
+					for (int bin = 0; bin < b->nbins[j]; bin++)
+					{
+						size_t		o = (size_t) j * TREE_MAX_BINS + bin;
+
+						lg->hist[o].g -= sm->hist[o].g;
+						lg->hist[o].h -= sm->hist[o].h;
+						lg->hist[o].n -= sm->hist[o].n;
+					}
 		}
 		for (int i = cl.lo; i < cl.hi; i++)
 		{
@@ -1198,8 +1246,20 @@ GrowBoostTree(GbtBuilder *b, Tree *t, double *F, int stride)
 		cr.H = lf->H - cl.H;
 		FindSplit(b, &cl);
 		FindSplit(b, &cr);
+		/* a leaf that cannot split needs its histogram no more */
+		if (cl.split.feature < 0)
+		{
+			GiveHist(b, cl.hist);
+			cl.hist = NULL;
+		}
+		if (cr.split.feature < 0)
+		{
+			GiveHist(b, cr.hist);
+			cr.hist = NULL;
+		}
 		b->leaves[best] = cl;
 		b->leaves[nleaves++] = cr;
+		b->nleaves = nleaves;
 	}
 
 	/* leaf values; apply them to the training rows */
@@ -1270,12 +1330,25 @@ GbtFit(const TrContext *ctx, TrResult *res)
 	b.idx = malloc(sizeof(int) * n);
 	b.leaves = calloc(b.max_leaves + 1, sizeof(GbtLeaf));
 	b.pool = calloc(b.max_leaves + 2, sizeof(HistBin *));
+	{
+		/* GBT_HIST_BUDGET, or an eighth of the data when that is more */
+		size_t		one = sizeof(HistBin) * (size_t) d * TREE_MAX_BINS;
+		size_t		budget = (size_t) n * d * sizeof(float) / 8;
+
+		if (budget < GBT_HIST_BUDGET)
+			budget = GBT_HIST_BUDGET;
+		b.max_hist = (int) (budget / one);
+		if (b.max_hist < 3)
+			b.max_hist = 3;
+		if (b.max_hist > b.max_leaves + 1)
+			b.max_hist = b.max_leaves + 1;
+	}
 	b.gbuf = malloc(sizeof(double) * n);
 	b.hbuf = malloc(sizeof(double) * n);
 	b.hist2 = malloc(sizeof(HistBin) * TREE_MAX_BINS);
 	if (!b.gbuf || !b.hbuf || !b.hist2 || !trees || !F || !Fv || !g || !h || !gc || !hc || !init || !pred || !tpred ||
 		!b.idx || !b.leaves || !b.pool ||
-		PrepareBins(data, max_bins, &bins, &btr, &bva) != 0)
+		PrepareBins(data, max_bins, &bins, &btr, NULL) != 0)
 	{
 		TrSetError(res, "out of memory for gbt (%d x %d)", n, d);
 		goto done;
@@ -1389,7 +1462,21 @@ GbtFit(const TrContext *ctx, TrResult *res)
 		res->epochs = r + 1;
 	}
 
-	/* validation: init + sum of tree outputs */
+	/*
+	 * validation: init + sum of tree outputs, on validation rows binned now
+	 * that the training bins and histograms are gone
+	 */
+	for (int i = 0; i < b.npool; i++)
+		free(b.pool[i]);
+	b.npool = 0;
+	free(btr);
+	btr = NULL;
+	if ((bva = malloc((size_t) (nv > 0 ? nv : 1) * d)) == NULL)
+	{
+		TrSetError(res, "out of memory for gbt (%d x %d)", nv, d);
+		goto done;
+	}
+	BinsApply(&bins, data->Xva, nv, bva);
 	for (int i = 0; i < nv; i++)
 		memcpy(Fv + (size_t) i * kk, init, sizeof(double) * kk);
 	for (int tr = 0; tr < ntrees; tr++)

@@ -180,7 +180,8 @@ BEGIN
 	END IF;
 	EXECUTE format('GRANT EXECUTE ON FUNCTION easeml.trainer_attach(bigint, text),'
 				   ' easeml.trainer_spec(bigint), easeml.trainer_data_session(bigint),'
-				   ' easeml.trainer_progress(bigint, int, float8), easeml.trainer_artifact(bigint, bytea),'
+				   ' easeml.trainer_progress(bigint, int, float8),'
+				   ' easeml.trainer_progress(bigint, int, float8, float8), easeml.trainer_artifact(bigint, bytea),'
 				   ' easeml.trainer_command(bigint), easeml.trainer_result(bigint, int, text, text) TO %I',
 				   role);
 END;
