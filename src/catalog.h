@@ -174,7 +174,7 @@ typedef enum CatalogStatus
 } CatalogStatus;
 
 extern CatalogStatus CatalogReady(void);
-extern int	CatalogRecover(void);
+extern int	CatalogRecover(const int64 *keep, int n);
 extern char *CatalogBootstrapUser(void);
 /*
  * Load what a scheduling step needs; full adds the history and the

@@ -482,6 +482,11 @@ ReplayParsePolicy(const char *spec, ReplayPolicy *policy, char *err,
 		return REPLAY_BAD_INPUT;
 	}
 	snprintf(policy->name, sizeof(policy->name), "%s", spec);
+	if (strcmp(spec, "auto") == 0)
+	{
+		policy->auto_select = 1;
+		spec = "default";
+	}
 	if (PolicyParseSpec(spec, &policy->params, err, errlen) != POLICY_OK)
 		return REPLAY_BAD_INPUT;
 	return REPLAY_OK;
@@ -548,6 +553,8 @@ typedef struct DrawCtx
 	const int  *rows;			/* n_rows usable rows (duplicates removed) */
 	int			n_rows;
 	int		   *tenant_row;		/* n */
+	const int  *prior_row;		/* n_prior rows that build the prior */
+	int			n_prior;
 	double	   *fstar;			/* n: best quality of each tenant's row */
 	GpPrior		prior;
 	PolicyCostModel cost_model;
@@ -905,6 +912,8 @@ DrawSetup(DrawCtx *c, int draw, int *perm, char *err, size_t errlen)
 	n_prior = c->n_rows - c->n;
 	if (cfg->n_prior > 0 && cfg->n_prior < n_prior)
 		n_prior = cfg->n_prior;
+	c->prior_row = perm + c->n;
+	c->n_prior = n_prior;
 	rc = FitModels(c, perm + c->n, n_prior, draw, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -952,6 +961,177 @@ DistinctRows(const ReplayConfig *cfg, int *rows)
 	return n;
 }
 
+/* inner draws "auto" replays on the prior rows per outer draw */
+#define REPLAY_AUTO_DRAWS 4
+
+/*
+ * "auto": replay REPLAY_AUTO_CANDIDATES on history rows alone -- some of
+ * them play tenants, the others build their prior, as an installed history
+ * would live -- and choose the candidate whose times to the loss targets
+ * have the smallest geometric mean over the inner draws (a target never
+ * reached counts as twice the inner draw's last completion).  See
+ * replay.h.  [R]
+ */
+int
+ReplayAutoChoose(const ReplayConfig *base, const int *rows, int n_rows,
+				 int n_tenants, uint64_t seed, int *choice, char *err,
+				 size_t errlen)
+{
+	static const double default_thr[] = {0.01, 0.005, 0.002};
+	const int	K = base->K;
+	const int	m = n_rows;
+	char		list[] = REPLAY_AUTO_CANDIDATES;
+	const char *cands[8];
+	int			nc = 0;
+	ReplayConfig in;
+	ReplayOutput out;
+	double	   *q = NULL,
+			   *cost = NULL,
+			   *sizes = NULL;
+	double		best_score = INFINITY;
+	int			best = 0,
+				rc;
+
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && nc < 8;
+		 tok = strtok_r(NULL, ",", &save))
+		cands[nc++] = tok;
+	*choice = 0;
+	if (m / 2 < 1 || n_tenants < 1)
+		return REPLAY_OK;		/* too little history: the first candidate */
+
+	q = malloc(sizeof(double) * (size_t) m * K);
+	if (base->cost)
+		cost = malloc(sizeof(double) * (size_t) m * K);
+	if (base->sizes)
+		sizes = malloc(sizeof(double) * (size_t) m * 2);
+	if (q == NULL || (base->cost && cost == NULL) || (base->sizes && sizes == NULL))
+	{
+		free(q);
+		free(cost);
+		free(sizes);
+		SetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	for (int i = 0; i < m; i++)
+	{
+		int			r = rows[i];
+
+		memcpy(q + (size_t) i * K, base->quality + (size_t) r * K, sizeof(double) * K);
+		if (cost)
+			memcpy(cost + (size_t) i * K, base->cost + (size_t) r * K, sizeof(double) * K);
+		if (sizes)
+		{
+			sizes[2 * i] = base->sizes[2 * r];
+			sizes[2 * i + 1] = base->sizes[2 * r + 1];
+		}
+	}
+
+	ReplayConfigDefault(&in);
+	in.quality = q;
+	in.cost = cost;
+	in.sizes = sizes;
+	in.n_rows = m;
+	in.K = K;
+	in.n_tenants = n_tenants < m / 2 ? n_tenants : m / 2;
+	in.devices = base->devices > 0 ? base->devices : 1;
+	in.n_policies = nc;
+	in.policies = cands;
+	in.draws = REPLAY_AUTO_DRAWS;
+	in.seed = seed;
+	in.n_thresholds = base->n_thresholds > 0 ? base->n_thresholds : 3;
+	in.thresholds = base->n_thresholds > 0 ? base->thresholds : default_thr;
+	in.cost_model = base->cost_model;
+	in.oracle_cost = base->oracle_cost;
+	in.prior = base->prior;
+	in.max_devices_per_tenant = base->max_devices_per_tenant;
+	in.fair_share = base->fair_share;
+	in.overhead = base->overhead;
+	in.grid_points = 2;
+	in.cancel = base->cancel;
+	in.cancel_arg = base->cancel_arg;
+	/* nothing after the last target matters to the choice */
+	in.stop_loss = in.thresholds[0];
+	for (int k = 1; k < in.n_thresholds; k++)
+		if (in.thresholds[k] < in.stop_loss)
+			in.stop_loss = in.thresholds[k];
+
+	rc = ReplayRun(&in, &out, err, errlen);
+	free(q);
+	free(cost);
+	free(sizes);
+	if (rc < 0)
+		return rc;
+	for (int p = 0; p < nc; p++)
+	{
+		double		score = 0.0;
+
+		for (int d = 0; d < out.draws; d++)
+		{
+			double		horizon = 0.0;
+
+			for (int pp = 0; pp < nc; pp++)
+				if (out.final_time[pp * out.draws + d] > horizon)
+					horizon = out.final_time[pp * out.draws + d];
+			for (int k = 0; k < out.n_thresholds; k++)
+			{
+				double		t = out.time_to[((size_t) p * out.draws + d) * out.n_thresholds + k];
+
+				if (isinf(t))
+					t = 2.0 * horizon;
+				score += log(t > 1e-9 ? t : 1e-9);
+			}
+		}
+		if (score < best_score)
+		{
+			best_score = score;
+			best = p;
+		}
+	}
+	ReplayOutputFree(&out);
+	*choice = best;
+	return REPLAY_OK;
+}
+
+/* Name of auto candidate i (into buf), or NULL when i is out of range. */
+const char *
+ReplayAutoCandidate(int i, char *buf, size_t buflen)
+{
+	char		list[] = REPLAY_AUTO_CANDIDATES;
+	int			n = 0;
+
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+		 tok = strtok_r(NULL, ",", &save), n++)
+		if (n == i)
+		{
+			snprintf(buf, buflen, "%s", tok);
+			return buf;
+		}
+	return NULL;
+}
+
+/*
+ * "auto" in a replay: choose on the draw's prior rows (the tenant rows are
+ * never read) and fill *params with the winner's.
+ */
+static int
+ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
+		   char *err, size_t errlen)
+{
+	char		name[REPLAY_NAME_LEN];
+	int			rc;
+
+	rc = ReplayAutoChoose(c->cfg, c->prior_row, c->n_prior, c->n,
+						  c->cfg->seed * 0x9E3779B97F4A7C15ULL +
+						  (uint64_t) draw * 7919 + 17,
+						  choice, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (ReplayAutoCandidate(*choice, name, sizeof(name)) == NULL ||
+		PolicyParseSpec(name, params, err, errlen) != POLICY_OK)
+		return REPLAY_BAD_INPUT;
+	return REPLAY_OK;
+}
+
 /* Free a replay output. */
 void
 ReplayOutputFree(ReplayOutput *out)
@@ -974,6 +1154,7 @@ ReplayOutputFree(ReplayOutput *out)
 	free(out->final_time);
 	free(out->final_loss);
 	free(out->decisions);
+	free(out->auto_choice);
 	free(out->grid);
 	free(out->curve_mean);
 	free(out->curve_median);
@@ -1196,6 +1377,7 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 	out->final_time = malloc(sizeof(double) * (size_t) P * D);
 	out->final_loss = malloc(sizeof(double) * (size_t) P * D);
 	out->decisions = malloc(sizeof(int) * (size_t) P * D);
+	out->auto_choice = malloc(sizeof(int) * (size_t) P * D);
 	out->grid = malloc(sizeof(double) * G);
 	out->curve_mean = malloc(sizeof(double) * (size_t) P * G);
 	out->curve_median = malloc(sizeof(double) * (size_t) P * G);
@@ -1206,7 +1388,7 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 	if (out->names == NULL || out->thresholds == NULL || out->time_to == NULL ||
 		out->worst_regret == NULL || out->median_time == NULL ||
 		out->auc == NULL || out->final_time == NULL || out->final_loss == NULL ||
-		out->decisions == NULL || out->grid == NULL || out->curve_mean == NULL ||
+		out->decisions == NULL || out->auto_choice == NULL || out->grid == NULL || out->curve_mean == NULL ||
 		out->curve_median == NULL || lists == NULL || perm == NULL || rows == NULL || tmp == NULL)
 		goto nomem;
 	for (p = 0; p < P; p++)
@@ -1255,6 +1437,7 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 		{
 			size_t		pd = (size_t) p * D + d;
 			EventList  *l = &lists[pd];
+			PolicyParams run_params;
 
 			if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
 			{
@@ -1262,7 +1445,16 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 				rc = REPLAY_CANCELLED;
 				goto done;
 			}
-			rc = SimulateOne(&c, &pols[p].params,
+			run_params = pols[p].params;
+			out->auto_choice[pd] = -1;
+			if (pols[p].auto_select)
+			{
+				rc = ChooseAuto(&c, d, &run_params, &out->auto_choice[pd],
+								err, errlen);
+				if (rc < 0)
+					goto done;
+			}
+			rc = SimulateOne(&c, &run_params,
 							 cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
 							 l, out->time_to + pd * NK,
 							 out->worst_regret + pd * NK,

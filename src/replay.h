@@ -55,7 +55,8 @@
  *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
  *	 spread=0|1     several devices: prefer tenants with fewer runs in flight
  * e.g. "rr" (per-tenant GP-UCB served round-robin), "popular" (users'
- * heuristic), "hybrid:cost:w=60".
+ * heuristic), "hybrid:cost:w=60".  "auto" (no options) chooses among
+ * REPLAY_AUTO_CANDIDATES per draw by replaying them on the prior rows.
  *
  * IDENTIFICATION
  *	  src/replay.h
@@ -122,7 +123,15 @@ typedef struct ReplayPolicy
 {
 	char		name[REPLAY_NAME_LEN];	/* the spec as given */
 	PolicyParams params;
+	int			auto_select;	/* "auto": on each draw, replay the
+								 * REPLAY_AUTO_CANDIDATES on the draw's
+								 * prior rows (tenants left out) and run the
+								 * one that reached the loss targets
+								 * soonest; params are default's until then */
 } ReplayPolicy;
+
+/* What "auto" chooses from, the first winning ties. */
+#define REPLAY_AUTO_CANDIDATES "default,tenant_bo,popular"
 
 extern int	ReplayParsePolicy(const char *spec, ReplayPolicy *policy,
 							  char *err, size_t errlen);
@@ -230,6 +239,9 @@ typedef struct ReplayOutput
 	double		prior_signal_var;
 	double		cost_log_rmse;	/* rms error of log cost estimates at the
 								 * time of each dispatch, all policies */
+	/* per policy p and draw d (p * draws + d): for an "auto" policy, the
+	 * index in REPLAY_AUTO_CANDIDATES it chose; -1 otherwise */
+	int		   *auto_choice;
 } ReplayOutput;
 
 /*
@@ -242,6 +254,23 @@ typedef struct ReplayOutput
 extern int	ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err,
 					  size_t errlen);
 extern void ReplayOutputFree(ReplayOutput *out);
+
+/*
+ * The "auto" choice on its own, for a caller with an installed history
+ * (the live worker could run it off the decision path): replay every
+ * REPLAY_AUTO_CANDIDATES spec on the history rows rows[0..n_rows) of
+ * base->quality (and base->cost, base->sizes when set; K, thresholds,
+ * cost model, prior options, overhead, devices and fair share from base;
+ * its policy and draw fields are ignored), n_tenants of them (at most half)
+ * playing tenants in each of a few seeded draws, and set *choice to the
+ * index of the candidate that reached the loss targets soonest (geometric
+ * mean of the times).  With fewer than two rows *choice is 0 (default).
+ * ReplayAutoCandidate names candidate i.
+ */
+extern int	ReplayAutoChoose(const ReplayConfig *base, const int *rows,
+							 int n_rows, int n_tenants, uint64_t seed,
+							 int *choice, char *err, size_t errlen);
+extern const char *ReplayAutoCandidate(int i, char *buf, size_t buflen);
 
 /*
  * Speedup of policy 'pol' over policy 'base' at threshold k: per draw

@@ -17,6 +17,11 @@
  * rejected later by TrPrepare), a NULL target leaves the label NULL.  A
  * text feature becomes the code of its value (tr_column.c).
  *
+ * Each tuple is decoded into one row of doubles and appended at once to
+ * the table's compact rows (tr_rows.c, four bytes a cell), so the loader
+ * holds no more than libpq's current message, an incomplete tuple and the
+ * rows in their final form.
+ *
  * IDENTIFICATION
  *	  src/trainer/tr_copy.c
  *
@@ -67,7 +72,8 @@ typedef struct CopyParser
 	TrTable    *tab;
 	int			kind;
 	int			d;
-	long		cap;			/* rows allocated */
+	long		cap;			/* rows of labels or targets allocated */
+	double	   *row;			/* d: the tuple being decoded */
 	int			header_done;
 	int			finished;		/* saw the -1 trailer */
 	unsigned char *carry;		/* bytes of an incomplete tuple */
@@ -82,12 +88,7 @@ Grow(CopyParser *p)
 {
 	TrTable    *tab = p->tab;
 	long		cap = p->cap ? p->cap * 2 : 4096;
-	double	   *X;
 
-	X = realloc(tab->X, sizeof(double) * (size_t) cap * (size_t) p->d);
-	if (X == NULL)
-		goto oom;
-	tab->X = X;
 	if (p->kind == TR_KIND_CLASSIFICATION)
 	{
 		char	  **labels = realloc(tab->labels, sizeof(char *) * (size_t) cap);
@@ -177,7 +178,7 @@ ParseBuffer(CopyParser *p, const unsigned char *buf, size_t len)
 
 		if (tab->n >= p->cap && Grow(p) != 0)
 			return -1;
-		row = tab->X + (size_t) tab->n * (size_t) p->d;
+		row = p->row;
 		q += 2;
 		for (int f = 0; f < p->d; f++)
 		{
@@ -248,6 +249,8 @@ ParseBuffer(CopyParser *p, const unsigned char *buf, size_t len)
 				}
 			}
 		}
+		if (TrRowsAppend(tab, row, p->err, p->errlen) != 0)
+			return -1;
 		tab->n++;
 		pos += need;
 	}
@@ -378,7 +381,9 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 		snprintf(err, errlen, "no feature columns");
 		return -1;
 	}
-	if (kinds != NULL && TrTableSetKinds(out, kinds) != 0)
+	if ((kinds != NULL && TrTableSetKinds(out, kinds) != 0) ||
+		TrRowsBegin(out) != 0 ||
+		(p.row = malloc(sizeof(double) * d)) == NULL)
 	{
 		snprintf(err, errlen, "out of memory");
 		TrTableFree(out);
@@ -389,6 +394,8 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 	{
 		snprintf(err, errlen, "could not read the task's rows: %s",
 				 PQerrorMessage(conn));
+		free(p.row);
+		TrTableFree(out);
 		return -1;
 	}
 	while (PQisBusy(conn))
@@ -401,6 +408,8 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 				 TrServerMessage(res, conn));
 		KeepSqlstate(res, sqlstate);
 		PQclear(res);
+		free(p.row);
+		TrTableFree(out);
 		return -1;
 	}
 	PQclear(res);
@@ -481,7 +490,10 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 		snprintf(err, errlen, "COPY data ended in the middle of a row");
 		rc = -1;
 	}
+	if (rc == 0)
+		rc = TrRowsFinish(out, err, errlen);
 	free(p.carry);
+	free(p.row);
 	if (rc != 0)
 		TrTableFree(out);
 	return rc;
@@ -497,6 +509,7 @@ interrupted:
 		snprintf(err, errlen, "could not read the task's rows: %s",
 				 PQerrorMessage(conn));
 	free(p.carry);
+	free(p.row);
 	TrTableFree(out);
 	return -1;
 }

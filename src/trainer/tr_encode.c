@@ -113,7 +113,7 @@ FitCategories(const TrTable *tab, int j, const int *rows, int nrows, Encoder *e)
 		return -1;
 	for (int i = 0; i < nrows; i++)
 	{
-		double		x = tab->X[(size_t) rows[i] * tab->d + j];
+		double		x = TrCell(tab, rows[i], j);
 
 		if (!isnan(x))
 			cc[(int) x].count++;
@@ -167,7 +167,7 @@ FitCategories(const TrTable *tab, int j, const int *rows, int nrows, Encoder *e)
 static void
 RawValue(const TrTable *tab, int j, int row, double *num, const char **s)
 {
-	double		x = tab->X[(size_t) row * tab->d + j];
+	double		x = TrCell(tab, row, j);
 
 	if (tab->col_kind != NULL && tab->col_kind[j] == TR_COL_CATEGORICAL)
 	{
@@ -249,7 +249,7 @@ TrFitEncoder(const TrTable *tab, int j, const int *rows, int nrows,
 
 	memset(e, 0, sizeof(*e));
 	for (int i = 0; i < nrows; i++)
-		missing += isnan(tab->X[(size_t) rows[i] * tab->d + j]);
+		missing += isnan(TrCell(tab, rows[i], j));
 	e->indicator = missing > 0 && indicator_ok && !opt->no_indicator;
 	if (kind == TR_COL_CATEGORICAL)
 	{
@@ -265,7 +265,7 @@ TrFitEncoder(const TrTable *tab, int j, const int *rows, int nrows,
 			goto oom;
 		for (int i = 0; i < nrows; i++)
 		{
-			double		x = tab->X[(size_t) rows[i] * tab->d + j];
+			double		x = TrCell(tab, rows[i], j);
 
 			if (!isnan(x))
 				vals[n++] = x;

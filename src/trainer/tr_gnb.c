@@ -30,6 +30,7 @@
 #include "trainer.h"
 
 #define GNB_LOSS_ROWS 1000
+#define GNB_BLOCK 1024			/* rows scored at a time (bounds A and S) */
 
 static int
 GnbFit(const TrContext *ctx, TrResult *res)
@@ -110,8 +111,8 @@ GnbFit(const TrContext *ctx, TrResult *res)
 	B = malloc(sizeof(double) * (size_t) k * d);
 	C = malloc(sizeof(double) * (size_t) k * d);
 	cst = malloc(sizeof(double) * k);
-	A = malloc(sizeof(double) * (size_t) (nv > n ? nv : n) * d);
-	S = malloc(sizeof(double) * (size_t) (nv > n ? nv : n) * k);
+	A = malloc(sizeof(double) * (size_t) GNB_BLOCK * d);
+	S = malloc(sizeof(double) * (size_t) GNB_BLOCK * k);
 	pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
 	if (!B || !C || !cst || !A || !S || !pred)
 		goto oom;
@@ -151,46 +152,52 @@ GnbFit(const TrContext *ctx, TrResult *res)
 			TrSetError(res, "cancelled");
 			goto done;
 		}
-		for (int i = 0; i < m; i++)
+		for (int i0 = 0; i0 < m; i0 += GNB_BLOCK)
 		{
-			src = X + (size_t) i * stride * d;
-			for (int j = 0; j < d; j++)
-				A[(size_t) i * d + j] = (double) src[j] * src[j];
-		}
-		/* S = -1/2 X^2 B^T */
-		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, d,
-					-0.5, A, d, B, d, 0.0, S, k);
-		for (int i = 0; i < m; i++)
-		{
-			src = X + (size_t) i * stride * d;
-			for (int j = 0; j < d; j++)
-				A[(size_t) i * d + j] = (double) src[j];
-		}
-		/* S += X C^T */
-		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, d,
-					1.0, A, d, C, d, 1.0, S, k);
-		for (int i = 0; i < m; i++)
-		{
-			double	   *s = S + (size_t) i * k;
-			int			best = 0;
+			int			rows = m - i0 < GNB_BLOCK ? m - i0 : GNB_BLOCK;
 
-			for (int c = 0; c < k; c++)
+			for (int i = 0; i < rows; i++)
 			{
-				s[c] += cst[c];
-				if (s[c] > s[best])
-					best = c;
+				src = X + (size_t) (i0 + i) * stride * d;
+				for (int j = 0; j < d; j++)
+					A[(size_t) i * d + j] = (double) src[j] * src[j];
 			}
-			if (pass == 0)
+			/* S = -1/2 X^2 B^T */
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, d,
+						-0.5, A, d, B, d, 0.0, S, k);
+			for (int i = 0; i < rows; i++)
 			{
-				/* mean negative log posterior of the true class */
-				double		sum = 0.0;
+				src = X + (size_t) (i0 + i) * stride * d;
+				for (int j = 0; j < d; j++)
+					A[(size_t) i * d + j] = (double) src[j];
+			}
+			/* S += X C^T */
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, d,
+						1.0, A, d, C, d, 1.0, S, k);
+			for (int i = 0; i < rows; i++)
+			{
+				double	   *s = S + (size_t) i * k;
+				int			best = 0;
 
 				for (int c = 0; c < k; c++)
-					sum += exp(s[c] - s[best]);
-				nll += s[best] + log(sum) - s[data->ytr[(size_t) i * stride]];
+				{
+					s[c] += cst[c];
+					if (s[c] > s[best])
+						best = c;
+				}
+				if (pass == 0)
+				{
+					/* mean negative log posterior of the true class */
+					double		sum = 0.0;
+
+					for (int c = 0; c < k; c++)
+						sum += exp(s[c] - s[best]);
+					nll += s[best] + log(sum) -
+						s[data->ytr[(size_t) (i0 + i) * stride]];
+				}
+				else
+					pred[i0 + i] = best;
 			}
-			else
-				pred[i] = best;
 		}
 	}
 	res->train_loss = nll / nloss;

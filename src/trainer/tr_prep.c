@@ -98,6 +98,7 @@ TrTableFree(TrTable *tab)
 	free(tab->feature_names);
 	free(tab->labels);
 	free(tab->X);
+	TrRowsFree(tab->rows);
 	free(tab->t);
 	free(tab->col_kind);
 	free(tab->cats);
@@ -271,6 +272,80 @@ FoldSplit(const int *cls, int n, int k, int folds, int fold, uint64_t seed,
 }
 
 /*
+ * The features of table row `row` into dst through the encoders (offset[j]:
+ * where column j's outputs start).  Each cell is read before anything is
+ * written at its place, so dst may be the row's own compact storage when
+ * every column encodes to one number.  0, or -1 with err set.
+ */
+static int
+EncodeRow(const TrTable *tab, TrData *out, const int *offset, int row,
+		  float *dst, char *err, size_t errlen)
+{
+	char		nb[32];
+
+	for (int j = 0; j < tab->d; j++)
+	{
+		double		x = TrCell(tab, row, j);
+		const char *s = NULL;
+		float	   *o = dst + offset[j];
+
+		if (tab->col_kind != NULL && tab->col_kind[j] == TR_COL_CATEGORICAL)
+			s = TrCategoryValue(tab, j, x);
+		out->imputed_values += isnan(x);
+		EncApply(&out->encoders[j], x, s, s ? strlen(s) : 0, o);
+		for (int k = 0; k < out->encoders[j].n_out; k++)
+			if (!isfinite(o[k]))
+			{
+				snprintf(err, errlen,
+						 "feature column \"%s\" has a value too large to standardise in float (data row %d: %g)",
+						 ColName(tab, j, nb, sizeof(nb)), row + 1, x);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/*
+ * Write the prepared rows over the table's compact rows (opt->take_rows,
+ * one split, every column one number wide): the validation rows are
+ * encoded into their own array first, then the training rows move down
+ * in table order (row rows_tr[i] >= i is read before row i is written)
+ * and the array shrinks to them.  The peak is the table plus its
+ * validation rows, instead of the table plus a copy of everything.
+ */
+static int
+EncodeInPlace(const TrTable *tab, TrData *out, const int *offset,
+			  char *err, size_t errlen)
+{
+	TrRows	   *r = tab->rows;
+	int			d = out->d;
+	float	   *Xtr;
+
+	out->Xva = malloc(sizeof(float) * (size_t) out->n_val * d);
+	if (out->Xva == NULL)
+	{
+		snprintf(err, errlen, "out of memory while preparing %d rows x %d features",
+				 tab->n, d);
+		return -1;
+	}
+	for (int i = 0; i < out->n_val; i++)
+		if (EncodeRow(tab, out, offset, out->rows_va[i],
+					  out->Xva + (size_t) i * d, err, errlen) != 0)
+			return -1;
+	/* from here on the table's features are being overwritten */
+	r->taken = 1;
+	for (int i = 0; i < out->n_train; i++)
+		if (EncodeRow(tab, out, offset, out->rows_tr[i],
+					  r->F + (size_t) i * d, err, errlen) != 0)
+			return -1;
+	Xtr = realloc(r->F, sizeof(float) * (size_t) out->n_train * d);
+	out->Xtr = Xtr != NULL ? Xtr : r->F;
+	r->F = NULL;
+	r->cap = 0;
+	return 0;
+}
+
+/*
  * Fit one encoder per raw column on the training rows (tr_encode.c) and
  * write every row's features through EncApply, the function predict runs.
  * Sets out->d (the encoded width), Xtr, Xva, the encoders and, for the
@@ -283,7 +358,7 @@ EncodeRows(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 	int			d = tab->d,
 				D = 0;
 	int		   *offset = malloc(sizeof(int) * (d > 0 ? d : 1));
-	char		nb[32];
+	int			rc = 0;
 
 	out->encoders = calloc(d, sizeof(Encoder));
 	if (offset == NULL || out->encoders == NULL)
@@ -301,44 +376,33 @@ EncodeRows(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 		D += out->encoders[j].n_out;
 	}
 	out->d = D;
-	out->Xtr = malloc(sizeof(float) * (size_t) out->n_train * D);
-	out->Xva = malloc(sizeof(float) * (size_t) out->n_val * D);
 	out->mean = calloc(D, sizeof(double));
 	out->scale = malloc(sizeof(double) * D);
-	if (!out->Xtr || !out->Xva || !out->mean || !out->scale)
+	if (!out->mean || !out->scale)
 		goto oom;
 	for (int o = 0; o < D; o++)
 		out->scale[o] = 1.0;
-	for (int part = 0; part < 2; part++)
+
+	if (opt->take_rows && opt->folds <= 1 && tab->rows != NULL &&
+		tab->rows->F != NULL && tab->rows->nwide == 0 && D == d)
 	{
-		int			nrows = part ? out->n_val : out->n_train;
-		const int  *rows = part ? out->rows_va : out->rows_tr;
-		float	   *X = part ? out->Xva : out->Xtr;
-
-		for (int i = 0; i < nrows; i++)
-			for (int j = 0; j < d; j++)
-			{
-				double		x = tab->X[(size_t) rows[i] * d + j];
-				const char *s = NULL;
-				float	   *dst = X + (size_t) i * D + offset[j];
-
-				if (tab->col_kind != NULL && tab->col_kind[j] == TR_COL_CATEGORICAL)
-					s = TrCategoryValue(tab, j, x);
-				out->imputed_values += isnan(x);
-				EncApply(&out->encoders[j], x, s, s ? strlen(s) : 0, dst);
-				for (int o = 0; o < out->encoders[j].n_out; o++)
-					if (!isfinite(dst[o]))
-					{
-						snprintf(err, errlen,
-								 "feature column \"%s\" has a value too large to standardise in float (data row %d: %g)",
-								 ColName(tab, j, nb, sizeof(nb)), rows[i] + 1, x);
-						free(offset);
-						return -1;
-					}
-			}
+		rc = EncodeInPlace(tab, out, offset, err, errlen);
+		free(offset);
+		return rc;
 	}
+
+	out->Xtr = malloc(sizeof(float) * (size_t) out->n_train * D);
+	out->Xva = malloc(sizeof(float) * (size_t) out->n_val * D);
+	if (!out->Xtr || !out->Xva)
+		goto oom;
+	for (int i = 0; i < out->n_train && rc == 0; i++)
+		rc = EncodeRow(tab, out, offset, out->rows_tr[i],
+					   out->Xtr + (size_t) i * D, err, errlen);
+	for (int i = 0; i < out->n_val && rc == 0; i++)
+		rc = EncodeRow(tab, out, offset, out->rows_va[i],
+					   out->Xva + (size_t) i * D, err, errlen);
 	free(offset);
-	return 0;
+	return rc;
 oom:
 	free(offset);
 	snprintf(err, errlen, "out of memory while preparing %d rows x %d features",
@@ -367,10 +431,16 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 	char		nb[32];
 
 	memset(out, 0, sizeof(*out));
-	if (n <= 0 || d <= 0 || tab->X == NULL)
+	if (n <= 0 || d <= 0 || (tab->X == NULL && tab->rows == NULL))
 	{
 		snprintf(err, errlen, "the table has no rows or no feature columns (%d rows, %d features)",
 				 n, d);
+		return -1;
+	}
+	if (tab->rows != NULL && tab->rows->taken)
+	{
+		/* a caller bug: take_rows promised the table would not be read again */
+		snprintf(err, errlen, "the table's rows were already handed to a prepared split");
 		return -1;
 	}
 	if (tab->kind != TR_KIND_CLASSIFICATION && tab->kind != TR_KIND_REGRESSION)
@@ -411,7 +481,7 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 	/* Inf anywhere is corrupted input: report the first one */
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < d; j++)
-			if (isinf(tab->X[(size_t) i * d + j]))
+			if (isinf(TrCell(tab, i, j)))
 			{
 				snprintf(err, errlen,
 						 "feature column \"%s\" holds an infinite value (data row %d); clean the data",
@@ -545,12 +615,12 @@ TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 	{
 		for (int j = 0; j < d; j++)
 			for (int u = 0; u < nu; u++)
-				if (isnan(tab->X[(size_t) use[u] * d + j]))
+				if (isnan(TrCell(tab, use[u], j)))
 				{
 					long		m = 0;
 
 					for (int v = 0; v < nu; v++)
-						m += isnan(tab->X[(size_t) use[v] * d + j]) ? 1 : 0;
+						m += isnan(TrCell(tab, use[v], j)) ? 1 : 0;
 					snprintf(err, errlen,
 							 "feature column \"%s\" has %ld missing value(s) (first in data row %d); enable imputation or clean the data",
 							 ColName(tab, j, nb, sizeof(nb)), m, use[u] + 1);

@@ -30,6 +30,7 @@
 #include <json-c/json.h>
 
 #include "encode.h"
+#include "tr_artifact.h"
 
 #ifndef pg_attribute_printf
 #define pg_attribute_printf(f, a) __attribute__((format(printf, f, a)))
@@ -61,12 +62,36 @@ typedef struct TrCategories
 	int			nslots;			/* a power of two, > 2n */
 } TrCategories;
 
+/*
+ * A loaded table's features at four bytes a cell (tr_rows.c): the live
+ * loader keeps rows this way, so that a table of n x d numbers takes the
+ * memory of its float32 data, not twice that.  Each numeric or categorical
+ * cell holds x - off[j] as a float, off[j] being the median of the
+ * column's first rows, so a column of large numbers that vary little (a
+ * price around a million, a latitude) keeps the precision float has for
+ * its spread rather than for its magnitude; date and timestamp columns,
+ * whose parts need every second, stay double in W.  TrCell() reads a cell.
+ */
+typedef struct TrRows
+{
+	float	   *F;				/* cap x d, row-major: x - off[j]; NaN = NULL */
+	double	   *off;			/* d offsets */
+	double	   *W;				/* cap x nwide: the date and timestamp columns */
+	int		   *wide;			/* d: W's column of a date or timestamp, or -1 */
+	int			nwide;
+	long		cap;			/* rows allocated */
+	double	   *stage;			/* the first rows as read, until off is set */
+	int			staged;			/* rows in stage; -1 once off is set */
+	int			taken;			/* 1: F was handed to the prepared data */
+} TrRows;
+
 /* Raw table as loaded: n rows, d feature columns plus one target column. */
 typedef struct TrTable
 {
 	int			n;				/* rows */
 	int			d;				/* feature columns */
-	double	   *X;				/* n x d, row-major; NaN marks NULL */
+	double	   *X;				/* n x d, row-major; NaN marks NULL (NULL
+								 * when the rows are compact; see TrCell) */
 	char	  **feature_names;	/* d names (may be NULL) */
 	int			kind;			/* TR_KIND_* */
 	/* classification: target as label strings, NULL for a missing label */
@@ -76,7 +101,22 @@ typedef struct TrTable
 	/* column kinds (appended): NULL when every column is numeric */
 	int		   *col_kind;		/* d TR_COL_* */
 	TrCategories *cats;			/* d entries, used by categorical columns */
+	/* appended: the features in compact form when X is NULL (tr_rows.c) */
+	TrRows	   *rows;
 } TrTable;
+
+/* feature j of row i of a table, whichever form its rows are in */
+static inline double
+TrCell(const TrTable *tab, size_t i, int j)
+{
+	const TrRows *r = tab->rows;
+
+	if (r == NULL)
+		return tab->X[i * (size_t) tab->d + j];
+	if (r->nwide > 0 && r->wide[j] >= 0)
+		return r->W[i * (size_t) r->nwide + r->wide[j]];
+	return r->off[j] + (double) r->F[i * (size_t) tab->d + j];
+}
 
 /* Prepared data: split, imputed and standardised (fitted on train only). */
 typedef struct TrData
@@ -136,6 +176,17 @@ typedef struct TrPrepOptions
 	int			fold;			/* 0 .. folds - 1 */
 	const char *metric;			/* what the score is the quality of (NULL:
 								 * accuracy or R^2; tr_metrics.h) */
+	/* appended: where to write the stored model's validation rows (the
+	 * table's row numbers from 0, one a line), or NULL */
+	const char *val_rows_path;
+	/*
+	 * appended: 1 lets TrPrepare() write the prepared rows over the table's
+	 * compact rows instead of copying them, when the encoding keeps every
+	 * column one number wide and there is one split (no folds); the table's
+	 * features are then gone (tab->rows->taken), its n, targets and
+	 * categories stay.  The live trainer sets it: it reads the table once.
+	 */
+	int			take_rows;
 } TrPrepOptions;
 
 #define TR_IMPUTE_MEAN			0	/* the default */
@@ -228,6 +279,12 @@ extern int	TrPrepare(const TrTable *tab, const TrPrepOptions *opt,
 extern void TrDataFree(TrData *data);
 extern void TrTableFree(TrTable *tab);
 
+/* tr_rows.c: the compact rows of a loaded table */
+extern int	TrRowsBegin(TrTable *tab);
+extern int	TrRowsAppend(TrTable *tab, const double *row, char *err, size_t errlen);
+extern int	TrRowsFinish(TrTable *tab, char *err, size_t errlen);
+extern void TrRowsFree(TrRows *rows);
+
 /* tr_column.c: typed columns of a TrTable */
 extern int	TrTableSetKinds(TrTable *tab, const int *kinds);
 extern int	TrCategoryCode(TrCategories *c, const char *s, size_t len);
@@ -309,13 +366,9 @@ TrReluGrad(float *g, const float *h, size_t n)
 /*
  * Trained-parameter artifact: "EASEMLA1", a header (family, kind, d,
  * classes, image shape, preprocessing mean/scale) and a list of named
- * little-endian tensors.  The format is described in docs/models.md.
+ * little-endian tensors.  The format is described in docs/models.md; the
+ * writer is tr_artifact_write.c, the checked reader tr_artifact.h.
  */
-#define TR_DT_F32	1
-#define TR_DT_F64	2
-#define TR_DT_I32	3
-#define TR_DT_U8	4
-
 typedef struct TrArtifact
 {
 	unsigned char *buf;
@@ -329,9 +382,6 @@ extern void TrArtifactBegin(TrArtifact *art, const char *family,
 extern void TrArtifactAdd(TrArtifact *art, const char *name, int dtype,
 						  int ndim, const int64_t *dims, const void *values);
 extern int	TrArtifactFinish(TrArtifact *art, TrResult *res);
-extern const void *TrArtifactFind(const unsigned char *blob, size_t len,
-								  const char *name, int *dtype, int *ndim,
-								  int64_t *dims);
 
 /* tr_run.c: one candidate end to end (prepare, fit, metrics) */
 extern int	TrRunCandidate(const TrTable *tab, const char *family,
