@@ -79,6 +79,10 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{
 	SELECT d.run_id = l.run_id FROM easeml.deployed d JOIN easeml.leaderboard l ON l.task_id = d.task_id AND l.rank = 1}),
 	't', 'the best run is deployed again');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE easeml.predict('penguins', p) = p.species) > 0.9 * count(*)
+	  FROM alice.penguins p}, extra_params => [ '-U', 'alice' ]),
+	't', 'the deployed model predicts the species in SQL');
 ok(-s "plots/leaderboard-1.png", 'the plots were drawn');
 
 $node->stop;
