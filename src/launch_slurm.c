@@ -200,10 +200,13 @@ FirstLine(StringInfo out)
 /*
  * Submit a run as one batch job: its name carries the run id, its
  * partition is the device's, a GPU is requested on a cuda partition, and
- * its time limit is the run's budget.  Returns true with *job_id set.
+ * its time limit is the run's budget.  Returns true with *job_id set, or
+ * false with *transient telling whether Slurm could not be reached (try
+ * again later) rather than refused the job.
  */
 bool
-SlurmSubmit(const LaunchRequest *req, int64 *job_id, char *err, size_t errlen)
+SlurmSubmit(const LaunchRequest *req, int64 *job_id, bool *transient,
+			char *err, size_t errlen)
 {
 	const char *partition = SlurmPartitionOf(req->device);
 	const char *trainer = easeml_slurm_trainer_path && easeml_slurm_trainer_path[0] ?
@@ -217,6 +220,7 @@ SlurmSubmit(const LaunchRequest *req, int64 *job_id, char *err, size_t errlen)
 	StringInfoData out;
 	int			status;
 
+	*transient = false;
 	if (partition == NULL || !SlurmSafeWord(partition))
 	{
 		snprintf(err, errlen, "device \"%s\" is not a Slurm partition", req->device);
@@ -254,7 +258,10 @@ SlurmSubmit(const LaunchRequest *req, int64 *job_id, char *err, size_t errlen)
 	*job_id = status == 0 ? SlurmParseJobId(out.data) : 0;
 	if (*job_id <= 0)
 	{
-		snprintf(err, errlen, "sbatch refused the run: %s",
+		/* not started, timed out, or could not reach the controller */
+		*transient = status == -1 || SlurmTransientError(out.data);
+		snprintf(err, errlen, "%s: %s",
+				 *transient ? "sbatch could not reach Slurm" : "sbatch refused the run",
 				 out.len > 0 ? FirstLine(&out) : "no output");
 		return false;
 	}

@@ -273,5 +273,25 @@ is(scalar(() = slurm_cmd($slurm, 'squeue', '--noheader', '--states=all',
 ok($node->log_contains("run $run: following its Slurm job $job again"),
 	'restart: the scheduler followed the job again');
 
+# ---- the controller is down: nothing is burnt, runs wait for it ------------
+stop_slurmctld($slurm);
+$node->safe_psql('postgres', q{
+	UPDATE easeml.models SET enabled = (name = 'quick') WHERE name IN ('medium', 'quick');});
+query_as($node, 'lab_a', q{
+	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('ctld', 'public.iris', 'label', 1);});
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'ctld' AND r.status = 'interrupted'}),
+	'ctld: a run that could not be submitted is interrupted');
+like((split /\|/, run_of('ctld', 'quick', "AND r.status = 'interrupted'"))[2],
+	qr/^interrupted: sbatch could not reach Slurm/, 'ctld: saying so');
+is($node->safe_psql('postgres', q{
+	SELECT status FROM easeml.tasks WHERE name = 'ctld'}), 'active', 'ctld: the task waits');
+start_slurmctld($slurm);
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'ctld'"),
+	'ctld: once the controller is back the task completes');
+is((split /\|/, run_of('ctld', 'quick'))[1], 'succeeded', 'ctld: its candidate trained');
+
 $node->stop;
 done_testing();
