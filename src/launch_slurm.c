@@ -187,6 +187,24 @@ RunSlurmCommand(char *const argv[], char *const envp[], const char *input,
 	return status;
 }
 
+/*
+ * Say that a Slurm command failed, at most once a minute: while the
+ * controller is down the supervisor asks every second.
+ */
+static void
+LogFailure(const char *what, StringInfo out)
+{
+	static TimestampTz last = 0;
+
+	if (last != 0 && !TimestampDifferenceExceeds(last, GetCurrentTimestamp(), 60000))
+		return;
+	last = GetCurrentTimestamp();
+	ereport(LOG,
+			(errmsg("easeml: %s failed: %s", what,
+					out->len > 0 ? pnstrdup(out->data, strcspn(out->data, "\n")) : "no output"),
+			 errdetail("easeml asks again every second; this message repeats at most once a minute.")));
+}
+
 /* The first line of a command's output, for messages. */
 static char *
 FirstLine(StringInfo out)
@@ -301,8 +319,7 @@ SlurmQueue(const int64 *job_ids, int n, SlurmJob *jobs, int max, bool *ok)
 		if (strstr(out.data, "Invalid job id") != NULL)
 			return 0;
 		*ok = false;
-		ereport(LOG,
-				(errmsg("easeml: squeue failed: %s", out.len > 0 ? FirstLine(&out) : "no output")));
+		LogFailure("squeue", &out);
 		return 0;
 	}
 	return SlurmParseSqueue(out.data, easeml_slurm_job_prefix, jobs, max);
@@ -334,9 +351,7 @@ SlurmShowJob(int64 job_id, SlurmJob *job, bool *ok)
 	if (strstr(out.data, "Invalid job id") == NULL)
 	{
 		*ok = false;
-		ereport(LOG,
-				(errmsg("easeml: scontrol show job %lld failed: %s", (long long) job_id,
-						out.len > 0 ? FirstLine(&out) : "no output")));
+		LogFailure("scontrol show job", &out);
 		return false;
 	}
 
