@@ -75,6 +75,8 @@
 /* ---- files in the run directory (scratch space on the trainer's machine) -- */
 #define EASEML_FILE_LOG				"trainer.log"	/* local: stdout and stderr */
 #define EASEML_FILE_ARTIFACT		"artifact.bin"	/* a custom trainer's artifact */
+#define EASEML_FILE_VALIDATION_ROWS "validation_rows.txt"	/* the stored model's
+															 * validation rows */
 #define EASEML_FILE_PROBE			"probe.json"	/* the probe's output */
 #define EASEML_MAX_RESULT_FILE		(1024 * 1024)	/* longer files are ignored */
 

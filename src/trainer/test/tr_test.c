@@ -33,6 +33,7 @@ int			test_no = 0;
 int			failures = 0;
 
 extern void TestData(void);		/* data_test.c */
+extern void TestPredict(void);	/* predict_test.c */
 extern void TestRows(void);		/* rows_test.c */
 
 #define CHECK(cond, ...) \
@@ -1184,6 +1185,7 @@ main(void)
 	TestConstantTarget();
 	TestIris();
 	TestData();
+	TestPredict();
 	TestRows();
 	printf("1..%d\n", test_no);
 	if (failures)

@@ -57,7 +57,7 @@ my $node = easeml_node('slurm',
 	'easeml.launcher' => 'slurm',
 	'easeml.slurm_conf' => $slurm->{conf},
 	'easeml.slurm_output' => "$slurm->{dir}/job-%j.out",
-	'easeml.slurm_job_prefix' => 'easeml-t012',
+	'easeml.slurm_job_prefix' => 'easeml-t016',
 	# the trainer connects back as a role that may only act as a trainer
 	'easeml.trainer_conninfo' => 'user=easeml_remote',
 	'easeml.run_timeout' => 0,
@@ -146,7 +146,7 @@ is($node->safe_psql('postgres',
 my $job = job_of($run);
 like($job, qr/^\d+$/, "normal: it was Slurm job $job");
 my $info = slurm_job($slurm, $job);
-is($info->{JobName}, "easeml-t012-run$run", 'normal: the job\'s name carries the run id');
+is($info->{JobName}, "easeml-t016-run$run", 'normal: the job\'s name carries the run id');
 is($info->{JobState} . '/' . $info->{ExitCode}, 'COMPLETED/0:0', 'normal: the job completed');
 is($info->{Partition}, 'debug', 'normal: in the partition of its device');
 like(slurp_file("$slurm->{dir}/job-$job.out"), qr/run $run: done/,
@@ -268,7 +268,7 @@ is($node->safe_psql('postgres', q{
 	'1', 'restart: it was not trained again');
 is(job_of($run), $job, 'restart: in the job it had');
 is(scalar(() = slurm_cmd($slurm, 'squeue', '--noheader', '--states=all',
-			"--name=easeml-t012-run$run", '--format=%i') =~ /^\d+$/mg),
+			"--name=easeml-t016-run$run", '--format=%i') =~ /^\d+$/mg),
 	1, 'restart: Slurm got one job for it, not two');
 ok($node->log_contains("run $run: following its Slurm job $job again"),
 	'restart: the scheduler followed the job again');
