@@ -21,9 +21,9 @@ OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
 	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o \
 	src/sql_explain.o src/sql_deploy.o src/sql_runlog.o \
-	src/sql_predict.o src/predict_cache.o src/predict_conv.o $(PREDICT_OBJS) \
 	src/launcher.o src/launch_slurm.o src/slurm_parse.o src/trainer_jobs.o \
-	src/sql_trainer_token.o
+	src/sql_trainer_token.o \
+	src/sql_predict.o src/predict_cache.o src/predict_conv.o $(PREDICT_OBJS)
 # the predict module the trainer scores with (plain C, no CUDA): easeml.so
 # links the same code (docs/predict.md)
 PREDICT_OBJS = src/encode.o src/trainer/tr_artifact.o src/trainer/tr_predict.o \

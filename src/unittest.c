@@ -1748,6 +1748,24 @@ TestReplayRandom(void)
 					a.time_to[(ch * cfg.draws + d) * 2 + k];
 		}
 		CHECK(n_diff == 0, "auto ran its chosen candidate (%d times differ)", n_diff);
+		/* the chooser on its own: deterministic, and default without history */
+		{
+			int			hist[30],
+						c1 = -1,
+						c2 = -2,
+						c3 = -3;
+			char		nm[REPLAY_NAME_LEN];
+
+			for (i = 0; i < 30; i++)
+				hist[i] = 2 * i;
+			CHECK(ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c1, err, sizeof(err)) == 0 &&
+				  ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c2, err, sizeof(err)) == 0 &&
+				  c1 == c2 && c1 >= 0 && c1 < 3, "auto chooser: %d then %d", c1, c2);
+			CHECK(ReplayAutoChoose(&cfg, hist, 1, 8, 5, &c3, err, sizeof(err)) == 0 &&
+				  c3 == 0, "one history row: default (%d)", c3);
+			CHECK(ReplayAutoCandidate(0, nm, sizeof(nm)) && strcmp(nm, "default") == 0 &&
+				  ReplayAutoCandidate(3, nm, sizeof(nm)) == NULL, "candidate names");
+		}
 		if (rc == 0)
 			ReplayOutputFree(&a);
 		cfg.n_policies = 5;
