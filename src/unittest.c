@@ -2087,6 +2087,12 @@ TestSlurmParse(void)
 
 	CHECK(SlurmParseJobId("123\n") == 123 && SlurmParseJobId("77;cluster\n") == 77,
 		  "sbatch --parsable job ids");
+	CHECK(SlurmTransientError("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)") &&
+		  SlurmTransientError("sbatch: error: Socket timed out on send/recv operation"),
+		  "an unreachable controller is transient");
+	CHECK(!SlurmTransientError("sbatch: error: Batch job submission failed: Invalid partition name specified") &&
+		  !SlurmTransientError("sbatch: error: Invalid generic resource (gres) specification") &&
+		  !SlurmTransientError(""), "a refusal is not");
 	CHECK(SlurmParseJobId("sbatch: error: Batch job submission failed\n") == 0 &&
 		  SlurmParseJobId("") == 0 && SlurmParseJobId("12x") == 0, "no job id in an error");
 
