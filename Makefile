@@ -20,7 +20,13 @@ OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/devices.o src/placement.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
 	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o \
-	src/sql_explain.o
+	src/sql_explain.o \
+	src/sql_predict.o src/predict_cache.o src/predict_conv.o $(PREDICT_OBJS)
+# the predict module the trainer scores with (plain C, no CUDA): easeml.so
+# links the same code (docs/predict.md)
+PREDICT_OBJS = src/encode.o src/trainer/tr_artifact.o src/trainer/tr_predict.o \
+	src/trainer/tr_predict_linear.o src/trainer/tr_predict_net.o \
+	src/trainer/tr_predict_tree.o
 
 # sql/easeml.sql is the install script of the current version; earlier
 # versions' install scripts are kept as released, and each upgrade script is
@@ -29,7 +35,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = install declare tenancy admin history replay bad_input attacks devices data explain
+REGRESS = install declare tenancy admin history replay bad_input attacks devices data explain predict
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
@@ -50,7 +56,7 @@ sql/easeml--0.1.0--0.2.0.sql: $(UPGRADE_PARTS)
 
 # PGXS does not track header dependencies: rebuild every object when a
 # header changes (a stale object with an old struct layout is a silent bug)
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*.h) src/trainer/tr_predict.h src/trainer/tr_artifact.h
 
 # ---- plain C executables (no server headers) --------------------------------
 CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
@@ -148,3 +154,20 @@ easeml-device-test: $(DEVICE_TEST_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
 .PHONY: device-test
 device-test: easeml-device-test
 	OPENBLAS_NUM_THREADS=1 ./easeml-device-test
+
+# ---- fuzzing the artifact reader --------------------------------------------
+# easeml-fuzz-artifact: real artifacts of every family mutated thousands of
+# times and fed to the predict module (src/trainer/test/fuzz_artifact.c),
+# built with AddressSanitizer and UBSan so that any overread aborts.
+# EASEML_FUZZ_ITERS sets the mutations per artifact (default 5000).
+FUZZ_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) src/trainer/test/fuzz_artifact.c
+EXTRA_CLEAN += easeml-fuzz-artifact
+
+easeml-fuzz-artifact: $(FUZZ_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+		-fno-omit-frame-pointer -DFUZZ_MAIN $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(FUZZ_SRCS) \
+		$(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
+
+.PHONY: fuzz-artifact
+fuzz-artifact: easeml-fuzz-artifact
+	OPENBLAS_NUM_THREADS=1 ASAN_OPTIONS=detect_leaks=1 ./easeml-fuzz-artifact

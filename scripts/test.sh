@@ -48,6 +48,8 @@ if want unit; then
 	make -s PG_CONFIG="$PG_CONFIG" easeml-replay
 	scripts/test_replay_cli.sh
 	make -s PG_CONFIG="$PG_CONFIG" trainer-unittest
+	echo "== artifact reader fuzz (AddressSanitizer, UBSan)"
+	make -s PG_CONFIG="$PG_CONFIG" fuzz-artifact
 	echo "== GPU kernels and families against the CPU (emulated GPU)"
 	make -s PG_CONFIG="$PG_CONFIG" device-test
 fi

@@ -26,6 +26,9 @@
 
 #define ENC_MAX_PARTS 7			/* a timestamp: six date parts and the hour */
 
+static int	Fail(char *err, size_t errlen, int status, const char *fmt,...)
+			__attribute__((format(printf, 4, 5)));
+
 static int
 Fail(char *err, size_t errlen, int status, const char *fmt,...)
 {

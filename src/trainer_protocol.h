@@ -67,6 +67,8 @@
 #define EASEML_FILE_METRICS			"metrics.json"	/* success: one JSON object */
 #define EASEML_FILE_ERROR			"error.txt" /* failure: the reason, text */
 #define EASEML_FILE_ARTIFACT		"artifact.bin"	/* a custom trainer's artifact */
+#define EASEML_FILE_VALIDATION_ROWS "validation_rows.txt"	/* the stored model's
+															 * validation rows */
 #define EASEML_FILE_PROBE			"probe.json"	/* the probe's output */
 #define EASEML_MAX_RESULT_FILE		(1024 * 1024)	/* longer files are ignored */
 

@@ -597,8 +597,14 @@ TrLiveMain(int argc, char **argv)
 		rc = TrRunExternal(&tab, &opt, &xr, &result, &metrics);
 	}
 	else
+	{
+		char		val_rows[4096];
+
+		snprintf(val_rows, sizeof(val_rows), "%s/%s", run_dir, EASEML_FILE_VALIDATION_ROWS);
+		opt.val_rows_path = val_rows;
 		rc = TrRunCandidateOn(gpu, &tab, family, params, &opt, ReportProgress, &ps,
 							  &cancel_requested, threads, &result, &metrics);
+	}
 	if (rc != 0)
 	{
 		Fail(run_dir, "%s", result.error[0] ? result.error : "training failed");

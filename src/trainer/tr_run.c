@@ -28,6 +28,7 @@
 
 #include "trainer.h"
 #include "tr_metrics.h"
+#include "tr_score.h"
 
 #define TR_MAX_FOLDS 100
 
@@ -64,9 +65,10 @@ Mean(const double *v, int n)
 }
 
 /*
- * The metrics of one fold, from what the fit reported: the accuracy of a
- * classifier, the R^2 and RMSE of a regressor (metrics that need the
- * predictions themselves stay NaN until they are scored from them).
+ * The metrics of a fold whose model the predict module cannot apply (a
+ * custom trainer's, or knn's without an artifact), from what the fit
+ * reported: the accuracy of a classifier, the R^2 and RMSE of a regressor;
+ * the metrics that need the predictions themselves stay NaN.
  */
 static void
 FoldMetrics(const TrData *data, const TrResult *res, TrMetrics *m)
@@ -171,14 +173,20 @@ FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
 
 	t0 = TrNow();
 	rc = ctx.gpu != NULL ? fr->fam->fit_gpu(&ctx, res) : fr->fam->fit(&ctx, res);
-	fr->t_fit += TrNow() - t0;
 	if (rc != 0)
 	{
+		fr->t_fit += TrNow() - t0;
 		if (res->error[0] == '\0')
 			TrSetError(res, "family \"%s\" failed without a message", fr->fam->name);
 		return -1;
 	}
-	FoldMetrics(data, res, fm);
+	/* the stored model's predictions, as easeml.predict() makes them */
+	rc = TrScoreValidation(tab, data, res, fm, res->error, sizeof(res->error));
+	fr->t_fit += TrNow() - t0;
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		FoldMetrics(data, res, fm);
 	*quality = TrMetricQuality(fm, fr->metric);
 	if (!isfinite(*quality))
 	{
@@ -188,6 +196,34 @@ FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
 		else
 			TrSetError(res, "family \"%s\" produced a non-finite validation score (%s); the model diverged",
 					   fr->fam->name, TrMetricName(fr->metric));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The stored model's validation rows into path (when not NULL), so that
+ * its score can be checked against predictions made elsewhere (the TAP
+ * test of easeml.predict does).  0, or -1 with res->error set.
+ */
+static int
+WriteValidationRows(const char *path, const TrData *data, TrResult *res)
+{
+	FILE	   *f;
+	int			ok = 1;
+
+	if (path == NULL)
+		return 0;
+	if ((f = fopen(path, "w")) == NULL)
+	{
+		TrSetError(res, "could not write \"%s\"", path);
+		return -1;
+	}
+	for (int i = 0; i < data->n_val && ok; i++)
+		ok = fprintf(f, "%d\n", data->rows_va[i]) > 0;
+	if (fclose(f) != 0 || !ok)
+	{
+		TrSetError(res, "could not write \"%s\"", path);
 		return -1;
 	}
 	return 0;
@@ -313,7 +349,8 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 		fopt.fold = f;
 		if (f == 0)
 		{
-			if (FitFold(&fr, tab, &fopt, &data, res, &fm[f], &quality[f]) != 0)
+			if (FitFold(&fr, tab, &fopt, &data, res, &fm[f], &quality[f]) != 0 ||
+				WriteValidationRows(opt->val_rows_path, &data, res) != 0)
 			{
 				TrDataFree(&data);
 				return -1;

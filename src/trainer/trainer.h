@@ -30,6 +30,7 @@
 #include <json-c/json.h>
 
 #include "encode.h"
+#include "tr_artifact.h"
 
 #ifndef pg_attribute_printf
 #define pg_attribute_printf(f, a) __attribute__((format(printf, f, a)))
@@ -183,6 +184,9 @@ typedef struct TrPrepOptions
 	 * categories stay.  The live trainer sets it: it reads the table once.
 	 */
 	int			take_rows;
+	/* appended: where to write the stored model's validation rows (the
+	 * table's row numbers from 0, one a line), or NULL */
+	const char *val_rows_path;
 } TrPrepOptions;
 
 #define TR_IMPUTE_MEAN			0	/* the default */
@@ -362,13 +366,9 @@ TrReluGrad(float *g, const float *h, size_t n)
 /*
  * Trained-parameter artifact: "EASEMLA1", a header (family, kind, d,
  * classes, image shape, preprocessing mean/scale) and a list of named
- * little-endian tensors.  The format is described in docs/models.md.
+ * little-endian tensors.  The format is described in docs/models.md; the
+ * writer is tr_artifact_write.c, the checked reader tr_artifact.h.
  */
-#define TR_DT_F32	1
-#define TR_DT_F64	2
-#define TR_DT_I32	3
-#define TR_DT_U8	4
-
 typedef struct TrArtifact
 {
 	unsigned char *buf;
@@ -382,9 +382,6 @@ extern void TrArtifactBegin(TrArtifact *art, const char *family,
 extern void TrArtifactAdd(TrArtifact *art, const char *name, int dtype,
 						  int ndim, const int64_t *dims, const void *values);
 extern int	TrArtifactFinish(TrArtifact *art, TrResult *res);
-extern const void *TrArtifactFind(const unsigned char *blob, size_t len,
-								  const char *name, int *dtype, int *ndim,
-								  int64_t *dims);
 
 /* tr_run.c: one candidate end to end (prepare, fit, metrics) */
 extern int	TrRunCandidate(const TrTable *tab, const char *family,

@@ -34,6 +34,7 @@ int			failures = 0;
 
 extern void TestData(void);		/* data_test.c */
 extern void TestRows(void);		/* rows_test.c */
+extern void TestPredict(void);	/* predict_test.c */
 
 #define CHECK(cond, ...) \
 	do { \
@@ -1185,6 +1186,7 @@ main(void)
 	TestIris();
 	TestData();
 	TestRows();
+	TestPredict();
 	printf("1..%d\n", test_no);
 	if (failures)
 		printf("# %d of %d checks failed\n", failures, test_no);

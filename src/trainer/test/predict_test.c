@@ -1,0 +1,197 @@
+/*-------------------------------------------------------------------------
+ *
+ * predict_test.c
+ *	  Unit tests of the predict module (tr_predict.h): for every family the
+ *	  module reproduces the fit's own validation predictions, every metric
+ *	  is recorded, unknown categories are handled, and the artifact reader
+ *	  survives malformed input (fuzz_artifact.c).  Called from tr_test.c's
+ *	  main.
+ *
+ * IDENTIFICATION
+ *	  src/trainer/test/predict_test.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trainer/trainer.h"
+#include "trainer/tr_metrics.h"
+#include "trainer/tr_predict.h"
+#include "trainer/tr_score.h"
+
+extern int	test_no;
+extern int	failures;
+extern int	FuzzArtifacts(int iters, int verbose);
+extern void PredictTestTable(TrTable *t, int n, int kind, int image, uint64_t seed);
+
+#define CHECK(cond, ...) \
+	do { \
+		test_no++; \
+		if (cond) \
+			printf("ok %d - ", test_no); \
+		else \
+		{ \
+			failures++; \
+			printf("not ok %d - ", test_no); \
+		} \
+		printf(__VA_ARGS__); \
+		printf("\n"); \
+	} while (0)
+
+/* fit family directly, then score through the module: the two agree */
+static void
+CheckFamily(const char *family, int kind, int image)
+{
+	const TrFamily *fam = TrFamilyLookup(family);
+	TrTable		t;
+	TrData		data;
+	TrPrepOptions opt = {0};
+	TrContext	ctx = {0};
+	TrResult	res;
+	TrMetrics	fm;
+	char		err[TR_ERRLEN] = "";
+	int			rc;
+	double		own,
+				mod;
+
+	PredictTestTable(&t, 240, kind, image, 7);
+	opt.val_fraction = 0.25;
+	opt.seed = 3;
+	opt.impute = 1;
+	if (image)
+	{
+		opt.channels = 1;
+		opt.height = 8;
+		opt.width = 8;
+	}
+	TrResultInit(&res);
+	if (TrPrepare(&t, &opt, &data, err, sizeof(err)) != 0)
+	{
+		CHECK(0, "%s: prepare (%s)", family, err);
+		TrTableFree(&t);
+		return;
+	}
+	ctx.data = &data;
+	ctx.seed = 3;
+	ctx.threads = 1;
+	rc = fam->fit(&ctx, &res);
+	own = kind == TR_KIND_REGRESSION ? res.r2 : res.score;
+	if (rc == 0)
+		rc = TrScoreValidation(&t, &data, &res, &fm, err, sizeof(err));
+	mod = kind == TR_KIND_REGRESSION ? fm.v[TR_M_R2] : fm.v[TR_M_ACCURACY];
+	CHECK(rc == 1 && fabs(own - mod) <= 0.005,
+		  "%s %s: the module's score %.4f is the fit's own %.4f %s", family,
+		  kind == TR_KIND_REGRESSION ? "regression" : "classification", mod, own, err);
+	if (kind == TR_KIND_CLASSIFICATION)
+		CHECK(rc == 1 && isfinite(fm.v[TR_M_BALANCED_ACCURACY]) && isfinite(fm.v[TR_M_MACRO_F1]) &&
+			  isfinite(fm.v[TR_M_LOG_LOSS]) && isfinite(fm.v[TR_M_ROC_AUC]),
+			  "%s: every classification metric is recorded (log loss %.3f, AUC %.3f)", family,
+			  fm.v[TR_M_LOG_LOSS], fm.v[TR_M_ROC_AUC]);
+	else
+		CHECK(rc == 1 && isfinite(fm.v[TR_M_MAE]) && isfinite(fm.v[TR_M_RMSE]),
+			  "%s: every regression metric is recorded (MAE %.3f)", family, fm.v[TR_M_MAE]);
+	TrResultFree(&res);
+	TrDataFree(&data);
+	TrTableFree(&t);
+}
+
+/* an unknown or missing category encodes as none, and predicts */
+static void
+CheckUnknownCategory(void)
+{
+	TrTable		t;
+	TrResult	res;
+	json_object *metrics = NULL;
+	TrPrepOptions opt = {0};
+	TrModel    *m = NULL;
+	char		err[TR_PREDICT_ERRLEN] = "";
+	double		num[4] = {0.5, 1.0, NAN, NAN};
+	const char *str[4] = {NULL, NULL, NULL, "ultraviolet"};
+	size_t		lens[4] = {0, 0, 0, 11};
+	float		x[64];
+	double		p[3];
+	int			unknown = -1;
+
+	PredictTestTable(&t, 240, TR_KIND_CLASSIFICATION, 0, 9);
+	opt.val_fraction = 0.2;
+	opt.impute = 1;
+	if (TrRunCandidate(&t, "softmax", NULL, &opt, NULL, NULL, NULL, 1, &res, &metrics) == 0 &&
+		TrModelLoad(res.artifact, res.artifact_len, &m, err, sizeof(err)) == TR_ART_OK &&
+		m->d < 64)
+	{
+		unknown = TrModelEncode(m, num, str, lens, x);
+		TrModelPredict(m, x, 1, p);
+	}
+	CHECK(unknown == 1 && TrModelColumnIsCategorical(m, 3) && !TrModelColumnIsCategorical(m, 0) &&
+		  fabs(p[0] + p[1] + p[2] - 1.0) < 1e-9,
+		  "an unknown category is counted, not an error, and the row predicts (%s)", err);
+	str[3] = NULL;
+	CHECK(m != NULL && TrModelEncode(m, num, str, lens, x) == 0,
+		  "a missing category and a missing number encode as the fill");
+	TrModelFree(m);
+	if (metrics)
+		json_object_put(metrics);
+	TrResultFree(&res);
+	TrTableFree(&t);
+}
+
+/* a shape whose byte count wraps must not pass (issue 9's [2^62, 4]) */
+static void
+CheckWrappingShape(void)
+{
+	unsigned char blob[128];
+	size_t		n = 0;
+	char		err[TR_PREDICT_ERRLEN] = "";
+	TrArtHeader h;
+	uint32_t	u;
+	int64_t		dims[2] = {(int64_t) 1 << 62, 4};
+
+#define PUT(p, len) (memcpy(blob + n, (p), (len)), n += (len))
+	PUT("EASEMLA1", 8);
+	u = 3;
+	PUT(&u, 4);
+	PUT("gbt", 3);
+	u = 1;						/* regression */
+	PUT(&u, 4);
+	u = 1;						/* d */
+	PUT(&u, 4);
+	u = 0;
+	for (int i = 0; i < 4; i++)
+		PUT(&u, 4);
+	u = 1;
+	PUT(&u, 4);
+	PUT("W", 1);
+	u = TR_DT_F32;
+	PUT(&u, 4);
+	u = 2;
+	PUT(&u, 4);
+	PUT(dims, 16);
+	u = 0;
+	PUT(&u, 4);
+#undef PUT
+	CHECK(TrArtifactCheck(blob, n, &h, err, sizeof(err)) == TR_ART_BAD &&
+		  TrArtifactFind(blob, n, "W", NULL, NULL, NULL) == NULL,
+		  "a [2^62, 4] tensor in a %zu-byte artifact is rejected: %s", n, err);
+}
+
+void
+TestPredict(void)
+{
+	static const char *const cls[] = {"softmax", "mlp", "gnb", "knn", "linear_svm",
+	"ridge", "random_forest", "gbt"};
+	static const char *const reg[] = {"mlp", "knn", "ridge", "random_forest", "gbt"};
+	const char *iters = getenv("EASEML_FUZZ_ITERS");
+
+	for (int f = 0; f < 8; f++)
+		CheckFamily(cls[f], TR_KIND_CLASSIFICATION, 0);
+	for (int f = 0; f < 5; f++)
+		CheckFamily(reg[f], TR_KIND_REGRESSION, 0);
+	CheckFamily("cnn", TR_KIND_CLASSIFICATION, 1);
+	CheckUnknownCategory();
+	CheckWrappingShape();
+	CHECK(FuzzArtifacts(iters ? atoi(iters) : 300, 0) == 0,
+		  "fuzz: mutated and truncated artifacts give errors, never a crash");
+}

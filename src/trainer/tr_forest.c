@@ -1,0 +1,553 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_forest.c
+ *	  Family "random_forest", for classification and regression, on the
+ *	  histogram bins of tr_tree.c.
+ *
+ * Random forest (Breiman, "Random forests", Machine Learning 45, 2001),
+ * with scikit-learn's defaults: bootstrap samples, sqrt(d) candidate
+ * features per node for classification and all of them for regression,
+ * fully grown trees (min_samples_leaf 1), Gini impurity / squared error,
+ * and probability averaging over trees.  As in scikit-learn, a feature
+ * found constant in a node still counts against max_features, but the
+ * search continues until one non-constant feature has been examined.  For each
+ * candidate feature the node's rows are histogrammed (per bin: class
+ * counts, or sum and count), and only the occupied bins are scanned
+ * (a 256-bit occupancy mask), so deep small nodes cost O(rows) not
+ * O(bins x classes).  Trees are independent: each has its own seeded
+ * generator and, with threads > 1, trees are built in parallel; the
+ * predictions are summed in tree order afterwards, so results do not
+ * depend on the thread count.
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_forest.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trainer.h"
+#include "tr_tree.h"
+
+typedef struct ForestShared
+{
+	const TrContext *ctx;
+	const uint8_t *bins;		/* training bins, column-major */
+	const int  *nbins;			/* bins per feature */
+	const int  *y;				/* classes (classification) */
+	const double *t;			/* targets (regression) */
+	int			n;
+	int			d;
+	int			k;				/* classes, 0 for regression */
+	int			ntrees;
+	int			mtry;
+	int			max_depth;		/* 0: unlimited */
+	int			min_split;
+	int			min_leaf;
+	int			bootstrap;
+	Tree	   *trees;
+	pthread_mutex_t lock;
+	int			next;
+	int			failed;			/* 1 oom, 2 cancelled */
+	int			done;			/* trees finished (progress) */
+} ForestShared;
+
+typedef struct StackItem
+{
+	int			node;
+	int			lo;
+	int			hi;
+	int			depth;
+} StackItem;
+
+/*
+ * Class-count histogram of one feature over the node's rows: h[b * k + c]
+ * (int32) for the occupied bins, which are listed in ascending order in
+ * occ; returns how many there are.
+ *
+ * Large nodes (at least as many rows as bins) fill two interleaved
+ * histograms, because runs of rows in the same bin (the many 0 pixels of an
+ * image) otherwise chain every increment on the previous store, then sum
+ * and scan all bins.  Small nodes touch few bins: each bin is cleared on
+ * first touch and remembered in a 256-bit mask, so the cost stays
+ * proportional to the node's rows.  h1 and touched are scratch; touched is
+ * all zero on entry and on return.
+ */
+static int
+HistClasses(const uint8_t *col, const int *idx, int lo, int hi, const int *y,
+			int k, int nb, int32_t *h, int32_t *h1, unsigned char *touched,
+			int *occ)
+{
+	int			nocc = 0;
+
+	if (hi - lo >= nb)
+	{
+		int			i = lo;
+
+		memset(h, 0, sizeof(int32_t) * nb * k);
+		memset(h1, 0, sizeof(int32_t) * nb * k);
+		for (; i + 1 < hi; i += 2)
+		{
+			h[col[idx[i]] * k + y[idx[i]]]++;
+			h1[col[idx[i + 1]] * k + y[idx[i + 1]]]++;
+		}
+		if (i < hi)
+			h[col[idx[i]] * k + y[idx[i]]]++;
+		for (int b = 0; b < nb; b++)
+		{
+			int32_t		sum = 0;
+
+			for (int c = 0; c < k; c++)
+			{
+				h[b * k + c] += h1[b * k + c];
+				sum += h[b * k + c];
+			}
+			if (sum > 0)
+				occ[nocc++] = b;
+		}
+	}
+	else
+	{
+		uint64_t	mask[4] = {0, 0, 0, 0};
+
+		for (int i = lo; i < hi; i++)
+		{
+			int			b = col[idx[i]];
+
+			if (!touched[b])
+			{
+				touched[b] = 1;
+				mask[b >> 6] |= UINT64_C(1) << (b & 63);
+				memset(h + b * k, 0, sizeof(int32_t) * k);
+			}
+			h[b * k + y[idx[i]]]++;
+		}
+		nocc = TreeMaskBins(mask, occ);
+		for (int q = 0; q < nocc; q++)
+			touched[occ[q]] = 0;
+	}
+	return nocc;
+}
+
+/* sum and count histogram of one feature (regression): h[2 b], h[2 b + 1] */
+static int
+HistSums(const uint8_t *col, const int *idx, int lo, int hi, const double *t,
+		 int nb, double *h, unsigned char *touched, int *occ)
+{
+	int			nocc = 0;
+	uint64_t	mask[4] = {0, 0, 0, 0};
+
+	for (int i = lo; i < hi; i++)
+	{
+		int			b = col[idx[i]];
+
+		if (!touched[b])
+		{
+			touched[b] = 1;
+			mask[b >> 6] |= UINT64_C(1) << (b & 63);
+			h[2 * b] = 0.0;
+			h[2 * b + 1] = 0.0;
+		}
+		h[2 * b] += t[idx[i]];
+		h[2 * b + 1] += 1.0;
+	}
+	(void) nb;
+	nocc = TreeMaskBins(mask, occ);
+	for (int q = 0; q < nocc; q++)
+		touched[occ[q]] = 0;
+	return nocc;
+}
+
+/* one classification or regression tree of the forest */
+static int
+GrowForestTree(ForestShared *sh, int tree_no)
+{
+	int			n = sh->n,
+				d = sh->d,
+				k = sh->k,
+				width = k > 0 ? k : 1;
+	Tree	   *t = &sh->trees[tree_no];
+	uint64_t	rng = sh->ctx->seed ^ (UINT64_C(0x7266) + (uint64_t) (tree_no + 1) * UINT64_C(0xd1342543de82ef95));
+	int		   *idx = malloc(sizeof(int) * n);
+	int		   *perm = malloc(sizeof(int) * d);
+	StackItem  *stack = malloc(sizeof(StackItem) * (n + 2));
+	int32_t    *hc = calloc((size_t) 2 * TREE_MAX_BINS * width, sizeof(int32_t));
+	double	   *hs = calloc((size_t) 2 * TREE_MAX_BINS, sizeof(double));
+	double	   *tot = calloc(width, sizeof(double));
+	double	   *left = calloc(width, sizeof(double));
+	unsigned char touched[TREE_MAX_BINS];
+	int			occ[TREE_MAX_BINS];
+	int			sp = 0,
+				rc = 1;
+
+	if (!idx || !perm || !stack || !hc || !hs || !tot || !left)
+		goto done;
+	memset(touched, 0, sizeof(touched));
+	for (int i = 0; i < n; i++)
+		idx[i] = sh->bootstrap ? (int) TrRandBelow(&rng, n) : i;
+	for (int j = 0; j < d; j++)
+		perm[j] = j;
+	if (TreeNewNode(t) < 0)
+		goto done;
+	stack[sp].node = 0;
+	stack[sp].lo = 0;
+	stack[sp].hi = n;
+	stack[sp].depth = 0;
+	sp++;
+
+	while (sp > 0)
+	{
+		StackItem	it = stack[--sp];
+		int			m = it.hi - it.lo,
+					best_f = -1,
+					best_b = 0,
+					visited = 0,
+					is_leaf;
+		double		parent_score,
+					best_score = -HUGE_VAL,
+					sumsq = 0.0;
+
+		if (TrCancelled(sh->ctx))
+		{
+			rc = 2;
+			goto done;
+		}
+		/* node totals */
+		memset(tot, 0, sizeof(double) * width);
+		for (int i = it.lo; i < it.hi; i++)
+		{
+			if (k > 0)
+				tot[sh->y[idx[i]]] += 1.0;
+			else
+			{
+				double		v = sh->t[idx[i]];
+
+				tot[0] += v;
+				sumsq += v * v;
+			}
+		}
+		if (k > 0)
+		{
+			int			classes = 0;
+
+			parent_score = 0.0;
+			for (int c = 0; c < k; c++)
+			{
+				parent_score += tot[c] * tot[c];
+				classes += tot[c] > 0.0;
+			}
+			parent_score /= m;
+			is_leaf = classes <= 1;
+		}
+		else
+		{
+			parent_score = tot[0] * tot[0] / m;
+			/* impurity (variance) ~ 0: nothing to split */
+			is_leaf = sumsq - parent_score <= 1e-12 * (sumsq + 1e-300);
+		}
+		is_leaf = is_leaf || m < sh->min_split || m < 2 * sh->min_leaf ||
+			(sh->max_depth > 0 && it.depth >= sh->max_depth);
+
+		/*
+		 * Candidate features, drawn without replacement.  As in scikit-learn,
+		 * every drawn feature counts against max_features, constant or not,
+		 * but the search goes on past max_features until one non-constant
+		 * feature has been seen.
+		 */
+		for (int f = 0; !is_leaf && f < d && (f < sh->mtry || visited == 0); f++)
+		{
+			int			r = f + (int) TrRandBelow(&rng, (uint64_t) (d - f));
+			int			j = perm[r];
+			const uint8_t *col = sh->bins + (size_t) j * n;
+			int			occupied = 0;
+			double		nl = 0.0,
+						sql = 0.0,
+						sqr = 0.0;
+
+			perm[r] = perm[f];
+			perm[f] = j;
+
+			if (k > 0)
+				occupied = HistClasses(col, idx, it.lo, it.hi, sh->y, k, sh->nbins[j],
+									   hc, hc + (size_t) TREE_MAX_BINS * k, touched, occ);
+			else
+				occupied = HistSums(col, idx, it.lo, it.hi, sh->t, sh->nbins[j],
+									hs, touched, occ);
+			if (occupied <= 1)
+				continue;		/* constant in this node */
+			visited++;
+
+			/* scan the occupied bins in order; branch-free class updates */
+			memset(left, 0, sizeof(double) * width);
+			if (k > 0)
+				for (int c = 0; c < k; c++)
+					sqr += tot[c] * tot[c];
+			for (int q = 0; q + 1 < occupied; q++)
+			{
+				int			b = occ[q];
+
+				if (k > 0)
+				{
+					const int32_t *h = hc + (size_t) b * k;
+
+					for (int c = 0; c < k; c++)
+					{
+						double		a = h[c];
+
+						sql += a * (2.0 * left[c] + a);
+						sqr -= a * (2.0 * (tot[c] - left[c]) - a);
+						left[c] += a;
+						nl += a;
+					}
+				}
+				else
+				{
+					left[0] += hs[2 * b];
+					nl += hs[2 * b + 1];
+				}
+				if (nl >= sh->min_leaf && m - nl >= sh->min_leaf)
+				{
+					double		s;
+
+					if (k > 0)
+						s = sql / nl + sqr / (m - nl);
+					else
+						s = left[0] * left[0] / nl +
+							(tot[0] - left[0]) * (tot[0] - left[0]) / (m - nl);
+					if (s > best_score)
+					{
+						best_score = s;
+						best_f = j;
+						best_b = b;
+					}
+				}
+			}
+		}
+
+		if (is_leaf || best_f < 0 || best_score < parent_score - 1e-9 * fabs(parent_score))
+		{
+			float	   *v = TreeMakeLeaf(t, it.node, width);
+
+			if (v == NULL)
+				goto done;
+			for (int c = 0; c < width; c++)
+				v[c] = (float) (tot[c] / m);
+			continue;
+		}
+		{
+			int			mid = TreePartition(idx, it.lo, it.hi, sh->bins + (size_t) best_f * n, best_b);
+			int			l = TreeNewNode(t),
+						r = TreeNewNode(t);
+
+			if (l < 0 || r < 0)
+				goto done;
+			t->nodes[it.node].feature = best_f;
+			t->nodes[it.node].bin = best_b;
+			t->nodes[it.node].left = l;
+			t->nodes[it.node].right = r;
+			/* push right first so that the left child is grown next */
+			stack[sp].node = r;
+			stack[sp].lo = mid;
+			stack[sp].hi = it.hi;
+			stack[sp].depth = it.depth + 1;
+			sp++;
+			stack[sp].node = l;
+			stack[sp].lo = it.lo;
+			stack[sp].hi = mid;
+			stack[sp].depth = it.depth + 1;
+			sp++;
+		}
+	}
+	rc = 0;
+
+done:
+	free(idx);
+	free(perm);
+	free(stack);
+	free(hc);
+	free(hs);
+	free(tot);
+	free(left);
+	return rc;
+}
+
+static void *
+ForestWorker(void *arg)
+{
+	ForestShared *sh = arg;
+
+	for (;;)
+	{
+		int			tr,
+					rc;
+
+		pthread_mutex_lock(&sh->lock);
+		tr = sh->failed ? sh->ntrees : sh->next++;
+		pthread_mutex_unlock(&sh->lock);
+		if (tr >= sh->ntrees)
+			break;
+		rc = GrowForestTree(sh, tr);
+		pthread_mutex_lock(&sh->lock);
+		if (rc != 0 && sh->failed == 0)
+			sh->failed = rc;
+		sh->done++;
+		pthread_mutex_unlock(&sh->lock);
+		if (rc == 0 && sh->ctx->threads <= 1)
+			TrReportProgress(sh->ctx, tr + 1, NAN);
+	}
+	return NULL;
+}
+
+static int
+ForestFit(const TrContext *ctx, TrResult *res)
+{
+	const TrData *data = ctx->data;
+	int			classify = data->kind == TR_KIND_CLASSIFICATION;
+	int			n = data->n_train,
+				nv = data->n_val,
+				d = data->d,
+				k = classify ? data->n_classes : 0,
+				width = classify ? k : 1;
+	double		mf = TrParamDouble(ctx->params, "max_features", 0.0);
+	int			max_bins = TrParamInt(ctx->params, "max_bins", 255);
+	ForestShared sh;
+	Bins		bins;
+	uint8_t    *btr = NULL,
+			   *bva = NULL;
+	double	   *acc = calloc((size_t) (nv > 0 ? nv : 1) * width, sizeof(double));
+	int		   *pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
+	double	   *tpred = malloc(sizeof(double) * (nv > 0 ? nv : 1));
+	int			rc = -1;
+	long		nodes = 0;
+
+	memset(&sh, 0, sizeof(sh));
+	memset(&bins, 0, sizeof(bins));
+	sh.ctx = ctx;
+	sh.n = n;
+	sh.d = d;
+	sh.k = k;
+	sh.y = data->ytr;
+	sh.t = data->ttr;
+	sh.ntrees = TrParamInt(ctx->params, "n_trees", 100);
+	sh.max_depth = TrParamInt(ctx->params, "max_depth", 0);
+	sh.min_split = TrParamInt(ctx->params, "min_samples_split", 2);
+	sh.min_leaf = TrParamInt(ctx->params, "min_samples_leaf", 1);
+	sh.bootstrap = TrParamInt(ctx->params, "bootstrap", 1);
+	if (mf <= 0.0)
+		sh.mtry = classify ? (int) floor(sqrt((double) d)) : d;	/* sklearn */
+	else if (mf <= 1.0)
+		sh.mtry = (int) floor(mf * d);
+	else
+		sh.mtry = (int) mf;
+	sh.mtry = sh.mtry < 1 ? 1 : (sh.mtry > d ? d : sh.mtry);
+	sh.trees = calloc(sh.ntrees, sizeof(Tree));
+	if (!acc || !pred || !tpred || !sh.trees ||
+		TreePrepareBins(data, max_bins, &bins, &btr, &bva) != 0)
+	{
+		TrSetError(res, "out of memory for random_forest (%d x %d)", n, d);
+		goto done;
+	}
+	sh.bins = btr;
+	sh.nbins = bins.nbins;
+	pthread_mutex_init(&sh.lock, NULL);
+	TreeRunThreads(ForestWorker, &sh, ctx->threads < sh.ntrees ? ctx->threads : sh.ntrees);
+	pthread_mutex_destroy(&sh.lock);
+	if (ctx->threads > 1 && !sh.failed)
+		TrReportProgress(ctx, sh.ntrees, NAN);	/* workers do not report */
+	if (sh.failed)
+	{
+		TrSetError(res, sh.failed == 2 ? "cancelled" :
+				   "out of memory growing random_forest trees");
+		goto done;
+	}
+
+	/* average the trees' leaf values, in tree order */
+	for (int tr = 0; tr < sh.ntrees; tr++)
+	{
+		nodes += sh.trees[tr].nn;
+		for (int i = 0; i < nv; i++)
+		{
+			const float *v = TreeLeaf(&sh.trees[tr], bva, nv, i);
+
+			for (int c = 0; c < width; c++)
+				acc[(size_t) i * width + c] += v[c];
+		}
+	}
+	if (classify)
+	{
+		for (int i = 0; i < nv; i++)
+		{
+			const double *a = acc + (size_t) i * width;
+			int			best = 0;
+
+			for (int c = 1; c < k; c++)
+				if (a[c] > a[best])
+					best = c;
+			pred[i] = best;
+		}
+		res->score = TrAccuracy(pred, data->yva, nv);
+	}
+	else
+	{
+		for (int i = 0; i < nv; i++)
+			tpred[i] = acc[i] / sh.ntrees;
+		TrRegressionScore(tpred, data->tva, nv, &res->r2, &res->rmse);
+		res->score = res->r2;
+	}
+	res->epochs = sh.ntrees;
+	res->extra = json_object_new_object();
+	if (res->extra != NULL)
+	{
+		json_object_object_add(res->extra, "n_nodes", json_object_new_int64(nodes));
+		json_object_object_add(res->extra, "max_features", json_object_new_int(sh.mtry));
+	}
+
+	{
+		TrArtifact art;
+
+		TrArtifactBegin(&art, "random_forest", data);
+		TreeAddToArtifact(&art, sh.trees, sh.ntrees, &bins);
+		if (TrArtifactFinish(&art, res) != 0)
+			goto done;
+	}
+	rc = 0;
+
+done:
+	if (sh.trees != NULL)
+		for (int tr = 0; tr < sh.ntrees; tr++)
+			TreeFree(&sh.trees[tr]);
+	free(sh.trees);
+	TreeBinsFree(&bins);
+	free(btr);
+	free(bva);
+	free(acc);
+	free(pred);
+	free(tpred);
+	return rc;
+}
+
+static const TrParamSpec forest_params[] = {
+	{"n_trees", TR_PARAM_INT, 1, 100000, NULL, "trees (default 100)"},
+	{"max_depth", TR_PARAM_INT, 0, 1000, NULL, "0 = grow until pure (default 0)"},
+	{"min_samples_split", TR_PARAM_INT, 2, 1 << 30, NULL, "default 2"},
+	{"min_samples_leaf", TR_PARAM_INT, 1, 1 << 30, NULL, "default 1"},
+	{"max_features", TR_PARAM_DOUBLE, 0.0, 1e9, NULL,
+	"features per split: 0 = sqrt(d) (classification) / d (regression), (0,1] = fraction, >1 = count"},
+	{"bootstrap", TR_PARAM_INT, 0, 1, NULL, "1 = bootstrap samples (default 1)"},
+	{"max_bins", TR_PARAM_INT, 2, 256, NULL, "histogram bins per feature (default 255)"},
+	{NULL}
+};
+
+const TrFamily TrFamilyRandomForest = {
+	.name = "random_forest",
+	.supports_classification = 1,
+	.supports_regression = 1,
+	.needs_image = 0,
+	.fit = ForestFit,
+	.params = forest_params,
+	.summary = "random forest on histogram bins (Gini / squared error)",
+};

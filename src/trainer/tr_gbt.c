@@ -1,0 +1,669 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_gbt.c
+ *	  Family "gbt" (gradient-boosted trees), for classification and
+ *	  regression, on the histogram bins of tr_tree.c.
+ *
+ * Gradient boosting (Friedman, "Greedy function approximation", Annals
+ * of Statistics 29, 2001, with the second-order leaf values of Chen and
+ * Guestrin, "XGBoost", KDD 2016), as scikit-learn's
+ * HistGradientBoosting{Classifier,Regressor}: log loss (one tree per class
+ * and round for more than two classes, softmax) or squared error; trees
+ * grown best-first to max_leaves leaves with min_samples_leaf rows each;
+ * split gain G_L^2/(H_L+l2) + G_R^2/(H_R+l2) - G^2/(H+l2); leaf value
+ * -lr * G / (H + l2).  The histogram of the larger child is the parent's
+ * minus the smaller child's (the usual subtraction trick).
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_gbt.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trainer.h"
+#include "tr_tree.h"
+
+/* histogram memory up to which every open leaf keeps its histogram */
+#define GBT_HIST_BUDGET ((size_t) 16 << 20)
+
+typedef struct HistBin
+{
+	double		g;
+	double		h;
+	int64_t		n;
+} HistBin;
+
+typedef struct GbtSplit
+{
+	double		gain;			/* <= 0: cannot split */
+	int			feature;
+	int			bin;
+} GbtSplit;
+
+typedef struct GbtLeaf
+{
+	int			node;
+	int			lo;
+	int			hi;
+	int			depth;
+	double		G;
+	double		H;
+	HistBin    *hist;			/* d x TREE_MAX_BINS */
+	GbtSplit	split;
+} GbtLeaf;
+
+typedef struct GbtBuilder
+{
+	const uint8_t *bins;
+	const int  *nbins;
+	int			n;
+	int			d;
+	int			max_leaves;
+	int			max_depth;
+	int			min_leaf;
+	double		l2;
+	double		lr;
+	const double *g;
+	const double *h;
+	int		   *idx;
+	GbtLeaf    *leaves;
+	HistBin   **pool;			/* free histograms */
+	int			npool;
+	int			nhist;			/* histograms allocated */
+	int			max_hist;		/* at most this many (GBT_HIST_BUDGET) */
+	int			nleaves;		/* leaves[0 .. nleaves) are open */
+	double	   *gbuf;			/* n: gradients of a node's rows, gathered */
+	double	   *hbuf;
+	HistBin    *hist2;			/* TREE_MAX_BINS: second partial histogram */
+} GbtBuilder;
+
+/*
+ * Histograms of all features over rows idx[lo..hi).  The node's gradients
+ * are first gathered into contiguous arrays so that the per-feature loops
+ * read them sequentially; large nodes fill two interleaved histograms,
+ * since runs of rows in the same bin would otherwise chain every update on
+ * the previous store (see HistClasses).
+ */
+static void
+BuildHist(GbtBuilder *b, const int *idx, int lo, int hi, HistBin *hist)
+{
+	int			n = b->n,
+				m = hi - lo;
+	double	   *gg = b->gbuf,
+			   *hh = b->hbuf;
+	HistBin    *h2 = b->hist2;
+
+	for (int i = 0; i < m; i++)
+	{
+		gg[i] = b->g[idx[lo + i]];
+		hh[i] = b->h[idx[lo + i]];
+	}
+	for (int j = 0; j < b->d; j++)
+	{
+		HistBin    *hj = hist + (size_t) j * TREE_MAX_BINS;
+		const uint8_t *col = b->bins + (size_t) j * n;
+		const int  *ix = idx + lo;
+		int			nb = b->nbins[j],
+					i = 0;
+
+		memset(hj, 0, sizeof(HistBin) * nb);
+		if (m >= 4 * nb)
+		{
+			memset(h2, 0, sizeof(HistBin) * nb);
+			for (; i + 1 < m; i += 2)
+			{
+				HistBin    *e = hj + col[ix[i]];
+				HistBin    *f = h2 + col[ix[i + 1]];
+
+				e->g += gg[i];
+				e->h += hh[i];
+				e->n++;
+				f->g += gg[i + 1];
+				f->h += hh[i + 1];
+				f->n++;
+			}
+			for (int q = 0; q < nb; q++)
+			{
+				hj[q].g += h2[q].g;
+				hj[q].h += h2[q].h;
+				hj[q].n += h2[q].n;
+			}
+		}
+		for (; i < m; i++)
+		{
+			HistBin    *e = hj + col[ix[i]];
+
+			e->g += gg[i];
+			e->h += hh[i];
+			e->n++;
+		}
+	}
+}
+
+/* best split of a leaf from its histogram */
+static void
+FindSplit(GbtBuilder *b, GbtLeaf *lf)
+{
+	double		parent = lf->G * lf->G / (lf->H + b->l2);
+	int			m = lf->hi - lf->lo;
+
+	lf->split.gain = 0.0;
+	lf->split.feature = -1;
+	if (m < 2 * b->min_leaf || (b->max_depth > 0 && lf->depth >= b->max_depth))
+		return;
+	for (int j = 0; j < b->d; j++)
+	{
+		const HistBin *hj = lf->hist + (size_t) j * TREE_MAX_BINS;
+		double		gl = 0.0,
+					hl = 0.0;
+		int64_t		nl = 0;
+
+		for (int bin = 0; bin < b->nbins[j] - 1; bin++)
+		{
+			double		gr,
+						hr,
+						gain;
+
+			gl += hj[bin].g;
+			hl += hj[bin].h;
+			nl += hj[bin].n;
+			if (nl < b->min_leaf)
+				continue;
+			if (m - nl < b->min_leaf)
+				break;
+			gr = lf->G - gl;
+			hr = lf->H - hl;
+			if (hl < 1e-3 || hr < 1e-3)		/* sklearn's min_hessian_to_split */
+				continue;
+			gain = gl * gl / (hl + b->l2) + gr * gr / (hr + b->l2) - parent;
+			if (gain > lf->split.gain + 1e-12)
+			{
+				lf->split.gain = gain;
+				lf->split.feature = j;
+				lf->split.bin = bin;
+			}
+		}
+	}
+}
+
+/*
+ * A histogram buffer: a free one, a new one while fewer than max_hist
+ * exist, else the one of the open leaf with the lowest split gain, the
+ * leaf least likely to be split next.  Such a leaf, if it is split after
+ * all, has both children histogrammed from its rows (GrowBoostTree).
+ * Each histogram is d x 256 bins of 24 bytes (4.8 MB at 784 features), so
+ * one per leaf would be 150 MB at 31 leaves, as much as the data.
+ */
+static HistBin *
+TakeHist(GbtBuilder *b)
+{
+	int			victim = -1;
+	HistBin    *h;
+
+	if (b->npool > 0)
+		return b->pool[--b->npool];
+	if (b->nhist < b->max_hist)
+	{
+		h = malloc(sizeof(HistBin) * (size_t) b->d * TREE_MAX_BINS);
+		if (h != NULL)
+			b->nhist++;
+		return h;
+	}
+	for (int q = 0; q < b->nleaves; q++)
+		if (b->leaves[q].hist != NULL &&
+			(victim < 0 || b->leaves[q].split.gain < b->leaves[victim].split.gain))
+			victim = q;
+	if (victim < 0)
+		return NULL;			/* cannot happen: max_hist >= 3 */
+	h = b->leaves[victim].hist;
+	b->leaves[victim].hist = NULL;
+	return h;
+}
+
+static void
+GiveHist(GbtBuilder *b, HistBin *h)
+{
+	if (h != NULL)
+		b->pool[b->npool++] = h;
+}
+
+/*
+ * Grow one tree on gradients g and Hessians h (best-first); adds the leaf
+ * values (already times lr) to F[i * stride] for every training row.
+ */
+static int
+GrowBoostTree(GbtBuilder *b, Tree *t, double *F, int stride)
+{
+	int			nleaves = 1;
+
+	for (int i = 0; i < b->n; i++)
+		b->idx[i] = i;
+	if (TreeNewNode(t) < 0)
+		return -1;
+	memset(&b->leaves[0], 0, sizeof(GbtLeaf));
+	b->leaves[0].lo = 0;
+	b->leaves[0].hi = b->n;
+	for (int i = 0; i < b->n; i++)
+	{
+		b->leaves[0].G += b->g[i];
+		b->leaves[0].H += b->h[i];
+	}
+	b->nleaves = 1;
+	if ((b->leaves[0].hist = TakeHist(b)) == NULL)
+		return -1;
+	BuildHist(b, b->idx, 0, b->n, b->leaves[0].hist);
+	FindSplit(b, &b->leaves[0]);
+
+	while (nleaves < b->max_leaves)
+	{
+		int			best = -1;
+		GbtLeaf    *lf,
+					cl,
+					cr;
+		int			mid;
+
+		for (int q = 0; q < nleaves; q++)
+			if (b->leaves[q].split.feature >= 0 &&
+				(best < 0 || b->leaves[q].split.gain > b->leaves[best].split.gain))
+				best = q;
+		if (best < 0)
+			break;
+		lf = &b->leaves[best];
+		mid = TreePartition(b->idx, lf->lo, lf->hi,
+						b->bins + (size_t) lf->split.feature * b->n, lf->split.bin);
+		memset(&cl, 0, sizeof(cl));
+		memset(&cr, 0, sizeof(cr));
+		cl.lo = lf->lo;
+		cl.hi = mid;
+		cr.lo = mid;
+		cr.hi = lf->hi;
+		cl.depth = cr.depth = lf->depth + 1;
+		cl.node = TreeNewNode(t);
+		cr.node = TreeNewNode(t);
+		if (cl.node < 0 || cr.node < 0)
+			return -1;
+		t->nodes[lf->node].feature = lf->split.feature;
+		t->nodes[lf->node].bin = lf->split.bin;
+		t->nodes[lf->node].left = cl.node;
+		t->nodes[lf->node].right = cr.node;
+
+		/*
+		 * The smaller child is histogrammed, the larger one subtracted from
+		 * the parent, or histogrammed too when the parent's was taken.
+		 */
+		{
+			GbtLeaf    *sm = (cl.hi - cl.lo) <= (cr.hi - cr.lo) ? &cl : &cr;
+			GbtLeaf    *lg = sm == &cl ? &cr : &cl;
+
+			lg->hist = lf->hist;	/* reuse the parent's buffer */
+			lf->hist = NULL;
+			if ((sm->hist = TakeHist(b)) == NULL)
+			{
+				GiveHist(b, lg->hist);
+				return -1;
+			}
+			BuildHist(b, b->idx, sm->lo, sm->hi, sm->hist);
+			if (lg->hist == NULL)
+			{
+				if ((lg->hist = TakeHist(b)) == NULL)
+				{
+					GiveHist(b, sm->hist);
+					return -1;
+				}
+				BuildHist(b, b->idx, lg->lo, lg->hi, lg->hist);
+			}
+			else
+				for (int j = 0; j < b->d; j++)
+					for (int bin = 0; bin < b->nbins[j]; bin++)
+					{
+						size_t		o = (size_t) j * TREE_MAX_BINS + bin;
+
+						lg->hist[o].g -= sm->hist[o].g;
+						lg->hist[o].h -= sm->hist[o].h;
+						lg->hist[o].n -= sm->hist[o].n;
+					}
+		}
+		for (int i = cl.lo; i < cl.hi; i++)
+		{
+			cl.G += b->g[b->idx[i]];
+			cl.H += b->h[b->idx[i]];
+		}
+		cr.G = lf->G - cl.G;
+		cr.H = lf->H - cl.H;
+		FindSplit(b, &cl);
+		FindSplit(b, &cr);
+		/* a leaf that cannot split needs its histogram no more */
+		if (cl.split.feature < 0)
+		{
+			GiveHist(b, cl.hist);
+			cl.hist = NULL;
+		}
+		if (cr.split.feature < 0)
+		{
+			GiveHist(b, cr.hist);
+			cr.hist = NULL;
+		}
+		b->leaves[best] = cl;
+		b->leaves[nleaves++] = cr;
+		b->nleaves = nleaves;
+	}
+
+	/* leaf values; apply them to the training rows */
+	for (int q = 0; q < nleaves; q++)
+	{
+		GbtLeaf    *lf = &b->leaves[q];
+		float	   *v = TreeMakeLeaf(t, lf->node, 1);
+		double		val = -b->lr * lf->G / (lf->H + b->l2);
+
+		if (v == NULL)
+			return -1;
+		v[0] = (float) val;
+		for (int i = lf->lo; i < lf->hi; i++)
+			F[(size_t) b->idx[i] * stride] += v[0];
+		GiveHist(b, lf->hist);
+		lf->hist = NULL;
+	}
+	return 0;
+}
+
+static int
+GbtFit(const TrContext *ctx, TrResult *res)
+{
+	const TrData *data = ctx->data;
+	int			classify = data->kind == TR_KIND_CLASSIFICATION;
+	int			n = data->n_train,
+				nv = data->n_val,
+				d = data->d,
+				k = classify ? data->n_classes : 0;
+	int			kk = classify ? (k == 2 ? 1 : k) : 1;	/* trees per round */
+	int			rounds = TrParamInt(ctx->params, "n_rounds", 100);
+	int			max_bins = TrParamInt(ctx->params, "max_bins", 255);
+	GbtBuilder	b;
+	Bins		bins;
+	uint8_t    *btr = NULL,
+			   *bva = NULL;
+	Tree	   *trees = calloc((size_t) rounds * kk, sizeof(Tree));
+	double	   *F = malloc(sizeof(double) * (size_t) n * kk);
+	double	   *Fv = malloc(sizeof(double) * (size_t) (nv > 0 ? nv : 1) * kk);
+	double	   *g = malloc(sizeof(double) * (size_t) n * kk);
+	double	   *h = malloc(sizeof(double) * (size_t) n * kk);
+	double	   *gc = malloc(sizeof(double) * n);
+	double	   *hc = malloc(sizeof(double) * n);
+	double	   *init = calloc(kk, sizeof(double));
+	int		   *pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
+	double	   *tpred = malloc(sizeof(double) * (nv > 0 ? nv : 1));
+	double		loss = NAN;
+	int			rc = -1,
+				ntrees = 0;
+	size_t		histbytes;
+
+	memset(&b, 0, sizeof(b));
+	memset(&bins, 0, sizeof(bins));
+	b.n = n;
+	b.d = d;
+	b.max_leaves = TrParamInt(ctx->params, "max_leaves", 31);
+	b.max_depth = TrParamInt(ctx->params, "max_depth", 0);
+	b.min_leaf = TrParamInt(ctx->params, "min_samples_leaf", 20);
+	b.l2 = TrParamDouble(ctx->params, "l2", 0.0);
+	b.lr = TrParamDouble(ctx->params, "lr", 0.1);
+	histbytes = sizeof(HistBin) * (size_t) d * TREE_MAX_BINS * (b.max_leaves + 1);
+	if (histbytes > ((size_t) 1 << 30))
+	{
+		TrSetError(res, "gbt: histograms would need %zu MB (features x 256 bins x max_leaves); lower max_leaves",
+				   histbytes >> 20);
+		goto done;
+	}
+	b.idx = malloc(sizeof(int) * n);
+	b.leaves = calloc(b.max_leaves + 1, sizeof(GbtLeaf));
+	b.pool = calloc(b.max_leaves + 2, sizeof(HistBin *));
+	{
+		/* GBT_HIST_BUDGET, or an eighth of the data when that is more */
+		size_t		one = sizeof(HistBin) * (size_t) d * TREE_MAX_BINS;
+		size_t		budget = (size_t) n * d * sizeof(float) / 8;
+
+		if (budget < GBT_HIST_BUDGET)
+			budget = GBT_HIST_BUDGET;
+		b.max_hist = (int) (budget / one);
+		if (b.max_hist < 3)
+			b.max_hist = 3;
+		if (b.max_hist > b.max_leaves + 1)
+			b.max_hist = b.max_leaves + 1;
+	}
+	b.gbuf = malloc(sizeof(double) * n);
+	b.hbuf = malloc(sizeof(double) * n);
+	b.hist2 = malloc(sizeof(HistBin) * TREE_MAX_BINS);
+	if (!b.gbuf || !b.hbuf || !b.hist2 || !trees || !F || !Fv || !g || !h || !gc || !hc || !init || !pred || !tpred ||
+		!b.idx || !b.leaves || !b.pool ||
+		TreePrepareBins(data, max_bins, &bins, &btr, NULL) != 0)
+	{
+		TrSetError(res, "out of memory for gbt (%d x %d)", n, d);
+		goto done;
+	}
+	b.bins = btr;
+	b.nbins = bins.nbins;
+	b.g = gc;
+	b.h = hc;
+
+	/* initial raw scores: mean target, log-odds, or log class priors */
+	if (!classify)
+	{
+		for (int i = 0; i < n; i++)
+			init[0] += data->ttr[i];
+		init[0] /= n;
+	}
+	else
+	{
+		double	   *cnt = calloc(k, sizeof(double));
+
+		if (cnt == NULL)
+		{
+			TrSetError(res, "out of memory for gbt");
+			goto done;
+		}
+		for (int i = 0; i < n; i++)
+			cnt[data->ytr[i]] += 1.0;
+		if (k == 2)
+		{
+			double		p = fmin(fmax(cnt[1] / n, 1e-12), 1 - 1e-12);
+
+			init[0] = log(p / (1 - p));
+		}
+		else
+			for (int c = 0; c < k; c++)
+				init[c] = log(fmax(cnt[c] / n, 1e-12));
+		free(cnt);
+	}
+	for (int i = 0; i < n; i++)
+		memcpy(F + (size_t) i * kk, init, sizeof(double) * kk);
+
+	for (int r = 0; r < rounds; r++)
+	{
+		if (TrCancelled(ctx))
+		{
+			TrSetError(res, "cancelled");
+			goto done;
+		}
+		/* gradients and Hessians of the loss at F, and the loss itself */
+		loss = 0.0;
+		for (int i = 0; i < n; i++)
+		{
+			double	   *f = F + (size_t) i * kk;
+
+			if (!classify)
+			{
+				double		e = f[0] - data->ttr[i];
+
+				g[i] = e;
+				h[i] = 1.0;
+				loss += 0.5 * e * e;
+			}
+			else if (kk == 1)
+			{
+				double		z = f[0],
+							y = data->ytr[i] == 1 ? 1.0 : 0.0,
+							p = z >= 0 ? 1.0 / (1.0 + exp(-z)) : exp(z) / (1.0 + exp(z));
+
+				g[i] = p - y;
+				h[i] = fmax(p * (1.0 - p), 1e-16);
+				loss += (z > 0 ? z + log1p(exp(-z)) : log1p(exp(z))) - y * z;
+			}
+			else
+			{
+				double		mx = f[0],
+							sum = 0.0;
+
+				for (int c = 1; c < kk; c++)
+					mx = fmax(mx, f[c]);
+				for (int c = 0; c < kk; c++)
+					sum += exp(f[c] - mx);
+				for (int c = 0; c < kk; c++)
+				{
+					double		p = exp(f[c] - mx) / sum;
+
+					g[(size_t) c * n + i] = p - (data->ytr[i] == c ? 1.0 : 0.0);
+					h[(size_t) c * n + i] = fmax(p * (1.0 - p), 1e-16);
+				}
+				loss += mx + log(sum) - f[data->ytr[i]];
+			}
+		}
+		loss /= n;
+		if (!isfinite(loss))
+		{
+			TrSetError(res, "gbt diverged (loss not finite at round %d); lower lr", r + 1);
+			goto done;
+		}
+		for (int c = 0; c < kk; c++)
+		{
+			memcpy(gc, g + (size_t) c * n, sizeof(double) * n);
+			memcpy(hc, h + (size_t) c * n, sizeof(double) * n);
+			if (GrowBoostTree(&b, &trees[ntrees], F + c, kk) != 0)
+			{
+				ntrees++;
+				TrSetError(res, "out of memory growing gbt trees");
+				goto done;
+			}
+			ntrees++;
+		}
+		TrReportProgress(ctx, r + 1, loss);
+		res->epochs = r + 1;
+	}
+
+	/*
+	 * validation: init + sum of tree outputs, on validation rows binned now
+	 * that the training bins and histograms are gone
+	 */
+	for (int i = 0; i < b.npool; i++)
+		free(b.pool[i]);
+	b.npool = 0;
+	free(btr);
+	btr = NULL;
+	if ((bva = malloc((size_t) (nv > 0 ? nv : 1) * d)) == NULL)
+	{
+		TrSetError(res, "out of memory for gbt (%d x %d)", nv, d);
+		goto done;
+	}
+	TreeBinsApply(&bins, data->Xva, nv, bva);
+	for (int i = 0; i < nv; i++)
+		memcpy(Fv + (size_t) i * kk, init, sizeof(double) * kk);
+	for (int tr = 0; tr < ntrees; tr++)
+	{
+		int			c = tr % kk;
+
+		for (int i = 0; i < nv; i++)
+			Fv[(size_t) i * kk + c] += TreeLeaf(&trees[tr], bva, nv, i)[0];
+	}
+	if (!classify)
+	{
+		for (int i = 0; i < nv; i++)
+			tpred[i] = Fv[i];
+		TrRegressionScore(tpred, data->tva, nv, &res->r2, &res->rmse);
+		res->score = res->r2;
+	}
+	else
+	{
+		for (int i = 0; i < nv; i++)
+		{
+			const double *f = Fv + (size_t) i * kk;
+			int			best = 0;
+
+			if (kk == 1)
+				best = f[0] > 0.0 ? 1 : 0;
+			else
+				for (int c = 1; c < kk; c++)
+					if (f[c] > f[best])
+						best = c;
+			pred[i] = best;
+		}
+		res->score = TrAccuracy(pred, data->yva, nv);
+	}
+	res->train_loss = loss;
+
+	{
+		TrArtifact art;
+		int64_t		dims[1] = {kk};
+
+		TrArtifactBegin(&art, "gbt", data);
+		TrArtifactAdd(&art, "init", TR_DT_F64, 1, dims, init);
+		/* tree t adds to output t % n_outputs */
+		TreeAddToArtifact(&art, trees, ntrees, &bins);
+		if (TrArtifactFinish(&art, res) != 0)
+			goto done;
+	}
+	rc = 0;
+
+done:
+	if (trees != NULL)
+		for (int tr = 0; tr < ntrees; tr++)
+			TreeFree(&trees[tr]);
+	free(trees);
+	if (b.pool != NULL)
+		for (int i = 0; i < b.npool; i++)
+			free(b.pool[i]);
+	if (b.leaves != NULL)
+		for (int i = 0; i <= b.max_leaves; i++)
+			free(b.leaves[i].hist);
+	free(b.pool);
+	free(b.leaves);
+	free(b.idx);
+	free(b.gbuf);
+	free(b.hbuf);
+	free(b.hist2);
+	TreeBinsFree(&bins);
+	free(btr);
+	free(bva);
+	free(F);
+	free(Fv);
+	free(g);
+	free(h);
+	free(gc);
+	free(hc);
+	free(init);
+	free(pred);
+	free(tpred);
+	return rc;
+}
+
+static const TrParamSpec gbt_params[] = {
+	{"n_rounds", TR_PARAM_INT, 1, 100000, NULL, "boosting rounds (default 100)"},
+	{"lr", TR_PARAM_DOUBLE, 1e-6, 10.0, NULL, "learning rate (default 0.1)"},
+	{"max_leaves", TR_PARAM_INT, 2, 65536, NULL, "leaves per tree (default 31)"},
+	{"max_depth", TR_PARAM_INT, 0, 1000, NULL, "0 = no limit (default 0)"},
+	{"min_samples_leaf", TR_PARAM_INT, 1, 1 << 30, NULL, "default 20"},
+	{"l2", TR_PARAM_DOUBLE, 0.0, 1e9, NULL, "L2 on leaf values (default 0)"},
+	{"max_bins", TR_PARAM_INT, 2, 256, NULL, "histogram bins per feature (default 255)"},
+	{NULL}
+};
+
+const TrFamily TrFamilyGbt = {
+	.name = "gbt",
+	.supports_classification = 1,
+	.supports_regression = 1,
+	.needs_image = 0,
+	.fit = GbtFit,
+	.params = gbt_params,
+	.summary = "gradient-boosted trees, histogram splits, best-first leaves",
+};

@@ -1,0 +1,208 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_predict_tree.c
+ *	  Predictor of the tree ensembles, random_forest and gbt
+ *	  (tr_predict.h; the trees' layout is in docs/models.md §4).
+ *
+ * A row goes left at a node when its feature is <= the node's threshold.
+ * The loader checks every node before a walk can run: a split's feature
+ * is a real feature and its children come after it within its own tree,
+ * so every walk moves forward and ends; a leaf's values lie inside
+ * leaf_values.  A random forest averages its trees' leaves (class
+ * probabilities, or values); gbt adds tree t to output t mod k' on top of
+ * "init" and applies the logistic or softmax link.
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_predict_tree.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tr_predict.h"
+
+typedef struct Trees
+{
+	int			boosted;		/* gbt */
+	int			ntrees;
+	int			width;			/* values per leaf */
+	int			k;				/* gbt outputs */
+	int32_t    *roots;
+	int32_t    *feature;
+	float	   *threshold;
+	int32_t    *left;
+	int32_t    *right;
+	float	   *values;
+	double	   *init;			/* gbt: k */
+} Trees;
+
+static void
+TreesFree(void *p)
+{
+	Trees	   *t = p;
+
+	free(t->roots);
+	free(t->feature);
+	free(t->threshold);
+	free(t->left);
+	free(t->right);
+	free(t->values);
+	free(t->init);
+	free(t);
+}
+
+/* the leaf values row x reaches in tree t */
+static inline const float *
+Walk(const Trees *tr, int t, const float *x)
+{
+	int			q = tr->roots[t];
+
+	while (tr->feature[q] >= 0)
+		q = x[tr->feature[q]] <= tr->threshold[q] ? tr->left[q] : tr->right[q];
+	return tr->values + tr->left[q];
+}
+
+static void
+ForestRow(const TrModel *m, const Trees *tr, const float *x, double *out)
+{
+	double		sum = 0.0;
+
+	memset(out, 0, sizeof(double) * tr->width);
+	for (int t = 0; t < tr->ntrees; t++)
+	{
+		const float *v = Walk(tr, t, x);
+
+		for (int c = 0; c < tr->width; c++)
+			out[c] += v[c];
+	}
+	if (m->kind == 1)
+	{
+		out[0] /= tr->ntrees;
+		return;
+	}
+	for (int c = 0; c < tr->width; c++)
+		sum += out[c];
+	for (int c = 0; c < tr->width && sum > 0.0; c++)
+		out[c] /= sum;
+}
+
+static void
+BoostRow(const TrModel *m, const Trees *tr, const float *x, double *z, double *out)
+{
+	memcpy(z, tr->init, sizeof(double) * tr->k);
+	for (int t = 0; t < tr->ntrees; t++)
+		z[t % tr->k] += Walk(tr, t, x)[0];
+	if (m->kind == 1)
+		out[0] = z[0];
+	else
+		TrProbaFromScores(z, tr->k, m->n_classes, out);
+}
+
+static int
+TreesPredict(const TrModel *m, const float *X, int n, double *out)
+{
+	const Trees *tr = m->state;
+	double	   *z = malloc(sizeof(double) * (tr->k > 0 ? tr->k : 1));
+
+	if (z == NULL)
+		return TR_ART_NO_MEMORY;
+	for (int i = 0; i < n; i++)
+	{
+		const float *x = X + (size_t) i * m->d;
+
+		if (tr->boosted)
+			BoostRow(m, tr, x, z, out + (size_t) i * m->n_out);
+		else
+			ForestRow(m, tr, x, out + (size_t) i * m->n_out);
+	}
+	free(z);
+	return TR_ART_OK;
+}
+
+/* every node of tree t (nodes [lo, hi)) checked; 0 or TR_ART_BAD */
+static int
+CheckTree(const TrLoad *ld, const TrModel *m, const Trees *tr, int t, int lo, int hi,
+		  int64_t nvalues)
+{
+	if (lo >= hi)
+		return TrLoadFail(ld, TR_ART_BAD, "tree %d has no nodes", t + 1);
+	for (int q = lo; q < hi; q++)
+	{
+		int			f = tr->feature[q];
+
+		if (f >= m->d || f < -1)
+			return TrLoadFail(ld, TR_ART_BAD, "node %d splits on feature %d of %d", q, f, m->d);
+		if (f >= 0 && (tr->left[q] <= q || tr->left[q] >= hi ||
+					   tr->right[q] <= q || tr->right[q] >= hi))
+			return TrLoadFail(ld, TR_ART_BAD, "node %d of tree %d has children outside the tree", q, t + 1);
+		if (f < 0 && (tr->left[q] < 0 || (int64_t) tr->left[q] + tr->width > nvalues))
+			return TrLoadFail(ld, TR_ART_BAD, "leaf %d points outside the leaf values", q);
+	}
+	return TR_ART_OK;
+}
+
+/* the node arrays: feature, threshold, left, right, all of N nodes */
+static int
+LoadNodes(const TrLoad *ld, Trees *tr, int64_t *nnodes, int64_t *nvalues)
+{
+	int64_t		nd[1] = {-1},
+				td[1] = {-1},
+				vd[1] = {-1};
+	int			rc;
+
+	if ((rc = TrLoadTensor(ld, "tree_roots", TR_DT_I32, 1, td, (void **) &tr->roots)) != 0 ||
+		(rc = TrLoadTensor(ld, "node_feature", TR_DT_I32, 1, nd, (void **) &tr->feature)) != 0 ||
+		(rc = TrLoadTensor(ld, "node_threshold", TR_DT_F32, 1, nd, (void **) &tr->threshold)) != 0 ||
+		(rc = TrLoadTensor(ld, "node_left", TR_DT_I32, 1, nd, (void **) &tr->left)) != 0 ||
+		(rc = TrLoadTensor(ld, "node_right", TR_DT_I32, 1, nd, (void **) &tr->right)) != 0 ||
+		(rc = TrLoadTensor(ld, "leaf_values", TR_DT_F32, 1, vd, (void **) &tr->values)) != 0)
+		return rc;
+	if (td[0] < 1 || td[0] > INT32_MAX || nd[0] > INT32_MAX)
+		return TrLoadFail(ld, TR_ART_BAD, "an ensemble of %lld trees and %lld nodes",
+						  (long long) td[0], (long long) nd[0]);
+	tr->ntrees = (int) td[0];
+	*nnodes = nd[0];
+	*nvalues = vd[0];
+	return TR_ART_OK;
+}
+
+int
+TrLoadTrees(const TrLoad *ld, TrModel *m)
+{
+	Trees	   *tr = calloc(1, sizeof(Trees));
+	int64_t		nnodes = 0,
+				nvalues = 0;
+	int			rc;
+
+	if (tr == NULL)
+		return TrLoadFail(ld, TR_ART_NO_MEMORY, "out of memory loading a model");
+	m->state = tr;
+	m->free_state = TreesFree;
+	m->predict = TreesPredict;
+	tr->boosted = strcmp(m->family, "gbt") == 0;
+	tr->width = !tr->boosted && m->kind == 0 ? m->n_classes : 1;
+	tr->k = m->kind == 1 || m->n_classes == 2 ? 1 : m->n_classes;
+	if ((rc = LoadNodes(ld, tr, &nnodes, &nvalues)) != 0)
+		return rc;
+	if (tr->boosted)
+	{
+		int64_t		kd[1] = {tr->k};
+
+		if ((rc = TrLoadTensor(ld, "init", TR_DT_F64, 1, kd, (void **) &tr->init)) != 0)
+			return rc;
+	}
+	for (int t = 0; t < tr->ntrees; t++)
+	{
+		int			lo = tr->roots[t],
+					hi = t + 1 < tr->ntrees ? tr->roots[t + 1] : (int) nnodes;
+
+		if (lo < 0 || hi > nnodes || (t == 0 && lo != 0))
+			return TrLoadFail(ld, TR_ART_BAD, "tree %d starts at node %d of %lld", t + 1, lo,
+							  (long long) nnodes);
+		if ((rc = CheckTree(ld, m, tr, t, lo, hi, nvalues)) != 0)
+			return rc;
+	}
+	return TR_ART_OK;
+}

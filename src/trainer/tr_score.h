@@ -1,0 +1,28 @@
+/*-------------------------------------------------------------------------
+ *
+ * tr_score.h
+ *	  The trainer's validation scoring through the predict module
+ *	  (tr_score.c).
+ *
+ * IDENTIFICATION
+ *	  src/trainer/tr_score.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_TR_SCORE_H
+#define EASEML_TR_SCORE_H
+
+#include "trainer.h"
+#include "tr_metrics.h"
+
+/*
+ * Every metric of the validation rows of data (rows of tab), predicted
+ * from the artifact in res.  1 when scored, 0 when there is nothing the
+ * predict module can apply (no artifact, or a custom trainer's opaque
+ * blob), -1 with err set when the artifact cannot be applied.
+ */
+extern int	TrScoreValidation(const TrTable *tab, const TrData *data,
+							  const TrResult *res, TrMetrics *fm,
+							  char *err, size_t errlen);
+
+#endif							/* EASEML_TR_SCORE_H */

@@ -1,0 +1,111 @@
+# easeml.predict in SQL (docs/predict.md) reproduces every family's recorded
+# validation score: one candidate per family is trained by the real trainer
+# on small real data sets (sklearn's digits as 8x8 images, OpenML penguins
+# with text columns and missing values, sklearn's diabetes for regression);
+# then, for each run, the rows the trainer validated on are predicted in SQL
+# with that run's model and scored like the trainer scores them.
+use strict;
+use warnings;
+
+use File::Basename qw(dirname);
+use lib "$ENV{TESTDIR}/t";
+use EasemlTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = easeml_node('predict', 'easeml.max_workers' => 3);
+
+load_dataset($node, $_, $_) for qw(digits penguins diabetes_regression);
+make_tenant($node, 'lab_p', map { "public.$_" } qw(digits penguins diabetes_regression));
+make_tenant($node, 'lab_q', 'public.penguins');
+
+my %tasks = (
+	digits => [ q{INSERT INTO easeml.tasks (name, source, target, input_shape, max_runs)
+		VALUES ('digits', 'public.digits', 'label', '{1,8,8}', 9)},
+		qw(softmax-l2-1e-3 mlp-64 gnb knn-5 linear-svm-c0.1 ridge-1 rf-50 gbt-100 cnn-16-32) ],
+	penguins => [ q{INSERT INTO easeml.tasks (name, source, target, max_runs)
+		VALUES ('penguins', 'public.penguins', 'label', 2)},
+		qw(softmax-l2-1e-3 gbt-100) ],
+	diabetes => [ q{INSERT INTO easeml.tasks (name, source, target, kind, max_runs)
+		VALUES ('diabetes', 'public.diabetes_regression', 'target', 'regression', 5)},
+		qw(ridge-1 mlp-64 knn-5 rf-50 gbt-100) ],
+);
+
+# declare each task and queue its candidates in one transaction (with
+# max_runs their number, the scheduler adds none of its own)
+for my $t (sort keys %tasks)
+{
+	my ($sql, @models) = @{ $tasks{$t} };
+	my $queue = join('', map { "SELECT easeml.enqueue('$t', '$_');" } @models);
+	query_as($node, 'lab_p', "BEGIN; $sql; $queue COMMIT;");
+}
+ok( $node->poll_query_until('postgres', q{
+		SELECT count(*) = 16 FROM easeml.runs WHERE status IN ('succeeded', 'failed')}),
+	'every run finishes');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(t.name || '/' || m.name || ': ' || r.error, '; ')
+	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id JOIN easeml.models m ON m.id = r.model_id
+	 WHERE r.status <> 'succeeded'}), '', 'every run succeeded');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE r.status = 'succeeded' AND (CASE t.kind
+		WHEN 'classification' THEN r.metrics->'balanced_accuracy' || r.metrics->'macro_f1'
+			|| r.metrics->'log_loss' || r.metrics->'roc_auc'
+		ELSE r.metrics->'rmse' || r.metrics->'mae' END) @> 'null'}), '0',
+	'every run records every metric of its kind (none is null)');
+
+# predict with one chosen run: the documented hook easeml._deployed_run
+# answers with the run in predict_test.run (the cache follows its answer)
+$node->safe_psql('postgres', q{
+	CREATE OR REPLACE FUNCTION easeml._deployed_run(task_id bigint) RETURNS bigint
+	LANGUAGE sql STABLE AS $$ SELECT current_setting('predict_test.run')::bigint $$});
+
+my $runs = $node->safe_psql('postgres', q{
+	SELECT r.id, t.name, t.kind, t.target, m.family, r.score, r.log_path,
+		   format('easeml_snapshots.%I', easeml._snapshot_name(t.id, r.snapshot_version))
+	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id JOIN easeml.models m ON m.id = r.model_id
+	 WHERE r.status = 'succeeded' ORDER BY t.name, m.family});
+my %families;
+for my $line (split /\n/, $runs)
+{
+	my ($run, $task, $kind, $target, $family, $score, $log, $snap) = split /\|/, $line;
+	my $file = dirname($log) . '/validation_rows.txt';
+	my $rows = join(',', split(/\n/, slurp_file($file)));
+	# the trainer's row i is the i-th row of its COPY of the snapshot
+	my $scored = $kind eq 'classification'
+	  ? "avg((easeml.predict('$task', s.s) = (s.s).\"$target\"::text)::int)"
+	  : "1 - sum(((s.s).\"$target\" - easeml.predict_value('$task', s.s)) ^ 2)
+			 / sum(((s.s).\"$target\" - (SELECT avg((x.s).\"$target\") FROM v x)) ^ 2)";
+	my $sql_score = query_as($node, 'lab_p', qq{
+		SET predict_test.run = $run;
+		WITH s AS (SELECT s, row_number() OVER (ORDER BY ctid) - 1 AS i FROM $snap s),
+			 v AS (SELECT s.* FROM s WHERE i = ANY ('{$rows}'::int[]))
+		SELECT round(($scored)::numeric, 6) FROM v s});
+	cmp_ok(abs($sql_score - $score), '<=', 0.005,
+		"$task/$family: predicted in SQL $sql_score, recorded $score");
+	$families{$family} = 1;
+}
+is(join(',', sort keys %families),
+	'cnn,gbt,gnb,knn,linear_svm,mlp,random_forest,ridge,softmax',
+	'every built-in family was predicted in SQL');
+
+# the best run serves by default; another tenant cannot use the task
+$node->safe_psql('postgres', q{
+	CREATE OR REPLACE FUNCTION easeml._deployed_run(task_id bigint) RETURNS bigint
+	LANGUAGE sql STABLE SET search_path = pg_catalog AS $$
+	SELECT r.id FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	  JOIN easeml.models m ON m.id = r.model_id
+	 WHERE r.task_id = _deployed_run.task_id AND r.status = 'succeeded' AND r.score IS NOT NULL
+	   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version AND m.family <> 'external'
+	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = r.id)
+	 ORDER BY r.score DESC, r.seconds, r.id LIMIT 1 $$});
+is(query_as($node, 'lab_p', q{
+	SELECT count(*) FILTER (WHERE easeml.predict('penguins', p) = p.label) > 0.9 * count(*)
+	  FROM public.penguins p}), 't', 'penguins: the best run predicts the source\'s rows');
+my ($rc, $out, $err) = $node->psql('postgres',
+	q{SELECT easeml.predict('penguins', p) FROM public.penguins p LIMIT 1},
+	extra_params => [ '-U', 'lab_q' ]);
+like($err, qr/task "penguins" does not exist/, 'another tenant cannot predict with the task');
+
+done_testing();
