@@ -35,7 +35,7 @@ PACKAGES=(build-essential ca-certificates pkg-config
 	postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-client-$PGVER
 	libopenblas-dev liblapacke-dev libjson-c-dev libpq-dev libipc-run-perl
 	python3 python3-sklearn python-matplotlib-data dataset-fashion-mnist
-	liblinear-tools python3-xgboost)
+	liblinear-tools python3-xgboost gnuplot-nox)
 
 log() { printf '\n== %s\n' "$*"; }
 

@@ -103,8 +103,9 @@ SELECT m.name, c.basis, c.seconds > 0 AS positive
  ORDER BY t.name, m.name;
 
 -- artifacts: small ones stay with every succeeded run, ones above
--- easeml.artifact_max_bytes (16MB here) only with the task's best run, and
--- runs that did not succeed keep none
+-- easeml.artifact_max_bytes (16MB here) only with the task's best run and
+-- its deployments (the active one and the one a rollback returns to,
+-- docs/results.md), and runs that did not succeed keep none
 CREATE FUNCTION pg_temp.run_with_artifact(model text, bytes int, how text, score float8)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE

@@ -115,6 +115,8 @@ SELECT (SELECT md5(string_agg(t::text, '|' ORDER BY t.id)) FROM easeml.tasks t W
 	   (SELECT md5(string_agg(e::text, '|' ORDER BY e.id)) FROM easeml.run_events e WHERE tenant = 'regress_alice') AS events,
 	   (SELECT md5(string_agg(d::text, '|' ORDER BY d.id)) FROM easeml.decisions d WHERE tenant = 'regress_alice') AS decisions,
 	   (SELECT md5(string_agg(a::text, '|' ORDER BY a.run_id)) FROM easeml.artifacts a WHERE tenant = 'regress_alice') AS artifacts,
+	   (SELECT md5(string_agg(d::text, '|' ORDER BY d.id)) FROM easeml.deployments d WHERE tenant = 'regress_alice') AS deployments,
+	   (SELECT md5(string_agg(p::text, '|' ORDER BY p.id)) FROM easeml.run_progress p WHERE tenant = 'regress_alice') AS progress,
 	   (SELECT md5(string_agg(n::text, '|')) FROM easeml.tenants n WHERE name = 'regress_alice') AS tenant,
 	   (SELECT md5(string_agg(m::text, '|' ORDER BY m.id)) FROM easeml.models m) AS models,
 	   current_setting('application_name') AS appname;
@@ -288,6 +290,38 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$CREATE TRIGGER t AFTER INSERT ON regress_mallory.fake_runs FOR EACH ROW EXECUTE FUNCTION easeml._log_run_event()$c$),
 	('harmless', '0', $c$WITH u AS (UPDATE easeml.tasks SET max_runs = 1 WHERE name = 'alice_task' RETURNING 1) SELECT count(*) FROM u$c$);
 
+-- [results] alice's deployments (docs/results.md)
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', '0', $c$SELECT count(*) FROM easeml.deployments WHERE tenant <> current_user$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.deployments WHERE task_id = (SELECT alice_task FROM ids)$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.deployed WHERE tenant <> current_user$c$),
+	('harmless', 'true', $c$SELECT easeml._deployed_run(alice_task) IS NULL FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.deploy('alice_task')$c$),
+	('refused', NULL, $c$SELECT easeml.deploy('alice_task', alice_run) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.deploy('mallory_task', alice_run) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.rollback('alice_task')$c$),
+	('refused', NULL, $c$SELECT easeml._deploy('regress_alice', 'alice_task', 'best')$c$),
+	('refused', NULL, $c$SELECT easeml._rollback('regress_alice', 'alice_task')$c$),
+	('refused', NULL, $c$SELECT easeml._activate(alice_task, alice_run, 'run', 'regress_mallory') FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml._notify('deployment', alice_task, alice_run) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml._lock_deployments(alice_task) FROM ids$c$),
+	('refused', NULL, $c$INSERT INTO easeml.deployments (task_id, tenant, run_id, strategy, deployed_by) SELECT alice_task, 'regress_alice', alice_run, 'run', 'regress_alice' FROM ids$c$),
+	('refused', NULL, $c$UPDATE easeml.deployments SET active = false$c$),
+	('refused', NULL, $c$DELETE FROM easeml.deployments$c$),
+	('harmless', '0', $c$WITH u AS (UPDATE easeml.tasks SET auto_deploy = false WHERE name = 'alice_task' RETURNING 1) SELECT count(*) FROM u$c$),
+	('refused', NULL, $c$CREATE TRIGGER t AFTER UPDATE ON regress_mallory.fake_runs FOR EACH ROW EXECUTE FUNCTION easeml._run_ended()$c$);
+
+-- [results] alice's logs, learning curves and active runs
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$SELECT easeml.run_log(alice_run) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.run_log(alice_running, 1048576) FROM ids$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.run_progress WHERE tenant <> current_user$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.run_progress WHERE run_id = (SELECT alice_running FROM ids)$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.active_runs WHERE tenant <> current_user$c$),
+	('refused', NULL, $c$SELECT easeml.trainer_progress(alice_running, 9, 0.1, 0.9) FROM ids$c$),
+	('refused', NULL, $c$INSERT INTO easeml.run_progress (run_id, tenant, epoch) SELECT alice_running, 'regress_alice', 9 FROM ids$c$),
+	('refused', NULL, $c$DELETE FROM easeml.run_progress$c$);
+
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_attacks();
 \x on
 -- (ids of runs and tasks depend on what ran before: shown as <id>)
@@ -308,6 +342,8 @@ SELECT (SELECT md5(string_agg(t::text, '|' ORDER BY t.id)) FROM easeml.tasks t W
 	   (SELECT md5(string_agg(e::text, '|' ORDER BY e.id)) FROM easeml.run_events e WHERE tenant = 'regress_alice') = b.events AS events_unchanged,
 	   (SELECT md5(string_agg(d::text, '|' ORDER BY d.id)) FROM easeml.decisions d WHERE tenant = 'regress_alice') = b.decisions AS decisions_unchanged,
 	   (SELECT md5(string_agg(a::text, '|' ORDER BY a.run_id)) FROM easeml.artifacts a WHERE tenant = 'regress_alice') = b.artifacts AS artifacts_unchanged,
+	   (SELECT md5(string_agg(d::text, '|' ORDER BY d.id)) FROM easeml.deployments d WHERE tenant = 'regress_alice') = b.deployments AS deployments_unchanged,
+	   (SELECT md5(string_agg(p::text, '|' ORDER BY p.id)) FROM easeml.run_progress p WHERE tenant = 'regress_alice') = b.progress AS progress_unchanged,
 	   (SELECT md5(string_agg(n::text, '|')) FROM easeml.tenants n WHERE name = 'regress_alice') = b.tenant AS tenant_unchanged,
 	   (SELECT md5(string_agg(m::text, '|' ORDER BY m.id)) FROM easeml.models m) = b.models AS models_unchanged,
 	   current_setting('application_name') = b.appname AS settings_unchanged,

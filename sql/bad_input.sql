@@ -374,6 +374,47 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$LOCK TABLE easeml.tasks IN ACCESS EXCLUSIVE MODE$c$),
 	('regress_bad_a', $c$LOCK TABLE easeml.runs IN ROW EXCLUSIVE MODE$c$);
 
+-- [results] deploying and rolling back (docs/results.md)
+INSERT INTO cases (role, sql) VALUES
+	('regress_bad_a', $c$SELECT easeml.deploy(NULL)$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('no_such_task')$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('theirs')$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine')$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', 'latest')$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', NULL::text)$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', NULL::bigint)$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', 'newest')$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', '')$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', '12; DROP TABLE easeml.runs')$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', '99999999999999999999')$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', 0)$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', -7)$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', 999999999)$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', done_run) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy('mine', their_run) FROM ids$c$),
+	('regress_bad_b', $c$SELECT easeml.deploy('theirs', their_run) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.rollback(NULL)$c$),
+	('regress_bad_a', $c$SELECT easeml.rollback('no_such_task')$c$),
+	('regress_bad_a', $c$SELECT easeml.rollback('mine')$c$),
+	('regress_bad_a', $c$UPDATE easeml.tasks SET auto_deploy = NULL WHERE name = 'mine'$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.deployments (task_id, tenant, run_id, strategy, deployed_by) SELECT 1, 'regress_bad_a', done_run, 'run', 'x' FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml._deploy('regress_bad_a', 'mine', 'best')$c$),
+	('regress_bad_out', $c$SELECT easeml.deploy('mine')$c$);
+
+-- [results] reading a run's log
+INSERT INTO cases (role, sql) VALUES
+	('regress_bad_a', $c$SELECT easeml.run_log(NULL)$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(done_run, NULL) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(done_run, 0) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(done_run, -1) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(done_run, 1048577) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(-1)$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(999999999)$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(their_run) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(done_run) FROM ids$c$),
+	('regress_bad_out', $c$SELECT easeml.run_log(done_run) FROM ids$c$),
+	('regress_bad_a', $c$SELECT easeml.trainer_progress(done_run, 1, 0.5, 0.5) FROM ids$c$);
+
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_cases();
 \x on
 -- (ids of runs and tasks depend on what ran before: shown as <id>)

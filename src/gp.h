@@ -55,6 +55,9 @@ typedef struct GpPriorOptions
 	double		noise_var;		/* observation noise sigma_n^2, <= 0 = fit */
 	int			standardize_rows;	/* rbf: z-score each history row before
 									 * measuring column distances */
+	int			dense_fit;		/* score the grid with dense K x K
+								 * factorisations even where the low-rank
+								 * form applies (tests compare the two) */
 } GpPriorOptions;
 
 /* A prior over K arms: mean mu0 and covariance cov (noise kept apart). */

@@ -482,6 +482,11 @@ ReplayParsePolicy(const char *spec, ReplayPolicy *policy, char *err,
 		return REPLAY_BAD_INPUT;
 	}
 	snprintf(policy->name, sizeof(policy->name), "%s", spec);
+	if (strcmp(spec, "auto") == 0)
+	{
+		policy->auto_select = 1;
+		spec = "default";
+	}
 	if (PolicyParseSpec(spec, &policy->params, err, errlen) != POLICY_OK)
 		return REPLAY_BAD_INPUT;
 	return REPLAY_OK;
@@ -548,6 +553,8 @@ typedef struct DrawCtx
 	const int  *rows;			/* n_rows usable rows (duplicates removed) */
 	int			n_rows;
 	int		   *tenant_row;		/* n */
+	const int  *prior_row;		/* n_prior rows that build the prior */
+	int			n_prior;
 	double	   *fstar;			/* n: best quality of each tenant's row */
 	GpPrior		prior;
 	PolicyCostModel cost_model;
@@ -905,6 +912,8 @@ DrawSetup(DrawCtx *c, int draw, int *perm, char *err, size_t errlen)
 	n_prior = c->n_rows - c->n;
 	if (cfg->n_prior > 0 && cfg->n_prior < n_prior)
 		n_prior = cfg->n_prior;
+	c->prior_row = perm + c->n;
+	c->n_prior = n_prior;
 	rc = FitModels(c, perm + c->n, n_prior, draw, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -952,6 +961,140 @@ DistinctRows(const ReplayConfig *cfg, int *rows)
 	return n;
 }
 
+/* inner draws "auto" replays on the prior rows per outer draw */
+#define REPLAY_AUTO_DRAWS 4
+
+/*
+ * "auto": replay REPLAY_AUTO_CANDIDATES on the draw's prior rows alone --
+ * some of them play tenants, the others build their prior, as an installed
+ * history would live -- and choose the candidate whose times to the loss
+ * targets have the smallest geometric mean over the inner draws (a target
+ * never reached counts as twice the inner draw's last completion).  The
+ * tenant rows are never read.  The first candidate (default) wins ties and
+ * is kept when the prior has fewer than two rows.  [R]
+ */
+static int
+ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
+		   char *err, size_t errlen)
+{
+	static const double default_thr[] = {0.01, 0.005, 0.002};
+	const ReplayConfig *cfg = c->cfg;
+	const int	K = c->K;
+	const int	m = c->n_prior;
+	char		list[] = REPLAY_AUTO_CANDIDATES;
+	const char *cands[8];
+	int			nc = 0;
+	ReplayConfig in;
+	ReplayOutput out;
+	double	   *q = NULL,
+			   *cost = NULL,
+			   *sizes = NULL;
+	double		best_score = INFINITY;
+	int			best = 0,
+				rc;
+
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && nc < 8;
+		 tok = strtok_r(NULL, ",", &save))
+		cands[nc++] = tok;
+	*choice = 0;
+	if (m / 2 < 1)
+		return PolicyParseSpec(cands[0], params, err, errlen) == POLICY_OK ?
+			REPLAY_OK : REPLAY_BAD_INPUT;
+
+	q = malloc(sizeof(double) * (size_t) m * K);
+	if (cfg->cost)
+		cost = malloc(sizeof(double) * (size_t) m * K);
+	if (cfg->sizes)
+		sizes = malloc(sizeof(double) * (size_t) m * 2);
+	if (q == NULL || (cfg->cost && cost == NULL) || (cfg->sizes && sizes == NULL))
+	{
+		free(q);
+		free(cost);
+		free(sizes);
+		SetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	for (int i = 0; i < m; i++)
+	{
+		int			r = c->prior_row[i];
+
+		memcpy(q + (size_t) i * K, cfg->quality + (size_t) r * K, sizeof(double) * K);
+		if (cost)
+			memcpy(cost + (size_t) i * K, cfg->cost + (size_t) r * K, sizeof(double) * K);
+		if (sizes)
+		{
+			sizes[2 * i] = cfg->sizes[2 * r];
+			sizes[2 * i + 1] = cfg->sizes[2 * r + 1];
+		}
+	}
+
+	ReplayConfigDefault(&in);
+	in.quality = q;
+	in.cost = cost;
+	in.sizes = sizes;
+	in.n_rows = m;
+	in.K = K;
+	in.n_tenants = c->n < m / 2 ? c->n : m / 2;
+	in.devices = cfg->devices;
+	in.n_policies = nc;
+	in.policies = cands;
+	in.draws = REPLAY_AUTO_DRAWS;
+	in.seed = cfg->seed * 0x9E3779B97F4A7C15ULL + (uint64_t) draw * 7919 + 17;
+	in.n_thresholds = cfg->n_thresholds > 0 ? cfg->n_thresholds : 3;
+	in.thresholds = cfg->n_thresholds > 0 ? cfg->thresholds : default_thr;
+	in.cost_model = cfg->cost_model;
+	in.oracle_cost = cfg->oracle_cost;
+	in.prior = cfg->prior;
+	in.max_devices_per_tenant = cfg->max_devices_per_tenant;
+	in.fair_share = cfg->fair_share;
+	in.overhead = cfg->overhead;
+	in.grid_points = 2;
+	in.cancel = cfg->cancel;
+	in.cancel_arg = cfg->cancel_arg;
+	/* nothing after the last target matters to the choice */
+	in.stop_loss = in.thresholds[0];
+	for (int k = 1; k < in.n_thresholds; k++)
+		if (in.thresholds[k] < in.stop_loss)
+			in.stop_loss = in.thresholds[k];
+
+	rc = ReplayRun(&in, &out, err, errlen);
+	free(q);
+	free(cost);
+	free(sizes);
+	if (rc < 0)
+		return rc;
+	for (int p = 0; p < nc; p++)
+	{
+		double		score = 0.0;
+
+		for (int d = 0; d < out.draws; d++)
+		{
+			double		horizon = 0.0;
+
+			for (int pp = 0; pp < nc; pp++)
+				if (out.final_time[pp * out.draws + d] > horizon)
+					horizon = out.final_time[pp * out.draws + d];
+			for (int k = 0; k < out.n_thresholds; k++)
+			{
+				double		t = out.time_to[((size_t) p * out.draws + d) * out.n_thresholds + k];
+
+				if (isinf(t))
+					t = 2.0 * horizon;
+				score += log(t > 1e-9 ? t : 1e-9);
+			}
+		}
+		if (score < best_score)
+		{
+			best_score = score;
+			best = p;
+		}
+	}
+	ReplayOutputFree(&out);
+	*choice = best;
+	return PolicyParseSpec(cands[best], params, err, errlen) == POLICY_OK ?
+		REPLAY_OK : REPLAY_BAD_INPUT;
+}
+
 /* Free a replay output. */
 void
 ReplayOutputFree(ReplayOutput *out)
@@ -974,6 +1117,7 @@ ReplayOutputFree(ReplayOutput *out)
 	free(out->final_time);
 	free(out->final_loss);
 	free(out->decisions);
+	free(out->auto_choice);
 	free(out->grid);
 	free(out->curve_mean);
 	free(out->curve_median);
@@ -1196,6 +1340,7 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 	out->final_time = malloc(sizeof(double) * (size_t) P * D);
 	out->final_loss = malloc(sizeof(double) * (size_t) P * D);
 	out->decisions = malloc(sizeof(int) * (size_t) P * D);
+	out->auto_choice = malloc(sizeof(int) * (size_t) P * D);
 	out->grid = malloc(sizeof(double) * G);
 	out->curve_mean = malloc(sizeof(double) * (size_t) P * G);
 	out->curve_median = malloc(sizeof(double) * (size_t) P * G);
@@ -1206,7 +1351,7 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 	if (out->names == NULL || out->thresholds == NULL || out->time_to == NULL ||
 		out->worst_regret == NULL || out->median_time == NULL ||
 		out->auc == NULL || out->final_time == NULL || out->final_loss == NULL ||
-		out->decisions == NULL || out->grid == NULL || out->curve_mean == NULL ||
+		out->decisions == NULL || out->auto_choice == NULL || out->grid == NULL || out->curve_mean == NULL ||
 		out->curve_median == NULL || lists == NULL || perm == NULL || rows == NULL || tmp == NULL)
 		goto nomem;
 	for (p = 0; p < P; p++)
@@ -1255,6 +1400,7 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 		{
 			size_t		pd = (size_t) p * D + d;
 			EventList  *l = &lists[pd];
+			PolicyParams run_params;
 
 			if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
 			{
@@ -1262,7 +1408,16 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 				rc = REPLAY_CANCELLED;
 				goto done;
 			}
-			rc = SimulateOne(&c, &pols[p].params,
+			run_params = pols[p].params;
+			out->auto_choice[pd] = -1;
+			if (pols[p].auto_select)
+			{
+				rc = ChooseAuto(&c, d, &run_params, &out->auto_choice[pd],
+								err, errlen);
+				if (rc < 0)
+					goto done;
+			}
+			rc = SimulateOne(&c, &run_params,
 							 cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
 							 l, out->time_to + pd * NK,
 							 out->worst_regret + pd * NK,

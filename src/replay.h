@@ -55,7 +55,8 @@
  *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
  *	 spread=0|1     several devices: prefer tenants with fewer runs in flight
  * e.g. "rr" (per-tenant GP-UCB served round-robin), "popular" (users'
- * heuristic), "hybrid:cost:w=60".
+ * heuristic), "hybrid:cost:w=60".  "auto" (no options) chooses among
+ * REPLAY_AUTO_CANDIDATES per draw by replaying them on the prior rows.
  *
  * IDENTIFICATION
  *	  src/replay.h
@@ -122,7 +123,15 @@ typedef struct ReplayPolicy
 {
 	char		name[REPLAY_NAME_LEN];	/* the spec as given */
 	PolicyParams params;
+	int			auto_select;	/* "auto": on each draw, replay the
+								 * REPLAY_AUTO_CANDIDATES on the draw's
+								 * prior rows (tenants left out) and run the
+								 * one that reached the loss targets
+								 * soonest; params are default's until then */
 } ReplayPolicy;
+
+/* What "auto" chooses from, the first winning ties. */
+#define REPLAY_AUTO_CANDIDATES "default,tenant_bo,popular"
 
 extern int	ReplayParsePolicy(const char *spec, ReplayPolicy *policy,
 							  char *err, size_t errlen);
@@ -230,6 +239,9 @@ typedef struct ReplayOutput
 	double		prior_signal_var;
 	double		cost_log_rmse;	/* rms error of log cost estimates at the
 								 * time of each dispatch, all policies */
+	/* per policy p and draw d (p * draws + d): for an "auto" policy, the
+	 * index in REPLAY_AUTO_CANDIDATES it chose; -1 otherwise */
+	int		   *auto_choice;
 } ReplayOutput;
 
 /*

@@ -62,6 +62,8 @@ Usage(void)
 			"                      fix a prior hyperparameter (default: fitted by held-out\n"
 			"                      likelihood on the prior rows)\n"
 			"  --standardize-rows  rbf: z-score each history row before distances\n"
+			"  --dense-prior-fit   score the prior's grid with K x K factorisations even\n"
+			"                      where the low-rank form applies (for comparison)\n"
 			"  --max-devices-per-tenant N  at most N runs of one tenant at a time (0: no limit)\n"
 			"  --stop-loss X       stop each run once the loss is <= X (default 0)\n"
 			"  --overhead S        seconds charged to every run on top of its cost (process\n"
@@ -72,6 +74,7 @@ Usage(void)
 			"bench-decision options:\n"
 			"  --tenants N (1000) --arms K (200) --obs T (50) --history M (100)\n"
 			"  --decisions N (2000) --seed S (1) --policy SPEC (default hybrid)\n"
+			"  --kernel rbf|empirical  prior covariance (default rbf, as scikit-learn's)\n"
 			"  --dump DIR          write the problem and the decision sequence for the\n"
 			"                      scikit-learn side (scripts/bench/decision_sklearn.py)\n");
 }
@@ -267,6 +270,32 @@ PrintStudy(const ReplayOutput *out, int devices, char **baselines, int nbase)
 	}
 }
 
+/* For each "auto" policy: how often it chose each candidate. */
+static void
+PrintAutoChoices(const ReplayOutput *out, int devices)
+{
+	char		list[] = REPLAY_AUTO_CANDIDATES;
+	char	   *names[8];
+	int			nc = 0;
+
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && nc < 8;
+		 tok = strtok_r(NULL, ",", &save))
+		names[nc++] = tok;
+	for (int p = 0; p < out->n_policies; p++)
+	{
+		int			count[8] = {0};
+
+		if (out->auto_choice[(size_t) p * out->draws] < 0)
+			continue;
+		for (int d = 0; d < out->draws; d++)
+			count[out->auto_choice[(size_t) p * out->draws + d]]++;
+		printf("AUTO devices=%d policy=%s", devices, out->names[p]);
+		for (int i = 0; i < nc; i++)
+			printf(" %s=%d", names[i], count[i]);
+		printf("\n");
+	}
+}
+
 /* Main of the replay mode. */
 static int
 ReplayMain(int argc, char **argv)
@@ -424,6 +453,8 @@ ReplayMain(int argc, char **argv)
 		}
 		else if (strcmp(a, "--standardize-rows") == 0)
 			cfg.prior.standardize_rows = 1;
+		else if (strcmp(a, "--dense-prior-fit") == 0)
+			cfg.prior.dense_fit = 1;
 		else if (strcmp(a, "--stop-loss") == 0)
 		{
 			NEED_VALUE();
@@ -617,6 +648,7 @@ ReplayMain(int argc, char **argv)
 			printf("# identical rows removed before drawing tenants: %d (%d distinct rows left)\n",
 				   outs[di].rows_removed, outs[di].rows_used);
 		PrintStudy(&outs[di], devices[di], base_items, nbase);
+		PrintAutoChoices(&outs[di], devices[di]);
 	}
 
 	/* speedup of each device count over the first, per draw */
@@ -803,6 +835,7 @@ BenchDecision(int argc, char **argv)
 	uint64_t	seed = 1;
 	const char *dump = NULL;
 	const char *spec = "hybrid";
+	int			empirical = 0;
 	ReplayPolicy pol;
 	char		err[256];
 	uint64_t	rng;
@@ -858,6 +891,9 @@ BenchDecision(int argc, char **argv)
 			dump = v;
 		else if (strcmp(a, "--policy") == 0)
 			spec = v;
+		else if (strcmp(a, "--kernel") == 0 &&
+				 (strcmp(v, "rbf") == 0 || strcmp(v, "empirical") == 0))
+			empirical = strcmp(v, "empirical") == 0;
 		else
 		{
 			fprintf(stderr, "easeml-replay bench-decision: unknown argument \"%s\"\n", a);
@@ -923,9 +959,12 @@ BenchDecision(int argc, char **argv)
 				truth[(size_t) (i - m) * K + k] = Sigmoid(x);
 		}
 
-	/* RBF prior over history columns (comparable with scikit-learn's RBF) */
+	/*
+	 * RBF prior over history columns (comparable with scikit-learn's RBF),
+	 * or with --kernel empirical the live scheduler's own
+	 */
 	memset(&opt, 0, sizeof(opt));
-	opt.kernel = GP_KERNEL_RBF;
+	opt.kernel = empirical ? GP_KERNEL_EMPIRICAL : GP_KERNEL_RBF;
 	grc = GpPriorFit(hist, m, K, &opt, &prior);
 	if (grc < 0)
 	{
@@ -1092,8 +1131,9 @@ BenchDecision(int argc, char **argv)
 		med = N > 0 ? ((N % 2) ? ms[N / 2] : 0.5 * (ms[N / 2 - 1] + ms[N / 2])) : NAN;
 		printf("# bench-decision: tenants=%d arms=%d obs/tenant=%d history=%d decisions=%d policy=%s openblas_threads=1\n",
 			   n, K, T, m, N, pol.name);
-		printf("# prior: rbf lengthscale=%g signal_var=%g noise_var=%g (fitted on the history)\n",
-			   prior.lengthscale, prior.signal_var, prior.noise_var);
+		printf("# prior: %s lengthscale=%g signal_var=%g shrinkage=%g noise_var=%g (fitted on the history)\n",
+			   empirical ? "empirical" : "rbf", prior.lengthscale,
+			   prior.signal_var, prior.shrinkage, prior.noise_var);
 		PolicyIndexFree(&index);
 		printf("# mean per decision: posterior update %.2f us, candidate %.2f us, pick across tenants %.2f us\n",
 			   N > 0 ? t_add / N * 1e6 : NAN, N > 0 ? t_arm / N * 1e6 : NAN,

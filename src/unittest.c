@@ -416,6 +416,52 @@ TestPriorFit(void)
 	CHECK(rc == GP_OK && p.mu0[1] == h[K + 1], "one-row history");
 	GpPriorFree(&p);
 
+	/*
+	 * Many arms, few rows: the grid is scored in low-rank form (Woodbury);
+	 * it must agree with dense K x K factorisations, with held-out rows that
+	 * have unknown cells too.
+	 */
+	{
+		const int	m2 = 30,
+					K2 = 90;
+		double	   *h2 = malloc(sizeof(double) * m2 * K2);
+		GpPrior		lr,
+					dn;
+		int			rc1,
+					rc2;
+
+		for (i = 0; i < m2; i++)
+		{
+			double		row = 0.3 * (PolicyRandUniform(&rng) - 0.5);
+
+			for (k = 0; k < K2; k++)
+				h2[i * K2 + k] = 0.5 + row * (k % 3) + 0.002 * k +
+					0.05 * (PolicyRandUniform(&rng) - 0.5);
+		}
+		h2[3 * K2 + 7] = NAN;	/* odd rows are the held-out ones */
+		h2[5 * K2 + 1] = NAN;
+		h2[5 * K2 + 60] = NAN;
+		h2[4 * K2 + 2] = NAN;	/* and a build row */
+		memset(&opt, 0, sizeof(opt));
+		rc1 = GpPriorFit(h2, m2, K2, &opt, &lr);
+		opt.dense_fit = 1;
+		rc2 = GpPriorFit(h2, m2, K2, &opt, &dn);
+		CHECK(rc1 >= 0 && rc2 >= 0, "low-rank and dense fits %d %d", rc1, rc2);
+		if (rc1 >= 0 && rc2 >= 0)
+		{
+			CHECK(lr.shrinkage == dn.shrinkage && lr.noise_var == dn.noise_var,
+				  "same hyperparameters: %g/%g vs %g/%g", lr.shrinkage,
+				  lr.noise_var, dn.shrinkage, dn.noise_var);
+			CHECK(fabs(lr.heldout_loglik - dn.heldout_loglik) <=
+				  1e-9 * fabs(dn.heldout_loglik),
+				  "held-out log likelihood %.12g (low rank) vs %.12g (dense)",
+				  lr.heldout_loglik, dn.heldout_loglik);
+			GpPriorFree(&lr);
+			GpPriorFree(&dn);
+		}
+		free(h2);
+	}
+
 	/* bad input */
 	h[5] = INFINITY;
 	CHECK(GpPriorFit(h, m, K, NULL, &p) == GP_BAD_INPUT, "inf rejected");
@@ -1673,6 +1719,38 @@ TestReplayRandom(void)
 	cfg.policies = pols;
 	cfg.n_thresholds = 2;
 	cfg.thresholds = thr;
+
+	/*
+	 * "auto" runs the candidate it chose on each draw: its times equal that
+	 * candidate's times on the same draw (default, tenant_bo and popular
+	 * are deterministic), and the choice is one of the candidates.
+	 */
+	{
+		const char *apols[] = {"default", "tenant_bo", "popular", "auto"};
+		int			n_diff = 0;
+
+		cfg.n_policies = 4;
+		cfg.policies = apols;
+		rc = ReplayRun(&cfg, &a, err, sizeof(err));
+		CHECK(rc == 0, "auto replay: %s", err);
+		for (int d = 0; rc == 0 && d < cfg.draws; d++)
+		{
+			int			ch = a.auto_choice[3 * cfg.draws + d];
+
+			CHECK(ch >= 0 && ch < 3, "auto choice %d", ch);
+			CHECK(a.auto_choice[d] == -1, "no choice recorded for a plain policy");
+			if (ch < 0 || ch >= 3)
+				continue;
+			for (k = 0; k < 2; k++)
+				n_diff += a.time_to[(3 * cfg.draws + d) * 2 + k] !=
+					a.time_to[(ch * cfg.draws + d) * 2 + k];
+		}
+		CHECK(n_diff == 0, "auto ran its chosen candidate (%d times differ)", n_diff);
+		if (rc == 0)
+			ReplayOutputFree(&a);
+		cfg.n_policies = 5;
+		cfg.policies = pols;
+	}
 
 	rc = ReplayRun(&cfg, &a, err, sizeof(err));
 	CHECK(rc == 0, "replay a: %s", err);

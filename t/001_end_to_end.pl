@@ -104,8 +104,10 @@ cmp_ok( $node->safe_psql('postgres', q{
 is( $node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.artifacts a JOIN easeml.runs r ON r.id = a.run_id
 	 WHERE a.bytes > 4096 AND r.status <> 'running' AND r.id <> (SELECT b.id FROM easeml.runs b WHERE b.task_id = r.task_id
-	   AND b.status = 'succeeded' ORDER BY b.score DESC, b.seconds, b.id LIMIT 1)}),
-	'0', 'no finished run but the best keeps an artifact above easeml.artifact_max_bytes');
+	   AND b.status = 'succeeded' ORDER BY b.score DESC, b.seconds, b.id LIMIT 1)
+	   AND r.id NOT IN (SELECT d.run_id FROM easeml.deployments d WHERE d.task_id = r.task_id
+						 AND d.rolled_back_at IS NULL ORDER BY d.id DESC LIMIT 2)}),
+	'0', 'no finished run but the best, the deployed one and the one a rollback returns to keeps an artifact above easeml.artifact_max_bytes');
 cmp_ok( $node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.artifacts a JOIN easeml.runs r ON r.id = a.run_id
 	 JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine'}),

@@ -34,7 +34,7 @@ with open(os.path.join("$tmp", "seen.%s.json" % os.environ["EASEML_SEED"]), "w")
                "cwd": os.getcwd(), "n_val": len(task.y_val)}, f)
 for epoch in range(1, 4):
     ec.progress(epoch, 1.0 / epoch)
-ec.result(0.5, note="recorded")
+ec.result(0.5, note="recorded", epochs=7)
 EOF
 close($fh);
 
@@ -88,14 +88,16 @@ ok($node->poll_query_until('postgres',
 	'both tasks finish');
 
 # ---- the scikit-learn example -------------------------------------------
-my ($status, $score, $estimator, $epoch, $device) = split /\|/, $node->safe_psql('postgres', q{
-	SELECT r.status, r.score, r.metrics -> 'custom' ->> 'estimator', r.epoch, r.device
+my ($status, $score, $estimator, $epoch, $device, $n_iter) = split /\|/, $node->safe_psql('postgres', q{
+	SELECT r.status, r.score, r.metrics -> 'custom' ->> 'estimator', r.epoch, r.device,
+		   r.metrics -> 'custom' ->> 'n_iter'
 	  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id JOIN easeml.tasks t ON t.id = r.task_id
 	 WHERE m.name = 'sk-logreg' AND t.name = 'iris'});
 is($status, 'succeeded', 'the scikit-learn custom trainer succeeded');
 cmp_ok($score, '>', 0.8, "its validation accuracy ($score) is far above chance");
 is($estimator, 'LogisticRegression', 'the metrics keep what the command reported');
-is($epoch, '1', 'its progress was recorded');
+cmp_ok($n_iter, '>', 1, "its fit took $n_iter iterations");
+is($epoch, $n_iter, 'its progress shows them all (the epoch of its last progress line)');
 is($device, 'cpu', 'a CPU-only candidate ran on the CPU');
 is($node->safe_psql('postgres', q{
 	SELECT substr(a.data, 1, 8) = 'EASEMLA1'::bytea AND a.bytes > 100
@@ -128,7 +130,7 @@ unlike($argv_env, qr/pwned|rm -rf|OR '1'|reboot/,
 ok(!-e '/tmp/easeml-pwned', 'nothing a tenant wrote was run');
 like($seen, qr/"n_val": 30/, 'it got the validation rows of the built-in split');
 is($node->safe_psql('postgres', "SELECT score || '/' || epoch FROM easeml.runs WHERE id = $recorded_run"),
-	'0.5/3', 'its score and last progress line were recorded');
+	'0.5/7', 'its score and the epochs its result line says (over its last progress line, 3) were recorded');
 
 # ---- failures -------------------------------------------------------------
 like($node->safe_psql('postgres', q{

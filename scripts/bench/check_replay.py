@@ -2,7 +2,7 @@
 """Independent cross-check of the C replay simulator (easeml-replay).
 
 Re-implements, in plain numpy with full posterior refits, the draw
-permutation (splitmix64), the empirical prior with a fixed shrinkage and
+permutation (splitmix64) of the distinct rows, the empirical prior with a fixed shrinkage and
 noise, and two policies ("popular": round-robin over tenants, arms by prior
 mean; "max_ei:cost": warm start, then the (tenant, arm) with the largest
 EI per true second), runs them on the Oboe matrices and compares the times
@@ -117,6 +117,15 @@ def main():
     data = "scripts/bench/data/oboe"
     Q = 1.0 - load(os.path.join(data, "error_matrix.csv"))
     C = load(os.path.join(data, "runtime_matrix.csv"))
+    # rows whose quality vector repeats an earlier row are left out before
+    # any draw, as easeml-replay does (first occurrence kept, file order)
+    seen, rows = set(), []
+    for r in range(Q.shape[0]):
+        key = Q[r].tobytes()
+        if key not in seen:
+            seen.add(key)
+            rows.append(r)
+    Q, C = Q[rows], C[rows]
     N = Q.shape[0]
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,10 +27,12 @@ def main():
         model = LogisticRegression(C=float(task.params.get("C", 1.0)),
                                    max_iter=int(task.params.get("max_iter", 200)))
         model.fit(task.x_train, task.y_train)
-        ec.progress(1, log_loss(task.y_train, model.predict_proba(task.x_train),
-                                labels=model.classes_))
+        # one report once the fit is done: the iterations it took, its loss
+        n_iter = int(max(model.n_iter_))
+        ec.progress(n_iter, log_loss(task.y_train, model.predict_proba(task.x_train),
+                                     labels=model.classes_))
         score = accuracy_score(task.y_val, model.predict(task.x_val))
-        extra = {"n_iter": int(max(model.n_iter_))}
+        extra = {"n_iter": n_iter}
     else:
         model = Ridge(alpha=float(task.params.get("alpha", 1.0)))
         model.fit(task.x_train, task.y_train)

@@ -521,6 +521,10 @@ Outcome(int status, Said *said, Lines *err, const TrExternalRun *run, TrResult *
 	}
 	res->epochs = said->epoch;
 	res->train_loss = said->loss;
+	/* the result line may say how many epochs the fit took, when no progress line did */
+	if (json_object_object_get_ex(said->final, "epochs", &v) && json_object_is_type(v, json_type_int) &&
+		json_object_get_int(v) > 0)
+		res->epochs = json_object_get_int(v);
 	return 0;
 }
 

@@ -12,8 +12,9 @@
  *	   (easeml.trainer_data_session), then ROLLBACK, which restores the
  *	   connection's own identity;
  *	4. train (TrRunCandidate; a custom trainer's command, tr_external.c,
- *	   for family "external"), reporting epoch and loss at most once a
- *	   second (easeml.trainer_progress);
+ *	   for family "external"), reporting epoch and loss at most five
+ *	   times a second, and the last epoch with the validation score
+ *	   (easeml.trainer_progress);
  *	5. write metrics.json (or error.txt) into the run directory and exit
  *	   0 (or 1).  The scheduler records the result: it alone changes a
  *	   run's status.
@@ -127,33 +128,59 @@ typedef struct ProgressState
 	double		last;
 } ProgressState;
 
-/* Progress sink: at most one UPDATE a second, best effort. */
+/* A measure as SQL float8 text; NaN for "not measured" (and non-finite). */
+static void
+FormatMeasure(char *buf, size_t len, double v)
+{
+	if (isfinite(v))
+		snprintf(buf, len, "%.17g", v);
+	else
+		snprintf(buf, len, "NaN");
+}
+
+/*
+ * Send one progress report (easeml.trainer_progress): the run's epoch and
+ * training loss, and its validation score when measured; NaN is "not
+ * measured".  Best effort: a failure is logged, training goes on.
+ */
+static void
+SendProgress(ProgressState *ps, int epoch, double loss, double score)
+{
+	char		epoch_s[32];
+	char		loss_s[64];
+	char		score_s[64];
+	const char *values[4];
+	PGresult   *res;
+
+	snprintf(epoch_s, sizeof(epoch_s), "%d", epoch);
+	FormatMeasure(loss_s, sizeof(loss_s), loss);
+	FormatMeasure(score_s, sizeof(score_s), score);
+	values[0] = ps->run_id;
+	values[1] = epoch_s;
+	values[2] = loss_s;
+	values[3] = score_s;
+	res = PQexecParams(ps->conn, "SELECT easeml.trainer_progress($1, $2, $3, $4)",
+					   4, NULL, values, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		LogLine("warning: could not report progress: %s", PQerrorMessage(ps->conn));
+	PQclear(res);
+}
+
+/*
+ * Progress sink of the families: at most five reports a second, enough
+ * points for a learning curve (easeml.run_progress) without a statement
+ * per epoch of a fast family.
+ */
 static void
 ReportProgress(void *arg, int epoch, double loss)
 {
 	ProgressState *ps = arg;
 	double		now = TrNow();
-	char		epoch_s[32];
-	char		loss_s[64];
-	const char *values[3];
-	PGresult   *res;
 
-	if (ps->last > 0 && now - ps->last < 1.0)
+	if (ps->last > 0 && now - ps->last < 0.2)
 		return;
 	ps->last = now;
-	snprintf(epoch_s, sizeof(epoch_s), "%d", epoch);
-	if (isfinite(loss))
-		snprintf(loss_s, sizeof(loss_s), "%.17g", loss);
-	else
-		snprintf(loss_s, sizeof(loss_s), "NaN");
-	values[0] = ps->run_id;
-	values[1] = epoch_s;
-	values[2] = loss_s;
-	res = PQexecParams(ps->conn, "SELECT easeml.trainer_progress($1, $2, $3)",
-					   3, NULL, values, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		LogLine("warning: could not report progress: %s", PQerrorMessage(ps->conn));
-	PQclear(res);
+	SendProgress(ps, epoch, loss, NAN);
 }
 
 /* SQLSTATE of the last error Command() or the spec query got, or "" */
@@ -613,12 +640,12 @@ TrLiveMain(int argc, char **argv)
 	}
 	if (cancel_requested)
 		return Fail(run_dir, "cancelled");
-	/* the last epoch, which the once-a-second limit may have held back */
-	if (result.epochs > 0)
-	{
-		ps.last = 0;
-		ReportProgress(&ps, result.epochs, result.train_loss);
-	}
+	/*
+	 * The last epoch, which the rate limit may have held back, with
+	 * the run's validation score: the run's epoch and loss, and the last
+	 * point of its learning curve, are those of the fit that finished.
+	 */
+	SendProgress(&ps, result.epochs > 0 ? result.epochs : 1, result.train_loss, result.score);
 
 	/* the trained parameters; the run still succeeds if they cannot be kept */
 	if (result.artifact != NULL && result.artifact_len > 0 &&

@@ -82,8 +82,10 @@ MlpPredictRows(const TrModel *m, const float *X, int n, double *out)
 	int			k = net->size[net->nl];
 	double	   *zz = malloc(sizeof(double) * k);
 
-	H[0] = malloc(sizeof(float) * NET_BATCH * (size_t) net->widest);
-	H[1] = malloc(sizeof(float) * NET_BATCH * (size_t) net->widest);
+	int			batch = n < NET_BATCH ? n : NET_BATCH;
+
+	H[0] = malloc(sizeof(float) * batch * (size_t) net->widest);
+	H[1] = malloc(sizeof(float) * batch * (size_t) net->widest);
 	if (H[0] == NULL || H[1] == NULL || zz == NULL)
 	{
 		free(H[0]);

@@ -5,6 +5,10 @@
  *	  (tr_predict.h; the trees' layout is in docs/models.md §4).
  *
  * A row goes left at a node when its feature is <= the node's threshold.
+ * A walk is a chain of dependent loads, so a row walks LANES trees side by
+ * side, one level at a time, without branches (leaves loop to themselves
+ * until the deepest of the group is reached): the loads' latencies
+ * overlap, about twice as fast as one tree after another.
  * The loader checks every node before a walk can run: a split's feature
  * is a real feature and its children come after it within its own tree,
  * so every walk moves forward and ends; a leaf's values lie inside
@@ -23,6 +27,20 @@
 
 #include "tr_predict.h"
 
+#define LANES 16				/* trees walked side by side */
+
+/*
+ * One node in 16 bytes.  A leaf loops to itself (feature 0, threshold
+ * +inf, both children itself), so a walk can take a fixed number of steps
+ * without a branch: next[!(x <= threshold)] is the child.
+ */
+typedef struct Node
+{
+	int32_t		feature;
+	float		threshold;
+	int32_t		next[2];		/* left, right */
+} Node;
+
 typedef struct Trees
 {
 	int			boosted;		/* gbt */
@@ -30,10 +48,13 @@ typedef struct Trees
 	int			width;			/* values per leaf */
 	int			k;				/* gbt outputs */
 	int32_t    *roots;
-	int32_t    *feature;
+	int32_t    *feature;		/* the artifact's arrays, freed once packed */
 	float	   *threshold;
 	int32_t    *left;
 	int32_t    *right;
+	Node	   *nodes;
+	int32_t    *leaf;			/* per node: a leaf's offset in values */
+	int		   *steps;			/* per group of LANES trees: its depth */
 	float	   *values;
 	double	   *init;			/* gbt: k */
 } Trees;
@@ -48,34 +69,55 @@ TreesFree(void *p)
 	free(t->threshold);
 	free(t->left);
 	free(t->right);
+	free(t->nodes);
+	free(t->leaf);
+	free(t->steps);
 	free(t->values);
 	free(t->init);
 	free(t);
 }
 
-/* the leaf values row x reaches in tree t */
-static inline const float *
-Walk(const Trees *tr, int t, const float *x)
+/*
+ * The leaves row x reaches in trees t0 .. t0 + n - 1 (n <= LANES), into
+ * q.  The trees are walked side by side, one level at a time: the walks'
+ * memory loads are independent, so their latencies overlap instead of
+ * adding up (a walk is a chain of dependent loads).
+ */
+static inline void
+WalkGroup(const Trees *tr, int t0, int n, const float *x, int32_t *q)
 {
-	int			q = tr->roots[t];
+	const Node *nodes = tr->nodes;
 
-	while (tr->feature[q] >= 0)
-		q = x[tr->feature[q]] <= tr->threshold[q] ? tr->left[q] : tr->right[q];
-	return tr->values + tr->left[q];
+	for (int l = 0; l < n; l++)
+		q[l] = tr->roots[t0 + l];
+	for (int s = tr->steps[t0 / LANES]; s > 0; s--)
+		for (int l = 0; l < n; l++)
+		{
+			const Node *nd = &nodes[q[l]];
+
+			q[l] = nd->next[!(x[nd->feature] <= nd->threshold)];
+		}
 }
 
 static void
 ForestRow(const TrModel *m, const Trees *tr, const float *x, double *out)
 {
 	double		sum = 0.0;
+	int32_t		q[LANES];
 
 	memset(out, 0, sizeof(double) * tr->width);
-	for (int t = 0; t < tr->ntrees; t++)
+	for (int t0 = 0; t0 < tr->ntrees; t0 += LANES)
 	{
-		const float *v = Walk(tr, t, x);
+		int			n = tr->ntrees - t0 < LANES ? tr->ntrees - t0 : LANES;
 
-		for (int c = 0; c < tr->width; c++)
-			out[c] += v[c];
+		WalkGroup(tr, t0, n, x, q);
+		for (int l = 0; l < n; l++)
+		{
+			const float *v = tr->values + tr->leaf[q[l]];
+
+			for (int c = 0; c < tr->width; c++)
+				out[c] += v[c];
+		}
 	}
 	if (m->kind == 1)
 	{
@@ -91,9 +133,22 @@ ForestRow(const TrModel *m, const Trees *tr, const float *x, double *out)
 static void
 BoostRow(const TrModel *m, const Trees *tr, const float *x, double *z, double *out)
 {
+	int32_t		q[LANES];
+	int			c = 0;
+
 	memcpy(z, tr->init, sizeof(double) * tr->k);
-	for (int t = 0; t < tr->ntrees; t++)
-		z[t % tr->k] += Walk(tr, t, x)[0];
+	for (int t0 = 0; t0 < tr->ntrees; t0 += LANES)
+	{
+		int			n = tr->ntrees - t0 < LANES ? tr->ntrees - t0 : LANES;
+
+		WalkGroup(tr, t0, n, x, q);
+		/* tree t adds to output t mod k, in tree order */
+		for (int l = 0; l < n; l++)
+		{
+			z[c] += tr->values[tr->leaf[q[l]]];
+			c = c + 1 == tr->k ? 0 : c + 1;
+		}
+	}
 	if (m->kind == 1)
 		out[0] = z[0];
 	else
@@ -168,6 +223,57 @@ LoadNodes(const TrLoad *ld, Trees *tr, int64_t *nnodes, int64_t *nvalues)
 	return TR_ART_OK;
 }
 
+/*
+ * The checked node arrays into one array of nodes whose leaves loop to
+ * themselves, and each group of LANES trees' depth (the steps its walk
+ * takes).  Children come after their parent, so one forward pass gives
+ * every node's depth.
+ */
+static int
+PackNodes(const TrLoad *ld, Trees *tr, int64_t nnodes)
+{
+	int		   *depth = calloc(nnodes + 1, sizeof(int));
+	int			ngroups = (tr->ntrees + LANES - 1) / LANES;
+
+	tr->nodes = malloc(sizeof(Node) * (size_t) (nnodes + 1));
+	tr->leaf = malloc(sizeof(int32_t) * (size_t) (nnodes + 1));
+	tr->steps = calloc(ngroups + 1, sizeof(int));
+	if (depth == NULL || tr->nodes == NULL || tr->leaf == NULL || tr->steps == NULL)
+	{
+		free(depth);
+		return TrLoadFail(ld, TR_ART_NO_MEMORY, "out of memory loading %lld tree nodes",
+						  (long long) nnodes);
+	}
+	for (int t = 0; t < tr->ntrees; t++)
+	{
+		int			hi = t + 1 < tr->ntrees ? tr->roots[t + 1] : (int) nnodes;
+
+		for (int q = tr->roots[t]; q < hi; q++)
+		{
+			Node	   *nd = &tr->nodes[q];
+			int			leaf = tr->feature[q] < 0;
+
+			nd->feature = leaf ? 0 : tr->feature[q];
+			nd->threshold = leaf ? INFINITY : tr->threshold[q];
+			nd->next[0] = leaf ? q : tr->left[q];
+			nd->next[1] = leaf ? q : tr->right[q];
+			tr->leaf[q] = leaf ? tr->left[q] : 0;
+			if (!leaf)
+				depth[tr->left[q]] = depth[tr->right[q]] = depth[q] + 1;
+			else if (depth[q] > tr->steps[t / LANES])
+				tr->steps[t / LANES] = depth[q];
+		}
+	}
+	free(depth);
+	free(tr->feature);
+	free(tr->threshold);
+	free(tr->left);
+	free(tr->right);
+	tr->feature = tr->left = tr->right = NULL;
+	tr->threshold = NULL;
+	return TR_ART_OK;
+}
+
 int
 TrLoadTrees(const TrLoad *ld, TrModel *m)
 {
@@ -204,5 +310,5 @@ TrLoadTrees(const TrLoad *ld, TrModel *m)
 		if ((rc = CheckTree(ld, m, tr, t, lo, hi, nvalues)) != 0)
 			return rc;
 	}
-	return TR_ART_OK;
+	return PackNodes(ld, tr, nnodes);
 }

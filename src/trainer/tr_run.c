@@ -181,7 +181,7 @@ FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
 		return -1;
 	}
 	/* the stored model's predictions, as easeml.predict() makes them */
-	rc = TrScoreValidation(tab, data, res, fm, res->error, sizeof(res->error));
+	rc = TrScoreValidation(data, res, fm, res->error, sizeof(res->error));
 	fr->t_fit += TrNow() - t0;
 	if (rc < 0)
 		return -1;

@@ -16,13 +16,12 @@
 #include "tr_metrics.h"
 
 /*
- * Every metric of the validation rows of data (rows of tab), predicted
- * from the artifact in res.  1 when scored, 0 when there is nothing the
- * predict module can apply (no artifact, or a custom trainer's opaque
- * blob), -1 with err set when the artifact cannot be applied.
+ * Every metric of the validation rows of data, predicted from the
+ * artifact in res.  1 when scored, 0 when there is nothing the predict
+ * module can apply (no artifact, or a custom trainer's opaque blob), -1
+ * with err set when the artifact cannot be applied.
  */
-extern int	TrScoreValidation(const TrTable *tab, const TrData *data,
-							  const TrResult *res, TrMetrics *fm,
-							  char *err, size_t errlen);
+extern int	TrScoreValidation(const TrData *data, const TrResult *res,
+							  TrMetrics *fm, char *err, size_t errlen);
 
 #endif							/* EASEML_TR_SCORE_H */

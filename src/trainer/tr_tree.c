@@ -317,7 +317,7 @@ TreeAddToArtifact(TrArtifact *art, const Tree *trees, int ntrees, const Bins *bi
 /* bins for the training and (bva not NULL) validation rows */
 int
 TreePrepareBins(const TrData *data, int max_bins, Bins *bins, uint8_t **btr,
-			uint8_t **bva)
+				uint8_t **bva)
 {
 	memset(bins, 0, sizeof(*bins));
 	*btr = malloc((size_t) data->n_train * data->d);

@@ -176,6 +176,9 @@ typedef struct TrPrepOptions
 	int			fold;			/* 0 .. folds - 1 */
 	const char *metric;			/* what the score is the quality of (NULL:
 								 * accuracy or R^2; tr_metrics.h) */
+	/* appended: where to write the stored model's validation rows (the
+	 * table's row numbers from 0, one a line), or NULL */
+	const char *val_rows_path;
 	/*
 	 * appended: 1 lets TrPrepare() write the prepared rows over the table's
 	 * compact rows instead of copying them, when the encoding keeps every
@@ -184,9 +187,6 @@ typedef struct TrPrepOptions
 	 * categories stay.  The live trainer sets it: it reads the table once.
 	 */
 	int			take_rows;
-	/* appended: where to write the stored model's validation rows (the
-	 * table's row numbers from 0, one a line), or NULL */
-	const char *val_rows_path;
 } TrPrepOptions;
 
 #define TR_IMPUTE_MEAN			0	/* the default */

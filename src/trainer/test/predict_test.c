@@ -80,7 +80,7 @@ CheckFamily(const char *family, int kind, int image)
 	rc = fam->fit(&ctx, &res);
 	own = kind == TR_KIND_REGRESSION ? res.r2 : res.score;
 	if (rc == 0)
-		rc = TrScoreValidation(&t, &data, &res, &fm, err, sizeof(err));
+		rc = TrScoreValidation(&data, &res, &fm, err, sizeof(err));
 	mod = kind == TR_KIND_REGRESSION ? fm.v[TR_M_R2] : fm.v[TR_M_ACCURACY];
 	CHECK(rc == 1 && fabs(own - mod) <= 0.005,
 		  "%s %s: the module's score %.4f is the fit's own %.4f %s", family,

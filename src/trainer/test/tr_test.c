@@ -33,8 +33,8 @@ int			test_no = 0;
 int			failures = 0;
 
 extern void TestData(void);		/* data_test.c */
-extern void TestRows(void);		/* rows_test.c */
 extern void TestPredict(void);	/* predict_test.c */
+extern void TestRows(void);		/* rows_test.c */
 
 #define CHECK(cond, ...) \
 	do { \
@@ -1185,8 +1185,8 @@ main(void)
 	TestConstantTarget();
 	TestIris();
 	TestData();
-	TestRows();
 	TestPredict();
+	TestRows();
 	printf("1..%d\n", test_no);
 	if (failures)
 		printf("# %d of %d checks failed\n", failures, test_no);
