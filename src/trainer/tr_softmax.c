@@ -70,6 +70,8 @@ typedef struct SoftmaxProblem
  * chosen at load time where the CPU has them.
  */
 typedef float SmVec __attribute__((vector_size(32)));
+/* the same at any float's address, for loads and stores */
+typedef float SmVecU __attribute__((vector_size(32), aligned(4), may_alias));
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define SM_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
@@ -77,20 +79,13 @@ typedef float SmVec __attribute__((vector_size(32)));
 #define SM_CLONES
 #endif
 
-static inline SmVec
-SmLoad(const float *p)
-{
-	SmVec		v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline float
-SmSum(SmVec v)
-{
-	return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-}
+/*
+ * Loads and sums as macros: a function passing a 32-byte vector by value
+ * would have a different ABI in the AVX clone (GCC's -Wpsabi).
+ */
+#define SmLoad(p) (*(const SmVecU *) (p))
+#define SmSum(v) ((((v)[0] + (v)[1]) + ((v)[2] + (v)[3])) + \
+				  (((v)[4] + (v)[5]) + ((v)[6] + (v)[7])))
 
 /* Z (rows x k) = X (rows x d) Wt^T, Wt being k x d */
 SM_CLONES static void
@@ -173,9 +168,7 @@ SkinnyBackward(const float *X, int rows, int d, const float *R, int k, float *Gt
 
 			for (int j = 0; j < d8; j += 8)
 			{
-				SmVec		gv = SmLoad(g + j) + av * SmLoad(x + j);
-
-				memcpy(g + j, &gv, sizeof(gv));
+				*(SmVecU *) (g + j) = SmLoad(g + j) + av * SmLoad(x + j);
 			}
 			for (int j = d8; j < d; j++)
 				g[j] += a * x[j];
