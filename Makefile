@@ -21,6 +21,8 @@ OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
 	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o \
 	src/sql_explain.o src/sql_deploy.o src/sql_runlog.o \
+	src/launcher.o src/launch_slurm.o src/slurm_parse.o src/trainer_jobs.o \
+	src/sql_trainer_token.o \
 	src/sql_predict.o src/predict_cache.o src/predict_conv.o $(PREDICT_OBJS)
 # the predict module the trainer scores with (plain C, no CUDA): easeml.so
 # links the same code (docs/predict.md)
@@ -35,7 +37,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = install declare tenancy admin history replay bad_input attacks devices data explain predict results
+REGRESS = install declare tenancy admin history replay bad_input attacks devices data explain predict results slurm
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
@@ -64,7 +66,7 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 CORE_LIBS = -lopenblas -llapacke -lm
 
 CORE_SRCS = src/csv.c src/gp.c src/policy.c src/decision.c src/refit.c src/replay.c \
-	src/placement.c
+	src/placement.c src/slurm_parse.c
 CORE_HDRS = $(wildcard src/*.h)
 
 # the trainer reads CSV with the shared reader (src/csv.c); src/encode.c

@@ -35,7 +35,8 @@ PACKAGES=(build-essential ca-certificates pkg-config
 	postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-client-$PGVER
 	libopenblas-dev liblapacke-dev libjson-c-dev libpq-dev libipc-run-perl
 	python3 python3-sklearn python-matplotlib-data dataset-fashion-mnist
-	liblinear-tools python3-xgboost gnuplot-nox)
+	liblinear-tools python3-xgboost gnuplot-nox
+	munge slurmctld slurmd slurm-client)
 
 log() { printf '\n== %s\n' "$*"; }
 

@@ -195,19 +195,29 @@ CatalogBootstrapUser(void)
 /*
  * Startup recovery: a run left 'running' belongs to a scheduler that is
  * gone, so it is marked 'interrupted' and its candidate becomes
- * schedulable again.  Returns how many were marked.
+ * schedulable again; but not those in keep, whose Slurm jobs the new
+ * scheduler follows again.  Returns how many were marked.
  */
 int
-CatalogRecover(void)
+CatalogRecover(const int64 *keep, int n)
 {
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	Oid			types[1] = {INT8ARRAYOID};
+	Datum		values[1];
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Int64GetDatum(keep[i]);
+	values[0] = PointerGetDatum(construct_array(elems, n, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	/* rows a tenant keeps locked are left to CatalogReconcile later */
 	Exec("UPDATE easeml.runs"
 		 "   SET status = 'interrupted', finished_at = clock_timestamp(),"
 		 "       seconds = extract(epoch FROM clock_timestamp() - started_at),"
 		 "       error = 'interrupted: the scheduler restarted while the run was in flight'"
 		 " WHERE id IN (SELECT id FROM easeml.runs WHERE status = 'running'"
+		 "               AND id <> ALL ($1::int8[])"
 		 "               FOR UPDATE SKIP LOCKED)",
-		 SPI_OK_UPDATE, 0, NULL, NULL, NULL);
+		 SPI_OK_UPDATE, 1, types, values, NULL);
 	return (int) SPI_processed;
 }
 

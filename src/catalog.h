@@ -163,7 +163,7 @@ typedef enum CatalogStatus
 } CatalogStatus;
 
 extern CatalogStatus CatalogReady(void);
-extern int	CatalogRecover(void);
+extern int	CatalogRecover(const int64 *keep, int n);
 extern char *CatalogBootstrapUser(void);
 extern void CatalogLoadState(CatState *state);
 extern int	CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims);

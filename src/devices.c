@@ -34,8 +34,9 @@
  * over every candidate measured on both while it has none, or 1 before
  * anything ran on that kind (CatalogLoadPlacement).
  *
- * Only the local launcher's devices are filled here; another launcher (a
- * cluster manager's partitions) would add its own rows to easeml.devices.
+ * Only the local launcher's devices are filled here; Slurm's partitions
+ * are rows of launcher 'slurm' (easeml.set_slurm_partition), placed on
+ * while easeml.launcher is slurm.
  *
  * IDENTIFICATION
  *	  src/devices.c
@@ -51,6 +52,7 @@
 
 #include "catalog.h"
 #include "devices.h"
+#include "launcher.h"
 #include "easeml.h"
 #include "lib/stringinfo.h"
 #include "liveworld.h"
@@ -66,7 +68,6 @@
 
 #define PROBE_TIMEOUT_MS 30000
 #define PROBE_LOG_FILE "probe.log"
-#define LOCAL_LAUNCHER "local"
 
 typedef enum ProbeState
 {
@@ -273,7 +274,11 @@ DevicesChanged(void)
 	devices_stale = true;
 }
 
-/* Read the local devices from easeml.devices, in their own transaction. */
+/*
+ * Read the devices of easeml.launcher from easeml.devices (with slurm, the
+ * partitions easeml.set_slurm_partition registered), in their own
+ * transaction.
+ */
 void
 DevicesReload(void)
 {
@@ -285,7 +290,8 @@ DevicesReload(void)
 		devices_context = AllocSetContextCreate(TopMemoryContext, "easeml devices",
 												ALLOCSET_SMALL_SIZES);
 	CatalogBegin("easeml: loading devices");
-	n = CatalogLoadDevices(LOCAL_LAUNCHER, &list);
+	/* the devices of the launcher in use (src/launcher.h) */
+	n = CatalogLoadDevices(LauncherName(easeml_launcher), &list);
 	CatalogCommit();
 
 	MemoryContextReset(devices_context);

@@ -19,6 +19,7 @@
 #include <cblas.h>
 
 #include "easeml.h"
+#include "launcher.h"
 #include "policy.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -101,6 +102,8 @@ _PG_init(void)
 	 * backend would multiply threads by connections (postgresml#1161).
 	 */
 	openblas_set_num_threads(1);
+
+	LauncherDefineSettings();
 
 	DefineCustomIntVariable("easeml.max_workers",
 							"Maximum number of trainer processes running at once.",

@@ -76,6 +76,10 @@ extern bool EasemlIsScheduler(void);
 extern void TrainerSessionShmemRequest(void);
 extern void TrainerSessionShmemStartup(void);
 extern int	TrainerSessionTerminate(int64 run_id);
+extern void TrainerSessionRegister(int64 run_id);
+
+/* may this session act as a run's trainer? (src/sql_trainer_token.c) */
+extern bool TrainerAuthorized(int64 run_id);
 
 /* ----------
  * Scheduler worker (src/scheduler.c)

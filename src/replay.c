@@ -965,22 +965,21 @@ DistinctRows(const ReplayConfig *cfg, int *rows)
 #define REPLAY_AUTO_DRAWS 4
 
 /*
- * "auto": replay REPLAY_AUTO_CANDIDATES on the draw's prior rows alone --
- * some of them play tenants, the others build their prior, as an installed
- * history would live -- and choose the candidate whose times to the loss
- * targets have the smallest geometric mean over the inner draws (a target
- * never reached counts as twice the inner draw's last completion).  The
- * tenant rows are never read.  The first candidate (default) wins ties and
- * is kept when the prior has fewer than two rows.  [R]
+ * "auto": replay REPLAY_AUTO_CANDIDATES on history rows alone -- some of
+ * them play tenants, the others build their prior, as an installed history
+ * would live -- and choose the candidate whose times to the loss targets
+ * have the smallest geometric mean over the inner draws (a target never
+ * reached counts as twice the inner draw's last completion).  See
+ * replay.h.  [R]
  */
-static int
-ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
-		   char *err, size_t errlen)
+int
+ReplayAutoChoose(const ReplayConfig *base, const int *rows, int n_rows,
+				 int n_tenants, uint64_t seed, int *choice, char *err,
+				 size_t errlen)
 {
 	static const double default_thr[] = {0.01, 0.005, 0.002};
-	const ReplayConfig *cfg = c->cfg;
-	const int	K = c->K;
-	const int	m = c->n_prior;
+	const int	K = base->K;
+	const int	m = n_rows;
 	char		list[] = REPLAY_AUTO_CANDIDATES;
 	const char *cands[8];
 	int			nc = 0;
@@ -997,16 +996,15 @@ ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
 		 tok = strtok_r(NULL, ",", &save))
 		cands[nc++] = tok;
 	*choice = 0;
-	if (m / 2 < 1)
-		return PolicyParseSpec(cands[0], params, err, errlen) == POLICY_OK ?
-			REPLAY_OK : REPLAY_BAD_INPUT;
+	if (m / 2 < 1 || n_tenants < 1)
+		return REPLAY_OK;		/* too little history: the first candidate */
 
 	q = malloc(sizeof(double) * (size_t) m * K);
-	if (cfg->cost)
+	if (base->cost)
 		cost = malloc(sizeof(double) * (size_t) m * K);
-	if (cfg->sizes)
+	if (base->sizes)
 		sizes = malloc(sizeof(double) * (size_t) m * 2);
-	if (q == NULL || (cfg->cost && cost == NULL) || (cfg->sizes && sizes == NULL))
+	if (q == NULL || (base->cost && cost == NULL) || (base->sizes && sizes == NULL))
 	{
 		free(q);
 		free(cost);
@@ -1016,15 +1014,15 @@ ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
 	}
 	for (int i = 0; i < m; i++)
 	{
-		int			r = c->prior_row[i];
+		int			r = rows[i];
 
-		memcpy(q + (size_t) i * K, cfg->quality + (size_t) r * K, sizeof(double) * K);
+		memcpy(q + (size_t) i * K, base->quality + (size_t) r * K, sizeof(double) * K);
 		if (cost)
-			memcpy(cost + (size_t) i * K, cfg->cost + (size_t) r * K, sizeof(double) * K);
+			memcpy(cost + (size_t) i * K, base->cost + (size_t) r * K, sizeof(double) * K);
 		if (sizes)
 		{
-			sizes[2 * i] = cfg->sizes[2 * r];
-			sizes[2 * i + 1] = cfg->sizes[2 * r + 1];
+			sizes[2 * i] = base->sizes[2 * r];
+			sizes[2 * i + 1] = base->sizes[2 * r + 1];
 		}
 	}
 
@@ -1034,23 +1032,23 @@ ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
 	in.sizes = sizes;
 	in.n_rows = m;
 	in.K = K;
-	in.n_tenants = c->n < m / 2 ? c->n : m / 2;
-	in.devices = cfg->devices;
+	in.n_tenants = n_tenants < m / 2 ? n_tenants : m / 2;
+	in.devices = base->devices > 0 ? base->devices : 1;
 	in.n_policies = nc;
 	in.policies = cands;
 	in.draws = REPLAY_AUTO_DRAWS;
-	in.seed = cfg->seed * 0x9E3779B97F4A7C15ULL + (uint64_t) draw * 7919 + 17;
-	in.n_thresholds = cfg->n_thresholds > 0 ? cfg->n_thresholds : 3;
-	in.thresholds = cfg->n_thresholds > 0 ? cfg->thresholds : default_thr;
-	in.cost_model = cfg->cost_model;
-	in.oracle_cost = cfg->oracle_cost;
-	in.prior = cfg->prior;
-	in.max_devices_per_tenant = cfg->max_devices_per_tenant;
-	in.fair_share = cfg->fair_share;
-	in.overhead = cfg->overhead;
+	in.seed = seed;
+	in.n_thresholds = base->n_thresholds > 0 ? base->n_thresholds : 3;
+	in.thresholds = base->n_thresholds > 0 ? base->thresholds : default_thr;
+	in.cost_model = base->cost_model;
+	in.oracle_cost = base->oracle_cost;
+	in.prior = base->prior;
+	in.max_devices_per_tenant = base->max_devices_per_tenant;
+	in.fair_share = base->fair_share;
+	in.overhead = base->overhead;
 	in.grid_points = 2;
-	in.cancel = cfg->cancel;
-	in.cancel_arg = cfg->cancel_arg;
+	in.cancel = base->cancel;
+	in.cancel_arg = base->cancel_arg;
 	/* nothing after the last target matters to the choice */
 	in.stop_loss = in.thresholds[0];
 	for (int k = 1; k < in.n_thresholds; k++)
@@ -1091,8 +1089,47 @@ ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
 	}
 	ReplayOutputFree(&out);
 	*choice = best;
-	return PolicyParseSpec(cands[best], params, err, errlen) == POLICY_OK ?
-		REPLAY_OK : REPLAY_BAD_INPUT;
+	return REPLAY_OK;
+}
+
+/* Name of auto candidate i (into buf), or NULL when i is out of range. */
+const char *
+ReplayAutoCandidate(int i, char *buf, size_t buflen)
+{
+	char		list[] = REPLAY_AUTO_CANDIDATES;
+	int			n = 0;
+
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+		 tok = strtok_r(NULL, ",", &save), n++)
+		if (n == i)
+		{
+			snprintf(buf, buflen, "%s", tok);
+			return buf;
+		}
+	return NULL;
+}
+
+/*
+ * "auto" in a replay: choose on the draw's prior rows (the tenant rows are
+ * never read) and fill *params with the winner's.
+ */
+static int
+ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
+		   char *err, size_t errlen)
+{
+	char		name[REPLAY_NAME_LEN];
+	int			rc;
+
+	rc = ReplayAutoChoose(c->cfg, c->prior_row, c->n_prior, c->n,
+						  c->cfg->seed * 0x9E3779B97F4A7C15ULL +
+						  (uint64_t) draw * 7919 + 17,
+						  choice, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (ReplayAutoCandidate(*choice, name, sizeof(name)) == NULL ||
+		PolicyParseSpec(name, params, err, errlen) != POLICY_OK)
+		return REPLAY_BAD_INPUT;
+	return REPLAY_OK;
 }
 
 /* Free a replay output. */

@@ -256,6 +256,23 @@ extern int	ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err,
 extern void ReplayOutputFree(ReplayOutput *out);
 
 /*
+ * The "auto" choice on its own, for a caller with an installed history
+ * (the live worker could run it off the decision path): replay every
+ * REPLAY_AUTO_CANDIDATES spec on the history rows rows[0..n_rows) of
+ * base->quality (and base->cost, base->sizes when set; K, thresholds,
+ * cost model, prior options, overhead, devices and fair share from base;
+ * its policy and draw fields are ignored), n_tenants of them (at most half)
+ * playing tenants in each of a few seeded draws, and set *choice to the
+ * index of the candidate that reached the loss targets soonest (geometric
+ * mean of the times).  With fewer than two rows *choice is 0 (default).
+ * ReplayAutoCandidate names candidate i.
+ */
+extern int	ReplayAutoChoose(const ReplayConfig *base, const int *rows,
+							 int n_rows, int n_tenants, uint64_t seed,
+							 int *choice, char *err, size_t errlen);
+extern const char *ReplayAutoCandidate(int i, char *buf, size_t buflen);
+
+/*
  * Speedup of policy 'pol' over policy 'base' at threshold k: per draw
  * time_to(base) / time_to(pol), then the median and the maximum over
  * draws.  A draw where pol never reaches the threshold counts as 0, one

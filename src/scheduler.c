@@ -56,6 +56,7 @@
 #include "storage/latch.h"
 #include "supervisor.h"
 #include "tcop/tcopprot.h"
+#include "trainer_jobs.h"
 #include "trainer_protocol.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -194,32 +195,6 @@ TrainerConninfo(void)
 	return buf.data;
 }
 
-/* Read a small result file; NULL if missing or unreadable. */
-static char *
-ReadSmallFile(const char *dir, const char *name)
-{
-	char	   *path = psprintf("%s/%s", dir, name);
-	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
-	struct stat st;
-	char	   *buf;
-	ssize_t		n;
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) != 0 || st.st_size > EASEML_MAX_RESULT_FILE)
-	{
-		close(fd);
-		return NULL;
-	}
-	buf = palloc(st.st_size + 1);
-	n = read(fd, buf, st.st_size);
-	close(fd);
-	if (n < 0)
-		return NULL;
-	buf[n] = '\0';
-	return buf;
-}
-
 /*
  * Make text from a trainer file safe to store: a log cut at an arbitrary
  * byte or a message truncated by the trainer may split a character, and
@@ -333,12 +308,30 @@ BuildResult(int slot)
 	char	   *metrics = NULL;
 	char	   *error = NULL;
 	char	   *detail = NULL;
-	char		how[256];
+	char		how[512];
+	TrainerReport report;
 	int			exit_code = INT_MIN;
 	PendingResult *r;
 	MemoryContext old;
 
+	/* what the trainer reported through the database (easeml.trainer_result) */
+	CatalogBegin("easeml: reading a trainer's report");
+	TrainerJobReport(t->run_id, CurrentMemoryContext, &report);
+	CatalogCommit();
+	/*
+	 * The trainer's own word wins over a cluster's (which may have
+	 * forgotten a job that ended while the database was down), unless the
+	 * cluster's time limit ended it.
+	 */
+	if (report.reported && t->job_id > 0 && !t->time_limit)
+	{
+		status = (report.exit_code & 0xff) << 8;
+		t->lost = false;
+	}
+
 	SupervisorDescribeExit(status, how, sizeof(how));
+	if (t->end_reason[0] != '\0')
+		strlcat(how, psprintf("; %s", t->end_reason), sizeof(how));
 	if (status != -1 && WIFEXITED(status))
 		exit_code = WEXITSTATUS(status);
 	else if (status != -1 && WIFSIGNALED(status))
@@ -371,21 +364,33 @@ BuildResult(int slot)
 		error = psprintf("timed out after easeml.run_timeout = %d s (%s)",
 						 easeml_run_timeout, how);
 	}
+	else if (t->lost)
+	{
+		/* the cluster lost it (a node failed, it was preempted): nobody's fault */
+		run_status = "interrupted";
+		error = psprintf("interrupted: %s", t->end_reason);
+	}
+	else if (t->time_limit)
+	{
+		run_status = "failed";
+		error = psprintf("timed out: %s", t->end_reason);
+	}
 	else if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 	{
-		metrics = ValidText(ReadSmallFile(t->run_dir, EASEML_FILE_METRICS));
+		metrics = report.metrics ? ValidText(report.metrics) : NULL;
 		if (metrics)
 			run_status = "succeeded";
 		else
 		{
-			run_status = "failed";
-			error = psprintf("trainer exited 0 without writing %s", EASEML_FILE_METRICS);
+			/* it could not reach the database to report: nobody's fault */
+			run_status = "interrupted";
+			error = psprintf("interrupted: the trainer exited 0 without reporting its result");
 		}
 	}
 	else
 	{
-		detail = ValidText(ReadSmallFile(t->run_dir, EASEML_FILE_ERROR));
-		if (detail == NULL)
+		detail = report.error ? ValidText(report.error) : NULL;
+		if (detail == NULL && t->log_path[0] == '/')
 			detail = ValidText(LogTail(t->log_path));
 		run_status = "failed";
 
@@ -567,7 +572,7 @@ ReapTrainers(void)
 	{
 		EasemlTrainer *t = SupervisorSlot(slot);
 
-		if (t->pid > 0 && !t->exited)
+		if (SupervisorStarted(t) && !t->exited)
 		{
 			int			status;
 
@@ -624,7 +629,7 @@ StopTrainers(void)
 
 		if (t->run_id != 0)
 			ids[tracked++] = t->run_id;
-		if (t->pid > 0 && !t->exited)
+		if (SupervisorStarted(t) && !t->exited)
 		{
 			slots[n] = slot;
 			n++;
@@ -672,15 +677,18 @@ StopTrainers(void)
 }
 
 /*
- * Spawn the trainer of a run already recorded as 'running' in a slot on a
- * device.  The trainer sees only its own GPU (CUDA_VISIBLE_DEVICES), none
- * on the CPU.
+ * Launch the trainer of a run already recorded as 'running' in a slot on a
+ * device, with the launcher easeml.launcher names (src/launcher.h).  The
+ * trainer sees only its own GPU (CUDA_VISIBLE_DEVICES; on Slurm, Slurm
+ * sets it for the GPU it grants), none on the CPU.  It proves it is the
+ * run's trainer with a fresh token, recorded first (src/trainer_jobs.c).
  */
 static void
 LaunchRun(int64 run_id, int slot, const CatDevice *device)
 {
 	char	   *path = SupervisorTrainerPath();
 	char	   *dir = RunDirectory(run_id);
+	char	   *token = TrainerTokenNew();
 	char		err[512];
 	char	   *argv[6];
 	char	   *envp[20];
@@ -688,6 +696,15 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 	const char *home = getenv("HOME");
 	const char *tz = getenv("TZ");
 	bool		cuda = strcmp(device->kind, EASEML_KIND_CUDA) == 0;
+	bool		slurm = easeml_launcher == EASEML_LAUNCHER_SLURM;
+	LaunchRequest req;
+
+	/* what travels to a Slurm job (sbatch --export): never HOME or PATH */
+	static const char *const exports[] = {
+		EASEML_ENV_CONNINFO, EASEML_ENV_RUN_ID, EASEML_ENV_RUN_TOKEN,
+		EASEML_ENV_DEVICE, EASEML_ENV_DEVICE_KIND, EASEML_ENV_TIME_LIMIT,
+		"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "LC_ALL", NULL
+	};
 
 	argv[0] = path;
 	argv[1] = EASEML_ARG_RUN;
@@ -697,26 +714,44 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 	argv[5] = NULL;
 
 	envp[ne++] = psprintf("%s=%s", EASEML_ENV_CONNINFO, TrainerConninfo());
-	envp[ne++] = psprintf("%s=%d", EASEML_ENV_SCHEDULER_PID, (int) MyProcPid);
 	envp[ne++] = psprintf("%s=%lld", EASEML_ENV_RUN_ID, (long long) run_id);
+	envp[ne++] = psprintf("%s=%s", EASEML_ENV_RUN_TOKEN, token);
 	envp[ne++] = psprintf("%s=%s", EASEML_ENV_DEVICE, device->name);
 	envp[ne++] = psprintf("%s=%s", EASEML_ENV_DEVICE_KIND, device->kind);
-	envp[ne++] = cuda ? psprintf("%s=%d", EASEML_ENV_CUDA_VISIBLE, device->ordinal) :
-		psprintf("%s=", EASEML_ENV_CUDA_VISIBLE);
 	envp[ne++] = psprintf("%s=%d", EASEML_ENV_TIME_LIMIT, easeml_run_timeout);
 	envp[ne++] = psprintf("OPENBLAS_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = psprintf("OMP_NUM_THREADS=%d", easeml_trainer_threads);
-	envp[ne++] = "PATH=/usr/local/bin:/usr/bin:/bin";
 	envp[ne++] = "LC_ALL=C";
-	if (home)
-		envp[ne++] = psprintf("HOME=%s", home);
-	if (tz)
-		envp[ne++] = psprintf("TZ=%s", tz);
+	if (!slurm)
+	{
+		envp[ne++] = psprintf("%s=%d", EASEML_ENV_SCHEDULER_PID, (int) MyProcPid);
+		envp[ne++] = cuda ? psprintf("%s=%d", EASEML_ENV_CUDA_VISIBLE, device->ordinal) :
+			psprintf("%s=", EASEML_ENV_CUDA_VISIBLE);
+		envp[ne++] = "PATH=/usr/local/bin:/usr/bin:/bin";
+		if (home)
+			envp[ne++] = psprintf("HOME=%s", home);
+		if (tz)
+			envp[ne++] = psprintf("TZ=%s", tz);
+	}
 	envp[ne] = NULL;
+
+	memset(&req, 0, sizeof(req));
+	req.run_id = run_id;
+	req.device = device->name;
+	req.device_kind = device->kind;
+	req.run_dir = dir;
+	req.argv = argv;
+	req.envp = envp;
+	req.export_names = exports;
+	req.time_limit = easeml_run_timeout;
+
+	CatalogBegin("easeml: recording a launch's token");
+	TrainerJobRecord(run_id, LauncherName(easeml_launcher), token);
+	CatalogCommit();
 
 	pgstat_report_activity(STATE_RUNNING, "easeml: launching a trainer");
 	SupervisorReserve(slot, run_id, device->name);
-	if (!SupervisorSpawn(slot, run_id, device->name, dir, argv, envp, err, sizeof(err)))
+	if (!SupervisorLaunch(slot, &req, err, sizeof(err)))
 	{
 		SupervisorRelease(slot);
 		ereport(WARNING, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
@@ -729,10 +764,49 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 	CatalogBegin("easeml: recording a launch");
 	CatalogRunStarted(run_id, (int) SupervisorSlot(slot)->pid,
 					  SupervisorSlot(slot)->log_path);
+	if (SupervisorSlot(slot)->job_id > 0)
+		TrainerJobSubmitted(run_id, SupervisorSlot(slot)->job_id);
 	CatalogCommit();
-	ereport(LOG, (errmsg("easeml: run %lld started in slot %d on %s (pid %d)",
-						 (long long) run_id, slot, device->name,
-						 (int) SupervisorSlot(slot)->pid)));
+	if (SupervisorSlot(slot)->job_id > 0)
+		ereport(LOG, (errmsg("easeml: run %lld submitted in slot %d to %s (Slurm job %lld)",
+							 (long long) run_id, slot, device->name,
+							 (long long) SupervisorSlot(slot)->job_id)));
+	else
+		ereport(LOG, (errmsg("easeml: run %lld started in slot %d on %s (pid %d)",
+							 (long long) run_id, slot, device->name,
+							 (int) SupervisorSlot(slot)->pid)));
+}
+
+/*
+ * After a restart, take back the runs whose Slurm jobs outlived the
+ * previous scheduler, before anything marks runs left running as
+ * interrupted: a job still alive is followed again (never submitted
+ * twice); one that ended, or that Slurm forgot, is recorded from its
+ * trainer's report and Slurm's words like any other (BuildResult).
+ * Returns how many runs were taken back; their ids go to keep.
+ */
+static int
+ReattachJobs(int64 *keep, int max)
+{
+	TrainerJobInFlight *jobs;
+	int			n;
+	int			kept = 0;
+
+	n = TrainerJobsInFlight(LauncherName(EASEML_LAUNCHER_SLURM), CurrentMemoryContext, &jobs);
+	for (int i = 0; i < n && kept < max; i++)
+	{
+		int			slot = SupervisorFreeSlot();
+
+		if (slot < 0)
+			break;
+		SupervisorAttach(slot, jobs[i].run_id, jobs[i].device, jobs[i].job_id,
+						 jobs[i].started);
+		keep[kept++] = jobs[i].run_id;
+		ereport(LOG,
+				(errmsg("easeml: run %lld: following its Slurm job %lld again",
+						(long long) jobs[i].run_id, (long long) jobs[i].job_id)));
+	}
+	return kept;
 }
 
 /* Let a task rest for COOLDOWN_MS (see cooldown_task). */
@@ -935,7 +1009,7 @@ Elapsed(const EasemlTrainer *t)
 static bool
 OverBudget(const EasemlTrainer *t)
 {
-	return t->pid > 0 && !t->exited && t->term_sent == 0 &&
+	return SupervisorStarted(t) && !t->exited && t->term_sent == 0 &&
 		t->stop_reason == EASEML_STOP_NONE && Elapsed(t) > easeml_run_budget;
 }
 
@@ -979,7 +1053,7 @@ PreemptOverShare(void)
 	{
 		EasemlTrainer *t = SupervisorSlot(slot);
 
-		if (t->pid > 0 && !t->exited && t->stop_reason == EASEML_STOP_PREEMPT)
+		if (SupervisorStarted(t) && !t->exited && t->stop_reason == EASEML_STOP_PREEMPT)
 			n_starved--;		/* a slot is being freed already */
 		else if (OverBudget(t))
 		{
@@ -1140,7 +1214,9 @@ Iterate(void)
 	extension_ready = (catalog == CATALOG_READY);
 	if (extension_ready && !recovered)
 	{
-		int			n = CatalogRecover();
+		int64		keep[EASEML_MAX_SLOTS];
+		int			nkeep = ReattachJobs(keep, EASEML_MAX_SLOTS);
+		int			n = CatalogRecover(keep, nkeep);
 
 		if (n > 0)
 			ereport(LOG, (errmsg("easeml: marked %d run(s) left running as interrupted", n)));
@@ -1156,7 +1232,7 @@ Iterate(void)
 		refit_pending = false;
 		/* dropped under running trainers: their runs are gone, stop them */
 		for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
-			if (SupervisorSlot(slot)->pid > 0 && !SupervisorSlot(slot)->exited)
+			if (SupervisorStarted(SupervisorSlot(slot)) && !SupervisorSlot(slot)->exited)
 				SupervisorStop(slot, EASEML_STOP_ORPHAN);
 		if (was_ready)
 			sweep_pending = true;
@@ -1188,7 +1264,7 @@ SleepTime(void)
 	{
 		EasemlTrainer *t = SupervisorSlot(slot);
 
-		if (t->pid > 0 && (t->term_sent != 0 || t->exited))
+		if (SupervisorStarted(t) && (t->term_sent != 0 || t->exited))
 			return Min(100, easeml_naptime);
 	}
 	return easeml_naptime;

@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "easeml.h"
 #include "executor/spi.h"
@@ -78,10 +79,11 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 	Oid			save_userid;
 	int			save_sec_context;
 
-	if (!superuser())
+	/* a superuser, or a trainer that proved the run's token */
+	if (!TrainerAuthorized(run_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("only a superuser may open a trainer data session")));
+				 errmsg("only a superuser or the run's trainer may open a trainer data session")));
 	if (!IsTransactionBlock() || GetCurrentTransactionNestLevel() != 1 ||
 		data_session_active)
 		ereport(ERROR,
@@ -89,11 +91,16 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 				 errmsg("easeml.trainer_data_session() must be called at the top level of a transaction block"),
 				 errhint("Run BEGIN first; the tenant's identity ends with the transaction.")));
 
+	/* the run's row, read as a superuser (a trainer's login sees no rows) */
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT tenant::text FROM easeml.runs WHERE id = $1",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look up run");
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

@@ -90,26 +90,17 @@ TrainerSessionDetach(int code, Datum arg)
 }
 
 /*
- * easeml.trainer_attach(run_id): record this backend as the database
- * session of the run's trainer (superuser only; a no-op when easeml is not
- * preloaded, as nothing would end the session then anyway).
+ * Record this backend as the database session of a run's trainer (a
+ * no-op when easeml is not preloaded, as nothing would end the session
+ * then anyway).  The caller checked that it may.
  */
-Datum
-easeml_trainer_attach(PG_FUNCTION_ARGS)
+void
+TrainerSessionRegister(int64 run_id)
 {
-	int64		run_id = PG_GETARG_INT64(0);
 	int			free_entry = -1;
 
-	if (!superuser())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("only a superuser may attach a trainer session")));
-	if (run_id <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid run id %lld", (long long) run_id)));
 	if (sessions == NULL)
-		PG_RETURN_VOID();
+		return;
 	if (!detach_registered)
 	{
 		before_shmem_exit(TrainerSessionDetach, 0);
@@ -137,6 +128,27 @@ easeml_trainer_attach(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many trainer sessions are attached (%d)", TRAINER_SESSIONS)));
+}
+
+/*
+ * easeml.trainer_attach(run_id): record this backend as the database
+ * session of the run's trainer (superuser only; a trainer that is not one
+ * proves itself with the run's token, src/sql_trainer_token.c).
+ */
+Datum
+easeml_trainer_attach(PG_FUNCTION_ARGS)
+{
+	int64		run_id = PG_GETARG_INT64(0);
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only a superuser may attach a trainer session")));
+	if (run_id <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid run id %lld", (long long) run_id)));
+	TrainerSessionRegister(run_id);
 	PG_RETURN_VOID();
 }
 

@@ -14,8 +14,11 @@
  * scheduler dies (PR_SET_PDEATHSIG) and checks its parent pid to close the
  * race, so a dying scheduler leaves no orphans behind.
  *
- * Only this file calls posix_spawn, waitpid and kill on trainers, and only
- * this file changes a slot's state.  A slot belongs to a device
+ * This file is the local launcher, and calls the others (src/launcher.h):
+ * a run's trainer is a process here, or a Slurm job (src/launch_slurm.c)
+ * that squeue and scontrol follow and scancel stops.  Only this file calls
+ * posix_spawn, waitpid and kill on trainers, or a launcher, and only this
+ * file changes a slot's state.  A slot belongs to a device
  * (easeml.devices) while it holds a run; the scheduler decides which device
  * a run goes to (src/devices.c), this file only keeps the books.  Besides
  * the scheduler's trainers, it runs the trainer's device probe for the
@@ -62,7 +65,7 @@ SupervisorCountRunning(void)
 	int			n = 0;
 
 	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
-		if (trainers[i].pid > 0)
+		if (SupervisorStarted(&trainers[i]))
 			n++;
 	return n;
 }
@@ -194,15 +197,16 @@ SpawnProcess(char *const argv[], char *const envp[], const char *out_path,
 }
 
 /*
- * Start a trainer for a run in the given slot, on the given device.
+ * Start a trainer process for a run in the given slot, on the given
+ * device (the local launcher).
  *
  * argv and envp are complete (argv[0] is the executable).  On failure
  * returns false with a message in err; nothing is left running.
  */
-bool
-SupervisorSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
-				char *const argv[], char *const envp[],
-				char *err, size_t errlen)
+static bool
+LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
+		   char *const argv[], char *const envp[],
+		   char *err, size_t errlen)
 {
 	EasemlTrainer *t = &trainers[slot];
 	char		log_path[MAXPGPATH];
@@ -220,11 +224,11 @@ SupervisorSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 
 	/*
 	 * Run ids start again after the extension is re-created: never let a
-	 * previous run's result files speak for this one.
+	 * previous run's files be taken for this one's.
 	 */
 	{
 		static const char *const stale[] = {
-			EASEML_FILE_METRICS, EASEML_FILE_ERROR, EASEML_FILE_ARTIFACT
+			EASEML_FILE_ARTIFACT
 		};
 		char		old[MAXPGPATH];
 
@@ -246,10 +250,152 @@ SupervisorSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 	memset(t, 0, sizeof(*t));
 	t->run_id = run_id;
 	t->pid = pid;
+	t->launcher = EASEML_LAUNCHER_LOCAL;
 	t->started = GetCurrentTimestamp();
 	strlcpy(t->device, device, sizeof(t->device));
 	strlcpy(t->run_dir, run_dir, sizeof(t->run_dir));
 	strlcpy(t->log_path, log_path, sizeof(t->log_path));
+	return true;
+}
+
+/*
+ * Start the trainer of a run in the given slot with the launcher
+ * easeml.launcher names.  On failure returns false with a message in err;
+ * nothing is left running.
+ */
+bool
+SupervisorLaunch(int slot, const LaunchRequest *req, char *err, size_t errlen)
+{
+	EasemlTrainer *t = &trainers[slot];
+	int64		job_id;
+
+	if (easeml_launcher != EASEML_LAUNCHER_SLURM)
+		return LocalSpawn(slot, req->run_id, req->device, req->run_dir,
+						  req->argv, req->envp, err, errlen);
+	if (!SlurmSubmit(req, &job_id, err, errlen))
+		return false;
+	memset(t, 0, sizeof(*t));
+	t->run_id = req->run_id;
+	t->launcher = EASEML_LAUNCHER_SLURM;
+	t->job_id = job_id;
+	t->job_class = SLURM_JOB_ALIVE;
+	t->started = GetCurrentTimestamp();
+	strlcpy(t->device, req->device, sizeof(t->device));
+	snprintf(t->log_path, sizeof(t->log_path), "slurm job %lld: %s",
+			 (long long) job_id, easeml_slurm_output);
+	return true;
+}
+
+/*
+ * Take back a run whose Slurm job outlived a previous scheduler (after a
+ * database restart): the slot follows the job as if it had submitted it.
+ */
+void
+SupervisorAttach(int slot, int64 run_id, const char *device, int64 job_id,
+				 TimestampTz started)
+{
+	EasemlTrainer *t = &trainers[slot];
+
+	memset(t, 0, sizeof(*t));
+	t->run_id = run_id;
+	t->launcher = EASEML_LAUNCHER_SLURM;
+	t->job_id = job_id;
+	t->job_class = SLURM_JOB_UNKNOWN;
+	t->started = started;
+	strlcpy(t->device, device, sizeof(t->device));
+	snprintf(t->log_path, sizeof(t->log_path), "slurm job %lld: %s",
+			 (long long) job_id, easeml_slurm_output);
+}
+
+#define SLURM_REFRESH_MS 1000
+#define SLURM_MISSING_GRACE_MS 10000
+
+/*
+ * Ask squeue how the jobs of the Slurm slots stand, at most once every
+ * SLURM_REFRESH_MS.  A job it no longer lists is marked missing; when
+ * squeue fails nothing changes.
+ */
+static void
+RefreshJobs(void)
+{
+	static TimestampTz last = 0;
+	int64		ids[EASEML_MAX_SLOTS];
+	SlurmJob	jobs[EASEML_MAX_SLOTS];
+	int			n = 0;
+	int			found;
+	bool		ok;
+
+	if (last != 0 && !TimestampDifferenceExceeds(last, GetCurrentTimestamp(), SLURM_REFRESH_MS))
+		return;
+	last = GetCurrentTimestamp();
+	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+		if (trainers[i].job_id > 0 && !trainers[i].exited)
+			ids[n++] = trainers[i].job_id;
+	if (n == 0)
+		return;
+	found = SlurmQueue(ids, n, jobs, lengthof(jobs), &ok);
+	if (!ok)
+		return;
+	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+	{
+		EasemlTrainer *t = &trainers[i];
+
+		if (t->job_id <= 0 || t->exited)
+			continue;
+		t->job_missing = true;
+		for (int j = 0; j < found; j++)
+			if (jobs[j].job_id == t->job_id)
+			{
+				t->job_missing = false;
+				t->job_class = SlurmStateClass(jobs[j].state);
+			}
+	}
+}
+
+/*
+ * Has the Slurm job of a slot ended?  Once squeue no longer says it is
+ * alive, scontrol tells how: its exit status (as a wait status), and
+ * whether Slurm lost it or its time limit ended it, in Slurm's words.
+ */
+static bool
+SlurmPoll(EasemlTrainer *t, int *status)
+{
+	SlurmJob	job;
+	SlurmJobClass cls;
+	bool		ok;
+
+	RefreshJobs();
+	if (t->job_class == SLURM_JOB_ALIVE && !t->job_missing)
+		return false;
+	/* squeue may not list a job it has just accepted */
+	if (t->job_class == SLURM_JOB_UNKNOWN && t->job_missing &&
+		!TimestampDifferenceExceeds(t->started, GetCurrentTimestamp(), SLURM_MISSING_GRACE_MS))
+		return false;
+	if (!t->job_missing && t->job_class == SLURM_JOB_UNKNOWN)
+		return false;
+	if (!SlurmShowJob(t->job_id, &job, &ok))
+	{
+		if (!ok)
+			return false;		/* Slurm did not answer: ask again later */
+		*status = -1;
+		t->lost = true;
+		snprintf(t->end_reason, sizeof(t->end_reason),
+				 "Slurm no longer knows job %lld", (long long) t->job_id);
+		return true;
+	}
+	cls = SlurmStateClass(job.state);
+	if (cls == SLURM_JOB_ALIVE || cls == SLURM_JOB_UNKNOWN)
+	{
+		t->job_class = cls;
+		t->job_missing = false;
+		return false;
+	}
+	*status = SlurmWaitStatus(&job);
+	t->lost = cls == SLURM_JOB_LOST ||
+		(cls == SLURM_JOB_CANCELLED && t->stop_reason == EASEML_STOP_NONE);
+	t->time_limit = cls == SLURM_JOB_TIMEOUT;
+	snprintf(t->end_reason, sizeof(t->end_reason), "Slurm job %lld ended %s (reason: %s)",
+			 (long long) t->job_id, job.state, job.reason[0] ? job.reason : "none");
 	return true;
 }
 
@@ -278,6 +424,13 @@ SupervisorPoll(int slot, int *status)
 	EasemlTrainer *t = &trainers[slot];
 	pid_t		rc;
 
+	if (t->job_id > 0)
+	{
+		if (!SlurmPoll(t, status))
+			return false;
+		EndSessions(t);
+		return true;
+	}
 	if (t->pid <= 0)
 		return false;
 	rc = waitpid(t->pid, status, WNOHANG);
@@ -293,13 +446,25 @@ SupervisorPoll(int slot, int *status)
 	return true;
 }
 
-/* Send a signal to a trainer's whole process group. */
+/*
+ * Send a signal to a trainer's whole process group; to a Slurm job,
+ * SIGTERM is scancel (Slurm escalates after its KillWait) and SIGKILL is
+ * scancel --signal=KILL.
+ */
 void
 SupervisorSignal(int slot, int sig)
 {
 	EasemlTrainer *t = &trainers[slot];
+	char		err[256];
 
-	if (t->pid > 0 && !t->exited)
+	if (t->exited)
+		return;
+	if (t->job_id > 0)
+	{
+		if (!SlurmCancel(t->job_id, sig == SIGKILL, err, sizeof(err)))
+			ereport(LOG, (errmsg("easeml: run %lld: %s", (long long) t->run_id, err)));
+	}
+	else if (t->pid > 0)
 		(void) kill(-t->pid, sig);
 }
 
@@ -313,7 +478,7 @@ SupervisorStop(int slot, EasemlStopReason reason)
 	EasemlTrainer *t = &trainers[slot];
 	TimestampTz now = GetCurrentTimestamp();
 
-	if (t->pid <= 0)
+	if (!SupervisorStarted(t))
 		return;
 	if (t->stop_reason == EASEML_STOP_NONE)
 		t->stop_reason = reason;
@@ -332,8 +497,9 @@ SupervisorStop(int slot, EasemlStopReason reason)
 }
 
 /*
- * Stop every trainer and wait for them, at scheduler exit.  Bounded: after
- * the grace time everything left gets SIGKILL.
+ * Stop every trainer process and wait for them, at scheduler exit.
+ * Bounded: after the grace time everything left gets SIGKILL.  Slurm jobs
+ * go on: the next scheduler takes them back (SupervisorAttach).
  */
 void
 SupervisorStopAll(void)

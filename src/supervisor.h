@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "launcher.h"
 
 typedef enum EasemlStopReason
 {
@@ -39,7 +40,22 @@ typedef struct EasemlTrainer
 	int			wait_status;	/* from waitpid, -1 if lost */
 	char		run_dir[MAXPGPATH];
 	char		log_path[MAXPGPATH];
+	/* a launcher other than local (src/launcher.h) */
+	int			launcher;		/* EasemlLauncher that started it */
+	int64		job_id;			/* its Slurm job; 0 for a local process */
+	int			job_class;		/* SlurmJobClass as squeue last saw it */
+	bool		job_missing;	/* squeue no longer lists it */
+	bool		lost;			/* the cluster lost it: nobody's fault */
+	bool		time_limit;		/* the cluster's time limit ended it */
+	char		end_reason[256];	/* the cluster's words on its end */
 } EasemlTrainer;
+
+/* Has the slot's trainer been started (a process or a job)? */
+static inline bool
+SupervisorStarted(const EasemlTrainer *t)
+{
+	return t->pid > 0 || t->job_id > 0;
+}
 
 extern EasemlTrainer *SupervisorSlot(int slot);
 extern int	SupervisorCountRunning(void);
@@ -47,10 +63,10 @@ extern int	SupervisorFreeSlot(void);
 extern int	SupervisorDeviceCount(const char *device);
 extern void SupervisorReserve(int slot, int64 run_id, const char *device);
 extern void SupervisorRelease(int slot);
-extern bool SupervisorSpawn(int slot, int64 run_id, const char *device,
-							const char *run_dir,
-							char *const argv[], char *const envp[],
-							char *err, size_t errlen);
+extern bool SupervisorLaunch(int slot, const LaunchRequest *req,
+							 char *err, size_t errlen);
+extern void SupervisorAttach(int slot, int64 run_id, const char *device,
+							 int64 job_id, TimestampTz started);
 extern bool SupervisorPoll(int slot, int *status);
 extern void SupervisorSignal(int slot, int sig);
 extern void SupervisorStop(int slot, EasemlStopReason reason);

@@ -3,8 +3,8 @@
  * trainer_protocol.h
  *	  The contract between the server (src/scheduler.c, src/supervisor.c,
  *	  src/devices.c) and the easeml-trainer executable (src/trainer/): its
- *	  command lines, the environment it is given, the files it leaves in
- *	  its run directory and its exit statuses.  Both sides include this
+ *	  command lines, the environment it is given, what it reports through
+ *	  the database, the files of its run directory and its exit statuses.  Both sides include this
  *	  header and nothing else defines these names.
  *
  * Plain C: no PostgreSQL or trainer headers, so the server, the trainer and
@@ -41,6 +41,7 @@
 #define EASEML_ENV_CONNINFO			"EASEML_CONNINFO"	/* libpq connection string */
 #define EASEML_ENV_SCHEDULER_PID	"EASEML_SCHEDULER_PID"	/* exit if the parent is not this */
 #define EASEML_ENV_RUN_ID			"EASEML_RUN_ID"
+#define EASEML_ENV_RUN_TOKEN		"EASEML_RUN_TOKEN"	/* proves it is the run's trainer */
 #define EASEML_ENV_DEVICE			"EASEML_DEVICE" /* device name: "cpu", "cuda:0" */
 #define EASEML_ENV_DEVICE_KIND		"EASEML_DEVICE_KIND"	/* EASEML_KIND_CPU or _CUDA */
 #define EASEML_ENV_TIME_LIMIT		"EASEML_TIME_LIMIT" /* seconds, 0 = none */
@@ -62,10 +63,17 @@
 #define EASEML_ENV_THREADS			"EASEML_THREADS"	/* CPU threads it may use */
 #define EASEML_ENV_ARTIFACT			"EASEML_ARTIFACT_PATH"	/* where it may write one */
 
-/* ---- files in the run directory ------------------------------------------ */
-#define EASEML_FILE_LOG				"trainer.log"	/* stdout and stderr */
-#define EASEML_FILE_METRICS			"metrics.json"	/* success: one JSON object */
-#define EASEML_FILE_ERROR			"error.txt" /* failure: the reason, text */
+/* ---- what the trainer reports through the database -------------------------
+ * It proves it is the run's trainer (easeml.trainer_attach(run, token) with
+ * EASEML_RUN_TOKEN), then reports progress (easeml.trainer_progress), its
+ * artifact (easeml.trainer_artifact) and, last, how it ended
+ * (easeml.trainer_result(run, exit status, metrics JSON or NULL, error or
+ * NULL)).  Nothing travels through files: on a cluster the trainer runs on
+ * another machine (docs/scale-out.md).
+ */
+
+/* ---- files in the run directory (scratch space on the trainer's machine) -- */
+#define EASEML_FILE_LOG				"trainer.log"	/* local: stdout and stderr */
 #define EASEML_FILE_ARTIFACT		"artifact.bin"	/* a custom trainer's artifact */
 #define EASEML_FILE_VALIDATION_ROWS "validation_rows.txt"	/* the stored model's
 															 * validation rows */
@@ -74,10 +82,10 @@
 
 /* ---- exit statuses --------------------------------------------------------- */
 
-/* the run succeeded: metrics.json is in the run directory */
+/* the run succeeded: it reported its metrics */
 #define EASEML_EXIT_OK				0
 
-/* this candidate failed (error.txt says why); the task goes on */
+/* this candidate failed (its reported error says why); the task goes on */
 #define EASEML_EXIT_FAILED			1
 
 /* bad command line */

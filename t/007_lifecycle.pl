@@ -65,7 +65,7 @@ ok( $node->poll_query_until('postgres', q{
 query_as($node, 'lab_a', "UPDATE easeml.tasks SET status = 'paused' WHERE name = 'flowers'");
 my $tmp = PostgreSQL::Test::Utils::tempdir();
 my $failing = trainer_script($tmp, 'failing_trainer',
-	"echo 'a transient failure' > \"\$4/error.txt\"; exit 1");
+	"echo 'a transient failure'; exit 1");
 $node->safe_psql('postgres', qq{
 	ALTER SYSTEM SET easeml.trainer_path = '$failing'; SELECT pg_reload_conf();});
 query_as($node, 'lab_a',

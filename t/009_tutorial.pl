@@ -5,7 +5,7 @@
 # `sh setup` block (scripts/setup.sh) is what CI runs before the tests
 # (.ci/run); this test checks that it says so.  Then what the tutorial
 # promises is checked: the task trained, the best run was deployed, the
-# deployment log has every change, the plots exist.
+# deployment log has every change, the model predicts, the plots exist.
 use strict;
 use warnings;
 
@@ -79,6 +79,14 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{
 	SELECT d.run_id = l.run_id FROM easeml.deployed d JOIN easeml.leaderboard l ON l.task_id = d.task_id AND l.rank = 1}),
 	't', 'the best run is deployed again');
+cmp_ok(query_as($node, 'alice', q{
+	SELECT avg((easeml.predict('penguins', p) = p.species)::int) FROM alice.penguins p}),
+	'>', 0.9, 'the deployed model predicts the species of the table\'s penguins');
+is(query_as($node, 'alice', q{
+	SELECT easeml.predict('penguins', n) || ' ' || ((easeml.predict_proba('penguins', n) ->> 'Gentoo')::float8 > 0.5)
+	  FROM (VALUES ('Biscoe', 48.6, 15.0, 218.0, 5300.0, 'MALE'))
+		   AS n(island, culmen_length_mm, culmen_depth_mm, flipper_length_mm, body_mass_g, sex)}),
+	'Gentoo true', 'and calls a heavy Biscoe penguin with a long flipper a Gentoo');
 ok(-s "plots/leaderboard-1.png", 'the plots were drawn');
 
 $node->stop;

@@ -15,14 +15,20 @@
  *	   for family "external"), reporting epoch and loss at most five
  *	   times a second, and the last epoch with the validation score
  *	   (easeml.trainer_progress);
- *	5. write metrics.json (or error.txt) into the run directory and exit
- *	   0 (or 1).  The scheduler records the result: it alone changes a
- *	   run's status.
+ *	5. report how the run ended through the database
+ *	   (easeml.trainer_result: exit status, metrics or error) and exit
+ *	   with that status.  The scheduler records the result: it alone
+ *	   changes a run's status.  Nothing travels through files: on a
+ *	   cluster the trainer runs on another machine (docs/scale-out.md), and
+ *	   the run directory is only its scratch space.
  *
- * Right after connecting, the trainer attaches its session
- * (easeml.trainer_attach), so that the scheduler can end it when the
- * trainer ends: a backend would otherwise run the tenant's query to its
- * end after the trainer was killed.
+ * Right after connecting, the trainer proves it is the run's trainer with
+ * the run's token (easeml.trainer_attach(run, EASEML_RUN_TOKEN)), which
+ * also lets the scheduler end its session when the trainer ends: a backend
+ * would otherwise run the tenant's query to its end after the trainer was
+ * killed.  A connection lost while it trains (the database restarted, the
+ * Slurm job lives on) is opened again for progress and for the result,
+ * which is retried for up to REPORT_RETRY_SECONDS.
  *
  * SIGTERM (a cancel or a timeout) sets a flag the families check, and that
  * the data loading checks while it waits for the server; the process then
@@ -38,6 +44,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,43 +89,114 @@ LogLine(const char *fmt,...)
 	fflush(stdout);
 }
 
-/* Write a file in the run directory atomically (temp file + rename). */
-static int
-WriteRunFile(const char *dir, const char *name, const char *text)
-{
-	char		tmp[4096];
-	char		path[4096];
-	FILE	   *f;
+#define REPORT_RETRY_SECONDS 300
 
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(tmp, "w");
-	if (f == NULL)
-		return -1;
-	if (fputs(text, f) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0)
-	{
-		fclose(f);
-		return -1;
-	}
-	if (fclose(f) != 0)
-		return -1;
-	return rename(tmp, path);
-}
+/* what the run reports at its end (ReportResult) */
+static PGconn *live_conn = NULL;
+static const char *live_run_id = NULL;
+static bool live_report = true;
+static char fail_message[2048];
+static char *result_metrics = NULL;
 
-/* Fail the run: error.txt for the scheduler, a log line for humans. */
+/* Fail the run: the reason for its report, a log line for humans. */
 static int
 Fail(const char *dir, const char *fmt,...)
 {
 	va_list		ap;
-	char		msg[2048];
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(fail_message, sizeof(fail_message), fmt, ap);
 	va_end(ap);
-	LogLine("error: %s", msg);
-	if (dir)
-		(void) WriteRunFile(dir, EASEML_FILE_ERROR, msg);
+	LogLine("error: %s", fail_message);
 	return EASEML_EXIT_FAILED;
+}
+
+/*
+ * Prove this session is the run's trainer: with the run's token, or, for
+ * a superuser's connection without one (a benchmark), by being superuser.
+ */
+static PGresult *
+Attach(PGconn *conn, const char *run_id)
+{
+	const char *token = getenv(EASEML_ENV_RUN_TOKEN);
+	const char *values[2] = {run_id, token};
+
+	if (token != NULL && token[0] != '\0')
+		return PQexecParams(conn, "SELECT easeml.trainer_attach($1, $2)",
+							2, NULL, values, NULL, NULL, 0);
+	return PQexecParams(conn, "SELECT easeml.trainer_attach($1)",
+						1, NULL, values, NULL, NULL, 0);
+}
+
+/*
+ * The session again after its connection was lost (the database
+ * restarted): reconnect and attach.  0 when the session is usable.
+ */
+static int
+EnsureSession(PGconn *conn, const char *run_id)
+{
+	PGresult   *res;
+	int			ok;
+
+	if (PQstatus(conn) == CONNECTION_OK)
+		return 0;
+	PQreset(conn);
+	if (PQstatus(conn) != CONNECTION_OK)
+		return -1;
+	res = Attach(conn, run_id);
+	ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+	if (!ok)
+		LogLine("warning: could not attach again: %s", PQresultErrorMessage(res));
+	PQclear(res);
+	if (ok)
+		LogLine("run %s: connected again", run_id);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Report how the run ended (easeml.trainer_result), retrying while the
+ * database is away, unless the trainer was told to stop.
+ */
+static void
+ReportResult(int rc)
+{
+	char		code[16];
+	const char *values[4];
+	time_t		start = time(NULL);
+
+	if (!live_report || live_conn == NULL || live_run_id == NULL)
+		return;
+	snprintf(code, sizeof(code), "%d", rc);
+	values[0] = live_run_id;
+	values[1] = code;
+	values[2] = rc == EASEML_EXIT_OK ? result_metrics : NULL;
+	values[3] = rc != EASEML_EXIT_OK && fail_message[0] ? fail_message : NULL;
+	for (;;)
+	{
+		/* a failed read leaves its transaction open: end it (and the tenant's identity) */
+		if (PQstatus(live_conn) == CONNECTION_OK &&
+			PQtransactionStatus(live_conn) != PQTRANS_IDLE)
+			PQclear(PQexec(live_conn, "ROLLBACK"));
+		if (EnsureSession(live_conn, live_run_id) == 0)
+		{
+			PGresult   *res = PQexecParams(live_conn,
+										   "SELECT easeml.trainer_result($1, $2, $3, $4)",
+										   4, NULL, values, NULL, NULL, 0);
+			bool		done = PQresultStatus(res) == PGRES_TUPLES_OK;
+
+			if (!done)
+				LogLine("warning: could not report the result: %s", PQresultErrorMessage(res));
+			PQclear(res);
+			if (done || PQstatus(live_conn) == CONNECTION_OK)
+				return;			/* the server refused it: retrying will not help */
+		}
+		if (cancel_requested || time(NULL) - start > REPORT_RETRY_SECONDS)
+		{
+			LogLine("error: could not report the result: %s", PQerrorMessage(live_conn));
+			return;
+		}
+		sleep(2);
+	}
 }
 
 typedef struct ProgressState
@@ -126,6 +204,7 @@ typedef struct ProgressState
 	PGconn	   *conn;
 	const char *run_id;
 	double		last;
+	double		last_reconnect;
 } ProgressState;
 
 /* A measure as SQL float8 text; NaN for "not measured" (and non-finite). */
@@ -180,6 +259,15 @@ ReportProgress(void *arg, int epoch, double loss)
 	if (ps->last > 0 && now - ps->last < 0.2)
 		return;
 	ps->last = now;
+	/* lost (the database restarted): try again at most every 10 s */
+	if (PQstatus(ps->conn) != CONNECTION_OK)
+	{
+		if (now - ps->last_reconnect < 10.0)
+			return;
+		ps->last_reconnect = now;
+		if (EnsureSession(ps->conn, ps->run_id) != 0)
+			return;
+	}
 	SendProgress(ps, epoch, loss, NAN);
 }
 
@@ -379,8 +467,8 @@ FeatureKinds(json_object *spec, int d, int *kinds, char *err, size_t errlen)
 	return 0;
 }
 
-int
-TrLiveMain(int argc, char **argv)
+static int
+LiveRun(int argc, char **argv)
 {
 	const char *run_id = NULL;
 	const char *run_dir = NULL;
@@ -430,6 +518,7 @@ TrLiveMain(int argc, char **argv)
 	for (const char *c = run_id; *c; c++)
 		if (*c < '0' || *c > '9')
 			return Fail(run_dir, "invalid run id \"%s\"", run_id);
+	live_run_id = run_id;
 
 	/* die with the scheduler; the getppid() check closes the race */
 	(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -451,6 +540,7 @@ TrLiveMain(int argc, char **argv)
 	LogLine("run %s: starting", run_id);
 	conninfo = getenv(EASEML_ENV_CONNINFO);
 	conn = PQconnectdb(conninfo ? conninfo : "");
+	live_conn = conn;
 	if (PQstatus(conn) != CONNECTION_OK)
 		return Fail(run_dir, "could not connect to the database: %s", PQerrorMessage(conn));
 
@@ -458,11 +548,17 @@ TrLiveMain(int argc, char **argv)
 	{
 		const char *values[1] = {run_id};
 
-		if (Command(conn, "SELECT easeml.trainer_attach($1)", 1, values, err, sizeof(err)) != 0)
+		res = Attach(conn, values[0]);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
+			snprintf(err, sizeof(err), "%s", TrServerMessage(res, conn));
+			PQclear(res);
+			/* not the run's trainer: it may not report either */
+			live_report = false;
 			Fail(run_dir, "could not attach the trainer's session: %s", err);
 			return LoadFailure(conn, NULL);
 		}
+		PQclear(res);
 	}
 
 	/* the spec */
@@ -586,7 +682,7 @@ TrLiveMain(int argc, char **argv)
 		printf("{\"rows\": %d, \"bytes\": %ld, \"load_seconds\": %.6f}\n",
 			   tab.n, bytes, load_seconds);
 		TrTableFree(&tab);
-		PQfinish(conn);
+		live_report = false;
 		return 0;
 	}
 
@@ -679,9 +775,9 @@ TrLiveMain(int argc, char **argv)
 	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(bytes));
 	json_object_object_add(metrics, "model", json_object_new_string(JsonString(spec, "model")));
 
-	if (WriteRunFile(run_dir, EASEML_FILE_METRICS,
-					 json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN)) != 0)
-		return Fail(run_dir, "could not write %s: %s", EASEML_FILE_METRICS, strerror(errno));
+	result_metrics = strdup(json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN));
+	if (result_metrics == NULL)
+		return Fail(run_dir, "out of memory");
 	LogLine("run %s: done, score %.6f", run_id, result.score);
 
 	TrResultFree(&result);
@@ -689,6 +785,18 @@ TrLiveMain(int argc, char **argv)
 	json_object_put(spec);
 	TrTableFree(&tab);
 	TrGpuClose(gpu);
-	PQfinish(conn);
 	return 0;
+}
+
+/* easeml-trainer --run ID --run-dir DIR: train, then report how it ended. */
+int
+TrLiveMain(int argc, char **argv)
+{
+	int			rc = LiveRun(argc, argv);
+
+	if (rc != EASEML_EXIT_USAGE)
+		ReportResult(rc);
+	if (live_conn != NULL)
+		PQfinish(live_conn);
+	return rc;
 }

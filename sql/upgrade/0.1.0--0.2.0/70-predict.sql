@@ -8,11 +8,11 @@
 -- from 0.1.0 build the same catalog.
 -- ===========================================================================
 
--- The run whose model serves a task.  Until deployments exist this is the
--- best succeeded run on the task's current snapshot whose model easeml can
--- apply (a built-in family, artifact stored), ranked as the leaderboard
--- ranks; the deployments topic replaces it.  Read as the caller, so
--- row-level security keeps it to the caller's own runs.
+-- The run whose model serves a task: here the best succeeded run on the
+-- task's current snapshot whose model easeml can apply (a built-in family,
+-- artifact stored), ranked as the leaderboard ranks; the deployments topic
+-- (75-results.sql) replaces it with the task's active deployment.  Read as
+-- the caller, so row-level security keeps it to the caller's own runs.
 CREATE FUNCTION easeml._deployed_run(task_id bigint)
 RETURNS bigint
 LANGUAGE sql STABLE

@@ -433,12 +433,16 @@ AS 'SELECT 500';
 CREATE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8, score float8)
 RETURNS void
 LANGUAGE plpgsql
+-- [slurm] a remote trainer's login role calls it: checked, as its owner
+SECURITY DEFINER
 SET search_path = pg_catalog
 AS $$
 DECLARE
 	ten			name;
 	n			bigint;
 BEGIN
+	-- [slurm] only for the run this session proved it trains (docs/scale-out.md)
+	PERFORM easeml._trainer_authorize(trainer_progress.run_id);
 	UPDATE easeml.runs r
 	   SET epoch = trainer_progress.epoch,
 		   loss = nullif(trainer_progress.loss, 'NaN'::float8),
