@@ -3,7 +3,10 @@
 # liblinear on the same machine, the same rows and one thread each, and the
 # trainer's peak memory on full Fashion-MNIST.
 #
-#   scripts/bench/trainers.sh [--quick]          (as root)
+#   scripts/bench/trainers.sh [--quick | --large-only]   (as root)
+#
+# --large-only skips the small data sets (small_median_speedup is then nan);
+# on a busy 2-core machine the full run takes over an hour.
 #
 # 1. Speed and accuracy (scripts/bench/trainers_bench.py, whose header gives
 #    the fairness rules): Fashion-MNIST (60,000 x 784) and UCI letter

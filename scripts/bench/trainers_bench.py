@@ -87,6 +87,8 @@ def data_sets(args):
     out = [("fashion_mnist", fashion(), 0.2, [1])]
     if args.letter:
         out.append(("letter", letter_loader(args.letter), 0.2, [1]))
+    if args.large_only:
+        return out
     out += [("digits", named("digits"), 0.25, None),
             ("segment", named("segment"), 0.25, None),
             ("breast_cancer", named("breast_cancer"), 0.25, None),
@@ -366,6 +368,8 @@ def main():
     s.add_argument("--workdir", required=True)
     s.add_argument("--letter", help="letter-recognition.data (from opencv-doc)")
     s.add_argument("--quick", action="store_true", help="small data sets, one split")
+    s.add_argument("--large-only", action="store_true",
+                   help="only the data sets of at least %d rows (Fashion-MNIST, letter)" % LARGE)
     m = sub.add_parser("peak-rss")
     m.add_argument("--trainer", required=True)
     m.add_argument("--run-dir", required=True)

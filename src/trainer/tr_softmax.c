@@ -53,11 +53,128 @@ typedef struct SoftmaxProblem
 	int			d;
 	int			k;				/* columns of W: classes, or 1 for binary */
 	double		l2;
-	float	   *Wf;				/* d x k */
+	float	   *Wf;				/* W as float: k x d in SoftmaxEval, d x k in
+								 * SoftmaxPredict */
 	float	   *Z;				/* n x k */
-	float	   *Gf;				/* d x k */
+	float	   *Gf;				/* k x d: the gradient of W, transposed */
 	SoftmaxDev *dev;			/* evaluate on this GPU instead (or NULL) */
 } SoftmaxProblem;
+
+/*
+ * The products of the objective, written out instead of calling sgemm.
+ * With k a handful of classes, sgemm spends its time packing the rows of
+ * X into its panel layout (a copy of the block for every product) rather
+ * than multiplying; here each row is read once and meets every class's
+ * weights while it sits in L1.  The vectors are GCC's generic ones (SSE on
+ * plain x86-64, NEON on ARM); on x86-64 a second copy for AVX2 and FMA is
+ * chosen at load time where the CPU has them.
+ */
+typedef float SmVec __attribute__((vector_size(32)));
+/* the same at any float's address, for loads and stores */
+typedef float SmVecU __attribute__((vector_size(32), aligned(4), may_alias));
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SM_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define SM_CLONES
+#endif
+
+/*
+ * Loads and sums as macros: a function passing a 32-byte vector by value
+ * would have a different ABI in the AVX clone (GCC's -Wpsabi).
+ */
+#define SmLoad(p) (*(const SmVecU *) (p))
+#define SmSum(v) ((((v)[0] + (v)[1]) + ((v)[2] + (v)[3])) + \
+				  (((v)[4] + (v)[5]) + ((v)[6] + (v)[7])))
+
+/* Z (rows x k) = X (rows x d) Wt^T, Wt being k x d */
+SM_CLONES static void
+SkinnyForward(const float *X, int rows, int d, const float *Wt, int k, float *Z)
+{
+	int			d8 = d - d % 8;
+
+	for (int r = 0; r < rows; r++)
+	{
+		const float *x = X + (size_t) r * d;
+		float	   *z = Z + (size_t) r * k;
+		int			c = 0;
+
+		for (; c + 4 <= k; c += 4)
+		{
+			const float *w0 = Wt + (size_t) c * d,
+					   *w1 = w0 + d,
+					   *w2 = w1 + d,
+					   *w3 = w2 + d;
+			SmVec		a0 = {0},
+						a1 = {0},
+						a2 = {0},
+						a3 = {0};
+			float		t0 = 0.0f,
+						t1 = 0.0f,
+						t2 = 0.0f,
+						t3 = 0.0f;
+
+			for (int j = 0; j < d8; j += 8)
+			{
+				SmVec		xv = SmLoad(x + j);
+
+				a0 += xv * SmLoad(w0 + j);
+				a1 += xv * SmLoad(w1 + j);
+				a2 += xv * SmLoad(w2 + j);
+				a3 += xv * SmLoad(w3 + j);
+			}
+			for (int j = d8; j < d; j++)
+			{
+				t0 += x[j] * w0[j];
+				t1 += x[j] * w1[j];
+				t2 += x[j] * w2[j];
+				t3 += x[j] * w3[j];
+			}
+			z[c] = SmSum(a0) + t0;
+			z[c + 1] = SmSum(a1) + t1;
+			z[c + 2] = SmSum(a2) + t2;
+			z[c + 3] = SmSum(a3) + t3;
+		}
+		for (; c < k; c++)
+		{
+			const float *w = Wt + (size_t) c * d;
+			SmVec		a = {0};
+			float		t = 0.0f;
+
+			for (int j = 0; j < d8; j += 8)
+				a += SmLoad(x + j) * SmLoad(w + j);
+			for (int j = d8; j < d; j++)
+				t += x[j] * w[j];
+			z[c] = SmSum(a) + t;
+		}
+	}
+}
+
+/* Gt (k x d) += R^T X: each class's row gains r_ic x_i for every row i */
+SM_CLONES static void
+SkinnyBackward(const float *X, int rows, int d, const float *R, int k, float *Gt)
+{
+	int			d8 = d - d % 8;
+
+	for (int r = 0; r < rows; r++)
+	{
+		const float *x = X + (size_t) r * d;
+
+		for (int c = 0; c < k; c++)
+		{
+			float		a = R[(size_t) r * k + c];
+			SmVec		av = {a, a, a, a, a, a, a, a};
+			float	   *g = Gt + (size_t) c * d;
+
+			for (int j = 0; j < d8; j += 8)
+			{
+				*(SmVecU *) (g + j) = SmLoad(g + j) + av * SmLoad(x + j);
+			}
+			for (int j = d8; j < d; j++)
+				g[j] += a * x[j];
+		}
+	}
+}
 
 /*
  * f(theta) and its gradient; theta = [W (d x k row-major), b (k)].
@@ -81,8 +198,10 @@ SoftmaxEval(SoftmaxProblem *pr, const double *theta, double *grad)
 	double	   *gb = grad + (size_t) d * k;
 	float		invn = 1.0f / (float) n;
 
-	for (size_t i = 0; i < (size_t) d * k; i++)
-		pr->Wf[i] = (float) theta[i];
+	for (int j = 0; j < d; j++)
+		for (int c = 0; c < k; c++)
+			pr->Wf[(size_t) c * d + j] = (float) theta[(size_t) j * k + c];
+	memset(pr->Gf, 0, sizeof(float) * (size_t) d * k);
 	for (int c = 0; c < k; c++)
 		gb[c] = 0.0;
 	for (int i0 = 0; i0 < n; i0 += SOFTMAX_BLOCK)
@@ -90,8 +209,7 @@ SoftmaxEval(SoftmaxProblem *pr, const double *theta, double *grad)
 		int			rows = n - i0 < SOFTMAX_BLOCK ? n - i0 : SOFTMAX_BLOCK;
 		const float *Xb = pr->X + (size_t) i0 * d;
 
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, k, d,
-					1.0f, Xb, d, pr->Wf, k, 0.0f, pr->Z, k);
+		SkinnyForward(Xb, rows, d, pr->Wf, k, pr->Z);
 		for (int r = 0; r < rows; r++)
 		{
 			float	   *z = pr->Z + (size_t) r * k;
@@ -140,14 +258,16 @@ SoftmaxEval(SoftmaxProblem *pr, const double *theta, double *grad)
 				}
 			}
 		}
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, k, rows,
-					1.0f, Xb, d, pr->Z, k, i0 == 0 ? 0.0f : 1.0f, pr->Gf, k);
+		SkinnyBackward(Xb, rows, d, pr->Z, k, pr->Gf);
 	}
-	for (size_t i = 0; i < (size_t) d * k; i++)
-	{
-		grad[i] = (double) pr->Gf[i] + pr->l2 * theta[i];
-		reg += theta[i] * theta[i];
-	}
+	for (int j = 0; j < d; j++)
+		for (int c = 0; c < k; c++)
+		{
+			size_t		i = (size_t) j * k + c;
+
+			grad[i] = (double) pr->Gf[(size_t) c * d + j] + pr->l2 * theta[i];
+			reg += theta[i] * theta[i];
+		}
 	for (int c = 0; c < k; c++)
 		gb[c] /= n;
 	return loss / n + 0.5 * pr->l2 * reg;
