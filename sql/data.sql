@@ -285,3 +285,10 @@ DROP FUNCTION public.data_sneaky(float8), public.data_try(text);
 DROP TYPE public.data_mood;
 DROP DOMAIN public.data_price;
 DROP ROLE regress_data_a, regress_data_b;
+
+-- profiling and snapshotting a wide source never JIT-compiles (a 785-column
+-- declaration spent over 15 minutes in LLVM with jit = on)
+SELECT p.proname, 'jit=off' = ANY (p.proconfig) AS jit_off
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'easeml' AND p.proname IN ('_profile', '_take_snapshot', 'refresh')
+ ORDER BY 1;

@@ -3310,3 +3310,11 @@ COMMENT ON FUNCTION easeml.run_log(bigint, int) IS
 	'the end of the trainer log of one of your runs, at most max_bytes (1 to 1048576) bytes';
 
 REVOKE ALL ON FUNCTION easeml.trainer_progress(bigint, int, float8, float8) FROM PUBLIC;
+
+-- Declaring or refreshing a task profiles and copies every column of its
+-- source in one query; on a wide table (Fashion-MNIST's 785 columns) LLVM
+-- JIT spent over 15 minutes compiling that query.  Its cost is the
+-- expressions, not the rows, so JIT never pays off here.
+ALTER FUNCTION easeml._profile(regclass, text, text, text[], text[], boolean) SET jit = off;
+ALTER FUNCTION easeml._take_snapshot() SET jit = off;
+ALTER FUNCTION easeml.refresh(text) SET jit = off;
