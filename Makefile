@@ -41,7 +41,7 @@ REGRESS = install declare tenancy admin history replay bad_input attacks devices
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
-EXTRA_CLEAN = easeml-unittest $(DATA_built) results regression.diffs regression.out tmp_check
+EXTRA_CLEAN = easeml-unittest easeml-decision-bench $(DATA_built) results regression.diffs regression.out tmp_check
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS += -Isrc -DEASEML_VERSION='"$(EXTVERSION)"'
@@ -83,6 +83,10 @@ easeml-trainer: $(TRAINER_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
 
 easeml-replay: src/replay_main.c $(CORE_SRCS) $(CORE_HDRS)
 	$(CC) $(CORE_CFLAGS) -o $@ src/replay_main.c $(CORE_SRCS) $(CORE_LIBS)
+
+# the live worker's decision code on the bench-decision problem
+easeml-decision-bench: src/decision_bench.c $(CORE_SRCS) $(CORE_HDRS)
+	$(CC) $(CORE_CFLAGS) -o $@ src/decision_bench.c $(CORE_SRCS) $(CORE_LIBS)
 
 easeml-unittest: src/unittest.c $(CORE_SRCS) $(CORE_HDRS)
 	$(CC) $(CORE_CFLAGS) -o $@ src/unittest.c $(CORE_SRCS) $(CORE_LIBS)

@@ -64,7 +64,7 @@ SELECT model, round(predicted_score::numeric, 3) AS predicted
   FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'ex_cls'))
  ORDER BY model;
 -- the first row says why; candidates are ranked by acquisition, best first
-SELECT rank, why
+SELECT rank, regexp_replace(why, 'task \d+', 'task N') AS why
   FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'ex_reg'), 3) ORDER BY rank;
 SELECT bool_and(acquisition >= coalesce(next_acq, acquisition)) AS best_first
   FROM (SELECT acquisition, lead(acquisition) OVER (ORDER BY rank) AS next_acq
@@ -101,6 +101,22 @@ RESET ROLE;
 SELECT try('SELECT * FROM easeml.explain(NULL)');
 SELECT try('SELECT * FROM easeml.explain(' || :cls_id || ', 0)');
 SELECT try('SELECT * FROM easeml.explain(-1)');
+
+-- what drives the cost estimates: each model's work relative to its
+-- family's default, and the families that fit one model per class
+SELECT name, round(easeml._cost_work(family, params)::numeric, 3) AS work,
+	   easeml._cost_per_class(family) AS per_class
+  FROM easeml.models
+ WHERE name IN ('gbt-100', 'gbt-300-lr0.05', 'rf-50', 'mlp-512-256', 'cnn-16-32-e10',
+				'knn-3', 'softmax-l2-1', 'linear-svm-c1')
+ ORDER BY name;
+-- a parameter that is not a positive number counts as the default
+SELECT easeml._cost_work('gbt', '{"n_rounds": "many"}') AS text_rounds,
+	   easeml._cost_work('mlp', '{"hidden": [64, "x", -3]}') AS odd_layers,
+	   easeml._cost_work('cnn', '{"epochs": 0, "filters": []}') AS empty;
+-- the scheduler's estimates against measured times: runs it chose only
+-- (the fixture run above was not chosen by a decision)
+SELECT count(*) AS fixture_runs FROM easeml.cost_accuracy;
 
 -- clean up
 RESET ROLE;

@@ -31,6 +31,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "placement.h"
 #include "trainer_protocol.h"
@@ -270,6 +271,68 @@ CallerAlloc(Size size, bool zero)
 		MemoryContextAlloc(caller_context, size);
 }
 
+/*
+ * What drives each model's cost (easeml._cost_work, easeml._cost_per_class)
+ * changes only with its row: it is cached by model id, family and
+ * parameters, and asked of SQL for new or changed rows only.
+ */
+typedef struct WorkEntry
+{
+	int32		id;
+	char	   *key;			/* family, then params as text */
+	double		work;
+	bool		per_class;
+} WorkEntry;
+
+static WorkEntry *work_cache = NULL;
+static int	n_work_cache = 0;
+
+static void
+ModelWork(CatState *state)
+{
+	Oid			types[2] = {TEXTOID, TEXTOID};
+
+	for (int i = 0; i < state->n_models; i++)
+	{
+		CatModel   *m = &state->models[i];
+		char	   *key = psprintf("%s %s", m->family ? m->family : "",
+								   m->params ? m->params : "");
+		WorkEntry  *e = NULL;
+
+		for (int j = 0; j < n_work_cache && e == NULL; j++)
+			if (work_cache[j].id == m->id)
+				e = &work_cache[j];
+		if (e == NULL || strcmp(e->key, key) != 0)
+		{
+			Datum		values[2] = {CStringGetTextDatum(m->family ? m->family : ""),
+			CStringGetTextDatum(m->params ? m->params : "{}")};
+
+			Exec("SELECT easeml._cost_work($1, $2::jsonb), easeml._cost_per_class($1)",
+				 SPI_OK_SELECT, 2, types, values, NULL);
+			if (e == NULL)
+			{
+				work_cache = work_cache == NULL ?
+					MemoryContextAlloc(TopMemoryContext, sizeof(WorkEntry)) :
+					repalloc(work_cache, sizeof(WorkEntry) * (n_work_cache + 1));
+				e = &work_cache[n_work_cache++];
+				e->id = m->id;
+				e->key = NULL;
+			}
+			if (e->key)
+				pfree(e->key);
+			e->key = MemoryContextStrdup(TopMemoryContext, key);
+			e->work = GetFloat8(0, 1, 1);
+			e->per_class = GetBool(0, 2);
+			if (!(isfinite(e->work) && e->work > 0))
+				e->work = 1;
+		}
+		m->cost_work = e->work;
+		m->per_class = e->per_class;
+		state->per_class[i] = m->per_class;
+		pfree(key);
+	}
+}
+
 /* Enabled models in id order. */
 static void
 LoadModels(CatState *state)
@@ -277,12 +340,13 @@ LoadModels(CatState *state)
 	int			n;
 
 	Exec("SELECT id, name, 'classification' = ANY (kinds), 'regression' = ANY (kinds),"
-		 "       needs_image"
+		 "       needs_image, cost_factor, family, params::text"
 		 "  FROM easeml.models WHERE enabled ORDER BY id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
 	state->n_models = n;
 	state->models = CallerAlloc(sizeof(CatModel) * Max(n, 1), true);
+	state->per_class = CallerAlloc(Max(n, 1), true);
 	for (int i = 0; i < n; i++)
 	{
 		CatModel   *m = &state->models[i];
@@ -292,7 +356,11 @@ LoadModels(CatState *state)
 		m->classification = GetBool(i, 3);
 		m->regression = GetBool(i, 4);
 		m->needs_image = GetBool(i, 5);
+		m->cost_factor = GetFloat8(i, 6, 1);
+		m->family = GetText(i, 7);
+		m->params = GetText(i, 8);
 	}
+	ModelWork(state);
 }
 
 /* The per-model arrays of one task. */
@@ -418,7 +486,8 @@ LoadRuns(CatState *state)
 			 "       CASE WHEN r.status = 'failed' AND r.device IS NOT NULL"
 			 "             AND r.exit_code IN ($1, $2) THEN 'interrupted'"
 			 "            ELSE r.status END,"
-			 "       r.score, r.error"
+			 "       r.score, r.error,"
+			 "       CASE WHEN coalesce(r.device_kind, 'cpu') = 'cpu' THEN r.seconds END"
 			 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 			 " WHERE t.status = 'active'"
 			 "   AND NOT coalesce(r.status = 'failed' AND r.finished_at < t.reactivated_at, false)"
@@ -437,10 +506,25 @@ LoadRuns(CatState *state)
 		if (ti < 0)
 			continue;
 		t = &state->tasks[ti];
+		{
+			/* what the world needs to know changed (src/liveworld.c) */
+			uint64		x[4] = {(uint64) GetInt32(i, 2, 0), (uint64) status[0] << 8 | (uint64) status[1],
+			0, 0};
+			double		sc = GetFloat8(i, 4, NAN),
+						sec = GetFloat8(i, 6, NAN);
+
+			memcpy(&x[2], &sc, sizeof(double));
+			memcpy(&x[3], &sec, sizeof(double));
+			for (int j = 0; j < 4; j++)
+				t->runs_sig = (t->runs_sig ^ x[j]) * UINT64CONST(1099511628211);
+		}
 		if (strcmp(status, "interrupted") != 0)
 			t->n_runs++;
 		if (k < 0)
 			continue;			/* model disabled or deleted */
+		if (strcmp(status, "succeeded") == 0 && GetFloat8(i, 6, 0) > 0 &&
+			!(t->seconds[k] >= GetFloat8(i, 6, 0)))
+			t->seconds[k] = GetFloat8(i, 6, 0); /* the CPU's time: the cost model's */
 		if (strcmp(status, "succeeded") == 0 && !GetNull(i, 4))
 			AddScore(t, k, GetFloat8(i, 4, 0));
 		else if (strcmp(status, "queued") == 0 || strcmp(status, "running") == 0)
@@ -468,26 +552,141 @@ LoadRuns(CatState *state)
 	}
 }
 
-/* Cost estimates of the view easeml.cost_estimates (the fallbacks). */
+/*
+ * Fallback cost estimates, the rule of the view easeml.cost_estimates
+ * (sql/easeml.sql) made aware of parameters and classes: the task's own
+ * measured time; else the model's measured seconds per unit of work
+ * (easeml._cost_rates), times the task's work; else its family's; else
+ * the admin's cost_factor times a per-unit time calibrated on every
+ * measured enabled model (before any: COLD_START_SECONDS plus 1e-7 s per
+ * unit).  A task's work for a model
+ * is its cells (rows x features x folds) times the model's work from its
+ * parameters (easeml._cost_work) times its classes for models that fit one
+ * model per class (easeml._cost_per_class, of more than 2 classes).  The
+ * view joins tasks x models; here one row per model comes back and the
+ * product is formed in C, so a load costs O(models), not O(tasks x
+ * models), in SQL.
+ */
+/*
+ * Rates measured over every run (easeml._cost_rates, the kind factors)
+ * grow costlier with the runs and change slowly: they are read on the full
+ * loads only (at most every refit interval) and kept in between.
+ */
+static double *rates = NULL;	/* model id, per_cell */
+
+/*
+ * Before any run was measured, a run is assumed to take its start and data
+ * load (about this long with the built-in trainer) plus 1e-7 s per unit of
+ * work times its cost_factor.
+ */
+#define COLD_START_SECONDS 0.1
+static int	n_rates = 0;
+static double *kind_rates = NULL;	/* model id, kind, per_cell */
+static int	n_kind_rates = 0;
+
+/*
+ * Copy the current SPI result (numeric columns, NULL as NaN) into a cache
+ * of cols doubles per row in TopMemoryContext, replacing the old one.
+ */
+static double *
+CacheRows(double *old, int *n, int cols)
+{
+	int			rows = (int) SPI_processed;
+	double	   *c = MemoryContextAlloc(TopMemoryContext,
+									   sizeof(double) * cols * Max(rows, 1));
+
+	for (int i = 0; i < rows; i++)
+		for (int j = 0; j < cols; j++)
+		{
+			Oid			type = SPI_gettypeid(SPI_tuptable->tupdesc, j + 1);
+
+			c[i * cols + j] = GetNull(i, j + 1) ? NAN :
+				type == INT4OID ? (double) GetInt32(i, j + 1, 0) :
+				type == INT8OID ? (double) GetInt64(i, j + 1, 0) : GetFloat8(i, j + 1, NAN);
+		}
+	if (old)
+		pfree(old);
+	*n = rows;
+	return c;
+}
+
 static void
 LoadCostEstimates(CatState *state)
 {
-	int			n;
+	int			K = state->n_models;
+	double	   *per_work = palloc(sizeof(double) * Max(K, 1));
+	double	   *per_family = palloc(sizeof(double) * Max(K, 1));
+	double		log_unit = 0,
+				per_unit;
+	int			units = 0,
+				n;
 
-	Exec("SELECT c.task_id, c.model_id, c.seconds"
-		 "  FROM easeml.cost_estimates c JOIN easeml.tasks t ON t.id = c.task_id"
-		 " WHERE t.status = 'active'",
-		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
-	n = (int) SPI_processed;
+	for (int k = 0; k < K; k++)
+		per_work[k] = per_family[k] = NAN;
+	if (state->full || rates == NULL)
+	{
+		Exec("SELECT model_id, per_cell FROM easeml._cost_rates()",
+			 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+		rates = CacheRows(rates, &n_rates, 2);
+	}
+	n = n_rates;
 	for (int i = 0; i < n; i++)
 	{
-		int			ti = TaskIndex(state, GetInt64(i, 1, 0));
-		int			k = ModelIndex(state, GetInt32(i, 2, 0));
-		double		c = GetFloat8(i, 3, 1.0);
+		int			k = ModelIndex(state, (int32) rates[2 * i]);
+		double		p = rates[2 * i + 1];
 
-		if (ti >= 0 && k >= 0 && isfinite(c) && c > 0)
-			state->tasks[ti].cost[k] = c;
+		if (k >= 0 && isfinite(p) && p > 0)
+		{
+			per_work[k] = p / state->models[k].cost_work;
+			log_unit += log(per_work[k] / state->models[k].cost_factor);
+			units++;
+		}
 	}
+	per_unit = units > 0 ? exp(log_unit / units) : 1e-7;
+	/* a family's rate: the geometric mean of its measured models' */
+	for (int k = 0; k < K; k++)
+	{
+		double		sum = 0;
+		int			cnt = 0;
+
+		for (int j = 0; j < K; j++)
+			if (!isnan(per_work[j]) && state->models[j].family && state->models[k].family &&
+				strcmp(state->models[j].family, state->models[k].family) == 0)
+			{
+				sum += log(per_work[j]);
+				cnt++;
+			}
+		if (cnt > 0)
+			per_family[k] = exp(sum / cnt);
+	}
+	for (int i = 0; i < state->n_tasks; i++)
+	{
+		CatTask    *t = &state->tasks[i];
+		double		cells = Max(t->n_rows * t->n_features, 1.0);
+
+		for (int k = 0; k < K; k++)
+		{
+			const CatModel *m = &state->models[k];
+			double		work = cells * m->cost_work *
+				(m->per_class && !t->regression && t->n_classes > 2 ? t->n_classes : 1.0);
+			double		c;
+
+			if (!isnan(t->seconds[k]))
+				c = t->seconds[k];
+			else if (!isnan(per_work[k]))
+				c = per_work[k] * work;
+			else if (!isnan(per_family[k]))
+				c = per_family[k] * work;
+			else if (units > 0)
+				c = per_unit * m->cost_factor * work;
+			else
+				c = COLD_START_SECONDS + per_unit * m->cost_factor * work;
+			if (isfinite(c) && c > 0)
+				t->cost[k] = c;
+		}
+	}
+	pfree(per_work);
+	pfree(per_family);
 }
 
 /*
@@ -595,7 +794,6 @@ LoadMeasuredCosts(CatState *state)
 	{
 		int64		task = GetInt64(i, 1, 0);
 		int			k = ModelIndex(state, GetInt32(i, 5, 0));
-		int			ti = TaskIndex(state, task);
 		double		sec = GetFloat8(i, 6, NAN);
 
 		if (task != prev)
@@ -610,8 +808,6 @@ LoadMeasuredCosts(CatState *state)
 		if (k < 0)
 			continue;
 		state->cost_runtime[rows * state->n_models + k] = sec;
-		if (ti >= 0)
-			state->tasks[ti].seconds[k] = sec;
 	}
 }
 
@@ -651,15 +847,19 @@ LoadCounters(CatState *state)
  * CatalogBegin.
  */
 void
-CatalogLoadState(CatState *state)
+CatalogLoadState(CatState *state, bool full)
 {
 	memset(state, 0, sizeof(*state));
+	state->full = full;
 	LoadModels(state);
 	LoadTasks(state);
 	LoadRuns(state);
 	LoadCostEstimates(state);
-	LoadHistory(state);
-	LoadMeasuredCosts(state);
+	if (full)
+	{
+		LoadHistory(state);
+		LoadMeasuredCosts(state);
+	}
 	LoadCounters(state);
 }
 
@@ -1228,21 +1428,34 @@ LoadKindFactors(CatState *state)
 
 	for (int i = 0; i < PLACE_N_KINDS * state->n_models; i++)
 		per_cell[i] = NAN;
-	Exec("SELECT r.model_id, coalesce(r.device_kind, 'cpu'),"
-		 "       exp(avg(ln(r.seconds / greatest(t.n_rows * cardinality(t.features), 1))))"
-		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
-		 " WHERE r.status = 'succeeded' AND r.seconds > 0"
-		 " GROUP BY 1, 2",
-		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
-	n = (int) SPI_processed;
-	for (int i = 0; i < n; i++)
+	/* measured over every run: read on full loads only (see rates) */
+	if (state->full || kind_rates == NULL)
 	{
-		int			k = ModelIndex(state, GetInt32(i, 1, 0));
-		char	   *kind_name = GetText(i, 2);
-		int			kind = PlaceKindFromName(kind_name);
+		Exec("SELECT r.model_id, coalesce(r.device_kind, 'cpu'),"
+			 "       exp(avg(ln(r.seconds / greatest(t.n_rows * cardinality(t.features), 1))))"
+			 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+			 " WHERE r.status = 'succeeded' AND r.seconds > 0"
+			 " GROUP BY 1, 2",
+			 SPI_OK_SELECT, 0, NULL, NULL, NULL);
+		n = (int) SPI_processed;
+		if (kind_rates)
+			pfree(kind_rates);
+		kind_rates = MemoryContextAlloc(TopMemoryContext, sizeof(double) * 3 * Max(n, 1));
+		n_kind_rates = n;
+		for (int i = 0; i < n; i++)
+		{
+			kind_rates[3 * i] = GetInt32(i, 1, 0);
+			kind_rates[3 * i + 1] = PlaceKindFromName(GetText(i, 2));
+			kind_rates[3 * i + 2] = GetFloat8(i, 3, NAN);
+		}
+	}
+	for (int i = 0; i < n_kind_rates; i++)
+	{
+		int			k = ModelIndex(state, (int32) kind_rates[3 * i]);
+		int			kind = (int) kind_rates[3 * i + 1];
 
 		if (k >= 0 && kind >= 0)
-			per_cell[kind * state->n_models + k] = GetFloat8(i, 3, NAN);
+			per_cell[kind * state->n_models + k] = kind_rates[3 * i + 2];
 	}
 	for (int kind = 0; kind < PLACE_N_KINDS; kind++)
 		for (int k = 0; k < state->n_models; k++)

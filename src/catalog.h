@@ -23,6 +23,13 @@ typedef struct CatModel
 	bool		classification;
 	bool		regression;
 	bool		needs_image;
+	double		cost_factor;	/* the admin's relative cost */
+	double		cost_work;		/* easeml._cost_work: rounds, trees,
+								 * epochs, width relative to the family's
+								 * default */
+	bool		per_class;		/* fits a model per class (cost x classes) */
+	char	   *family;
+	char	   *params;			/* as text */
 	int			n_device_kinds; /* device kinds it can use, preferred first */
 	PlaceKind	device_kinds[PLACE_N_KINDS];
 	double		kind_factor[PLACE_N_KINDS];	/* cost on a kind / on the CPU */
@@ -52,6 +59,7 @@ typedef struct CatTask
 	int		   *done_arm;
 	int			n_running;		/* queued or running */
 	int		   *running_arm;
+	uint64		runs_sig;		/* signature of its runs (LoadRuns) */
 	int			fail_streak;	/* failures since the last success */
 	int			succeeded;
 	int			streak;			/* successes since the best improved */
@@ -87,8 +95,11 @@ typedef struct CatState
 	double	   *cost_runtime;	/* m_cost x n_models seconds, NaN = unknown */
 	double	   *cost_sizes;		/* m_cost x 3: rows, features, classes */
 	int64	   *cost_task;		/* m_cost task ids */
+	bool		full;			/* history, measured costs and fresh
+								 * fallback estimates were loaded */
 	int64		decision_no;	/* next decision id */
 	char		policy[64];		/* effective policy */
+	unsigned char *per_class;	/* n_models: CatModel.per_class */
 	int			n_tenant_running;
 	char	  **tenant_names;	/* tenants with queued/running runs */
 	int		   *tenant_running;
@@ -165,7 +176,12 @@ typedef enum CatalogStatus
 extern CatalogStatus CatalogReady(void);
 extern int	CatalogRecover(const int64 *keep, int n);
 extern char *CatalogBootstrapUser(void);
-extern void CatalogLoadState(CatState *state);
+/*
+ * Load what a scheduling step needs; full adds the history and the
+ * measured costs the refits learn from (src/refit.c), which only a refit
+ * cycle reads.
+ */
+extern void CatalogLoadState(CatState *state, bool full);
 extern int	CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims);
 extern int64 CatalogCreateRun(const CatDecision *decision, int slot,
 							  const CatDevice *device);

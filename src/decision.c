@@ -39,6 +39,7 @@
 #define TOP_ARMS DECISION_TOP_ARMS
 
 static void UpdateWaiting(DecisionWorld *w, int tenant);
+static void InitCosts(DecisionWorld *w, DecisionTask *t);
 
 /* ----------------------------------------------------------------------
  * Tasks by id: open addressing with linear probing (deletion shifts the
@@ -237,6 +238,7 @@ DecisionWorldFree(DecisionWorld *w)
 	free(w->arm_factor);
 	free(w->open_avail);
 	free(w->placed_cost);
+	free(w->arm_per_class);
 	PolicyIndexFree(&w->index);
 	memset(w, 0, sizeof(*w));
 }
@@ -337,7 +339,8 @@ RefreshCosts(DecisionWorld *w, DecisionTask *t)
 	{
 		for (int k = 0; k < w->K; k++)
 			t->cost[k] = (w->cost_known[k] && isfinite(w->scratch[k]) &&
-						  w->scratch[k] > 0.0) ? w->scratch[k] : t->fallback[k];
+						  w->scratch[k] > 0.0) ?
+				w->cost_overhead + w->scratch[k] : t->fallback[k];
 	}
 	else
 		memcpy(t->cost, t->fallback, sizeof(double) * w->K);
@@ -348,12 +351,57 @@ RefreshCosts(DecisionWorld *w, DecisionTask *t)
 static void
 AddCostResidual(DecisionWorld *w, DecisionTask *t, int k)
 {
-	int			rc = GpStateAdd(&t->cgp, k, log(t->seconds[k]) - t->log_base[k]);
+	double		work = t->seconds[k] - w->cost_overhead;
+	int			rc;
+
+	/* the model fits the time besides the overhead (DecisionSetCostOverhead) */
+	work = work > 0.05 * t->seconds[k] ? work : 0.05 * t->seconds[k];
+	rc = GpStateAdd(&t->cgp, k, log(work) - t->log_base[k]);
 
 	if (rc == GP_JITTER)
 		w->gp_jitter++;
 	else if (rc < 0)
 		w->gp_failed++;
+}
+
+double
+DecisionClassFactor(const unsigned char *per_class, int k, double classes)
+{
+	return (per_class != NULL && per_class[k] && classes > 2.0) ? classes : 1.0;
+}
+
+/* The per-class arms' share of a task's log cost; always 1 (for &&). */
+static int
+AddClassFactors(DecisionWorld *w, DecisionTask *t)
+{
+	if (w->arm_per_class != NULL)
+		for (int k = 0; k < w->K; k++)
+			t->log_base[k] += log(DecisionClassFactor(w->arm_per_class, k, t->classes));
+	return 1;
+}
+
+int
+DecisionSetArmPerClass(DecisionWorld *w, const unsigned char *per_class)
+{
+	if (per_class == NULL && w->arm_per_class == NULL)
+		return POLICY_OK;
+	if (per_class != NULL && w->arm_per_class != NULL &&
+		memcmp(per_class, w->arm_per_class, w->K) == 0)
+		return POLICY_OK;
+	if (per_class == NULL)
+	{
+		free(w->arm_per_class);
+		w->arm_per_class = NULL;
+	}
+	else
+	{
+		if (w->arm_per_class == NULL && (w->arm_per_class = malloc(w->K)) == NULL)
+			return POLICY_NO_MEMORY;
+		memcpy(w->arm_per_class, per_class, w->K);
+	}
+	for (int i = 0; i < w->n_tasks; i++)
+		InitCosts(w, w->tasks[i]);
+	return POLICY_OK;
 }
 
 /* Set up a task's cost posterior on the world's cost model. */
@@ -368,6 +416,7 @@ InitCosts(DecisionWorld *w, DecisionTask *t)
 		t->log_base[k] = 0.0;
 	if (m != NULL && m->kind != POLICY_COST_NONE &&
 		PolicyCostBase(m, t->rows, t->features, t->classes, t->log_base) == POLICY_OK &&
+		AddClassFactors(w, t) &&
 		m->kind == POLICY_COST_SIZE_GP &&
 		GpStateInit(&t->cgp, &m->resid, 16) == GP_OK)
 	{
@@ -430,6 +479,55 @@ DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 	for (int i = 0; i < w->n_tasks; i++)
 		InitCosts(w, w->tasks[i]);
 	return POLICY_OK;
+}
+
+void
+DecisionSetCostOverhead(DecisionWorld *w, double seconds)
+{
+	w->cost_overhead = (isfinite(seconds) && seconds > 0) ? seconds : 0;
+}
+
+int
+DecisionInstallModels(DecisionWorld *w, const GpPrior *const *priors,
+					  const GpPrior *(*own) (const void *arg, int64_t task),
+					  const void *arg, const PolicyCostModel *cost,
+					  const unsigned char *known)
+{
+	int			rc = GP_OK;
+
+	for (int k = 0; k < DECISION_KINDS; k++)
+		if (priors && priors[k])
+		{
+			if (priors[k]->K != w->K)
+				return GP_BAD_INPUT;
+			w->prior[k] = priors[k];
+		}
+	if (cost)
+	{
+		if (cost->K != w->K)
+			return POLICY_BAD_INPUT;
+		w->cost_model = cost;
+		for (int k = 0; k < w->K; k++)
+			w->cost_known[k] = known ? known[k] : 1;
+	}
+	for (int i = 0; i < w->n_tasks; i++)
+	{
+		DecisionTask *t = w->tasks[i];
+		int			r;
+
+		if (own)
+		{
+			const GpPrior *p = own(arg, t->id);
+
+			t->own_prior = (p && p->K == w->K) ? p : NULL;
+		}
+		r = RebuildGp(w, t);
+		if (r < 0)
+			rc = r;
+		if (cost)
+			InitCosts(w, t);
+	}
+	return rc;
 }
 
 /* ----------------------------------------------------------------------

@@ -98,6 +98,8 @@ typedef struct DecisionTask
 	int			index;			/* position in world->tasks, ->views */
 	int			next_of_tenant; /* index of the tenant's next task, -1 */
 	unsigned char dirty;		/* DIRTY_* bits (decision.c) */
+	uint64_t	sync_sig;		/* the caller's signature of the state it
+								 * last synced (0 on joining) */
 } DecisionTask;
 
 typedef struct DecisionTenant
@@ -123,7 +125,13 @@ typedef struct DecisionWorld
 	unsigned char *arm_image;	/* K: needs an image task */
 	const GpPrior *prior[DECISION_KINDS];	/* borrowed */
 	const PolicyCostModel *cost_model;	/* borrowed, or NULL */
+	double		cost_overhead;	/* seconds every run costs besides its
+								 * work (start, data load); the cost model
+								 * fits the rest */
 	unsigned char *cost_known;	/* K: the cost model has data for arm */
+	unsigned char *arm_per_class;	/* K: fits one model per class (cost
+									 * grows with the task's classes), or
+									 * NULL */
 	int			n_tasks;
 	int			cap_tasks;
 	DecisionTask **tasks;		/* entries never move in memory */
@@ -187,10 +195,38 @@ extern void DecisionWorldFree(DecisionWorld *w);
 extern int	DecisionSetPrior(DecisionWorld *w, int kind, const GpPrior *prior);
 extern int	DecisionTaskSetPrior(DecisionWorld *w, DecisionTask *t,
 								 const GpPrior *prior);
+/*
+ * Install a new generation of fitted models at once (src/refit.c): the
+ * priors of the kinds given (NULL entries keep theirs), each task's own
+ * prior from own(arg, task id) (own NULL: keep), and the cost model with
+ * its known arms (NULL: keep).  Every task's posteriors are rebuilt once,
+ * whether or not a pointer changed: a caller that refits into the same
+ * structs hands over new contents at the same addresses.
+ */
+extern int	DecisionInstallModels(DecisionWorld *w, const GpPrior *const *priors,
+								  const GpPrior *(*own) (const void *arg, int64_t task),
+								  const void *arg, const PolicyCostModel *cost,
+								  const unsigned char *known);
+/*
+ * The fixed part of every run's time (process start, data load): the cost
+ * model's estimates are this plus the model's, and a task's own runtimes
+ * condition the residuals less this.  Applies from the next install.
+ */
+extern void DecisionSetCostOverhead(DecisionWorld *w, double seconds);
 /* Cost model and its known arms (both borrowed; NULL: fallbacks only). */
 extern int	DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 								 const unsigned char *known);
 extern void DecisionSetParams(DecisionWorld *w, const PolicyParams *params);
+
+/*
+ * Arms whose training fits one model per class (one-vs-rest, a tree per
+ * class and round): their cost estimate for a task of c > 2 classes is the
+ * cost model's times c (the cost model learns from times divided by c,
+ * src/refit.c).  Copied; NULL: none.  A change refreshes every task.
+ */
+extern int	DecisionSetArmPerClass(DecisionWorld *w, const unsigned char *per_class);
+/* The factor DecisionSetArmPerClass applies to arm k for c classes. */
+extern double DecisionClassFactor(const unsigned char *per_class, int k, double classes);
 
 /*
  * Device placement (src/devices.c): which arms can start now (a device of

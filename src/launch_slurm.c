@@ -187,6 +187,24 @@ RunSlurmCommand(char *const argv[], char *const envp[], const char *input,
 	return status;
 }
 
+/*
+ * Say that a Slurm command failed, at most once a minute: while the
+ * controller is down the supervisor asks every second.
+ */
+static void
+LogFailure(const char *what, StringInfo out)
+{
+	static TimestampTz last = 0;
+
+	if (last != 0 && !TimestampDifferenceExceeds(last, GetCurrentTimestamp(), 60000))
+		return;
+	last = GetCurrentTimestamp();
+	ereport(LOG,
+			(errmsg("easeml: %s failed: %s", what,
+					out->len > 0 ? pnstrdup(out->data, strcspn(out->data, "\n")) : "no output"),
+			 errdetail("easeml asks again every second; this message repeats at most once a minute.")));
+}
+
 /* The first line of a command's output, for messages. */
 static char *
 FirstLine(StringInfo out)
@@ -200,10 +218,13 @@ FirstLine(StringInfo out)
 /*
  * Submit a run as one batch job: its name carries the run id, its
  * partition is the device's, a GPU is requested on a cuda partition, and
- * its time limit is the run's budget.  Returns true with *job_id set.
+ * its time limit is the run's budget.  Returns true with *job_id set, or
+ * false with *transient telling whether Slurm could not be reached (try
+ * again later) rather than refused the job.
  */
 bool
-SlurmSubmit(const LaunchRequest *req, int64 *job_id, char *err, size_t errlen)
+SlurmSubmit(const LaunchRequest *req, int64 *job_id, bool *transient,
+			char *err, size_t errlen)
 {
 	const char *partition = SlurmPartitionOf(req->device);
 	const char *trainer = easeml_slurm_trainer_path && easeml_slurm_trainer_path[0] ?
@@ -217,6 +238,7 @@ SlurmSubmit(const LaunchRequest *req, int64 *job_id, char *err, size_t errlen)
 	StringInfoData out;
 	int			status;
 
+	*transient = false;
 	if (partition == NULL || !SlurmSafeWord(partition))
 	{
 		snprintf(err, errlen, "device \"%s\" is not a Slurm partition", req->device);
@@ -254,7 +276,10 @@ SlurmSubmit(const LaunchRequest *req, int64 *job_id, char *err, size_t errlen)
 	*job_id = status == 0 ? SlurmParseJobId(out.data) : 0;
 	if (*job_id <= 0)
 	{
-		snprintf(err, errlen, "sbatch refused the run: %s",
+		/* not started, timed out, or could not reach the controller */
+		*transient = status == -1 || SlurmTransientError(out.data);
+		snprintf(err, errlen, "%s: %s",
+				 *transient ? "sbatch could not reach Slurm" : "sbatch refused the run",
 				 out.len > 0 ? FirstLine(&out) : "no output");
 		return false;
 	}
@@ -294,8 +319,7 @@ SlurmQueue(const int64 *job_ids, int n, SlurmJob *jobs, int max, bool *ok)
 		if (strstr(out.data, "Invalid job id") != NULL)
 			return 0;
 		*ok = false;
-		ereport(LOG,
-				(errmsg("easeml: squeue failed: %s", out.len > 0 ? FirstLine(&out) : "no output")));
+		LogFailure("squeue", &out);
 		return 0;
 	}
 	return SlurmParseSqueue(out.data, easeml_slurm_job_prefix, jobs, max);
@@ -327,9 +351,7 @@ SlurmShowJob(int64 job_id, SlurmJob *job, bool *ok)
 	if (strstr(out.data, "Invalid job id") == NULL)
 	{
 		*ok = false;
-		ereport(LOG,
-				(errmsg("easeml: scontrol show job %lld failed: %s", (long long) job_id,
-						out.len > 0 ? FirstLine(&out) : "no output")));
+		LogFailure("scontrol show job", &out);
 		return false;
 	}
 

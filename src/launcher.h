@@ -53,7 +53,7 @@ typedef struct LaunchRequest
 /* ---- the Slurm launcher (src/launch_slurm.c) ---- */
 extern const char *SlurmPartitionOf(const char *device);
 extern bool SlurmSubmit(const LaunchRequest *req, int64 *job_id,
-						char *err, size_t errlen);
+						bool *transient, char *err, size_t errlen);
 extern int	SlurmQueue(const int64 *job_ids, int n, SlurmJob *jobs, int max,
 					   bool *ok);
 extern bool SlurmShowJob(int64 job_id, SlurmJob *job, bool *ok);

@@ -218,11 +218,35 @@ AddTask(const CatTask *t, int tenant)
 	return dt;
 }
 
-/* Bring one world task in line with its loaded row. */
+/* What the world knows of a loaded task (its runs and counters). */
+static uint64
+TaskSignature(const CatTask *t)
+{
+	uint64		x[6] = {t->runs_sig, (uint64) t->n_runs, (uint64) t->max_runs,
+		(uint64) t->last_decision, (uint64) t->fail_streak << 32 | (uint64) t->succeeded,
+	(uint64) t->streak << 1 | (t->skip ? 1 : 0)};
+	uint64		h = UINT64CONST(14695981039346656037);
+
+	for (int i = 0; i < 6; i++)
+		h = (h ^ x[i]) * UINT64CONST(1099511628211);
+	return h | 1;				/* never 0, the value of a task that just joined */
+}
+
+/*
+ * Bring one world task in line with its loaded row.  A task whose runs and
+ * counters did not change since its last sync is skipped: a load then
+ * costs the world O(tasks), not O(tasks x models).  Fallback estimates are
+ * refreshed with the full loads of the refit cycles only.
+ */
 static void
-SyncTask(DecisionTask *dt, const CatTask *t)
+SyncTask(DecisionTask *dt, const CatTask *t, bool full)
 {
 	DecisionTaskState s;
+	uint64		sig = TaskSignature(t);
+
+	if (dt->sync_sig == sig && !full)
+		return;
+	dt->sync_sig = sig;
 
 	s.score = palloc(sizeof(double) * world.K);
 	s.state = palloc(world.K);
@@ -232,7 +256,7 @@ SyncTask(DecisionTask *dt, const CatTask *t)
 		s.state[k] = ArmState(t, k);
 	}
 	s.seconds = t->seconds;
-	s.fallback_cost = t->cost;
+	s.fallback_cost = full ? t->cost : NULL;
 	s.n_runs = t->n_runs;
 	s.max_runs = t->max_runs;
 	s.blocked = t->skip || (t->succeeded == 0 && t->fail_streak >= easeml_max_failures);
@@ -279,6 +303,8 @@ LiveWorldSync(CatState *state, const LiveSettings *settings)
 	}
 	ok = ApplySettings(settings);
 	world.decision_no = state->decision_no;
+	if (DecisionSetArmPerClass(&world, state->per_class) != POLICY_OK)
+		ereport(WARNING, (errmsg("easeml: out of memory setting the cost model's arms")));
 
 	seen = palloc0(sizeof(bool) * Max(world.n_tasks, 1));
 	for (int i = 0; i < state->n_tasks; i++)
@@ -296,7 +322,7 @@ LiveWorldSync(CatState *state, const LiveSettings *settings)
 			seen = repalloc(seen, sizeof(bool) * world.n_tasks);
 		}
 		seen[dt->index] = true;
-		SyncTask(dt, t);
+		SyncTask(dt, t, state->full);
 	}
 	/* tasks that left the active set; removal moves the last into the gap */
 	for (int i = world.n_tasks - 1; i >= 0; i--)
@@ -364,7 +390,10 @@ LiveWorldBlock(int64 task_id)
 	DecisionTask *t = world_ok ? DecisionFindTask(&world, task_id) : NULL;
 
 	if (t != NULL)
+	{
 		DecisionBlock(&world, t, 1);
+		t->sync_sig = 0;		/* the next sync unblocks it */
+	}
 }
 
 bool
@@ -375,8 +404,8 @@ LiveWorldRefitStart(CatState *state)
 
 	if (!world_ok)
 		return false;
-	if (refit.running)
-		return true;
+	if (refit.running || !state->full)
+		return refit.running;
 	memset(&in, 0, sizeof(in));
 	in.K = state->n_models;
 	in.m = state->m_history;
@@ -386,6 +415,7 @@ LiveWorldRefitStart(CatState *state)
 	in.mc = state->m_cost;
 	in.runtime = state->cost_runtime;
 	in.sizes = state->cost_sizes;
+	in.per_class = state->per_class;
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
 	return RefitMaybeStart(&refit, &in, now) != 0;
 }
@@ -528,4 +558,14 @@ LiveWorldExplain(const CatState *state, int64 task_id, DecisionCandidate *out,
 	appendStringInfo(why, "; candidates ranked by %s", PolicyAcqUnit(&world.params));
 	DescribePrior(state, dt, why);
 	return n;
+}
+
+bool
+LiveWorldRefitDue(void)
+{
+	double		now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
+
+	if (!world_ok)
+		return true;
+	return !refit.running && now - refit.last_start >= refit.interval;
 }

@@ -56,10 +56,12 @@ extern void LiveWorldBlock(int64 task_id);
 
 /*
  * Refit work off the decision path (src/refit.c): start a cycle if one is
- * due for the loaded state, then do one step per call.  Both return true
+ * due for the loaded state (a full load), then do one step per call.  Both return true
  * while steps are pending.
  */
 extern bool LiveWorldRefitStart(CatState *state);
+/* Should the next load be a full one (a refit cycle may start)? */
+extern bool LiveWorldRefitDue(void);
 extern bool LiveWorldRefitWork(void);
 
 /*

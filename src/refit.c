@@ -53,6 +53,8 @@ SnapFree(RefitState *r)
 	free(r->snap_kind);
 	free(r->snap_runtime);
 	free(r->snap_sizes);
+	free(r->snap_per_class);
+	r->snap_per_class = NULL;
 	r->snap_cells = r->snap_runtime = r->snap_sizes = NULL;
 	r->snap_task = NULL;
 	r->snap_kind = NULL;
@@ -99,6 +101,8 @@ RefitSignature(const RefitInput *in)
 	h = HashWords(h, in->row_kind, (size_t) in->m);
 	h = HashWords(h, in->runtime, sizeof(double) * (size_t) in->mc * in->K);
 	h = HashWords(h, in->sizes, sizeof(double) * 3 * (size_t) in->mc);
+	if (in->per_class)
+		h = HashWords(h, in->per_class, (size_t) in->K);
 	return h;
 }
 
@@ -141,6 +145,7 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap_kind = Dup(in->row_kind, in->m, &ok);
 	r->snap_runtime = Dup(in->runtime, sizeof(double) * in->mc * K, &ok);
 	r->snap_sizes = Dup(in->sizes, sizeof(double) * 3 * in->mc, &ok);
+	r->snap_per_class = Dup(in->per_class, K, &ok);
 	if (!ok)
 	{
 		SnapFree(r);
@@ -151,6 +156,7 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap.row_kind = r->snap_kind;
 	r->snap.runtime = r->snap_runtime;
 	r->snap.sizes = r->snap_sizes;
+	r->snap.per_class = r->snap_per_class;
 	SetFree(&r->next);
 	r->next.own = calloc(in->m > 0 ? in->m : 1, sizeof(RefitOwn));
 	if (r->next.own == NULL)
@@ -241,11 +247,41 @@ FitCost(RefitState *r)
 		for (int k = 0; k < r->K; k++)
 			if (!isnan(s->runtime[(size_t) i * r->K + k]))
 				r->next.cost_known[k] = 1;
-	if (PolicyCostModelFit(&r->next.cost, POLICY_COST_SIZE_GP, s->runtime,
-						   s->sizes, s->mc, r->K) < 0)
 	{
-		r->failures++;
-		return;
+		/*
+		 * Every run pays a fixed overhead (process start, data load) that
+		 * does not grow with rows, features or classes: 0.8 x the shortest
+		 * measured run.  The model fits the rest, per class for per-class
+		 * arms (DecisionSetArmPerClass).
+		 */
+		double	   *per = malloc(sizeof(double) * (size_t) s->mc * r->K);
+		double		shortest = INFINITY;
+		int			rc;
+
+		if (per == NULL)
+			return;
+		for (size_t j = 0; j < (size_t) s->mc * r->K; j++)
+			if (s->runtime[j] > 0 && s->runtime[j] < shortest)
+				shortest = s->runtime[j];
+		r->next.cost_overhead = isfinite(shortest) ? 0.8 * shortest : 0;
+		for (int i = 0; i < s->mc; i++)
+			for (int k = 0; k < r->K; k++)
+			{
+				double		rt = s->runtime[(size_t) i * r->K + k];
+				double		work = rt - r->next.cost_overhead;
+
+				work = work > 0.05 * rt ? work : 0.05 * rt;
+				per[(size_t) i * r->K + k] = work /
+					DecisionClassFactor(s->per_class, k, s->sizes[3 * i + 2]);
+			}
+		rc = PolicyCostModelFit(&r->next.cost, POLICY_COST_SIZE_GP, per,
+								s->sizes, s->mc, r->K);
+		free(per);
+		if (rc < 0)
+		{
+			r->failures++;
+			return;
+		}
 	}
 	r->next.have_cost = 1;
 }
@@ -281,18 +317,33 @@ RefitOwnPrior(const RefitState *r, int64_t task)
 	return NULL;
 }
 
+/* RefitOwnPrior for DecisionInstallModels. */
+static const GpPrior *
+OwnOf(const void *arg, int64_t task)
+{
+	return RefitOwnPrior((const RefitState *) arg, task);
+}
+
+/*
+ * The live set's structs keep their addresses from one cycle to the next
+ * (r->live is overwritten in place): DecisionInstallModels rebuilds every
+ * task's posteriors on the new contents, where comparing pointers would
+ * keep posteriors factored on the old ones.
+ */
 void
 RefitApply(const RefitState *r, DecisionWorld *w)
 {
+	const GpPrior *priors[DECISION_KINDS];
+
 	if (!r->have_live)
 		return;
 	for (int k = 0; k < DECISION_KINDS; k++)
-		if (r->live.have_prior[k])
-			DecisionSetPrior(w, k, &r->live.prior[k]);
+		priors[k] = r->live.have_prior[k] ? &r->live.prior[k] : NULL;
 	if (r->live.have_cost)
-		DecisionSetCostModel(w, &r->live.cost, r->live.cost_known);
-	for (int i = 0; i < w->n_tasks; i++)
-		DecisionTaskSetPrior(w, w->tasks[i], RefitOwnPrior(r, w->tasks[i]->id));
+		DecisionSetCostOverhead(w, r->live.cost_overhead);
+	(void) DecisionInstallModels(w, priors, OwnOf, r,
+								 r->live.have_cost ? &r->live.cost : NULL,
+								 r->live.cost_known);
 }
 
 /* The cycle is done: the new set goes live, the old one is freed. */
@@ -313,6 +364,7 @@ Install(RefitState *r, DecisionWorld *w)
 	if (!r->next.have_cost && old.have_cost)
 	{
 		r->next.cost = old.cost;
+		r->next.cost_overhead = old.cost_overhead;
 		r->next.have_cost = 1;
 		old.have_cost = 0;
 		free(r->next.cost_known);

@@ -47,6 +47,8 @@ typedef struct RefitInput
 	int			mc;
 	const double *runtime;
 	const double *sizes;		/* mc x 3: rows, features, classes */
+	const unsigned char *per_class; /* K: cost grows with classes, or NULL
+									 * (DecisionSetArmPerClass) */
 } RefitInput;
 
 typedef struct RefitOwn
@@ -64,6 +66,7 @@ typedef struct RefitSet
 	RefitOwn   *own;			/* leave-one-out priors, by task */
 	int			have_cost;
 	PolicyCostModel cost;
+	double		cost_overhead;	/* seconds of every run besides its work */
 	unsigned char *cost_known;	/* K: the cost model has data for arm */
 } RefitSet;
 
@@ -82,6 +85,7 @@ typedef struct RefitState
 	unsigned char *snap_kind;
 	double	   *snap_runtime;
 	double	   *snap_sizes;
+	unsigned char *snap_per_class;
 	int			step;			/* next step of the cycle */
 	RefitSet	next;			/* what the cycle has fitted so far */
 	RefitSet	live;			/* what the world uses now */

@@ -82,6 +82,8 @@ static TimestampTz last_load = 0;
  */
 #define COOLDOWN_SLOTS 64
 #define COOLDOWN_MS 10000
+#define LAUNCH_BACKOFF_MS 10000
+static TimestampTz launch_backoff_until = 0;	/* no launches before */
 static int64 cooldown_task[COOLDOWN_SLOTS];
 static TimestampTz cooldown_until[COOLDOWN_SLOTS];
 static TimestampTz last_policy_warning = 0;
@@ -697,6 +699,7 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 	const char *tz = getenv("TZ");
 	bool		cuda = strcmp(device->kind, EASEML_KIND_CUDA) == 0;
 	bool		slurm = easeml_launcher == EASEML_LAUNCHER_SLURM;
+	bool		transient;
 	LaunchRequest req;
 
 	/* what travels to a Slurm job (sbatch --export): never HOME or PATH */
@@ -751,12 +754,26 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 
 	pgstat_report_activity(STATE_RUNNING, "easeml: launching a trainer");
 	SupervisorReserve(slot, run_id, device->name);
-	if (!SupervisorLaunch(slot, &req, err, sizeof(err)))
+	if (!SupervisorLaunch(slot, &req, &transient, err, sizeof(err)))
 	{
 		SupervisorRelease(slot);
 		ereport(WARNING, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
 		CatalogBegin("easeml: recording a failed launch");
-		CatalogRunFailedToStart(run_id, err);
+		if (transient)
+		{
+			/*
+			 * The cluster could not be reached: nobody's fault, so the run
+			 * is interrupted (its candidate is trained again) and nothing
+			 * is launched for LAUNCH_BACKOFF_MS, instead of burning one
+			 * candidate after another.
+			 */
+			CatalogFinishRun(run_id, "interrupted", INT_MIN, NULL,
+							 psprintf("interrupted: %s", err));
+			launch_backoff_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+															   LAUNCH_BACKOFF_MS);
+		}
+		else
+			CatalogRunFailedToStart(run_id, err);
 		CatalogCommit();
 		return;
 	}
@@ -1113,6 +1130,9 @@ Schedule(void)
 	/* nothing is placed before the devices are known */
 	if (!easeml_enabled || !DevicesKnown())
 		return;
+	/* the launcher's cluster could not be reached a moment ago */
+	if (launch_backoff_until > GetCurrentTimestamp())
+		return;
 	if (world_changed)
 		DevicesChanged();
 	/*
@@ -1131,7 +1151,7 @@ Schedule(void)
 	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
 	CatalogBegin("easeml: loading tasks");
 	nclaims = CatalogClaimQueued(free_slots, nfree, claims);
-	CatalogLoadState(&state);
+	CatalogLoadState(&state, LiveWorldRefitDue());
 	CatalogLoadPlacement(&state);
 	DevicesRestrict(&state);
 	CatalogCloseTasks(&state);

@@ -170,6 +170,26 @@ SlurmParseJobId(const char *out)
 	return id > 0 ? (int64_t) id : 0;
 }
 
+/*
+ * Does a Slurm command's error say that Slurm could not be reached (the
+ * controller down or busy), rather than that it refused the request?
+ */
+bool
+SlurmTransientError(const char *output)
+{
+	static const char *const transient[] = {
+		"Unable to contact slurm controller", "Socket timed out",
+		"Zero Bytes were transmitted", "Connection refused",
+		"Slurm temporarily unable", "Resource temporarily unavailable",
+		"Communication connection failure", "Could not establish a configuration source"
+	};
+
+	for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
+		if (strstr(output, transient[i]) != NULL)
+			return true;
+	return false;
+}
+
 /* Copy at most len-1 bytes of [s, s+n) into buf, NUL-terminated. */
 static void
 CopyField(char *buf, size_t len, const char *s, size_t n)

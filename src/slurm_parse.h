@@ -54,6 +54,7 @@ extern int	SlurmBatchScript(char *buf, size_t len, const char *trainer,
 							 int64_t run_id);
 extern bool SlurmSafeWord(const char *s);
 extern int64_t SlurmParseJobId(const char *sbatch_output);
+extern bool SlurmTransientError(const char *output);
 extern int	SlurmParseSqueue(const char *text, const char *prefix,
 							 SlurmJob *jobs, int max);
 extern bool SlurmParseScontrol(const char *line, const char *prefix, SlurmJob *job);

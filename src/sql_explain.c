@@ -70,7 +70,7 @@ LoadAsScheduler(CatState *state)
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	/* on error, transaction abort restores the identity */
 	CatalogAttach();
-	CatalogLoadState(state);
+	CatalogLoadState(state, true);
 	CatalogDetach();
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 }

@@ -260,19 +260,22 @@ LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 
 /*
  * Start the trainer of a run in the given slot with the launcher
- * easeml.launcher names.  On failure returns false with a message in err;
- * nothing is left running.
+ * easeml.launcher names.  On failure returns false with a message in err
+ * and *transient set when the launcher could not be reached (a cluster's
+ * controller down); nothing is left running.
  */
 bool
-SupervisorLaunch(int slot, const LaunchRequest *req, char *err, size_t errlen)
+SupervisorLaunch(int slot, const LaunchRequest *req, bool *transient,
+				 char *err, size_t errlen)
 {
 	EasemlTrainer *t = &trainers[slot];
 	int64		job_id;
 
+	*transient = false;
 	if (easeml_launcher != EASEML_LAUNCHER_SLURM)
 		return LocalSpawn(slot, req->run_id, req->device, req->run_dir,
 						  req->argv, req->envp, err, errlen);
-	if (!SlurmSubmit(req, &job_id, err, errlen))
+	if (!SlurmSubmit(req, &job_id, transient, err, errlen))
 		return false;
 	memset(t, 0, sizeof(*t));
 	t->run_id = req->run_id;

@@ -64,7 +64,7 @@ extern int	SupervisorDeviceCount(const char *device);
 extern void SupervisorReserve(int slot, int64 run_id, const char *device);
 extern void SupervisorRelease(int slot);
 extern bool SupervisorLaunch(int slot, const LaunchRequest *req,
-							 char *err, size_t errlen);
+							 bool *transient, char *err, size_t errlen);
 extern void SupervisorAttach(int slot, int64 run_id, const char *device,
 							 int64 job_id, TimestampTz started);
 extern bool SupervisorPoll(int slot, int *status);

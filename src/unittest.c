@@ -30,6 +30,7 @@
 
 #include "csv.h"
 #include "decision.h"
+#include "refit.h"
 #include "gp.h"
 #include "placement.h"
 #include "policy.h"
@@ -1108,6 +1109,165 @@ TestDecisionFairSharesFull(void)
 }
 
 /*
+ * Per-class arms (DecisionSetArmPerClass): the refit learns their time per
+ * class, and a task of 10 classes costs 10 times a binary task on them,
+ * the same on the other arms.
+ */
+static void
+TestDecisionPerClassCost(void)
+{
+	const int	K = 2,
+				mc = 12;
+	double		rt[12 * 2],
+				sz[12 * 3];
+	unsigned char per_class[2] = {1, 0};
+	RefitInput	in;
+	RefitState	r;
+	DecisionWorld w;
+	DecisionTaskSpec s;
+	DecisionTask *a,
+			   *b;
+	int			steps = 0;
+
+	for (int i = 0; i < mc; i++)
+	{
+		double		classes = 2 + (i % 5) * 2;
+
+		sz[3 * i] = 100 + 400 * i;
+		sz[3 * i + 1] = 10;
+		sz[3 * i + 2] = classes;
+		/* 0.05 s of start and load, then work */
+		rt[i * K] = 0.05 + 1e-4 * sz[3 * i] * (classes > 2 ? classes : 1);
+		rt[i * K + 1] = 0.05 + 1e-4 * sz[3 * i];
+	}
+	memset(&in, 0, sizeof(in));
+	in.K = K;
+	in.mc = mc;
+	in.runtime = rt;
+	in.sizes = sz;
+	in.per_class = per_class;
+	MakeWorld(&w, K, "hybrid:cost", 1);
+	CHECK(DecisionSetArmPerClass(&w, per_class) == 0, "per-class arms set");
+	RefitInit(&r, K, 0);
+	CHECK(RefitMaybeStart(&r, &in, 0.0) == 1, "refit started");
+	while (RefitStep(&r, &w) == 0 && steps++ < 100)
+		;
+	CHECK(r.have_live && r.live.have_cost, "cost model fitted");
+	memset(&s, 0, sizeof(s));
+	s.kind = DECISION_CLASSIFICATION;
+	s.rows = 1000;
+	s.features = 10;
+	s.id = 1;
+	s.classes = 10;
+	a = DecisionAddTask(&w, &s);
+	s.id = 2;
+	s.classes = 2;
+	b = DecisionAddTask(&w, &s);
+	/* the true times: 1.05 s and 0.15 s on arm 0, 0.15 s on arm 1 */
+	CHECK(a && fabs(log(a->cost[0] / 1.05)) < 0.2,
+		  "per-class arm, 10 classes: %g s for 1.05", a ? a->cost[0] : NAN);
+	CHECK(b && fabs(log(b->cost[0] / 0.15)) < 0.2,
+		  "per-class arm, 2 classes: %g s for 0.15", b ? b->cost[0] : NAN);
+	CHECK(a && b && fabs(a->cost[1] / b->cost[1] - 1.0) < 0.05,
+		  "other arm: classes do not matter (got %g)", a && b ? a->cost[1] / b->cost[1] : NAN);
+	CHECK(fabs(w.cost_overhead - 0.8 * 0.06) < 1e-9,
+		  "overhead: 0.8 x the shortest run (%g)", w.cost_overhead);
+	DecisionWorldFree(&w);
+	RefitFree(&r);
+}
+
+/* Run one refit cycle of in into w; returns the steps it took. */
+static int
+RefitCycle(RefitState *r, const RefitInput *in, DecisionWorld *w, double now)
+{
+	int			steps = 0;
+
+	if (RefitMaybeStart(r, in, now) != 1)
+		return -1;
+	while (RefitStep(r, w) == 0 && steps < 1000)
+		steps++;
+	return steps;
+}
+
+/*
+ * A second refit cycle installs new priors and a new cost model into the
+ * structs of the first (the live set keeps its addresses): the world's
+ * posteriors and costs must be those of a world that only saw the second.
+ */
+static void
+TestRefitTwice(void)
+{
+	const int	K = 3,
+				m = 10;
+	double		h1[30],
+				h2[30],
+				rt1[30],
+				rt2[30],
+				sz[30];
+	int64_t		rows_task[10] = {0};
+	unsigned char rows_kind[10] = {0};
+	RefitInput	in1,
+				in2;
+	RefitState	r,
+				fresh;
+	DecisionWorld w,
+				w2;
+	DecisionTask *t,
+			   *t2;
+	uint64_t	rng = 11;
+	double		worst = 0;
+
+	for (int i = 0; i < m; i++)
+	{
+		sz[3 * i] = 100 + 100 * i;
+		sz[3 * i + 1] = 5;
+		sz[3 * i + 2] = 2;
+		for (int k = 0; k < K; k++)
+		{
+			h1[i * K + k] = 0.5 + 0.3 * PolicyRandUniform(&rng);
+			h2[i * K + k] = 0.2 + 0.1 * k + 0.05 * PolicyRandUniform(&rng);
+			rt1[i * K + k] = 0.01 * sz[3 * i] * (1 + k);
+			rt2[i * K + k] = 0.5 * sz[3 * i] * (3 - k) * (1 + PolicyRandUniform(&rng));
+		}
+	}
+	memset(&in1, 0, sizeof(in1));
+	in1.K = K;
+	in1.m = m;
+	in1.cells = h1;
+	in1.row_task = rows_task;
+	in1.row_kind = rows_kind;
+	in1.mc = m;
+	in1.runtime = rt1;
+	in1.sizes = sz;
+	in2 = in1;
+	in2.cells = h2;
+	in2.runtime = rt2;
+
+	MakeWorld(&w, K, "hybrid:cost", 1);
+	MakeWorld(&w2, K, "hybrid:cost", 1);
+	t = AddTask(&w, 1, 0, NULL);
+	t2 = AddTask(&w2, 1, 0, NULL);
+	RefitInit(&r, K, 0);
+	RefitInit(&fresh, K, 0);
+	CHECK(RefitCycle(&r, &in1, &w, 1.0) >= 0, "first cycle");
+	DecisionObserve(&w, t, 0, 0.9, 2.0);
+	DecisionObserve(&w2, t2, 0, 0.9, 2.0);
+	CHECK(RefitCycle(&r, &in2, &w, 2.0) >= 0, "second cycle");
+	CHECK(RefitCycle(&fresh, &in2, &w2, 2.0) >= 0, "fresh cycle");
+	for (int k = 0; k < K; k++)
+	{
+		worst = fmax(worst, fabs(t->gp.mu[k] - t2->gp.mu[k]));
+		worst = fmax(worst, fabs(t->gp.var[k] - t2->gp.var[k]));
+		worst = fmax(worst, fabs(log(t->cost[k]) - log(t2->cost[k])));
+	}
+	CHECK(worst < 1e-9, "refit twice: posterior and costs of the new models (diff %g)", worst);
+	DecisionWorldFree(&w);
+	DecisionWorldFree(&w2);
+	RefitFree(&r);
+	RefitFree(&fresh);
+}
+
+/*
  * The world's posterior is the closed-form one, whatever the order of
  * results; a new prior rebuilds it; kinds never share a prior and a
  * regression task never gets a classification-only arm.
@@ -1927,6 +2087,12 @@ TestSlurmParse(void)
 
 	CHECK(SlurmParseJobId("123\n") == 123 && SlurmParseJobId("77;cluster\n") == 77,
 		  "sbatch --parsable job ids");
+	CHECK(SlurmTransientError("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)") &&
+		  SlurmTransientError("sbatch: error: Socket timed out on send/recv operation"),
+		  "an unreachable controller is transient");
+	CHECK(!SlurmTransientError("sbatch: error: Batch job submission failed: Invalid partition name specified") &&
+		  !SlurmTransientError("sbatch: error: Invalid generic resource (gres) specification") &&
+		  !SlurmTransientError(""), "a refusal is not");
 	CHECK(SlurmParseJobId("sbatch: error: Batch job submission failed\n") == 0 &&
 		  SlurmParseJobId("") == 0 && SlurmParseJobId("12x") == 0, "no job id in an error");
 
@@ -2002,6 +2168,8 @@ main(void)
 	TestDecisionFifo();
 	TestDecisionFairShare();
 	TestDecisionFairSharesFull();
+	TestDecisionPerClassCost();
+	TestRefitTwice();
 	TestDecisionPosterior();
 	TestDecisionRandom();
 	TestDecisionMap();

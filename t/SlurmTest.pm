@@ -20,7 +20,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(slurm_missing start_slurm stop_slurm slurm_cmd slurm_job
-  start_slurmd kill_node wait_node_state);
+  start_slurmd kill_node wait_node_state stop_slurmctld start_slurmctld);
 
 my @DAEMONS = qw(/usr/sbin/munged /usr/sbin/mungekey /usr/sbin/slurmctld
   /usr/sbin/slurmd /usr/bin/sbatch /usr/bin/squeue /usr/bin/scontrol
@@ -104,10 +104,26 @@ EOF
 	# one GPU for Slurm to hand out: it sets CUDA_VISIBLE_DEVICES for it
 	write_file("$dir/gres.conf", "Name=gpu File=/dev/null\n");
 	$ENV{SLURM_CONF} = $s{conf};
-	system('/usr/sbin/slurmctld', '-f', $s{conf}, '-i') == 0
-	  or die 'slurmctld did not start: ' . slurp_or_empty("$dir/slurmctld.log");
+	start_slurmctld(\%s);
 	start_slurmd(\%s);
 	return \%s;
+}
+
+# Start slurmctld (again: it keeps its jobs in its state directory).
+sub start_slurmctld
+{
+	my ($s) = @_;
+	system('/usr/sbin/slurmctld', '-f', $s->{conf}, '-i') == 0
+	  or die 'slurmctld did not start: ' . slurp_or_empty("$s->{dir}/slurmctld.log");
+	return;
+}
+
+# The controller goes away (the jobs and slurmd stay).
+sub stop_slurmctld
+{
+	my ($s) = @_;
+	stop_pid(pid_from("$s->{dir}/slurmctld.pid"));
+	return;
 }
 
 # Start slurmd and wait until the node takes jobs.

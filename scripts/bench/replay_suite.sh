@@ -27,7 +27,9 @@
 # time(base) / time(default) and the ratio of median times.
 # Last line: RESULT worst_vs_popular=<min median ratio over matrices and
 # losses> below_1=<cells where default is slower than popular>
-# worst_vs_tenant_bo=<min>.  About 3 minutes of CPU.
+# worst_vs_tenant_bo=<min>, then the same for auto (auto_worst_vs_popular,
+# auto_below_1, auto_worst_vs_tenant_bo).  About 2 minutes of CPU (5.5 min
+# wall on the shared 2-core machine).
 #
 # Environment: SEEDS, DRAWS (2), EXTRA (policy specs, comma list; "" for
 # none), OUT.

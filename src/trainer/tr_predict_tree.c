@@ -30,15 +30,18 @@
 #define LANES 16				/* trees walked side by side */
 
 /*
- * One node in 16 bytes.  A leaf loops to itself (feature 0, threshold
- * +inf, both children itself), so a walk can take a fixed number of steps
- * without a branch: next[!(x <= threshold)] is the child.
+ * One node in 12 bytes, its children side by side (PackNodes lays each
+ * tree out so): the walk's next node is child + !(x <= threshold), without
+ * a branch.  A leaf loops to itself (feature 0, threshold +inf, child
+ * itself), so a walk can take a fixed number of steps; a NaN feature is
+ * read as +inf, which goes right at a split, as NaN does, and stays at a
+ * leaf.
  */
 typedef struct Node
 {
 	int32_t		feature;
 	float		threshold;
-	int32_t		next[2];		/* left, right */
+	int32_t		child;			/* the left child; the right one follows */
 } Node;
 
 typedef struct Trees
@@ -95,7 +98,7 @@ WalkGroup(const Trees *tr, int t0, int n, const float *x, int32_t *q)
 		{
 			const Node *nd = &nodes[q[l]];
 
-			q[l] = nd->next[!(x[nd->feature] <= nd->threshold)];
+			q[l] = nd->child + !(x[nd->feature] <= nd->threshold);
 		}
 }
 
@@ -160,12 +163,21 @@ TreesPredict(const TrModel *m, const float *X, int n, double *out)
 {
 	const Trees *tr = m->state;
 	double	   *z = malloc(sizeof(double) * (tr->k > 0 ? tr->k : 1));
+	float	   *xs = malloc(sizeof(float) * ((size_t) m->d + 1));
 
-	if (z == NULL)
+	if (z == NULL || xs == NULL)
+	{
+		free(z);
+		free(xs);
 		return TR_ART_NO_MEMORY;
+	}
 	for (int i = 0; i < n; i++)
 	{
 		const float *x = X + (size_t) i * m->d;
+
+		for (int j = 0; j < m->d; j++)
+			xs[j] = isnan(x[j]) ? INFINITY : x[j];
+		x = xs;
 
 		if (tr->boosted)
 			BoostRow(m, tr, x, z, out + (size_t) i * m->n_out);
@@ -173,6 +185,7 @@ TreesPredict(const TrModel *m, const float *X, int n, double *out)
 			ForestRow(m, tr, x, out + (size_t) i * m->n_out);
 	}
 	free(z);
+	free(xs);
 	return TR_ART_OK;
 }
 
@@ -224,54 +237,103 @@ LoadNodes(const TrLoad *ld, Trees *tr, int64_t *nnodes, int64_t *nvalues)
 }
 
 /*
- * The checked node arrays into one array of nodes whose leaves loop to
- * themselves, and each group of LANES trees' depth (the steps its walk
- * takes).  Children come after their parent, so one forward pass gives
- * every node's depth.
+ * Tree t (nodes [lo, hi) of the artifact) laid out breadth first from
+ * tr->nodes[*pos], each split's children side by side; its depth (the
+ * steps of a walk) into *depth.  order and depth are scratch of the
+ * tree's size, seen (zero on entry) of the artifact's nodes.  The tree was
+ * checked: children come after their parent within the tree; a node with
+ * two parents, which would be laid out twice, makes it -1, else 0.
+ */
+static int
+LayOut(Trees *tr, int lo, int hi, int *pos, int32_t *order, int *depth, int *maxdepth,
+	   unsigned char *seen)
+{
+	int			head = 0,
+				tail = 0,
+				base = *pos;
+
+	order[tail] = lo;
+	depth[tail++] = 0;
+	for (; head < tail; head++)
+	{
+		int			q = order[head];
+		Node	   *nd = &tr->nodes[base + head];
+
+		if (tr->feature[q] < 0)
+		{
+			nd->feature = 0;
+			nd->threshold = INFINITY;
+			nd->child = base + head;
+			tr->leaf[base + head] = tr->left[q];
+			*maxdepth = depth[head] > *maxdepth ? depth[head] : *maxdepth;
+			continue;
+		}
+		if (seen[tr->left[q]] || seen[tr->right[q]] || tr->left[q] == tr->right[q])
+			return -1;
+		seen[tr->left[q]] = seen[tr->right[q]] = 1;
+		nd->feature = tr->feature[q];
+		nd->threshold = tr->threshold[q];
+		nd->child = base + tail;
+		tr->leaf[base + head] = 0;
+		order[tail] = tr->left[q];
+		depth[tail++] = depth[head] + 1;
+		order[tail] = tr->right[q];
+		depth[tail++] = depth[head] + 1;
+	}
+	(void) hi;
+	*pos = base + tail;
+	return 0;
+}
+
+/*
+ * The checked node arrays into one array of nodes (LayOut), the trees'
+ * new roots, and each group of LANES trees' depth (the steps its walk
+ * takes).
  */
 static int
 PackNodes(const TrLoad *ld, Trees *tr, int64_t nnodes)
 {
-	int		   *depth = calloc(nnodes + 1, sizeof(int));
-	int			ngroups = (tr->ntrees + LANES - 1) / LANES;
+	int32_t    *order = malloc(sizeof(int32_t) * (size_t) (nnodes + 1));
+	int		   *depth = malloc(sizeof(int) * (size_t) (nnodes + 1));
+	unsigned char *seen = calloc(nnodes + 1, 1);
+	int			rc = TR_ART_OK;
+	int			ngroups = (tr->ntrees + LANES - 1) / LANES,
+				pos = 0;
 
 	tr->nodes = malloc(sizeof(Node) * (size_t) (nnodes + 1));
 	tr->leaf = malloc(sizeof(int32_t) * (size_t) (nnodes + 1));
 	tr->steps = calloc(ngroups + 1, sizeof(int));
-	if (depth == NULL || tr->nodes == NULL || tr->leaf == NULL || tr->steps == NULL)
+	if (order == NULL || depth == NULL || seen == NULL || tr->nodes == NULL ||
+		tr->leaf == NULL || tr->steps == NULL)
 	{
+		free(order);
 		free(depth);
+		free(seen);
 		return TrLoadFail(ld, TR_ART_NO_MEMORY, "out of memory loading %lld tree nodes",
 						  (long long) nnodes);
 	}
 	for (int t = 0; t < tr->ntrees; t++)
 	{
-		int			hi = t + 1 < tr->ntrees ? tr->roots[t + 1] : (int) nnodes;
+		int			lo = tr->roots[t],
+					hi = t + 1 < tr->ntrees ? tr->roots[t + 1] : (int) nnodes;
 
-		for (int q = tr->roots[t]; q < hi; q++)
+		tr->roots[t] = pos;
+		if (LayOut(tr, lo, hi, &pos, order, depth, &tr->steps[t / LANES], seen) != 0)
 		{
-			Node	   *nd = &tr->nodes[q];
-			int			leaf = tr->feature[q] < 0;
-
-			nd->feature = leaf ? 0 : tr->feature[q];
-			nd->threshold = leaf ? INFINITY : tr->threshold[q];
-			nd->next[0] = leaf ? q : tr->left[q];
-			nd->next[1] = leaf ? q : tr->right[q];
-			tr->leaf[q] = leaf ? tr->left[q] : 0;
-			if (!leaf)
-				depth[tr->left[q]] = depth[tr->right[q]] = depth[q] + 1;
-			else if (depth[q] > tr->steps[t / LANES])
-				tr->steps[t / LANES] = depth[q];
+			rc = TrLoadFail(ld, TR_ART_BAD, "a node of tree %d has two parents", t + 1);
+			break;
 		}
 	}
+	free(order);
 	free(depth);
+	free(seen);
 	free(tr->feature);
 	free(tr->threshold);
 	free(tr->left);
 	free(tr->right);
 	tr->feature = tr->left = tr->right = NULL;
 	tr->threshold = NULL;
-	return TR_ART_OK;
+	return rc;
 }
 
 int

@@ -57,7 +57,7 @@ my $node = easeml_node('slurm',
 	'easeml.launcher' => 'slurm',
 	'easeml.slurm_conf' => $slurm->{conf},
 	'easeml.slurm_output' => "$slurm->{dir}/job-%j.out",
-	'easeml.slurm_job_prefix' => 'easeml-t012',
+	'easeml.slurm_job_prefix' => 'easeml-t016',
 	# the trainer connects back as a role that may only act as a trainer
 	'easeml.trainer_conninfo' => 'user=easeml_remote',
 	'easeml.run_timeout' => 0,
@@ -146,7 +146,7 @@ is($node->safe_psql('postgres',
 my $job = job_of($run);
 like($job, qr/^\d+$/, "normal: it was Slurm job $job");
 my $info = slurm_job($slurm, $job);
-is($info->{JobName}, "easeml-t012-run$run", 'normal: the job\'s name carries the run id');
+is($info->{JobName}, "easeml-t016-run$run", 'normal: the job\'s name carries the run id');
 is($info->{JobState} . '/' . $info->{ExitCode}, 'COMPLETED/0:0', 'normal: the job completed');
 is($info->{Partition}, 'debug', 'normal: in the partition of its device');
 like(slurp_file("$slurm->{dir}/job-$job.out"), qr/run $run: done/,
@@ -268,10 +268,30 @@ is($node->safe_psql('postgres', q{
 	'1', 'restart: it was not trained again');
 is(job_of($run), $job, 'restart: in the job it had');
 is(scalar(() = slurm_cmd($slurm, 'squeue', '--noheader', '--states=all',
-			"--name=easeml-t012-run$run", '--format=%i') =~ /^\d+$/mg),
+			"--name=easeml-t016-run$run", '--format=%i') =~ /^\d+$/mg),
 	1, 'restart: Slurm got one job for it, not two');
 ok($node->log_contains("run $run: following its Slurm job $job again"),
 	'restart: the scheduler followed the job again');
+
+# ---- the controller is down: nothing is burnt, runs wait for it ------------
+stop_slurmctld($slurm);
+$node->safe_psql('postgres', q{
+	UPDATE easeml.models SET enabled = (name = 'quick') WHERE name IN ('medium', 'quick');});
+query_as($node, 'lab_a', q{
+	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('ctld', 'public.iris', 'label', 1);});
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'ctld' AND r.status = 'interrupted'}),
+	'ctld: a run that could not be submitted is interrupted');
+like((split /\|/, run_of('ctld', 'quick', "AND r.status = 'interrupted'"))[2],
+	qr/^interrupted: sbatch could not reach Slurm/, 'ctld: saying so');
+is($node->safe_psql('postgres', q{
+	SELECT status FROM easeml.tasks WHERE name = 'ctld'}), 'active', 'ctld: the task waits');
+start_slurmctld($slurm);
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'ctld'"),
+	'ctld: once the controller is back the task completes');
+is((split /\|/, run_of('ctld', 'quick'))[1], 'succeeded', 'ctld: its candidate trained');
 
 $node->stop;
 done_testing();
