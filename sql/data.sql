@@ -270,6 +270,18 @@ INSERT INTO public.data_fake VALUES (1, current_user);
 SELECT data_try($$DELETE FROM public.data_fake$$);
 DROP TABLE public.data_fake;
 
+-- a wide source: the NOTICE names the first 40 features and counts the rest
+DO $$BEGIN
+	EXECUTE (SELECT format('CREATE TABLE public.data_wide AS SELECT %s, (g %% 2)::text AS label FROM generate_series(1, 40) g',
+						   string_agg(format('((g + %s) %% 5)::float8 AS w%s', i, i), ', ' ORDER BY i))
+			   FROM generate_series(1, 45) i);
+END$$;
+GRANT SELECT ON public.data_wide TO regress_data_a;
+SET ROLE regress_data_a;
+INSERT INTO easeml.tasks (name, source, target) VALUES ('data_wide', 'public.data_wide', 'label');
+SELECT cardinality(features) AS features FROM easeml.tasks WHERE name = 'data_wide';
+RESET ROLE;
+
 -- leave nothing behind for the other tests
 SET ROLE regress_data_a;
 SELECT count(*) AS dropped FROM easeml.tasks t, easeml.drop_task(t.name) WHERE t.tenant = current_user;
@@ -280,7 +292,7 @@ SELECT count(*) AS orphan_snapshot_tables FROM pg_class c
 					WHERE c.relname = easeml._snapshot_name(t.id, t.snapshot_version));
 DELETE FROM easeml.tenants WHERE name IN ('regress_data_a', 'regress_data_b');
 DROP VIEW public.data_sneaky_view;
-DROP TABLE public.data_shop, public.data_bad, public.data_nan, public.data_nanlabel, public.data_secret;
+DROP TABLE public.data_wide, public.data_shop, public.data_bad, public.data_nan, public.data_nanlabel, public.data_secret;
 DROP FUNCTION public.data_sneaky(float8), public.data_try(text);
 DROP TYPE public.data_mood;
 DROP DOMAIN public.data_price;

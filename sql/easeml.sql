@@ -787,7 +787,11 @@ BEGIN
 
 	RAISE NOTICE 'task "%": % feature column(s), % left out', t.name, cardinality(feats),
 		cardinality(c.dropped)
-		USING DETAIL = 'Features: ' || array_to_string(chosen, ', ') || '.' ||
+		-- a wide table (784 pixels) would fill the screen: the first 40 names
+		USING DETAIL = 'Features: ' || array_to_string(chosen[1:40], ', ') ||
+					   CASE WHEN cardinality(chosen) > 40
+							THEN format(' and %s more (tasks.features lists them all)',
+										cardinality(chosen) - 40) ELSE '' END || '.' ||
 					   CASE WHEN cardinality(c.dropped) > 0
 							THEN E'\nLeft out: ' || array_to_string(c.dropped, ', ') || '.' ELSE '' END;
 
