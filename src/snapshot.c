@@ -96,7 +96,7 @@ EasemlTasksRelid(void)
 static int
 ExecAsSuperuser(const char *sql, int nargs, Oid *types, Datum *values)
 {
-	return ExecAs(BOOTSTRAP_SUPERUSERID, false, sql, nargs, types, values, false);
+	return EasemlExecAsSuperuser(sql, nargs, types, values, NULL, false, 0);
 }
 
 /*
@@ -254,17 +254,8 @@ TakeSnapshot(int64 task_id, int32 version, Oid tenant)
 		svalues[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
 		if (isnull)
 			snulls[3] = 'n';
-		{
-			Oid			save_userid;
-			int			save_sec_context;
-
-			GetUserIdAndSecContext(&save_userid, &save_sec_context);
-			SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-								   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-			rc = SPI_execute_with_args("SELECT easeml._snapshot_switch($1, $2, $3, $4)",
-									   4, stypes, svalues, snulls, false, 0);
-			SetUserIdAndSecContext(save_userid, save_sec_context);
-		}
+		rc = EasemlExecAsSuperuser("SELECT easeml._snapshot_switch($1, $2, $3, $4)",
+								   4, stypes, svalues, snulls, false, 0);
 		if (rc != SPI_OK_SELECT)
 			elog(ERROR, "could not record the snapshot of task %lld", (long long) task_id);
 	}

@@ -39,8 +39,6 @@ CallAsSuperuser(const char *sql, int ntext, Datum *text_args, bool *isnull)
 	Oid			types[3] = {NAMEOID, TEXTOID, TEXTOID};
 	Datum		values[3];
 	char		nulls[3] = {' ', ' ', ' '};
-	Oid			save_userid;
-	int			save_sec_context;
 	int			rc;
 	bool		result_null;
 	int64		result;
@@ -56,12 +54,7 @@ CallAsSuperuser(const char *sql, int ntext, Datum *text_args, bool *isnull)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	/* on error, transaction abort restores the identity */
-	rc = SPI_execute_with_args(sql, ntext + 1, types, values, nulls, false, 1);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	rc = EasemlExecAsSuperuser(sql, ntext + 1, types, values, nulls, false, 1);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not run \"%s\"", sql);
 	result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,

@@ -46,8 +46,6 @@ OwnRunStatus(int64 run_id)
 {
 	Oid			types[3] = {INT8OID, NAMEOID, BOOLOID};
 	Datum		values[3];
-	Oid			save_userid;
-	int			save_sec_context;
 	int			rc;
 	char	   *status = NULL;
 
@@ -57,12 +55,8 @@ OwnRunStatus(int64 run_id)
 	values[2] = BoolGetDatum(superuser());
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	rc = SPI_execute_with_args("SELECT status FROM easeml.runs WHERE id = $1 AND (tenant = $2 OR $3)",
+	rc = EasemlExecAsSuperuser("SELECT status FROM easeml.runs WHERE id = $1 AND (tenant = $2 OR $3)",
 							   3, types, values, NULL, true, 1);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not look up the run");
 	if (SPI_processed == 1)

@@ -29,8 +29,9 @@
  * statement itself.  They cannot be SECURITY DEFINER: they need to know
  * who called them.  Call between SPI_connect and SPI_finish.
  */
-static int
-ExecAsSuperuser(const char *sql, int nargs, Oid *types, Datum *values)
+int
+EasemlExecAsSuperuser(const char *sql, int nargs, Oid *types, Datum *values,
+					  const char *nulls, bool read_only, long count)
 {
 	Oid			save_userid;
 	int			save_sec_context;
@@ -40,7 +41,7 @@ ExecAsSuperuser(const char *sql, int nargs, Oid *types, Datum *values)
 	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	/* on error, transaction abort restores the identity */
-	rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, read_only, count);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	return rc;
 }
@@ -73,8 +74,8 @@ easeml_drop_task(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (ExecAsSuperuser("DELETE FROM easeml.tasks WHERE tenant = $1 AND name = $2 RETURNING id",
-						2, types, values) != SPI_OK_DELETE_RETURNING)
+	if (EasemlExecAsSuperuser("DELETE FROM easeml.tasks WHERE tenant = $1 AND name = $2 RETURNING id",
+							  2, types, values, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not delete the task");
 	if (SPI_processed == 0)
 		ereport(ERROR,
@@ -116,21 +117,21 @@ easeml_cancel(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (ExecAsSuperuser("UPDATE easeml.runs r"
-						"   SET cancel_requested = true,"
-						"       status = CASE WHEN r.status = 'queued' THEN 'cancelled' ELSE r.status END,"
-						"       finished_at = CASE WHEN r.status = 'queued' THEN clock_timestamp() END,"
-						"       error = CASE WHEN r.status = 'queued'"
-						"                    THEN format('cancelled by %s before it started', $2) END"
-						" WHERE r.id = $1 AND (r.tenant = $2 OR $3)"
-						"   AND r.status IN ('queued', 'running') AND NOT r.cancel_requested"
-						" RETURNING r.status",
-						3, types, values) != SPI_OK_UPDATE_RETURNING)
+	if (EasemlExecAsSuperuser("UPDATE easeml.runs r"
+							  "   SET cancel_requested = true,"
+							  "       status = CASE WHEN r.status = 'queued' THEN 'cancelled' ELSE r.status END,"
+							  "       finished_at = CASE WHEN r.status = 'queued' THEN clock_timestamp() END,"
+							  "       error = CASE WHEN r.status = 'queued'"
+							  "                    THEN format('cancelled by %s before it started', $2) END"
+							  " WHERE r.id = $1 AND (r.tenant = $2 OR $3)"
+							  "   AND r.status IN ('queued', 'running') AND NOT r.cancel_requested"
+							  " RETURNING r.status",
+							  3, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not cancel the run");
 	if (SPI_processed == 0)
 	{
-		if (ExecAsSuperuser("SELECT status FROM easeml.runs WHERE id = $1 AND (tenant = $2 OR $3)",
-							3, types, values) != SPI_OK_SELECT)
+		if (EasemlExecAsSuperuser("SELECT status FROM easeml.runs WHERE id = $1 AND (tenant = $2 OR $3)",
+							  3, types, values, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not look up the run");
 		if (SPI_processed == 0)
 			ereport(ERROR,
