@@ -830,7 +830,7 @@ BEGIN
 			OR NEW.left_out IS DISTINCT FROM OLD.left_out THEN
 			RAISE EXCEPTION 'the declaration of task "%" cannot be changed', OLD.name
 				USING ERRCODE = 'feature_not_supported',
-					  HINT = 'Only status and max_runs can be updated; declare a new task instead.';
+					  HINT = 'Only status, max_runs and auto_deploy can be updated; declare a new task instead.';
 		END IF;
 		-- [trust] what the declaration measured is not for hand edits; [data]
 		-- easeml.refresh measures again, and says so with measured_at

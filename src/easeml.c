@@ -50,6 +50,7 @@ int			easeml_fairness_window = 0;
 int			easeml_max_parallel_per_tenant = -1;
 int			easeml_run_budget = 5;
 int			easeml_artifact_max_bytes = 16 * 1024;
+int			easeml_predict_cache_models = 16;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -245,6 +246,15 @@ _PG_init(void)
 							&easeml_artifact_max_bytes,
 							16 * 1024, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.predict_cache_models",
+							"Parsed models a session keeps for easeml.predict.",
+							"Beyond this many, the least recently used model is freed "
+							"and parsed again from its artifact when next needed.",
+							&easeml_predict_cache_models,
+							16, 1, 100000,
+							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 
 	if (!process_shared_preload_libraries_in_progress)
