@@ -87,6 +87,7 @@ extern void TrainerSessionRegister(int64 run_id);
 extern int	EasemlExecAsSuperuser(const char *sql, int nargs, Oid *types,
 								  Datum *values, const char *nulls,
 								  bool read_only, long count);
+extern char *EasemlOwnRunStatus(int64 run_id);
 
 /* may this session act as a run's trainer? (src/sql_trainer_token.c) */
 extern bool TrainerAuthorized(int64 run_id);
