@@ -150,7 +150,8 @@ easeml_replay(PG_FUNCTION_ARGS)
 		if (PG_ARGISNULL(i) && i != 1 && i != 2)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("only cost_csv and sizes_csv may be NULL")));
+					 errmsg("only cost_csv and sizes_csv may be NULL"),
+					 errhint("Leave an argument out for its default.")));
 
 	memset(&a, 0, sizeof(a));
 	quality_path = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -166,7 +167,8 @@ easeml_replay(PG_FUNCTION_ARGS)
 	if (npol < 1 || nthr < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("policies and thresholds must not be empty")));
+				 errmsg("policies and thresholds must not be empty"),
+				 errhint("For example policies => '{popular,hybrid:cost}', thresholds => '{0.01}'.")));
 	a.policies = palloc(sizeof(char *) * npol);
 	for (int i = 0; i < npol; i++)
 	{
@@ -175,7 +177,8 @@ easeml_replay(PG_FUNCTION_ARGS)
 		if (pol_nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("policies must not contain NULL")));
+					 errmsg("policies must not contain NULL"),
+					 errhint("SELECT easeml.policies() lists the policy names.")));
 		a.policies[i] = TextDatumGetCString(pol_datums[i]);
 		if (ReplayParsePolicy(a.policies[i], &check, err, sizeof(err)) != 0)
 			ereport(ERROR,
@@ -189,7 +192,8 @@ easeml_replay(PG_FUNCTION_ARGS)
 		if (thr_nulls[i] || !(DatumGetFloat8(thr_datums[i]) > 0))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("thresholds must be positive numbers")));
+					 errmsg("thresholds must be positive numbers"),
+					 errhint("A threshold is a loss (1 - quality) to reach, for example 0.01.")));
 		a.thresholds[i] = DatumGetFloat8(thr_datums[i]);
 	}
 
@@ -206,7 +210,8 @@ easeml_replay(PG_FUNCTION_ARGS)
 		cfg.draws > 1000 || cfg.devices > 1024)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tenants, devices and draws must be positive (draws at most 1000, devices at most 1024)")));
+				 errmsg("tenants, devices and draws must be positive (draws at most 1000, devices at most 1024)"),
+				 errhint("Replay runs in your backend: keep draws modest.")));
 	if (strcmp(cost_model, "oracle") == 0)
 		cfg.oracle_cost = 1;
 	else

@@ -81,7 +81,8 @@ easeml_drop_task(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("task \"%s\" does not exist for tenant \"%s\"",
-						text_to_cstring(task), caller)));
+						text_to_cstring(task), caller),
+				 errhint("SELECT name FROM easeml.tasks lists your tasks.")));
 	task_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
 	EasemlWakeAtCommit();
