@@ -1378,61 +1378,24 @@ GpStateInit(GpState *state, const GpPrior *prior, int cap_hint)
  * times the mean diagonal is added to that pivot only, and GP_JITTER is
  * returned.  On GP_NOT_PD the state is left unchanged.
  */
-int
-GpStateAdd(GpState *state, int arm, double y)
+/*
+ * l = L^{-1} Sigma[A, a] by forward substitution on the packed rows (small
+ * t makes a plain loop faster than a BLAS call); *ll = l'l, *lz = l'z.
+ */
+static void
+ForwardRow(const GpState *state, const double *krow, double *l, double *ll, double *lz)
 {
-	const GpPrior *p;
-	const double *cov;
-	const double *krow;
-	const double *L;
-	const int  *arms;
-	double	   *l,
-			   *u;
-	double		d2,
-				d,
-				g,
-				zn,
-				lz,
-				ll;
-	int			K,
-				t,
-				i,
-				j,
-				k0,
-				rc,
-				status = GP_OK;
+	const double *L = state->L;
+	const int  *arms = state->arms;
 
-	if (state == NULL || state->prior == NULL || state->mu == NULL)
-		return GP_BAD_INPUT;
-	p = state->prior;
-	K = state->K;
-	if (arm < 0 || arm >= K || !isfinite(y))
-		return GP_BAD_INPUT;
-	if (state->t + 1 > state->cap)
-	{
-		rc = StateGrow(state, state->t + 1);
-		if (rc < 0)
-			return rc;
-	}
-	t = state->t;
-	cov = p->cov;
-	krow = cov + (size_t) arm * K;
-	arms = state->arms;
-	L = state->L;
-	l = state->L + (size_t) t * (t + 1) / 2;	/* the new packed row */
-	u = state->work;
-
-	/*
-	 * l = L^{-1} Sigma[A, a] by forward substitution on the packed rows;
-	 * small t makes a plain loop faster than a BLAS call.
-	 */
-	ll = 0.0;
-	lz = 0.0;
-	for (i = 0; i < t; i++)
+	*ll = 0.0;
+	*lz = 0.0;
+	for (int i = 0; i < state->t; i++)
 	{
 		const double *Li = L + (size_t) i * (i + 1) / 2;
 		double		acc0 = krow[arms[i]],
 					acc1 = 0.0;
+		int			j;
 
 		/* two partial sums halve the dependency chain */
 		for (j = 0; j + 1 < i; j += 2)
@@ -1443,109 +1406,159 @@ GpStateAdd(GpState *state, int arm, double y)
 		if (j < i)
 			acc0 -= Li[j] * l[j];
 		l[i] = (acc0 + acc1) / Li[i];
-		ll += l[i] * l[i];
-		lz += l[i] * state->z[i];
+		*ll += l[i] * l[i];
+		*lz += l[i] * state->z[i];
 	}
-	g = krow[arm] + p->noise_var;
-	d2 = g - ll;
-	if (!(d2 > 1e-12 * g))
+}
+
+/*
+ * The new pivot d^2 = g - ll, with jitter when it is not safely positive;
+ * GP_OK, GP_JITTER or GP_NOT_PD.
+ */
+static int
+NewPivot(const GpPrior *p, double g, double ll, double *d2)
+{
+	*d2 = g - ll;
+	if (*d2 > 1e-12 * g)
+		return GP_OK;
+	for (int attempt = 0; attempt < 3; attempt++)
 	{
-		int			attempt;
+		double		bumped = *d2 + jitter_scales[attempt] * p->mean_diag;
 
-		for (attempt = 0; attempt < 3; attempt++)
+		if (bumped > 1e-12 * g)
 		{
-			double		bumped = d2 + jitter_scales[attempt] * p->mean_diag;
-
-			if (bumped > 1e-12 * g)
-			{
-				d2 = bumped;
-				status = GP_JITTER;
-				break;
-			}
+			*d2 = bumped;
+			return GP_JITTER;
 		}
-		if (status != GP_JITTER)
-			return GP_NOT_PD;
 	}
-	d = sqrt(d2);
-	zn = (y - p->mu0[arm] - lz) / d;
+	return GP_NOT_PD;
+}
 
-	/* u = L^{-T} l by column-oriented back substitution (row access) */
+/* u = L^{-T} l by column-oriented back substitution (row access). */
+static void
+BackSolve(const double *L, int t, const double *l, double *u)
+{
 	memcpy(u, l, sizeof(double) * t);
-	for (j = t - 1; j >= 0; j--)
+	for (int j = t - 1; j >= 0; j--)
 	{
 		const double *restrict Lj = L + (size_t) j * (j + 1) / 2;
 		double	   *restrict uu = u;
 		double		uj = u[j] / Lj[j];
 
 		u[j] = uj;
-		for (i = 0; i < j; i++)
+		for (int i = 0; i < j; i++)
 			uu[i] -= Lj[i] * uj;
 	}
+}
 
-	/*
-	 * v = (Sigma[a,:] - Sigma[A,:]' u) / d, then mu += z_new v and
-	 * var -= v^2, in blocks of GP_BLOCK arms so v lives on the stack and
-	 * the fixed-length inner loops vectorise.
-	 */
+/* v[0..GP_BLOCK) -= sum_j u[j] Sigma[arms[j], k0..]: four rows per sweep. */
+static void
+SubtractFullBlock(const double *cov, int K, int k0, const int *arms, const double *u,
+				  int t, double *restrict v)
+{
+	int			j;
+
+	/* a quarter of the loads and stores of v */
+	for (j = 0; j + 3 < t; j += 4)
 	{
-		const double inv_d = 1.0 / d;
-		double	   *restrict mu = state->mu;
-		double	   *restrict var = state->var;
+		const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
+		const double *restrict r1 = cov + (size_t) arms[j + 1] * K + k0;
+		const double *restrict r2 = cov + (size_t) arms[j + 2] * K + k0;
+		const double *restrict r3 = cov + (size_t) arms[j + 3] * K + k0;
+		const double u0 = u[j],
+					u1 = u[j + 1],
+					u2 = u[j + 2],
+					u3 = u[j + 3];
 
-		for (k0 = 0; k0 < K; k0 += GP_BLOCK)
+		for (int k = 0; k < GP_BLOCK; k++)
+			v[k] -= (u0 * r0[k] + u1 * r1[k]) + (u2 * r2[k] + u3 * r3[k]);
+	}
+	for (; j < t; j++)
+	{
+		const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
+		const double u0 = u[j];
+
+		for (int k = 0; k < GP_BLOCK; k++)
+			v[k] -= u0 * r0[k];
+	}
+}
+
+/*
+ * v = (Sigma[a,:] - Sigma[A,:]' u) / d, then mu += zn v and var -= v^2, in
+ * blocks of GP_BLOCK arms so v lives on the stack and the fixed-length
+ * inner loops vectorise.
+ */
+static void
+UpdateMeanVar(GpState *state, const double *krow, const double *u, double d, double zn)
+{
+	const double *cov = state->prior->cov;
+	const int	K = state->K;
+	const int	t = state->t;
+	const double inv_d = 1.0 / d;
+	double	   *restrict mu = state->mu;
+	double	   *restrict var = state->var;
+
+	for (int k0 = 0; k0 < K; k0 += GP_BLOCK)
+	{
+		double		v[GP_BLOCK];
+		int			nb = K - k0 < GP_BLOCK ? K - k0 : GP_BLOCK;
+
+		memcpy(v, krow + k0, sizeof(double) * nb);
+		if (nb == GP_BLOCK)
+			SubtractFullBlock(cov, K, k0, state->arms, u, t, v);
+		else
+			for (int j = 0; j < t; j++)
+			{
+				const double *row = cov + (size_t) state->arms[j] * K + k0;
+
+				for (int k = 0; k < nb; k++)
+					v[k] -= u[j] * row[k];
+			}
+		for (int k = 0; k < nb; k++)
 		{
-			double		v[GP_BLOCK];
-			int			nb = K - k0 < GP_BLOCK ? K - k0 : GP_BLOCK;
-			int			k;
+			double		vk = v[k] * inv_d;
+			double		nv = var[k0 + k] - vk * vk;
 
-			memcpy(v, krow + k0, sizeof(double) * nb);
-			if (nb == GP_BLOCK)
-			{
-				/* four rows per sweep: a quarter of the loads and stores of v */
-				for (j = 0; j + 3 < t; j += 4)
-				{
-					const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
-					const double *restrict r1 = cov + (size_t) arms[j + 1] * K + k0;
-					const double *restrict r2 = cov + (size_t) arms[j + 2] * K + k0;
-					const double *restrict r3 = cov + (size_t) arms[j + 3] * K + k0;
-					const double u0 = u[j],
-								u1 = u[j + 1],
-								u2 = u[j + 2],
-								u3 = u[j + 3];
-
-					for (k = 0; k < GP_BLOCK; k++)
-						v[k] -= (u0 * r0[k] + u1 * r1[k]) + (u2 * r2[k] + u3 * r3[k]);
-				}
-				for (; j < t; j++)
-				{
-					const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
-					const double u0 = u[j];
-
-					for (k = 0; k < GP_BLOCK; k++)
-						v[k] -= u0 * r0[k];
-				}
-			}
-			else
-			{
-				for (j = 0; j < t; j++)
-				{
-					const double *row = cov + (size_t) arms[j] * K + k0;
-					const double uj = u[j];
-
-					for (k = 0; k < nb; k++)
-						v[k] -= uj * row[k];
-				}
-			}
-			for (k = 0; k < nb; k++)
-			{
-				double		vk = v[k] * inv_d;
-				double		nv = var[k0 + k] - vk * vk;
-
-				mu[k0 + k] += zn * vk;
-				var[k0 + k] = nv > 0.0 ? nv : 0.0;
-			}
+			mu[k0 + k] += zn * vk;
+			var[k0 + k] = nv > 0.0 ? nv : 0.0;
 		}
 	}
+}
+
+int
+GpStateAdd(GpState *state, int arm, double y)
+{
+	const GpPrior *p;
+	const double *krow;
+	double	   *l;
+	double		d2,
+				d,
+				zn,
+				lz,
+				ll;
+	int			t,
+				rc,
+				status;
+
+	if (state == NULL || state->prior == NULL || state->mu == NULL)
+		return GP_BAD_INPUT;
+	p = state->prior;
+	if (arm < 0 || arm >= state->K || !isfinite(y))
+		return GP_BAD_INPUT;
+	if (state->t + 1 > state->cap && (rc = StateGrow(state, state->t + 1)) < 0)
+		return rc;
+	t = state->t;
+	krow = p->cov + (size_t) arm * state->K;
+	l = state->L + (size_t) t * (t + 1) / 2;	/* the new packed row */
+
+	ForwardRow(state, krow, l, &ll, &lz);
+	status = NewPivot(p, krow[arm] + p->noise_var, ll, &d2);
+	if (status == GP_NOT_PD)
+		return GP_NOT_PD;
+	d = sqrt(d2);
+	zn = (y - p->mu0[arm] - lz) / d;
+	BackSolve(state->L, t, l, state->work);
+	UpdateMeanVar(state, krow, state->work, d, zn);
 
 	l[t] = d;
 	state->z[t] = zn;
