@@ -297,464 +297,491 @@ PrintAutoChoices(const ReplayOutput *out, int devices)
 }
 
 /* Main of the replay mode. */
-static int
-ReplayMain(int argc, char **argv)
+/* What the command line of a replay asks for, besides the ReplayConfig. */
+typedef struct ReplayCli
 {
-	const char *quality_path = NULL,
-			   *cost_path = NULL,
-			   *sizes_path = NULL,
-			   *curve_path = NULL,
-			   *times_path = NULL;
-	char	   *pol_arg = NULL,
-			   *thr_arg = NULL,
-			   *dev_arg = NULL,
-			   *base_arg = NULL;
-	char		default_pols[] = "popular,rr,max_ei:cost";
-	char		default_thr[] = "0.05,0.02,0.01,0.005";
-	char		default_dev[] = "1";
-	char	   *pol_items[MAX_LIST],
-			   *thr_items[MAX_LIST],
-			   *dev_items[MAX_LIST],
-			   *base_items[MAX_LIST];
-	int			npol,
-				nthr,
-				ndev,
-				nbase;
+	char	   *quality_path;
+	char	   *cost_path;
+	char	   *sizes_path;
+	char	   *curve_path;
+	char	   *times_path;
+	char	   *pol_arg;
+	char	   *thr_arg;
+	char	   *dev_arg;
+	char	   *base_arg;
+	char	   *cost_model_name;
+	char	   *kernel_name;
+	int			error_matrix;
+	int			help;
+	char	   *pol_items[MAX_LIST];
+	char	   *base_items[MAX_LIST];
+	char		default_pols[64];	/* pol_items point into it by default */
+	int			npol;
+	int			nthr;
+	int			ndev;
+	int			nbase;
 	double		thresholds[MAX_LIST];
 	int			devices[MAX_LIST];
-	int			error_matrix = 0;
-	const char *cost_model_name = "size_gp";
-	const char *kernel_name = "empirical";
-	ReplayMatrix q = {0},
-				c = {0},
-				s = {0};
-	double	   *sizes = NULL;
-	ReplayConfig cfg;
-	ReplayOutput outs[MAX_LIST];
-	char		err[512];
-	FILE	   *curve = NULL,
-			   *times = NULL;
-	int			rc = 1;
-	int			i,
-				di;
-	double		t0;
+} ReplayCli;
 
-	memset(outs, 0, sizeof(outs));
-	ReplayConfigDefault(&cfg);
-	for (i = 1; i < argc; i++)
+typedef enum
+{
+	OPT_FLAG,					/* int: set to 1 */
+	OPT_STRING,					/* char *: the value */
+	OPT_INT,					/* int in [lo, hi] */
+	OPT_REAL,					/* double in [lo, hi], (lo, hi] when lo_open */
+} OptKind;
+
+typedef struct ReplayOption
+{
+	const char *name;
+	OptKind		kind;
+	void	   *dest;
+	double		lo;
+	double		hi;
+	int			lo_open;
+} ReplayOption;
+
+/* Parse one option's value into its destination; 0 on a bad value. */
+static int
+SetOption(const ReplayOption *o, char *v)
+{
+	switch (o->kind)
 	{
-		const char *a = argv[i];
-		const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+		case OPT_FLAG:
+			*(int *) o->dest = 1;
+			return 1;
+		case OPT_STRING:
+			*(char **) o->dest = v;
+			return 1;
+		case OPT_INT:
+			return ParseInt(o->name, v, (int) o->lo, (int) o->hi, (int *) o->dest);
+		case OPT_REAL:
+			return ParseReal(o->name, v, o->lo, o->hi, o->lo_open, (double *) o->dest);
+	}
+	return 0;
+}
 
-#define NEED_VALUE() do { if (v == NULL) { fprintf(stderr, "easeml-replay: %s needs a value\n", a); return 2; } i++; } while (0)
-		if (strcmp(a, "--quality") == 0)
-		{
-			NEED_VALUE();
-			quality_path = v;
-		}
-		else if (strcmp(a, "--error") == 0)
-			error_matrix = 1;
-		else if (strcmp(a, "--cost") == 0)
-		{
-			NEED_VALUE();
-			cost_path = v;
-		}
-		else if (strcmp(a, "--sizes") == 0)
-		{
-			NEED_VALUE();
-			sizes_path = v;
-		}
-		else if (strcmp(a, "--cost-model") == 0)
-		{
-			NEED_VALUE();
-			cost_model_name = v;
-		}
-		else if (strcmp(a, "--tenants") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseInt(a, v, 1, INT_MAX, &cfg.n_tenants))
-				return 2;
-		}
-		else if (strcmp(a, "--prior-rows") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseInt(a, v, 0, INT_MAX, &cfg.n_prior))
-				return 2;
-		}
-		else if (strcmp(a, "--devices") == 0)
-		{
-			NEED_VALUE();
-			dev_arg = argv[i];
-		}
-		else if (strcmp(a, "--policies") == 0)
-		{
-			NEED_VALUE();
-			pol_arg = argv[i];
-		}
-		else if (strcmp(a, "--draws") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseInt(a, v, 1, 100000, &cfg.draws))
-				return 2;
-		}
-		else if (strcmp(a, "--seed") == 0)
-		{
-			long long	seed;
+/*
+ * Read argv into cli and cfg: 0 when the replay can run, 1 for --help, 2
+ * on a bad command line (with a message).
+ */
+static int
+ParseReplayArgs(int argc, char **argv, ReplayCli *cli, ReplayConfig *cfg)
+{
+	long long	seed = (long long) cfg->seed;
+	char	   *seed_arg = NULL;
+	const ReplayOption opts[] = {
+		{"--quality", OPT_STRING, &cli->quality_path, 0, 0, 0},
+		{"--error", OPT_FLAG, &cli->error_matrix, 0, 0, 0},
+		{"--cost", OPT_STRING, &cli->cost_path, 0, 0, 0},
+		{"--sizes", OPT_STRING, &cli->sizes_path, 0, 0, 0},
+		{"--cost-model", OPT_STRING, &cli->cost_model_name, 0, 0, 0},
+		{"--tenants", OPT_INT, &cfg->n_tenants, 1, INT_MAX, 0},
+		{"--prior-rows", OPT_INT, &cfg->n_prior, 0, INT_MAX, 0},
+		{"--devices", OPT_STRING, &cli->dev_arg, 0, 0, 0},
+		{"--policies", OPT_STRING, &cli->pol_arg, 0, 0, 0},
+		{"--draws", OPT_INT, &cfg->draws, 1, 100000, 0},
+		{"--seed", OPT_STRING, &seed_arg, 0, 0, 0},
+		{"--thresholds", OPT_STRING, &cli->thr_arg, 0, 0, 0},
+		{"--baselines", OPT_STRING, &cli->base_arg, 0, 0, 0},
+		{"--kernel", OPT_STRING, &cli->kernel_name, 0, 0, 0},
+		{"--shrinkage", OPT_REAL, &cfg->prior.shrinkage, 0.0, 1.0, 1},
+		{"--noise-var", OPT_REAL, &cfg->prior.noise_var, 0.0, 1e6, 1},
+		{"--lengthscale", OPT_REAL, &cfg->prior.lengthscale, 0.0, 1e6, 1},
+		{"--signal-var", OPT_REAL, &cfg->prior.signal_var, 0.0, 1e6, 1},
+		{"--max-devices-per-tenant", OPT_INT, &cfg->max_devices_per_tenant, 0, 4096, 0},
+		{"--standardize-rows", OPT_FLAG, &cfg->prior.standardize_rows, 0, 0, 0},
+		{"--dense-prior-fit", OPT_FLAG, &cfg->prior.dense_fit, 0, 0, 0},
+		{"--stop-loss", OPT_REAL, &cfg->stop_loss, 0.0, 1.0, 0},
+		{"--overhead", OPT_REAL, &cfg->overhead, 0.0, 1e9, 0},
+		{"--curve", OPT_STRING, &cli->curve_path, 0, 0, 0},
+		{"--times", OPT_STRING, &cli->times_path, 0, 0, 0},
+		{"--help", OPT_FLAG, &cli->help, 0, 0, 0},
+		{"-h", OPT_FLAG, &cli->help, 0, 0, 0},
+	};
 
-			NEED_VALUE();
-			if (!ParseIntArg(a, v, 0, LLONG_MAX, &seed))
-				return 2;
-			cfg.seed = (uint64_t) seed;
-		}
-		else if (strcmp(a, "--thresholds") == 0)
+	for (int i = 1; i < argc; i++)
+	{
+		const ReplayOption *o = NULL;
+
+		for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+			if (strcmp(argv[i], opts[k].name) == 0)
+				o = &opts[k];
+		if (o == NULL)
 		{
-			NEED_VALUE();
-			thr_arg = argv[i];
-		}
-		else if (strcmp(a, "--baselines") == 0)
-		{
-			NEED_VALUE();
-			base_arg = argv[i];
-		}
-		else if (strcmp(a, "--kernel") == 0)
-		{
-			NEED_VALUE();
-			kernel_name = v;
-		}
-		else if (strcmp(a, "--shrinkage") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1.0, 1, &cfg.prior.shrinkage))
-				return 2;
-		}
-		else if (strcmp(a, "--noise-var") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1e6, 1, &cfg.prior.noise_var))
-				return 2;
-		}
-		else if (strcmp(a, "--lengthscale") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1e6, 1, &cfg.prior.lengthscale))
-				return 2;
-		}
-		else if (strcmp(a, "--signal-var") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1e6, 1, &cfg.prior.signal_var))
-				return 2;
-		}
-		else if (strcmp(a, "--max-devices-per-tenant") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseInt(a, v, 0, 4096, &cfg.max_devices_per_tenant))
-				return 2;
-		}
-		else if (strcmp(a, "--standardize-rows") == 0)
-			cfg.prior.standardize_rows = 1;
-		else if (strcmp(a, "--dense-prior-fit") == 0)
-			cfg.prior.dense_fit = 1;
-		else if (strcmp(a, "--stop-loss") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1.0, 0, &cfg.stop_loss))
-				return 2;
-		}
-		else if (strcmp(a, "--overhead") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1e9, 0, &cfg.overhead))
-				return 2;
-		}
-		else if (strcmp(a, "--curve") == 0)
-		{
-			NEED_VALUE();
-			curve_path = v;
-		}
-		else if (strcmp(a, "--times") == 0)
-		{
-			NEED_VALUE();
-			times_path = v;
-		}
-		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-		{
-			Usage();
-			return 0;
-		}
-		else
-		{
-			fprintf(stderr, "easeml-replay: unknown argument \"%s\"\n", a);
+			fprintf(stderr, "easeml-replay: unknown argument \"%s\"\n", argv[i]);
 			Usage();
 			return 2;
 		}
-#undef NEED_VALUE
+		if (o->kind != OPT_FLAG && i + 1 >= argc)
+		{
+			fprintf(stderr, "easeml-replay: %s needs a value\n", argv[i]);
+			return 2;
+		}
+		if (!SetOption(o, o->kind == OPT_FLAG ? NULL : argv[++i]))
+			return 2;
+		if (cli->help)
+		{
+			Usage();
+			return 1;
+		}
 	}
-	if (quality_path == NULL)
+	if (seed_arg != NULL && !ParseIntArg("--seed", seed_arg, 0, LLONG_MAX, &seed))
+		return 2;
+	cfg->seed = (uint64_t) seed;
+	if (cli->quality_path == NULL)
 	{
 		Usage();
 		return 2;
 	}
+	return 0;
+}
 
-	npol = SplitList("--policies", pol_arg ? pol_arg : default_pols, pol_items);
-	nthr = SplitList("--thresholds", thr_arg ? thr_arg : default_thr, thr_items);
-	ndev = SplitList("--devices", dev_arg ? dev_arg : default_dev, dev_items);
-	nbase = base_arg ? SplitList("--baselines", base_arg, base_items) : 0;
-	if (npol < 0 || nthr < 0 || ndev < 0 || nbase < 0)
+/*
+ * Split and check the list options (policies, thresholds, devices,
+ * baselines); 0 or 2 with a message.
+ */
+static int
+ParseReplayLists(ReplayCli *cli)
+{
+	char		default_thr[] = "0.05,0.02,0.01,0.005";
+	char		default_dev[] = "1";
+	char	   *thr_items[MAX_LIST],
+			   *dev_items[MAX_LIST];
+
+	snprintf(cli->default_pols, sizeof(cli->default_pols), "popular,rr,max_ei:cost");
+	cli->npol = SplitList("--policies", cli->pol_arg ? cli->pol_arg : cli->default_pols,
+						  cli->pol_items);
+	cli->nthr = SplitList("--thresholds", cli->thr_arg ? cli->thr_arg : default_thr, thr_items);
+	cli->ndev = SplitList("--devices", cli->dev_arg ? cli->dev_arg : default_dev, dev_items);
+	cli->nbase = cli->base_arg ? SplitList("--baselines", cli->base_arg, cli->base_items) : 0;
+	if (cli->npol < 0 || cli->nthr < 0 || cli->ndev < 0 || cli->nbase < 0)
 		return 2;
-	if (nbase == 0)
+	if (cli->nbase == 0)
 	{
-		base_items[0] = pol_items[0];
-		nbase = 1;
+		cli->base_items[0] = cli->pol_items[0];
+		cli->nbase = 1;
 	}
-	for (i = 0; i < nthr; i++)
-		if (!ParseReal("--thresholds", thr_items[i], 0.0, 1.0, 0, &thresholds[i]))
+	for (int i = 0; i < cli->nthr; i++)
+		if (!ParseReal("--thresholds", thr_items[i], 0.0, 1.0, 0, &cli->thresholds[i]))
 			return 2;
-	for (i = 0; i < ndev; i++)
-		if (!ParseInt("--devices", dev_items[i], 1, 4096, &devices[i]))
+	for (int i = 0; i < cli->ndev; i++)
+		if (!ParseInt("--devices", dev_items[i], 1, 4096, &cli->devices[i]))
 			return 2;
-	for (i = 0; i < nbase; i++)
+	for (int i = 0; i < cli->nbase; i++)
 	{
 		int			j;
 
-		for (j = 0; j < npol; j++)
-			if (strcmp(base_items[i], pol_items[j]) == 0)
+		for (j = 0; j < cli->npol; j++)
+			if (strcmp(cli->base_items[i], cli->pol_items[j]) == 0)
 				break;
-		if (j == npol)
+		if (j == cli->npol)
 		{
 			fprintf(stderr, "easeml-replay: baseline \"%s\" is not one of --policies\n",
-					base_items[i]);
+					cli->base_items[i]);
 			return 2;
 		}
 	}
+	return 0;
+}
 
-	if (strcmp(cost_model_name, "oracle") == 0)
-		cfg.oracle_cost = 1;
+/* --cost-model and --kernel into cfg; 0 or 2 with a message. */
+static int
+ParseReplayModels(const ReplayCli *cli, ReplayConfig *cfg)
+{
+	if (strcmp(cli->cost_model_name, "oracle") == 0)
+		cfg->oracle_cost = 1;
 	else
 	{
-		int			cm = PolicyCostKindFromName(cost_model_name);
+		int			cm = PolicyCostKindFromName(cli->cost_model_name);
 
 		if (cm < 0)
 		{
-			fprintf(stderr, "easeml-replay: unknown cost model \"%s\"\n", cost_model_name);
+			fprintf(stderr, "easeml-replay: unknown cost model \"%s\"\n", cli->cost_model_name);
 			return 2;
 		}
-		cfg.cost_model = (PolicyCostKind) cm;
+		cfg->cost_model = (PolicyCostKind) cm;
 	}
-	if (strcmp(kernel_name, "empirical") == 0)
-		cfg.prior.kernel = GP_KERNEL_EMPIRICAL;
-	else if (strcmp(kernel_name, "rbf") == 0)
-		cfg.prior.kernel = GP_KERNEL_RBF;
+	if (strcmp(cli->kernel_name, "empirical") == 0)
+		cfg->prior.kernel = GP_KERNEL_EMPIRICAL;
+	else if (strcmp(cli->kernel_name, "rbf") == 0)
+		cfg->prior.kernel = GP_KERNEL_RBF;
 	else
 	{
-		fprintf(stderr, "easeml-replay: unknown kernel \"%s\"\n", kernel_name);
+		fprintf(stderr, "easeml-replay: unknown kernel \"%s\"\n", cli->kernel_name);
 		return 2;
 	}
+	return 0;
+}
 
-	if (ReplayReadCsv(quality_path, &q, err, sizeof(err)) != 0)
+/* The cost matrix must have the quality matrix's shape and row ids. */
+static int
+CheckCostMatrix(const ReplayMatrix *q, const ReplayMatrix *c)
+{
+	if (c->rows != q->rows || c->cols != q->cols)
+	{
+		fprintf(stderr, "easeml-replay: cost is %d x %d but quality is %d x %d\n",
+				c->rows, c->cols, q->rows, q->cols);
+		return 0;
+	}
+	for (int i = 0; i < q->rows; i++)
+		if (strcmp(c->row_ids[i], q->row_ids[i]) != 0)
+		{
+			fprintf(stderr, "easeml-replay: row %d: cost id \"%s\" differs from quality id \"%s\"\n",
+					i + 1, c->row_ids[i], q->row_ids[i]);
+			return 0;
+		}
+	return 1;
+}
+
+/* Sizes joined to the quality rows by id: rows x 2 (rows, features). */
+static double *
+ReadSizes(const char *path, const ReplayMatrix *q, ReplayMatrix *s)
+{
+	char		err[512];
+	double	   *sizes;
+
+	if (ReplayReadCsv(path, s, err, sizeof(err)) != 0)
 	{
 		fprintf(stderr, "easeml-replay: %s\n", err);
-		goto done;
+		return NULL;
 	}
-	if (error_matrix)
-		ReplayOneMinus(&q);
-	if (cost_path)
+	if (s->cols < 2)
 	{
-		if (ReplayReadCsv(cost_path, &c, err, sizeof(err)) != 0)
+		fprintf(stderr, "easeml-replay: sizes need two columns (rows, features)\n");
+		return NULL;
+	}
+	if ((sizes = malloc(sizeof(double) * (size_t) q->rows * s->cols)) == NULL)
+		return NULL;
+	if (ReplayJoinById(q, s, sizes, err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "easeml-replay: %s\n", err);
+		free(sizes);
+		return NULL;
+	}
+	/* keep the first two columns */
+	for (int i = 0; i < q->rows && s->cols > 2; i++)
+	{
+		sizes[2 * i] = sizes[(size_t) i * s->cols];
+		sizes[2 * i + 1] = sizes[(size_t) i * s->cols + 1];
+	}
+	return sizes;
+}
+
+/* Read the matrices the command line names; 1 on success. */
+static int
+ReadReplayInputs(const ReplayCli *cli, ReplayMatrix *q, ReplayMatrix *c,
+				 ReplayMatrix *s, double **sizes)
+{
+	char		err[512];
+
+	if (ReplayReadCsv(cli->quality_path, q, err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "easeml-replay: %s\n", err);
+		return 0;
+	}
+	if (cli->error_matrix)
+		ReplayOneMinus(q);
+	if (cli->cost_path)
+	{
+		if (ReplayReadCsv(cli->cost_path, c, err, sizeof(err)) != 0)
 		{
 			fprintf(stderr, "easeml-replay: %s\n", err);
-			goto done;
+			return 0;
 		}
-		if (c.rows != q.rows || c.cols != q.cols)
-		{
-			fprintf(stderr, "easeml-replay: cost is %d x %d but quality is %d x %d\n",
-					c.rows, c.cols, q.rows, q.cols);
-			goto done;
-		}
-		for (i = 0; i < q.rows; i++)
-			if (strcmp(c.row_ids[i], q.row_ids[i]) != 0)
+		if (!CheckCostMatrix(q, c))
+			return 0;
+	}
+	if (cli->sizes_path && (*sizes = ReadSizes(cli->sizes_path, q, s)) == NULL)
+		return 0;
+	return 1;
+}
+
+/* Median of r[0..n) (sorted in place). */
+static double
+MedianInPlace(double *r, int n)
+{
+	for (int j = 1; j < n; j++)
+	{
+		double		x = r[j];
+		int			m;
+
+		for (m = j - 1; m >= 0 && r[m] > x; m--)
+			r[m + 1] = r[m];
+		r[m + 1] = x;
+	}
+	return (n % 2) ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
+
+/* Speedup of each device count over the first: median of per-draw ratios. */
+static int
+PrintDeviceSpeedups(const ReplayCli *cli, const ReplayOutput *outs, int draws)
+{
+	double	   *r = malloc(sizeof(double) * draws);
+
+	if (r == NULL)
+		return 0;
+	printf("\n## speedup over devices=%d (median over draws of the per-draw ratio)\n",
+		   cli->devices[0]);
+	for (int di = 1; di < cli->ndev; di++)
+		for (int p = 0; p < cli->npol; p++)
+			for (int k = 0; k < cli->nthr; k++)
 			{
-				fprintf(stderr, "easeml-replay: row %d: cost id \"%s\" differs from quality id \"%s\"\n",
-						i + 1, c.row_ids[i], q.row_ids[i]);
-				goto done;
+				for (int d = 0; d < draws; d++)
+				{
+					double		a = outs[0].time_to[((size_t) p * draws + d) * cli->nthr + k];
+					double		b = outs[di].time_to[((size_t) p * draws + d) * cli->nthr + k];
+
+					r[d] = isinf(b) ? 0.0 : (b > 0.0 ? a / b : 1.0);
+				}
+				printf("DEVICE_SPEEDUP devices=%d over=%d policy=%s thr=%g median=%.4f\n",
+					   cli->devices[di], cli->devices[0], cli->pol_items[p],
+					   cli->thresholds[k], MedianInPlace(r, draws));
 			}
-	}
-	if (sizes_path)
+	free(r);
+	return 1;
+}
+
+/* --curve: the averaged loss curves as CSV. */
+static int
+WriteCurves(const char *path, const ReplayCli *cli, const ReplayOutput *outs)
+{
+	FILE	   *f = fopen(path, "w");
+
+	if (f == NULL)
 	{
-		if (ReplayReadCsv(sizes_path, &s, err, sizeof(err)) != 0)
-		{
-			fprintf(stderr, "easeml-replay: %s\n", err);
-			goto done;
-		}
-		if (s.cols < 2)
-		{
-			fprintf(stderr, "easeml-replay: sizes need two columns (rows, features)\n");
-			goto done;
-		}
-		sizes = malloc(sizeof(double) * (size_t) q.rows * s.cols);
-		if (sizes == NULL)
-			goto done;
-		if (ReplayJoinById(&q, &s, sizes, err, sizeof(err)) != 0)
-		{
-			fprintf(stderr, "easeml-replay: %s\n", err);
-			goto done;
-		}
-		if (s.cols > 2)
-		{
-			/* keep the first two columns */
-			for (i = 0; i < q.rows; i++)
-			{
-				sizes[2 * i] = sizes[(size_t) i * s.cols];
-				sizes[2 * i + 1] = sizes[(size_t) i * s.cols + 1];
-			}
-		}
+		fprintf(stderr, "easeml-replay: could not write \"%s\": %s\n", path, strerror(errno));
+		return 0;
 	}
-
-	cfg.quality = q.data;
-	cfg.cost = cost_path ? c.data : NULL;
-	cfg.sizes = sizes;
-	cfg.n_rows = q.rows;
-	cfg.K = q.cols;
-	cfg.n_policies = npol;
-	cfg.policies = (const char *const *) pol_items;
-	cfg.n_thresholds = nthr;
-	cfg.thresholds = thresholds;
-	if (cfg.cost == NULL)
-		cfg.cost_model = POLICY_COST_NONE;
-
-	printf("# easeml-replay: rows=%d arms=%d tenants=%d draws=%d seed=%llu "
-		   "cost=%s overhead=%g cost_model=%s kernel=%s openblas_threads=1\n",
-		   q.rows, q.cols, cfg.n_tenants, cfg.draws,
-		   (unsigned long long) cfg.seed, cost_path ? "file" : "unit", cfg.overhead,
-		   cfg.oracle_cost ? "oracle (true costs: reference only)" :
-		   PolicyCostKindName(cfg.cost_model), kernel_name);
-
-	for (di = 0; di < ndev; di++)
+	fprintf(f, "devices,policy,time,mean_loss,median_loss\n");
+	for (int di = 0; di < cli->ndev; di++)
 	{
-		cfg.devices = devices[di];
-		t0 = Now();
-		if (ReplayRun(&cfg, &outs[di], err, sizeof(err)) != 0)
+		const ReplayOutput *o = &outs[di];
+
+		for (int p = 0; p < o->n_policies; p++)
+			for (int g = 0; g < o->grid_points; g++)
+				fprintf(f, "%d,\"%s\",%.6g,%.6g,%.6g\n", cli->devices[di],
+						o->names[p], o->grid[g],
+						o->curve_mean[(size_t) p * o->grid_points + g],
+						o->curve_median[(size_t) p * o->grid_points + g]);
+	}
+	fclose(f);
+	return 1;
+}
+
+/* --times: every draw's time to each threshold as CSV. */
+static int
+WriteTimes(const char *path, const ReplayCli *cli, const ReplayOutput *outs)
+{
+	FILE	   *f = fopen(path, "w");
+
+	if (f == NULL)
+	{
+		fprintf(stderr, "easeml-replay: could not write \"%s\": %s\n", path, strerror(errno));
+		return 0;
+	}
+	fprintf(f, "devices,policy,draw,threshold,time,worst_regret,auc,runs\n");
+	for (int di = 0; di < cli->ndev; di++)
+	{
+		const ReplayOutput *o = &outs[di];
+
+		for (int p = 0; p < o->n_policies; p++)
+			for (int d = 0; d < o->draws; d++)
+				for (int k = 0; k < o->n_thresholds; k++)
+				{
+					size_t		pd = (size_t) p * o->draws + d;
+
+					fprintf(f, "%d,\"%s\",%d,%g,%.6g,%.6g,%.6g,%d\n",
+							cli->devices[di], o->names[p], d, o->thresholds[k],
+							o->time_to[pd * o->n_thresholds + k],
+							o->worst_regret[pd * o->n_thresholds + k],
+							o->auc[pd], o->decisions[pd]);
+				}
+	}
+	fclose(f);
+	return 1;
+}
+
+/* Run the study once per device count, printing each; 1 on success. */
+static int
+RunStudies(const ReplayCli *cli, ReplayConfig *cfg, ReplayOutput *outs)
+{
+	char		err[512];
+
+	for (int di = 0; di < cli->ndev; di++)
+	{
+		double		t0 = Now();
+
+		cfg->devices = cli->devices[di];
+		if (ReplayRun(cfg, &outs[di], err, sizeof(err)) != 0)
 		{
 			fprintf(stderr, "easeml-replay: %s\n", err);
-			goto done;
+			return 0;
 		}
 		printf("# devices=%d: %.1f s wall; prior (draw 0): shrinkage=%g lengthscale=%g signal_var=%g noise_var=%g; "
 			   "gp jitter=%d skipped=%d; cost estimate log-rmse=%.3f\n",
-			   devices[di], Now() - t0, outs[di].prior_shrinkage,
+			   cli->devices[di], Now() - t0, outs[di].prior_shrinkage,
 			   outs[di].prior_lengthscale, outs[di].prior_signal_var,
 			   outs[di].prior_noise_var, outs[di].gp_jitter,
 			   outs[di].gp_failed, outs[di].cost_log_rmse);
 		if (di == 0)
 			printf("# identical rows removed before drawing tenants: %d (%d distinct rows left)\n",
 				   outs[di].rows_removed, outs[di].rows_used);
-		PrintStudy(&outs[di], devices[di], base_items, nbase);
-		PrintAutoChoices(&outs[di], devices[di]);
+		PrintStudy(&outs[di], cli->devices[di], (char **) cli->base_items, cli->nbase);
+		PrintAutoChoices(&outs[di], cli->devices[di]);
 	}
+	return 1;
+}
 
-	/* speedup of each device count over the first, per draw */
-	if (ndev > 1)
-	{
-		int			p,
-					k,
-					d;
-		double	   *r = malloc(sizeof(double) * cfg.draws);
+static int
+ReplayMain(int argc, char **argv)
+{
+	ReplayCli	cli = {.cost_model_name = "size_gp",.kernel_name = "empirical"};
+	ReplayMatrix q = {0},
+				c = {0},
+				s = {0};
+	double	   *sizes = NULL;
+	ReplayConfig cfg;
+	ReplayOutput outs[MAX_LIST];
+	int			rc;
 
-		if (r == NULL)
-			goto done;
-		printf("\n## speedup over devices=%d (median over draws of the per-draw ratio)\n",
-			   devices[0]);
-		for (di = 1; di < ndev; di++)
-			for (p = 0; p < npol; p++)
-				for (k = 0; k < nthr; k++)
-				{
-					int			j,
-								m;
-					double		med;
+	memset(outs, 0, sizeof(outs));
+	ReplayConfigDefault(&cfg);
+	if ((rc = ParseReplayArgs(argc, argv, &cli, &cfg)) != 0)
+		return rc == 1 ? 0 : rc;
+	if (ParseReplayLists(&cli) != 0 || ParseReplayModels(&cli, &cfg) != 0)
+		return 2;
 
-					for (d = 0; d < cfg.draws; d++)
-					{
-						double		a = outs[0].time_to[((size_t) p * cfg.draws + d) * nthr + k];
-						double		b = outs[di].time_to[((size_t) p * cfg.draws + d) * nthr + k];
+	rc = 1;
+	if (!ReadReplayInputs(&cli, &q, &c, &s, &sizes))
+		goto done;
+	cfg.quality = q.data;
+	cfg.cost = cli.cost_path ? c.data : NULL;
+	cfg.sizes = sizes;
+	cfg.n_rows = q.rows;
+	cfg.K = q.cols;
+	cfg.n_policies = cli.npol;
+	cfg.policies = (const char *const *) cli.pol_items;
+	cfg.n_thresholds = cli.nthr;
+	cfg.thresholds = cli.thresholds;
+	if (cfg.cost == NULL)
+		cfg.cost_model = POLICY_COST_NONE;
 
-						r[d] = isinf(b) ? 0.0 : (b > 0.0 ? a / b : 1.0);
-					}
-					/* insertion sort for the median */
-					for (j = 1; j < cfg.draws; j++)
-					{
-						double		x = r[j];
-
-						for (m = j - 1; m >= 0 && r[m] > x; m--)
-							r[m + 1] = r[m];
-						r[m + 1] = x;
-					}
-					med = (cfg.draws % 2) ? r[cfg.draws / 2] :
-						0.5 * (r[cfg.draws / 2 - 1] + r[cfg.draws / 2]);
-					printf("DEVICE_SPEEDUP devices=%d over=%d policy=%s thr=%g median=%.4f\n",
-						   devices[di], devices[0], pol_items[p], thresholds[k], med);
-				}
-		free(r);
-	}
-
-	if (curve_path)
-	{
-		curve = fopen(curve_path, "w");
-		if (curve == NULL)
-		{
-			fprintf(stderr, "easeml-replay: could not write \"%s\": %s\n", curve_path, strerror(errno));
-			goto done;
-		}
-		fprintf(curve, "devices,policy,time,mean_loss,median_loss\n");
-		for (di = 0; di < ndev; di++)
-		{
-			int			p,
-						g;
-
-			for (p = 0; p < outs[di].n_policies; p++)
-				for (g = 0; g < outs[di].grid_points; g++)
-					fprintf(curve, "%d,\"%s\",%.6g,%.6g,%.6g\n", devices[di],
-							outs[di].names[p], outs[di].grid[g],
-							outs[di].curve_mean[(size_t) p * outs[di].grid_points + g],
-							outs[di].curve_median[(size_t) p * outs[di].grid_points + g]);
-		}
-	}
-	if (times_path)
-	{
-		times = fopen(times_path, "w");
-		if (times == NULL)
-		{
-			fprintf(stderr, "easeml-replay: could not write \"%s\": %s\n", times_path, strerror(errno));
-			goto done;
-		}
-		fprintf(times, "devices,policy,draw,threshold,time,worst_regret,auc,runs\n");
-		for (di = 0; di < ndev; di++)
-		{
-			int			p,
-						d,
-						k;
-			ReplayOutput *o = &outs[di];
-
-			for (p = 0; p < o->n_policies; p++)
-				for (d = 0; d < o->draws; d++)
-					for (k = 0; k < o->n_thresholds; k++)
-					{
-						size_t		pd = (size_t) p * o->draws + d;
-
-						fprintf(times, "%d,\"%s\",%d,%g,%.6g,%.6g,%.6g,%d\n",
-								devices[di], o->names[p], d, o->thresholds[k],
-								o->time_to[pd * o->n_thresholds + k],
-								o->worst_regret[pd * o->n_thresholds + k],
-								o->auc[pd], o->decisions[pd]);
-					}
-		}
-	}
-	rc = 0;
+	printf("# easeml-replay: rows=%d arms=%d tenants=%d draws=%d seed=%llu "
+		   "cost=%s overhead=%g cost_model=%s kernel=%s openblas_threads=1\n",
+		   q.rows, q.cols, cfg.n_tenants, cfg.draws,
+		   (unsigned long long) cfg.seed, cli.cost_path ? "file" : "unit", cfg.overhead,
+		   cfg.oracle_cost ? "oracle (true costs: reference only)" :
+		   PolicyCostKindName(cfg.cost_model), cli.kernel_name);
+	if (RunStudies(&cli, &cfg, outs) &&
+		(cli.ndev < 2 || PrintDeviceSpeedups(&cli, outs, cfg.draws)) &&
+		(cli.curve_path == NULL || WriteCurves(cli.curve_path, &cli, outs)) &&
+		(cli.times_path == NULL || WriteTimes(cli.times_path, &cli, outs)))
+		rc = 0;
 
 done:
-	if (curve)
-		fclose(curve);
-	if (times)
-		fclose(times);
-	for (di = 0; di < MAX_LIST; di++)
+	for (int di = 0; di < MAX_LIST; di++)
 		ReplayOutputFree(&outs[di]);
 	ReplayMatrixFree(&q);
 	ReplayMatrixFree(&c);
