@@ -851,51 +851,43 @@ WriteMatrix(const char *dir, const char *name, const double *x, int rows,
  * incrementally, its candidate recomputed, and the next pick made.  The
  * timed part is exactly that update + recompute + pick.
  */
-static int
-BenchDecision(int argc, char **argv)
+typedef struct BenchWorld
 {
-	int			n = 1000,
-				K = 200,
-				T = 50,
-				m = 100,
-				N = 2000;
-	uint64_t	seed = 1;
-	const char *dump = NULL;
-	const char *spec = "hybrid";
-	int			empirical = 0;
+	int			n;				/* tenants */
+	int			K;				/* arms */
+	int			T;				/* observations per tenant before timing */
+	int			m;				/* history rows */
+	int			N;				/* timed decisions (the number made, after) */
+	uint64_t	seed;
+	const char *dump;
+	int			empirical;
 	ReplayPolicy pol;
-	char		err[256];
-	uint64_t	rng;
-	double	   *hist = NULL,
-			   *truth = NULL,
-			   *A = NULL,
-			   *B = NULL,
-			   *eff = NULL,
-			   *lat = NULL;
+	double	   *hist;			/* m x K */
+	double	   *truth;			/* n x K */
 	GpPrior		prior;
-	GpPriorOptions opt;
-	GpState    *st = NULL;
-	unsigned char *avail = NULL;
-	PolicyTenantView *views = NULL;
-	double	   *best = NULL;
-	int		   *nobs = NULL,
-			   *seq_t = NULL,
-			   *seq_a = NULL;
-	int64_t    *last = NULL;
-	int		   *streak = NULL;
-	int64_t		decision_no = 0;
-	int			i,
-				k,
-				r,
-				rc = 1,
-				grc;
-	FILE	   *f = NULL;
+	GpState    *st;				/* n */
+	unsigned char *avail;		/* n x K */
+	PolicyTenantView *views;	/* n */
+	int64_t    *last;			/* n: decision that last served it */
+	int		   *streak;			/* n */
+	int		   *seq_t;			/* N: tenant of each timed decision */
+	int		   *seq_a;			/* N: its arm */
+	int64_t		decision_no;
+} BenchWorld;
 
-	memset(&prior, 0, sizeof(prior));
-	for (i = 2; i < argc; i++)
+/* Options of bench-decision into w; 0, or 2 with a message. */
+static int
+ParseBenchArgs(int argc, char **argv, BenchWorld *w)
+{
+	const char *spec = "hybrid";
+	char		err[256];
+
+	for (int i = 2; i < argc; i += 2)
 	{
 		const char *a = argv[i];
 		const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+		long long	seed;
+		int			ok = 1;
 
 		if (v == NULL)
 		{
@@ -903,309 +895,362 @@ BenchDecision(int argc, char **argv)
 			return 2;
 		}
 		if (strcmp(a, "--tenants") == 0)
-			n = atoi(v);
+			ok = ParseInt(a, v, 1, 1000000, &w->n);
 		else if (strcmp(a, "--arms") == 0)
-			K = atoi(v);
+			ok = ParseInt(a, v, 2, 1000000, &w->K);
 		else if (strcmp(a, "--obs") == 0)
-			T = atoi(v);
+			ok = ParseInt(a, v, 0, 1000000, &w->T);
 		else if (strcmp(a, "--history") == 0)
-			m = atoi(v);
+			ok = ParseInt(a, v, 2, 1000000, &w->m);
 		else if (strcmp(a, "--decisions") == 0)
-			N = atoi(v);
+			ok = ParseInt(a, v, 1, 100000000, &w->N);
 		else if (strcmp(a, "--seed") == 0)
-			seed = strtoull(v, NULL, 10);
+			ok = ParseIntArg(a, v, 0, LLONG_MAX, &seed) && (w->seed = (uint64_t) seed, 1);
 		else if (strcmp(a, "--dump") == 0)
-			dump = v;
+			w->dump = v;
 		else if (strcmp(a, "--policy") == 0)
 			spec = v;
 		else if (strcmp(a, "--kernel") == 0 &&
 				 (strcmp(v, "rbf") == 0 || strcmp(v, "empirical") == 0))
-			empirical = strcmp(v, "empirical") == 0;
+			w->empirical = strcmp(v, "empirical") == 0;
 		else
 		{
 			fprintf(stderr, "easeml-replay bench-decision: unknown argument \"%s\"\n", a);
 			return 2;
 		}
-		i++;
+		if (!ok)
+			return 2;
 	}
-	if (n <= 0 || K <= 1 || T < 0 || T >= K || m < 2 || N <= 0)
+	if (w->T >= w->K)
 	{
-		fprintf(stderr, "easeml-replay bench-decision: bad sizes\n");
+		fprintf(stderr, "easeml-replay bench-decision: --obs must be below --arms\n");
 		return 2;
 	}
-	if (ReplayParsePolicy(spec, &pol, err, sizeof(err)) != 0)
+	if (ReplayParsePolicy(spec, &w->pol, err, sizeof(err)) != 0)
 	{
 		fprintf(stderr, "easeml-replay bench-decision: %s\n", err);
 		return 2;
 	}
+	return 0;
+}
 
-	rng = seed * 0x9E3779B97F4A7C15ULL + 7;
-	hist = malloc(sizeof(double) * (size_t) m * K);
-	truth = malloc(sizeof(double) * (size_t) n * K);
-	A = malloc(sizeof(double) * (size_t) (m + n) * 3);
-	B = malloc(sizeof(double) * (size_t) K * 3);
-	eff = malloc(sizeof(double) * (size_t) K);
-	lat = malloc(sizeof(double) * (size_t) (m + n));
-	st = calloc(n, sizeof(GpState));
-	avail = malloc((size_t) n * K);
-	views = calloc(n, sizeof(PolicyTenantView));
-	best = calloc(n, sizeof(double));
-	nobs = calloc(n, sizeof(int));
-	last = malloc(sizeof(int64_t) * n);
-	streak = calloc(n, sizeof(int));
-	seq_t = malloc(sizeof(int) * N);
-	seq_a = malloc(sizeof(int) * N);
-	if (!hist || !truth || !A || !B || !eff || !lat || !st || !avail ||
-		!views || !best || !nobs || !last || !streak || !seq_t || !seq_a)
+static void
+BenchWorldFree(BenchWorld *w)
+{
+	if (w->st)
+		for (int i = 0; i < w->n; i++)
+			GpStateFree(&w->st[i]);
+	GpPriorFree(&w->prior);
+	free(w->hist);
+	free(w->truth);
+	free(w->st);
+	free(w->avail);
+	free(w->views);
+	free(w->last);
+	free(w->streak);
+	free(w->seq_t);
+	free(w->seq_a);
+}
+
+static int
+BenchWorldAlloc(BenchWorld *w)
+{
+	int			n = w->n;
+
+	w->hist = malloc(sizeof(double) * (size_t) w->m * w->K);
+	w->truth = malloc(sizeof(double) * (size_t) n * w->K);
+	w->st = calloc(n, sizeof(GpState));
+	w->avail = malloc((size_t) n * w->K);
+	w->views = calloc(n, sizeof(PolicyTenantView));
+	w->last = malloc(sizeof(int64_t) * n);
+	w->streak = calloc(n, sizeof(int));
+	w->seq_t = malloc(sizeof(int) * w->N);
+	w->seq_a = malloc(sizeof(int) * w->N);
+	return w->hist && w->truth && w->st && w->avail && w->views && w->last &&
+		w->streak && w->seq_t && w->seq_a;
+}
+
+/*
+ * The synthetic quality matrix: history rows then tenant rows, from a
+ * shared model effect, a per-row difficulty and a rank-3 interaction.
+ */
+static int
+GenerateQuality(BenchWorld *w, uint64_t *rng)
+{
+	int			rows = w->m + w->n,
+				K = w->K;
+	double	   *A = malloc(sizeof(double) * (size_t) rows * 3);
+	double	   *B = malloc(sizeof(double) * (size_t) K * 3);
+	double	   *eff = malloc(sizeof(double) * (size_t) K);
+	double	   *lat = malloc(sizeof(double) * (size_t) rows);
+	int			ok = A && B && eff && lat;
+
+	for (int k = 0; ok && k < K; k++)
+	{
+		eff[k] = 0.8 * RandNormal(rng);
+		for (int r = 0; r < 3; r++)
+			B[k * 3 + r] = RandNormal(rng);
+	}
+	for (int i = 0; ok && i < rows; i++)
+	{
+		lat[i] = 0.7 * RandNormal(rng);
+		for (int r = 0; r < 3; r++)
+			A[i * 3 + r] = 0.4 * RandNormal(rng);
+	}
+	for (int i = 0; ok && i < rows; i++)
+		for (int k = 0; k < K; k++)
+		{
+			double		x = 1.0 + eff[k] + lat[i] + 0.05 * RandNormal(rng);
+
+			for (int r = 0; r < 3; r++)
+				x += A[i * 3 + r] * B[k * 3 + r];
+			if (i < w->m)
+				w->hist[(size_t) i * K + k] = Sigmoid(x);
+			else
+				w->truth[(size_t) (i - w->m) * K + k] = Sigmoid(x);
+		}
+	free(A);
+	free(B);
+	free(eff);
+	free(lat);
+	return ok;
+}
+
+/*
+ * Steady state (not timed): T random observations per tenant, served
+ * round-robin so far, each tenant's candidate ranked.
+ */
+static int
+BenchSteadyState(BenchWorld *w, uint64_t *rng)
+{
+	int			K = w->K;
+
+	memset(w->avail, 1, (size_t) w->n * K);
+	for (int i = 0; i < w->n; i++)
+	{
+		const double *truth = w->truth + (size_t) i * K;
+		double		best = 0.0;
+
+		if (GpStateInit(&w->st[i], &w->prior, w->T + 16) < 0)
+			return 0;
+		for (int r = 0; r < w->T; r++)
+		{
+			int			a;
+
+			do
+				a = (int) (PolicyRandUniform(rng) * K);
+			while (a >= K || !w->avail[(size_t) i * K + a]);
+			w->avail[(size_t) i * K + a] = 0;
+			GpStateAdd(&w->st[i], a, truth[a]);
+			if (r == 0 || truth[a] > best)
+				best = truth[a];
+		}
+		w->last[i] = (int64_t) w->T * w->n - w->n + i;
+		w->views[i].id = i;
+		w->views[i].best = best;
+		w->views[i].n_obs = w->T;
+		w->views[i].last_served = w->last[i];
+		w->views[i].streak = 0;
+		PolicyBestArm(&w->pol.params, K, w->st[i].mu, w->st[i].var, NULL,
+					  w->avail + (size_t) i * K, w->prior.mu0, &w->views[i]);
+	}
+	w->decision_no = (int64_t) w->T * w->n;
+	return 1;
+}
+
+/* --dump: the problem for scripts/bench/decision_sklearn.py. */
+static int
+DumpProblem(const BenchWorld *w)
+{
+	double		params[6];
+	double	   *obs;
+	int			ok;
+
+	mkdir(w->dump, 0755);
+	params[0] = w->prior.lengthscale;
+	params[1] = w->prior.signal_var;
+	params[2] = w->prior.noise_var;
+	params[3] = PolicyBeta(&w->pol.params, w->K, w->T);
+	params[4] = w->m;
+	params[5] = w->K;
+	/* observations: tenant, arm in observation order */
+	obs = malloc(sizeof(double) * ((size_t) w->n * w->T * 2 + 1));
+	if (obs == NULL)
+		return 0;
+	for (int i = 0; i < w->n; i++)
+		for (int r = 0; r < w->T; r++)
+		{
+			obs[((size_t) i * w->T + r) * 2] = i;
+			obs[((size_t) i * w->T + r) * 2 + 1] = w->st[i].arms[r];
+		}
+	ok = WriteMatrix(w->dump, "history.csv", w->hist, w->m, w->K) &&
+		WriteMatrix(w->dump, "truth.csv", w->truth, w->n, w->K) &&
+		WriteMatrix(w->dump, "prior_mean.csv", w->prior.mu0, 1, w->K) &&
+		WriteMatrix(w->dump, "params.csv", params, 1, 6) &&
+		WriteMatrix(w->dump, "observations.csv", obs, w->n * w->T, 2);
+	free(obs);
+	if (!ok)
+		fprintf(stderr, "easeml-replay bench-decision: could not write to %s\n", w->dump);
+	return ok;
+}
+
+/* The run of pick finished with y: the views' bookkeeping after it. */
+static void
+NoteResult(BenchWorld *w, int pick, double y)
+{
+	PolicyTenantView *v = &w->views[pick];
+
+	if (y > v->best)
+	{
+		v->best = y;
+		w->streak[pick] = 0;
+	}
+	else
+		w->streak[pick]++;
+	v->n_obs++;
+	v->last_served = w->last[pick];
+	v->streak = w->streak[pick];
+}
+
+/* Time N steady-state decisions: finish -> update -> recompute -> pick. */
+static int
+TimeDecisions(BenchWorld *w)
+{
+	double	   *ms = malloc(sizeof(double) * w->N);
+	double		total = 0.0,
+				t_add = 0.0,
+				t_arm = 0.0,
+				t_pick = 0.0;
+	uint64_t	prng = w->seed;
+	PolicyIndex index;
+	int			pick,
+				N = w->N,
+				K = w->K;
+
+	if (ms == NULL || PolicyIndexInit(&index, w->views, w->n, 0) != 0)
+	{
+		free(ms);
+		return 0;
+	}
+	pick = PolicyIndexPick(&index, &w->pol.params, w->decision_no, &prng, NULL);
+	for (int j = 0; j < N; j++)
+	{
+		double		t0,
+					ta,
+					tb,
+					t1,
+					y;
+		int			a;
+
+		if (pick < 0)
+		{
+			N = j;
+			break;
+		}
+		a = w->views[pick].arm;
+		w->seq_t[j] = pick;
+		w->seq_a[j] = a;
+		/* dispatch (bookkeeping of the pick itself, not timed again) */
+		w->avail[(size_t) pick * K + a] = 0;
+		w->last[pick] = w->decision_no++;
+		y = w->truth[(size_t) pick * K + a];
+
+		t0 = Now();
+		/* the run finished: update the posterior incrementally */
+		GpStateAdd(&w->st[pick], a, y);
+		ta = Now();
+		NoteResult(w, pick, y);
+		/* its next candidate, then the next (tenant, arm) */
+		PolicyBestArm(&w->pol.params, K, w->st[pick].mu, w->st[pick].var, NULL,
+					  w->avail + (size_t) pick * K, w->prior.mu0, &w->views[pick]);
+		tb = Now();
+		PolicyIndexUpdate(&index, pick);
+		pick = PolicyIndexPick(&index, &w->pol.params, w->decision_no, &prng, NULL);
+		t1 = Now();
+		t_add += ta - t0;
+		t_arm += tb - ta;
+		t_pick += t1 - tb;
+		ms[j] = (t1 - t0) * 1e3;
+		total += ms[j];
+	}
+	PolicyIndexFree(&index);
+	w->N = N;
+	printf("# bench-decision: tenants=%d arms=%d obs/tenant=%d history=%d decisions=%d policy=%s openblas_threads=1\n",
+		   w->n, K, w->T, w->m, N, w->pol.name);
+	printf("# prior: %s lengthscale=%g signal_var=%g shrinkage=%g noise_var=%g (fitted on the history)\n",
+		   w->empirical ? "empirical" : "rbf", w->prior.lengthscale,
+		   w->prior.signal_var, w->prior.shrinkage, w->prior.noise_var);
+	printf("# mean per decision: posterior update %.2f us, candidate %.2f us, pick across tenants %.2f us\n",
+		   N > 0 ? t_add / N * 1e6 : NAN, N > 0 ? t_arm / N * 1e6 : NAN,
+		   N > 0 ? t_pick / N * 1e6 : NAN);
+	{
+		double		mean = N > 0 ? total / N : NAN;
+		double		med = N > 0 ? MedianInPlace(ms, N) : NAN;	/* sorts ms */
+
+		printf("DECISION median_ms=%.6f mean_ms=%.6f p99_ms=%.6f\n", med, mean,
+			   N > 0 ? ms[(int) (0.99 * (N - 1))] : NAN);
+	}
+	free(ms);
+	return 1;
+}
+
+/* --dump: the sequence of timed decisions, for the Python side to follow. */
+static int
+DumpSequence(const BenchWorld *w)
+{
+	char		path[1024];
+	FILE	   *f;
+
+	snprintf(path, sizeof(path), "%s/sequence.csv", w->dump);
+	if ((f = fopen(path, "w")) == NULL)
+		return 0;
+	fprintf(f, "step,tenant,arm\n");
+	for (int i = 0; i < w->N; i++)
+		fprintf(f, "%d,%d,%d\n", i, w->seq_t[i], w->seq_a[i]);
+	return fclose(f) == 0;
+}
+
+static int
+BenchDecision(int argc, char **argv)
+{
+	BenchWorld	w = {.n = 1000,.K = 200,.T = 50,.m = 100,.N = 2000,.seed = 1};
+	GpPriorOptions opt;
+	uint64_t	rng;
+	int			grc,
+				rc = 1;
+
+	if ((rc = ParseBenchArgs(argc, argv, &w)) != 0)
+		return rc;
+	rc = 1;
+	rng = w.seed * 0x9E3779B97F4A7C15ULL + 7;
+	if (!BenchWorldAlloc(&w) || !GenerateQuality(&w, &rng))
 	{
 		fprintf(stderr, "easeml-replay bench-decision: out of memory\n");
 		goto done;
 	}
-	for (k = 0; k < K; k++)
-	{
-		eff[k] = 0.8 * RandNormal(&rng);
-		for (r = 0; r < 3; r++)
-			B[k * 3 + r] = RandNormal(&rng);
-	}
-	for (i = 0; i < m + n; i++)
-	{
-		lat[i] = 0.7 * RandNormal(&rng);
-		for (r = 0; r < 3; r++)
-			A[i * 3 + r] = 0.4 * RandNormal(&rng);
-	}
-	for (i = 0; i < m + n; i++)
-		for (k = 0; k < K; k++)
-		{
-			double		x = 1.0 + eff[k] + lat[i] + 0.05 * RandNormal(&rng);
-
-			for (r = 0; r < 3; r++)
-				x += A[i * 3 + r] * B[k * 3 + r];
-			if (i < m)
-				hist[(size_t) i * K + k] = Sigmoid(x);
-			else
-				truth[(size_t) (i - m) * K + k] = Sigmoid(x);
-		}
 
 	/*
 	 * RBF prior over history columns (comparable with scikit-learn's RBF),
 	 * or with --kernel empirical the live scheduler's own
 	 */
 	memset(&opt, 0, sizeof(opt));
-	opt.kernel = empirical ? GP_KERNEL_EMPIRICAL : GP_KERNEL_RBF;
-	grc = GpPriorFit(hist, m, K, &opt, &prior);
-	if (grc < 0)
+	opt.kernel = w.empirical ? GP_KERNEL_EMPIRICAL : GP_KERNEL_RBF;
+	if ((grc = GpPriorFit(w.hist, w.m, w.K, &opt, &w.prior)) < 0)
 	{
 		fprintf(stderr, "easeml-replay bench-decision: prior: %s\n", GpStatusText(grc));
 		goto done;
 	}
-
-	/* steady state: T random observations per tenant (not timed) */
-	memset(avail, 1, (size_t) n * K);
-	for (i = 0; i < n; i++)
+	if (!BenchSteadyState(&w, &rng))
 	{
-		last[i] = -1;
-		if (GpStateInit(&st[i], &prior, T + 16) < 0)
-		{
-			fprintf(stderr, "easeml-replay bench-decision: out of memory\n");
-			goto done;
-		}
-		for (r = 0; r < T; r++)
-		{
-			int			a;
-
-			do
-				a = (int) (PolicyRandUniform(&rng) * K);
-			while (a >= K || !avail[(size_t) i * K + a]);
-			avail[(size_t) i * K + a] = 0;
-			GpStateAdd(&st[i], a, truth[(size_t) i * K + a]);
-			if (r == 0 || truth[(size_t) i * K + a] > best[i])
-				best[i] = truth[(size_t) i * K + a];
-			nobs[i]++;
-		}
-		/* decisions so far were served round-robin */
-		last[i] = (int64_t) T * n - n + i;
-		views[i].id = i;
-		views[i].best = best[i];
-		views[i].n_obs = nobs[i];
-		views[i].last_served = last[i];
-		views[i].streak = 0;
-		PolicyBestArm(&pol.params, K, st[i].mu, st[i].var, NULL,
-					  avail + (size_t) i * K, prior.mu0, &views[i]);
+		fprintf(stderr, "easeml-replay bench-decision: out of memory\n");
+		goto done;
 	}
-	decision_no = (int64_t) T * n;
-
-	if (dump)
-	{
-		char		path[1024];
-		double	   *obs;
-		double		params[6];
-
-		mkdir(dump, 0755);
-		params[0] = prior.lengthscale;
-		params[1] = prior.signal_var;
-		params[2] = prior.noise_var;
-		params[3] = PolicyBeta(&pol.params, K, T);
-		params[4] = m;
-		params[5] = K;
-		if (!WriteMatrix(dump, "history.csv", hist, m, K) ||
-			!WriteMatrix(dump, "truth.csv", truth, n, K) ||
-			!WriteMatrix(dump, "prior_mean.csv", prior.mu0, 1, K) ||
-			!WriteMatrix(dump, "params.csv", params, 1, 6))
-		{
-			fprintf(stderr, "easeml-replay bench-decision: could not write to %s\n", dump);
-			goto done;
-		}
-		/* observations: tenant, arm in observation order */
-		obs = malloc(sizeof(double) * (size_t) n * T * 2);
-		if (obs == NULL)
-			goto done;
-		for (i = 0; i < n; i++)
-			for (r = 0; r < T; r++)
-			{
-				obs[((size_t) i * T + r) * 2] = i;
-				obs[((size_t) i * T + r) * 2 + 1] = st[i].arms[r];
-			}
-		if (!WriteMatrix(dump, "observations.csv", obs, n * T, 2))
-		{
-			free(obs);
-			goto done;
-		}
-		free(obs);
-		(void) path;
-	}
-
-	/* timed steady state: finish -> update -> recompute -> pick */
-	{
-		double	   *ms = malloc(sizeof(double) * N);
-		double		total = 0.0,
-					med;
-		double		t_add = 0.0,
-					t_arm = 0.0,
-					t_pick = 0.0;
-		uint64_t	prng = seed;
-		PolicyIndex index;
-		int			pick;
-		int			j,
-					mm;
-
-		if (ms == NULL)
-			goto done;
-		if (PolicyIndexInit(&index, views, n, 0) != 0)
-		{
-			free(ms);
-			goto done;
-		}
-		pick = PolicyIndexPick(&index, &pol.params, decision_no, &prng, NULL);
-		for (j = 0; j < N; j++)
-		{
-			double		t0,
-						t1,
-						ta,
-						tb,
-						y;
-			int			a;
-
-			if (pick < 0)
-			{
-				N = j;
-				break;
-			}
-			a = views[pick].arm;
-			seq_t[j] = pick;
-			seq_a[j] = a;
-			/* dispatch (bookkeeping of the pick itself, not timed again) */
-			avail[(size_t) pick * K + a] = 0;
-			last[pick] = decision_no++;
-			y = truth[(size_t) pick * K + a];
-
-			t0 = Now();
-			/* the run finished: update the posterior incrementally */
-			GpStateAdd(&st[pick], a, y);
-			ta = Now();
-			if (y > best[pick])
-			{
-				best[pick] = y;
-				streak[pick] = 0;
-			}
-			else
-				streak[pick]++;
-			nobs[pick]++;
-			views[pick].best = best[pick];
-			views[pick].n_obs = nobs[pick];
-			views[pick].last_served = last[pick];
-			views[pick].streak = streak[pick];
-			/* its next candidate, then the next (tenant, arm) */
-			PolicyBestArm(&pol.params, K, st[pick].mu, st[pick].var, NULL,
-						  avail + (size_t) pick * K, prior.mu0, &views[pick]);
-			tb = Now();
-			PolicyIndexUpdate(&index, pick);
-			pick = PolicyIndexPick(&index, &pol.params, decision_no, &prng, NULL);
-			t1 = Now();
-			t_add += ta - t0;
-			t_arm += tb - ta;
-			t_pick += t1 - tb;
-			ms[j] = (t1 - t0) * 1e3;
-			total += ms[j];
-		}
-		for (j = 1; j < N; j++)
-		{
-			double		x = ms[j];
-
-			for (mm = j - 1; mm >= 0 && ms[mm] > x; mm--)
-				ms[mm + 1] = ms[mm];
-			ms[mm + 1] = x;
-		}
-		med = N > 0 ? ((N % 2) ? ms[N / 2] : 0.5 * (ms[N / 2 - 1] + ms[N / 2])) : NAN;
-		printf("# bench-decision: tenants=%d arms=%d obs/tenant=%d history=%d decisions=%d policy=%s openblas_threads=1\n",
-			   n, K, T, m, N, pol.name);
-		printf("# prior: %s lengthscale=%g signal_var=%g shrinkage=%g noise_var=%g (fitted on the history)\n",
-			   empirical ? "empirical" : "rbf", prior.lengthscale,
-			   prior.signal_var, prior.shrinkage, prior.noise_var);
-		PolicyIndexFree(&index);
-		printf("# mean per decision: posterior update %.2f us, candidate %.2f us, pick across tenants %.2f us\n",
-			   N > 0 ? t_add / N * 1e6 : NAN, N > 0 ? t_arm / N * 1e6 : NAN,
-			   N > 0 ? t_pick / N * 1e6 : NAN);
-		printf("DECISION median_ms=%.6f mean_ms=%.6f p99_ms=%.6f\n", med,
-			   N > 0 ? total / N : NAN, N > 0 ? ms[(int) (0.99 * (N - 1))] : NAN);
-		free(ms);
-	}
-
-	if (dump)
-	{
-		char		path[1024];
-
-		snprintf(path, sizeof(path), "%s/sequence.csv", dump);
-		f = fopen(path, "w");
-		if (f == NULL)
-			goto done;
-		fprintf(f, "step,tenant,arm\n");
-		for (i = 0; i < N; i++)
-			fprintf(f, "%d,%d,%d\n", i, seq_t[i], seq_a[i]);
-		fclose(f);
-		f = NULL;
-	}
-	rc = 0;
+	if ((w.dump == NULL || DumpProblem(&w)) && TimeDecisions(&w) &&
+		(w.dump == NULL || DumpSequence(&w)))
+		rc = 0;
 
 done:
-	if (st)
-		for (i = 0; i < n; i++)
-			GpStateFree(&st[i]);
-	GpPriorFree(&prior);
-	free(hist);
-	free(truth);
-	free(A);
-	free(B);
-	free(eff);
-	free(lat);
-	free(st);
-	free(avail);
-	free(views);
-	free(best);
-	free(nobs);
-	free(last);
-	free(streak);
-	free(seq_t);
-	free(seq_a);
+	BenchWorldFree(&w);
 	return rc;
 }
 
