@@ -309,6 +309,7 @@ extern double TrParamDouble(json_object *params, const char *key, double dflt);
 extern const char *TrParamString(json_object *params, const char *key,
 								 const char *dflt);
 extern double TrNow(void);		/* monotonic seconds */
+extern double TrCpuNow(void);	/* CPU seconds of the process */
 
 /* tr_util.c: more helpers for families (added) */
 extern uint64_t TrRandBelow(uint64_t *state, uint64_t n); /* [0, n) */
