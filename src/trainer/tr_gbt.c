@@ -87,6 +87,7 @@ typedef struct GbtBuilder
 	int			nleaves;		/* leaves[0 .. nleaves) are open */
 	HistBin    *gh;				/* n: {g, h, 1, 0} of a node's rows, gathered */
 	HistBin    *lanes;			/* GBT_LANES x TREE_MAX_BINS partial histograms */
+	int		   *right;			/* n: the right-hand rows of a partition */
 } GbtBuilder;
 
 /*
@@ -141,6 +142,37 @@ BuildHist(GbtBuilder *b, const int *idx, int lo, int hi, HistBin *hist)
 		for (; i < m; i++)
 			hj[col[ix[i]]] += gh[i];
 	}
+}
+
+/*
+ * Rows idx[lo..hi) whose bin of the split's feature is <= bin first, the
+ * others after, each side in its former order; returns where the right
+ * side starts.  Every row is written to both sides and only the side it
+ * belongs to moves on, so the loop has no branch to mispredict (a split
+ * sends rows either way at random, as far as the CPU can tell), and rows
+ * stay in increasing order, so that the histograms of the children read
+ * their bins and gradients front to back.
+ */
+static int
+GbtPartition(GbtBuilder *b, int lo, int hi, const uint8_t *col, int bin)
+{
+	int		   *idx = b->idx,
+			   *right = b->right;
+	int			nl = lo,
+				nr = 0;
+
+	for (int i = lo; i < hi; i++)
+	{
+		int			r = idx[i],
+					left = col[r] <= bin;
+
+		idx[nl] = r;			/* nl <= i: a position already read */
+		right[nr] = r;
+		nl += left;
+		nr += !left;
+	}
+	memcpy(idx + nl, right, sizeof(int) * nr);
+	return nl;
 }
 
 /* best split of a leaf from its histogram */
@@ -236,10 +268,10 @@ GiveHist(GbtBuilder *b, HistBin *h)
 
 /*
  * Grow one tree on gradients g and Hessians h (best-first); adds the leaf
- * values (already times lr) to F[i * stride] for every training row.
+ * values (already times lr) to F[i] for every training row.
  */
 static int
-GrowBoostTree(GbtBuilder *b, Tree *t, double *F, int stride)
+GrowBoostTree(GbtBuilder *b, Tree *t, double *F)
 {
 	int			nleaves = 1;
 
@@ -276,8 +308,8 @@ GrowBoostTree(GbtBuilder *b, Tree *t, double *F, int stride)
 		if (best < 0)
 			break;
 		lf = &b->leaves[best];
-		mid = TreePartition(b->idx, lf->lo, lf->hi,
-						b->bins + (size_t) lf->split.feature * b->n, lf->split.bin);
+		mid = GbtPartition(b, lf->lo, lf->hi,
+						   b->bins + (size_t) lf->split.feature * b->n, lf->split.bin);
 		memset(&cl, 0, sizeof(cl));
 		memset(&cr, 0, sizeof(cr));
 		cl.lo = lf->lo;
@@ -359,7 +391,7 @@ GrowBoostTree(GbtBuilder *b, Tree *t, double *F, int stride)
 			return -1;
 		v[0] = (float) val;
 		for (int i = lf->lo; i < lf->hi; i++)
-			F[(size_t) b->idx[i] * stride] += v[0];
+			F[b->idx[i]] += v[0];
 		GiveHist(b, lf->hist);
 		lf->hist = NULL;
 	}
@@ -390,6 +422,8 @@ GbtFit(const TrContext *ctx, TrResult *res)
 	double	   *gc = malloc(sizeof(double) * n);
 	double	   *hc = malloc(sizeof(double) * n);
 	double	   *init = calloc(kk, sizeof(double));
+	double	   *ebuf = malloc(sizeof(double) * kk);	/* one row's exp(F - max) */
+	double	   *fbuf = malloc(sizeof(double) * kk);	/* one row's F */
 	int		   *pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
 	double	   *tpred = malloc(sizeof(double) * (nv > 0 ? nv : 1));
 	double		loss = NAN;
@@ -419,7 +453,8 @@ GbtFit(const TrContext *ctx, TrResult *res)
 	b.gh = aligned_alloc(sizeof(HistBin), sizeof(HistBin) * (size_t) (n > 0 ? n : 1));
 	b.lanes = aligned_alloc(sizeof(HistBin), sizeof(HistBin) * GBT_LANES * TREE_MAX_BINS);
 	b.off = malloc(sizeof(size_t) * (d > 0 ? d : 1));
-	if (!b.gh || !b.lanes || !b.off || !trees || !F || !Fv || !g || !h || !gc || !hc || !init ||
+	b.right = malloc(sizeof(int) * (n > 0 ? n : 1));
+	if (!b.gh || !b.lanes || !b.off || !b.right || !ebuf || !fbuf || !trees || !F || !Fv || !g || !h || !gc || !hc || !init ||
 		!pred || !tpred || !b.idx || !b.leaves || !b.pool ||
 		TreePrepareBins(data, max_bins, &bins, &btr, NULL) != 0)
 	{
@@ -478,8 +513,10 @@ GbtFit(const TrContext *ctx, TrResult *res)
 				init[c] = log(fmax(cnt[c] / n, 1e-12));
 		free(cnt);
 	}
-	for (int i = 0; i < n; i++)
-		memcpy(F + (size_t) i * kk, init, sizeof(double) * kk);
+	/* class-major: a tree of class c adds to F[c * n .. c * n + n) */
+	for (int c = 0; c < kk; c++)
+		for (int i = 0; i < n; i++)
+			F[(size_t) c * n + i] = init[c];
 
 	for (int r = 0; r < rounds; r++)
 	{
@@ -492,8 +529,10 @@ GbtFit(const TrContext *ctx, TrResult *res)
 		loss = 0.0;
 		for (int i = 0; i < n; i++)
 		{
-			double	   *f = F + (size_t) i * kk;
+			double	   *f = fbuf;
 
+			for (int c = 0; c < kk; c++)
+				f[c] = F[(size_t) c * n + i];
 			if (!classify)
 			{
 				double		e = f[0] - data->ttr[i];
@@ -520,10 +559,13 @@ GbtFit(const TrContext *ctx, TrResult *res)
 				for (int c = 1; c < kk; c++)
 					mx = fmax(mx, f[c]);
 				for (int c = 0; c < kk; c++)
-					sum += exp(f[c] - mx);
+				{
+					ebuf[c] = exp(f[c] - mx);
+					sum += ebuf[c];
+				}
 				for (int c = 0; c < kk; c++)
 				{
-					double		p = exp(f[c] - mx) / sum;
+					double		p = ebuf[c] / sum;
 
 					g[(size_t) c * n + i] = p - (data->ytr[i] == c ? 1.0 : 0.0);
 					h[(size_t) c * n + i] = fmax(p * (1.0 - p), 1e-16);
@@ -541,7 +583,7 @@ GbtFit(const TrContext *ctx, TrResult *res)
 		{
 			memcpy(gc, g + (size_t) c * n, sizeof(double) * n);
 			memcpy(hc, h + (size_t) c * n, sizeof(double) * n);
-			if (GrowBoostTree(&b, &trees[ntrees], F + c, kk) != 0)
+			if (GrowBoostTree(&b, &trees[ntrees], F + (size_t) c * n) != 0)
 			{
 				ntrees++;
 				TrSetError(res, "out of memory growing gbt trees");
@@ -633,6 +675,7 @@ done:
 	free(b.gh);
 	free(b.lanes);
 	free(b.off);
+	free(b.right);
 	TreeBinsFree(&bins);
 	free(btr);
 	free(bva);
@@ -643,6 +686,8 @@ done:
 	free(gc);
 	free(hc);
 	free(init);
+	free(ebuf);
+	free(fbuf);
 	free(pred);
 	free(tpred);
 	return rc;
