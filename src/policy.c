@@ -54,17 +54,19 @@
 
 static const char *const policy_names[POLICY_NAMED_COUNT] = {
 	"rr", "random", "popular", "max_width", "max_gap", "max_ei", "hybrid",
-	"fifo", "default", "tenant_bo"
+	"fifo", "default", "tenant_bo", "auto"
 };
 
 /*
  * What the named specs expand to.  "default" is the live scheduler's
- * default policy (easeml.policy); docs/scheduler.md says how it was chosen
- * and on which seeds.
+ * default policy (easeml.policy): "auto", which chooses by replay on the
+ * history and runs "hybrid:cost" until it has chosen; docs/scheduler.md
+ * says how it was chosen and on which seeds.
  */
 static const char *const policy_expansions[POLICY_NAMED_COUNT - POLICY__COUNT] = {
-	"hybrid:cost",				/* default */
-	"rr:cost:acq=ei"			/* tenant_bo */
+	"auto",						/* default */
+	"rr:cost:acq=ei",			/* tenant_bo */
+	"hybrid:cost"				/* auto, until it has chosen */
 };
 
 static const char *const rule_names[POLICY_RULE__COUNT] = {
@@ -300,6 +302,8 @@ PolicyParseSpec(const char *spec, PolicyParams *params, char *err,
 			snprintf(base, sizeof(base), "%s", policy_expansions[i - POLICY__COUNT]);
 			if (PolicyParseSpec(base, params, err, errlen) != POLICY_OK)
 				return POLICY_BAD_INPUT;
+			if (strcmp(buf, "auto") == 0)
+				params->auto_select = 1;
 			return colon ? ApplyOptions(params, colon + 1, spec, err, errlen) :
 				POLICY_OK;
 		}

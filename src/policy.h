@@ -40,10 +40,16 @@ typedef enum PolicyKind
 /*
  * Named specs besides the kinds: PolicyName(i) for POLICY__COUNT <= i <
  * POLICY_NAMED_COUNT, expanded by PolicyParseSpec.  "default" is the live
- * scheduler's default policy; "tenant_bo" is the fair per-tenant baseline
- * (every task its own cost-aware GP-EI, tasks served round-robin).
+ * scheduler's default policy, "auto": choose among POLICY_AUTO_CANDIDATES
+ * by replaying them on the installed history (src/autopolicy.h), with
+ * "hybrid:cost"'s parameters until a choice is made; "tenant_bo" is the
+ * fair per-tenant baseline (every task its own cost-aware GP-EI, tasks
+ * served round-robin).
  */
-#define POLICY_NAMED_COUNT (POLICY__COUNT + 2)
+#define POLICY_NAMED_COUNT (POLICY__COUNT + 3)
+
+/* What "auto" chooses from, in this order; the first of equals wins. */
+#define POLICY_AUTO_CANDIDATES "hybrid:cost,tenant_bo,popular"
 
 /*
  * Acquisition for the arm of one task.  DEFAULT picks the policy's own: EI
@@ -99,6 +105,11 @@ typedef struct PolicyParams
 	int			spread;			/* several devices: greedy and random rules
 								 * only consider the tasks with the fewest
 								 * runs in flight (work-conserving) */
+	int			auto_select;	/* "auto" (and "default"): the caller
+								 * replaces these params with those of the
+								 * POLICY_AUTO_CANDIDATES spec its replay
+								 * on the history chose; the decision code
+								 * ignores this flag */
 } PolicyParams;
 
 extern int	PolicyFromName(const char *name);	/* a kind; -1 if unknown */
@@ -110,7 +121,7 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
 /*
  * Parse a policy spec "name[:option]..." into params; returns 0, or
  * POLICY_BAD_INPUT with a message in err (which may be NULL).  name is a
- * kind or a named spec ("default", "tenant_bo"); options:
+ * kind or a named spec ("default", "auto", "tenant_bo"); options:
  *	 cost           cost-aware acquisition (and gain-per-second task score)
  *	 acq=ucb|ei     arm acquisition
  *	 beta=X         constant beta (default: the schedule of PolicyBeta)
