@@ -154,6 +154,7 @@ PolicyParamsDefault(PolicyParams *params, PolicyKind kind)
 	params->beta = 0.0;
 	params->delta = 0.1;
 	params->cost_floor = POLICY_DEFAULT_COST_FLOOR;
+	params->cost_exp = 1.0;
 	params->warm_start = 1;
 	params->fairness_window = 0;
 	params->streak_limit = 0;
@@ -219,6 +220,8 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 		return OptDouble(val, &p->beta) && p->beta >= 0.0;
 	else if (strcmp(key, "delta") == 0 && val)
 		return OptDouble(val, &p->delta) && p->delta > 0.0 && p->delta < 1.0;
+	else if (strcmp(key, "ce") == 0 && val)
+		return OptDouble(val, &p->cost_exp) && p->cost_exp > 0.0 && p->cost_exp <= 2.0;
 	else if (strcmp(key, "floor") == 0 && val)
 		return OptDouble(val, &p->cost_floor) && p->cost_floor > 0.0;
 	else if (strcmp(key, "tc") == 0 && val)
@@ -387,6 +390,16 @@ EiUpperBound(double d, double v)
 	return (d > 0.0 ? d : 0.0) + phi0 * s / (1.0 + q + 0.5 * q * q);
 }
 
+/* What cost-aware EI divides by: cost^ce (ce = 1 unless set). */
+static inline double
+CostDivisor(const PolicyParams *params, double c)
+{
+	c = c > POLICY_MIN_COST ? c : POLICY_MIN_COST;
+	if (params->cost_exp > 0.0 && params->cost_exp != 1.0)
+		return pow(c, params->cost_exp);
+	return c;
+}
+
 /* EI of arm k, per second when cost-aware. */
 static inline double
 ArmEi(const PolicyParams *params, const double *mu, const double *var,
@@ -397,7 +410,7 @@ ArmEi(const PolicyParams *params, const double *mu, const double *var,
 											  best);
 
 	if (params->cost_aware && cost)
-		a /= cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST;
+		a /= CostDivisor(params, cost[k]);
 	return a;
 }
 
@@ -527,7 +540,7 @@ TopArmsEi(const PolicyParams *params, int K, const double *mu,
 		if (!avail[k])
 			continue;
 		if (params->cost_aware && cost)
-			c = cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST;
+			c = CostDivisor(params, cost[k]);
 		ub[k] = EiUpperBound(mu[k] - b, var[k] > 0.0 ? var[k] : 0.0) / c;
 		if (ub[k] > maxub)
 		{

@@ -95,6 +95,8 @@ typedef struct PolicyParams
 	double		beta;			/* > 0: constant; <= 0: schedule */
 	double		delta;			/* schedule delta */
 	double		cost_floor;		/* floor of the relative cost c~ */
+	double		cost_exp;		/* cost-aware EI divides by cost^cost_exp
+								 * (<= 0: 1) */
 	int			warm_start;		/* serve every task once before scores */
 	int			fairness_window;	/* hybrid: no task waits more than this
 									 * many decisions (0: 3 x tasks) */
@@ -127,6 +129,7 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
  *	 beta=X         constant beta (default: the schedule of PolicyBeta)
  *	 delta=X        schedule delta, in (0, 1)
  *	 floor=X        relative cost floor of cost-aware UCB, > 0
+ *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 warm=0|1       serve every task once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)

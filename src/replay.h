@@ -48,6 +48,7 @@
  *	 beta=X         constant beta (default: the schedule of algorithm.md 2.3)
  *	 delta=X        schedule delta
  *	 floor=X        relative cost floor of cost-aware UCB
+ *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 warm=0|1       serve every tenant once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 2 x tenants)

@@ -505,6 +505,35 @@ TestAcquisition(void)
 	CHECK(PolicyBeta(&pp, 100, 5) > PolicyBeta(&pp, 100, 4), "beta grows with t");
 	pp.beta = 2.5;
 	CHECK(PolicyBeta(&pp, 100, 9) == 2.5, "constant beta");
+
+	/*
+	 * ce=X: cost-aware EI per cost^X.  Arm 1 has r times arm 0's EI and
+	 * costs r^1.5 times as much: per second (X = 1) arm 0 wins, per
+	 * cost^0.5 arm 1, per cost^2 arm 0.
+	 */
+	{
+		double		mu[2] = {0.5, 0.6},
+					var[2] = {0.01, 0.01},
+					r = PolicyExpectedImprovement(0.6, 0.1, 0.55) /
+			PolicyExpectedImprovement(0.5, 0.1, 0.55),
+					cost[2] = {1.0, pow(r, 1.5)};
+		unsigned char avail[2] = {1, 1};
+		const char *specs[] = {"rr:cost:acq=ei", "rr:cost:acq=ei:ce=0.5", "rr:cost:acq=ei:ce=2"};
+		int			want[] = {0, 1, 0};
+
+		for (i = 0; i < 3; i++)
+		{
+			PolicyTenantView v;
+
+			memset(&v, 0, sizeof(v));
+			v.best = 0.55;
+			CHECK(PolicyParseSpec(specs[i], &pp, NULL, 0) == 0 &&
+				  PolicyBestArm(&pp, 2, mu, var, cost, avail, mu, &v) == 0 &&
+				  v.arm == want[i], "%s picks arm %d (got %d)", specs[i], want[i], v.arm);
+		}
+		CHECK(PolicyParseSpec("rr:cost:ce=0", &pp, NULL, 0) != 0 &&
+			  PolicyParseSpec("rr:cost:ce=3", &pp, NULL, 0) != 0, "ce out of (0, 2] refused");
+	}
 }
 
 /* The candidate is never an evaluated or running arm; ties by index. */
