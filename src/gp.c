@@ -784,6 +784,324 @@ BuildCov(const double *history, int K, const int *rows, int n,
 }
 
 /*
+ * The hyperparameter search of GpPriorFit: even rows build a prior, odd
+ * rows (at most GP_MAX_HELDOUT_ROWS) score it by held-out likelihood.
+ */
+typedef struct GridFit
+{
+	int			na;				/* build rows */
+	int			nb;				/* held-out rows */
+	int		   *rows_a;			/* na: the build rows' indices */
+	double	   *held;			/* nb x K: the held-out rows */
+	double	   *mu_a;			/* K: the build rows' mean */
+	double	   *cov_a;			/* K x K (dense search) */
+	double	   *sdiag;			/* K: column variances (low-rank search) */
+	double	   *work;
+	int			low_rank;
+} GridFit;
+
+static void
+GridFree(GridFit *g)
+{
+	free(g->rows_a);
+	free(g->held);
+	free(g->mu_a);
+	free(g->cov_a);
+	free(g->sdiag);
+	free(g->work);
+	memset(g, 0, sizeof(*g));
+}
+
+/* Split the rows, allocate the search's buffers and copy the held-out rows. */
+static int
+GridAlloc(GridFit *g, const double *history, int m, int K, const GpPriorOptions *opt)
+{
+	int			n_nan = 0;
+
+	memset(g, 0, sizeof(*g));
+	g->rows_a = malloc(sizeof(int) * (size_t) m);
+	if (g->rows_a == NULL)
+		return GP_NO_MEMORY;
+	for (int i = 0; i < m; i += 2)
+		g->rows_a[g->na++] = i;
+	g->nb = m / 2 < GP_MAX_HELDOUT_ROWS ? m / 2 : GP_MAX_HELDOUT_ROWS;
+
+	/*
+	 * Few build rows for many arms: the empirical covariance has low rank
+	 * and LowRankLogLik scores it without a K x K factorisation (the same
+	 * numbers up to rounding).
+	 */
+	g->low_rank = opt->kernel == GP_KERNEL_EMPIRICAL && 2 * g->na <= K && !opt->dense_fit;
+	g->held = malloc(sizeof(double) * (size_t) (g->nb > 0 ? g->nb : 1) * K);
+	g->mu_a = malloc(sizeof(double) * (size_t) K);
+	if (g->low_rank)
+	{
+		g->sdiag = malloc(sizeof(double) * (size_t) K);
+		g->work = malloc(sizeof(double) * (2 * (size_t) g->na * K + 2 * (size_t) K));
+	}
+	else
+	{
+		g->cov_a = malloc(sizeof(double) * (size_t) K * K);
+		g->work = malloc(sizeof(double) * (3 * (size_t) K * K + K));
+	}
+	if (g->held == NULL || g->mu_a == NULL || g->work == NULL ||
+		(g->low_rank ? g->sdiag == NULL : g->cov_a == NULL))
+	{
+		GridFree(g);
+		return GP_NO_MEMORY;
+	}
+	/* odd rows, in order; rows with NaN only up to a cap */
+	{
+		int			kept = 0;
+
+		for (int i = 1; i < m && kept < g->nb; i += 2)
+		{
+			const double *row = history + (size_t) i * K;
+			int			has_nan = 0;
+
+			for (int k = 0; k < K && !has_nan; k++)
+				has_nan = isnan(row[k]);
+			if (has_nan && n_nan >= GP_MAX_NAN_HELDOUT_ROWS)
+				continue;
+			n_nan += has_nan;
+			memcpy(g->held + (size_t) kept * K, row, sizeof(double) * K);
+			kept++;
+		}
+		g->nb = kept;
+	}
+	return GP_OK;
+}
+
+/*
+ * The empirical kernel's build rows, centred (scratch + cells), and their
+ * covariance (scratch + 2 cells) or only its diagonal (sdiag), once for
+ * every lambda.
+ */
+static void
+GridCentre(GridFit *g, const double *history, int K, double *scratch, size_t cells)
+{
+	double	   *X = scratch;
+	double	   *Xc = scratch + cells;
+
+	CompleteRows(history, K, g->rows_a, g->na, g->mu_a, X);
+	if (!g->low_rank)
+	{
+		EmpiricalCov(X, g->na, K, g->mu_a, Xc, scratch + 2 * cells);
+		return;
+	}
+	for (int k = 0; k < K; k++)
+		g->sdiag[k] = 0.0;
+	for (int i = 0; i < g->na; i++)
+		for (int k = 0; k < K; k++)
+		{
+			double		d = X[(size_t) i * K + k] - g->mu_a[k];
+
+			Xc[(size_t) i * K + k] = d;
+			g->sdiag[k] += d * d;
+		}
+	for (int k = 0; k < K; k++)
+		g->sdiag[k] /= g->na;
+}
+
+/*
+ * Search the grid of the hyperparameters opt leaves unset (<= 0) for the
+ * best held-out log-likelihood; set them in opt.  ref_dist and mean_var
+ * are the RBF grid's units.
+ */
+static int
+GridSearch(GridFit *g, const double *history, int K, GpPriorOptions *opt,
+		   double ref_dist, double mean_var, double *scratch, size_t cells,
+		   double *best_ll)
+{
+	static const double lambda_grid[] = {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.6};
+	static const double lscale_grid[] = {0.25, 0.5, 1.0, 2.0, 4.0};
+	static const double svar_grid[] = {0.5, 1.0, 2.0, 4.0};
+	static const double noise_grid[] = {1e-6, 1e-5, 1e-4, 1e-3, 4e-3};
+	int			empirical = opt->kernel == GP_KERNEL_EMPIRICAL;
+	int			n1 = empirical ? (opt->shrinkage > 0.0 ? 1 : 7) : (opt->lengthscale > 0.0 ? 1 : 5);
+	int			n2 = empirical ? 1 : (opt->signal_var > 0.0 ? 1 : 4);
+	int			n3 = opt->noise_var > 0.0 ? 1 : 5;
+	double		best = -INFINITY;
+	GpPriorOptions found = *opt;
+
+	if (empirical)
+		GridCentre(g, history, K, scratch, cells);
+	for (int i1 = 0; i1 < n1; i1++)
+		for (int i2 = 0; i2 < n2; i2++)
+		{
+			double		lambda = 0.0,
+						l = 0.0,
+						s2 = 0.0;
+
+			if (empirical)
+			{
+				lambda = opt->shrinkage > 0.0 ? opt->shrinkage : lambda_grid[i1];
+				if (!g->low_rank)
+					ShrinkCov(scratch + 2 * cells, K, lambda, g->cov_a);
+			}
+			else
+			{
+				l = opt->lengthscale > 0.0 ? opt->lengthscale : lscale_grid[i1] * ref_dist;
+				s2 = opt->signal_var > 0.0 ? opt->signal_var : svar_grid[i2] * mean_var;
+				BuildCov(history, K, g->rows_a, g->na, opt->kernel,
+						 opt->standardize_rows, lambda, l, s2, g->mu_a,
+						 g->cov_a, scratch);
+			}
+			for (int i3 = 0; i3 < n3; i3++)
+			{
+				double		noise = opt->noise_var > 0.0 ? opt->noise_var : noise_grid[i3];
+				double		ll;
+				int			rc;
+
+				if (g->low_rank)
+					rc = LowRankLogLik(g->mu_a, scratch + cells, g->sdiag, g->na,
+									   K, lambda, noise, g->held, g->nb,
+									   g->work, &ll);
+				else
+					rc = MeanLogLik(g->mu_a, g->cov_a, noise, K, g->held, g->nb,
+									g->work, NULL, &ll);
+				if (rc < 0 || !(ll > best))
+					continue;	/* unusable or not better */
+				best = ll;
+				found.shrinkage = lambda;
+				found.lengthscale = l;
+				found.signal_var = s2;
+				found.noise_var = noise;
+			}
+		}
+	if (best == -INFINITY)
+		return GP_NOT_PD;
+	*opt = found;
+	*best_ll = best;
+	return GP_OK;
+}
+
+/*
+ * Units of the RBF grid from all rows: the mean pairwise column distance
+ * (cheaper than a median and as good for placing a grid) and the mean
+ * column variance around mu0.
+ */
+static int
+RbfUnits(const double *history, int m, int K, const GpPriorOptions *opt,
+		 const int *rows, double *mu0, double *scratch, size_t cells,
+		 double *ref_dist, double *mean_var)
+{
+	double	   *X = scratch;
+	double	   *D = malloc(sizeof(double) * (size_t) K * K);
+	size_t		npair = 0;
+
+	if (D == NULL)
+		return GP_NO_MEMORY;
+	*ref_dist = 0.0;
+	*mean_var = 0.0;
+	CompleteRows(history, K, rows, m, mu0, X);
+	ColumnDistances(X, m, K, opt->standardize_rows, scratch + cells, D);
+	for (int i = 0; i < K; i++)
+		for (int k = i + 1; k < K; k++)
+		{
+			*ref_dist += sqrt(D[(size_t) i * K + k]);
+			npair++;
+		}
+	free(D);
+	if (npair > 0)
+		*ref_dist /= npair;
+	if (!(*ref_dist > 1e-9))
+		*ref_dist = 0.1;
+	for (int k = 0; k < K; k++)
+	{
+		double		s = 0.0;
+
+		for (int i = 0; i < m; i++)
+		{
+			double		d = X[(size_t) i * K + k] - mu0[k];
+
+			s += d * d;
+		}
+		*mean_var += s / m;
+	}
+	*mean_var /= K;
+	if (!(*mean_var > 1e-9))
+		*mean_var = GP_DEFAULT_VAR;
+	return GP_OK;
+}
+
+/* Whether the rows are enough, and opt leaves something to search for. */
+static int
+NeedsSearch(int m, const GpPriorOptions *opt)
+{
+	return m >= GP_MIN_FIT_ROWS &&
+		((opt->kernel == GP_KERNEL_EMPIRICAL && opt->shrinkage <= 0.0) ||
+		 (opt->kernel == GP_KERNEL_RBF &&
+		  (opt->lengthscale <= 0.0 || opt->signal_var <= 0.0)) ||
+		 opt->noise_var <= 0.0);
+}
+
+/* Fixed defaults for what opt leaves unset (too few rows to search). */
+static void
+DefaultHyper(GpPriorOptions *opt, double ref_dist, double mean_var)
+{
+	if (opt->shrinkage <= 0.0)
+		opt->shrinkage = GP_DEFAULT_SHRINKAGE;
+	if (opt->lengthscale <= 0.0)
+		opt->lengthscale = ref_dist > 0.0 ? ref_dist : 0.1;
+	if (opt->signal_var <= 0.0)
+		opt->signal_var = mean_var > 0.0 ? mean_var : GP_DEFAULT_VAR;
+	if (opt->noise_var <= 0.0)
+		opt->noise_var = GP_DEFAULT_NOISE_VAR;
+}
+
+/* Prior from fewer than two rows: constant correlation around the mean. */
+static int
+FewRowsPrior(const double *history, int m, int K, const GpPriorOptions *opt,
+			 GpPrior *prior)
+{
+	if (m == 1)
+	{
+		double	   *x = malloc(sizeof(double) * (size_t) K);
+		int			row0 = 0;
+
+		if (x == NULL)
+			return GP_NO_MEMORY;
+		CompleteRows(history, K, &row0, 1, prior->mu0, x);
+		free(x);
+	}
+	else
+		for (int k = 0; k < K; k++)
+			prior->mu0[k] = 0.5;
+	DefaultCov(K, opt, prior->cov);
+	prior->noise_var = opt->noise_var > 0.0 ? opt->noise_var : GP_DEFAULT_NOISE_VAR;
+	prior->shrinkage = opt->kernel == GP_KERNEL_EMPIRICAL ? 1.0 : 0.0;
+	prior->signal_var = opt->kernel == GP_KERNEL_RBF ?
+		(opt->signal_var > 0.0 ? opt->signal_var : GP_DEFAULT_VAR) : 0.0;
+	PriorFinish(prior);
+	return GP_OK;
+}
+
+/* Check GpPriorFit's arguments; the options to use in *opt. */
+static int
+CheckFitInput(const double *history, int m, int K, const GpPriorOptions *options,
+			  GpPriorOptions *opt)
+{
+	size_t		cells;
+
+	if (K <= 0 || m < 0 || (m > 0 && history == NULL))
+		return GP_BAD_INPUT;
+	cells = (size_t) m * K;
+	for (size_t i = 0; i < cells; i++)
+		if (isinf(history[i]))
+			return GP_BAD_INPUT;
+	if (options)
+		*opt = *options;
+	else
+		memset(opt, 0, sizeof(*opt));
+	if (opt->kernel != GP_KERNEL_EMPIRICAL && opt->kernel != GP_KERNEL_RBF)
+		return GP_BAD_INPUT;
+	if (opt->shrinkage > 1.0)
+		return GP_BAD_INPUT;
+	return GP_OK;
+}
+
+/*
  * Prior from an m x K history (NaN = unknown).  See the file header for the
  * model and the fitting rule.  With fewer than GP_MIN_FIT_ROWS rows the
  * unspecified hyperparameters take fixed defaults; with no usable rows the
@@ -795,352 +1113,67 @@ GpPriorFit(const double *history, int m, int K, const GpPriorOptions *options,
 		   GpPrior *prior)
 {
 	GpPriorOptions opt;
+	size_t		cells = (size_t) (m > 0 ? m : 0) * (K > 0 ? K : 0);
 	double	   *scratch = NULL;
-	double	   *work = NULL;
-	double	   *held = NULL;
-	double	   *mu_a = NULL;
-	double	   *cov_a = NULL;
-	double	   *D = NULL;
-	double	   *sdiag = NULL;
 	int		   *rows = NULL;
-	int			low_rank = 0;
-	int			status = GP_OK;
-	int			rc,
-				i,
-				k;
-	size_t		cells;
+	double		ref_dist = 0.0,
+				mean_var = 0.0;
+	int			rc;
 
 	if (prior == NULL)
 		return GP_BAD_INPUT;
 	memset(prior, 0, sizeof(*prior));
-	if (K <= 0 || m < 0 || (m > 0 && history == NULL))
-		return GP_BAD_INPUT;
-	cells = (size_t) m * K;
-	for (i = 0; (size_t) i < cells; i++)
-		if (isinf(history[i]))
-			return GP_BAD_INPUT;
-	if (options)
-		opt = *options;
-	else
-		memset(&opt, 0, sizeof(opt));
-	if (opt.kernel != GP_KERNEL_EMPIRICAL && opt.kernel != GP_KERNEL_RBF)
-		return GP_BAD_INPUT;
-	if (opt.shrinkage > 1.0)
-		return GP_BAD_INPUT;
-
-	rc = PriorAlloc(prior, K);
-	if (rc < 0)
+	if ((rc = CheckFitInput(history, m, K, options, &opt)) != GP_OK)
+		return rc;
+	if ((rc = PriorAlloc(prior, K)) < 0)
 		return rc;
 	prior->kernel = opt.kernel;
-
-	rows = malloc(sizeof(int) * (size_t) (m > 0 ? m : 1));
-	if (rows == NULL)
-		goto nomem;
-	for (i = 0; i < m; i++)
-		rows[i] = i;
-
 	if (m < 2)
 	{
 		/* nothing to estimate a covariance from */
-		if (m == 1)
-		{
-			double	   *x = malloc(sizeof(double) * (size_t) K);
-
-			if (x == NULL)
-				goto nomem;
-			CompleteRows(history, K, rows, 1, prior->mu0, x);
-			free(x);
-		}
-		else
-			for (k = 0; k < K; k++)
-				prior->mu0[k] = 0.5;
-		DefaultCov(K, &opt, prior->cov);
-		prior->noise_var = opt.noise_var > 0.0 ? opt.noise_var : GP_DEFAULT_NOISE_VAR;
-		prior->shrinkage = opt.kernel == GP_KERNEL_EMPIRICAL ? 1.0 : 0.0;
-		prior->signal_var = opt.kernel == GP_KERNEL_RBF ?
-			(opt.signal_var > 0.0 ? opt.signal_var : GP_DEFAULT_VAR) : 0.0;
-		free(rows);
-		PriorFinish(prior);
-		return GP_OK;
+		if ((rc = FewRowsPrior(history, m, K, &opt, prior)) != GP_OK)
+			GpPriorFree(prior);
+		return rc;
 	}
 
+	rows = malloc(sizeof(int) * (size_t) m);
 	scratch = malloc(sizeof(double) * (2 * cells + (size_t) K * K));
-	if (scratch == NULL)
-		goto nomem;
-	if (opt.kernel == GP_KERNEL_RBF)
+	rc = rows && scratch ? GP_OK : GP_NO_MEMORY;
+	for (int i = 0; rc == GP_OK && i < m; i++)
+		rows[i] = i;
+	if (rc == GP_OK && opt.kernel == GP_KERNEL_RBF)
+		rc = RbfUnits(history, m, K, &opt, rows, prior->mu0, scratch, cells,
+					  &ref_dist, &mean_var);
+	if (rc == GP_OK && NeedsSearch(m, &opt))
 	{
-		D = malloc(sizeof(double) * (size_t) K * K);
-		if (D == NULL)
-			goto nomem;
-	}
+		GridFit		g;
 
-	/* scale references for the RBF grid, from all rows */
-	{
-		double		ref_dist = 0.0,
-					mean_var = 0.0;
-
-		if (opt.kernel == GP_KERNEL_RBF)
+		if ((rc = GridAlloc(&g, history, m, K, &opt)) == GP_OK)
 		{
-			double	   *X = scratch;
-			double	   *Xs = scratch + cells;
-			size_t		npair = 0;
-
-			/*
-			 * Length-scale unit: the mean pairwise column distance (cheaper
-			 * than a median and as good for placing a grid).
-			 */
-			CompleteRows(history, K, rows, m, prior->mu0, X);
-			ColumnDistances(X, m, K, opt.standardize_rows, Xs, D);
-			for (i = 0; i < K; i++)
-				for (k = i + 1; k < K; k++)
-				{
-					ref_dist += sqrt(D[(size_t) i * K + k]);
-					npair++;
-				}
-			if (npair > 0)
-				ref_dist /= npair;
-			if (!(ref_dist > 1e-9))
-				ref_dist = 0.1;
-			for (k = 0; k < K; k++)
-			{
-				double		s = 0.0;
-
-				for (i = 0; i < m; i++)
-				{
-					double		d = X[(size_t) i * K + k] - prior->mu0[k];
-
-					s += d * d;
-				}
-				mean_var += s / m;
-			}
-			mean_var /= K;
-			if (!(mean_var > 1e-9))
-				mean_var = GP_DEFAULT_VAR;
-		}
-
-		/* choose hyperparameters */
-		if (m >= GP_MIN_FIT_ROWS &&
-			((opt.kernel == GP_KERNEL_EMPIRICAL && opt.shrinkage <= 0.0) ||
-			 (opt.kernel == GP_KERNEL_RBF &&
-			  (opt.lengthscale <= 0.0 || opt.signal_var <= 0.0)) ||
-			 opt.noise_var <= 0.0))
-		{
-			static const double lambda_grid[] = {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.6};
-			static const double lscale_grid[] = {0.25, 0.5, 1.0, 2.0, 4.0};
-			static const double svar_grid[] = {0.5, 1.0, 2.0, 4.0};
-			static const double noise_grid[] = {1e-6, 1e-5, 1e-4, 1e-3, 4e-3};
-			int			na = 0,
-						nb = 0;
-			int		   *rows_a = rows;
-			double	   *heldrows;
-			double		best = -INFINITY;
-			double		best_lambda = 0.0,
-						best_l = 0.0,
-						best_s2 = 0.0,
-						best_noise = 0.0;
-			int			n1,
-						n2,
-						n3,
-						i1,
-						i2,
-						i3;
-
-			/* even rows build, odd rows score (at most GP_MAX_HELDOUT_ROWS) */
-			for (i = 0; i < m; i += 2)
-				rows_a[na++] = i;
-			nb = m / 2;
-			if (nb > GP_MAX_HELDOUT_ROWS)
-				nb = GP_MAX_HELDOUT_ROWS;
-			/*
-			 * Few build rows for many arms: the empirical covariance has low
-			 * rank and LowRankLogLik scores it without a K x K factorisation
-			 * (the same numbers up to rounding).
-			 */
-			low_rank = opt.kernel == GP_KERNEL_EMPIRICAL && 2 * na <= K &&
-				!opt.dense_fit;
-			held = malloc(sizeof(double) * (size_t) nb * K);
-			mu_a = malloc(sizeof(double) * (size_t) K);
-			if (low_rank)
-			{
-				sdiag = malloc(sizeof(double) * (size_t) K);
-				work = malloc(sizeof(double) * (2 * (size_t) na * K + 2 * (size_t) K));
-			}
-			else
-			{
-				cov_a = malloc(sizeof(double) * (size_t) K * K);
-				work = malloc(sizeof(double) * (3 * (size_t) K * K + K));
-			}
-			if (held == NULL || mu_a == NULL || work == NULL ||
-				(low_rank ? sdiag == NULL : cov_a == NULL))
-				goto nomem;
-			{
-				int			n_nan = 0,
-							kept = 0;
-
-				/* complete odd rows first; rows with NaN only up to a cap */
-				for (i = 1; i < m && kept < nb; i += 2)
-				{
-					const double *row = history + (size_t) i * K;
-					int			has_nan = 0;
-
-					for (k = 0; k < K && !has_nan; k++)
-						has_nan = isnan(row[k]);
-					if (has_nan && n_nan >= GP_MAX_NAN_HELDOUT_ROWS)
-						continue;
-					n_nan += has_nan;
-					memcpy(held + (size_t) kept * K, row, sizeof(double) * K);
-					kept++;
-				}
-				nb = kept;
-			}
-			heldrows = held;
-
-			if (opt.kernel == GP_KERNEL_EMPIRICAL)
-			{
-				n1 = opt.shrinkage > 0.0 ? 1 : 7;
-				n2 = 1;
-			}
-			else
-			{
-				n1 = opt.lengthscale > 0.0 ? 1 : 5;
-				n2 = opt.signal_var > 0.0 ? 1 : 4;
-			}
-			n3 = opt.noise_var > 0.0 ? 1 : 5;
-
-			/*
-			 * The empirical kernel's build rows, centred, and their
-			 * covariance (or only its diagonal) once for every lambda.
-			 */
-			if (opt.kernel == GP_KERNEL_EMPIRICAL)
-			{
-				double	   *X = scratch;
-				double	   *Xc = scratch + cells;
-
-				CompleteRows(history, K, rows_a, na, mu_a, X);
-				if (low_rank)
-				{
-					for (k = 0; k < K; k++)
-						sdiag[k] = 0.0;
-					for (i = 0; i < na; i++)
-						for (k = 0; k < K; k++)
-						{
-							double		d = X[(size_t) i * K + k] - mu_a[k];
-
-							Xc[(size_t) i * K + k] = d;
-							sdiag[k] += d * d;
-						}
-					for (k = 0; k < K; k++)
-						sdiag[k] /= na;
-				}
-				else
-					EmpiricalCov(X, na, K, mu_a, Xc, scratch + 2 * cells);
-			}
-
-			for (i1 = 0; i1 < n1; i1++)
-				for (i2 = 0; i2 < n2; i2++)
-				{
-					double		lambda = 0.0,
-								l = 0.0,
-								s2 = 0.0;
-
-					if (opt.kernel == GP_KERNEL_EMPIRICAL)
-						lambda = opt.shrinkage > 0.0 ? opt.shrinkage : lambda_grid[i1];
-					else
-					{
-						l = opt.lengthscale > 0.0 ? opt.lengthscale :
-							lscale_grid[i1] * ref_dist;
-						s2 = opt.signal_var > 0.0 ? opt.signal_var :
-							svar_grid[i2] * mean_var;
-					}
-					if (opt.kernel == GP_KERNEL_RBF)
-						BuildCov(history, K, rows_a, na, opt.kernel,
-								 opt.standardize_rows, lambda, l, s2, mu_a,
-								 cov_a, scratch);
-					else if (!low_rank)
-						ShrinkCov(scratch + 2 * cells, K, lambda, cov_a);
-					for (i3 = 0; i3 < n3; i3++)
-					{
-						double		noise = opt.noise_var > 0.0 ?
-							opt.noise_var : noise_grid[i3];
-						double		ll;
-
-						if (low_rank)
-							rc = LowRankLogLik(mu_a, scratch + cells, sdiag, na,
-											   K, lambda, noise, heldrows, nb,
-											   work, &ll);
-						else
-							rc = MeanLogLik(mu_a, cov_a, noise, K, heldrows, nb,
-											work, NULL, &ll);
-						if (rc < 0)
-							continue;	/* that grid point is unusable */
-						if (ll > best)
-						{
-							best = ll;
-							best_lambda = lambda;
-							best_l = l;
-							best_s2 = s2;
-							best_noise = noise;
-						}
-					}
-				}
-			if (best == -INFINITY)
-			{
-				status = GP_NOT_PD;
-				goto fail;
-			}
-			opt.shrinkage = best_lambda;
-			opt.lengthscale = best_l;
-			opt.signal_var = best_s2;
-			opt.noise_var = best_noise;
-			prior->heldout_loglik = best;
-			for (i = 0; i < m; i++)
-				rows[i] = i;
-		}
-		else
-		{
-			if (opt.shrinkage <= 0.0)
-				opt.shrinkage = GP_DEFAULT_SHRINKAGE;
-			if (opt.lengthscale <= 0.0)
-				opt.lengthscale = ref_dist > 0.0 ? ref_dist : 0.1;
-			if (opt.signal_var <= 0.0)
-				opt.signal_var = mean_var > 0.0 ? mean_var : GP_DEFAULT_VAR;
-			if (opt.noise_var <= 0.0)
-				opt.noise_var = GP_DEFAULT_NOISE_VAR;
+			rc = GridSearch(&g, history, K, &opt, ref_dist, mean_var,
+							scratch, cells, &prior->heldout_loglik);
+			GridFree(&g);
 		}
 	}
+	else if (rc == GP_OK)
+		DefaultHyper(&opt, ref_dist, mean_var);
 
-	BuildCov(history, K, rows, m, opt.kernel, opt.standardize_rows,
-			 opt.shrinkage, opt.lengthscale, opt.signal_var, prior->mu0,
-			 prior->cov, scratch);
-	prior->noise_var = opt.noise_var;
-	prior->shrinkage = opt.kernel == GP_KERNEL_EMPIRICAL ? opt.shrinkage : 0.0;
-	prior->lengthscale = opt.kernel == GP_KERNEL_RBF ? opt.lengthscale : 0.0;
-	prior->signal_var = opt.kernel == GP_KERNEL_RBF ? opt.signal_var : 0.0;
-	PriorFinish(prior);
-
+	if (rc == GP_OK)
+	{
+		BuildCov(history, K, rows, m, opt.kernel, opt.standardize_rows,
+				 opt.shrinkage, opt.lengthscale, opt.signal_var, prior->mu0,
+				 prior->cov, scratch);
+		prior->noise_var = opt.noise_var;
+		prior->shrinkage = opt.kernel == GP_KERNEL_EMPIRICAL ? opt.shrinkage : 0.0;
+		prior->lengthscale = opt.kernel == GP_KERNEL_RBF ? opt.lengthscale : 0.0;
+		prior->signal_var = opt.kernel == GP_KERNEL_RBF ? opt.signal_var : 0.0;
+		PriorFinish(prior);
+	}
+	else
+		GpPriorFree(prior);
 	free(scratch);
-	free(work);
-	free(held);
-	free(mu_a);
-	free(cov_a);
-	free(sdiag);
-	free(D);
 	free(rows);
-	return status;
-
-nomem:
-	status = GP_NO_MEMORY;
-fail:
-	free(scratch);
-	free(work);
-	free(held);
-	free(mu_a);
-	free(cov_a);
-	free(sdiag);
-	free(D);
-	free(rows);
-	GpPriorFree(prior);
-	return status;
+	return rc;
 }
 
 /* Validate t observations against a prior. */
