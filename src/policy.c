@@ -220,6 +220,8 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 		return OptDouble(val, &p->beta) && p->beta >= 0.0;
 	else if (strcmp(key, "delta") == 0 && val)
 		return OptDouble(val, &p->delta) && p->delta > 0.0 && p->delta < 1.0;
+	else if (strcmp(key, "first") == 0 && val)
+		return OptInt(val, &p->first_mean) && p->first_mean <= 1;
 	else if (strcmp(key, "ce") == 0 && val)
 		return OptDouble(val, &p->cost_exp) && p->cost_exp > 0.0 && p->cost_exp <= 2.0;
 	else if (strcmp(key, "floor") == 0 && val)
@@ -626,7 +628,14 @@ PolicyTopArms(const PolicyParams *params, int K, const double *mu,
 	sqrt_beta = sqrt(beta);
 	view->beta = beta;
 
-	if (!use_gp)
+	if (use_gp && params->first_mean && view->n_obs == 0)
+	{
+		/* warm start by prior mean: no result yet, the mean decides */
+		for (k = 0; k < K; k++)
+			if (avail[k])
+				TopInsert(top, &n, ntop, k, mu[k]);
+	}
+	else if (!use_gp)
 	{
 		/* popular: prior mean order; fifo: catalog order */
 		for (k = 0; k < K; k++)

@@ -97,6 +97,8 @@ typedef struct PolicyParams
 	double		cost_floor;		/* floor of the relative cost c~ */
 	double		cost_exp;		/* cost-aware EI divides by cost^cost_exp
 								 * (<= 0: 1) */
+	int			first_mean;		/* a task without results runs the arm of
+								 * the highest posterior (= prior) mean */
 	int			warm_start;		/* serve every task once before scores */
 	int			fairness_window;	/* hybrid: no task waits more than this
 									 * many decisions (0: 3 x tasks) */
@@ -130,6 +132,7 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
  *	 delta=X        schedule delta, in (0, 1)
  *	 floor=X        relative cost floor of cost-aware UCB, > 0
  *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
+ *	 first=0|1      a task's first run: the highest prior mean (GP rules)
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 warm=0|1       serve every task once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)

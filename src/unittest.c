@@ -531,6 +531,19 @@ TestAcquisition(void)
 				  PolicyBestArm(&pp, 2, mu, var, cost, avail, mu, &v) == 0 &&
 				  v.arm == want[i], "%s picks arm %d (got %d)", specs[i], want[i], v.arm);
 		}
+		/* first=1: no result yet, the highest mean; then EI per second again */
+		for (i = 0; i < 2; i++)
+		{
+			PolicyTenantView v;
+
+			memset(&v, 0, sizeof(v));
+			v.best = 0.55;
+			v.n_obs = i;
+			CHECK(PolicyParseSpec("rr:cost:acq=ei:first=1", &pp, NULL, 0) == 0 &&
+				  PolicyBestArm(&pp, 2, mu, var, cost, avail, mu, &v) == 0 &&
+				  v.arm == 1 - i, "first=1 with %d result(s) picks arm %d (got %d)",
+				  i, 1 - i, v.arm);
+		}
 		CHECK(PolicyParseSpec("rr:cost:ce=0", &pp, NULL, 0) != 0 &&
 			  PolicyParseSpec("rr:cost:ce=3", &pp, NULL, 0) != 0, "ce out of (0, 2] refused");
 	}
