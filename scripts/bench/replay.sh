@@ -28,7 +28,7 @@
 # Last line: RESULT heuristic_speedup=<default over popular>
 #   per_tenant_speedup=<default over tenant_bo> multi_device_speedup_m8=<x>
 #   (median per-draw ratios at loss 0.01).  Targets 20, 2 and 7.
-# OpenBLAS runs single-threaded.  About 1.5 minutes of CPU (4.5 min wall on
+# OpenBLAS runs single-threaded.  About 2 minutes of CPU (4.5 min wall on
 # the shared 2-core machine).
 #
 # Environment: SEEDS ("101 ... 110"), DRAWS (2), OVERHEAD (1),

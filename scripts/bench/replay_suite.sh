@@ -29,7 +29,7 @@
 # Last line: RESULT worst_vs_popular=<min median ratio over matrices and
 # losses> below_1=<cells where default is slower than popular>
 # worst_vs_tenant_bo=<min>, then the same for hybrid:cost
-# (hybrid_worst_vs_popular, hybrid_below_1, hybrid_worst_vs_tenant_bo).  About 2 minutes of CPU (5.5 min
+# (hybrid_worst_vs_popular, hybrid_below_1, hybrid_worst_vs_tenant_bo).  About 1.5 minutes of CPU (3.5 min
 # wall on the shared 2-core machine).
 #
 # Environment: SEEDS, DRAWS (2), EXTRA (policy specs, comma list; "" for
