@@ -47,8 +47,17 @@ my ($chosen) = $node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', 'SELECT running, chosen FROM easeml.policy_status'),
 	"$chosen|t", 'policy_status: auto runs its choice');
 
-# tenants cannot read the choices (they summarise every tenant's history)
-make_tenant($node, 'lab_a');
+# tenants cannot read the choices (they summarise every tenant's history),
+# but easeml.explain ranks their candidates as the chosen policy does
+load_dataset($node, 'iris', 'iris');
+make_tenant($node, 'lab_a', 'public.iris');
+query_as($node, 'lab_a', q{
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('flowers', 'public.iris', 'label')});
+like(query_as($node, 'lab_a', q{
+	SELECT why FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'flowers'))
+	 WHERE rank = 1}),
+	qr/; policy: default \(auto\) runs \Q$chosen\E, chosen by replay on the history$/,
+	'explain names what auto runs');
 my ($rc, $out, $err) = $node->psql('postgres',
 	'SELECT count(*) FROM easeml.policy_choices', extra_params => [ '-U', 'lab_a' ]);
 like($err, qr/permission denied/, 'tenants cannot read the choices');
