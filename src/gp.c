@@ -566,8 +566,112 @@ MirrorPlusIdentity(double *a, int n)
  * 3,000 arms and 200 build rows the hyperparameter grid drops from minutes
  * to about a second.  A row with unknown cells restricts W to its known
  * columns (O(n^2 c) for that row).  'sdiag' holds s_k; 'work' holds
- * 2 n K + n n + K doubles.
+ * 2 n K + 2 K doubles.
  */
+/* Scratch of LowRankLogLik beyond its caller's work array. */
+typedef struct LowRankScratch
+{
+	double	   *A;				/* n x n: I + c W W' and its factor */
+	double	   *cwork;			/* n x n: GpCholesky's */
+	double	   *v;				/* n */
+	double	   *qf;				/* per full row: |z|^2 */
+	double	   *Zf;				/* full rows' z, nrows x K */
+	double	   *Vf;				/* their L^-1 sqrt(c) W z, nrows x n */
+} LowRankScratch;
+
+/*
+ * The log likelihood summed over the rows without unknown cells: one
+ * factorisation of I + c W W' and one matrix product for all of them.
+ */
+static int
+FullRowsLogLik(const double *mu, const double *W, const double *isd, int n, int K,
+			   double c, double logdet_delta, const double *rows, int nrows,
+			   LowRankScratch *s, double *total)
+{
+	int			nf = 0;
+	int			rc;
+	double		ld = logdet_delta;
+
+	for (int r = 0; r < nrows; r++)
+	{
+		const double *x = rows + (size_t) r * K;
+		double	   *zr = s->Zf + (size_t) nf * K;
+		double		q = 0.0;
+		int			k;
+
+		for (k = 0; k < K && !isnan(x[k]); k++)
+		{
+			zr[k] = (x[k] - mu[k]) * isd[k];
+			q += zr[k] * zr[k];
+		}
+		if (k == K)
+			s->qf[nf++] = q;
+	}
+	if (nf == 0)
+		return GP_OK;
+	cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, K, c, W, K, 0.0, s->A, n);
+	MirrorPlusIdentity(s->A, n);
+	if ((rc = GpCholesky(s->A, n, s->cwork, NULL)) < 0)
+		return rc;
+	for (int j = 0; j < n; j++)
+		ld += 2.0 * log(s->A[(size_t) j * n + j]);
+	/* V = sqrt(c) Z W' L^-T: row j is L^-1 sqrt(c) W z_j */
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nf, n, K,
+				sqrt(c), s->Zf, K, W, K, 0.0, s->Vf, n);
+	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
+				CblasNonUnit, nf, n, 1.0, s->A, n, s->Vf, n);
+	for (int r = 0; r < nf; r++)
+	{
+		const double *vr = s->Vf + (size_t) r * n;
+
+		*total += -0.5 * (s->qf[r] - cblas_ddot(n, vr, 1, vr, 1) + ld + K * log(2.0 * M_PI));
+	}
+	return rc;
+}
+
+/*
+ * The log likelihood of one row with cnt known cells (0 < cnt < K): W
+ * restricted to its known columns (Wr: n x cnt, z: cnt).
+ */
+static int
+PartialRowLogLik(const double *mu, const double *W, const double *isd, int n, int K,
+				 double c, const double *x, int cnt, double *Wr, double *z,
+				 LowRankScratch *s, double *ll)
+{
+	double		q = 0.0,
+				ld = 0.0;
+	int			col,
+				rc;
+
+	for (int j = 0; j < n; j++)
+	{
+		col = 0;
+		for (int k = 0; k < K; k++)
+			if (!isnan(x[k]))
+				Wr[(size_t) j * cnt + col++] = W[(size_t) j * K + k];
+	}
+	cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, cnt, c, Wr, cnt, 0.0, s->A, n);
+	MirrorPlusIdentity(s->A, n);
+	if ((rc = GpCholesky(s->A, n, s->cwork, NULL)) < 0)
+		return rc;
+	col = 0;
+	for (int k = 0; k < K; k++)
+		if (!isnan(x[k]))
+		{
+			double		zk = (x[k] - mu[k]) * isd[k];
+
+			z[col++] = zk;
+			q += zk * zk;
+			ld -= 2.0 * log(isd[k]);
+		}
+	for (int j = 0; j < n; j++)
+		ld += 2.0 * log(s->A[(size_t) j * n + j]);
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, n, cnt, sqrt(c), Wr, cnt, z, 1, 0.0, s->v, 1);
+	cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, s->A, n, s->v, 1);
+	*ll = -0.5 * (q - cblas_ddot(n, s->v, 1, s->v, 1) + ld + cnt * log(2.0 * M_PI));
+	return rc;
+}
+
 static int
 LowRankLogLik(const double *mu, const double *Xc, const double *sdiag, int n,
 			  int K, double lambda, double noise_var, const double *rows,
@@ -577,35 +681,24 @@ LowRankLogLik(const double *mu, const double *Xc, const double *sdiag, int n,
 	double	   *Wr = work + (size_t) n * K;
 	double	   *z = work + 2 * (size_t) n * K;
 	double	   *isd = z + K;	/* diag(delta)^-1/2 */
-	double	   *Afull,
-			   *Apart,
-			   *cwork,
-			   *v,
-			   *qf,				/* per full row: |z|^2 */
-			   *Zf,				/* full rows' z, nrows x K */
-			   *Vf;				/* their L^-1 sqrt(c) W z, nrows x n */
 	double		c = (1.0 - lambda) / n;
 	double		logdet_delta = 0.0,
 				total = 0.0;
-	int			status = GP_OK;
-	int			r,
-				k,
-				j,
-				rc;
+	LowRankScratch s;
+	int			status;
 
-	Afull = malloc(sizeof(double) * (3 * (size_t) n * n + n + nrows +
-									 (size_t) nrows * K + (size_t) nrows * n));
-	if (Afull == NULL)
+	s.A = malloc(sizeof(double) * (2 * (size_t) n * n + n + nrows +
+								   (size_t) nrows * K + (size_t) nrows * n));
+	if (s.A == NULL)
 		return GP_NO_MEMORY;
-	Apart = Afull + (size_t) n * n;
-	cwork = Apart + (size_t) n * n;
-	v = cwork + (size_t) n * n;
-	qf = v + n;
-	Zf = qf + nrows;
-	Vf = Zf + (size_t) nrows * K;
+	s.cwork = s.A + (size_t) n * n;
+	s.v = s.cwork + (size_t) n * n;
+	s.qf = s.v + n;
+	s.Zf = s.qf + nrows;
+	s.Vf = s.Zf + (size_t) nrows * K;
 
 	/* W = Xc diag(delta)^-1/2, and the log det of diag(delta) */
-	for (k = 0; k < K; k++)
+	for (int k = 0; k < K; k++)
 	{
 		double		sk = sdiag[k] < 1e-8 ? 1e-8 : sdiag[k];
 		double		delta = sk - (1.0 - lambda) * sdiag[k] + noise_var;
@@ -613,107 +706,27 @@ LowRankLogLik(const double *mu, const double *Xc, const double *sdiag, int n,
 		isd[k] = 1.0 / sqrt(delta);
 		logdet_delta += log(delta);
 	}
-	for (r = 0; r < n; r++)
-		for (k = 0; k < K; k++)
+	for (int r = 0; r < n; r++)
+		for (int k = 0; k < K; k++)
 			W[(size_t) r * K + k] = Xc[(size_t) r * K + k] * isd[k];
 
-	/* rows without unknown cells: one factorisation, one matrix product */
-	{
-		int			nf = 0;
-
-		for (r = 0; r < nrows; r++)
-		{
-			const double *x = rows + (size_t) r * K;
-			double	   *zr = Zf + (size_t) nf * K;
-			double		q = 0.0;
-
-			for (k = 0; k < K && !isnan(x[k]); k++)
-			{
-				zr[k] = (x[k] - mu[k]) * isd[k];
-				q += zr[k] * zr[k];
-			}
-			if (k == K)
-				qf[nf++] = q;
-		}
-		if (nf > 0)
-		{
-			cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, K, c,
-						W, K, 0.0, Afull, n);
-			MirrorPlusIdentity(Afull, n);
-			rc = GpCholesky(Afull, n, cwork, NULL);
-			if (rc < 0)
-				status = rc;
-			else
-			{
-				double		ld = logdet_delta;
-
-				status = WorseStatus(status, rc);
-				for (j = 0; j < n; j++)
-					ld += 2.0 * log(Afull[(size_t) j * n + j]);
-				/* V = sqrt(c) Z W' L^-T: row j is L^-1 sqrt(c) W z_j */
-				cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nf, n, K,
-							sqrt(c), Zf, K, W, K, 0.0, Vf, n);
-				cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
-							CblasNonUnit, nf, n, 1.0, Afull, n, Vf, n);
-				for (r = 0; r < nf; r++)
-					total += -0.5 * (qf[r] - cblas_ddot(n, Vf + (size_t) r * n, 1,
-														Vf + (size_t) r * n, 1) +
-									 ld + K * log(2.0 * M_PI));
-			}
-		}
-	}
-
-	/* rows with unknown cells: W restricted to their known columns */
-	for (r = 0; r < nrows && status >= 0; r++)
+	status = FullRowsLogLik(mu, W, isd, n, K, c, logdet_delta, rows, nrows, &s, &total);
+	for (int r = 0; r < nrows && status >= 0; r++)
 	{
 		const double *x = rows + (size_t) r * K;
-		int			cnt = 0,
-					col;
-		double		q = 0.0,
-					ld = 0.0;
+		int			cnt = 0;
+		double		ll;
+		int			rc;
 
-		for (k = 0; k < K; k++)
-			if (!isnan(x[k]))
-				cnt++;
+		for (int k = 0; k < K; k++)
+			cnt += !isnan(x[k]);
 		if (cnt == 0 || cnt == K)
 			continue;
-		for (j = 0; j < n; j++)
-		{
-			col = 0;
-			for (k = 0; k < K; k++)
-				if (!isnan(x[k]))
-					Wr[(size_t) j * cnt + col++] = W[(size_t) j * K + k];
-		}
-		cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, cnt, c,
-					Wr, cnt, 0.0, Apart, n);
-		MirrorPlusIdentity(Apart, n);
-		rc = GpCholesky(Apart, n, cwork, NULL);
-		if (rc < 0)
-		{
-			status = rc;
-			break;
-		}
-		status = WorseStatus(status, rc);
-		col = 0;
-		for (k = 0; k < K; k++)
-			if (!isnan(x[k]))
-			{
-				double		zk = (x[k] - mu[k]) * isd[k];
-
-				z[col++] = zk;
-				q += zk * zk;
-				ld -= 2.0 * log(isd[k]);
-			}
-		for (j = 0; j < n; j++)
-			ld += 2.0 * log(Apart[(size_t) j * n + j]);
-		cblas_dgemv(CblasRowMajor, CblasNoTrans, n, cnt, sqrt(c), Wr, cnt, z, 1,
-					0.0, v, 1);
-		cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n,
-					Apart, n, v, 1);
-		total += -0.5 * (q - cblas_ddot(n, v, 1, v, 1) + ld +
-						 cnt * log(2.0 * M_PI));
+		rc = PartialRowLogLik(mu, W, isd, n, K, c, x, cnt, Wr, z, &s, &ll);
+		status = rc < 0 ? rc : WorseStatus(status, rc);
+		total += rc < 0 ? 0.0 : ll;
 	}
-	free(Afull);
+	free(s.A);
 	if (status < 0)
 		return status;
 	*mean_out = nrows > 0 ? total / nrows : 0.0;
@@ -1378,61 +1391,24 @@ GpStateInit(GpState *state, const GpPrior *prior, int cap_hint)
  * times the mean diagonal is added to that pivot only, and GP_JITTER is
  * returned.  On GP_NOT_PD the state is left unchanged.
  */
-int
-GpStateAdd(GpState *state, int arm, double y)
+/*
+ * l = L^{-1} Sigma[A, a] by forward substitution on the packed rows (small
+ * t makes a plain loop faster than a BLAS call); *ll = l'l, *lz = l'z.
+ */
+static void
+ForwardRow(const GpState *state, const double *krow, double *l, double *ll, double *lz)
 {
-	const GpPrior *p;
-	const double *cov;
-	const double *krow;
-	const double *L;
-	const int  *arms;
-	double	   *l,
-			   *u;
-	double		d2,
-				d,
-				g,
-				zn,
-				lz,
-				ll;
-	int			K,
-				t,
-				i,
-				j,
-				k0,
-				rc,
-				status = GP_OK;
+	const double *L = state->L;
+	const int  *arms = state->arms;
 
-	if (state == NULL || state->prior == NULL || state->mu == NULL)
-		return GP_BAD_INPUT;
-	p = state->prior;
-	K = state->K;
-	if (arm < 0 || arm >= K || !isfinite(y))
-		return GP_BAD_INPUT;
-	if (state->t + 1 > state->cap)
-	{
-		rc = StateGrow(state, state->t + 1);
-		if (rc < 0)
-			return rc;
-	}
-	t = state->t;
-	cov = p->cov;
-	krow = cov + (size_t) arm * K;
-	arms = state->arms;
-	L = state->L;
-	l = state->L + (size_t) t * (t + 1) / 2;	/* the new packed row */
-	u = state->work;
-
-	/*
-	 * l = L^{-1} Sigma[A, a] by forward substitution on the packed rows;
-	 * small t makes a plain loop faster than a BLAS call.
-	 */
-	ll = 0.0;
-	lz = 0.0;
-	for (i = 0; i < t; i++)
+	*ll = 0.0;
+	*lz = 0.0;
+	for (int i = 0; i < state->t; i++)
 	{
 		const double *Li = L + (size_t) i * (i + 1) / 2;
 		double		acc0 = krow[arms[i]],
 					acc1 = 0.0;
+		int			j;
 
 		/* two partial sums halve the dependency chain */
 		for (j = 0; j + 1 < i; j += 2)
@@ -1443,109 +1419,159 @@ GpStateAdd(GpState *state, int arm, double y)
 		if (j < i)
 			acc0 -= Li[j] * l[j];
 		l[i] = (acc0 + acc1) / Li[i];
-		ll += l[i] * l[i];
-		lz += l[i] * state->z[i];
+		*ll += l[i] * l[i];
+		*lz += l[i] * state->z[i];
 	}
-	g = krow[arm] + p->noise_var;
-	d2 = g - ll;
-	if (!(d2 > 1e-12 * g))
+}
+
+/*
+ * The new pivot d^2 = g - ll, with jitter when it is not safely positive;
+ * GP_OK, GP_JITTER or GP_NOT_PD.
+ */
+static int
+NewPivot(const GpPrior *p, double g, double ll, double *d2)
+{
+	*d2 = g - ll;
+	if (*d2 > 1e-12 * g)
+		return GP_OK;
+	for (int attempt = 0; attempt < 3; attempt++)
 	{
-		int			attempt;
+		double		bumped = *d2 + jitter_scales[attempt] * p->mean_diag;
 
-		for (attempt = 0; attempt < 3; attempt++)
+		if (bumped > 1e-12 * g)
 		{
-			double		bumped = d2 + jitter_scales[attempt] * p->mean_diag;
-
-			if (bumped > 1e-12 * g)
-			{
-				d2 = bumped;
-				status = GP_JITTER;
-				break;
-			}
+			*d2 = bumped;
+			return GP_JITTER;
 		}
-		if (status != GP_JITTER)
-			return GP_NOT_PD;
 	}
-	d = sqrt(d2);
-	zn = (y - p->mu0[arm] - lz) / d;
+	return GP_NOT_PD;
+}
 
-	/* u = L^{-T} l by column-oriented back substitution (row access) */
+/* u = L^{-T} l by column-oriented back substitution (row access). */
+static void
+BackSolve(const double *L, int t, const double *l, double *u)
+{
 	memcpy(u, l, sizeof(double) * t);
-	for (j = t - 1; j >= 0; j--)
+	for (int j = t - 1; j >= 0; j--)
 	{
 		const double *restrict Lj = L + (size_t) j * (j + 1) / 2;
 		double	   *restrict uu = u;
 		double		uj = u[j] / Lj[j];
 
 		u[j] = uj;
-		for (i = 0; i < j; i++)
+		for (int i = 0; i < j; i++)
 			uu[i] -= Lj[i] * uj;
 	}
+}
 
-	/*
-	 * v = (Sigma[a,:] - Sigma[A,:]' u) / d, then mu += z_new v and
-	 * var -= v^2, in blocks of GP_BLOCK arms so v lives on the stack and
-	 * the fixed-length inner loops vectorise.
-	 */
+/* v[0..GP_BLOCK) -= sum_j u[j] Sigma[arms[j], k0..]: four rows per sweep. */
+static void
+SubtractFullBlock(const double *cov, int K, int k0, const int *arms, const double *u,
+				  int t, double *restrict v)
+{
+	int			j;
+
+	/* a quarter of the loads and stores of v */
+	for (j = 0; j + 3 < t; j += 4)
 	{
-		const double inv_d = 1.0 / d;
-		double	   *restrict mu = state->mu;
-		double	   *restrict var = state->var;
+		const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
+		const double *restrict r1 = cov + (size_t) arms[j + 1] * K + k0;
+		const double *restrict r2 = cov + (size_t) arms[j + 2] * K + k0;
+		const double *restrict r3 = cov + (size_t) arms[j + 3] * K + k0;
+		const double u0 = u[j],
+					u1 = u[j + 1],
+					u2 = u[j + 2],
+					u3 = u[j + 3];
 
-		for (k0 = 0; k0 < K; k0 += GP_BLOCK)
+		for (int k = 0; k < GP_BLOCK; k++)
+			v[k] -= (u0 * r0[k] + u1 * r1[k]) + (u2 * r2[k] + u3 * r3[k]);
+	}
+	for (; j < t; j++)
+	{
+		const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
+		const double u0 = u[j];
+
+		for (int k = 0; k < GP_BLOCK; k++)
+			v[k] -= u0 * r0[k];
+	}
+}
+
+/*
+ * v = (Sigma[a,:] - Sigma[A,:]' u) / d, then mu += zn v and var -= v^2, in
+ * blocks of GP_BLOCK arms so v lives on the stack and the fixed-length
+ * inner loops vectorise.
+ */
+static void
+UpdateMeanVar(GpState *state, const double *krow, const double *u, double d, double zn)
+{
+	const double *cov = state->prior->cov;
+	const int	K = state->K;
+	const int	t = state->t;
+	const double inv_d = 1.0 / d;
+	double	   *restrict mu = state->mu;
+	double	   *restrict var = state->var;
+
+	for (int k0 = 0; k0 < K; k0 += GP_BLOCK)
+	{
+		double		v[GP_BLOCK];
+		int			nb = K - k0 < GP_BLOCK ? K - k0 : GP_BLOCK;
+
+		memcpy(v, krow + k0, sizeof(double) * nb);
+		if (nb == GP_BLOCK)
+			SubtractFullBlock(cov, K, k0, state->arms, u, t, v);
+		else
+			for (int j = 0; j < t; j++)
+			{
+				const double *row = cov + (size_t) state->arms[j] * K + k0;
+
+				for (int k = 0; k < nb; k++)
+					v[k] -= u[j] * row[k];
+			}
+		for (int k = 0; k < nb; k++)
 		{
-			double		v[GP_BLOCK];
-			int			nb = K - k0 < GP_BLOCK ? K - k0 : GP_BLOCK;
-			int			k;
+			double		vk = v[k] * inv_d;
+			double		nv = var[k0 + k] - vk * vk;
 
-			memcpy(v, krow + k0, sizeof(double) * nb);
-			if (nb == GP_BLOCK)
-			{
-				/* four rows per sweep: a quarter of the loads and stores of v */
-				for (j = 0; j + 3 < t; j += 4)
-				{
-					const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
-					const double *restrict r1 = cov + (size_t) arms[j + 1] * K + k0;
-					const double *restrict r2 = cov + (size_t) arms[j + 2] * K + k0;
-					const double *restrict r3 = cov + (size_t) arms[j + 3] * K + k0;
-					const double u0 = u[j],
-								u1 = u[j + 1],
-								u2 = u[j + 2],
-								u3 = u[j + 3];
-
-					for (k = 0; k < GP_BLOCK; k++)
-						v[k] -= (u0 * r0[k] + u1 * r1[k]) + (u2 * r2[k] + u3 * r3[k]);
-				}
-				for (; j < t; j++)
-				{
-					const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
-					const double u0 = u[j];
-
-					for (k = 0; k < GP_BLOCK; k++)
-						v[k] -= u0 * r0[k];
-				}
-			}
-			else
-			{
-				for (j = 0; j < t; j++)
-				{
-					const double *row = cov + (size_t) arms[j] * K + k0;
-					const double uj = u[j];
-
-					for (k = 0; k < nb; k++)
-						v[k] -= uj * row[k];
-				}
-			}
-			for (k = 0; k < nb; k++)
-			{
-				double		vk = v[k] * inv_d;
-				double		nv = var[k0 + k] - vk * vk;
-
-				mu[k0 + k] += zn * vk;
-				var[k0 + k] = nv > 0.0 ? nv : 0.0;
-			}
+			mu[k0 + k] += zn * vk;
+			var[k0 + k] = nv > 0.0 ? nv : 0.0;
 		}
 	}
+}
+
+int
+GpStateAdd(GpState *state, int arm, double y)
+{
+	const GpPrior *p;
+	const double *krow;
+	double	   *l;
+	double		d2,
+				d,
+				zn,
+				lz,
+				ll;
+	int			t,
+				rc,
+				status;
+
+	if (state == NULL || state->prior == NULL || state->mu == NULL)
+		return GP_BAD_INPUT;
+	p = state->prior;
+	if (arm < 0 || arm >= state->K || !isfinite(y))
+		return GP_BAD_INPUT;
+	if (state->t + 1 > state->cap && (rc = StateGrow(state, state->t + 1)) < 0)
+		return rc;
+	t = state->t;
+	krow = p->cov + (size_t) arm * state->K;
+	l = state->L + (size_t) t * (t + 1) / 2;	/* the new packed row */
+
+	ForwardRow(state, krow, l, &ll, &lz);
+	status = NewPivot(p, krow[arm] + p->noise_var, ll, &d2);
+	if (status == GP_NOT_PD)
+		return GP_NOT_PD;
+	d = sqrt(d2);
+	zn = (y - p->mu0[arm] - lz) / d;
+	BackSolve(state->L, t, l, state->work);
+	UpdateMeanVar(state, krow, state->work, d, zn);
 
 	l[t] = d;
 	state->z[t] = zn;
