@@ -39,6 +39,7 @@ extern int	easeml_fairness_window;
 extern int	easeml_max_parallel_per_tenant;
 extern int	easeml_run_budget;
 extern int	easeml_artifact_max_bytes;
+extern bool easeml_check_catalog;
 
 
 /* Upper bound on concurrent trainers: sizes the scheduler's slot table. */
