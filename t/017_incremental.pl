@@ -60,12 +60,26 @@ sub succeeded
 		 WHERE t.name = '$task' AND r.status = 'succeeded'});
 }
 
+# A stub trainer of about a second per run keeps the tasks busy for the
+# whole test; it reports its score through the database as trainers do.
+my $bindir = $node->config_data('--bindir');
+my $dir = PostgreSQL::Test::Utils::tempdir();
+my $stub = trainer_script($dir, 'stub_trainer', <<"EOS");
+case "\$1" in --run) ;; *) exec '$bindir/easeml-trainer' "\$@" ;; esac
+sleep 1
+exec '$bindir/psql' "\$EASEML_CONNINFO" -X -q -o /dev/null -v ON_ERROR_STOP=1 \\
+	-c "SELECT easeml.trainer_attach(\$2, '\$EASEML_RUN_TOKEN')" \\
+	-c "SELECT easeml.trainer_result(\$2, 0, '{\\"score\\": 0.\$((\$2 % 89 + 10))}', NULL)"
+EOS
+$node->safe_psql('postgres', qq{
+	ALTER SYSTEM SET easeml.trainer_path = '$stub'; SELECT pg_reload_conf();});
+
 query_as($node, 'inc_a', q{
-	INSERT INTO easeml.tasks (name, source, target, max_runs, snapshot)
-	VALUES ('one', 'public.iris', 'label', 40, true), ('two', 'public.iris', 'label', 40, true)});
+	INSERT INTO easeml.tasks (name, source, target, snapshot)
+	VALUES ('one', 'public.iris', 'label', true), ('two', 'public.iris', 'label', true)});
 query_as($node, 'inc_b', q{
-	INSERT INTO easeml.tasks (name, source, target, max_runs, snapshot)
-	VALUES ('three', 'public.iris', 'label', 40, true)});
+	INSERT INTO easeml.tasks (name, source, target, snapshot)
+	VALUES ('three', 'public.iris', 'label', true), ('four', 'public.iris', 'label', true)});
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) >= 6 FROM easeml.runs WHERE status = 'succeeded'}),
 	'the tasks train');
@@ -77,10 +91,10 @@ my $run = $node->safe_psql('postgres', q{
 	 WHERE t.name = 'one' AND r.status = 'succeeded'});
 my $late = $node->background_psql('postgres');
 $late->query_safe("BEGIN; UPDATE easeml.runs SET score = 0.001 WHERE id = $run;");
-my $before = succeeded('two') + succeeded('three');
+my $before = succeeded('two') + succeeded('three') + succeeded('four');
 ok($node->poll_query_until('postgres', qq{
 	SELECT count(*) >= $before + 2 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE t.name IN ('two', 'three') AND r.status = 'succeeded'}),
+	 WHERE t.name IN ('two', 'three', 'four') AND r.status = 'succeeded'}),
 	'runs end and are recorded while a transaction that wrote a run is open');
 wait_checks(2, 'while the late transaction is open');
 $late->query_safe('COMMIT');
@@ -91,26 +105,27 @@ wait_checks(3, 'after the late transaction committed');
 my $model = $node->safe_psql('postgres', qq{
 	SELECT m.name FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id WHERE r.id = $run});
 query_as($node, 'inc_a', "SELECT easeml.enqueue('one', '$model')");
-my $slow_dir = PostgreSQL::Test::Utils::tempdir();
+my $slow_dir = $dir;
 my $slow = trainer_script($slow_dir, 'slow_trainer', 'exec sleep 600');
-my $mark = $node->safe_psql('postgres', 'SELECT max(id) FROM easeml.runs');
+my $mark = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
 $node->safe_psql('postgres', qq{
 	ALTER SYSTEM SET easeml.trainer_path = '$slow'; SELECT pg_reload_conf();});
 ok($node->poll_query_until('postgres', qq{
-	SELECT count(*) = 2 FROM easeml.runs WHERE status = 'running' AND pid IS NOT NULL AND id > $mark}),
+	SELECT count(*) = 2 FROM easeml.runs WHERE status = 'running' AND pid IS NOT NULL
+	   AND started_at > '$mark'}),
 	'slow runs fill both slots');
 wait_checks(2, 'with slow runs in flight');
 my $failing = trainer_script($slow_dir, 'failing_trainer', "echo 'a transient failure'; exit 1");
 $node->safe_psql('postgres', qq{
 	ALTER SYSTEM SET easeml.trainer_path = '$failing'; SELECT pg_reload_conf();});
 foreach my $victim (split /\n/, $node->safe_psql('postgres', qq{
-	SELECT id || ' ' || tenant FROM easeml.runs WHERE status = 'running' AND id > $mark}))
+	SELECT id || ' ' || tenant FROM easeml.runs WHERE status = 'running' AND started_at > '$mark'}))
 {
 	my ($id, $tenant) = split / /, $victim;
 	query_as($node, $tenant, "SELECT easeml.cancel($id)");
 }
 ok($node->poll_query_until('postgres', qq{
-	SELECT count(*) = 2 FROM easeml.runs WHERE status = 'cancelled' AND id > $mark}),
+	SELECT count(*) = 2 FROM easeml.runs WHERE status = 'cancelled' AND started_at > '$mark'}),
 	'the cancelled runs are recorded');
 
 # ---- failures, then a task failed and reactivated ----------------------------------
@@ -119,8 +134,8 @@ ok($node->poll_query_until('postgres', q{
 	SELECT count(*) >= 3 FROM easeml.runs WHERE status = 'failed'}),
 	'runs fail');
 wait_checks(2, 'after failures');
-$node->safe_psql('postgres', q{
-	ALTER SYSTEM RESET easeml.trainer_path; SELECT pg_reload_conf();});
+$node->safe_psql('postgres', qq{
+	ALTER SYSTEM SET easeml.trainer_path = '$stub'; SELECT pg_reload_conf();});
 $node->safe_psql('postgres', q{
 	UPDATE easeml.tasks SET status = 'failed', status_reason = 'made to fail by the test'
 	 WHERE name = 'three'});
@@ -140,10 +155,10 @@ $node->safe_psql('postgres', qq{
 	UPDATE easeml.models SET enabled = false WHERE name = '$model'});
 wait_checks(2, 'after a refresh and a model disabled');
 query_as($node, 'inc_a', "SELECT easeml.drop_task('two')");
-$before = succeeded('one') + succeeded('three');
+$before = succeeded('one') + succeeded('three') + succeeded('four');
 ok($node->poll_query_until('postgres', qq{
 	SELECT count(*) >= $before + 2 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE t.name IN ('one', 'three') AND r.status = 'succeeded'}),
+	 WHERE t.name IN ('one', 'three', 'four') AND r.status = 'succeeded'}),
 	'training goes on after a task was dropped');
 wait_checks(3, 'after a task was dropped');
 
