@@ -51,6 +51,7 @@ int			easeml_max_parallel_per_tenant = -1;
 int			easeml_run_budget = 5;
 int			easeml_artifact_max_bytes = 16 * 1024;
 bool		easeml_check_catalog = false;
+int			easeml_predict_cache_models = 16;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -87,32 +88,17 @@ CheckPolicy(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-/*
- * Module load callback.
- */
-void
-_PG_init(void)
+/* What the scheduler decides with: its pace, policy and fair shares. */
+static void
+DefineSchedulerSettings(void)
 {
-	BackgroundWorker worker;
-
-	if (IsBinaryUpgrade)
-		return;
-
-	/*
-	 * BLAS in a server process stays single-threaded: a thread pool per
-	 * backend would multiply threads by connections (postgresml#1161).
-	 */
-	openblas_set_num_threads(1);
-
-	LauncherDefineSettings();
-
-	DefineCustomIntVariable("easeml.max_workers",
-							"Maximum number of trainer processes running at once.",
-							"Each trainer occupies one slot (one device when easeml runs on GPUs).",
-							&easeml_max_workers,
-							2, 0, EASEML_MAX_SLOTS,
-							PGC_SIGHUP, 0,
-							NULL, NULL, NULL);
+	DefineCustomBoolVariable("easeml.enabled",
+							 "Whether the scheduler starts new runs.",
+							 "When off, running trainers finish but nothing new starts.",
+							 &easeml_enabled,
+							 true,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("easeml.naptime",
 							"Longest time the scheduler sleeps between checks.",
@@ -122,6 +108,14 @@ _PG_init(void)
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("easeml.max_workers",
+							"Maximum number of trainer processes running at once.",
+							"Each trainer occupies one slot (one device when easeml runs on GPUs).",
+							&easeml_max_workers,
+							2, 0, EASEML_MAX_SLOTS,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
 	DefineCustomStringVariable("easeml.policy",
 							   "Scheduling policy used to pick the next task and candidate.",
 							   "easeml.set_policy() overrides it; SELECT easeml.policies() lists the choices.",
@@ -129,70 +123,6 @@ _PG_init(void)
 							   "default",
 							   PGC_SIGHUP, 0,
 							   CheckPolicy, NULL, NULL);
-
-	DefineCustomBoolVariable("easeml.enabled",
-							 "Whether the scheduler starts new runs.",
-							 "When off, running trainers finish but nothing new starts.",
-							 &easeml_enabled,
-							 true,
-							 PGC_SIGHUP, 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomStringVariable("easeml.trainer_path",
-							   "Trainer executable the scheduler launches.",
-							   "Empty means easeml-trainer in the server's bin directory.",
-							   &easeml_trainer_path,
-							   "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("easeml.trainer_conninfo",
-							   "Extra libpq connection settings for trainers.",
-							   "Appended to the default (the server's socket, port and database, as the bootstrap superuser).",
-							   &easeml_trainer_conninfo,
-							   "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("easeml.run_directory",
-							   "Directory for trainer logs and results, relative to the data directory.",
-							   NULL,
-							   &easeml_run_directory,
-							   "easeml_runs",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-
-	DefineCustomIntVariable("easeml.trainer_threads",
-							"BLAS threads each trainer may use.",
-							NULL,
-							&easeml_trainer_threads,
-							1, 1, 256,
-							PGC_SIGHUP, 0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("easeml.run_timeout",
-							"Longest a trainer may run before it is stopped and its run failed.",
-							"0 disables the limit.",
-							&easeml_run_timeout,
-							0, 0, INT_MAX / 1000,
-							PGC_SIGHUP, GUC_UNIT_S,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("easeml.cancel_grace",
-							"Time between SIGTERM and SIGKILL when stopping a trainer.",
-							NULL,
-							&easeml_cancel_grace,
-							5000, 0, 600000,
-							PGC_SIGHUP, GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("easeml.max_failures",
-							"Failed runs in a row, with no success, after which a task is marked failed.",
-							NULL,
-							&easeml_max_failures,
-							3, 1, 1000,
-							PGC_SIGHUP, 0,
-							NULL, NULL, NULL);
 
 	DefineCustomRealVariable("easeml.beta",
 							 "Exploration weight beta of the UCB policies.",
@@ -248,7 +178,73 @@ _PG_init(void)
 							5, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
+}
 
+/* How trainers are started, limited and retried. */
+static void
+DefineTrainerSettings(void)
+{
+	DefineCustomStringVariable("easeml.trainer_path",
+							   "Trainer executable the scheduler launches.",
+							   "Empty means easeml-trainer in the server's bin directory.",
+							   &easeml_trainer_path,
+							   "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("easeml.trainer_conninfo",
+							   "Extra libpq connection settings for trainers.",
+							   "Appended to the default (the server's socket, port and database, as the bootstrap superuser).",
+							   &easeml_trainer_conninfo,
+							   "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("easeml.run_directory",
+							   "Directory for trainer logs and results, relative to the data directory.",
+							   NULL,
+							   &easeml_run_directory,
+							   "easeml_runs",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.trainer_threads",
+							"BLAS threads each trainer may use.",
+							NULL,
+							&easeml_trainer_threads,
+							1, 1, 256,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.run_timeout",
+							"Longest a trainer may run before it is stopped and its run failed.",
+							"0 disables the limit.",
+							&easeml_run_timeout,
+							0, 0, INT_MAX / 1000,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.cancel_grace",
+							"Time between SIGTERM and SIGKILL when stopping a trainer.",
+							NULL,
+							&easeml_cancel_grace,
+							5000, 0, 600000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.max_failures",
+							"Failed runs in a row, with no success, after which a task is marked failed.",
+							NULL,
+							&easeml_max_failures,
+							3, 1, 1000,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+}
+
+/* What is kept of a run's model and how predict caches it. */
+static void
+DefineResultSettings(void)
+{
 	DefineCustomIntVariable("easeml.artifact_max_bytes",
 							"Largest artifact (trained parameters) kept for every succeeded run.",
 							"Larger artifacts are kept only for the best run of each task.",
@@ -256,6 +252,38 @@ _PG_init(void)
 							16 * 1024, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.predict_cache_models",
+							"Parsed models a session keeps for easeml.predict.",
+							"Beyond this many, the least recently used model is freed "
+							"and parsed again from its artifact when next needed.",
+							&easeml_predict_cache_models,
+							16, 1, 100000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+}
+
+/*
+ * Module load callback.
+ */
+void
+_PG_init(void)
+{
+	BackgroundWorker worker;
+
+	if (IsBinaryUpgrade)
+		return;
+
+	/*
+	 * BLAS in a server process stays single-threaded: a thread pool per
+	 * backend would multiply threads by connections (postgresml#1161).
+	 */
+	openblas_set_num_threads(1);
+
+	LauncherDefineSettings();
+	DefineSchedulerSettings();
+	DefineTrainerSettings();
+	DefineResultSettings();
 
 	if (!process_shared_preload_libraries_in_progress)
 	{
