@@ -30,6 +30,7 @@
 
 #include <stdint.h>
 
+#include "costmodel.h"
 #include "decision.h"
 #include "gp.h"
 #include "policy.h"
@@ -49,6 +50,10 @@ typedef struct RefitInput
 	const double *sizes;		/* mc x 3: rows, features, classes */
 	const unsigned char *per_class; /* K: cost grows with classes, or NULL
 									 * (DecisionSetArmPerClass) */
+	/* the live scheduler's family cost model (src/costmodel.h), or NULL */
+	const CostArm *arms;		/* K: what drives each model's cost */
+	const double *train;		/* mc x K: the trainer's fit seconds of the
+								 * same runs, NaN = unknown (or NULL) */
 } RefitInput;
 
 typedef struct RefitOwn
@@ -68,6 +73,8 @@ typedef struct RefitSet
 	PolicyCostModel cost;
 	double		cost_overhead;	/* seconds of every run besides its work */
 	unsigned char *cost_known;	/* K: the cost model has data for arm */
+	int			have_fcost;
+	CostModel	fcost;			/* family cost model (input with arms) */
 } RefitSet;
 
 typedef struct RefitState
@@ -86,6 +93,8 @@ typedef struct RefitState
 	double	   *snap_runtime;
 	double	   *snap_sizes;
 	unsigned char *snap_per_class;
+	CostArm    *snap_arms;
+	double	   *snap_train;
 	int			step;			/* next step of the cycle */
 	RefitSet	next;			/* what the cycle has fitted so far */
 	RefitSet	live;			/* what the world uses now */

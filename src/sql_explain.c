@@ -58,9 +58,12 @@ VisibleStatus(int64 task_id)
 	return status;
 }
 
-/* The whole catalog, read as the scheduler reads it. */
-static void
-LoadAsScheduler(CatState *state)
+/*
+ * The whole catalog, read as the scheduler reads it (also for the view
+ * easeml.cost_estimates, src/sql_cost.c).
+ */
+void
+CatalogLoadAsScheduler(CatState *state)
 {
 	Oid			save_userid;
 	int			save_sec_context;
@@ -156,7 +159,7 @@ easeml_explain(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 
-	LoadAsScheduler(&state);
+	CatalogLoadAsScheduler(&state);
 	settings.policy = state.policy;
 	settings.slots = Max(easeml_max_workers, 1);
 	settings.tenant_cap = easeml_max_parallel_per_tenant;
