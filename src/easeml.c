@@ -50,6 +50,7 @@ int			easeml_fairness_window = 0;
 int			easeml_max_parallel_per_tenant = -1;
 int			easeml_run_budget = 5;
 int			easeml_artifact_max_bytes = 16 * 1024;
+int			easeml_predict_cache_models = 16;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -86,32 +87,17 @@ CheckPolicy(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-/*
- * Module load callback.
- */
-void
-_PG_init(void)
+/* What the scheduler decides with: its pace, policy and fair shares. */
+static void
+DefineSchedulerSettings(void)
 {
-	BackgroundWorker worker;
-
-	if (IsBinaryUpgrade)
-		return;
-
-	/*
-	 * BLAS in a server process stays single-threaded: a thread pool per
-	 * backend would multiply threads by connections (postgresml#1161).
-	 */
-	openblas_set_num_threads(1);
-
-	LauncherDefineSettings();
-
-	DefineCustomIntVariable("easeml.max_workers",
-							"Maximum number of trainer processes running at once.",
-							"Each trainer occupies one slot (one device when easeml runs on GPUs).",
-							&easeml_max_workers,
-							2, 0, EASEML_MAX_SLOTS,
-							PGC_SIGHUP, 0,
-							NULL, NULL, NULL);
+	DefineCustomBoolVariable("easeml.enabled",
+							 "Whether the scheduler starts new runs.",
+							 "When off, running trainers finish but nothing new starts.",
+							 &easeml_enabled,
+							 true,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("easeml.naptime",
 							"Longest time the scheduler sleeps between checks.",
@@ -119,6 +105,14 @@ _PG_init(void)
 							&easeml_naptime,
 							1000, 10, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.max_workers",
+							"Maximum number of trainer processes running at once.",
+							"Each trainer occupies one slot (one device when easeml runs on GPUs).",
+							&easeml_max_workers,
+							2, 0, EASEML_MAX_SLOTS,
+							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 
 	DefineCustomStringVariable("easeml.policy",
@@ -129,14 +123,57 @@ _PG_init(void)
 							   PGC_SIGHUP, 0,
 							   CheckPolicy, NULL, NULL);
 
-	DefineCustomBoolVariable("easeml.enabled",
-							 "Whether the scheduler starts new runs.",
-							 "When off, running trainers finish but nothing new starts.",
-							 &easeml_enabled,
+	DefineCustomRealVariable("easeml.beta",
+							 "Exploration weight beta of the UCB policies.",
+							 "0 selects the schedule beta_t = 2 log(K t^2 pi^2 / (6 delta)), delta = 0.1.",
+							 &easeml_beta,
+							 0, 0, 1e6,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("easeml.cost_aware",
+							 "Whether the GP policies divide by the estimated cost of a candidate.",
+							 NULL,
+							 &easeml_cost_aware,
 							 true,
 							 PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("easeml.fairness_window",
+							"Hybrid policy: most decisions a task with candidates left may wait.",
+							"0 means three times the number of tasks with candidates left.",
+							&easeml_fairness_window,
+							0, 0, 100000,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.max_parallel_per_tenant",
+							"Most trainers one tenant may run at a time.",
+							"-1 (the default) means a fair share of easeml.max_workers, "
+							"rounded up, while several tenants have work waiting; 0 means no cap.  "
+							"A tenant's own max_parallel (easeml.add_tenant) caps it further.",
+							&easeml_max_parallel_per_tenant,
+							-1, -1, EASEML_MAX_SLOTS,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.run_budget",
+							"Time a run may hold a slot while another tenant waits below its fair share.",
+							"When every slot is busy and a tenant waits below its fair share, the "
+							"longest-running trainer of a tenant above its share that has run longer "
+							"than this and than twice its estimate (doubled for every earlier "
+							"preemption of the same candidate) is stopped and its run marked "
+							"interrupted; the candidate is tried again later.  0 turns it off.",
+							&easeml_run_budget,
+							5, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+}
+
+/* How trainers are started, limited and retried. */
+static void
+DefineTrainerSettings(void)
+{
 	DefineCustomStringVariable("easeml.trainer_path",
 							   "Trainer executable the scheduler launches.",
 							   "Empty means easeml-trainer in the server's bin directory.",
@@ -192,53 +229,12 @@ _PG_init(void)
 							3, 1, 1000,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
+}
 
-	DefineCustomRealVariable("easeml.beta",
-							 "Exploration weight beta of the UCB policies.",
-							 "0 selects the schedule beta_t = 2 log(K t^2 pi^2 / (6 delta)), delta = 0.1.",
-							 &easeml_beta,
-							 0, 0, 1e6,
-							 PGC_SIGHUP, 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("easeml.cost_aware",
-							 "Whether the GP policies divide by the estimated cost of a candidate.",
-							 NULL,
-							 &easeml_cost_aware,
-							 true,
-							 PGC_SIGHUP, 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("easeml.fairness_window",
-							"Hybrid policy: most decisions a task with candidates left may wait.",
-							"0 means three times the number of tasks with candidates left.",
-							&easeml_fairness_window,
-							0, 0, 100000,
-							PGC_SIGHUP, 0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("easeml.max_parallel_per_tenant",
-							"Most trainers one tenant may run at a time.",
-							"-1 (the default) means a fair share of easeml.max_workers, "
-							"rounded up, while several tenants have work waiting; 0 means no cap.  "
-							"A tenant's own max_parallel (easeml.add_tenant) caps it further.",
-							&easeml_max_parallel_per_tenant,
-							-1, -1, EASEML_MAX_SLOTS,
-							PGC_SIGHUP, 0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("easeml.run_budget",
-							"Time a run may hold a slot while another tenant waits below its fair share.",
-							"When every slot is busy and a tenant waits below its fair share, the "
-							"longest-running trainer of a tenant above its share that has run longer "
-							"than this and than twice its estimate (doubled for every earlier "
-							"preemption of the same candidate) is stopped and its run marked "
-							"interrupted; the candidate is tried again later.  0 turns it off.",
-							&easeml_run_budget,
-							5, 0, INT_MAX,
-							PGC_SIGHUP, GUC_UNIT_S,
-							NULL, NULL, NULL);
-
+/* What is kept of a run's model and how predict caches it. */
+static void
+DefineResultSettings(void)
+{
 	DefineCustomIntVariable("easeml.artifact_max_bytes",
 							"Largest artifact (trained parameters) kept for every succeeded run.",
 							"Larger artifacts are kept only for the best run of each task.",
@@ -246,6 +242,38 @@ _PG_init(void)
 							16 * 1024, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.predict_cache_models",
+							"Parsed models a session keeps for easeml.predict.",
+							"Beyond this many, the least recently used model is freed "
+							"and parsed again from its artifact when next needed.",
+							&easeml_predict_cache_models,
+							16, 1, 100000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+}
+
+/*
+ * Module load callback.
+ */
+void
+_PG_init(void)
+{
+	BackgroundWorker worker;
+
+	if (IsBinaryUpgrade)
+		return;
+
+	/*
+	 * BLAS in a server process stays single-threaded: a thread pool per
+	 * backend would multiply threads by connections (postgresml#1161).
+	 */
+	openblas_set_num_threads(1);
+
+	LauncherDefineSettings();
+	DefineSchedulerSettings();
+	DefineTrainerSettings();
+	DefineResultSettings();
 
 	if (!process_shared_preload_libraries_in_progress)
 	{

@@ -39,6 +39,7 @@ extern int	easeml_fairness_window;
 extern int	easeml_max_parallel_per_tenant;
 extern int	easeml_run_budget;
 extern int	easeml_artifact_max_bytes;
+extern int	easeml_predict_cache_models;
 
 
 /* Upper bound on concurrent trainers: sizes the scheduler's slot table. */
@@ -86,6 +87,7 @@ extern void TrainerSessionRegister(int64 run_id);
 extern int	EasemlExecAsSuperuser(const char *sql, int nargs, Oid *types,
 								  Datum *values, const char *nulls,
 								  bool read_only, long count);
+extern char *EasemlOwnRunStatus(int64 run_id);
 
 /* may this session act as a run's trainer? (src/sql_trainer_token.c) */
 extern bool TrainerAuthorized(int64 run_id);

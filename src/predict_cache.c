@@ -15,7 +15,11 @@
  * drops the hold), so an open cursor never sees its model freed.
  *
  * Models live in malloc'd memory owned by the cache (the predict module
- * is plain C); their size is bounded by the artifact they come from.
+ * is plain C); their size is bounded by the artifact they come from.  A
+ * backend that predicts with many tasks keeps at most
+ * easeml.predict_cache_models of them: the least recently used model no
+ * statement holds is freed first (a held one is retired instead, and
+ * freed when its statement ends).
  *
  * IDENTIFICATION
  *	  src/predict_cache.c
@@ -26,6 +30,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "easeml.h"
 #include "predict.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -37,11 +42,13 @@ typedef struct CachedModel
 	int64		run_id;
 	TrModel    *model;
 	int			holds;			/* statements using it now */
+	uint64		last_used;		/* value of use_clock when last resolved */
 	bool		retired;		/* the task is served by another run now */
 	struct CachedModel *next;
 } CachedModel;
 
 static CachedModel *cache = NULL;
+static uint64 use_clock = 0;
 
 static const char *const lookup_sql =
 "SELECT t.id, t.features,"
@@ -94,6 +101,34 @@ RetireOthers(int64 task_id, int64 run_id)
 				Unlink(e);
 		}
 		e = next;
+	}
+}
+
+/*
+ * Keep at most easeml.predict_cache_models live models besides keep: the
+ * least recently used unheld one goes first; held ones are only retired.
+ */
+static void
+EvictLeastRecent(const CachedModel *keep)
+{
+	for (;;)
+	{
+		CachedModel *victim = NULL;
+		int			live = 0;
+
+		for (CachedModel *e = cache; e != NULL; e = e->next)
+		{
+			if (e->retired)
+				continue;
+			live++;
+			if (e != keep && (victim == NULL || e->last_used < victim->last_used))
+				victim = e;
+		}
+		if (live <= easeml_predict_cache_models || victim == NULL)
+			return;
+		victim->retired = true;
+		if (victim->holds == 0)
+			Unlink(victim);
 	}
 }
 
@@ -165,6 +200,7 @@ LoadModel(const char *task, int64 task_id, int64 run_id)
 	e->run_id = run_id;
 	e->model = model;
 	e->holds = 0;
+	e->last_used = 0;
 	e->retired = false;
 	e->next = cache;
 	cache = e;
@@ -175,11 +211,19 @@ LoadModel(const char *task, int64 task_id, int64 run_id)
 static CachedModel *
 CachedFor(const char *task, int64 task_id, int64 run_id)
 {
-	for (CachedModel *e = cache; e != NULL; e = e->next)
+	CachedModel *e;
+
+	for (e = cache; e != NULL; e = e->next)
 		if (e->task_id == task_id && e->run_id == run_id && !e->retired)
-			return e;
-	RetireOthers(task_id, run_id);
-	return LoadModel(task, task_id, run_id);
+			break;
+	if (e == NULL)
+	{
+		RetireOthers(task_id, run_id);
+		e = LoadModel(task, task_id, run_id);
+	}
+	e->last_used = ++use_clock;
+	EvictLeastRecent(e);
+	return e;
 }
 
 /* copy the looked-up row into pt (in mcxt); the run id, or 0 for none */

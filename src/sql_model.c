@@ -47,7 +47,8 @@ easeml_check_model(PG_FUNCTION_ARGS)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("family, params, kinds and needs_image must not be NULL")));
+					 errmsg("family, params, kinds and needs_image must not be NULL"),
+					 errhint("docs/models.md lists each family's parameters.")));
 	family = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	params = PG_GETARG_JSONB_P(1);
 	kinds = PG_GETARG_ARRAYTYPE_P(2);

@@ -37,38 +37,6 @@
 
 #define RUN_LOG_MAX_BYTES	(1024 * 1024)
 
-/*
- * Status of a run the caller may read (any run, for a superuser), or NULL
- * when there is no such run of the caller's.
- */
-static char *
-OwnRunStatus(int64 run_id)
-{
-	Oid			types[3] = {INT8OID, NAMEOID, BOOLOID};
-	Datum		values[3];
-	int			rc;
-	char	   *status = NULL;
-
-	values[0] = Int64GetDatum(run_id);
-	values[1] = DirectFunctionCall1(namein,
-									CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
-	values[2] = BoolGetDatum(superuser());
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	rc = EasemlExecAsSuperuser("SELECT status FROM easeml.runs WHERE id = $1 AND (tenant = $2 OR $3)",
-							   3, types, values, NULL, true, 1);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not look up the run");
-	if (SPI_processed == 1)
-	{
-		char	   *s = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-
-		status = MemoryContextStrdup(CurrentMemoryContext, s);
-	}
-	SPI_finish();
-	return status;
-}
-
 /* Replace bytes that are not valid in the database encoding with '?'. */
 static void
 MakeValidText(char *s, int len)
@@ -185,7 +153,7 @@ easeml_run_log(PG_FUNCTION_ARGS)
 						RUN_LOG_MAX_BYTES, max_bytes),
 				 errhint("The function returns the end of the log; ask for at most 1 MB.")));
 
-	status = OwnRunStatus(run_id);
+	status = EasemlOwnRunStatus(run_id);
 	if (status == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

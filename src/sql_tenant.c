@@ -81,11 +81,41 @@ easeml_drop_task(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("task \"%s\" does not exist for tenant \"%s\"",
-						text_to_cstring(task), caller)));
+						text_to_cstring(task), caller),
+				 errhint("SELECT name FROM easeml.tasks lists your tasks.")));
 	task_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
 	EasemlWakeAtCommit();
 	PG_RETURN_INT64(task_id);
+}
+
+/*
+ * Status of a run the caller may read (any run, for a superuser), or NULL
+ * when there is no such run of the caller's (the ownership test is in the
+ * statement, as for every EasemlExecAsSuperuser caller).
+ */
+char *
+EasemlOwnRunStatus(int64 run_id)
+{
+	Oid			types[3] = {INT8OID, NAMEOID, BOOLOID};
+	Datum		values[3];
+	MemoryContext caller_cxt = CurrentMemoryContext;
+	char	   *status = NULL;
+
+	values[0] = Int64GetDatum(run_id);
+	values[1] = DirectFunctionCall1(namein,
+									CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
+	values[2] = BoolGetDatum(superuser());
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (EasemlExecAsSuperuser("SELECT status FROM easeml.runs WHERE id = $1 AND (tenant = $2 OR $3)",
+							  3, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the run");
+	if (SPI_processed == 1)
+		status = MemoryContextStrdup(caller_cxt,
+									 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	return status;
 }
 
 /*
@@ -104,6 +134,7 @@ easeml_cancel(PG_FUNCTION_ARGS)
 	Oid			types[3] = {INT8OID, NAMEOID, BOOLOID};
 	Datum		values[3];
 	char	   *status;
+	MemoryContext caller_cxt = CurrentMemoryContext;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -128,32 +159,27 @@ easeml_cancel(PG_FUNCTION_ARGS)
 							  " RETURNING r.status",
 							  3, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not cancel the run");
-	if (SPI_processed == 0)
+	status = NULL;
+	if (SPI_processed == 1)
+		status = MemoryContextStrdup(caller_cxt,
+									 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	if (status == NULL)
 	{
-		if (EasemlExecAsSuperuser("SELECT status FROM easeml.runs WHERE id = $1 AND (tenant = $2 OR $3)",
-							  3, types, values, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not look up the run");
-		if (SPI_processed == 0)
+		/* nothing to cancel: say why */
+		status = EasemlOwnRunStatus(run_id);
+		if (status == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("run %lld does not exist", (long long) run_id)));
-		status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+					 errmsg("run %lld does not exist", (long long) run_id),
+					 errhint("SELECT id, status FROM easeml.runs lists your runs.")));
 		if (strcmp(status, "cancelled") != 0 && strcmp(status, "running") != 0 &&
 			strcmp(status, "queued") != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("run %lld has already ended: it is %s", (long long) run_id, status)));
+					 errmsg("run %lld has already ended: it is %s", (long long) run_id, status),
+					 errhint("Only queued and running runs can be cancelled.")));
 	}
-	else
-		status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	/* SPI_finish frees SPI memory: copy to the caller's context first */
-	{
-		char	   *copy = SPI_palloc(strlen(status) + 1);
-
-		strcpy(copy, status);
-		status = copy;
-	}
-	SPI_finish();
 	EasemlWakeAtCommit();
 	PG_RETURN_TEXT_P(cstring_to_text(status));
 }

@@ -101,6 +101,16 @@ $node->safe_psql('postgres', $deployed_run);
 is(query_as($node, 'lab_p', q{
 	SELECT count(*) FILTER (WHERE easeml.predict('penguins', p) = p.label) > 0.9 * count(*)
 	  FROM public.penguins p}), 't', 'penguins: the deployed run predicts the source\'s rows');
+
+# a session keeps at most easeml.predict_cache_models parsed models: with
+# room for one, two tasks in one statement (the first is evicted while its
+# statement still holds it) and again in later statements (each is parsed
+# again) predict what they predict with the default cache
+my $both = q{SELECT (SELECT md5(string_agg(easeml.predict('penguins', p), ',')) FROM public.penguins p)
+	|| (SELECT md5(string_agg(easeml.predict('digits', d), ',')) FROM public.digits d);};
+my $cached = query_as($node, 'lab_p', $both);
+is(query_as($node, 'lab_p', "SET easeml.predict_cache_models = 1; $both $both $both"),
+	join("\n", ($cached) x 3), 'a one-model cache predicts what the default cache predicts');
 my ($rc, $out, $err) = $node->psql('postgres',
 	q{SELECT easeml.predict('penguins', p) FROM public.penguins p LIMIT 1},
 	extra_params => [ '-U', 'lab_q' ]);

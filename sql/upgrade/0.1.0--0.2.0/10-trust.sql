@@ -250,7 +250,8 @@ BEGIN
 	END IF;
 	IF NEW.target IS NULL THEN
 		RAISE EXCEPTION 'target must name the column to predict'
-			USING ERRCODE = 'null_value_not_allowed';
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Set target to the name of a column of the source.';
 	END IF;
 	IF NEW.seed IS NULL THEN
 		RAISE EXCEPTION 'seed must not be NULL'
@@ -269,7 +270,8 @@ BEGIN
 	END IF;
 	IF NEW.val_fraction IS NULL OR NEW.val_fraction < 0.05 OR NEW.val_fraction > 0.5 THEN
 		RAISE EXCEPTION 'val_fraction must be between 0.05 and 0.5, not %', NEW.val_fraction
-			USING ERRCODE = 'invalid_parameter_value';
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Leave val_fraction out for the default, 0.2.';
 	END IF;
 
 	-- the source relation
@@ -300,7 +302,8 @@ BEGIN
 	IF NEW.kind = 'regression' AND NOT easeml._numeric_type(tgt.atttypid) THEN
 		RAISE EXCEPTION 'target column "%" has type %, but a regression target must be numeric',
 			NEW.target, format_type(tgt.atttypid, NULL)
-			USING ERRCODE = 'datatype_mismatch';
+			USING ERRCODE = 'datatype_mismatch',
+				  HINT = 'Declare the task with kind = ''classification'', or cast the target to a number in a view.';
 	END IF;
 
 	-- feature columns: given, or every other numeric column
@@ -328,15 +331,18 @@ BEGIN
 		FOREACH f IN ARRAY NEW.features LOOP
 			IF f IS NULL THEN
 				RAISE EXCEPTION 'features must not contain NULL'
-					USING ERRCODE = 'null_value_not_allowed';
+					USING ERRCODE = 'null_value_not_allowed',
+						  HINT = 'List feature column names, or leave features out to use every usable column except the target.';
 			END IF;
 			IF f = NEW.target THEN
 				RAISE EXCEPTION 'the target column "%" cannot also be a feature', f
-					USING ERRCODE = 'invalid_parameter_value';
+					USING ERRCODE = 'invalid_parameter_value',
+						  HINT = 'Remove the target column from features.';
 			END IF;
 			IF f = ANY (feats) THEN
 				RAISE EXCEPTION 'feature column "%" is listed twice', f
-					USING ERRCODE = 'duplicate_column';
+					USING ERRCODE = 'duplicate_column',
+						  HINT = 'List each feature column once.';
 			END IF;
 			SELECT a.attname, a.atttypid INTO col
 			  FROM pg_attribute a
@@ -375,19 +381,22 @@ BEGIN
 	IF NEW.input_shape IS NOT NULL THEN
 		IF array_ndims(NEW.input_shape) <> 1 OR cardinality(NEW.input_shape) NOT IN (2, 3) THEN
 			RAISE EXCEPTION 'input_shape must be {height,width} or {channels,height,width}'
-				USING ERRCODE = 'invalid_parameter_value';
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'For 28 x 28 grey images input_shape is ''{28,28}''; for colour ones ''{3,32,32}''.';
 		END IF;
 		FOREACH s IN ARRAY NEW.input_shape LOOP
 			IF s IS NULL OR s < 1 THEN
 				RAISE EXCEPTION 'input_shape entries must be positive'
-					USING ERRCODE = 'invalid_parameter_value';
+					USING ERRCODE = 'invalid_parameter_value',
+						  HINT = 'Each entry is a number of channels or pixels, for example ''{28,28}''.';
 			END IF;
 			shape_prod := shape_prod * s;
 		END LOOP;
 		IF shape_prod <> cardinality(feats) THEN
 			RAISE EXCEPTION 'input_shape % has % cells but the task has % feature columns',
 				NEW.input_shape, shape_prod, cardinality(feats)
-				USING ERRCODE = 'invalid_parameter_value';
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'The product of the input_shape entries must equal the number of feature columns.';
 		END IF;
 	END IF;
 
@@ -455,7 +464,8 @@ BEGIN
 	END IF;
 	IF max_parallel IS NOT NULL AND max_parallel < 1 THEN
 		RAISE EXCEPTION 'max_parallel must be positive or NULL'
-			USING ERRCODE = 'invalid_parameter_value';
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'NULL leaves the tenant without a cap of its own (the fair share still applies).';
 	END IF;
 	INSERT INTO easeml.tenants (name, max_parallel) VALUES (role, max_parallel)
 	ON CONFLICT (name) DO UPDATE SET max_parallel = EXCLUDED.max_parallel;
@@ -481,7 +491,8 @@ BEGIN
 	SELECT id INTO tid FROM easeml.tasks WHERE tenant = current_user AND name = task;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'task "%" does not exist for tenant "%"', task, current_user
-			USING ERRCODE = 'undefined_object';
+			USING ERRCODE = 'undefined_object',
+				  HINT = 'SELECT name FROM easeml.tasks lists your tasks.';
 	END IF;
 	SELECT id INTO mid FROM easeml.models WHERE name = model;
 	IF NOT FOUND THEN
@@ -528,7 +539,8 @@ BEGIN
 	SELECT * INTO m FROM easeml.models WHERE id = NEW.model_id;
 	IF NOT FOUND OR NOT m.enabled THEN
 		RAISE EXCEPTION 'model % does not exist or is disabled', NEW.model_id
-			USING ERRCODE = 'undefined_object';
+			USING ERRCODE = 'undefined_object',
+				  HINT = 'SELECT id, name FROM easeml.models WHERE enabled lists the candidates.';
 	END IF;
 	IF NOT (t.kind = ANY (m.kinds)) THEN
 		RAISE EXCEPTION 'model "%" cannot train % task "%"', m.name, t.kind, t.name
@@ -537,12 +549,14 @@ BEGIN
 	END IF;
 	IF m.needs_image AND t.input_shape IS NULL THEN
 		RAISE EXCEPTION 'model "%" needs an image task, and task "%" has no input_shape', m.name, t.name
-			USING ERRCODE = 'invalid_parameter_value';
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Declare the task with an input_shape, or choose another model.';
 	END IF;
 	IF EXISTS (SELECT 1 FROM easeml.runs r WHERE r.task_id = t.id AND r.model_id = m.id
 				AND r.status IN ('queued', 'running')) THEN
 		RAISE EXCEPTION 'model "%" is already queued or running for task "%"', m.name, t.name
-			USING ERRCODE = 'object_not_in_prerequisite_state';
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Wait for that run to end, or stop it with easeml.cancel(run_id).';
 	END IF;
 	-- column privileges already limit tenants to task_id and model_id;
 	-- the values are set here too, so the rule does not rest on grants alone
