@@ -1278,9 +1278,9 @@ TestFamilyCostModel(void)
 	CostTaskEstimate(&m, 5000, 40, 10, seconds, NULL, NULL, est2);
 	CHECK(fabs(log(est2[4] / seconds[4])) < 0.1, "the measured arm: about its time (%g vs %g)",
 		  est2[4], seconds[4]);
-	CHECK(est2[0] > 1.2 * est[0] && est2[0] < 2.0 * est[0] &&
-		  est2[2] > 1.2 * est[2] && est2[2] < 2.0 * est[2],
-		  "other families move toward 2x: %g, %g", est2[0] / est[0], est2[2] / est[2]);
+	CHECK(est2[0] > 1.05 * est[0] && est2[0] < 1.5 * est[0] &&
+		  est2[2] > 1.05 * est[2] && est2[2] < 1.5 * est[2],
+		  "other families move a little toward 2x: %g, %g", est2[0] / est[0], est2[2] / est[2]);
 	/* a second family member moves more than another family */
 	seconds[4] = NAN;
 	seconds[2] = o + 2 * exp(base[2]);
