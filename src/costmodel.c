@@ -411,9 +411,15 @@ CostTaskOverhead(const CostModel *m, double n, double d,
 double
 CostResidual(double seconds, double overhead, double log_base)
 {
-	if (!(seconds >= 1.5 * overhead) || !isfinite(seconds))
+	double		work = seconds - overhead;
+
+	if (!(seconds > 0) || !isfinite(seconds))
 		return NAN;
-	return log(seconds - overhead) - log_base;
+	/* neither the measured nor the expected work is more than noise */
+	if (work < 0.5 * overhead && exp(log_base) < 0.5 * overhead)
+		return NAN;
+	/* a run far shorter than expected: its work is below a quarter overhead */
+	return log(work > 0.25 * overhead ? work : 0.25 * overhead) - log_base;
 }
 
 int

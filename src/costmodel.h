@@ -119,8 +119,10 @@ extern double CostTaskOverhead(const CostModel *m, double n, double d,
 
 /*
  * The log residual of a measured run for the task's posterior, or NaN
- * when the run says little about its work (it took less than 1.5 x the
- * overhead).
+ * when the run says little about its work: both its measured work
+ * (seconds - overhead) and the work expected (exp(log_base)) are under
+ * half the overhead.  Measured work is floored at a quarter of the
+ * overhead (timing noise).
  */
 extern double CostResidual(double seconds, double overhead, double log_base);
 

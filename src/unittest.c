@@ -1290,7 +1290,9 @@ TestFamilyCostModel(void)
 	/* a run that was mostly overhead says nothing about the work */
 	seconds[2] = NAN;
 	seconds[0] = 1.2 * o;
-	CHECK(isnan(CostResidual(seconds[0], o, base[0])), "overhead-bound run: no residual");
+	CHECK(isnan(CostResidual(seconds[0], o, log(0.1 * o))), "overhead-bound run: no residual");
+	CHECK_NEAR(CostResidual(seconds[0], o, log(5 * o)), log(0.25 / 5), 1e-12,
+			   "a run far shorter than its expected work: floored work, a large negative residual");
 	/* ... but it measures the task's overhead, if its predicted work is small */
 	CostTaskEstimate(&m, 50, 2, 2, seconds, base, &o, est2);
 	for (int k = 0; k < FC_K; k++)
