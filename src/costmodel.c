@@ -71,7 +71,7 @@ typedef struct FamilyRef
 static const FamilyRef family_refs[] = {
 	{"softmax", COST_LINEAR, 3.53e-8},
 	{"linear_svm", COST_LINEAR, 2.29e-7},
-	{"gbt", COST_LINEAR, 3.97e-6},
+	{"gbt", COST_BOOST, 3.97e-6},
 	{"ridge", COST_RIDGE, 2.31e-10},
 	{"knn", COST_KNN, 1.97e-10},
 	{"random_forest", COST_FOREST, 1.57e-6},
@@ -124,6 +124,9 @@ CostLogComplexity(const CostArm *a, double n, double d, double c)
 	{
 		case COST_RIDGE:
 			x = n * d * (d + c);
+			break;
+		case COST_BOOST:
+			x = (n + 255 * (a->width > 0 ? a->width : 31)) * d;
 			break;
 		case COST_KNN:
 			x = n * n * d;
