@@ -61,24 +61,25 @@ typedef struct FamilyRef
 } FamilyRef;
 
 /*
- * Reference rates: the trainer's fit seconds per unit of complexity,
- * measured by scripts/bench/cost_calibrate.sh 600 on data sets that are
- * neither the demo's nor the cost benchmark's new task (gnb: with 1500
- * rows, its fits on 600 are all too short to count).  The last entry, for
- * any other family, is softmax's: a custom trainer's work is its
- * cost_factor.
+ * Reference rates: the trainer's fit seconds per unit of complexity, the
+ * geometric mean of two runs of scripts/bench/cost_calibrate.sh 600 on
+ * data sets that are neither the demo's nor the cost benchmark's new task
+ * (the runs differed by up to 2x on the loaded machine; gnb from a run
+ * with 1500 rows: its fits on 600 are all too short to count).  The last
+ * entry, for any other family, is softmax's: a custom trainer's work is
+ * its cost_factor.
  */
 static const FamilyRef family_refs[] = {
-	{"softmax", COST_LINEAR, 3.53e-8},
-	{"linear_svm", COST_LINEAR, 2.29e-7},
-	{"gbt", COST_BOOST, 3.97e-6},
-	{"ridge", COST_RIDGE, 2.31e-10},
-	{"knn", COST_KNN, 1.97e-10},
-	{"random_forest", COST_FOREST, 1.57e-6},
+	{"softmax", COST_LINEAR, 4.17e-08},
+	{"linear_svm", COST_LINEAR, 2.58e-07},
+	{"gbt", COST_LINEAR, 5.16e-06},
+	{"ridge", COST_RIDGE, 3.26e-10},
+	{"knn", COST_KNN, 2.67e-10},
+	{"random_forest", COST_FOREST, 2.24e-06},
 	{"gnb", COST_NB, 6.82e-9},
-	{"mlp", COST_NET, 8.57e-8},
-	{"cnn", COST_NET, 3.92e-9},
-	{NULL, COST_LINEAR, 3.53e-8}
+	{"mlp", COST_NET, 1.19e-07},
+	{"cnn", COST_NET, 4.06e-09},
+	{NULL, COST_LINEAR, 4.17e-08}
 };
 
 static const FamilyRef *
@@ -124,9 +125,6 @@ CostLogComplexity(const CostArm *a, double n, double d, double c)
 	{
 		case COST_RIDGE:
 			x = n * d * (d + c);
-			break;
-		case COST_BOOST:
-			x = (n + 255 * (a->width > 0 ? a->width : 31)) * d;
 			break;
 		case COST_KNN:
 			x = n * n * d;

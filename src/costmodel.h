@@ -37,7 +37,7 @@
 /* Complexity formulas (n rows, d features, c classes, C per-class factor). */
 typedef enum CostFormula
 {
-	COST_LINEAR = 0,			/* n d C: linear models, custom trainers */
+	COST_LINEAR = 0,			/* n d C: linear models, boosting, custom */
 	COST_RIDGE,					/* n d (d + c): normal equations */
 	COST_KNN,					/* n^2 d: validation rows x training rows */
 	COST_FOREST,				/* n depth sqrt(d): trees on sqrt(d)
@@ -46,10 +46,6 @@ typedef enum CostFormula
 	COST_NB,					/* n d c: per-class means and variances */
 	COST_NET,					/* n (d width + inner + out c): layer
 								 * products per row (mlp, cnn) */
-	COST_BOOST,					/* (n + 255 leaves) d C: histogram
-								 * boosting, each round building
-								 * histograms of the rows and scanning
-								 * 255 bins per leaf and feature */
 	COST_FORMULAS
 } CostFormula;
 
@@ -62,8 +58,7 @@ typedef struct CostArm
 								 * relative to the family default (> 0) */
 	double		width;			/* COST_NET: products per input feature;
 								 * COST_FOREST: share of the features tried
-								 * per split (0: sqrt(d)); COST_BOOST:
-								 * leaves per tree */
+								 * per split (0: sqrt(d)) */
 	double		inner;			/* COST_NET: products between hidden
 								 * layers; COST_FOREST: depth limit (0:
 								 * none) */

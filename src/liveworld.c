@@ -51,10 +51,10 @@ static int	n_tenant_names = 0;
 static uint64 models_sig = 0;
 static char applied_policy[128] = "";
 static unsigned char *share_over = NULL;	/* by tenant, LiveWorldStarved */
+static int	n_share_over = 0;
 /* the cost model until the first refit cycle installs one */
 static CostModel boot_cost;
 static bool have_boot_cost = false;
-static int	n_share_over = 0;
 
 /* Signature of the model set: ids, kinds, image flags. */
 static uint64

@@ -1227,13 +1227,7 @@ TestFamilyCostModel(void)
 			   log(3.0), 1e-12, "work from parameters multiplies");
 	CHECK_NEAR(CostLogComplexity(&fc_arms[5], 100, 10, 3),
 			   log(100.0 * (10 * 64 + 2048 + 32 * 3)), 1e-12, "net: layer products per row");
-	{
-		CostArm		boost = {COST_BOOST, 0, 2, 63, 0, 0, 1, 1e-6};
-
-		CHECK_NEAR(CostLogComplexity(&boost, 100, 10, 5), log((100 + 255.0 * 63) * 10 * 5 * 2), 1e-12,
-				   "boosting: rows plus bins x leaves, per class and round");
-	}
-	CHECK(CostFormulaOf("gbt") == COST_BOOST && CostFormulaOf("knn") == COST_KNN && CostFormulaOf("mlp") == COST_NET &&
+	CHECK(CostFormulaOf("gbt") == COST_LINEAR && CostFormulaOf("knn") == COST_KNN && CostFormulaOf("mlp") == COST_NET &&
 		  CostFormulaOf("nonesuch") == COST_LINEAR && !CostFamilyKnown("nonesuch") &&
 		  CostFamilyKnown("gbt"), "families map to formulas");
 

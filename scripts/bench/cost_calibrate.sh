@@ -59,12 +59,12 @@ done >"$tmp/runs"
 python3 - "$tmp/runs" <<'PY'
 import json, math, sys, statistics as st
 # src/costmodel.c CostLogComplexity and sql _cost_shape, repeated
-FORM = {"gbt": "boost", "ridge": "ridge", "knn": "knn", "random_forest": "forest", "gnb": "nb", "mlp": "net", "cnn": "net"}
+FORM = {"ridge": "ridge", "knn": "knn", "random_forest": "forest", "gnb": "nb", "mlp": "net", "cnn": "net"}
 PER = {"gbt", "softmax", "linear_svm"}
 def shape(fam, p):
     num = lambda k, d: p[k] if isinstance(p.get(k), (int, float)) and p.get(k) > 0 else d
     work, width, inner, out = 1.0, 0.0, 0.0, 0.0
-    if fam == "gbt": work = num("n_rounds", 100) / 100; width = num("max_leaves", 31)
+    if fam == "gbt": work = num("n_rounds", 100) / 100
     if fam == "random_forest":
         work = num("n_trees", 100) / 100
         mf = num("max_features", 0); width = mf if mf <= 1 else 0; inner = num("max_depth", 0)
@@ -79,7 +79,6 @@ def complexity(fam, p, n, d, c):
     work, width, inner, out = shape(fam, p)
     f = FORM.get(fam, "linear")
     if f == "ridge": x = n * d * (d + c)
-    elif f == "boost": x = (n + 255 * width) * d
     elif f == "knn": x = n * n * d
     elif f == "forest":
         depth = math.log2(n + 1)

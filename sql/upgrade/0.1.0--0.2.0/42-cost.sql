@@ -9,9 +9,8 @@
 -- trees, iterations, epochs relative to the family default); width,
 -- inner and last are the per-row terms of the layered families (mlp:
 -- first layer width, products between hidden layers, last layer width;
--- cnn: multiply-adds per input pixel; gbt: width is the leaves per tree;
--- random_forest: width is the share of features tried per split, 0 for
--- sqrt(d), inner the depth limit).
+-- cnn: multiply-adds per input pixel; random_forest: width is the share
+-- of features tried per split, 0 for sqrt(d), inner the depth limit).
 -- A parameter is read as a positive number or not at all.
 CREATE FUNCTION easeml._cost_shape(family text, params jsonb,
 	OUT work float8, OUT width float8, OUT inner_products float8, OUT last_width float8)
@@ -42,7 +41,6 @@ AS $$
 				+ coalesce((SELECT sum(9 * l.a[i] * l.a[i + 1] / 4 ^ i)
 							  FROM generate_subscripts(l.a, 1) i WHERE i < cardinality(l.a)), 0)
 				+ 128 * l.a[cardinality(l.a)] / 4 ^ cardinality(l.a)
-			WHEN 'gbt' THEN easeml._param_num(params, 'max_leaves', 31)
 			WHEN 'random_forest' THEN CASE WHEN easeml._param_num(params, 'max_features', 0) <= 1
 										   THEN easeml._param_num(params, 'max_features', 0) ELSE 0 END
 			ELSE 0 END,
