@@ -11,11 +11,12 @@
  * 2. Rates, from the trainer's fit time of runs that trained at least
  *	  WORK_MIN seconds (shorter fits are mostly fixed costs that the formula
  *	  does not describe; their wall time is the overhead's business):
- *	  y = ln(train) - ln(complexity) - ln(reference rate).  The machine
- *	  factor is the median over families of their mean y (shrunk toward 0
- *	  as if one more family had measured 0), a family's offset the mean of
- *	  the rest over its runs (FAMILY_PRIOR pseudo-runs), a model's the mean
- *	  of what is left (MODEL_PRIOR).
+ *	  y = ln(train) - ln(complexity) - ln(reference rate).  A family's
+ *	  regression and classification tasks form two groups.  The machine
+ *	  factor is the median over groups of their mean y (shrunk toward 0 as
+ *	  if one more group had measured 0), a group's offset the mean of the
+ *	  rest over its runs (FAMILY_PRIOR pseudo-runs), a model's the mean of
+ *	  what is left (MODEL_PRIOR), over both kinds.
  * 3. The residual prior: covariance TASK_VAR for every pair of models,
  *	  plus FAMILY_VAR within a family, plus MODEL_VAR on the diagonal;
  *	  noise NOISE_VAR.  With one heavy run of a task, every other model's
@@ -77,7 +78,7 @@ static const FamilyRef family_refs[] = {
 	{"knn", COST_KNN, 2.67e-10},
 	{"random_forest", COST_FOREST, 2.24e-06},
 	{"gnb", COST_NB, 6.82e-9},
-	{"mlp", COST_NET, 1.19e-07},
+	{"mlp", COST_MLP, 7.4e-10},
 	{"cnn", COST_NET, 4.06e-09},
 	{NULL, COST_LINEAR, 4.17e-08}
 };
@@ -142,8 +143,19 @@ CostLogComplexity(const CostArm *a, double n, double d, double c)
 			x = n * d * c;
 			break;
 		case COST_NET:
-			x = n * (d * (a->width > 0 ? a->width : 1) +
-					 (a->inner > 0 ? a->inner : 0) + (a->out > 0 ? a->out : 0) * c);
+		case COST_MLP:
+			x = d * (a->width > 0 ? a->width : 1) + (a->inner > 0 ? a->inner : 0) +
+				(a->out > 0 ? a->out : 0) * c;
+			if (a->formula == COST_NET)
+				x *= n;
+			else
+			{
+				/* src/trainer/tr_mlp.c: 80% of the rows train, in batches of 200 */
+				double		train = 0.8 * n;
+				double		epochs = ceil(2000 / ceil(train / 200));
+
+				x *= train * (epochs < 10 ? 10 : epochs > 200 ? 200 : epochs);
+			}
 			break;
 		case COST_LINEAR:
 		default:
@@ -249,55 +261,64 @@ RateY(const CostModel *m, const double *sizes, const double *seconds,
 	return 1;
 }
 
+/*
+ * A family's group: its regression tasks apart from its classification
+ * ones (a regression forest grows far more nodes than a classification
+ * forest on data of the same size).  Task i is a regression task when it
+ * has 1 class.
+ */
+#define GROUP(m, k, sizes, i) (2 * (m)->arms[k].family + ((sizes)[3 * (i) + 2] <= 1 ? 1 : 0))
+
 /* Step 2: the machine factor, family and model offsets (see header). */
 static void
 FitRates(CostModel *m, const double *sizes, const double *seconds,
-		 const double *train, int mc, int n_fam, double *buf)
+		 const double *train, int mc, int n_grp, double *buf)
 {
 	int			K = m->K;
-	double	   *fam_off = buf,
-			   *fam_n = buf + n_fam,
-			   *arm_off = buf + 2 * n_fam,
-			   *arm_n = buf + 2 * n_fam + K;
+	double	   *grp_off = buf,
+			   *grp_n = buf + n_grp,
+			   *arm_off = buf + 2 * n_grp,
+			   *arm_n = buf + 2 * n_grp + K;
 	double		y;
 	int			n = 0,
 				n_used = 0;
 
-	memset(buf, 0, sizeof(double) * (2 * n_fam + 2 * K));
-	/* the machine factor: the median of the families' mean y */
+	memset(buf, 0, sizeof(double) * (2 * n_grp + 2 * K));
+	/* the machine factor: the median of the groups' mean y */
 	for (int i = 0; i < mc; i++)
 		for (int k = 0; k < K; k++)
 			if (RateY(m, sizes, seconds, train, i, k, &y))
 			{
-				fam_off[m->arms[k].family] += y;
-				fam_n[m->arms[k].family] += 1;
+				grp_off[GROUP(m, k, sizes, i)] += y;
+				grp_n[GROUP(m, k, sizes, i)] += 1;
 				n++;
 			}
-	for (int f = 0; f < n_fam; f++)
-		if (fam_n[f] > 0)
-			arm_off[n_used++] = fam_off[f] / fam_n[f];
+	for (int g = 0; g < n_grp; g++)
+		if (grp_n[g] > 0)
+			arm_off[n_used++] = grp_off[g] / grp_n[g];
 	m->n_work = n;
 	m->machine = n_used > 0 ? Median(arm_off, n_used) * n_used / (n_used + MACHINE_PRIOR) : 0;
-	memset(buf, 0, sizeof(double) * (2 * n_fam + 2 * K));
+	memset(buf, 0, sizeof(double) * (2 * n_grp + 2 * K));
 	for (int i = 0; i < mc; i++)
 		for (int k = 0; k < K; k++)
 			if (RateY(m, sizes, seconds, train, i, k, &y))
 			{
-				fam_off[m->arms[k].family] += y - m->machine;
-				fam_n[m->arms[k].family] += 1;
+				grp_off[GROUP(m, k, sizes, i)] += y - m->machine;
+				grp_n[GROUP(m, k, sizes, i)] += 1;
 			}
-	for (int f = 0; f < n_fam; f++)
-		fam_off[f] /= fam_n[f] + FAMILY_PRIOR;
+	for (int g = 0; g < n_grp; g++)
+		grp_off[g] /= grp_n[g] + FAMILY_PRIOR;
 	for (int i = 0; i < mc; i++)
 		for (int k = 0; k < K; k++)
 			if (RateY(m, sizes, seconds, train, i, k, &y))
 			{
-				arm_off[k] += y - m->machine - fam_off[m->arms[k].family];
+				arm_off[k] += y - m->machine - grp_off[GROUP(m, k, sizes, i)];
 				arm_n[k] += 1;
 			}
-	for (int k = 0; k < K; k++)
-		m->log_rate[k] = log(m->arms[k].ref_rate) + m->machine +
-			fam_off[m->arms[k].family] + arm_off[k] / (arm_n[k] + MODEL_PRIOR);
+	for (int r = 0; r < 2; r++)
+		for (int k = 0; k < K; k++)
+			m->log_rate[r * K + k] = log(m->arms[k].ref_rate) + m->machine +
+				grp_off[2 * m->arms[k].family + r] + arm_off[k] / (arm_n[k] + MODEL_PRIOR);
 }
 
 /* Step 3: the residual prior over the K models. */
@@ -349,8 +370,8 @@ CostModelFit(CostModel *m, const CostArm *arms, int K, const double *sizes,
 			return -1;
 	m->K = K;
 	m->arms = malloc(sizeof(CostArm) * K);
-	m->log_rate = malloc(sizeof(double) * K);
-	nbuf = 2 * (size_t) n_fam + 2 * (size_t) K + 2 * (size_t) mc + (size_t) K + 1;
+	m->log_rate = malloc(sizeof(double) * 2 * K);
+	nbuf = 4 * (size_t) n_fam + 2 * (size_t) K + 2 * (size_t) mc + (size_t) K + 1;
 	buf = malloc(sizeof(double) * nbuf);
 	if (m->arms == NULL || m->log_rate == NULL || buf == NULL)
 	{
@@ -360,7 +381,7 @@ CostModelFit(CostModel *m, const CostArm *arms, int K, const double *sizes,
 	}
 	memcpy(m->arms, arms, sizeof(CostArm) * K);
 	FitOverhead(m, sizes, seconds, train, mc, buf);
-	FitRates(m, sizes, seconds, train, mc, n_fam, buf);
+	FitRates(m, sizes, seconds, train, mc, 2 * n_fam, buf);
 	free(buf);
 	if (FitResidualPrior(m) < 0)
 	{
@@ -389,7 +410,8 @@ void
 CostLogBase(const CostModel *m, double n, double d, double c, double *log_base)
 {
 	for (int k = 0; k < m->K; k++)
-		log_base[k] = m->log_rate[k] + CostLogComplexity(&m->arms[k], n, d, c);
+		log_base[k] = m->log_rate[(c <= 1 ? m->K : 0) + k] +
+			CostLogComplexity(&m->arms[k], n, d, c);
 }
 
 double

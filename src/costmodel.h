@@ -45,7 +45,10 @@ typedef enum CostFormula
 								 * log2 n or the limit */
 	COST_NB,					/* n d c: per-class means and variances */
 	COST_NET,					/* n (d width + inner + out c): layer
-								 * products per row (mlp, cnn) */
+								 * products per row and epoch (cnn) */
+	COST_MLP,					/* the same per row, times the trainer's
+								 * default epochs: about 2,000 steps of
+								 * 200 rows, 10 to 200 epochs */
 	COST_FORMULAS
 } CostFormula;
 
@@ -72,7 +75,9 @@ typedef struct CostModel
 {
 	int			K;
 	CostArm    *arms;			/* K, copied */
-	double	   *log_rate;		/* K: log seconds per unit of complexity */
+	double	   *log_rate;		/* 2 x K: log seconds per unit of
+								 * complexity on classification tasks,
+								 * then on regression tasks (1 class) */
 	double		o0;				/* fixed seconds of every run */
 	double		o1;				/* seconds per cell of the task's data */
 	double		machine;		/* log factor of this machine's rates over

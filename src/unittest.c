@@ -1227,7 +1227,20 @@ TestFamilyCostModel(void)
 			   log(3.0), 1e-12, "work from parameters multiplies");
 	CHECK_NEAR(CostLogComplexity(&fc_arms[5], 100, 10, 3),
 			   log(100.0 * (10 * 64 + 2048 + 32 * 3)), 1e-12, "net: layer products per row");
-	CHECK(CostFormulaOf("gbt") == COST_LINEAR && CostFormulaOf("knn") == COST_KNN && CostFormulaOf("mlp") == COST_NET &&
+	{
+		/* mlp: 2,000 steps of 200 rows, 10 to 200 epochs (tr_mlp.c) */
+		CostArm		mlp = {COST_MLP, 0, 1, 64, 0, 10, 0, 1e-9};
+		double		per_row = 100 * 64 + 10 * 3;
+
+		CHECK_NEAR(CostLogComplexity(&mlp, 1000, 100, 3), log(800 * 200 * per_row), 1e-9,
+				   "mlp on 1,000 rows: 200 epochs");
+		CHECK_NEAR(CostLogComplexity(&mlp, 10000, 100, 3), log(8000 * 50 * per_row), 1e-9,
+				   "mlp on 10,000 rows: 40 steps an epoch, 50 epochs");
+		CHECK_NEAR(CostLogComplexity(&mlp, 1e6, 100, 3), log(8e5 * 10 * per_row), 1e-3,
+				   "mlp on a million rows: 10 epochs");
+	}
+	CHECK(CostFormulaOf("gbt") == COST_LINEAR && CostFormulaOf("mlp") == COST_MLP &&
+		  CostFormulaOf("knn") == COST_KNN && CostFormulaOf("cnn") == COST_NET &&
 		  CostFormulaOf("nonesuch") == COST_LINEAR && !CostFamilyKnown("nonesuch") &&
 		  CostFamilyKnown("gbt"), "families map to formulas");
 

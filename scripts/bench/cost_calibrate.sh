@@ -59,7 +59,7 @@ done >"$tmp/runs"
 python3 - "$tmp/runs" <<'PY'
 import json, math, sys, statistics as st
 # src/costmodel.c CostLogComplexity and sql _cost_shape, repeated
-FORM = {"ridge": "ridge", "knn": "knn", "random_forest": "forest", "gnb": "nb", "mlp": "net", "cnn": "net"}
+FORM = {"ridge": "ridge", "knn": "knn", "random_forest": "forest", "gnb": "nb", "mlp": "mlp", "cnn": "net"}
 PER = {"gbt", "softmax", "linear_svm"}
 def shape(fam, p):
     num = lambda k, d: p[k] if isinstance(p.get(k), (int, float)) and p.get(k) > 0 else d
@@ -85,7 +85,10 @@ def complexity(fam, p, n, d, c):
         if 1 <= inner < depth: depth = inner
         x = n * depth * (width * d if 0 < width <= 1 else math.sqrt(d))
     elif f == "nb": x = n * d * c
-    elif f == "net": x = n * (d * (width or 1) + inner + out * c)
+    elif f in ("net", "mlp"):
+        x = d * (width or 1) + inner + out * c
+        if f == "net": x *= n
+        else: x *= 0.8 * n * min(max(math.ceil(2000 / math.ceil(0.8 * n / 200)), 10), 200)
     else: x = n * d
     return x * (c if fam in PER and c > 2 else 1) * work
 fams = {}
