@@ -566,8 +566,112 @@ MirrorPlusIdentity(double *a, int n)
  * 3,000 arms and 200 build rows the hyperparameter grid drops from minutes
  * to about a second.  A row with unknown cells restricts W to its known
  * columns (O(n^2 c) for that row).  'sdiag' holds s_k; 'work' holds
- * 2 n K + n n + K doubles.
+ * 2 n K + 2 K doubles.
  */
+/* Scratch of LowRankLogLik beyond its caller's work array. */
+typedef struct LowRankScratch
+{
+	double	   *A;				/* n x n: I + c W W' and its factor */
+	double	   *cwork;			/* n x n: GpCholesky's */
+	double	   *v;				/* n */
+	double	   *qf;				/* per full row: |z|^2 */
+	double	   *Zf;				/* full rows' z, nrows x K */
+	double	   *Vf;				/* their L^-1 sqrt(c) W z, nrows x n */
+} LowRankScratch;
+
+/*
+ * The log likelihood summed over the rows without unknown cells: one
+ * factorisation of I + c W W' and one matrix product for all of them.
+ */
+static int
+FullRowsLogLik(const double *mu, const double *W, const double *isd, int n, int K,
+			   double c, double logdet_delta, const double *rows, int nrows,
+			   LowRankScratch *s, double *total)
+{
+	int			nf = 0;
+	int			rc;
+	double		ld = logdet_delta;
+
+	for (int r = 0; r < nrows; r++)
+	{
+		const double *x = rows + (size_t) r * K;
+		double	   *zr = s->Zf + (size_t) nf * K;
+		double		q = 0.0;
+		int			k;
+
+		for (k = 0; k < K && !isnan(x[k]); k++)
+		{
+			zr[k] = (x[k] - mu[k]) * isd[k];
+			q += zr[k] * zr[k];
+		}
+		if (k == K)
+			s->qf[nf++] = q;
+	}
+	if (nf == 0)
+		return GP_OK;
+	cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, K, c, W, K, 0.0, s->A, n);
+	MirrorPlusIdentity(s->A, n);
+	if ((rc = GpCholesky(s->A, n, s->cwork, NULL)) < 0)
+		return rc;
+	for (int j = 0; j < n; j++)
+		ld += 2.0 * log(s->A[(size_t) j * n + j]);
+	/* V = sqrt(c) Z W' L^-T: row j is L^-1 sqrt(c) W z_j */
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nf, n, K,
+				sqrt(c), s->Zf, K, W, K, 0.0, s->Vf, n);
+	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
+				CblasNonUnit, nf, n, 1.0, s->A, n, s->Vf, n);
+	for (int r = 0; r < nf; r++)
+	{
+		const double *vr = s->Vf + (size_t) r * n;
+
+		*total += -0.5 * (s->qf[r] - cblas_ddot(n, vr, 1, vr, 1) + ld + K * log(2.0 * M_PI));
+	}
+	return rc;
+}
+
+/*
+ * The log likelihood of one row with cnt known cells (0 < cnt < K): W
+ * restricted to its known columns (Wr: n x cnt, z: cnt).
+ */
+static int
+PartialRowLogLik(const double *mu, const double *W, const double *isd, int n, int K,
+				 double c, const double *x, int cnt, double *Wr, double *z,
+				 LowRankScratch *s, double *ll)
+{
+	double		q = 0.0,
+				ld = 0.0;
+	int			col,
+				rc;
+
+	for (int j = 0; j < n; j++)
+	{
+		col = 0;
+		for (int k = 0; k < K; k++)
+			if (!isnan(x[k]))
+				Wr[(size_t) j * cnt + col++] = W[(size_t) j * K + k];
+	}
+	cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, cnt, c, Wr, cnt, 0.0, s->A, n);
+	MirrorPlusIdentity(s->A, n);
+	if ((rc = GpCholesky(s->A, n, s->cwork, NULL)) < 0)
+		return rc;
+	col = 0;
+	for (int k = 0; k < K; k++)
+		if (!isnan(x[k]))
+		{
+			double		zk = (x[k] - mu[k]) * isd[k];
+
+			z[col++] = zk;
+			q += zk * zk;
+			ld -= 2.0 * log(isd[k]);
+		}
+	for (int j = 0; j < n; j++)
+		ld += 2.0 * log(s->A[(size_t) j * n + j]);
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, n, cnt, sqrt(c), Wr, cnt, z, 1, 0.0, s->v, 1);
+	cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, s->A, n, s->v, 1);
+	*ll = -0.5 * (q - cblas_ddot(n, s->v, 1, s->v, 1) + ld + cnt * log(2.0 * M_PI));
+	return rc;
+}
+
 static int
 LowRankLogLik(const double *mu, const double *Xc, const double *sdiag, int n,
 			  int K, double lambda, double noise_var, const double *rows,
@@ -577,35 +681,24 @@ LowRankLogLik(const double *mu, const double *Xc, const double *sdiag, int n,
 	double	   *Wr = work + (size_t) n * K;
 	double	   *z = work + 2 * (size_t) n * K;
 	double	   *isd = z + K;	/* diag(delta)^-1/2 */
-	double	   *Afull,
-			   *Apart,
-			   *cwork,
-			   *v,
-			   *qf,				/* per full row: |z|^2 */
-			   *Zf,				/* full rows' z, nrows x K */
-			   *Vf;				/* their L^-1 sqrt(c) W z, nrows x n */
 	double		c = (1.0 - lambda) / n;
 	double		logdet_delta = 0.0,
 				total = 0.0;
-	int			status = GP_OK;
-	int			r,
-				k,
-				j,
-				rc;
+	LowRankScratch s;
+	int			status;
 
-	Afull = malloc(sizeof(double) * (3 * (size_t) n * n + n + nrows +
-									 (size_t) nrows * K + (size_t) nrows * n));
-	if (Afull == NULL)
+	s.A = malloc(sizeof(double) * (2 * (size_t) n * n + n + nrows +
+								   (size_t) nrows * K + (size_t) nrows * n));
+	if (s.A == NULL)
 		return GP_NO_MEMORY;
-	Apart = Afull + (size_t) n * n;
-	cwork = Apart + (size_t) n * n;
-	v = cwork + (size_t) n * n;
-	qf = v + n;
-	Zf = qf + nrows;
-	Vf = Zf + (size_t) nrows * K;
+	s.cwork = s.A + (size_t) n * n;
+	s.v = s.cwork + (size_t) n * n;
+	s.qf = s.v + n;
+	s.Zf = s.qf + nrows;
+	s.Vf = s.Zf + (size_t) nrows * K;
 
 	/* W = Xc diag(delta)^-1/2, and the log det of diag(delta) */
-	for (k = 0; k < K; k++)
+	for (int k = 0; k < K; k++)
 	{
 		double		sk = sdiag[k] < 1e-8 ? 1e-8 : sdiag[k];
 		double		delta = sk - (1.0 - lambda) * sdiag[k] + noise_var;
@@ -613,107 +706,27 @@ LowRankLogLik(const double *mu, const double *Xc, const double *sdiag, int n,
 		isd[k] = 1.0 / sqrt(delta);
 		logdet_delta += log(delta);
 	}
-	for (r = 0; r < n; r++)
-		for (k = 0; k < K; k++)
+	for (int r = 0; r < n; r++)
+		for (int k = 0; k < K; k++)
 			W[(size_t) r * K + k] = Xc[(size_t) r * K + k] * isd[k];
 
-	/* rows without unknown cells: one factorisation, one matrix product */
-	{
-		int			nf = 0;
-
-		for (r = 0; r < nrows; r++)
-		{
-			const double *x = rows + (size_t) r * K;
-			double	   *zr = Zf + (size_t) nf * K;
-			double		q = 0.0;
-
-			for (k = 0; k < K && !isnan(x[k]); k++)
-			{
-				zr[k] = (x[k] - mu[k]) * isd[k];
-				q += zr[k] * zr[k];
-			}
-			if (k == K)
-				qf[nf++] = q;
-		}
-		if (nf > 0)
-		{
-			cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, K, c,
-						W, K, 0.0, Afull, n);
-			MirrorPlusIdentity(Afull, n);
-			rc = GpCholesky(Afull, n, cwork, NULL);
-			if (rc < 0)
-				status = rc;
-			else
-			{
-				double		ld = logdet_delta;
-
-				status = WorseStatus(status, rc);
-				for (j = 0; j < n; j++)
-					ld += 2.0 * log(Afull[(size_t) j * n + j]);
-				/* V = sqrt(c) Z W' L^-T: row j is L^-1 sqrt(c) W z_j */
-				cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nf, n, K,
-							sqrt(c), Zf, K, W, K, 0.0, Vf, n);
-				cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
-							CblasNonUnit, nf, n, 1.0, Afull, n, Vf, n);
-				for (r = 0; r < nf; r++)
-					total += -0.5 * (qf[r] - cblas_ddot(n, Vf + (size_t) r * n, 1,
-														Vf + (size_t) r * n, 1) +
-									 ld + K * log(2.0 * M_PI));
-			}
-		}
-	}
-
-	/* rows with unknown cells: W restricted to their known columns */
-	for (r = 0; r < nrows && status >= 0; r++)
+	status = FullRowsLogLik(mu, W, isd, n, K, c, logdet_delta, rows, nrows, &s, &total);
+	for (int r = 0; r < nrows && status >= 0; r++)
 	{
 		const double *x = rows + (size_t) r * K;
-		int			cnt = 0,
-					col;
-		double		q = 0.0,
-					ld = 0.0;
+		int			cnt = 0;
+		double		ll;
+		int			rc;
 
-		for (k = 0; k < K; k++)
-			if (!isnan(x[k]))
-				cnt++;
+		for (int k = 0; k < K; k++)
+			cnt += !isnan(x[k]);
 		if (cnt == 0 || cnt == K)
 			continue;
-		for (j = 0; j < n; j++)
-		{
-			col = 0;
-			for (k = 0; k < K; k++)
-				if (!isnan(x[k]))
-					Wr[(size_t) j * cnt + col++] = W[(size_t) j * K + k];
-		}
-		cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, cnt, c,
-					Wr, cnt, 0.0, Apart, n);
-		MirrorPlusIdentity(Apart, n);
-		rc = GpCholesky(Apart, n, cwork, NULL);
-		if (rc < 0)
-		{
-			status = rc;
-			break;
-		}
-		status = WorseStatus(status, rc);
-		col = 0;
-		for (k = 0; k < K; k++)
-			if (!isnan(x[k]))
-			{
-				double		zk = (x[k] - mu[k]) * isd[k];
-
-				z[col++] = zk;
-				q += zk * zk;
-				ld -= 2.0 * log(isd[k]);
-			}
-		for (j = 0; j < n; j++)
-			ld += 2.0 * log(Apart[(size_t) j * n + j]);
-		cblas_dgemv(CblasRowMajor, CblasNoTrans, n, cnt, sqrt(c), Wr, cnt, z, 1,
-					0.0, v, 1);
-		cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n,
-					Apart, n, v, 1);
-		total += -0.5 * (q - cblas_ddot(n, v, 1, v, 1) + ld +
-						 cnt * log(2.0 * M_PI));
+		rc = PartialRowLogLik(mu, W, isd, n, K, c, x, cnt, Wr, z, &s, &ll);
+		status = rc < 0 ? rc : WorseStatus(status, rc);
+		total += rc < 0 ? 0.0 : ll;
 	}
-	free(Afull);
+	free(s.A);
 	if (status < 0)
 		return status;
 	*mean_out = nrows > 0 ? total / nrows : 0.0;
@@ -784,6 +797,324 @@ BuildCov(const double *history, int K, const int *rows, int n,
 }
 
 /*
+ * The hyperparameter search of GpPriorFit: even rows build a prior, odd
+ * rows (at most GP_MAX_HELDOUT_ROWS) score it by held-out likelihood.
+ */
+typedef struct GridFit
+{
+	int			na;				/* build rows */
+	int			nb;				/* held-out rows */
+	int		   *rows_a;			/* na: the build rows' indices */
+	double	   *held;			/* nb x K: the held-out rows */
+	double	   *mu_a;			/* K: the build rows' mean */
+	double	   *cov_a;			/* K x K (dense search) */
+	double	   *sdiag;			/* K: column variances (low-rank search) */
+	double	   *work;
+	int			low_rank;
+} GridFit;
+
+static void
+GridFree(GridFit *g)
+{
+	free(g->rows_a);
+	free(g->held);
+	free(g->mu_a);
+	free(g->cov_a);
+	free(g->sdiag);
+	free(g->work);
+	memset(g, 0, sizeof(*g));
+}
+
+/* Split the rows, allocate the search's buffers and copy the held-out rows. */
+static int
+GridAlloc(GridFit *g, const double *history, int m, int K, const GpPriorOptions *opt)
+{
+	int			n_nan = 0;
+
+	memset(g, 0, sizeof(*g));
+	g->rows_a = malloc(sizeof(int) * (size_t) m);
+	if (g->rows_a == NULL)
+		return GP_NO_MEMORY;
+	for (int i = 0; i < m; i += 2)
+		g->rows_a[g->na++] = i;
+	g->nb = m / 2 < GP_MAX_HELDOUT_ROWS ? m / 2 : GP_MAX_HELDOUT_ROWS;
+
+	/*
+	 * Few build rows for many arms: the empirical covariance has low rank
+	 * and LowRankLogLik scores it without a K x K factorisation (the same
+	 * numbers up to rounding).
+	 */
+	g->low_rank = opt->kernel == GP_KERNEL_EMPIRICAL && 2 * g->na <= K && !opt->dense_fit;
+	g->held = malloc(sizeof(double) * (size_t) (g->nb > 0 ? g->nb : 1) * K);
+	g->mu_a = malloc(sizeof(double) * (size_t) K);
+	if (g->low_rank)
+	{
+		g->sdiag = malloc(sizeof(double) * (size_t) K);
+		g->work = malloc(sizeof(double) * (2 * (size_t) g->na * K + 2 * (size_t) K));
+	}
+	else
+	{
+		g->cov_a = malloc(sizeof(double) * (size_t) K * K);
+		g->work = malloc(sizeof(double) * (3 * (size_t) K * K + K));
+	}
+	if (g->held == NULL || g->mu_a == NULL || g->work == NULL ||
+		(g->low_rank ? g->sdiag == NULL : g->cov_a == NULL))
+	{
+		GridFree(g);
+		return GP_NO_MEMORY;
+	}
+	/* odd rows, in order; rows with NaN only up to a cap */
+	{
+		int			kept = 0;
+
+		for (int i = 1; i < m && kept < g->nb; i += 2)
+		{
+			const double *row = history + (size_t) i * K;
+			int			has_nan = 0;
+
+			for (int k = 0; k < K && !has_nan; k++)
+				has_nan = isnan(row[k]);
+			if (has_nan && n_nan >= GP_MAX_NAN_HELDOUT_ROWS)
+				continue;
+			n_nan += has_nan;
+			memcpy(g->held + (size_t) kept * K, row, sizeof(double) * K);
+			kept++;
+		}
+		g->nb = kept;
+	}
+	return GP_OK;
+}
+
+/*
+ * The empirical kernel's build rows, centred (scratch + cells), and their
+ * covariance (scratch + 2 cells) or only its diagonal (sdiag), once for
+ * every lambda.
+ */
+static void
+GridCentre(GridFit *g, const double *history, int K, double *scratch, size_t cells)
+{
+	double	   *X = scratch;
+	double	   *Xc = scratch + cells;
+
+	CompleteRows(history, K, g->rows_a, g->na, g->mu_a, X);
+	if (!g->low_rank)
+	{
+		EmpiricalCov(X, g->na, K, g->mu_a, Xc, scratch + 2 * cells);
+		return;
+	}
+	for (int k = 0; k < K; k++)
+		g->sdiag[k] = 0.0;
+	for (int i = 0; i < g->na; i++)
+		for (int k = 0; k < K; k++)
+		{
+			double		d = X[(size_t) i * K + k] - g->mu_a[k];
+
+			Xc[(size_t) i * K + k] = d;
+			g->sdiag[k] += d * d;
+		}
+	for (int k = 0; k < K; k++)
+		g->sdiag[k] /= g->na;
+}
+
+/*
+ * Search the grid of the hyperparameters opt leaves unset (<= 0) for the
+ * best held-out log-likelihood; set them in opt.  ref_dist and mean_var
+ * are the RBF grid's units.
+ */
+static int
+GridSearch(GridFit *g, const double *history, int K, GpPriorOptions *opt,
+		   double ref_dist, double mean_var, double *scratch, size_t cells,
+		   double *best_ll)
+{
+	static const double lambda_grid[] = {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.6};
+	static const double lscale_grid[] = {0.25, 0.5, 1.0, 2.0, 4.0};
+	static const double svar_grid[] = {0.5, 1.0, 2.0, 4.0};
+	static const double noise_grid[] = {1e-6, 1e-5, 1e-4, 1e-3, 4e-3};
+	int			empirical = opt->kernel == GP_KERNEL_EMPIRICAL;
+	int			n1 = empirical ? (opt->shrinkage > 0.0 ? 1 : 7) : (opt->lengthscale > 0.0 ? 1 : 5);
+	int			n2 = empirical ? 1 : (opt->signal_var > 0.0 ? 1 : 4);
+	int			n3 = opt->noise_var > 0.0 ? 1 : 5;
+	double		best = -INFINITY;
+	GpPriorOptions found = *opt;
+
+	if (empirical)
+		GridCentre(g, history, K, scratch, cells);
+	for (int i1 = 0; i1 < n1; i1++)
+		for (int i2 = 0; i2 < n2; i2++)
+		{
+			double		lambda = 0.0,
+						l = 0.0,
+						s2 = 0.0;
+
+			if (empirical)
+			{
+				lambda = opt->shrinkage > 0.0 ? opt->shrinkage : lambda_grid[i1];
+				if (!g->low_rank)
+					ShrinkCov(scratch + 2 * cells, K, lambda, g->cov_a);
+			}
+			else
+			{
+				l = opt->lengthscale > 0.0 ? opt->lengthscale : lscale_grid[i1] * ref_dist;
+				s2 = opt->signal_var > 0.0 ? opt->signal_var : svar_grid[i2] * mean_var;
+				BuildCov(history, K, g->rows_a, g->na, opt->kernel,
+						 opt->standardize_rows, lambda, l, s2, g->mu_a,
+						 g->cov_a, scratch);
+			}
+			for (int i3 = 0; i3 < n3; i3++)
+			{
+				double		noise = opt->noise_var > 0.0 ? opt->noise_var : noise_grid[i3];
+				double		ll;
+				int			rc;
+
+				if (g->low_rank)
+					rc = LowRankLogLik(g->mu_a, scratch + cells, g->sdiag, g->na,
+									   K, lambda, noise, g->held, g->nb,
+									   g->work, &ll);
+				else
+					rc = MeanLogLik(g->mu_a, g->cov_a, noise, K, g->held, g->nb,
+									g->work, NULL, &ll);
+				if (rc < 0 || !(ll > best))
+					continue;	/* unusable or not better */
+				best = ll;
+				found.shrinkage = lambda;
+				found.lengthscale = l;
+				found.signal_var = s2;
+				found.noise_var = noise;
+			}
+		}
+	if (best == -INFINITY)
+		return GP_NOT_PD;
+	*opt = found;
+	*best_ll = best;
+	return GP_OK;
+}
+
+/*
+ * Units of the RBF grid from all rows: the mean pairwise column distance
+ * (cheaper than a median and as good for placing a grid) and the mean
+ * column variance around mu0.
+ */
+static int
+RbfUnits(const double *history, int m, int K, const GpPriorOptions *opt,
+		 const int *rows, double *mu0, double *scratch, size_t cells,
+		 double *ref_dist, double *mean_var)
+{
+	double	   *X = scratch;
+	double	   *D = malloc(sizeof(double) * (size_t) K * K);
+	size_t		npair = 0;
+
+	if (D == NULL)
+		return GP_NO_MEMORY;
+	*ref_dist = 0.0;
+	*mean_var = 0.0;
+	CompleteRows(history, K, rows, m, mu0, X);
+	ColumnDistances(X, m, K, opt->standardize_rows, scratch + cells, D);
+	for (int i = 0; i < K; i++)
+		for (int k = i + 1; k < K; k++)
+		{
+			*ref_dist += sqrt(D[(size_t) i * K + k]);
+			npair++;
+		}
+	free(D);
+	if (npair > 0)
+		*ref_dist /= npair;
+	if (!(*ref_dist > 1e-9))
+		*ref_dist = 0.1;
+	for (int k = 0; k < K; k++)
+	{
+		double		s = 0.0;
+
+		for (int i = 0; i < m; i++)
+		{
+			double		d = X[(size_t) i * K + k] - mu0[k];
+
+			s += d * d;
+		}
+		*mean_var += s / m;
+	}
+	*mean_var /= K;
+	if (!(*mean_var > 1e-9))
+		*mean_var = GP_DEFAULT_VAR;
+	return GP_OK;
+}
+
+/* Whether the rows are enough, and opt leaves something to search for. */
+static int
+NeedsSearch(int m, const GpPriorOptions *opt)
+{
+	return m >= GP_MIN_FIT_ROWS &&
+		((opt->kernel == GP_KERNEL_EMPIRICAL && opt->shrinkage <= 0.0) ||
+		 (opt->kernel == GP_KERNEL_RBF &&
+		  (opt->lengthscale <= 0.0 || opt->signal_var <= 0.0)) ||
+		 opt->noise_var <= 0.0);
+}
+
+/* Fixed defaults for what opt leaves unset (too few rows to search). */
+static void
+DefaultHyper(GpPriorOptions *opt, double ref_dist, double mean_var)
+{
+	if (opt->shrinkage <= 0.0)
+		opt->shrinkage = GP_DEFAULT_SHRINKAGE;
+	if (opt->lengthscale <= 0.0)
+		opt->lengthscale = ref_dist > 0.0 ? ref_dist : 0.1;
+	if (opt->signal_var <= 0.0)
+		opt->signal_var = mean_var > 0.0 ? mean_var : GP_DEFAULT_VAR;
+	if (opt->noise_var <= 0.0)
+		opt->noise_var = GP_DEFAULT_NOISE_VAR;
+}
+
+/* Prior from fewer than two rows: constant correlation around the mean. */
+static int
+FewRowsPrior(const double *history, int m, int K, const GpPriorOptions *opt,
+			 GpPrior *prior)
+{
+	if (m == 1)
+	{
+		double	   *x = malloc(sizeof(double) * (size_t) K);
+		int			row0 = 0;
+
+		if (x == NULL)
+			return GP_NO_MEMORY;
+		CompleteRows(history, K, &row0, 1, prior->mu0, x);
+		free(x);
+	}
+	else
+		for (int k = 0; k < K; k++)
+			prior->mu0[k] = 0.5;
+	DefaultCov(K, opt, prior->cov);
+	prior->noise_var = opt->noise_var > 0.0 ? opt->noise_var : GP_DEFAULT_NOISE_VAR;
+	prior->shrinkage = opt->kernel == GP_KERNEL_EMPIRICAL ? 1.0 : 0.0;
+	prior->signal_var = opt->kernel == GP_KERNEL_RBF ?
+		(opt->signal_var > 0.0 ? opt->signal_var : GP_DEFAULT_VAR) : 0.0;
+	PriorFinish(prior);
+	return GP_OK;
+}
+
+/* Check GpPriorFit's arguments; the options to use in *opt. */
+static int
+CheckFitInput(const double *history, int m, int K, const GpPriorOptions *options,
+			  GpPriorOptions *opt)
+{
+	size_t		cells;
+
+	if (K <= 0 || m < 0 || (m > 0 && history == NULL))
+		return GP_BAD_INPUT;
+	cells = (size_t) m * K;
+	for (size_t i = 0; i < cells; i++)
+		if (isinf(history[i]))
+			return GP_BAD_INPUT;
+	if (options)
+		*opt = *options;
+	else
+		memset(opt, 0, sizeof(*opt));
+	if (opt->kernel != GP_KERNEL_EMPIRICAL && opt->kernel != GP_KERNEL_RBF)
+		return GP_BAD_INPUT;
+	if (opt->shrinkage > 1.0)
+		return GP_BAD_INPUT;
+	return GP_OK;
+}
+
+/*
  * Prior from an m x K history (NaN = unknown).  See the file header for the
  * model and the fitting rule.  With fewer than GP_MIN_FIT_ROWS rows the
  * unspecified hyperparameters take fixed defaults; with no usable rows the
@@ -795,352 +1126,67 @@ GpPriorFit(const double *history, int m, int K, const GpPriorOptions *options,
 		   GpPrior *prior)
 {
 	GpPriorOptions opt;
+	size_t		cells = (size_t) (m > 0 ? m : 0) * (K > 0 ? K : 0);
 	double	   *scratch = NULL;
-	double	   *work = NULL;
-	double	   *held = NULL;
-	double	   *mu_a = NULL;
-	double	   *cov_a = NULL;
-	double	   *D = NULL;
-	double	   *sdiag = NULL;
 	int		   *rows = NULL;
-	int			low_rank = 0;
-	int			status = GP_OK;
-	int			rc,
-				i,
-				k;
-	size_t		cells;
+	double		ref_dist = 0.0,
+				mean_var = 0.0;
+	int			rc;
 
 	if (prior == NULL)
 		return GP_BAD_INPUT;
 	memset(prior, 0, sizeof(*prior));
-	if (K <= 0 || m < 0 || (m > 0 && history == NULL))
-		return GP_BAD_INPUT;
-	cells = (size_t) m * K;
-	for (i = 0; (size_t) i < cells; i++)
-		if (isinf(history[i]))
-			return GP_BAD_INPUT;
-	if (options)
-		opt = *options;
-	else
-		memset(&opt, 0, sizeof(opt));
-	if (opt.kernel != GP_KERNEL_EMPIRICAL && opt.kernel != GP_KERNEL_RBF)
-		return GP_BAD_INPUT;
-	if (opt.shrinkage > 1.0)
-		return GP_BAD_INPUT;
-
-	rc = PriorAlloc(prior, K);
-	if (rc < 0)
+	if ((rc = CheckFitInput(history, m, K, options, &opt)) != GP_OK)
+		return rc;
+	if ((rc = PriorAlloc(prior, K)) < 0)
 		return rc;
 	prior->kernel = opt.kernel;
-
-	rows = malloc(sizeof(int) * (size_t) (m > 0 ? m : 1));
-	if (rows == NULL)
-		goto nomem;
-	for (i = 0; i < m; i++)
-		rows[i] = i;
-
 	if (m < 2)
 	{
 		/* nothing to estimate a covariance from */
-		if (m == 1)
-		{
-			double	   *x = malloc(sizeof(double) * (size_t) K);
-
-			if (x == NULL)
-				goto nomem;
-			CompleteRows(history, K, rows, 1, prior->mu0, x);
-			free(x);
-		}
-		else
-			for (k = 0; k < K; k++)
-				prior->mu0[k] = 0.5;
-		DefaultCov(K, &opt, prior->cov);
-		prior->noise_var = opt.noise_var > 0.0 ? opt.noise_var : GP_DEFAULT_NOISE_VAR;
-		prior->shrinkage = opt.kernel == GP_KERNEL_EMPIRICAL ? 1.0 : 0.0;
-		prior->signal_var = opt.kernel == GP_KERNEL_RBF ?
-			(opt.signal_var > 0.0 ? opt.signal_var : GP_DEFAULT_VAR) : 0.0;
-		free(rows);
-		PriorFinish(prior);
-		return GP_OK;
+		if ((rc = FewRowsPrior(history, m, K, &opt, prior)) != GP_OK)
+			GpPriorFree(prior);
+		return rc;
 	}
 
+	rows = malloc(sizeof(int) * (size_t) m);
 	scratch = malloc(sizeof(double) * (2 * cells + (size_t) K * K));
-	if (scratch == NULL)
-		goto nomem;
-	if (opt.kernel == GP_KERNEL_RBF)
+	rc = rows && scratch ? GP_OK : GP_NO_MEMORY;
+	for (int i = 0; rc == GP_OK && i < m; i++)
+		rows[i] = i;
+	if (rc == GP_OK && opt.kernel == GP_KERNEL_RBF)
+		rc = RbfUnits(history, m, K, &opt, rows, prior->mu0, scratch, cells,
+					  &ref_dist, &mean_var);
+	if (rc == GP_OK && NeedsSearch(m, &opt))
 	{
-		D = malloc(sizeof(double) * (size_t) K * K);
-		if (D == NULL)
-			goto nomem;
-	}
+		GridFit		g;
 
-	/* scale references for the RBF grid, from all rows */
-	{
-		double		ref_dist = 0.0,
-					mean_var = 0.0;
-
-		if (opt.kernel == GP_KERNEL_RBF)
+		if ((rc = GridAlloc(&g, history, m, K, &opt)) == GP_OK)
 		{
-			double	   *X = scratch;
-			double	   *Xs = scratch + cells;
-			size_t		npair = 0;
-
-			/*
-			 * Length-scale unit: the mean pairwise column distance (cheaper
-			 * than a median and as good for placing a grid).
-			 */
-			CompleteRows(history, K, rows, m, prior->mu0, X);
-			ColumnDistances(X, m, K, opt.standardize_rows, Xs, D);
-			for (i = 0; i < K; i++)
-				for (k = i + 1; k < K; k++)
-				{
-					ref_dist += sqrt(D[(size_t) i * K + k]);
-					npair++;
-				}
-			if (npair > 0)
-				ref_dist /= npair;
-			if (!(ref_dist > 1e-9))
-				ref_dist = 0.1;
-			for (k = 0; k < K; k++)
-			{
-				double		s = 0.0;
-
-				for (i = 0; i < m; i++)
-				{
-					double		d = X[(size_t) i * K + k] - prior->mu0[k];
-
-					s += d * d;
-				}
-				mean_var += s / m;
-			}
-			mean_var /= K;
-			if (!(mean_var > 1e-9))
-				mean_var = GP_DEFAULT_VAR;
-		}
-
-		/* choose hyperparameters */
-		if (m >= GP_MIN_FIT_ROWS &&
-			((opt.kernel == GP_KERNEL_EMPIRICAL && opt.shrinkage <= 0.0) ||
-			 (opt.kernel == GP_KERNEL_RBF &&
-			  (opt.lengthscale <= 0.0 || opt.signal_var <= 0.0)) ||
-			 opt.noise_var <= 0.0))
-		{
-			static const double lambda_grid[] = {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.6};
-			static const double lscale_grid[] = {0.25, 0.5, 1.0, 2.0, 4.0};
-			static const double svar_grid[] = {0.5, 1.0, 2.0, 4.0};
-			static const double noise_grid[] = {1e-6, 1e-5, 1e-4, 1e-3, 4e-3};
-			int			na = 0,
-						nb = 0;
-			int		   *rows_a = rows;
-			double	   *heldrows;
-			double		best = -INFINITY;
-			double		best_lambda = 0.0,
-						best_l = 0.0,
-						best_s2 = 0.0,
-						best_noise = 0.0;
-			int			n1,
-						n2,
-						n3,
-						i1,
-						i2,
-						i3;
-
-			/* even rows build, odd rows score (at most GP_MAX_HELDOUT_ROWS) */
-			for (i = 0; i < m; i += 2)
-				rows_a[na++] = i;
-			nb = m / 2;
-			if (nb > GP_MAX_HELDOUT_ROWS)
-				nb = GP_MAX_HELDOUT_ROWS;
-			/*
-			 * Few build rows for many arms: the empirical covariance has low
-			 * rank and LowRankLogLik scores it without a K x K factorisation
-			 * (the same numbers up to rounding).
-			 */
-			low_rank = opt.kernel == GP_KERNEL_EMPIRICAL && 2 * na <= K &&
-				!opt.dense_fit;
-			held = malloc(sizeof(double) * (size_t) nb * K);
-			mu_a = malloc(sizeof(double) * (size_t) K);
-			if (low_rank)
-			{
-				sdiag = malloc(sizeof(double) * (size_t) K);
-				work = malloc(sizeof(double) * (2 * (size_t) na * K + 2 * (size_t) K));
-			}
-			else
-			{
-				cov_a = malloc(sizeof(double) * (size_t) K * K);
-				work = malloc(sizeof(double) * (3 * (size_t) K * K + K));
-			}
-			if (held == NULL || mu_a == NULL || work == NULL ||
-				(low_rank ? sdiag == NULL : cov_a == NULL))
-				goto nomem;
-			{
-				int			n_nan = 0,
-							kept = 0;
-
-				/* complete odd rows first; rows with NaN only up to a cap */
-				for (i = 1; i < m && kept < nb; i += 2)
-				{
-					const double *row = history + (size_t) i * K;
-					int			has_nan = 0;
-
-					for (k = 0; k < K && !has_nan; k++)
-						has_nan = isnan(row[k]);
-					if (has_nan && n_nan >= GP_MAX_NAN_HELDOUT_ROWS)
-						continue;
-					n_nan += has_nan;
-					memcpy(held + (size_t) kept * K, row, sizeof(double) * K);
-					kept++;
-				}
-				nb = kept;
-			}
-			heldrows = held;
-
-			if (opt.kernel == GP_KERNEL_EMPIRICAL)
-			{
-				n1 = opt.shrinkage > 0.0 ? 1 : 7;
-				n2 = 1;
-			}
-			else
-			{
-				n1 = opt.lengthscale > 0.0 ? 1 : 5;
-				n2 = opt.signal_var > 0.0 ? 1 : 4;
-			}
-			n3 = opt.noise_var > 0.0 ? 1 : 5;
-
-			/*
-			 * The empirical kernel's build rows, centred, and their
-			 * covariance (or only its diagonal) once for every lambda.
-			 */
-			if (opt.kernel == GP_KERNEL_EMPIRICAL)
-			{
-				double	   *X = scratch;
-				double	   *Xc = scratch + cells;
-
-				CompleteRows(history, K, rows_a, na, mu_a, X);
-				if (low_rank)
-				{
-					for (k = 0; k < K; k++)
-						sdiag[k] = 0.0;
-					for (i = 0; i < na; i++)
-						for (k = 0; k < K; k++)
-						{
-							double		d = X[(size_t) i * K + k] - mu_a[k];
-
-							Xc[(size_t) i * K + k] = d;
-							sdiag[k] += d * d;
-						}
-					for (k = 0; k < K; k++)
-						sdiag[k] /= na;
-				}
-				else
-					EmpiricalCov(X, na, K, mu_a, Xc, scratch + 2 * cells);
-			}
-
-			for (i1 = 0; i1 < n1; i1++)
-				for (i2 = 0; i2 < n2; i2++)
-				{
-					double		lambda = 0.0,
-								l = 0.0,
-								s2 = 0.0;
-
-					if (opt.kernel == GP_KERNEL_EMPIRICAL)
-						lambda = opt.shrinkage > 0.0 ? opt.shrinkage : lambda_grid[i1];
-					else
-					{
-						l = opt.lengthscale > 0.0 ? opt.lengthscale :
-							lscale_grid[i1] * ref_dist;
-						s2 = opt.signal_var > 0.0 ? opt.signal_var :
-							svar_grid[i2] * mean_var;
-					}
-					if (opt.kernel == GP_KERNEL_RBF)
-						BuildCov(history, K, rows_a, na, opt.kernel,
-								 opt.standardize_rows, lambda, l, s2, mu_a,
-								 cov_a, scratch);
-					else if (!low_rank)
-						ShrinkCov(scratch + 2 * cells, K, lambda, cov_a);
-					for (i3 = 0; i3 < n3; i3++)
-					{
-						double		noise = opt.noise_var > 0.0 ?
-							opt.noise_var : noise_grid[i3];
-						double		ll;
-
-						if (low_rank)
-							rc = LowRankLogLik(mu_a, scratch + cells, sdiag, na,
-											   K, lambda, noise, heldrows, nb,
-											   work, &ll);
-						else
-							rc = MeanLogLik(mu_a, cov_a, noise, K, heldrows, nb,
-											work, NULL, &ll);
-						if (rc < 0)
-							continue;	/* that grid point is unusable */
-						if (ll > best)
-						{
-							best = ll;
-							best_lambda = lambda;
-							best_l = l;
-							best_s2 = s2;
-							best_noise = noise;
-						}
-					}
-				}
-			if (best == -INFINITY)
-			{
-				status = GP_NOT_PD;
-				goto fail;
-			}
-			opt.shrinkage = best_lambda;
-			opt.lengthscale = best_l;
-			opt.signal_var = best_s2;
-			opt.noise_var = best_noise;
-			prior->heldout_loglik = best;
-			for (i = 0; i < m; i++)
-				rows[i] = i;
-		}
-		else
-		{
-			if (opt.shrinkage <= 0.0)
-				opt.shrinkage = GP_DEFAULT_SHRINKAGE;
-			if (opt.lengthscale <= 0.0)
-				opt.lengthscale = ref_dist > 0.0 ? ref_dist : 0.1;
-			if (opt.signal_var <= 0.0)
-				opt.signal_var = mean_var > 0.0 ? mean_var : GP_DEFAULT_VAR;
-			if (opt.noise_var <= 0.0)
-				opt.noise_var = GP_DEFAULT_NOISE_VAR;
+			rc = GridSearch(&g, history, K, &opt, ref_dist, mean_var,
+							scratch, cells, &prior->heldout_loglik);
+			GridFree(&g);
 		}
 	}
+	else if (rc == GP_OK)
+		DefaultHyper(&opt, ref_dist, mean_var);
 
-	BuildCov(history, K, rows, m, opt.kernel, opt.standardize_rows,
-			 opt.shrinkage, opt.lengthscale, opt.signal_var, prior->mu0,
-			 prior->cov, scratch);
-	prior->noise_var = opt.noise_var;
-	prior->shrinkage = opt.kernel == GP_KERNEL_EMPIRICAL ? opt.shrinkage : 0.0;
-	prior->lengthscale = opt.kernel == GP_KERNEL_RBF ? opt.lengthscale : 0.0;
-	prior->signal_var = opt.kernel == GP_KERNEL_RBF ? opt.signal_var : 0.0;
-	PriorFinish(prior);
-
+	if (rc == GP_OK)
+	{
+		BuildCov(history, K, rows, m, opt.kernel, opt.standardize_rows,
+				 opt.shrinkage, opt.lengthscale, opt.signal_var, prior->mu0,
+				 prior->cov, scratch);
+		prior->noise_var = opt.noise_var;
+		prior->shrinkage = opt.kernel == GP_KERNEL_EMPIRICAL ? opt.shrinkage : 0.0;
+		prior->lengthscale = opt.kernel == GP_KERNEL_RBF ? opt.lengthscale : 0.0;
+		prior->signal_var = opt.kernel == GP_KERNEL_RBF ? opt.signal_var : 0.0;
+		PriorFinish(prior);
+	}
+	else
+		GpPriorFree(prior);
 	free(scratch);
-	free(work);
-	free(held);
-	free(mu_a);
-	free(cov_a);
-	free(sdiag);
-	free(D);
 	free(rows);
-	return status;
-
-nomem:
-	status = GP_NO_MEMORY;
-fail:
-	free(scratch);
-	free(work);
-	free(held);
-	free(mu_a);
-	free(cov_a);
-	free(sdiag);
-	free(D);
-	free(rows);
-	GpPriorFree(prior);
-	return status;
+	return rc;
 }
 
 /* Validate t observations against a prior. */
@@ -1345,61 +1391,24 @@ GpStateInit(GpState *state, const GpPrior *prior, int cap_hint)
  * times the mean diagonal is added to that pivot only, and GP_JITTER is
  * returned.  On GP_NOT_PD the state is left unchanged.
  */
-int
-GpStateAdd(GpState *state, int arm, double y)
+/*
+ * l = L^{-1} Sigma[A, a] by forward substitution on the packed rows (small
+ * t makes a plain loop faster than a BLAS call); *ll = l'l, *lz = l'z.
+ */
+static void
+ForwardRow(const GpState *state, const double *krow, double *l, double *ll, double *lz)
 {
-	const GpPrior *p;
-	const double *cov;
-	const double *krow;
-	const double *L;
-	const int  *arms;
-	double	   *l,
-			   *u;
-	double		d2,
-				d,
-				g,
-				zn,
-				lz,
-				ll;
-	int			K,
-				t,
-				i,
-				j,
-				k0,
-				rc,
-				status = GP_OK;
+	const double *L = state->L;
+	const int  *arms = state->arms;
 
-	if (state == NULL || state->prior == NULL || state->mu == NULL)
-		return GP_BAD_INPUT;
-	p = state->prior;
-	K = state->K;
-	if (arm < 0 || arm >= K || !isfinite(y))
-		return GP_BAD_INPUT;
-	if (state->t + 1 > state->cap)
-	{
-		rc = StateGrow(state, state->t + 1);
-		if (rc < 0)
-			return rc;
-	}
-	t = state->t;
-	cov = p->cov;
-	krow = cov + (size_t) arm * K;
-	arms = state->arms;
-	L = state->L;
-	l = state->L + (size_t) t * (t + 1) / 2;	/* the new packed row */
-	u = state->work;
-
-	/*
-	 * l = L^{-1} Sigma[A, a] by forward substitution on the packed rows;
-	 * small t makes a plain loop faster than a BLAS call.
-	 */
-	ll = 0.0;
-	lz = 0.0;
-	for (i = 0; i < t; i++)
+	*ll = 0.0;
+	*lz = 0.0;
+	for (int i = 0; i < state->t; i++)
 	{
 		const double *Li = L + (size_t) i * (i + 1) / 2;
 		double		acc0 = krow[arms[i]],
 					acc1 = 0.0;
+		int			j;
 
 		/* two partial sums halve the dependency chain */
 		for (j = 0; j + 1 < i; j += 2)
@@ -1410,109 +1419,159 @@ GpStateAdd(GpState *state, int arm, double y)
 		if (j < i)
 			acc0 -= Li[j] * l[j];
 		l[i] = (acc0 + acc1) / Li[i];
-		ll += l[i] * l[i];
-		lz += l[i] * state->z[i];
+		*ll += l[i] * l[i];
+		*lz += l[i] * state->z[i];
 	}
-	g = krow[arm] + p->noise_var;
-	d2 = g - ll;
-	if (!(d2 > 1e-12 * g))
+}
+
+/*
+ * The new pivot d^2 = g - ll, with jitter when it is not safely positive;
+ * GP_OK, GP_JITTER or GP_NOT_PD.
+ */
+static int
+NewPivot(const GpPrior *p, double g, double ll, double *d2)
+{
+	*d2 = g - ll;
+	if (*d2 > 1e-12 * g)
+		return GP_OK;
+	for (int attempt = 0; attempt < 3; attempt++)
 	{
-		int			attempt;
+		double		bumped = *d2 + jitter_scales[attempt] * p->mean_diag;
 
-		for (attempt = 0; attempt < 3; attempt++)
+		if (bumped > 1e-12 * g)
 		{
-			double		bumped = d2 + jitter_scales[attempt] * p->mean_diag;
-
-			if (bumped > 1e-12 * g)
-			{
-				d2 = bumped;
-				status = GP_JITTER;
-				break;
-			}
+			*d2 = bumped;
+			return GP_JITTER;
 		}
-		if (status != GP_JITTER)
-			return GP_NOT_PD;
 	}
-	d = sqrt(d2);
-	zn = (y - p->mu0[arm] - lz) / d;
+	return GP_NOT_PD;
+}
 
-	/* u = L^{-T} l by column-oriented back substitution (row access) */
+/* u = L^{-T} l by column-oriented back substitution (row access). */
+static void
+BackSolve(const double *L, int t, const double *l, double *u)
+{
 	memcpy(u, l, sizeof(double) * t);
-	for (j = t - 1; j >= 0; j--)
+	for (int j = t - 1; j >= 0; j--)
 	{
 		const double *restrict Lj = L + (size_t) j * (j + 1) / 2;
 		double	   *restrict uu = u;
 		double		uj = u[j] / Lj[j];
 
 		u[j] = uj;
-		for (i = 0; i < j; i++)
+		for (int i = 0; i < j; i++)
 			uu[i] -= Lj[i] * uj;
 	}
+}
 
-	/*
-	 * v = (Sigma[a,:] - Sigma[A,:]' u) / d, then mu += z_new v and
-	 * var -= v^2, in blocks of GP_BLOCK arms so v lives on the stack and
-	 * the fixed-length inner loops vectorise.
-	 */
+/* v[0..GP_BLOCK) -= sum_j u[j] Sigma[arms[j], k0..]: four rows per sweep. */
+static void
+SubtractFullBlock(const double *cov, int K, int k0, const int *arms, const double *u,
+				  int t, double *restrict v)
+{
+	int			j;
+
+	/* a quarter of the loads and stores of v */
+	for (j = 0; j + 3 < t; j += 4)
 	{
-		const double inv_d = 1.0 / d;
-		double	   *restrict mu = state->mu;
-		double	   *restrict var = state->var;
+		const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
+		const double *restrict r1 = cov + (size_t) arms[j + 1] * K + k0;
+		const double *restrict r2 = cov + (size_t) arms[j + 2] * K + k0;
+		const double *restrict r3 = cov + (size_t) arms[j + 3] * K + k0;
+		const double u0 = u[j],
+					u1 = u[j + 1],
+					u2 = u[j + 2],
+					u3 = u[j + 3];
 
-		for (k0 = 0; k0 < K; k0 += GP_BLOCK)
+		for (int k = 0; k < GP_BLOCK; k++)
+			v[k] -= (u0 * r0[k] + u1 * r1[k]) + (u2 * r2[k] + u3 * r3[k]);
+	}
+	for (; j < t; j++)
+	{
+		const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
+		const double u0 = u[j];
+
+		for (int k = 0; k < GP_BLOCK; k++)
+			v[k] -= u0 * r0[k];
+	}
+}
+
+/*
+ * v = (Sigma[a,:] - Sigma[A,:]' u) / d, then mu += zn v and var -= v^2, in
+ * blocks of GP_BLOCK arms so v lives on the stack and the fixed-length
+ * inner loops vectorise.
+ */
+static void
+UpdateMeanVar(GpState *state, const double *krow, const double *u, double d, double zn)
+{
+	const double *cov = state->prior->cov;
+	const int	K = state->K;
+	const int	t = state->t;
+	const double inv_d = 1.0 / d;
+	double	   *restrict mu = state->mu;
+	double	   *restrict var = state->var;
+
+	for (int k0 = 0; k0 < K; k0 += GP_BLOCK)
+	{
+		double		v[GP_BLOCK];
+		int			nb = K - k0 < GP_BLOCK ? K - k0 : GP_BLOCK;
+
+		memcpy(v, krow + k0, sizeof(double) * nb);
+		if (nb == GP_BLOCK)
+			SubtractFullBlock(cov, K, k0, state->arms, u, t, v);
+		else
+			for (int j = 0; j < t; j++)
+			{
+				const double *row = cov + (size_t) state->arms[j] * K + k0;
+
+				for (int k = 0; k < nb; k++)
+					v[k] -= u[j] * row[k];
+			}
+		for (int k = 0; k < nb; k++)
 		{
-			double		v[GP_BLOCK];
-			int			nb = K - k0 < GP_BLOCK ? K - k0 : GP_BLOCK;
-			int			k;
+			double		vk = v[k] * inv_d;
+			double		nv = var[k0 + k] - vk * vk;
 
-			memcpy(v, krow + k0, sizeof(double) * nb);
-			if (nb == GP_BLOCK)
-			{
-				/* four rows per sweep: a quarter of the loads and stores of v */
-				for (j = 0; j + 3 < t; j += 4)
-				{
-					const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
-					const double *restrict r1 = cov + (size_t) arms[j + 1] * K + k0;
-					const double *restrict r2 = cov + (size_t) arms[j + 2] * K + k0;
-					const double *restrict r3 = cov + (size_t) arms[j + 3] * K + k0;
-					const double u0 = u[j],
-								u1 = u[j + 1],
-								u2 = u[j + 2],
-								u3 = u[j + 3];
-
-					for (k = 0; k < GP_BLOCK; k++)
-						v[k] -= (u0 * r0[k] + u1 * r1[k]) + (u2 * r2[k] + u3 * r3[k]);
-				}
-				for (; j < t; j++)
-				{
-					const double *restrict r0 = cov + (size_t) arms[j] * K + k0;
-					const double u0 = u[j];
-
-					for (k = 0; k < GP_BLOCK; k++)
-						v[k] -= u0 * r0[k];
-				}
-			}
-			else
-			{
-				for (j = 0; j < t; j++)
-				{
-					const double *row = cov + (size_t) arms[j] * K + k0;
-					const double uj = u[j];
-
-					for (k = 0; k < nb; k++)
-						v[k] -= uj * row[k];
-				}
-			}
-			for (k = 0; k < nb; k++)
-			{
-				double		vk = v[k] * inv_d;
-				double		nv = var[k0 + k] - vk * vk;
-
-				mu[k0 + k] += zn * vk;
-				var[k0 + k] = nv > 0.0 ? nv : 0.0;
-			}
+			mu[k0 + k] += zn * vk;
+			var[k0 + k] = nv > 0.0 ? nv : 0.0;
 		}
 	}
+}
+
+int
+GpStateAdd(GpState *state, int arm, double y)
+{
+	const GpPrior *p;
+	const double *krow;
+	double	   *l;
+	double		d2,
+				d,
+				zn,
+				lz,
+				ll;
+	int			t,
+				rc,
+				status;
+
+	if (state == NULL || state->prior == NULL || state->mu == NULL)
+		return GP_BAD_INPUT;
+	p = state->prior;
+	if (arm < 0 || arm >= state->K || !isfinite(y))
+		return GP_BAD_INPUT;
+	if (state->t + 1 > state->cap && (rc = StateGrow(state, state->t + 1)) < 0)
+		return rc;
+	t = state->t;
+	krow = p->cov + (size_t) arm * state->K;
+	l = state->L + (size_t) t * (t + 1) / 2;	/* the new packed row */
+
+	ForwardRow(state, krow, l, &ll, &lz);
+	status = NewPivot(p, krow[arm] + p->noise_var, ll, &d2);
+	if (status == GP_NOT_PD)
+		return GP_NOT_PD;
+	d = sqrt(d2);
+	zn = (y - p->mu0[arm] - lz) / d;
+	BackSolve(state->L, t, l, state->work);
+	UpdateMeanVar(state, krow, state->work, d, zn);
 
 	l[t] = d;
 	state->z[t] = zn;

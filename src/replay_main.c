@@ -297,464 +297,491 @@ PrintAutoChoices(const ReplayOutput *out, int devices)
 }
 
 /* Main of the replay mode. */
-static int
-ReplayMain(int argc, char **argv)
+/* What the command line of a replay asks for, besides the ReplayConfig. */
+typedef struct ReplayCli
 {
-	const char *quality_path = NULL,
-			   *cost_path = NULL,
-			   *sizes_path = NULL,
-			   *curve_path = NULL,
-			   *times_path = NULL;
-	char	   *pol_arg = NULL,
-			   *thr_arg = NULL,
-			   *dev_arg = NULL,
-			   *base_arg = NULL;
-	char		default_pols[] = "popular,rr,max_ei:cost";
-	char		default_thr[] = "0.05,0.02,0.01,0.005";
-	char		default_dev[] = "1";
-	char	   *pol_items[MAX_LIST],
-			   *thr_items[MAX_LIST],
-			   *dev_items[MAX_LIST],
-			   *base_items[MAX_LIST];
-	int			npol,
-				nthr,
-				ndev,
-				nbase;
+	char	   *quality_path;
+	char	   *cost_path;
+	char	   *sizes_path;
+	char	   *curve_path;
+	char	   *times_path;
+	char	   *pol_arg;
+	char	   *thr_arg;
+	char	   *dev_arg;
+	char	   *base_arg;
+	char	   *cost_model_name;
+	char	   *kernel_name;
+	int			error_matrix;
+	int			help;
+	char	   *pol_items[MAX_LIST];
+	char	   *base_items[MAX_LIST];
+	char		default_pols[64];	/* pol_items point into it by default */
+	int			npol;
+	int			nthr;
+	int			ndev;
+	int			nbase;
 	double		thresholds[MAX_LIST];
 	int			devices[MAX_LIST];
-	int			error_matrix = 0;
-	const char *cost_model_name = "size_gp";
-	const char *kernel_name = "empirical";
-	ReplayMatrix q = {0},
-				c = {0},
-				s = {0};
-	double	   *sizes = NULL;
-	ReplayConfig cfg;
-	ReplayOutput outs[MAX_LIST];
-	char		err[512];
-	FILE	   *curve = NULL,
-			   *times = NULL;
-	int			rc = 1;
-	int			i,
-				di;
-	double		t0;
+} ReplayCli;
 
-	memset(outs, 0, sizeof(outs));
-	ReplayConfigDefault(&cfg);
-	for (i = 1; i < argc; i++)
+typedef enum
+{
+	OPT_FLAG,					/* int: set to 1 */
+	OPT_STRING,					/* char *: the value */
+	OPT_INT,					/* int in [lo, hi] */
+	OPT_REAL,					/* double in [lo, hi], (lo, hi] when lo_open */
+} OptKind;
+
+typedef struct ReplayOption
+{
+	const char *name;
+	OptKind		kind;
+	void	   *dest;
+	double		lo;
+	double		hi;
+	int			lo_open;
+} ReplayOption;
+
+/* Parse one option's value into its destination; 0 on a bad value. */
+static int
+SetOption(const ReplayOption *o, char *v)
+{
+	switch (o->kind)
 	{
-		const char *a = argv[i];
-		const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+		case OPT_FLAG:
+			*(int *) o->dest = 1;
+			return 1;
+		case OPT_STRING:
+			*(char **) o->dest = v;
+			return 1;
+		case OPT_INT:
+			return ParseInt(o->name, v, (int) o->lo, (int) o->hi, (int *) o->dest);
+		case OPT_REAL:
+			return ParseReal(o->name, v, o->lo, o->hi, o->lo_open, (double *) o->dest);
+	}
+	return 0;
+}
 
-#define NEED_VALUE() do { if (v == NULL) { fprintf(stderr, "easeml-replay: %s needs a value\n", a); return 2; } i++; } while (0)
-		if (strcmp(a, "--quality") == 0)
-		{
-			NEED_VALUE();
-			quality_path = v;
-		}
-		else if (strcmp(a, "--error") == 0)
-			error_matrix = 1;
-		else if (strcmp(a, "--cost") == 0)
-		{
-			NEED_VALUE();
-			cost_path = v;
-		}
-		else if (strcmp(a, "--sizes") == 0)
-		{
-			NEED_VALUE();
-			sizes_path = v;
-		}
-		else if (strcmp(a, "--cost-model") == 0)
-		{
-			NEED_VALUE();
-			cost_model_name = v;
-		}
-		else if (strcmp(a, "--tenants") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseInt(a, v, 1, INT_MAX, &cfg.n_tenants))
-				return 2;
-		}
-		else if (strcmp(a, "--prior-rows") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseInt(a, v, 0, INT_MAX, &cfg.n_prior))
-				return 2;
-		}
-		else if (strcmp(a, "--devices") == 0)
-		{
-			NEED_VALUE();
-			dev_arg = argv[i];
-		}
-		else if (strcmp(a, "--policies") == 0)
-		{
-			NEED_VALUE();
-			pol_arg = argv[i];
-		}
-		else if (strcmp(a, "--draws") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseInt(a, v, 1, 100000, &cfg.draws))
-				return 2;
-		}
-		else if (strcmp(a, "--seed") == 0)
-		{
-			long long	seed;
+/*
+ * Read argv into cli and cfg: 0 when the replay can run, 1 for --help, 2
+ * on a bad command line (with a message).
+ */
+static int
+ParseReplayArgs(int argc, char **argv, ReplayCli *cli, ReplayConfig *cfg)
+{
+	long long	seed = (long long) cfg->seed;
+	char	   *seed_arg = NULL;
+	const ReplayOption opts[] = {
+		{"--quality", OPT_STRING, &cli->quality_path, 0, 0, 0},
+		{"--error", OPT_FLAG, &cli->error_matrix, 0, 0, 0},
+		{"--cost", OPT_STRING, &cli->cost_path, 0, 0, 0},
+		{"--sizes", OPT_STRING, &cli->sizes_path, 0, 0, 0},
+		{"--cost-model", OPT_STRING, &cli->cost_model_name, 0, 0, 0},
+		{"--tenants", OPT_INT, &cfg->n_tenants, 1, INT_MAX, 0},
+		{"--prior-rows", OPT_INT, &cfg->n_prior, 0, INT_MAX, 0},
+		{"--devices", OPT_STRING, &cli->dev_arg, 0, 0, 0},
+		{"--policies", OPT_STRING, &cli->pol_arg, 0, 0, 0},
+		{"--draws", OPT_INT, &cfg->draws, 1, 100000, 0},
+		{"--seed", OPT_STRING, &seed_arg, 0, 0, 0},
+		{"--thresholds", OPT_STRING, &cli->thr_arg, 0, 0, 0},
+		{"--baselines", OPT_STRING, &cli->base_arg, 0, 0, 0},
+		{"--kernel", OPT_STRING, &cli->kernel_name, 0, 0, 0},
+		{"--shrinkage", OPT_REAL, &cfg->prior.shrinkage, 0.0, 1.0, 1},
+		{"--noise-var", OPT_REAL, &cfg->prior.noise_var, 0.0, 1e6, 1},
+		{"--lengthscale", OPT_REAL, &cfg->prior.lengthscale, 0.0, 1e6, 1},
+		{"--signal-var", OPT_REAL, &cfg->prior.signal_var, 0.0, 1e6, 1},
+		{"--max-devices-per-tenant", OPT_INT, &cfg->max_devices_per_tenant, 0, 4096, 0},
+		{"--standardize-rows", OPT_FLAG, &cfg->prior.standardize_rows, 0, 0, 0},
+		{"--dense-prior-fit", OPT_FLAG, &cfg->prior.dense_fit, 0, 0, 0},
+		{"--stop-loss", OPT_REAL, &cfg->stop_loss, 0.0, 1.0, 0},
+		{"--overhead", OPT_REAL, &cfg->overhead, 0.0, 1e9, 0},
+		{"--curve", OPT_STRING, &cli->curve_path, 0, 0, 0},
+		{"--times", OPT_STRING, &cli->times_path, 0, 0, 0},
+		{"--help", OPT_FLAG, &cli->help, 0, 0, 0},
+		{"-h", OPT_FLAG, &cli->help, 0, 0, 0},
+	};
 
-			NEED_VALUE();
-			if (!ParseIntArg(a, v, 0, LLONG_MAX, &seed))
-				return 2;
-			cfg.seed = (uint64_t) seed;
-		}
-		else if (strcmp(a, "--thresholds") == 0)
+	for (int i = 1; i < argc; i++)
+	{
+		const ReplayOption *o = NULL;
+
+		for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+			if (strcmp(argv[i], opts[k].name) == 0)
+				o = &opts[k];
+		if (o == NULL)
 		{
-			NEED_VALUE();
-			thr_arg = argv[i];
-		}
-		else if (strcmp(a, "--baselines") == 0)
-		{
-			NEED_VALUE();
-			base_arg = argv[i];
-		}
-		else if (strcmp(a, "--kernel") == 0)
-		{
-			NEED_VALUE();
-			kernel_name = v;
-		}
-		else if (strcmp(a, "--shrinkage") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1.0, 1, &cfg.prior.shrinkage))
-				return 2;
-		}
-		else if (strcmp(a, "--noise-var") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1e6, 1, &cfg.prior.noise_var))
-				return 2;
-		}
-		else if (strcmp(a, "--lengthscale") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1e6, 1, &cfg.prior.lengthscale))
-				return 2;
-		}
-		else if (strcmp(a, "--signal-var") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1e6, 1, &cfg.prior.signal_var))
-				return 2;
-		}
-		else if (strcmp(a, "--max-devices-per-tenant") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseInt(a, v, 0, 4096, &cfg.max_devices_per_tenant))
-				return 2;
-		}
-		else if (strcmp(a, "--standardize-rows") == 0)
-			cfg.prior.standardize_rows = 1;
-		else if (strcmp(a, "--dense-prior-fit") == 0)
-			cfg.prior.dense_fit = 1;
-		else if (strcmp(a, "--stop-loss") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1.0, 0, &cfg.stop_loss))
-				return 2;
-		}
-		else if (strcmp(a, "--overhead") == 0)
-		{
-			NEED_VALUE();
-			if (!ParseReal(a, v, 0.0, 1e9, 0, &cfg.overhead))
-				return 2;
-		}
-		else if (strcmp(a, "--curve") == 0)
-		{
-			NEED_VALUE();
-			curve_path = v;
-		}
-		else if (strcmp(a, "--times") == 0)
-		{
-			NEED_VALUE();
-			times_path = v;
-		}
-		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-		{
-			Usage();
-			return 0;
-		}
-		else
-		{
-			fprintf(stderr, "easeml-replay: unknown argument \"%s\"\n", a);
+			fprintf(stderr, "easeml-replay: unknown argument \"%s\"\n", argv[i]);
 			Usage();
 			return 2;
 		}
-#undef NEED_VALUE
+		if (o->kind != OPT_FLAG && i + 1 >= argc)
+		{
+			fprintf(stderr, "easeml-replay: %s needs a value\n", argv[i]);
+			return 2;
+		}
+		if (!SetOption(o, o->kind == OPT_FLAG ? NULL : argv[++i]))
+			return 2;
+		if (cli->help)
+		{
+			Usage();
+			return 1;
+		}
 	}
-	if (quality_path == NULL)
+	if (seed_arg != NULL && !ParseIntArg("--seed", seed_arg, 0, LLONG_MAX, &seed))
+		return 2;
+	cfg->seed = (uint64_t) seed;
+	if (cli->quality_path == NULL)
 	{
 		Usage();
 		return 2;
 	}
+	return 0;
+}
 
-	npol = SplitList("--policies", pol_arg ? pol_arg : default_pols, pol_items);
-	nthr = SplitList("--thresholds", thr_arg ? thr_arg : default_thr, thr_items);
-	ndev = SplitList("--devices", dev_arg ? dev_arg : default_dev, dev_items);
-	nbase = base_arg ? SplitList("--baselines", base_arg, base_items) : 0;
-	if (npol < 0 || nthr < 0 || ndev < 0 || nbase < 0)
+/*
+ * Split and check the list options (policies, thresholds, devices,
+ * baselines); 0 or 2 with a message.
+ */
+static int
+ParseReplayLists(ReplayCli *cli)
+{
+	char		default_thr[] = "0.05,0.02,0.01,0.005";
+	char		default_dev[] = "1";
+	char	   *thr_items[MAX_LIST],
+			   *dev_items[MAX_LIST];
+
+	snprintf(cli->default_pols, sizeof(cli->default_pols), "popular,rr,max_ei:cost");
+	cli->npol = SplitList("--policies", cli->pol_arg ? cli->pol_arg : cli->default_pols,
+						  cli->pol_items);
+	cli->nthr = SplitList("--thresholds", cli->thr_arg ? cli->thr_arg : default_thr, thr_items);
+	cli->ndev = SplitList("--devices", cli->dev_arg ? cli->dev_arg : default_dev, dev_items);
+	cli->nbase = cli->base_arg ? SplitList("--baselines", cli->base_arg, cli->base_items) : 0;
+	if (cli->npol < 0 || cli->nthr < 0 || cli->ndev < 0 || cli->nbase < 0)
 		return 2;
-	if (nbase == 0)
+	if (cli->nbase == 0)
 	{
-		base_items[0] = pol_items[0];
-		nbase = 1;
+		cli->base_items[0] = cli->pol_items[0];
+		cli->nbase = 1;
 	}
-	for (i = 0; i < nthr; i++)
-		if (!ParseReal("--thresholds", thr_items[i], 0.0, 1.0, 0, &thresholds[i]))
+	for (int i = 0; i < cli->nthr; i++)
+		if (!ParseReal("--thresholds", thr_items[i], 0.0, 1.0, 0, &cli->thresholds[i]))
 			return 2;
-	for (i = 0; i < ndev; i++)
-		if (!ParseInt("--devices", dev_items[i], 1, 4096, &devices[i]))
+	for (int i = 0; i < cli->ndev; i++)
+		if (!ParseInt("--devices", dev_items[i], 1, 4096, &cli->devices[i]))
 			return 2;
-	for (i = 0; i < nbase; i++)
+	for (int i = 0; i < cli->nbase; i++)
 	{
 		int			j;
 
-		for (j = 0; j < npol; j++)
-			if (strcmp(base_items[i], pol_items[j]) == 0)
+		for (j = 0; j < cli->npol; j++)
+			if (strcmp(cli->base_items[i], cli->pol_items[j]) == 0)
 				break;
-		if (j == npol)
+		if (j == cli->npol)
 		{
 			fprintf(stderr, "easeml-replay: baseline \"%s\" is not one of --policies\n",
-					base_items[i]);
+					cli->base_items[i]);
 			return 2;
 		}
 	}
+	return 0;
+}
 
-	if (strcmp(cost_model_name, "oracle") == 0)
-		cfg.oracle_cost = 1;
+/* --cost-model and --kernel into cfg; 0 or 2 with a message. */
+static int
+ParseReplayModels(const ReplayCli *cli, ReplayConfig *cfg)
+{
+	if (strcmp(cli->cost_model_name, "oracle") == 0)
+		cfg->oracle_cost = 1;
 	else
 	{
-		int			cm = PolicyCostKindFromName(cost_model_name);
+		int			cm = PolicyCostKindFromName(cli->cost_model_name);
 
 		if (cm < 0)
 		{
-			fprintf(stderr, "easeml-replay: unknown cost model \"%s\"\n", cost_model_name);
+			fprintf(stderr, "easeml-replay: unknown cost model \"%s\"\n", cli->cost_model_name);
 			return 2;
 		}
-		cfg.cost_model = (PolicyCostKind) cm;
+		cfg->cost_model = (PolicyCostKind) cm;
 	}
-	if (strcmp(kernel_name, "empirical") == 0)
-		cfg.prior.kernel = GP_KERNEL_EMPIRICAL;
-	else if (strcmp(kernel_name, "rbf") == 0)
-		cfg.prior.kernel = GP_KERNEL_RBF;
+	if (strcmp(cli->kernel_name, "empirical") == 0)
+		cfg->prior.kernel = GP_KERNEL_EMPIRICAL;
+	else if (strcmp(cli->kernel_name, "rbf") == 0)
+		cfg->prior.kernel = GP_KERNEL_RBF;
 	else
 	{
-		fprintf(stderr, "easeml-replay: unknown kernel \"%s\"\n", kernel_name);
+		fprintf(stderr, "easeml-replay: unknown kernel \"%s\"\n", cli->kernel_name);
 		return 2;
 	}
+	return 0;
+}
 
-	if (ReplayReadCsv(quality_path, &q, err, sizeof(err)) != 0)
+/* The cost matrix must have the quality matrix's shape and row ids. */
+static int
+CheckCostMatrix(const ReplayMatrix *q, const ReplayMatrix *c)
+{
+	if (c->rows != q->rows || c->cols != q->cols)
+	{
+		fprintf(stderr, "easeml-replay: cost is %d x %d but quality is %d x %d\n",
+				c->rows, c->cols, q->rows, q->cols);
+		return 0;
+	}
+	for (int i = 0; i < q->rows; i++)
+		if (strcmp(c->row_ids[i], q->row_ids[i]) != 0)
+		{
+			fprintf(stderr, "easeml-replay: row %d: cost id \"%s\" differs from quality id \"%s\"\n",
+					i + 1, c->row_ids[i], q->row_ids[i]);
+			return 0;
+		}
+	return 1;
+}
+
+/* Sizes joined to the quality rows by id: rows x 2 (rows, features). */
+static double *
+ReadSizes(const char *path, const ReplayMatrix *q, ReplayMatrix *s)
+{
+	char		err[512];
+	double	   *sizes;
+
+	if (ReplayReadCsv(path, s, err, sizeof(err)) != 0)
 	{
 		fprintf(stderr, "easeml-replay: %s\n", err);
-		goto done;
+		return NULL;
 	}
-	if (error_matrix)
-		ReplayOneMinus(&q);
-	if (cost_path)
+	if (s->cols < 2)
 	{
-		if (ReplayReadCsv(cost_path, &c, err, sizeof(err)) != 0)
+		fprintf(stderr, "easeml-replay: sizes need two columns (rows, features)\n");
+		return NULL;
+	}
+	if ((sizes = malloc(sizeof(double) * (size_t) q->rows * s->cols)) == NULL)
+		return NULL;
+	if (ReplayJoinById(q, s, sizes, err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "easeml-replay: %s\n", err);
+		free(sizes);
+		return NULL;
+	}
+	/* keep the first two columns */
+	for (int i = 0; i < q->rows && s->cols > 2; i++)
+	{
+		sizes[2 * i] = sizes[(size_t) i * s->cols];
+		sizes[2 * i + 1] = sizes[(size_t) i * s->cols + 1];
+	}
+	return sizes;
+}
+
+/* Read the matrices the command line names; 1 on success. */
+static int
+ReadReplayInputs(const ReplayCli *cli, ReplayMatrix *q, ReplayMatrix *c,
+				 ReplayMatrix *s, double **sizes)
+{
+	char		err[512];
+
+	if (ReplayReadCsv(cli->quality_path, q, err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "easeml-replay: %s\n", err);
+		return 0;
+	}
+	if (cli->error_matrix)
+		ReplayOneMinus(q);
+	if (cli->cost_path)
+	{
+		if (ReplayReadCsv(cli->cost_path, c, err, sizeof(err)) != 0)
 		{
 			fprintf(stderr, "easeml-replay: %s\n", err);
-			goto done;
+			return 0;
 		}
-		if (c.rows != q.rows || c.cols != q.cols)
-		{
-			fprintf(stderr, "easeml-replay: cost is %d x %d but quality is %d x %d\n",
-					c.rows, c.cols, q.rows, q.cols);
-			goto done;
-		}
-		for (i = 0; i < q.rows; i++)
-			if (strcmp(c.row_ids[i], q.row_ids[i]) != 0)
+		if (!CheckCostMatrix(q, c))
+			return 0;
+	}
+	if (cli->sizes_path && (*sizes = ReadSizes(cli->sizes_path, q, s)) == NULL)
+		return 0;
+	return 1;
+}
+
+/* Median of r[0..n) (sorted in place). */
+static double
+MedianInPlace(double *r, int n)
+{
+	for (int j = 1; j < n; j++)
+	{
+		double		x = r[j];
+		int			m;
+
+		for (m = j - 1; m >= 0 && r[m] > x; m--)
+			r[m + 1] = r[m];
+		r[m + 1] = x;
+	}
+	return (n % 2) ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
+
+/* Speedup of each device count over the first: median of per-draw ratios. */
+static int
+PrintDeviceSpeedups(const ReplayCli *cli, const ReplayOutput *outs, int draws)
+{
+	double	   *r = malloc(sizeof(double) * draws);
+
+	if (r == NULL)
+		return 0;
+	printf("\n## speedup over devices=%d (median over draws of the per-draw ratio)\n",
+		   cli->devices[0]);
+	for (int di = 1; di < cli->ndev; di++)
+		for (int p = 0; p < cli->npol; p++)
+			for (int k = 0; k < cli->nthr; k++)
 			{
-				fprintf(stderr, "easeml-replay: row %d: cost id \"%s\" differs from quality id \"%s\"\n",
-						i + 1, c.row_ids[i], q.row_ids[i]);
-				goto done;
+				for (int d = 0; d < draws; d++)
+				{
+					double		a = outs[0].time_to[((size_t) p * draws + d) * cli->nthr + k];
+					double		b = outs[di].time_to[((size_t) p * draws + d) * cli->nthr + k];
+
+					r[d] = isinf(b) ? 0.0 : (b > 0.0 ? a / b : 1.0);
+				}
+				printf("DEVICE_SPEEDUP devices=%d over=%d policy=%s thr=%g median=%.4f\n",
+					   cli->devices[di], cli->devices[0], cli->pol_items[p],
+					   cli->thresholds[k], MedianInPlace(r, draws));
 			}
-	}
-	if (sizes_path)
+	free(r);
+	return 1;
+}
+
+/* --curve: the averaged loss curves as CSV. */
+static int
+WriteCurves(const char *path, const ReplayCli *cli, const ReplayOutput *outs)
+{
+	FILE	   *f = fopen(path, "w");
+
+	if (f == NULL)
 	{
-		if (ReplayReadCsv(sizes_path, &s, err, sizeof(err)) != 0)
-		{
-			fprintf(stderr, "easeml-replay: %s\n", err);
-			goto done;
-		}
-		if (s.cols < 2)
-		{
-			fprintf(stderr, "easeml-replay: sizes need two columns (rows, features)\n");
-			goto done;
-		}
-		sizes = malloc(sizeof(double) * (size_t) q.rows * s.cols);
-		if (sizes == NULL)
-			goto done;
-		if (ReplayJoinById(&q, &s, sizes, err, sizeof(err)) != 0)
-		{
-			fprintf(stderr, "easeml-replay: %s\n", err);
-			goto done;
-		}
-		if (s.cols > 2)
-		{
-			/* keep the first two columns */
-			for (i = 0; i < q.rows; i++)
-			{
-				sizes[2 * i] = sizes[(size_t) i * s.cols];
-				sizes[2 * i + 1] = sizes[(size_t) i * s.cols + 1];
-			}
-		}
+		fprintf(stderr, "easeml-replay: could not write \"%s\": %s\n", path, strerror(errno));
+		return 0;
 	}
-
-	cfg.quality = q.data;
-	cfg.cost = cost_path ? c.data : NULL;
-	cfg.sizes = sizes;
-	cfg.n_rows = q.rows;
-	cfg.K = q.cols;
-	cfg.n_policies = npol;
-	cfg.policies = (const char *const *) pol_items;
-	cfg.n_thresholds = nthr;
-	cfg.thresholds = thresholds;
-	if (cfg.cost == NULL)
-		cfg.cost_model = POLICY_COST_NONE;
-
-	printf("# easeml-replay: rows=%d arms=%d tenants=%d draws=%d seed=%llu "
-		   "cost=%s overhead=%g cost_model=%s kernel=%s openblas_threads=1\n",
-		   q.rows, q.cols, cfg.n_tenants, cfg.draws,
-		   (unsigned long long) cfg.seed, cost_path ? "file" : "unit", cfg.overhead,
-		   cfg.oracle_cost ? "oracle (true costs: reference only)" :
-		   PolicyCostKindName(cfg.cost_model), kernel_name);
-
-	for (di = 0; di < ndev; di++)
+	fprintf(f, "devices,policy,time,mean_loss,median_loss\n");
+	for (int di = 0; di < cli->ndev; di++)
 	{
-		cfg.devices = devices[di];
-		t0 = Now();
-		if (ReplayRun(&cfg, &outs[di], err, sizeof(err)) != 0)
+		const ReplayOutput *o = &outs[di];
+
+		for (int p = 0; p < o->n_policies; p++)
+			for (int g = 0; g < o->grid_points; g++)
+				fprintf(f, "%d,\"%s\",%.6g,%.6g,%.6g\n", cli->devices[di],
+						o->names[p], o->grid[g],
+						o->curve_mean[(size_t) p * o->grid_points + g],
+						o->curve_median[(size_t) p * o->grid_points + g]);
+	}
+	fclose(f);
+	return 1;
+}
+
+/* --times: every draw's time to each threshold as CSV. */
+static int
+WriteTimes(const char *path, const ReplayCli *cli, const ReplayOutput *outs)
+{
+	FILE	   *f = fopen(path, "w");
+
+	if (f == NULL)
+	{
+		fprintf(stderr, "easeml-replay: could not write \"%s\": %s\n", path, strerror(errno));
+		return 0;
+	}
+	fprintf(f, "devices,policy,draw,threshold,time,worst_regret,auc,runs\n");
+	for (int di = 0; di < cli->ndev; di++)
+	{
+		const ReplayOutput *o = &outs[di];
+
+		for (int p = 0; p < o->n_policies; p++)
+			for (int d = 0; d < o->draws; d++)
+				for (int k = 0; k < o->n_thresholds; k++)
+				{
+					size_t		pd = (size_t) p * o->draws + d;
+
+					fprintf(f, "%d,\"%s\",%d,%g,%.6g,%.6g,%.6g,%d\n",
+							cli->devices[di], o->names[p], d, o->thresholds[k],
+							o->time_to[pd * o->n_thresholds + k],
+							o->worst_regret[pd * o->n_thresholds + k],
+							o->auc[pd], o->decisions[pd]);
+				}
+	}
+	fclose(f);
+	return 1;
+}
+
+/* Run the study once per device count, printing each; 1 on success. */
+static int
+RunStudies(const ReplayCli *cli, ReplayConfig *cfg, ReplayOutput *outs)
+{
+	char		err[512];
+
+	for (int di = 0; di < cli->ndev; di++)
+	{
+		double		t0 = Now();
+
+		cfg->devices = cli->devices[di];
+		if (ReplayRun(cfg, &outs[di], err, sizeof(err)) != 0)
 		{
 			fprintf(stderr, "easeml-replay: %s\n", err);
-			goto done;
+			return 0;
 		}
 		printf("# devices=%d: %.1f s wall; prior (draw 0): shrinkage=%g lengthscale=%g signal_var=%g noise_var=%g; "
 			   "gp jitter=%d skipped=%d; cost estimate log-rmse=%.3f\n",
-			   devices[di], Now() - t0, outs[di].prior_shrinkage,
+			   cli->devices[di], Now() - t0, outs[di].prior_shrinkage,
 			   outs[di].prior_lengthscale, outs[di].prior_signal_var,
 			   outs[di].prior_noise_var, outs[di].gp_jitter,
 			   outs[di].gp_failed, outs[di].cost_log_rmse);
 		if (di == 0)
 			printf("# identical rows removed before drawing tenants: %d (%d distinct rows left)\n",
 				   outs[di].rows_removed, outs[di].rows_used);
-		PrintStudy(&outs[di], devices[di], base_items, nbase);
-		PrintAutoChoices(&outs[di], devices[di]);
+		PrintStudy(&outs[di], cli->devices[di], (char **) cli->base_items, cli->nbase);
+		PrintAutoChoices(&outs[di], cli->devices[di]);
 	}
+	return 1;
+}
 
-	/* speedup of each device count over the first, per draw */
-	if (ndev > 1)
-	{
-		int			p,
-					k,
-					d;
-		double	   *r = malloc(sizeof(double) * cfg.draws);
+static int
+ReplayMain(int argc, char **argv)
+{
+	ReplayCli	cli = {.cost_model_name = "size_gp",.kernel_name = "empirical"};
+	ReplayMatrix q = {0},
+				c = {0},
+				s = {0};
+	double	   *sizes = NULL;
+	ReplayConfig cfg;
+	ReplayOutput outs[MAX_LIST];
+	int			rc;
 
-		if (r == NULL)
-			goto done;
-		printf("\n## speedup over devices=%d (median over draws of the per-draw ratio)\n",
-			   devices[0]);
-		for (di = 1; di < ndev; di++)
-			for (p = 0; p < npol; p++)
-				for (k = 0; k < nthr; k++)
-				{
-					int			j,
-								m;
-					double		med;
+	memset(outs, 0, sizeof(outs));
+	ReplayConfigDefault(&cfg);
+	if ((rc = ParseReplayArgs(argc, argv, &cli, &cfg)) != 0)
+		return rc == 1 ? 0 : rc;
+	if (ParseReplayLists(&cli) != 0 || ParseReplayModels(&cli, &cfg) != 0)
+		return 2;
 
-					for (d = 0; d < cfg.draws; d++)
-					{
-						double		a = outs[0].time_to[((size_t) p * cfg.draws + d) * nthr + k];
-						double		b = outs[di].time_to[((size_t) p * cfg.draws + d) * nthr + k];
+	rc = 1;
+	if (!ReadReplayInputs(&cli, &q, &c, &s, &sizes))
+		goto done;
+	cfg.quality = q.data;
+	cfg.cost = cli.cost_path ? c.data : NULL;
+	cfg.sizes = sizes;
+	cfg.n_rows = q.rows;
+	cfg.K = q.cols;
+	cfg.n_policies = cli.npol;
+	cfg.policies = (const char *const *) cli.pol_items;
+	cfg.n_thresholds = cli.nthr;
+	cfg.thresholds = cli.thresholds;
+	if (cfg.cost == NULL)
+		cfg.cost_model = POLICY_COST_NONE;
 
-						r[d] = isinf(b) ? 0.0 : (b > 0.0 ? a / b : 1.0);
-					}
-					/* insertion sort for the median */
-					for (j = 1; j < cfg.draws; j++)
-					{
-						double		x = r[j];
-
-						for (m = j - 1; m >= 0 && r[m] > x; m--)
-							r[m + 1] = r[m];
-						r[m + 1] = x;
-					}
-					med = (cfg.draws % 2) ? r[cfg.draws / 2] :
-						0.5 * (r[cfg.draws / 2 - 1] + r[cfg.draws / 2]);
-					printf("DEVICE_SPEEDUP devices=%d over=%d policy=%s thr=%g median=%.4f\n",
-						   devices[di], devices[0], pol_items[p], thresholds[k], med);
-				}
-		free(r);
-	}
-
-	if (curve_path)
-	{
-		curve = fopen(curve_path, "w");
-		if (curve == NULL)
-		{
-			fprintf(stderr, "easeml-replay: could not write \"%s\": %s\n", curve_path, strerror(errno));
-			goto done;
-		}
-		fprintf(curve, "devices,policy,time,mean_loss,median_loss\n");
-		for (di = 0; di < ndev; di++)
-		{
-			int			p,
-						g;
-
-			for (p = 0; p < outs[di].n_policies; p++)
-				for (g = 0; g < outs[di].grid_points; g++)
-					fprintf(curve, "%d,\"%s\",%.6g,%.6g,%.6g\n", devices[di],
-							outs[di].names[p], outs[di].grid[g],
-							outs[di].curve_mean[(size_t) p * outs[di].grid_points + g],
-							outs[di].curve_median[(size_t) p * outs[di].grid_points + g]);
-		}
-	}
-	if (times_path)
-	{
-		times = fopen(times_path, "w");
-		if (times == NULL)
-		{
-			fprintf(stderr, "easeml-replay: could not write \"%s\": %s\n", times_path, strerror(errno));
-			goto done;
-		}
-		fprintf(times, "devices,policy,draw,threshold,time,worst_regret,auc,runs\n");
-		for (di = 0; di < ndev; di++)
-		{
-			int			p,
-						d,
-						k;
-			ReplayOutput *o = &outs[di];
-
-			for (p = 0; p < o->n_policies; p++)
-				for (d = 0; d < o->draws; d++)
-					for (k = 0; k < o->n_thresholds; k++)
-					{
-						size_t		pd = (size_t) p * o->draws + d;
-
-						fprintf(times, "%d,\"%s\",%d,%g,%.6g,%.6g,%.6g,%d\n",
-								devices[di], o->names[p], d, o->thresholds[k],
-								o->time_to[pd * o->n_thresholds + k],
-								o->worst_regret[pd * o->n_thresholds + k],
-								o->auc[pd], o->decisions[pd]);
-					}
-		}
-	}
-	rc = 0;
+	printf("# easeml-replay: rows=%d arms=%d tenants=%d draws=%d seed=%llu "
+		   "cost=%s overhead=%g cost_model=%s kernel=%s openblas_threads=1\n",
+		   q.rows, q.cols, cfg.n_tenants, cfg.draws,
+		   (unsigned long long) cfg.seed, cli.cost_path ? "file" : "unit", cfg.overhead,
+		   cfg.oracle_cost ? "oracle (true costs: reference only)" :
+		   PolicyCostKindName(cfg.cost_model), cli.kernel_name);
+	if (RunStudies(&cli, &cfg, outs) &&
+		(cli.ndev < 2 || PrintDeviceSpeedups(&cli, outs, cfg.draws)) &&
+		(cli.curve_path == NULL || WriteCurves(cli.curve_path, &cli, outs)) &&
+		(cli.times_path == NULL || WriteTimes(cli.times_path, &cli, outs)))
+		rc = 0;
 
 done:
-	if (curve)
-		fclose(curve);
-	if (times)
-		fclose(times);
-	for (di = 0; di < MAX_LIST; di++)
+	for (int di = 0; di < MAX_LIST; di++)
 		ReplayOutputFree(&outs[di]);
 	ReplayMatrixFree(&q);
 	ReplayMatrixFree(&c);
@@ -824,51 +851,43 @@ WriteMatrix(const char *dir, const char *name, const double *x, int rows,
  * incrementally, its candidate recomputed, and the next pick made.  The
  * timed part is exactly that update + recompute + pick.
  */
-static int
-BenchDecision(int argc, char **argv)
+typedef struct BenchWorld
 {
-	int			n = 1000,
-				K = 200,
-				T = 50,
-				m = 100,
-				N = 2000;
-	uint64_t	seed = 1;
-	const char *dump = NULL;
-	const char *spec = "hybrid";
-	int			empirical = 0;
+	int			n;				/* tenants */
+	int			K;				/* arms */
+	int			T;				/* observations per tenant before timing */
+	int			m;				/* history rows */
+	int			N;				/* timed decisions (the number made, after) */
+	uint64_t	seed;
+	const char *dump;
+	int			empirical;
 	ReplayPolicy pol;
-	char		err[256];
-	uint64_t	rng;
-	double	   *hist = NULL,
-			   *truth = NULL,
-			   *A = NULL,
-			   *B = NULL,
-			   *eff = NULL,
-			   *lat = NULL;
+	double	   *hist;			/* m x K */
+	double	   *truth;			/* n x K */
 	GpPrior		prior;
-	GpPriorOptions opt;
-	GpState    *st = NULL;
-	unsigned char *avail = NULL;
-	PolicyTenantView *views = NULL;
-	double	   *best = NULL;
-	int		   *nobs = NULL,
-			   *seq_t = NULL,
-			   *seq_a = NULL;
-	int64_t    *last = NULL;
-	int		   *streak = NULL;
-	int64_t		decision_no = 0;
-	int			i,
-				k,
-				r,
-				rc = 1,
-				grc;
-	FILE	   *f = NULL;
+	GpState    *st;				/* n */
+	unsigned char *avail;		/* n x K */
+	PolicyTenantView *views;	/* n */
+	int64_t    *last;			/* n: decision that last served it */
+	int		   *streak;			/* n */
+	int		   *seq_t;			/* N: tenant of each timed decision */
+	int		   *seq_a;			/* N: its arm */
+	int64_t		decision_no;
+} BenchWorld;
 
-	memset(&prior, 0, sizeof(prior));
-	for (i = 2; i < argc; i++)
+/* Options of bench-decision into w; 0, or 2 with a message. */
+static int
+ParseBenchArgs(int argc, char **argv, BenchWorld *w)
+{
+	const char *spec = "hybrid";
+	char		err[256];
+
+	for (int i = 2; i < argc; i += 2)
 	{
 		const char *a = argv[i];
 		const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+		long long	seed;
+		int			ok = 1;
 
 		if (v == NULL)
 		{
@@ -876,309 +895,362 @@ BenchDecision(int argc, char **argv)
 			return 2;
 		}
 		if (strcmp(a, "--tenants") == 0)
-			n = atoi(v);
+			ok = ParseInt(a, v, 1, 1000000, &w->n);
 		else if (strcmp(a, "--arms") == 0)
-			K = atoi(v);
+			ok = ParseInt(a, v, 2, 1000000, &w->K);
 		else if (strcmp(a, "--obs") == 0)
-			T = atoi(v);
+			ok = ParseInt(a, v, 0, 1000000, &w->T);
 		else if (strcmp(a, "--history") == 0)
-			m = atoi(v);
+			ok = ParseInt(a, v, 2, 1000000, &w->m);
 		else if (strcmp(a, "--decisions") == 0)
-			N = atoi(v);
+			ok = ParseInt(a, v, 1, 100000000, &w->N);
 		else if (strcmp(a, "--seed") == 0)
-			seed = strtoull(v, NULL, 10);
+			ok = ParseIntArg(a, v, 0, LLONG_MAX, &seed) && (w->seed = (uint64_t) seed, 1);
 		else if (strcmp(a, "--dump") == 0)
-			dump = v;
+			w->dump = v;
 		else if (strcmp(a, "--policy") == 0)
 			spec = v;
 		else if (strcmp(a, "--kernel") == 0 &&
 				 (strcmp(v, "rbf") == 0 || strcmp(v, "empirical") == 0))
-			empirical = strcmp(v, "empirical") == 0;
+			w->empirical = strcmp(v, "empirical") == 0;
 		else
 		{
 			fprintf(stderr, "easeml-replay bench-decision: unknown argument \"%s\"\n", a);
 			return 2;
 		}
-		i++;
+		if (!ok)
+			return 2;
 	}
-	if (n <= 0 || K <= 1 || T < 0 || T >= K || m < 2 || N <= 0)
+	if (w->T >= w->K)
 	{
-		fprintf(stderr, "easeml-replay bench-decision: bad sizes\n");
+		fprintf(stderr, "easeml-replay bench-decision: --obs must be below --arms\n");
 		return 2;
 	}
-	if (ReplayParsePolicy(spec, &pol, err, sizeof(err)) != 0)
+	if (ReplayParsePolicy(spec, &w->pol, err, sizeof(err)) != 0)
 	{
 		fprintf(stderr, "easeml-replay bench-decision: %s\n", err);
 		return 2;
 	}
+	return 0;
+}
 
-	rng = seed * 0x9E3779B97F4A7C15ULL + 7;
-	hist = malloc(sizeof(double) * (size_t) m * K);
-	truth = malloc(sizeof(double) * (size_t) n * K);
-	A = malloc(sizeof(double) * (size_t) (m + n) * 3);
-	B = malloc(sizeof(double) * (size_t) K * 3);
-	eff = malloc(sizeof(double) * (size_t) K);
-	lat = malloc(sizeof(double) * (size_t) (m + n));
-	st = calloc(n, sizeof(GpState));
-	avail = malloc((size_t) n * K);
-	views = calloc(n, sizeof(PolicyTenantView));
-	best = calloc(n, sizeof(double));
-	nobs = calloc(n, sizeof(int));
-	last = malloc(sizeof(int64_t) * n);
-	streak = calloc(n, sizeof(int));
-	seq_t = malloc(sizeof(int) * N);
-	seq_a = malloc(sizeof(int) * N);
-	if (!hist || !truth || !A || !B || !eff || !lat || !st || !avail ||
-		!views || !best || !nobs || !last || !streak || !seq_t || !seq_a)
+static void
+BenchWorldFree(BenchWorld *w)
+{
+	if (w->st)
+		for (int i = 0; i < w->n; i++)
+			GpStateFree(&w->st[i]);
+	GpPriorFree(&w->prior);
+	free(w->hist);
+	free(w->truth);
+	free(w->st);
+	free(w->avail);
+	free(w->views);
+	free(w->last);
+	free(w->streak);
+	free(w->seq_t);
+	free(w->seq_a);
+}
+
+static int
+BenchWorldAlloc(BenchWorld *w)
+{
+	int			n = w->n;
+
+	w->hist = malloc(sizeof(double) * (size_t) w->m * w->K);
+	w->truth = malloc(sizeof(double) * (size_t) n * w->K);
+	w->st = calloc(n, sizeof(GpState));
+	w->avail = malloc((size_t) n * w->K);
+	w->views = calloc(n, sizeof(PolicyTenantView));
+	w->last = malloc(sizeof(int64_t) * n);
+	w->streak = calloc(n, sizeof(int));
+	w->seq_t = malloc(sizeof(int) * w->N);
+	w->seq_a = malloc(sizeof(int) * w->N);
+	return w->hist && w->truth && w->st && w->avail && w->views && w->last &&
+		w->streak && w->seq_t && w->seq_a;
+}
+
+/*
+ * The synthetic quality matrix: history rows then tenant rows, from a
+ * shared model effect, a per-row difficulty and a rank-3 interaction.
+ */
+static int
+GenerateQuality(BenchWorld *w, uint64_t *rng)
+{
+	int			rows = w->m + w->n,
+				K = w->K;
+	double	   *A = malloc(sizeof(double) * (size_t) rows * 3);
+	double	   *B = malloc(sizeof(double) * (size_t) K * 3);
+	double	   *eff = malloc(sizeof(double) * (size_t) K);
+	double	   *lat = malloc(sizeof(double) * (size_t) rows);
+	int			ok = A && B && eff && lat;
+
+	for (int k = 0; ok && k < K; k++)
+	{
+		eff[k] = 0.8 * RandNormal(rng);
+		for (int r = 0; r < 3; r++)
+			B[k * 3 + r] = RandNormal(rng);
+	}
+	for (int i = 0; ok && i < rows; i++)
+	{
+		lat[i] = 0.7 * RandNormal(rng);
+		for (int r = 0; r < 3; r++)
+			A[i * 3 + r] = 0.4 * RandNormal(rng);
+	}
+	for (int i = 0; ok && i < rows; i++)
+		for (int k = 0; k < K; k++)
+		{
+			double		x = 1.0 + eff[k] + lat[i] + 0.05 * RandNormal(rng);
+
+			for (int r = 0; r < 3; r++)
+				x += A[i * 3 + r] * B[k * 3 + r];
+			if (i < w->m)
+				w->hist[(size_t) i * K + k] = Sigmoid(x);
+			else
+				w->truth[(size_t) (i - w->m) * K + k] = Sigmoid(x);
+		}
+	free(A);
+	free(B);
+	free(eff);
+	free(lat);
+	return ok;
+}
+
+/*
+ * Steady state (not timed): T random observations per tenant, served
+ * round-robin so far, each tenant's candidate ranked.
+ */
+static int
+BenchSteadyState(BenchWorld *w, uint64_t *rng)
+{
+	int			K = w->K;
+
+	memset(w->avail, 1, (size_t) w->n * K);
+	for (int i = 0; i < w->n; i++)
+	{
+		const double *truth = w->truth + (size_t) i * K;
+		double		best = 0.0;
+
+		if (GpStateInit(&w->st[i], &w->prior, w->T + 16) < 0)
+			return 0;
+		for (int r = 0; r < w->T; r++)
+		{
+			int			a;
+
+			do
+				a = (int) (PolicyRandUniform(rng) * K);
+			while (a >= K || !w->avail[(size_t) i * K + a]);
+			w->avail[(size_t) i * K + a] = 0;
+			GpStateAdd(&w->st[i], a, truth[a]);
+			if (r == 0 || truth[a] > best)
+				best = truth[a];
+		}
+		w->last[i] = (int64_t) w->T * w->n - w->n + i;
+		w->views[i].id = i;
+		w->views[i].best = best;
+		w->views[i].n_obs = w->T;
+		w->views[i].last_served = w->last[i];
+		w->views[i].streak = 0;
+		PolicyBestArm(&w->pol.params, K, w->st[i].mu, w->st[i].var, NULL,
+					  w->avail + (size_t) i * K, w->prior.mu0, &w->views[i]);
+	}
+	w->decision_no = (int64_t) w->T * w->n;
+	return 1;
+}
+
+/* --dump: the problem for scripts/bench/decision_sklearn.py. */
+static int
+DumpProblem(const BenchWorld *w)
+{
+	double		params[6];
+	double	   *obs;
+	int			ok;
+
+	mkdir(w->dump, 0755);
+	params[0] = w->prior.lengthscale;
+	params[1] = w->prior.signal_var;
+	params[2] = w->prior.noise_var;
+	params[3] = PolicyBeta(&w->pol.params, w->K, w->T);
+	params[4] = w->m;
+	params[5] = w->K;
+	/* observations: tenant, arm in observation order */
+	obs = malloc(sizeof(double) * ((size_t) w->n * w->T * 2 + 1));
+	if (obs == NULL)
+		return 0;
+	for (int i = 0; i < w->n; i++)
+		for (int r = 0; r < w->T; r++)
+		{
+			obs[((size_t) i * w->T + r) * 2] = i;
+			obs[((size_t) i * w->T + r) * 2 + 1] = w->st[i].arms[r];
+		}
+	ok = WriteMatrix(w->dump, "history.csv", w->hist, w->m, w->K) &&
+		WriteMatrix(w->dump, "truth.csv", w->truth, w->n, w->K) &&
+		WriteMatrix(w->dump, "prior_mean.csv", w->prior.mu0, 1, w->K) &&
+		WriteMatrix(w->dump, "params.csv", params, 1, 6) &&
+		WriteMatrix(w->dump, "observations.csv", obs, w->n * w->T, 2);
+	free(obs);
+	if (!ok)
+		fprintf(stderr, "easeml-replay bench-decision: could not write to %s\n", w->dump);
+	return ok;
+}
+
+/* The run of pick finished with y: the views' bookkeeping after it. */
+static void
+NoteResult(BenchWorld *w, int pick, double y)
+{
+	PolicyTenantView *v = &w->views[pick];
+
+	if (y > v->best)
+	{
+		v->best = y;
+		w->streak[pick] = 0;
+	}
+	else
+		w->streak[pick]++;
+	v->n_obs++;
+	v->last_served = w->last[pick];
+	v->streak = w->streak[pick];
+}
+
+/* Time N steady-state decisions: finish -> update -> recompute -> pick. */
+static int
+TimeDecisions(BenchWorld *w)
+{
+	double	   *ms = malloc(sizeof(double) * w->N);
+	double		total = 0.0,
+				t_add = 0.0,
+				t_arm = 0.0,
+				t_pick = 0.0;
+	uint64_t	prng = w->seed;
+	PolicyIndex index;
+	int			pick,
+				N = w->N,
+				K = w->K;
+
+	if (ms == NULL || PolicyIndexInit(&index, w->views, w->n, 0) != 0)
+	{
+		free(ms);
+		return 0;
+	}
+	pick = PolicyIndexPick(&index, &w->pol.params, w->decision_no, &prng, NULL);
+	for (int j = 0; j < N; j++)
+	{
+		double		t0,
+					ta,
+					tb,
+					t1,
+					y;
+		int			a;
+
+		if (pick < 0)
+		{
+			N = j;
+			break;
+		}
+		a = w->views[pick].arm;
+		w->seq_t[j] = pick;
+		w->seq_a[j] = a;
+		/* dispatch (bookkeeping of the pick itself, not timed again) */
+		w->avail[(size_t) pick * K + a] = 0;
+		w->last[pick] = w->decision_no++;
+		y = w->truth[(size_t) pick * K + a];
+
+		t0 = Now();
+		/* the run finished: update the posterior incrementally */
+		GpStateAdd(&w->st[pick], a, y);
+		ta = Now();
+		NoteResult(w, pick, y);
+		/* its next candidate, then the next (tenant, arm) */
+		PolicyBestArm(&w->pol.params, K, w->st[pick].mu, w->st[pick].var, NULL,
+					  w->avail + (size_t) pick * K, w->prior.mu0, &w->views[pick]);
+		tb = Now();
+		PolicyIndexUpdate(&index, pick);
+		pick = PolicyIndexPick(&index, &w->pol.params, w->decision_no, &prng, NULL);
+		t1 = Now();
+		t_add += ta - t0;
+		t_arm += tb - ta;
+		t_pick += t1 - tb;
+		ms[j] = (t1 - t0) * 1e3;
+		total += ms[j];
+	}
+	PolicyIndexFree(&index);
+	w->N = N;
+	printf("# bench-decision: tenants=%d arms=%d obs/tenant=%d history=%d decisions=%d policy=%s openblas_threads=1\n",
+		   w->n, K, w->T, w->m, N, w->pol.name);
+	printf("# prior: %s lengthscale=%g signal_var=%g shrinkage=%g noise_var=%g (fitted on the history)\n",
+		   w->empirical ? "empirical" : "rbf", w->prior.lengthscale,
+		   w->prior.signal_var, w->prior.shrinkage, w->prior.noise_var);
+	printf("# mean per decision: posterior update %.2f us, candidate %.2f us, pick across tenants %.2f us\n",
+		   N > 0 ? t_add / N * 1e6 : NAN, N > 0 ? t_arm / N * 1e6 : NAN,
+		   N > 0 ? t_pick / N * 1e6 : NAN);
+	{
+		double		mean = N > 0 ? total / N : NAN;
+		double		med = N > 0 ? MedianInPlace(ms, N) : NAN;	/* sorts ms */
+
+		printf("DECISION median_ms=%.6f mean_ms=%.6f p99_ms=%.6f\n", med, mean,
+			   N > 0 ? ms[(int) (0.99 * (N - 1))] : NAN);
+	}
+	free(ms);
+	return 1;
+}
+
+/* --dump: the sequence of timed decisions, for the Python side to follow. */
+static int
+DumpSequence(const BenchWorld *w)
+{
+	char		path[1024];
+	FILE	   *f;
+
+	snprintf(path, sizeof(path), "%s/sequence.csv", w->dump);
+	if ((f = fopen(path, "w")) == NULL)
+		return 0;
+	fprintf(f, "step,tenant,arm\n");
+	for (int i = 0; i < w->N; i++)
+		fprintf(f, "%d,%d,%d\n", i, w->seq_t[i], w->seq_a[i]);
+	return fclose(f) == 0;
+}
+
+static int
+BenchDecision(int argc, char **argv)
+{
+	BenchWorld	w = {.n = 1000,.K = 200,.T = 50,.m = 100,.N = 2000,.seed = 1};
+	GpPriorOptions opt;
+	uint64_t	rng;
+	int			grc,
+				rc = 1;
+
+	if ((rc = ParseBenchArgs(argc, argv, &w)) != 0)
+		return rc;
+	rc = 1;
+	rng = w.seed * 0x9E3779B97F4A7C15ULL + 7;
+	if (!BenchWorldAlloc(&w) || !GenerateQuality(&w, &rng))
 	{
 		fprintf(stderr, "easeml-replay bench-decision: out of memory\n");
 		goto done;
 	}
-	for (k = 0; k < K; k++)
-	{
-		eff[k] = 0.8 * RandNormal(&rng);
-		for (r = 0; r < 3; r++)
-			B[k * 3 + r] = RandNormal(&rng);
-	}
-	for (i = 0; i < m + n; i++)
-	{
-		lat[i] = 0.7 * RandNormal(&rng);
-		for (r = 0; r < 3; r++)
-			A[i * 3 + r] = 0.4 * RandNormal(&rng);
-	}
-	for (i = 0; i < m + n; i++)
-		for (k = 0; k < K; k++)
-		{
-			double		x = 1.0 + eff[k] + lat[i] + 0.05 * RandNormal(&rng);
-
-			for (r = 0; r < 3; r++)
-				x += A[i * 3 + r] * B[k * 3 + r];
-			if (i < m)
-				hist[(size_t) i * K + k] = Sigmoid(x);
-			else
-				truth[(size_t) (i - m) * K + k] = Sigmoid(x);
-		}
 
 	/*
 	 * RBF prior over history columns (comparable with scikit-learn's RBF),
 	 * or with --kernel empirical the live scheduler's own
 	 */
 	memset(&opt, 0, sizeof(opt));
-	opt.kernel = empirical ? GP_KERNEL_EMPIRICAL : GP_KERNEL_RBF;
-	grc = GpPriorFit(hist, m, K, &opt, &prior);
-	if (grc < 0)
+	opt.kernel = w.empirical ? GP_KERNEL_EMPIRICAL : GP_KERNEL_RBF;
+	if ((grc = GpPriorFit(w.hist, w.m, w.K, &opt, &w.prior)) < 0)
 	{
 		fprintf(stderr, "easeml-replay bench-decision: prior: %s\n", GpStatusText(grc));
 		goto done;
 	}
-
-	/* steady state: T random observations per tenant (not timed) */
-	memset(avail, 1, (size_t) n * K);
-	for (i = 0; i < n; i++)
+	if (!BenchSteadyState(&w, &rng))
 	{
-		last[i] = -1;
-		if (GpStateInit(&st[i], &prior, T + 16) < 0)
-		{
-			fprintf(stderr, "easeml-replay bench-decision: out of memory\n");
-			goto done;
-		}
-		for (r = 0; r < T; r++)
-		{
-			int			a;
-
-			do
-				a = (int) (PolicyRandUniform(&rng) * K);
-			while (a >= K || !avail[(size_t) i * K + a]);
-			avail[(size_t) i * K + a] = 0;
-			GpStateAdd(&st[i], a, truth[(size_t) i * K + a]);
-			if (r == 0 || truth[(size_t) i * K + a] > best[i])
-				best[i] = truth[(size_t) i * K + a];
-			nobs[i]++;
-		}
-		/* decisions so far were served round-robin */
-		last[i] = (int64_t) T * n - n + i;
-		views[i].id = i;
-		views[i].best = best[i];
-		views[i].n_obs = nobs[i];
-		views[i].last_served = last[i];
-		views[i].streak = 0;
-		PolicyBestArm(&pol.params, K, st[i].mu, st[i].var, NULL,
-					  avail + (size_t) i * K, prior.mu0, &views[i]);
+		fprintf(stderr, "easeml-replay bench-decision: out of memory\n");
+		goto done;
 	}
-	decision_no = (int64_t) T * n;
-
-	if (dump)
-	{
-		char		path[1024];
-		double	   *obs;
-		double		params[6];
-
-		mkdir(dump, 0755);
-		params[0] = prior.lengthscale;
-		params[1] = prior.signal_var;
-		params[2] = prior.noise_var;
-		params[3] = PolicyBeta(&pol.params, K, T);
-		params[4] = m;
-		params[5] = K;
-		if (!WriteMatrix(dump, "history.csv", hist, m, K) ||
-			!WriteMatrix(dump, "truth.csv", truth, n, K) ||
-			!WriteMatrix(dump, "prior_mean.csv", prior.mu0, 1, K) ||
-			!WriteMatrix(dump, "params.csv", params, 1, 6))
-		{
-			fprintf(stderr, "easeml-replay bench-decision: could not write to %s\n", dump);
-			goto done;
-		}
-		/* observations: tenant, arm in observation order */
-		obs = malloc(sizeof(double) * (size_t) n * T * 2);
-		if (obs == NULL)
-			goto done;
-		for (i = 0; i < n; i++)
-			for (r = 0; r < T; r++)
-			{
-				obs[((size_t) i * T + r) * 2] = i;
-				obs[((size_t) i * T + r) * 2 + 1] = st[i].arms[r];
-			}
-		if (!WriteMatrix(dump, "observations.csv", obs, n * T, 2))
-		{
-			free(obs);
-			goto done;
-		}
-		free(obs);
-		(void) path;
-	}
-
-	/* timed steady state: finish -> update -> recompute -> pick */
-	{
-		double	   *ms = malloc(sizeof(double) * N);
-		double		total = 0.0,
-					med;
-		double		t_add = 0.0,
-					t_arm = 0.0,
-					t_pick = 0.0;
-		uint64_t	prng = seed;
-		PolicyIndex index;
-		int			pick;
-		int			j,
-					mm;
-
-		if (ms == NULL)
-			goto done;
-		if (PolicyIndexInit(&index, views, n, 0) != 0)
-		{
-			free(ms);
-			goto done;
-		}
-		pick = PolicyIndexPick(&index, &pol.params, decision_no, &prng, NULL);
-		for (j = 0; j < N; j++)
-		{
-			double		t0,
-						t1,
-						ta,
-						tb,
-						y;
-			int			a;
-
-			if (pick < 0)
-			{
-				N = j;
-				break;
-			}
-			a = views[pick].arm;
-			seq_t[j] = pick;
-			seq_a[j] = a;
-			/* dispatch (bookkeeping of the pick itself, not timed again) */
-			avail[(size_t) pick * K + a] = 0;
-			last[pick] = decision_no++;
-			y = truth[(size_t) pick * K + a];
-
-			t0 = Now();
-			/* the run finished: update the posterior incrementally */
-			GpStateAdd(&st[pick], a, y);
-			ta = Now();
-			if (y > best[pick])
-			{
-				best[pick] = y;
-				streak[pick] = 0;
-			}
-			else
-				streak[pick]++;
-			nobs[pick]++;
-			views[pick].best = best[pick];
-			views[pick].n_obs = nobs[pick];
-			views[pick].last_served = last[pick];
-			views[pick].streak = streak[pick];
-			/* its next candidate, then the next (tenant, arm) */
-			PolicyBestArm(&pol.params, K, st[pick].mu, st[pick].var, NULL,
-						  avail + (size_t) pick * K, prior.mu0, &views[pick]);
-			tb = Now();
-			PolicyIndexUpdate(&index, pick);
-			pick = PolicyIndexPick(&index, &pol.params, decision_no, &prng, NULL);
-			t1 = Now();
-			t_add += ta - t0;
-			t_arm += tb - ta;
-			t_pick += t1 - tb;
-			ms[j] = (t1 - t0) * 1e3;
-			total += ms[j];
-		}
-		for (j = 1; j < N; j++)
-		{
-			double		x = ms[j];
-
-			for (mm = j - 1; mm >= 0 && ms[mm] > x; mm--)
-				ms[mm + 1] = ms[mm];
-			ms[mm + 1] = x;
-		}
-		med = N > 0 ? ((N % 2) ? ms[N / 2] : 0.5 * (ms[N / 2 - 1] + ms[N / 2])) : NAN;
-		printf("# bench-decision: tenants=%d arms=%d obs/tenant=%d history=%d decisions=%d policy=%s openblas_threads=1\n",
-			   n, K, T, m, N, pol.name);
-		printf("# prior: %s lengthscale=%g signal_var=%g shrinkage=%g noise_var=%g (fitted on the history)\n",
-			   empirical ? "empirical" : "rbf", prior.lengthscale,
-			   prior.signal_var, prior.shrinkage, prior.noise_var);
-		PolicyIndexFree(&index);
-		printf("# mean per decision: posterior update %.2f us, candidate %.2f us, pick across tenants %.2f us\n",
-			   N > 0 ? t_add / N * 1e6 : NAN, N > 0 ? t_arm / N * 1e6 : NAN,
-			   N > 0 ? t_pick / N * 1e6 : NAN);
-		printf("DECISION median_ms=%.6f mean_ms=%.6f p99_ms=%.6f\n", med,
-			   N > 0 ? total / N : NAN, N > 0 ? ms[(int) (0.99 * (N - 1))] : NAN);
-		free(ms);
-	}
-
-	if (dump)
-	{
-		char		path[1024];
-
-		snprintf(path, sizeof(path), "%s/sequence.csv", dump);
-		f = fopen(path, "w");
-		if (f == NULL)
-			goto done;
-		fprintf(f, "step,tenant,arm\n");
-		for (i = 0; i < N; i++)
-			fprintf(f, "%d,%d,%d\n", i, seq_t[i], seq_a[i]);
-		fclose(f);
-		f = NULL;
-	}
-	rc = 0;
+	if ((w.dump == NULL || DumpProblem(&w)) && TimeDecisions(&w) &&
+		(w.dump == NULL || DumpSequence(&w)))
+		rc = 0;
 
 done:
-	if (st)
-		for (i = 0; i < n; i++)
-			GpStateFree(&st[i]);
-	GpPriorFree(&prior);
-	free(hist);
-	free(truth);
-	free(A);
-	free(B);
-	free(eff);
-	free(lat);
-	free(st);
-	free(avail);
-	free(views);
-	free(best);
-	free(nobs);
-	free(last);
-	free(streak);
-	free(seq_t);
-	free(seq_a);
+	BenchWorldFree(&w);
 	return rc;
 }
 

@@ -467,324 +467,387 @@ FeatureKinds(json_object *spec, int d, int *kinds, char *err, size_t errlen)
 	return 0;
 }
 
-static int
-LiveRun(int argc, char **argv)
+/* One live run as LiveRun's steps see it. */
+typedef struct LiveCtx
 {
-	const char *run_id = NULL;
-	const char *run_dir = NULL;
-	const char *conninfo;
-	const char *sched_pid;
+	const char *run_id;
+	const char *run_dir;
+	int			load_only;		/* scripts/bench/dataload.sh: stop after loading */
+	int			threads;
 	PGconn	   *conn;
-	PGresult   *res;
 	json_object *spec;
-	json_object *v;
-	json_object *params = NULL;
-	json_object *metrics = NULL;
-	const char *kind_s;
+	json_object *params;		/* the model's, or NULL */
 	const char *family;
-	const char *query;
+	const char *query;			/* the COPY query of the rows */
 	int			kind;
-	int			d;
-	TrTable		tab;
+	int			d;				/* feature columns */
 	TrPrepOptions opt;
-	TrResult	result;
-	ProgressState ps;
-	char		err[2048];
+	char	  **command;		/* an external trainer's, or NULL */
+	const TrGpuOps *gpu;
+	TrTable		tab;
 	long		bytes;
-	double		t0,
-				load_seconds;
-	int			threads = 1;
-	int			load_only = 0;
-	int		   *kinds;
-	int			rc;
-	char	  **command = NULL;
-	const TrGpuOps *gpu = NULL;
-	struct sigaction sa;
+	double		load_seconds;
+} LiveCtx;
 
+/* --run ID --run-dir DIR [--load-only]; the id must be a number. */
+static int
+LiveArgs(LiveCtx *c, int argc, char **argv)
+{
 	for (int i = 1; i < argc; i++)
 	{
 		if (strcmp(argv[i], EASEML_ARG_RUN) == 0 && i + 1 < argc)
-			run_id = argv[++i];
+			c->run_id = argv[++i];
 		else if (strcmp(argv[i], EASEML_ARG_RUN_DIR) == 0 && i + 1 < argc)
-			run_dir = argv[++i];
+			c->run_dir = argv[++i];
 		else if (strcmp(argv[i], EASEML_ARG_LOAD_ONLY) == 0)
-			load_only = 1;	/* scripts/bench/dataload.sh: stop after loading */
+			c->load_only = 1;
 	}
-	if (run_id == NULL || run_dir == NULL)
+	if (c->run_id == NULL || c->run_dir == NULL)
 	{
 		fprintf(stderr, "usage: easeml-trainer --run ID --run-dir DIR\n");
 		return EASEML_EXIT_USAGE;
 	}
-	for (const char *c = run_id; *c; c++)
-		if (*c < '0' || *c > '9')
-			return Fail(run_dir, "invalid run id \"%s\"", run_id);
-	live_run_id = run_id;
+	for (const char *ch = c->run_id; *ch; ch++)
+		if (*ch < '0' || *ch > '9')
+			return Fail(c->run_dir, "invalid run id \"%s\"", c->run_id);
+	live_run_id = c->run_id;
+	return EASEML_EXIT_OK;
+}
 
-	/* die with the scheduler; the getppid() check closes the race */
+/* Die with the scheduler, stop on SIGTERM, take the thread count. */
+static int
+GuardProcess(LiveCtx *c)
+{
+	const char *sched_pid;
+	struct sigaction sa;
+
+	/* the getppid() check closes the race */
 	(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
 	sched_pid = getenv(EASEML_ENV_SCHEDULER_PID);
 	if (sched_pid && atoi(sched_pid) != (int) getppid())
-		return Fail(run_dir, "the scheduler (pid %s) is gone", sched_pid);
-
+		return Fail(c->run_dir, "the scheduler (pid %s) is gone", sched_pid);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = HandleTerm;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	c->threads = getenv("OPENBLAS_NUM_THREADS") ? atoi(getenv("OPENBLAS_NUM_THREADS")) : 1;
+	if (c->threads < 1)
+		c->threads = 1;
+	return EASEML_EXIT_OK;
+}
 
-	if (getenv("OPENBLAS_NUM_THREADS"))
-		threads = atoi(getenv("OPENBLAS_NUM_THREADS"));
-	if (threads < 1)
-		threads = 1;
+/* Connect and attach the session as the run's trainer. */
+static int
+ConnectAndAttach(LiveCtx *c)
+{
+	const char *conninfo = getenv(EASEML_ENV_CONNINFO);
+	PGresult   *res;
+	char		err[2048];
 
-	LogLine("run %s: starting", run_id);
-	conninfo = getenv(EASEML_ENV_CONNINFO);
-	conn = PQconnectdb(conninfo ? conninfo : "");
-	live_conn = conn;
-	if (PQstatus(conn) != CONNECTION_OK)
-		return Fail(run_dir, "could not connect to the database: %s", PQerrorMessage(conn));
-
+	LogLine("run %s: starting", c->run_id);
+	c->conn = PQconnectdb(conninfo ? conninfo : "");
+	live_conn = c->conn;
+	if (PQstatus(c->conn) != CONNECTION_OK)
+		return Fail(c->run_dir, "could not connect to the database: %s", PQerrorMessage(c->conn));
 	/* before anything of the tenant's runs in this session */
+	res = Attach(c->conn, c->run_id);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
-		const char *values[1] = {run_id};
-
-		res = Attach(conn, values[0]);
-		if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		{
-			snprintf(err, sizeof(err), "%s", TrServerMessage(res, conn));
-			PQclear(res);
-			/* not the run's trainer: it may not report either */
-			live_report = false;
-			Fail(run_dir, "could not attach the trainer's session: %s", err);
-			return LoadFailure(conn, NULL);
-		}
+		snprintf(err, sizeof(err), "%s", TrServerMessage(res, c->conn));
 		PQclear(res);
+		/* not the run's trainer: it may not report either */
+		live_report = false;
+		Fail(c->run_dir, "could not attach the trainer's session: %s", err);
+		return LoadFailure(c->conn, NULL);
 	}
+	PQclear(res);
+	return EASEML_EXIT_OK;
+}
 
-	/* the spec */
-	{
-		const char *values[1] = {run_id};
+/* The data options of the spec: split, seed, missing values, image shape. */
+static int
+SpecOptions(LiveCtx *c, char *err, size_t errlen)
+{
+	json_object *v;
 
-		res = PQexecParams(conn, "SELECT easeml.trainer_spec($1)::text",
-						   1, NULL, values, NULL, NULL, 0);
-		if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-		{
-			Fail(run_dir, "could not read the run's spec: %s", TrServerMessage(res, conn));
-			KeepSqlstate(res);
-			PQclear(res);
-			return LoadFailure(conn, last_sqlstate);
-		}
-		spec = json_tokener_parse(PQgetvalue(res, 0, 0));
-		PQclear(res);
-	}
-	if (spec == NULL)
-		return Fail(run_dir, "the run's spec is not valid JSON");
-
-	kind_s = JsonString(spec, "kind");
-	family = JsonString(spec, "family");
-	query = JsonString(spec, "copy_query");
-	if (!kind_s || !family || !query ||
-		!json_object_object_get_ex(spec, "features", &v) ||
-		!json_object_is_type(v, json_type_array))
-		return Fail(run_dir, "the run's spec is incomplete");
-	d = (int) json_object_array_length(v);
-	kind = strcmp(kind_s, "regression") == 0 ? TR_KIND_REGRESSION : TR_KIND_CLASSIFICATION;
-	if (json_object_object_get_ex(spec, "params", &params) &&
-		!json_object_is_type(params, json_type_object))
-		params = NULL;
-
-	memset(&opt, 0, sizeof(opt));
-	opt.val_fraction = 0.2;
-	opt.seed = 42;
-	opt.impute = 1;
+	memset(&c->opt, 0, sizeof(c->opt));
+	c->opt.val_fraction = 0.2;
+	c->opt.seed = 42;
+	c->opt.impute = 1;
 	/* the table is read once: its rows may become the prepared rows */
-	opt.take_rows = 1;
-	if (json_object_object_get_ex(spec, "val_fraction", &v))
-		opt.val_fraction = json_object_get_double(v);
-	if (json_object_object_get_ex(spec, "seed", &v))
-		opt.seed = (uint64_t) json_object_get_int64(v);
-	if (DataOptions(spec, &opt, err, sizeof(err)) != 0)
-		return Fail(run_dir, "%s", err);
-	if (json_object_object_get_ex(spec, "input_shape", &v) &&
+	c->opt.take_rows = 1;
+	if (json_object_object_get_ex(c->spec, "val_fraction", &v))
+		c->opt.val_fraction = json_object_get_double(v);
+	if (json_object_object_get_ex(c->spec, "seed", &v))
+		c->opt.seed = (uint64_t) json_object_get_int64(v);
+	if (DataOptions(c->spec, &c->opt, err, errlen) != 0)
+		return -1;
+	if (json_object_object_get_ex(c->spec, "input_shape", &v) &&
 		json_object_is_type(v, json_type_array))
 	{
 		int			n = (int) json_object_array_length(v);
-		int			s[3] = {1, 0, 0};
+		int			shape[3] = {1, 0, 0};
 
 		for (int i = 0; i < n && i < 3; i++)
-			s[3 - n + i] = json_object_get_int(json_object_array_get_idx(v, i));
-		opt.channels = s[0];
-		opt.height = s[1];
-		opt.width = s[2];
+			shape[3 - n + i] = json_object_get_int(json_object_array_get_idx(v, i));
+		c->opt.channels = shape[0];
+		c->opt.height = shape[1];
+		c->opt.width = shape[2];
 	}
+	return 0;
+}
+
+/* easeml.trainer_spec: what to train, on which rows, with which options. */
+static int
+ReadSpec(LiveCtx *c)
+{
+	const char *values[1] = {c->run_id};
+	const char *kind_s;
+	json_object *v;
+	PGresult   *res;
+	char		err[2048];
+
+	res = PQexecParams(c->conn, "SELECT easeml.trainer_spec($1)::text",
+					   1, NULL, values, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+	{
+		Fail(c->run_dir, "could not read the run's spec: %s", TrServerMessage(res, c->conn));
+		KeepSqlstate(res);
+		PQclear(res);
+		return LoadFailure(c->conn, last_sqlstate);
+	}
+	c->spec = json_tokener_parse(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	if (c->spec == NULL)
+		return Fail(c->run_dir, "the run's spec is not valid JSON");
+	kind_s = JsonString(c->spec, "kind");
+	c->family = JsonString(c->spec, "family");
+	c->query = JsonString(c->spec, "copy_query");
+	if (!kind_s || !c->family || !c->query ||
+		!json_object_object_get_ex(c->spec, "features", &v) ||
+		!json_object_is_type(v, json_type_array))
+		return Fail(c->run_dir, "the run's spec is incomplete");
+	c->d = (int) json_object_array_length(v);
+	c->kind = strcmp(kind_s, "regression") == 0 ? TR_KIND_REGRESSION : TR_KIND_CLASSIFICATION;
+	if (json_object_object_get_ex(c->spec, "params", &c->params) &&
+		!json_object_is_type(c->params, json_type_object))
+		c->params = NULL;
+	if (SpecOptions(c, err, sizeof(err)) != 0)
+		return Fail(c->run_dir, "%s", err);
 	LogLine("run %s: task %s (%s), model %s, family %s, %d features",
-			run_id, JsonString(spec, "task"), kind_s, JsonString(spec, "model"),
-			family, d);
-	if (strcmp(family, EASEML_FAMILY_EXTERNAL) == 0 &&
-		(command = FetchCommand(conn, run_id, err, sizeof(err))) == NULL)
-		return Fail(run_dir, "%s", err);
+			c->run_id, JsonString(c->spec, "task"), kind_s, JsonString(c->spec, "model"),
+			c->family, c->d);
+	return EASEML_EXIT_OK;
+}
+
+/* The external command, or a model this trainer can train, and its device. */
+static int
+PrepareCandidate(LiveCtx *c)
+{
+	char		err[2048];
+	int			rc;
+
+	if (strcmp(c->family, EASEML_FAMILY_EXTERNAL) == 0 &&
+		(c->command = FetchCommand(c->conn, c->run_id, err, sizeof(err))) == NULL)
+		return Fail(c->run_dir, "%s", err);
 
 	/*
 	 * A model row this trainer cannot train for this kind of task is no
 	 * task's fault (whether the task has images is its own business).
 	 */
-	if (TrModelCheck(family, params, kind_s, 1, err, sizeof(err)) != 0)
+	if (TrModelCheck(c->family, c->params, JsonString(c->spec, "kind"), 1, err, sizeof(err)) != 0)
 	{
-		Fail(run_dir, "model %s cannot be trained: %s", JsonString(spec, "model"), err);
+		Fail(c->run_dir, "model %s cannot be trained: %s", JsonString(c->spec, "model"), err);
 		return EASEML_EXIT_MODEL;
 	}
-	if (command == NULL && (rc = OpenGpu(family, &gpu, err, sizeof(err))) != EASEML_EXIT_OK)
+	if (c->command == NULL && (rc = OpenGpu(c->family, &c->gpu, err, sizeof(err))) != EASEML_EXIT_OK)
 	{
-		Fail(run_dir, "%s", err);
+		Fail(c->run_dir, "%s", err);
 		return rc;
 	}
+	return EASEML_EXIT_OK;
+}
+
+/* The rows, read as the tenant in a read-only snapshot, by COPY. */
+static int
+LoadRows(LiveCtx *c)
+{
+	const char *values[1] = {c->run_id};
+	char		err[2048];
+	int		   *kinds;
+	double		t0;
+	json_object *v;
 
 	/* the kind of each feature column: how its values arrive */
-	kinds = malloc(sizeof(int) * (d > 0 ? d : 1));
-	if (kinds == NULL)
-		return Fail(run_dir, "out of memory");
-	if (FeatureKinds(spec, d, kinds, err, sizeof(err)) != 0)
-		return Fail(run_dir, "%s", err);
-
-	/* the rows, read as the tenant */
+	if ((kinds = malloc(sizeof(int) * (c->d > 0 ? c->d : 1))) == NULL)
+		return Fail(c->run_dir, "out of memory");
+	if (FeatureKinds(c->spec, c->d, kinds, err, sizeof(err)) != 0)
+		return Fail(c->run_dir, "%s", err);
 	t0 = TrNow();
+	if (Command(c->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, err, sizeof(err)) != 0 ||
+		Command(c->conn, "SET LOCAL synchronize_seqscans = off", 0, NULL, err, sizeof(err)) != 0 ||
+		Command(c->conn, "SELECT easeml.trainer_data_session($1)", 1, values, err, sizeof(err)) != 0)
 	{
-		const char *values[1] = {run_id};
-
-		if (Command(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, err, sizeof(err)) != 0 ||
-			Command(conn, "SET LOCAL synchronize_seqscans = off", 0, NULL, err, sizeof(err)) != 0 ||
-			Command(conn, "SELECT easeml.trainer_data_session($1)", 1, values, err, sizeof(err)) != 0)
-		{
-			Fail(run_dir, "could not open the data session: %s", err);
-			return LoadFailure(conn, last_sqlstate);
-		}
+		Fail(c->run_dir, "could not open the data session: %s", err);
+		return LoadFailure(c->conn, last_sqlstate);
 	}
-	if (TrCopyLoad(conn, query, d, kind, kinds, &cancel_requested, &tab, &bytes,
-				   last_sqlstate, err, sizeof(err)) != 0)
+	if (TrCopyLoad(c->conn, c->query, c->d, c->kind, kinds, &cancel_requested, &c->tab,
+				   &c->bytes, last_sqlstate, err, sizeof(err)) != 0)
 	{
-		Fail(run_dir, "%s", err);
-		return cancel_requested ? EASEML_EXIT_FAILED : LoadFailure(conn, last_sqlstate);
+		Fail(c->run_dir, "%s", err);
+		return cancel_requested ? EASEML_EXIT_FAILED : LoadFailure(c->conn, last_sqlstate);
 	}
 	free(kinds);
+	if (Command(c->conn, "ROLLBACK", 0, NULL, err, sizeof(err)) != 0)
 	{
-		char		err2[512];
-
-		if (Command(conn, "ROLLBACK", 0, NULL, err2, sizeof(err2)) != 0)
-		{
-			Fail(run_dir, "could not end the data session: %s", err2);
-			return LoadFailure(conn, NULL);
-		}
+		Fail(c->run_dir, "could not end the data session: %s", err);
+		return LoadFailure(c->conn, NULL);
 	}
-	load_seconds = TrNow() - t0;
-	LogLine("run %s: loaded %d rows (%ld bytes) in %.3f s", run_id, tab.n, bytes, load_seconds);
-	if (load_only)
+	c->load_seconds = TrNow() - t0;
+	LogLine("run %s: loaded %d rows (%ld bytes) in %.3f s", c->run_id, c->tab.n, c->bytes,
+			c->load_seconds);
+	/* feature names, for messages about a column */
+	if (!c->load_only && json_object_object_get_ex(c->spec, "features", &v))
+	{
+		c->tab.feature_names = calloc((size_t) c->d, sizeof(char *));
+		if (c->tab.feature_names)
+			for (int j = 0; j < c->d; j++)
+				c->tab.feature_names[j] = strdup(json_object_get_string(json_object_array_get_idx(v, j)));
+	}
+	return EASEML_EXIT_OK;
+}
+
+/* Fit: the external command, or the built-in family on its device. */
+static int
+Train(LiveCtx *c, ProgressState *ps, TrResult *result, json_object **metrics)
+{
+	char		path[4096];
+	int			rc;
+
+	if (c->command != NULL)
+	{
+		TrExternalRun xr;
+
+		snprintf(path, sizeof(path), "%s/%s", c->run_dir, EASEML_FILE_ARTIFACT);
+		memset(&xr, 0, sizeof(xr));
+		xr.command = c->command;
+		xr.params = c->params;
+		xr.seed = c->opt.seed;
+		xr.threads = c->threads;
+		xr.dir = c->run_dir;
+		xr.artifact_path = path;
+		xr.progress = ReportProgress;
+		xr.progress_arg = ps;
+		xr.cancel = &cancel_requested;
+		return TrRunExternal(&c->tab, &c->opt, &xr, result, metrics);
+	}
+	snprintf(path, sizeof(path), "%s/%s", c->run_dir, EASEML_FILE_VALIDATION_ROWS);
+	c->opt.val_rows_path = path;
+	rc = TrRunCandidateOn(c->gpu, &c->tab, c->family, c->params, &c->opt, ReportProgress,
+						  ps, &cancel_requested, c->threads, result, metrics);
+	c->opt.val_rows_path = NULL;	/* path ends here */
+	return rc;
+}
+
+/* The trained parameters; the run still succeeds if they cannot be kept. */
+static void
+StoreArtifact(LiveCtx *c, const TrResult *result, json_object *metrics)
+{
+	const char *values[2] = {c->run_id, (const char *) result->artifact};
+	int			lengths[2] = {0, (int) result->artifact_len};
+	int			formats[2] = {0, 1};
+	Oid			types[2] = {20, 17};	/* int8, bytea */
+	PGresult   *res;
+	int			stored;
+
+	if (result->artifact == NULL || result->artifact_len == 0 ||
+		result->artifact_len >= (size_t) 1024 * 1024 * 1024)
+		return;
+	res = PQexecParams(c->conn, "SELECT easeml.trainer_artifact($1, $2)",
+					   2, types, values, lengths, formats, 0);
+	stored = PQresultStatus(res) == PGRES_TUPLES_OK;
+	if (!stored)
+		LogLine("warning: could not store the artifact (%zu bytes): %s",
+				result->artifact_len, PQresultErrorMessage(res));
+	PQclear(res);
+	json_object_object_add(metrics, "artifact_stored", json_object_new_boolean(stored));
+}
+
+/* What the run measured besides its scores: load, memory, sizes. */
+static void
+AddRunMetrics(const LiveCtx *c, json_object *metrics)
+{
+	struct rusage ru;
+
+	json_object_object_add(metrics, "load_seconds", json_object_new_double(c->load_seconds));
+	/* the trainer's high-water mark, to compare with the data's size */
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		json_object_object_add(metrics, "peak_rss_bytes",
+							   json_object_new_int64((int64_t) ru.ru_maxrss * 1024));
+	json_object_object_add(metrics, "rows_loaded", json_object_new_int64(c->tab.n));
+	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(c->bytes));
+	json_object_object_add(metrics, "model", json_object_new_string(JsonString(c->spec, "model")));
+}
+
+static int
+LiveRun(int argc, char **argv)
+{
+	LiveCtx		c;
+	ProgressState ps;
+	TrResult	result;
+	json_object *metrics = NULL;
+	int			rc;
+
+	memset(&c, 0, sizeof(c));
+	if ((rc = LiveArgs(&c, argc, argv)) != EASEML_EXIT_OK ||
+		(rc = GuardProcess(&c)) != EASEML_EXIT_OK ||
+		(rc = ConnectAndAttach(&c)) != EASEML_EXIT_OK ||
+		(rc = ReadSpec(&c)) != EASEML_EXIT_OK ||
+		(rc = PrepareCandidate(&c)) != EASEML_EXIT_OK ||
+		(rc = LoadRows(&c)) != EASEML_EXIT_OK)
+		return rc;
+	if (c.load_only)
 	{
 		printf("{\"rows\": %d, \"bytes\": %ld, \"load_seconds\": %.6f}\n",
-			   tab.n, bytes, load_seconds);
-		TrTableFree(&tab);
+			   c.tab.n, c.bytes, c.load_seconds);
+		TrTableFree(&c.tab);
 		live_report = false;
 		return 0;
 	}
-
-	/* feature names, for messages about a column */
-	if (json_object_object_get_ex(spec, "features", &v))
-	{
-		tab.feature_names = calloc((size_t) d, sizeof(char *));
-		if (tab.feature_names)
-			for (int j = 0; j < d; j++)
-				tab.feature_names[j] = strdup(json_object_get_string(json_object_array_get_idx(v, j)));
-	}
-
 	if (cancel_requested)
-		return Fail(run_dir, "cancelled");
+		return Fail(c.run_dir, "cancelled");
 
 	memset(&ps, 0, sizeof(ps));
-	ps.conn = conn;
-	ps.run_id = run_id;
-	if (command != NULL)
+	ps.conn = c.conn;
+	ps.run_id = c.run_id;
+	if (Train(&c, &ps, &result, &metrics) != 0)
 	{
-		TrExternalRun xr;
-		char		artifact[4096];
-
-		snprintf(artifact, sizeof(artifact), "%s/%s", run_dir, EASEML_FILE_ARTIFACT);
-		memset(&xr, 0, sizeof(xr));
-		xr.command = command;
-		xr.params = params;
-		xr.seed = opt.seed;
-		xr.threads = threads;
-		xr.dir = run_dir;
-		xr.artifact_path = artifact;
-		xr.progress = ReportProgress;
-		xr.progress_arg = &ps;
-		xr.cancel = &cancel_requested;
-		rc = TrRunExternal(&tab, &opt, &xr, &result, &metrics);
-	}
-	else
-	{
-		char		val_rows[4096];
-
-		snprintf(val_rows, sizeof(val_rows), "%s/%s", run_dir, EASEML_FILE_VALIDATION_ROWS);
-		opt.val_rows_path = val_rows;
-		rc = TrRunCandidateOn(gpu, &tab, family, params, &opt, ReportProgress, &ps,
-							  &cancel_requested, threads, &result, &metrics);
-	}
-	if (rc != 0)
-	{
-		Fail(run_dir, "%s", result.error[0] ? result.error : "training failed");
+		Fail(c.run_dir, "%s", result.error[0] ? result.error : "training failed");
 		/* a device failure tells the scheduler to place the candidate elsewhere */
 		return result.exit_code != 0 ? result.exit_code : EASEML_EXIT_FAILED;
 	}
 	if (cancel_requested)
-		return Fail(run_dir, "cancelled");
+		return Fail(c.run_dir, "cancelled");
+
 	/*
-	 * The last epoch, which the rate limit may have held back, with
-	 * the run's validation score: the run's epoch and loss, and the last
-	 * point of its learning curve, are those of the fit that finished.
+	 * The last epoch, which the rate limit may have held back, with the
+	 * run's validation score: the run's epoch and loss, and the last point
+	 * of its learning curve, are those of the fit that finished.
 	 */
 	SendProgress(&ps, result.epochs > 0 ? result.epochs : 1, result.train_loss, result.score);
-
-	/* the trained parameters; the run still succeeds if they cannot be kept */
-	if (result.artifact != NULL && result.artifact_len > 0 &&
-		result.artifact_len < (size_t) 1024 * 1024 * 1024)
-	{
-		const char *values[2] = {run_id, (const char *) result.artifact};
-		int			lengths[2] = {0, (int) result.artifact_len};
-		int			formats[2] = {0, 1};
-		Oid			types[2] = {20, 17};	/* int8, bytea */
-		int			stored;
-
-		res = PQexecParams(conn, "SELECT easeml.trainer_artifact($1, $2)",
-						   2, types, values, lengths, formats, 0);
-		stored = PQresultStatus(res) == PGRES_TUPLES_OK;
-		if (!stored)
-			LogLine("warning: could not store the artifact (%zu bytes): %s",
-					result.artifact_len, PQresultErrorMessage(res));
-		PQclear(res);
-		json_object_object_add(metrics, "artifact_stored", json_object_new_boolean(stored));
-	}
-	json_object_object_add(metrics, "load_seconds", json_object_new_double(load_seconds));
-	{
-		/* the trainer's high-water mark, to compare with the data's size */
-		struct rusage ru;
-
-		if (getrusage(RUSAGE_SELF, &ru) == 0)
-			json_object_object_add(metrics, "peak_rss_bytes",
-								   json_object_new_int64((int64_t) ru.ru_maxrss * 1024));
-	}
-	json_object_object_add(metrics, "rows_loaded", json_object_new_int64(tab.n));
-	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(bytes));
-	json_object_object_add(metrics, "model", json_object_new_string(JsonString(spec, "model")));
-
+	StoreArtifact(&c, &result, metrics);
+	AddRunMetrics(&c, metrics);
 	result_metrics = strdup(json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN));
 	if (result_metrics == NULL)
-		return Fail(run_dir, "out of memory");
-	LogLine("run %s: done, score %.6f", run_id, result.score);
+		return Fail(c.run_dir, "out of memory");
+	LogLine("run %s: done, score %.6f", c.run_id, result.score);
 
 	TrResultFree(&result);
 	json_object_put(metrics);
-	json_object_put(spec);
-	TrTableFree(&tab);
-	TrGpuClose(gpu);
+	json_object_put(c.spec);
+	TrTableFree(&c.tab);
+	TrGpuClose(c.gpu);
 	return 0;
 }
 

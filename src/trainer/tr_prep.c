@@ -36,6 +36,7 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +196,7 @@ StratifiedSplit(const int *cls, int n, int k, double frac, uint64_t seed,
 		start[c + 1] = start[c] + count[c];
 	for (int i = 0; i < n; i++)
 		order[start[cls[i]] + fill[cls[i]]++] = i;
-	memset(is_val, 0, n);
+	memset(is_val, 0, (size_t) (n > 0 ? n : 0));
 	for (int c = 0; c < k; c++)
 	{
 		TrShuffle(order + start[c], count[c], &rng);
@@ -228,7 +229,7 @@ PlainSplit(int n, double frac, uint64_t seed, unsigned char *is_val,
 	for (int i = 0; i < n; i++)
 		order[i] = i;
 	TrShuffle(order, n, &rng);
-	memset(is_val, 0, n);
+	memset(is_val, 0, (size_t) (n > 0 ? n : 0));
 	for (int i = 0; i < target; i++)
 		is_val[order[i]] = 1;
 	free(order);
@@ -410,6 +411,275 @@ oom:
 	return -1;
 }
 
+/* Format the reason into err; -1. */
+static int
+PrepError(char *err, size_t errlen, const char *fmt,...) pg_attribute_printf(3, 4);
+
+static int
+PrepError(char *err, size_t errlen, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Rows, classes and split of one TrPrepare call. */
+typedef struct PrepWork
+{
+	int			nu;				/* usable rows (with a target) */
+	int		   *use;			/* usable row -> table row */
+	int		   *cls;			/* usable row -> class id */
+	unsigned char *is_val;		/* usable row -> in the validation split */
+	char	  **names;			/* k sorted class names */
+	int			k;
+	int			ntr;
+	int			nva;
+} PrepWork;
+
+static void
+PrepWorkFree(PrepWork *w)
+{
+	if (w->names != NULL)
+		for (int c = 0; c < w->k; c++)
+			free(w->names[c]);
+	free(w->names);
+	free(w->use);
+	free(w->cls);
+	free(w->is_val);
+}
+
+/* What TrPrepare refuses before looking at rows: shape, kind, options, Inf. */
+static int
+CheckPrepInput(const TrTable *tab, const TrPrepOptions *opt, char *err, size_t errlen)
+{
+	int			n = tab->n,
+				d = tab->d;
+	char		nb[32];
+
+	if (n <= 0 || d <= 0 || (tab->X == NULL && tab->rows == NULL))
+		return PrepError(err, errlen, "the table has no rows or no feature columns (%d rows, %d features)",
+						n, d);
+	/* a caller bug: take_rows promised the table would not be read again */
+	if (tab->rows != NULL && tab->rows->taken)
+		return PrepError(err, errlen, "the table's rows were already handed to a prepared split");
+	if (tab->kind != TR_KIND_CLASSIFICATION && tab->kind != TR_KIND_REGRESSION)
+		return PrepError(err, errlen, "unknown task kind %d", tab->kind);
+	if ((tab->kind == TR_KIND_CLASSIFICATION && tab->labels == NULL) ||
+		(tab->kind == TR_KIND_REGRESSION && tab->t == NULL))
+		return PrepError(err, errlen, "the table has no target column");
+	if (opt->folds > 1 && (opt->folds > 100 || opt->fold < 0 || opt->fold >= opt->folds))
+		return PrepError(err, errlen, "fold %d of %d does not exist", opt->fold, opt->folds);
+	if (opt->fixed_split == NULL && opt->folds <= 1 &&
+		!(opt->val_fraction > 0.0 && opt->val_fraction <= 0.9))
+		return PrepError(err, errlen, "validation fraction %g is outside (0, 0.9]",
+						opt->val_fraction);
+	if ((opt->channels > 0 || opt->height > 0 || opt->width > 0) &&
+		(opt->channels <= 0 || opt->height <= 0 || opt->width <= 0 ||
+		 (long) opt->channels * opt->height * opt->width != d))
+		return PrepError(err, errlen,
+						"image shape %dx%dx%d (channels x height x width) does not match %d feature columns",
+						opt->channels, opt->height, opt->width, d);
+	/* Inf anywhere is corrupted input: report the first one */
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < d; j++)
+			if (isinf(TrCell(tab, i, j)))
+				return PrepError(err, errlen,
+								"feature column \"%s\" holds an infinite value (data row %d); clean the data",
+								ColName(tab, j, nb, sizeof(nb)), i + 1);
+	return 0;
+}
+
+/* The rows with a target; an infinite regression target is an error. */
+static int
+UsableRows(const TrTable *tab, PrepWork *w, char *err, size_t errlen)
+{
+	for (int i = 0; i < tab->n; i++)
+	{
+		if (tab->kind == TR_KIND_CLASSIFICATION ? tab->labels[i] == NULL : isnan(tab->t[i]))
+			continue;
+		if (tab->kind == TR_KIND_REGRESSION && isinf(tab->t[i]))
+			return PrepError(err, errlen,
+							"the target holds an infinite value (data row %d); clean the data",
+							i + 1);
+		w->use[w->nu++] = i;
+	}
+	return 0;
+}
+
+/* Classes: the sorted distinct labels of the usable rows, and each row's. */
+static int
+FindClasses(const TrTable *tab, PrepWork *w)
+{
+	char	  **tmp = malloc(sizeof(char *) * (w->nu > 0 ? w->nu : 1));
+	int			k = 0;
+
+	if (tmp == NULL)
+		return -1;
+	for (int u = 0; u < w->nu; u++)
+		tmp[u] = tab->labels[w->use[u]];
+	qsort(tmp, w->nu, sizeof(char *), CmpStrPtr);
+	for (int u = 0; u < w->nu; u++)
+		if (k == 0 || strcmp(tmp[u], tmp[k - 1]) != 0)
+			tmp[k++] = tmp[u];
+	if ((w->names = calloc(k > 0 ? k : 1, sizeof(char *))) == NULL)
+	{
+		free(tmp);
+		return -1;
+	}
+	w->k = k;
+	for (int c = 0; c < k; c++)
+		if ((w->names[c] = strdup(tmp[c])) == NULL)
+		{
+			free(tmp);
+			return -1;
+		}
+	free(tmp);
+	for (int u = 0; u < w->nu; u++)
+		w->cls[u] = FindName(w->names, k, tab->labels[w->use[u]]);
+	return 0;
+}
+
+/*
+ * The split: a fixed one, a fold, stratified for classes, or plain; then
+ * enough rows (and for classes, two classes) to train on.
+ */
+static int
+SplitRows(const TrTable *tab, const TrPrepOptions *opt, PrepWork *w, char *err, size_t errlen)
+{
+	int			classify = tab->kind == TR_KIND_CLASSIFICATION;
+	int			rc = 0;
+
+	if (opt->fixed_split != NULL)
+		for (int u = 0; u < w->nu; u++)
+			w->is_val[u] = opt->fixed_split[w->use[u]] ? 1 : 0;
+	else if (opt->folds > 1)
+		rc = FoldSplit(classify ? w->cls : NULL, w->nu, w->k, opt->folds, opt->fold,
+					   opt->seed, w->is_val, err, errlen);
+	else if (classify)
+		rc = StratifiedSplit(w->cls, w->nu, w->k, opt->val_fraction, opt->seed,
+							 w->is_val, err, errlen);
+	else
+		rc = PlainSplit(w->nu, opt->val_fraction, opt->seed, w->is_val, err, errlen);
+	if (rc != 0)
+		return -1;
+	for (int u = 0; u < w->nu; u++)
+	{
+		if (w->is_val[u])
+			w->nva++;
+		else
+			w->ntr++;
+	}
+	if (w->ntr < 2 || w->nva < 1)
+		return PrepError(err, errlen,
+						"too few rows for a training/validation split: %d rows with a target (%d dropped for a missing target) give %d training and %d validation rows; need at least 2 and 1",
+						w->nu, tab->n - w->nu, w->ntr, w->nva);
+	if (classify)
+	{
+		int			seen = 0;
+		unsigned char *has = calloc(w->k, 1);
+
+		if (has == NULL)
+			return PrepError(err, errlen, "out of memory while splitting %d rows", w->nu);
+		for (int u = 0; u < w->nu; u++)
+			if (!w->is_val[u] && !has[w->cls[u]])
+			{
+				has[w->cls[u]] = 1;
+				seen++;
+			}
+		free(has);
+		if (seen < 2)
+			return PrepError(err, errlen,
+							"the training split holds %d class(es); classification needs at least 2 (labels found: %d)",
+							seen, w->k);
+	}
+	return 0;
+}
+
+/* With imputation off, a missing feature value is an error. */
+static int
+CheckMissing(const TrTable *tab, const TrPrepOptions *opt, const PrepWork *w,
+			 char *err, size_t errlen)
+{
+	char		nb[32];
+
+	if (opt->impute)
+		return 0;
+	for (int j = 0; j < tab->d; j++)
+		for (int u = 0; u < w->nu; u++)
+			if (isnan(TrCell(tab, w->use[u], j)))
+			{
+				long		m = 0;
+
+				for (int v = 0; v < w->nu; v++)
+					m += isnan(TrCell(tab, w->use[v], j)) ? 1 : 0;
+				return PrepError(err, errlen,
+								"feature column \"%s\" has %ld missing value(s) (first in data row %d); enable imputation or clean the data",
+								ColName(tab, j, nb, sizeof(nb)), m, w->use[u] + 1);
+			}
+	return 0;
+}
+
+/* out's split: row indices and targets, in table order within each side. */
+static int
+FillSplit(const TrTable *tab, const TrPrepOptions *opt, PrepWork *w, TrData *out)
+{
+	int			classify = tab->kind == TR_KIND_CLASSIFICATION;
+	int			itr = 0,
+				iva = 0;
+
+	out->kind = tab->kind;
+	out->n_train = w->ntr;
+	out->n_val = w->nva;
+	out->channels = opt->channels > 0 ? opt->channels : 0;
+	out->height = opt->channels > 0 ? opt->height : 0;
+	out->width = opt->channels > 0 ? opt->width : 0;
+	out->rows_tr = malloc(sizeof(int) * w->ntr);
+	out->rows_va = malloc(sizeof(int) * w->nva);
+	if (classify)
+	{
+		out->n_classes = w->k;
+		out->class_names = w->names;
+		w->names = NULL;
+		out->ytr = malloc(sizeof(int) * w->ntr);
+		out->yva = malloc(sizeof(int) * w->nva);
+	}
+	else
+	{
+		out->ttr = malloc(sizeof(double) * w->ntr);
+		out->tva = malloc(sizeof(double) * w->nva);
+	}
+	if (!out->rows_tr || !out->rows_va ||
+		(classify ? (!out->ytr || !out->yva) : (!out->ttr || !out->tva)))
+		return -1;
+	for (int u = 0; u < w->nu; u++)
+	{
+		int			row = w->use[u];
+
+		if (w->is_val[u])
+		{
+			out->rows_va[iva] = row;
+			if (classify)
+				out->yva[iva] = w->cls[u];
+			else
+				out->tva[iva] = tab->t[row];
+			iva++;
+		}
+		else
+		{
+			out->rows_tr[itr] = row;
+			if (classify)
+				out->ytr[itr] = w->cls[u];
+			else
+				out->ttr[itr] = tab->t[row];
+			itr++;
+		}
+	}
+	return 0;
+}
+
 /*
  * TrPrepare: see the file header for the rules.  On failure out is left
  * zeroed (nothing to free) and err holds a one-line message.
@@ -418,294 +688,39 @@ int
 TrPrepare(const TrTable *tab, const TrPrepOptions *opt, TrData *out,
 		  char *err, size_t errlen)
 {
-	int			n = tab->n,
-				d = tab->d,
-				nu = 0,
-				k = 0,
-				ntr = 0,
-				nva = 0;
-	int		   *use = NULL;		/* usable row -> table row */
-	int		   *cls = NULL;		/* usable row -> class id */
-	unsigned char *is_val = NULL;
-	char	  **names = NULL;
-	char		nb[32];
+	PrepWork	w;
+	int			n = tab->n;
 
 	memset(out, 0, sizeof(*out));
-	if (n <= 0 || d <= 0 || (tab->X == NULL && tab->rows == NULL))
-	{
-		snprintf(err, errlen, "the table has no rows or no feature columns (%d rows, %d features)",
-				 n, d);
+	memset(&w, 0, sizeof(w));
+	if (CheckPrepInput(tab, opt, err, errlen) != 0)
 		return -1;
-	}
-	if (tab->rows != NULL && tab->rows->taken)
-	{
-		/* a caller bug: take_rows promised the table would not be read again */
-		snprintf(err, errlen, "the table's rows were already handed to a prepared split");
-		return -1;
-	}
-	if (tab->kind != TR_KIND_CLASSIFICATION && tab->kind != TR_KIND_REGRESSION)
-	{
-		snprintf(err, errlen, "unknown task kind %d", tab->kind);
-		return -1;
-	}
-	if ((tab->kind == TR_KIND_CLASSIFICATION && tab->labels == NULL) ||
-		(tab->kind == TR_KIND_REGRESSION && tab->t == NULL))
-	{
-		snprintf(err, errlen, "the table has no target column");
-		return -1;
-	}
-	if (opt->folds > 1 && (opt->folds > 100 || opt->fold < 0 || opt->fold >= opt->folds))
-	{
-		snprintf(err, errlen, "fold %d of %d does not exist", opt->fold, opt->folds);
-		return -1;
-	}
-	if (opt->fixed_split == NULL && opt->folds <= 1 &&
-		!(opt->val_fraction > 0.0 && opt->val_fraction <= 0.9))
-	{
-		snprintf(err, errlen, "validation fraction %g is outside (0, 0.9]",
-				 opt->val_fraction);
-		return -1;
-	}
-	if (opt->channels > 0 || opt->height > 0 || opt->width > 0)
-	{
-		if (opt->channels <= 0 || opt->height <= 0 || opt->width <= 0 ||
-			(long) opt->channels * opt->height * opt->width != d)
-		{
-			snprintf(err, errlen,
-					 "image shape %dx%dx%d (channels x height x width) does not match %d feature columns",
-					 opt->channels, opt->height, opt->width, d);
-			return -1;
-		}
-	}
-
-	/* Inf anywhere is corrupted input: report the first one */
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < d; j++)
-			if (isinf(TrCell(tab, i, j)))
-			{
-				snprintf(err, errlen,
-						 "feature column \"%s\" holds an infinite value (data row %d); clean the data",
-						 ColName(tab, j, nb, sizeof(nb)), i + 1);
-				return -1;
-			}
-
-	use = malloc(sizeof(int) * n);
-	cls = malloc(sizeof(int) * n);
-	is_val = malloc(n);
-	if (!use || !cls || !is_val)
+	w.use = malloc(sizeof(int) * n);
+	w.cls = malloc(sizeof(int) * n);
+	w.is_val = malloc(n);
+	if (!w.use || !w.cls || !w.is_val)
 		goto oom;
-
-	/* rows with a target */
-	for (int i = 0; i < n; i++)
-	{
-		if (tab->kind == TR_KIND_CLASSIFICATION)
-		{
-			if (tab->labels[i] == NULL)
-				continue;
-		}
-		else
-		{
-			if (isnan(tab->t[i]))
-				continue;
-			if (isinf(tab->t[i]))
-			{
-				snprintf(err, errlen,
-						 "the target holds an infinite value (data row %d); clean the data",
-						 i + 1);
-				goto fail;
-			}
-		}
-		use[nu++] = i;
-	}
-	out->missing_target_rows = n - nu;
-
-	/* classes: sorted distinct labels */
-	if (tab->kind == TR_KIND_CLASSIFICATION && nu > 0)
-	{
-		char	  **tmp = malloc(sizeof(char *) * nu);
-
-		if (tmp == NULL)
-			goto oom;
-		for (int u = 0; u < nu; u++)
-			tmp[u] = tab->labels[use[u]];
-		qsort(tmp, nu, sizeof(char *), CmpStrPtr);
-		for (int u = 0; u < nu; u++)
-			if (k == 0 || strcmp(tmp[u], tmp[k - 1]) != 0)
-				tmp[k++] = tmp[u];
-		names = calloc(k, sizeof(char *));
-		if (names == NULL)
-		{
-			free(tmp);
-			goto oom;
-		}
-		for (int c = 0; c < k; c++)
-		{
-			names[c] = strdup(tmp[c]);
-			if (names[c] == NULL)
-			{
-				free(tmp);
-				goto oom;
-			}
-		}
-		free(tmp);
-		for (int u = 0; u < nu; u++)
-			cls[u] = FindName(names, k, tab->labels[use[u]]);
-	}
-
-	/* split */
-	if (opt->fixed_split != NULL)
-	{
-		for (int u = 0; u < nu; u++)
-			is_val[u] = opt->fixed_split[use[u]] ? 1 : 0;
-	}
-	else if (opt->folds > 1)
-	{
-		if (FoldSplit(tab->kind == TR_KIND_CLASSIFICATION ? cls : NULL, nu, k,
-					  opt->folds, opt->fold, opt->seed, is_val, err, errlen) != 0)
-			goto fail;
-	}
-	else if (tab->kind == TR_KIND_CLASSIFICATION)
-	{
-		if (StratifiedSplit(cls, nu, k, opt->val_fraction, opt->seed, is_val,
-							err, errlen) != 0)
-			goto fail;
-	}
-	else if (PlainSplit(nu, opt->val_fraction, opt->seed, is_val,
-						err, errlen) != 0)
+	if (UsableRows(tab, &w, err, errlen) != 0)
 		goto fail;
-	for (int u = 0; u < nu; u++)
-	{
-		if (is_val[u])
-			nva++;
-		else
-			ntr++;
-	}
-	if (ntr < 2 || nva < 1)
-	{
-		snprintf(err, errlen,
-				 "too few rows for a training/validation split: %d rows with a target (%d dropped for a missing target) give %d training and %d validation rows; need at least 2 and 1",
-				 nu, n - nu, ntr, nva);
-		goto fail;
-	}
-	if (tab->kind == TR_KIND_CLASSIFICATION)
-	{
-		int			seen = 0;
-		unsigned char *has = calloc(k, 1);
-
-		if (has == NULL)
-			goto oom;
-		for (int u = 0; u < nu; u++)
-			if (!is_val[u] && !has[cls[u]])
-			{
-				has[cls[u]] = 1;
-				seen++;
-			}
-		free(has);
-		if (seen < 2)
-		{
-			snprintf(err, errlen,
-					 "the training split holds %d class(es); classification needs at least 2 (labels found: %d)",
-					 seen, k);
-			goto fail;
-		}
-	}
-
-	/* missing features: rejected when imputation is off */
-	if (!opt->impute)
-	{
-		for (int j = 0; j < d; j++)
-			for (int u = 0; u < nu; u++)
-				if (isnan(TrCell(tab, use[u], j)))
-				{
-					long		m = 0;
-
-					for (int v = 0; v < nu; v++)
-						m += isnan(TrCell(tab, use[v], j)) ? 1 : 0;
-					snprintf(err, errlen,
-							 "feature column \"%s\" has %ld missing value(s) (first in data row %d); enable imputation or clean the data",
-							 ColName(tab, j, nb, sizeof(nb)), m, use[u] + 1);
-					goto fail;
-				}
-	}
-
-	out->kind = tab->kind;
-	out->n_train = ntr;
-	out->n_val = nva;
-	out->channels = opt->channels > 0 ? opt->channels : 0;
-	out->height = opt->channels > 0 ? opt->height : 0;
-	out->width = opt->channels > 0 ? opt->width : 0;
-	out->rows_tr = malloc(sizeof(int) * ntr);
-	out->rows_va = malloc(sizeof(int) * nva);
-	if (!out->rows_tr || !out->rows_va)
+	out->missing_target_rows = n - w.nu;
+	if (tab->kind == TR_KIND_CLASSIFICATION && w.nu > 0 && FindClasses(tab, &w) != 0)
 		goto oom;
-	if (tab->kind == TR_KIND_CLASSIFICATION)
-	{
-		out->n_classes = k;
-		out->class_names = names;
-		names = NULL;
-		out->ytr = malloc(sizeof(int) * ntr);
-		out->yva = malloc(sizeof(int) * nva);
-		if (!out->ytr || !out->yva)
-			goto oom;
-	}
-	else
-	{
-		out->ttr = malloc(sizeof(double) * ntr);
-		out->tva = malloc(sizeof(double) * nva);
-		if (!out->ttr || !out->tva)
-			goto oom;
-	}
-
-	/* rows and targets; rows stay in table order within each split */
-	{
-		int			itr = 0,
-					iva = 0;
-
-		for (int u = 0; u < nu; u++)
-		{
-			if (is_val[u])
-			{
-				out->rows_va[iva] = use[u];
-				if (tab->kind == TR_KIND_CLASSIFICATION)
-					out->yva[iva] = cls[u];
-				else
-					out->tva[iva] = tab->t[use[u]];
-				iva++;
-			}
-			else
-			{
-				out->rows_tr[itr] = use[u];
-				if (tab->kind == TR_KIND_CLASSIFICATION)
-					out->ytr[itr] = cls[u];
-				else
-					out->ttr[itr] = tab->t[use[u]];
-				itr++;
-			}
-		}
-	}
-
+	if (SplitRows(tab, opt, &w, err, errlen) != 0 ||
+		CheckMissing(tab, opt, &w, err, errlen) != 0)
+		goto fail;
+	if (FillSplit(tab, opt, &w, out) != 0)
+		goto oom;
 	/* the encoding, fitted on the training rows only, applied to all */
 	if (EncodeRows(tab, opt, out, err, errlen) != 0)
 		goto fail;
-
-	free(use);
-	free(cls);
-	free(is_val);
+	PrepWorkFree(&w);
 	return 0;
 
 oom:
 	snprintf(err, errlen, "out of memory while preparing %d rows x %d features",
-			 n, d);
+			 n, tab->d);
 fail:
-	if (names != NULL)
-	{
-		for (int c = 0; c < k; c++)
-			free(names[c]);
-		free(names);
-	}
-	free(use);
-	free(cls);
-	free(is_val);
+	PrepWorkFree(&w);
 	TrDataFree(out);
 	return -1;
 }
