@@ -1316,6 +1316,32 @@ TestFamilyCostModel(void)
 		  "a small task's own overhead counts (%g vs the model's %g)", o, CostOverhead(&m, 50, 2));
 	CostModelFree(&m);
 
+	/* regression forests 4x slower than classification ones of that size */
+	for (int i = 0; i < MC; i++)
+	{
+		double		n = sizes[3 * i],
+					d = sizes[3 * i + 1];
+
+		sizes[3 * i + 2] = (i % 2) ? 1 : 2;
+		for (int k = 0; k < FC_K; k++)
+		{
+			double		w = FcTrueWork(k, n, d, 2) * ((i % 2) && k == 4 ? 4 : 1);
+
+			train[i * FC_K + k] = w;
+			sec[i * FC_K + k] = 0.2 + 1e-6 * n * d + w;
+		}
+	}
+	CHECK(CostModelFit(&m, fc_arms, FC_K, sizes, sec, train, MC) == 0, "fit with regression tasks");
+	for (int k = 0; k < FC_K; k++)
+		seconds[k] = NAN;
+	CostTaskEstimate(&m, 3000, 20, 1, seconds, NULL, &o, est);
+	CostTaskEstimate(&m, 3000, 20, 2, seconds, NULL, NULL, est2);
+	CHECK((est[4] - o) / (est2[4] - o) > 2.5 && (est[4] - o) / (est2[4] - o) < 5,
+		  "a family's regression tasks learn their own rate (%g x)", (est[4] - o) / (est2[4] - o));
+	CHECK(fabs(log((est[0] - o) / (est2[0] - o))) < 0.2,
+		  "other families: the same on both kinds (%g x)", (est[0] - o) / (est2[0] - o));
+	CostModelFree(&m);
+
 	/* bad input */
 	memcpy(bad, fc_arms, sizeof(bad));
 	bad[1].ref_rate = 0;
