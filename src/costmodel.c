@@ -10,7 +10,8 @@
  *	  o0 >= OVERHEAD_MIN and o1 >= 0 (one task: o1 keeps its reference).
  * 2. Rates, from the trainer's fit time of runs that trained at least
  *	  WORK_MIN seconds (shorter fits are mostly fixed costs that the formula
- *	  does not describe; their wall time is the overhead's business):
+ *	  does not describe; their wall time is the overhead's business; a
+ *	  trainer that reports no fit time: wall time past the overhead):
  *	  y = ln(train) - ln(complexity) - ln(reference rate).  A family's
  *	  regression and classification tasks form two groups.  The machine
  *	  factor is the median over groups of their mean y (shrunk toward 0 as
@@ -254,6 +255,13 @@ RateY(const CostModel *m, const double *sizes, const double *seconds,
 	double		s = seconds[(size_t) i * m->K + k];
 	double		t = train ? train[(size_t) i * m->K + k] : NAN;
 
+	/* a trainer that did not report its fit time: the wall time past the overhead */
+	if (isnan(t))
+	{
+		double		o = CostOverhead(m, sizes[3 * i], sizes[3 * i + 1]);
+
+		t = s >= 1.5 * o ? s - o : NAN;
+	}
 	if (!(s > 0) || !(t >= WORK_MIN) || !(t <= s) || !isfinite(s))
 		return 0;
 	*y = log(t) - CostLogComplexity(a, sizes[3 * i], sizes[3 * i + 1], sizes[3 * i + 2]) -
@@ -275,6 +283,7 @@ FitRates(CostModel *m, const double *sizes, const double *seconds,
 		 const double *train, int mc, int n_grp, double *buf)
 {
 	int			K = m->K;
+	/* arm_off and arm_n (2 K >= n_grp) first hold the groups' means */
 	double	   *grp_off = buf,
 			   *grp_n = buf + n_grp,
 			   *arm_off = buf + 2 * n_grp,

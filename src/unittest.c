@@ -1276,6 +1276,15 @@ TestFamilyCostModel(void)
 	CHECK_NEAR(m.o0, 0.2, 1e-6, "fixed overhead recovered");
 	CHECK_NEAR(m.o1, 1e-6, 1e-9, "overhead per cell recovered");
 	CHECK(m.machine > log(2.0) && m.machine < log(3.5), "machine factor about 3 (%g)", exp(m.machine));
+	{
+		CostModel	nofit;
+
+		CHECK(CostModelFit(&nofit, fc_arms, FC_K, sizes, sec, NULL, MC) == 0 &&
+			  nofit.machine > log(2.0) && nofit.machine < log(5.0),
+			  "without the trainer's fit times: rates from wall time past the overhead (%g)",
+			  exp(nofit.machine));
+		CostModelFree(&nofit);
+	}
 	/* a new size: every measured arm within 15%, the unmeasured knn within 40% */
 	CostTaskEstimate(&m, 5000, 40, 10, seconds, base, &o, est);
 	for (int k = 0; k < FC_K; k++)
