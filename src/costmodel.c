@@ -6,7 +6,8 @@
  * Fitting, in order:
  *
  * 1. Overhead.  Per measured task, the median of (wall - train seconds)
- *	  over its runs; then o0 + o1 x cells by least squares over tasks,
+ *	  over its runs (0.8 x its shortest run if its trainer reports no fit
+ *	  times); then o0 + o1 x cells by least squares over tasks,
  *	  o0 >= OVERHEAD_MIN and o1 >= 0 (one task: o1 keeps its reference).
  * 2. Rates, from the trainer's fit time of runs that trained at least
  *	  WORK_MIN seconds (shorter fits are mostly fixed costs that the formula
@@ -202,6 +203,7 @@ FitOverhead(CostModel *m, const double *sizes, const double *seconds,
 	for (int i = 0; i < mc; i++)
 	{
 		int			n = 0;
+		double		shortest = INFINITY;
 
 		for (int k = 0; k < m->K; k++)
 		{
@@ -210,11 +212,14 @@ FitOverhead(CostModel *m, const double *sizes, const double *seconds,
 
 			if (s > 0 && t >= 0 && t < s)
 				tmp[n++] = s - t;
+			if (s > 0 && s < shortest)
+				shortest = s;
 		}
-		if (n == 0)
+		if (n == 0 && !isfinite(shortest))
 			continue;
 		cells[nt] = sizes[3 * i] * sizes[3 * i + 1];
-		other[nt] = Median(tmp, n);
+		/* no fit times reported: 0.8 x the task's shortest run */
+		other[nt] = n > 0 ? Median(tmp, n) : 0.8 * shortest;
 		nt++;
 	}
 	m->n_tasks = nt;
