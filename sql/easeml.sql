@@ -134,6 +134,7 @@ CREATE TABLE easeml.runs (
 	progress_at timestamptz,
 	cancel_requested boolean NOT NULL DEFAULT false,
 	log_path	text,
+	changed_by	xid8,			/* the transaction that last wrote the row */
 	snapshot_version int		/* the task's snapshot version it trains on */
 );
 CREATE INDEX runs_task_model_idx ON easeml.runs (task_id, model_id);
@@ -2507,6 +2508,37 @@ COMMENT ON VIEW easeml.cost_accuracy IS
 	'each succeeded run the scheduler chose: the estimate its decision used (est_seconds), the measured seconds and ln(estimate / measured) (a tenant sees its own runs)';
 GRANT SELECT ON easeml.cost_accuracy TO PUBLIC;
 -- [live] end
+
+-- ---------------------------------------------------------------------------
+-- [incremental] the live scheduler reads only the
+-- runs that changed since its previous step (issue 7 item 3,
+-- src/catalog_runs.c)
+-- ---------------------------------------------------------------------------
+
+-- Each run row records the transaction that last wrote it.  The scheduler
+-- asks for the rows whose writer its previous read could not see
+-- (pg_visible_in_snapshot of that read's snapshot), so a run written by a
+-- transaction that commits late is never missed.
+COMMENT ON COLUMN easeml.runs.changed_by IS
+	'the transaction that last wrote the row (set by a trigger): the scheduler reads the runs that changed since its previous step';
+CREATE INDEX runs_changed_idx ON easeml.runs (changed_by);
+
+-- [incremental] fn: every insert and update of a run records its writer
+CREATE FUNCTION easeml._run_changed()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+BEGIN
+	NEW.changed_by := pg_current_xact_id();
+	RETURN NEW;
+END;
+$$;
+CREATE TRIGGER runs_changed
+	BEFORE INSERT OR UPDATE ON easeml.runs
+	FOR EACH ROW EXECUTE FUNCTION easeml._run_changed();
+REVOKE EXECUTE ON FUNCTION easeml._run_changed() FROM PUBLIC;
+-- [incremental] end
 
 -- ===========================================================================
 -- Launchers and the trainer's way back (docs/scale-out.md; src/launch_slurm.c,

@@ -54,6 +54,13 @@ static char applied_label[160] = "";	/* decisions.policy */
 static unsigned char *share_over = NULL;	/* by tenant, LiveWorldStarved */
 static int	n_share_over = 0;
 
+/*
+ * When a full load last offered the refit its input: a cycle whose input
+ * did not change does not start, and the next full load (which reads the
+ * history and the measured costs over every run) waits another interval.
+ */
+static double last_offered = 0;
+
 /* Signature of the model set: ids, kinds, image flags. */
 static uint64
 ModelsSignature(const CatState *state)
@@ -91,6 +98,7 @@ LiveWorldReset(void)
 	n_tenant_names = 0;
 	applied_policy[0] = '\0';
 	applied_label[0] = '\0';
+	last_offered = 0;
 	if (share_over)
 		pfree(share_over);
 	share_over = NULL;
@@ -430,6 +438,7 @@ LiveWorldRefitStart(CatState *state)
 	in.cost_task = (const int64_t *) state->cost_task;
 	in.devices = world.slots;
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
+	last_offered = now;
 	return RefitMaybeStart(&refit, &in, now) != 0;
 }
 
@@ -600,5 +609,6 @@ LiveWorldRefitDue(void)
 
 	if (!world_ok)
 		return true;
-	return !refit.running && now - refit.last_start >= refit.interval;
+	return !refit.running && now - refit.last_start >= refit.interval &&
+		now - last_offered >= refit.interval;
 }
