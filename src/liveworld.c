@@ -50,6 +50,7 @@ static char **tenant_names = NULL;	/* by world index, TopMemoryContext */
 static int	n_tenant_names = 0;
 static uint64 models_sig = 0;
 static char applied_policy[128] = "";
+static char applied_label[160] = "";	/* decisions.policy */
 static unsigned char *share_over = NULL;	/* by tenant, LiveWorldStarved */
 static int	n_share_over = 0;
 /* the cost model until the first refit cycle installs one */
@@ -102,6 +103,7 @@ LiveWorldReset(void)
 	tenant_names = NULL;
 	n_tenant_names = 0;
 	applied_policy[0] = '\0';
+	applied_label[0] = '\0';
 	last_offered = 0;
 	if (share_over)
 		pfree(share_over);
@@ -160,9 +162,14 @@ ApplySettings(const LiveSettings *s)
 	if (PolicyParseSpec(s->policy, &params, NULL, 0) != POLICY_OK)
 		return false;
 	/* "auto" (the default) runs what the refit cycle's replay chose */
+	strlcpy(applied_label, s->policy, sizeof(applied_label));
 	if (params.auto_select && refit.have_live && refit.live.auto_pick.have &&
 		PolicyParseSpec(refit.live.auto_pick.spec, &params, NULL, 0) == POLICY_OK)
+	{
 		params.auto_select = 1;
+		snprintf(applied_label, sizeof(applied_label), "%s (auto: %s)", s->policy,
+				 refit.live.auto_pick.spec);
+	}
 	if (!s->cost_aware)
 		params.cost_aware = 0;
 	if (s->beta > 0)
@@ -589,6 +596,12 @@ LiveWorldExplain(const CatState *state, int64 task_id, DecisionCandidate *out,
 	appendStringInfo(why, "; candidates ranked by %s", PolicyAcqUnit(&world.params));
 	DescribePrior(state, dt, why);
 	return n;
+}
+
+const char *
+LiveWorldPolicyLabel(void)
+{
+	return applied_label;
 }
 
 const AutoPolicyResult *

@@ -89,6 +89,8 @@ extern int	LiveWorldExplain(const CatState *state, int64 task_id,
  * recorded yet, else NULL; LiveWorldAutoMarkRecorded marks it recorded.
  */
 extern const AutoPolicyResult *LiveWorldAutoUnrecorded(void);
+/* The policy as decisions record it: the setting, "default (auto: SPEC)" */
+extern const char *LiveWorldPolicyLabel(void);
 extern void LiveWorldAutoMarkRecorded(void);
 
 /* Forget everything (the extension was dropped). */

@@ -896,7 +896,7 @@ DescribeDecision(const DecisionStep *step, CatDecision *d)
 	const DecisionChoice *c = &step->choice;
 
 	memset(d, 0, sizeof(*d));
-	d->policy = state->policy;
+	d->policy = LiveWorldPolicyLabel()[0] ? LiveWorldPolicyLabel() : state->policy;
 	d->rule = PolicyRuleName(c->rule);
 	d->gp_status = GpStatusText(c->gp_status);
 	d->eligible = c->n_eligible;

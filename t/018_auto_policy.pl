@@ -62,6 +62,13 @@ my ($rc, $out, $err) = $node->psql('postgres',
 	'SELECT count(*) FROM easeml.policy_choices', extra_params => [ '-U', 'lab_a' ]);
 like($err, qr/permission denied/, 'tenants cannot read the choices');
 
+# the worker's decisions for it say which policy auto ran
+$node->poll_query_until('postgres', qq{
+	SELECT count(*) > 0 FROM easeml.decisions d JOIN easeml.tasks t ON t.id = d.task_id
+	 WHERE t.name = 'flowers' AND d.policy = 'default (auto: $chosen)'})
+  or die 'no decision records what auto ran';
+pass('decisions record what auto ran');
+
 # pinned: the setting runs, whatever auto chose
 $node->safe_psql('postgres', "SELECT easeml.set_policy('tenant_bo')");
 is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),
