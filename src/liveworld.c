@@ -153,6 +153,10 @@ ApplySettings(const LiveSettings *s)
 	world.tenant_cap = s->tenant_cap;
 	if (PolicyParseSpec(s->policy, &params, NULL, 0) != POLICY_OK)
 		return false;
+	/* "auto" (the default) runs what the refit cycle's replay chose */
+	if (params.auto_select && refit.have_live && refit.live.auto_pick.have &&
+		PolicyParseSpec(refit.live.auto_pick.spec, &params, NULL, 0) == POLICY_OK)
+		params.auto_select = 1;
 	if (!s->cost_aware)
 		params.cost_aware = 0;
 	if (s->beta > 0)
@@ -424,6 +428,8 @@ LiveWorldRefitStart(CatState *state)
 	in.runtime = state->cost_runtime;
 	in.sizes = state->cost_sizes;
 	in.per_class = state->per_class;
+	in.cost_task = (const int64_t *) state->cost_task;
+	in.devices = world.slots;
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
 	last_offered = now;
 	return RefitMaybeStart(&refit, &in, now) != 0;
@@ -567,6 +573,20 @@ LiveWorldExplain(const CatState *state, int64 task_id, DecisionCandidate *out,
 	appendStringInfo(why, "; candidates ranked by %s", PolicyAcqUnit(&world.params));
 	DescribePrior(state, dt, why);
 	return n;
+}
+
+const AutoPolicyResult *
+LiveWorldAutoUnrecorded(void)
+{
+	if (!world_ok || !refit.have_live || refit.auto_made == refit.auto_recorded)
+		return NULL;
+	return &refit.live.auto_pick;
+}
+
+void
+LiveWorldAutoMarkRecorded(void)
+{
+	refit.auto_recorded = refit.auto_made;
 }
 
 bool

@@ -47,6 +47,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "policy.h"
+#include "policy_choice.h"
 #include "rundir.h"
 #include "storage/spin.h"
 #include "postmaster/bgworker.h"
@@ -1228,7 +1229,10 @@ RefitSlice(void)
 		refit_pending = LiveWorldRefitWork();
 	/* new priors may change every decision: decide again with them */
 	if (!refit_pending)
+	{
 		world_changed = true;
+		PolicyChoiceRecord();
+	}
 }
 
 /* Remove the directories of runs that are gone, keeping tracked ones. */

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autopolicy.h"
 #include "csv.h"
 #include "decision.h"
 #include "refit.h"
@@ -504,6 +505,48 @@ TestAcquisition(void)
 	CHECK(PolicyBeta(&pp, 100, 5) > PolicyBeta(&pp, 100, 4), "beta grows with t");
 	pp.beta = 2.5;
 	CHECK(PolicyBeta(&pp, 100, 9) == 2.5, "constant beta");
+
+	/*
+	 * ce=X: cost-aware EI per cost^X.  Arm 1 has r times arm 0's EI and
+	 * costs r^1.5 times as much: per second (X = 1) arm 0 wins, per
+	 * cost^0.5 arm 1, per cost^2 arm 0.
+	 */
+	{
+		double		mu[2] = {0.5, 0.6},
+					var[2] = {0.01, 0.01},
+					r = PolicyExpectedImprovement(0.6, 0.1, 0.55) /
+			PolicyExpectedImprovement(0.5, 0.1, 0.55),
+					cost[2] = {1.0, pow(r, 1.5)};
+		unsigned char avail[2] = {1, 1};
+		const char *specs[] = {"rr:cost:acq=ei", "rr:cost:acq=ei:ce=0.5", "rr:cost:acq=ei:ce=2"};
+		int			want[] = {0, 1, 0};
+
+		for (i = 0; i < 3; i++)
+		{
+			PolicyTenantView v;
+
+			memset(&v, 0, sizeof(v));
+			v.best = 0.55;
+			CHECK(PolicyParseSpec(specs[i], &pp, NULL, 0) == 0 &&
+				  PolicyBestArm(&pp, 2, mu, var, cost, avail, mu, &v) == 0 &&
+				  v.arm == want[i], "%s picks arm %d (got %d)", specs[i], want[i], v.arm);
+		}
+		/* first=1: no result yet, the highest mean; then EI per second again */
+		for (i = 0; i < 2; i++)
+		{
+			PolicyTenantView v;
+
+			memset(&v, 0, sizeof(v));
+			v.best = 0.55;
+			v.n_obs = i;
+			CHECK(PolicyParseSpec("rr:cost:acq=ei:first=1", &pp, NULL, 0) == 0 &&
+				  PolicyBestArm(&pp, 2, mu, var, cost, avail, mu, &v) == 0 &&
+				  v.arm == 1 - i, "first=1 with %d result(s) picks arm %d (got %d)",
+				  i, 1 - i, v.arm);
+		}
+		CHECK(PolicyParseSpec("rr:cost:ce=0", &pp, NULL, 0) != 0 &&
+			  PolicyParseSpec("rr:cost:ce=3", &pp, NULL, 0) != 0, "ce out of (0, 2] refused");
+	}
 }
 
 /* The candidate is never an evaluated or running arm; ties by index. */
@@ -1267,6 +1310,163 @@ TestRefitTwice(void)
 	RefitFree(&fresh);
 }
 
+
+/*
+ * The "auto" policy's choice on an installed history (src/autopolicy.c):
+ * it replays the block of complete rows it cuts out of the history, with
+ * the code and seeds every "default" policy of easeml-replay uses, so its
+ * choice and scores equal ReplayAutoChoose's on that block; when the best
+ * model is 1,000 times the cost of one almost as good, "popular model
+ * first" (the prior mean's order, blind to cost) must lose; the refit
+ * cycle installs the choice, and a cycle whose block did not change keeps
+ * it without a replay.
+ */
+static void
+TestAutoPolicy(void)
+{
+	enum
+	{
+	K = 6, M = 16, MT = 19};
+	double		cells[MT * K],
+				rt[M * K],
+				sz[M * 3],
+				block[M * (K - 1)],
+				bcost[M * (K - 1)],
+				bsize[M * 2],
+				scores[REPLAY_AUTO_MAX];
+	int64_t		row_task[MT],
+				cost_task[M];
+	unsigned char row_kind[MT];
+	int			idx[M],
+				choice = -1,
+				reused = -1,
+				steps = 0,
+				rc;
+	RefitInput	in;
+	AutoPolicyJob job;
+	AutoPolicyResult res;
+	ReplayConfig base;
+	RefitState	r;
+	DecisionWorld w;
+	uint64_t	rng = 5;
+	char		err[256];
+
+	/*
+	 * 16 classification tasks know models 0-4: model 0 is the best and
+	 * costs 1,000 s, model 1 is 0.001 below it and costs 1 s; model 5 is
+	 * known in 3 rows only.  Two regression rows and a partial row are
+	 * not in the block.
+	 */
+	for (int i = 0; i < MT; i++)
+	{
+		double		base_q = 0.6 + 0.3 * PolicyRandUniform(&rng);
+
+		row_task[i] = 100 + i;
+		row_kind[i] = i >= M && i < M + 2 ? DECISION_REGRESSION : DECISION_CLASSIFICATION;
+		for (int k = 0; k < K; k++)
+			cells[i * K + k] = k == 0 ? base_q : (k == 1 ? base_q - 0.001 :
+												  base_q - 0.05 - 0.1 * PolicyRandUniform(&rng));
+		if (i >= 3 && i < M)
+			cells[i * K + 5] = NAN;
+		if (i == M + 2)
+			cells[i * K + 2] = NAN;
+		if (i < M)
+		{
+			cost_task[i] = row_task[i];
+			sz[3 * i] = 100 * (i + 1);
+			sz[3 * i + 1] = 10;
+			sz[3 * i + 2] = 2;
+			for (int k = 0; k < K; k++)
+				rt[i * K + k] = k == 0 ? 1000.0 : 1.0 + k;
+		}
+	}
+	memset(&in, 0, sizeof(in));
+	in.K = K;
+	in.m = MT;
+	in.cells = cells;
+	in.row_task = row_task;
+	in.row_kind = row_kind;
+	in.mc = M;
+	in.runtime = rt;
+	in.sizes = sz;
+	in.cost_task = cost_task;
+
+	rc = AutoPolicyBegin(&job, &in, NULL, &reused);
+	CHECK(rc == 0 && !reused, "auto: a replay starts (%d)", rc);
+	CHECK(job.res.kind == DECISION_CLASSIFICATION && job.res.rows == M &&
+		  job.res.cols == K - 1 && job.res.measured_costs,
+		  "auto: block of %d x %d, kind %d, costs %d", job.res.rows, job.res.cols,
+		  job.res.kind, job.res.measured_costs);
+	while ((rc = AutoPolicyStep(&job)) == 0)
+		steps++;
+	res = job.res;
+	AutoPolicyFree(&job);
+	CHECK(rc == 1 && res.have && steps == REPLAY_AUTO_DRAWS - 1,
+		  "auto: chose in %d steps: %s", steps + 1, res.reason);
+	CHECK(res.choice >= 0 && res.choice < res.n_cand &&
+		  strcmp(res.spec, res.cand[res.choice]) == 0, "auto: the chosen spec");
+	for (int i = 0; i < res.n_cand; i++)
+		CHECK(res.score[res.choice] <= res.score[i], "auto: the choice has the lowest score");
+	CHECK(strcmp(res.spec, "popular") != 0 && strcmp(res.cand[2], "popular") == 0 &&
+		  res.score[2] > 10 * res.score[res.choice],
+		  "auto: popular loses when the best model is costly (%g vs %g)",
+		  res.score[2], res.score[res.choice]);
+
+	/* the same block replayed by ReplayAutoChoose: the same choice and scores */
+	for (int i = 0; i < M; i++)
+	{
+		idx[i] = i;
+		for (int k = 0; k < K - 1; k++)
+		{
+			block[i * (K - 1) + k] = cells[i * K + k];
+			bcost[i * (K - 1) + k] = rt[i * K + k];
+		}
+		bsize[2 * i] = sz[3 * i];
+		bsize[2 * i + 1] = sz[3 * i + 1];
+	}
+	ReplayConfigDefault(&base);
+	base.quality = block;
+	base.cost = bcost;
+	base.sizes = bsize;
+	base.n_rows = M;
+	base.K = K - 1;
+	base.cost_model = POLICY_COST_SIZE_GP;
+	CHECK(ReplayAutoChoose(&base, idx, M, res.tenants, 1, &choice, scores,
+						   err, sizeof(err)) == 0 && choice == res.choice,
+		  "auto: ReplayAutoChoose agrees (%d vs %d) %s", choice, res.choice, err);
+	for (int i = 0; i < res.n_cand; i++)
+		CHECK_NEAR(scores[i], res.score[i], 1e-9 * scores[i], "auto: the same score");
+
+	/* the same block again: kept without a replay */
+	CHECK(AutoPolicyBegin(&job, &in, &res, &reused) == 1 && reused &&
+		  job.res.choice == res.choice, "auto: an unchanged block keeps its choice");
+	AutoPolicyFree(&job);
+
+	/* too little history: no choice, hybrid:cost runs */
+	in.m = 3;
+	CHECK(AutoPolicyBegin(&job, &in, NULL, &reused) == 1 && !job.res.have &&
+		  strcmp(job.res.spec, "hybrid:cost") == 0, "auto: no block, hybrid:cost");
+	AutoPolicyFree(&job);
+	in.m = MT;
+
+	/* in the refit cycle: installed, and not replayed again for a partial row */
+	MakeWorld(&w, K, "default", 1);
+	CHECK(w.params.auto_select == 1 && w.params.kind == POLICY_HYBRID &&
+		  w.params.cost_aware == 1, "default is auto, hybrid:cost until it has chosen");
+	RefitInit(&r, K, 0);
+	CHECK(RefitCycle(&r, &in, &w, 1.0) >= 0 && r.live.auto_pick.have &&
+		  r.live.auto_pick.choice == res.choice && r.auto_made == 1,
+		  "refit: the choice is installed (%d made)", r.auto_made);
+	cells[(M + 2) * K + 3] += 0.01;
+	CHECK(RefitCycle(&r, &in, &w, 2.0) >= 0 && r.cycles == 2 && r.auto_made == 1 &&
+		  r.live.auto_pick.choice == res.choice, "refit: same block, no new replay");
+	cells[0] -= 0.2;
+	CHECK(RefitCycle(&r, &in, &w, 3.0) >= 0 && r.auto_made == 2 && r.live.auto_pick.have,
+		  "refit: a changed block is replayed");
+	RefitFree(&r);
+	DecisionWorldFree(&w);
+}
+
 /*
  * The world's posterior is the closed-form one, whatever the order of
  * results; a new prior rebuilds it; kinds never share a prior and a
@@ -1883,12 +2083,13 @@ TestReplayRandom(void)
 	cfg.thresholds = thr;
 
 	/*
-	 * "auto" runs the candidate it chose on each draw: its times equal that
-	 * candidate's times on the same draw (default, tenant_bo and popular
-	 * are deterministic), and the choice is one of the candidates.
+	 * "default" (= "auto") runs the candidate it chose on each draw: its
+	 * times equal that candidate's times on the same draw (hybrid:cost,
+	 * tenant_bo and popular are deterministic), and the choice is one of
+	 * the candidates.
 	 */
 	{
-		const char *apols[] = {"default", "tenant_bo", "popular", "auto"};
+		const char *apols[] = {"hybrid:cost", "tenant_bo", "popular", "default"};
 		int			n_diff = 0;
 
 		cfg.n_policies = 4;
@@ -1918,12 +2119,12 @@ TestReplayRandom(void)
 
 			for (i = 0; i < 30; i++)
 				hist[i] = 2 * i;
-			CHECK(ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c1, err, sizeof(err)) == 0 &&
-				  ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c2, err, sizeof(err)) == 0 &&
+			CHECK(ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c1, NULL, err, sizeof(err)) == 0 &&
+				  ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c2, NULL, err, sizeof(err)) == 0 &&
 				  c1 == c2 && c1 >= 0 && c1 < 3, "auto chooser: %d then %d", c1, c2);
-			CHECK(ReplayAutoChoose(&cfg, hist, 1, 8, 5, &c3, err, sizeof(err)) == 0 &&
-				  c3 == 0, "one history row: default (%d)", c3);
-			CHECK(ReplayAutoCandidate(0, nm, sizeof(nm)) && strcmp(nm, "default") == 0 &&
+			CHECK(ReplayAutoChoose(&cfg, hist, 1, 8, 5, &c3, NULL, err, sizeof(err)) == 0 &&
+				  c3 == 0, "one history row: hybrid:cost (%d)", c3);
+			CHECK(ReplayAutoCandidate(0, nm, sizeof(nm)) && strcmp(nm, "hybrid:cost") == 0 &&
 				  ReplayAutoCandidate(3, nm, sizeof(nm)) == NULL, "candidate names");
 		}
 		if (rc == 0)
@@ -2170,6 +2371,7 @@ main(void)
 	TestDecisionFairSharesFull();
 	TestDecisionPerClassCost();
 	TestRefitTwice();
+	TestAutoPolicy();
 	TestDecisionPosterior();
 	TestDecisionRandom();
 	TestDecisionMap();

@@ -17,11 +17,15 @@ Fairness rules (docs/models.md repeats them):
     numbers easeml parses.
   * Same hyperparameters where the models are the same model (PAIRS below).
   * Same threads: one, for every side.
-  * Time: fit + prediction of the validation rows, in process, for easeml
-    (train_seconds in its metrics), scikit-learn and XGBoost.  liblinear is a
-    separate program that parses its input, so it is compared on process wall
-    time (parse + train + predict) with easeml's process wall time (parse +
-    prepare + fit + predict).
+  * Time: CPU seconds of fit + prediction of the validation rows, in
+    process, for easeml (train_cpu_seconds in its metrics), scikit-learn and
+    XGBoost.  liblinear is a separate program that parses its input, so it
+    is compared on the CPU seconds of its processes (parse + train +
+    predict) with those of easeml's process (parse + prepare + fit +
+    predict).  Every side runs one thread, so its CPU time is the wall time
+    it would take on an idle core; on a shared machine wall time also counts
+    the time other jobs held the core, which differs from one fit to the
+    next.  Wall times are printed next to them.
   * Nothing is silenced: a fit that stops at its iteration or epoch budget
     without converging is marked in the table and listed.
   * Small data sets are repeated and averaged; the median speedup over data
@@ -58,6 +62,7 @@ from sklearn.svm import LinearSVC  # noqa: E402
 import xgboost  # noqa: E402
 
 LARGE = 10000             # rows from which a data set counts as large
+FASHION_ROWS = 15000      # seeded sample of Fashion-MNIST's 60,000 (--fashion-rows)
 MIN_VAL_PREDICTIONS = 1000
 MLP_BATCH = 200
 MLP_ALPHA = 1e-4          # sklearn's default alpha; easeml l2 = alpha / batch
@@ -78,13 +83,14 @@ def letter_loader(path):
 
 def data_sets(args):
     """(name, loader, validation fraction, split seeds or None)."""
-    fashion = lambda rows=None: (lambda: datasets.load("fashion_mnist", rows=rows, seed=1))
+    fashion = lambda rows=None: (lambda: datasets.load("fashion_mnist", rows=rows or None,
+                                                       seed=1))
     named = lambda name: (lambda: datasets.load(name))
     if args.quick:
         return [("fashion_mnist_3k", fashion(3000), 0.2, [1]),
                 ("digits", named("digits"), 0.25, [1]),
                 ("segment", named("segment"), 0.25, [1])]
-    out = [("fashion_mnist", fashion(), 0.2, [1])]
+    out = [("fashion_mnist", fashion(args.fashion_rows), 0.2, [1])]
     if args.letter:
         out.append(("letter", letter_loader(args.letter), 0.2, [1]))
     if args.large_only:
@@ -180,39 +186,48 @@ def run_easeml(trainer, tr_csv, va_csv, family, params, seed, extra=()):
     cmd = [trainer, "--train-csv", tr_csv, "--val-csv", va_csv, "--target", "label",
            "--family", family, "--params", json.dumps(params), "--seed", str(seed),
            "--threads", "1"] + list(extra)
+    c0 = children_cpu()
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         raise RuntimeError("easeml-trainer failed: %s\n%s" % (" ".join(cmd), p.stderr))
     m = json.loads(p.stdout)
-    return m["score"], m["train_seconds"], wall, easeml_converged(family, params, m)
+    return {"acc": m["score"], "cpu": m["train_cpu_seconds"], "wall": m["train_seconds"],
+            "proc_cpu": children_cpu() - c0, "proc_wall": wall,
+            "note": easeml_converged(family, params, m)}
+
+
+def children_cpu():
+    """CPU seconds (user + system) of the waited-for child processes so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def run_python(make, Xtr, ytr, Xva, yva):
     model = make()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         model.fit(Xtr, ytr)
         pred = model.predict(Xva)
-        t = time.perf_counter() - t0
+        cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     note = "ConvergenceWarning" if any(issubclass(w.category, ConvergenceWarning)
                                        for w in caught) else None
-    return float(np.mean(pred == yva)), t, note
+    return {"acc": float(np.mean(pred == yva)), "cpu": cpu, "wall": wall, "note": note}
 
 
 def run_liblinear(workdir, solver, C, tr_svm, va_svm, yva):
     model = os.path.join(workdir, "ll.model")
     out = os.path.join(workdir, "ll.out")
-    t0 = time.perf_counter()
+    c0, t0 = children_cpu(), time.perf_counter()
     p = subprocess.run(["liblinear-train", "-s", str(solver), "-c", repr(C), "-e", "0.1",
                         "-B", "1", tr_svm, model], check=True, capture_output=True, text=True)
     subprocess.run(["liblinear-predict", va_svm, model, out], check=True, capture_output=True)
-    wall = time.perf_counter() - t0
+    cpu, wall = children_cpu() - c0, time.perf_counter() - t0
     pred = np.loadtxt(out, dtype=int)
     note = "reached max iterations" if "reaching max number of iterations" in p.stdout else None
-    return float(np.mean(pred == yva)), wall, note
+    return {"acc": float(np.mean(pred == yva)), "cpu": cpu, "wall": wall, "note": note}
 
 
 def split_files(wd, header, X, y, yid, idx_tr, idx_va):
@@ -233,6 +248,8 @@ def speed(args):
     notes = []
     sizes = {}
     t_start = time.time()
+    print("# load average at the start: %s (2 cores shared with other jobs: the speedups "
+          "compare CPU seconds)" % " ".join("%.2f" % v for v in os.getloadavg()), flush=True)
     for ds, load, frac, seeds in data_sets(args):
         header, rows, _ = load()
         X = np.array([[float(v) for v in r[:-1]] for r in rows])
@@ -255,39 +272,39 @@ def speed(args):
             for family, params, peers in pairs(len(y), len(idx_tr), len(classes), seed):
                 runs = [run_easeml(args.trainer, f["train.csv"], f["val.csv"], family, params,
                                    seed) for _ in range(reps)]
-                acc_e, note_e = runs[0][0], runs[0][3]
-                t_e = statistics.median(r[1] for r in runs)
-                wall_e = statistics.median(r[2] for r in runs)
+                acc_e, note_e = runs[0]["acc"], runs[0]["note"]
+                med = lambda rs, k: statistics.median(r[k] for r in rs)
                 if note_e:
                     notes.append("%s split %d: easeml %s: %s" % (ds, seed, family, note_e))
                 for peer, make in peers:
                     if isinstance(make, tuple):
                         pr = [run_liblinear(wd, make[1], make[2], f["train.svm"], f["val.svm"],
                                             yid_va + 1) for _ in range(reps)]
-                        te = wall_e
-                    elif peer.startswith("xgboost"):
-                        pr = [run_python(make, Xtr, yid_tr, Xva, yid_va) for _ in range(reps)]
-                        te = t_e
+                        te, we = med(runs, "proc_cpu"), med(runs, "proc_wall")
                     else:
-                        pr = [run_python(make, Xtr, ytr, Xva, yva) for _ in range(reps)]
-                        te = t_e
-                    acc_p, t_p, note_p = pr[0][0], statistics.median(r[1] for r in pr), pr[0][2]
+                        yt, yv = (yid_tr, yid_va) if peer.startswith("xgboost") else (ytr, yva)
+                        pr = [run_python(make, Xtr, yt, Xva, yv) for _ in range(reps)]
+                        te, we = med(runs, "cpu"), med(runs, "wall")
+                    acc_p, note_p = pr[0]["acc"], pr[0]["note"]
                     if note_p:
                         notes.append("%s split %d: %s: %s" % (ds, seed, peer, note_p))
                     r = results.setdefault((ds, family, peer),
-                                           {"ae": [], "ap": [], "te": [], "tp": [], "conv": set()})
+                                           {"ae": [], "ap": [], "te": [], "tp": [], "we": [],
+                                            "wp": [], "conv": set()})
                     r["ae"].append(acc_e)
                     r["ap"].append(acc_p)
                     r["te"].append(te)
-                    r["tp"].append(t_p)
+                    r["tp"].append(med(pr, "cpu"))
+                    r["we"].append(we)
+                    r["wp"].append(med(pr, "wall"))
                     if note_e:
                         r["conv"].add("e")
                     if note_p:
                         r["conv"].add("p")
-                print("# %-14s split %d %-13s easeml %.4f (%.3fs)  %s" % (
-                    ds, seed, family, acc_e, t_e,
-                    "  ".join("%s %.4f (%.3fs)" % (p, results[(ds, family, p)]["ap"][-1],
-                                                   results[(ds, family, p)]["tp"][-1])
+                print("# %-14s split %d %-13s easeml %.4f (%.3fs cpu)  %s" % (
+                    ds, seed, family, acc_e, med(runs, "cpu"),
+                    "  ".join("%s %.4f (%.3fs cpu)" % (p, results[(ds, family, p)]["ap"][-1],
+                                                       results[(ds, family, p)]["tp"][-1])
                               for p, _ in peers)), flush=True)
             if ds == "fashion_mnist":
                 print("# bytes parsed: easeml CSV %d (train+val), liblinear %d" % (
@@ -298,13 +315,14 @@ def speed(args):
 
 def report(args, results, notes, sizes, t_start):
     print()
-    print("%-14s %7s %-14s %-30s %6s %8s %8s %8s %9s %9s %8s %4s" % (
-        "dataset", "rows", "easeml", "peer", "splits", "acc_e", "acc_p", "delta", "t_e(s)",
-        "t_p(s)", "speedup", "conv"))
+    print("%-14s %7s %-14s %-30s %6s %8s %8s %8s %9s %9s %8s %9s %9s %4s" % (
+        "dataset", "rows", "easeml", "peer", "splits", "acc_e", "acc_p", "delta", "cpu_e(s)",
+        "cpu_p(s)", "speedup", "wall_e(s)", "wall_p(s)", "conv"))
     large, small, xgb, table = [], [], [], []
     for (ds, family, peer), r in results.items():
         ae, ap = float(np.mean(r["ae"])), float(np.mean(r["ap"]))
         te, tp = float(np.sum(r["te"])), float(np.sum(r["tp"]))
+        we, wp = float(np.sum(r["we"])), float(np.sum(r["wp"]))
         sp = tp / te if te > 0 else float("inf")
         if peer.startswith("xgboost"):
             xgb.append(sp)
@@ -312,16 +330,18 @@ def report(args, results, notes, sizes, t_start):
             (large if sizes[ds] >= LARGE else small).append(sp)
         conv = "".join(sorted(r["conv"])) or "-"
         table.append({"dataset": ds, "rows": sizes[ds], "family": family, "peer": peer,
-                      "acc_easeml": ae, "acc_peer": ap, "delta": ae - ap, "t_easeml": te,
-                      "t_peer": tp, "speedup": sp, "splits": len(r["ae"]),
-                      "not_converged": conv})
-        print("%-14s %7d %-14s %-30s %6d %8.4f %8.4f %+8.4f %9.4f %9.4f %7.2fx %4s" % (
-            ds, sizes[ds], family, peer, len(r["ae"]), ae, ap, ae - ap, te, tp, sp, conv))
+                      "acc_easeml": ae, "acc_peer": ap, "delta": ae - ap, "cpu_easeml": te,
+                      "cpu_peer": tp, "wall_easeml": we, "wall_peer": wp, "speedup": sp,
+                      "splits": len(r["ae"]), "not_converged": conv})
+        print("%-14s %7d %-14s %-30s %6d %8.4f %8.4f %+8.4f %9.4f %9.4f %7.2fx %9.3f %9.3f %4s" % (
+            ds, sizes[ds], family, peer, len(r["ae"]), ae, ap, ae - ap, te, tp, sp, we, wp,
+            conv))
     with open(os.path.join(args.workdir, "trainers.json"), "w") as f:
         json.dump(table, f, indent=1)
     print()
-    print("# times: in-process fit+predict for easeml, scikit-learn and XGBoost; process wall "
-          "time (parse+train+predict) for easeml and liblinear rows; accuracies averaged over "
+    print("# speedup = peer CPU seconds / easeml CPU seconds, one thread each: in-process "
+          "fit+predict for easeml, scikit-learn and XGBoost; whole processes "
+          "(parse+train+predict) for easeml against liblinear; accuracies averaged over "
           "splits, times summed")
     print("# conv: e = easeml, p = the peer stopped at its iteration budget without converging")
     for n in notes:
@@ -330,7 +350,8 @@ def report(args, results, notes, sizes, t_start):
           "(%d comparisons), %.2fx on smaller ones (%d)" % (
               statistics.median(large) if large else float("nan"), LARGE, len(large),
               statistics.median(small) if small else float("nan"), len(small)))
-    print("# elapsed %.0fs" % (time.time() - t_start))
+    print("# elapsed %.0fs; load average at the end: %s" % (
+        time.time() - t_start, " ".join("%.2f" % v for v in os.getloadavg())))
     print("SPEED large_median_speedup=%.3f small_median_speedup=%.3f gbt_vs_xgboost=%.3f" % (
         statistics.median(large) if large else float("nan"),
         statistics.median(small) if small else float("nan"),
@@ -368,6 +389,9 @@ def main():
     s.add_argument("--workdir", required=True)
     s.add_argument("--letter", help="letter-recognition.data (from opencv-doc)")
     s.add_argument("--quick", action="store_true", help="small data sets, one split")
+    s.add_argument("--fashion-rows", type=int, default=FASHION_ROWS,
+                   help="rows sampled from Fashion-MNIST (default %d; 0 = all 60,000)"
+                   % FASHION_ROWS)
     s.add_argument("--large-only", action="store_true",
                    help="only the data sets of at least %d rows (Fashion-MNIST, letter)" % LARGE)
     m = sub.add_parser("peak-rss")

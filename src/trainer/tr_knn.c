@@ -109,8 +109,7 @@ KnnFit(const TrContext *ctx, TrResult *res)
 			goto done;
 		}
 		RowNorms(Xb, bn, d, nva);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bn, n, d,
-					-2.0f, Xb, d, data->Xtr, d, 0.0f, D, n);
+		TrSgemm(0, 1, bn, n, d, -2.0f, Xb, d, data->Xtr, d, 0.0f, D, n);
 		for (int i = 0; i < bn; i++)
 		{
 			float	   *row = D + (size_t) i * n;

@@ -307,9 +307,8 @@ MlpForward(Mlp *m, int rows)
 		/* H = 1 b^T, then H += H_{l-1} W */
 		for (int i = 0; i < rows; i++)
 			memcpy(H + (size_t) i * out, b, sizeof(float) * out);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, out, in,
-					1.0f, m->H[l - 1], in, m->theta + p->woff[l - 1], out,
-					1.0f, H, out);
+		TrSgemm(0, 0, rows, out, in, 1.0f, m->H[l - 1], in,
+				m->theta + p->woff[l - 1], out, 1.0f, H, out);
 		if (l < p->nl)
 			TrReluInPlace(H, (size_t) rows * out);
 	}
@@ -393,8 +392,8 @@ MlpBackward(Mlp *m, int rows)
 
 		/* gW = H_{l-1}^T delta + l2 W */
 		memcpy(gW, W, sizeof(float) * (size_t) in * out);
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, out, rows,
-					1.0f, m->H[l - 1], in, dcur, out, p->l2, gW, out);
+		TrSgemm(1, 0, in, out, rows, 1.0f, m->H[l - 1], in, dcur, out,
+				p->l2, gW, out);
 		memset(gb, 0, sizeof(float) * out);
 		for (int i = 0; i < rows; i++)
 			cblas_saxpy(out, 1.0f, dcur + (size_t) i * out, 1, gb, 1);
@@ -404,8 +403,8 @@ MlpBackward(Mlp *m, int rows)
 			float	   *tmp;
 
 			/* dprev = (dcur W^T) * relu'(H_{l-1}) */
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, in, out,
-						1.0f, dcur, out, W, out, 0.0f, dprev, in);
+			TrSgemm(0, 1, rows, in, out, 1.0f, dcur, out, W, out, 0.0f,
+					dprev, in);
 			TrReluGrad(dprev, H, (size_t) rows * in);
 			tmp = dcur;
 			dcur = dprev;

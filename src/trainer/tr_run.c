@@ -143,6 +143,7 @@ typedef struct FoldRun
 	int			metric;			/* TrMetricId the quality is of */
 	double		t_prep;			/* seconds, summed over folds */
 	double		t_fit;
+	double		t_fit_cpu;		/* CPU seconds of the fits, every thread */
 } FoldRun;
 
 /*
@@ -154,7 +155,8 @@ FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
 		TrResult *res, TrMetrics *fm, double *quality)
 {
 	TrContext	ctx;
-	double		t0 = TrNow();
+	double		t0 = TrNow(),
+				c0;
 	int			rc;
 
 	if (TrPrepare(tab, opt, data, res->error, sizeof(res->error)) != 0)
@@ -172,10 +174,12 @@ FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
 	ctx.gpu = fr->gpu;
 
 	t0 = TrNow();
+	c0 = TrCpuNow();
 	rc = ctx.gpu != NULL ? fr->fam->fit_gpu(&ctx, res) : fr->fam->fit(&ctx, res);
 	if (rc != 0)
 	{
 		fr->t_fit += TrNow() - t0;
+		fr->t_fit_cpu += TrCpuNow() - c0;
 		if (res->error[0] == '\0')
 			TrSetError(res, "family \"%s\" failed without a message", fr->fam->name);
 		return -1;
@@ -183,6 +187,7 @@ FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
 	/* the stored model's predictions, as easeml.predict() makes them */
 	rc = TrScoreValidation(data, res, fm, res->error, sizeof(res->error));
 	fr->t_fit += TrNow() - t0;
+	fr->t_fit_cpu += TrCpuNow() - c0;
 	if (rc < 0)
 		return -1;
 	if (rc == 0)
@@ -387,6 +392,7 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 									  data.kind == TR_KIND_CLASSIFICATION ?
 									  "classification" : "regression"));
 	json_object_object_add(m, "train_seconds", json_object_new_double(fr.t_fit));
+	json_object_object_add(m, "train_cpu_seconds", json_object_new_double(fr.t_fit_cpu));
 	json_object_object_add(m, "prep_seconds", json_object_new_double(fr.t_prep));
 	json_object_object_add(m, "n_train", json_object_new_int(data.n_train));
 	json_object_object_add(m, "n_val", json_object_new_int(data.n_val));

@@ -87,16 +87,49 @@ typedef float SmVecU __attribute__((vector_size(32), aligned(4), may_alias));
 #define SmSum(v) ((((v)[0] + (v)[1]) + ((v)[2] + (v)[3])) + \
 				  (((v)[4] + (v)[5]) + ((v)[6] + (v)[7])))
 
-/* Z (rows x k) = X (rows x d) Wt^T, Wt being k x d */
+/* four classes' scores of one row: z[0..3] = x . w0..w3 */
+#define SM_FORWARD4(x, w0, d, d8, z) \
+	do { \
+		SmVec		a0_ = {0}, a1_ = {0}, a2_ = {0}, a3_ = {0}; \
+		float		t0_ = 0.0f, t1_ = 0.0f, t2_ = 0.0f, t3_ = 0.0f; \
+		const float *w1_ = (w0) + (d), *w2_ = w1_ + (d), *w3_ = w2_ + (d); \
+		for (int j_ = 0; j_ < (d8); j_ += 8) \
+		{ \
+			SmVec		xv_ = SmLoad((x) + j_); \
+			a0_ += xv_ * SmLoad((w0) + j_); \
+			a1_ += xv_ * SmLoad(w1_ + j_); \
+			a2_ += xv_ * SmLoad(w2_ + j_); \
+			a3_ += xv_ * SmLoad(w3_ + j_); \
+		} \
+		for (int j_ = (d8); j_ < (d); j_++) \
+		{ \
+			t0_ += (x)[j_] * (w0)[j_]; \
+			t1_ += (x)[j_] * w1_[j_]; \
+			t2_ += (x)[j_] * w2_[j_]; \
+			t3_ += (x)[j_] * w3_[j_]; \
+		} \
+		(z)[0] = SmSum(a0_) + t0_; \
+		(z)[1] = SmSum(a1_) + t1_; \
+		(z)[2] = SmSum(a2_) + t2_; \
+		(z)[3] = SmSum(a3_) + t3_; \
+	} while (0)
+
+/*
+ * Z (rows x k) = X (rows x d) Wt^T, Wt being k x d.  Two rows meet four
+ * classes at a time: six loads for eight multiply-adds.
+ */
 SM_CLONES static void
 SkinnyForward(const float *X, int rows, int d, const float *Wt, int k, float *Z)
 {
-	int			d8 = d - d % 8;
+	int			d8 = d - d % 8,
+				r = 0;
 
-	for (int r = 0; r < rows; r++)
+	for (; r + 2 <= rows; r += 2)
 	{
-		const float *x = X + (size_t) r * d;
-		float	   *z = Z + (size_t) r * k;
+		const float *x = X + (size_t) r * d,
+				   *y = x + d;
+		float	   *z = Z + (size_t) r * k,
+				   *zy = z + k;
 		int			c = 0;
 
 		for (; c + 4 <= k; c += 4)
@@ -108,33 +141,81 @@ SkinnyForward(const float *X, int rows, int d, const float *Wt, int k, float *Z)
 			SmVec		a0 = {0},
 						a1 = {0},
 						a2 = {0},
-						a3 = {0};
-			float		t0 = 0.0f,
-						t1 = 0.0f,
-						t2 = 0.0f,
-						t3 = 0.0f;
+						a3 = {0},
+						b0 = {0},
+						b1 = {0},
+						b2 = {0},
+						b3 = {0};
 
 			for (int j = 0; j < d8; j += 8)
 			{
-				SmVec		xv = SmLoad(x + j);
+				SmVec		xv = SmLoad(x + j),
+							yv = SmLoad(y + j),
+							wv;
 
-				a0 += xv * SmLoad(w0 + j);
-				a1 += xv * SmLoad(w1 + j);
-				a2 += xv * SmLoad(w2 + j);
-				a3 += xv * SmLoad(w3 + j);
+				wv = SmLoad(w0 + j);
+				a0 += xv * wv;
+				b0 += yv * wv;
+				wv = SmLoad(w1 + j);
+				a1 += xv * wv;
+				b1 += yv * wv;
+				wv = SmLoad(w2 + j);
+				a2 += xv * wv;
+				b2 += yv * wv;
+				wv = SmLoad(w3 + j);
+				a3 += xv * wv;
+				b3 += yv * wv;
 			}
+			z[c] = SmSum(a0);
+			z[c + 1] = SmSum(a1);
+			z[c + 2] = SmSum(a2);
+			z[c + 3] = SmSum(a3);
+			zy[c] = SmSum(b0);
+			zy[c + 1] = SmSum(b1);
+			zy[c + 2] = SmSum(b2);
+			zy[c + 3] = SmSum(b3);
 			for (int j = d8; j < d; j++)
 			{
-				t0 += x[j] * w0[j];
-				t1 += x[j] * w1[j];
-				t2 += x[j] * w2[j];
-				t3 += x[j] * w3[j];
+				z[c] += x[j] * w0[j];
+				z[c + 1] += x[j] * w1[j];
+				z[c + 2] += x[j] * w2[j];
+				z[c + 3] += x[j] * w3[j];
+				zy[c] += y[j] * w0[j];
+				zy[c + 1] += y[j] * w1[j];
+				zy[c + 2] += y[j] * w2[j];
+				zy[c + 3] += y[j] * w3[j];
 			}
-			z[c] = SmSum(a0) + t0;
-			z[c + 1] = SmSum(a1) + t1;
-			z[c + 2] = SmSum(a2) + t2;
-			z[c + 3] = SmSum(a3) + t3;
 		}
+		for (; c < k; c++)
+		{
+			const float *w = Wt + (size_t) c * d;
+			SmVec		a = {0},
+						b = {0};
+
+			for (int j = 0; j < d8; j += 8)
+			{
+				SmVec		wv = SmLoad(w + j);
+
+				a += SmLoad(x + j) * wv;
+				b += SmLoad(y + j) * wv;
+			}
+			z[c] = SmSum(a);
+			zy[c] = SmSum(b);
+			for (int j = d8; j < d; j++)
+			{
+				z[c] += x[j] * w[j];
+				zy[c] += y[j] * w[j];
+			}
+		}
+	}
+	for (; r < rows; r++)
+	{
+		const float *x = X + (size_t) r * d;
+		float	   *z = Z + (size_t) r * k;
+		int			c = 0;
+
+		for (; c + 4 <= k; c += 4)
+			SM_FORWARD4(x, Wt + (size_t) c * d, d, d8, z + c);
 		for (; c < k; c++)
 		{
 			const float *w = Wt + (size_t) c * d;
@@ -150,13 +231,45 @@ SkinnyForward(const float *X, int rows, int d, const float *Wt, int k, float *Z)
 	}
 }
 
-/* Gt (k x d) += R^T X: each class's row gains r_ic x_i for every row i */
+/*
+ * Gt (k x d) += R^T X: each class's row gains r_ic x_i for every row i.
+ * Four rows at a time, so that each load and store of a class's gradient
+ * row carries four multiply-adds instead of one.
+ */
 SM_CLONES static void
 SkinnyBackward(const float *X, int rows, int d, const float *R, int k, float *Gt)
 {
-	int			d8 = d - d % 8;
+	int			d8 = d - d % 8,
+				r = 0;
 
-	for (int r = 0; r < rows; r++)
+	for (; r + 4 <= rows; r += 4)
+	{
+		const float *x0 = X + (size_t) r * d,
+				   *x1 = x0 + d,
+				   *x2 = x1 + d,
+				   *x3 = x2 + d;
+
+		for (int c = 0; c < k; c++)
+		{
+			float		a0 = R[(size_t) r * k + c],
+						a1 = R[(size_t) (r + 1) * k + c],
+						a2 = R[(size_t) (r + 2) * k + c],
+						a3 = R[(size_t) (r + 3) * k + c];
+			SmVec		v0 = {a0, a0, a0, a0, a0, a0, a0, a0},
+						v1 = {a1, a1, a1, a1, a1, a1, a1, a1},
+						v2 = {a2, a2, a2, a2, a2, a2, a2, a2},
+						v3 = {a3, a3, a3, a3, a3, a3, a3, a3};
+			float	   *g = Gt + (size_t) c * d;
+
+			for (int j = 0; j < d8; j += 8)
+				*(SmVecU *) (g + j) = SmLoad(g + j) +
+					((v0 * SmLoad(x0 + j) + v1 * SmLoad(x1 + j)) +
+					 (v2 * SmLoad(x2 + j) + v3 * SmLoad(x3 + j)));
+			for (int j = d8; j < d; j++)
+				g[j] += (a0 * x0[j] + a1 * x1[j]) + (a2 * x2[j] + a3 * x3[j]);
+		}
+	}
+	for (; r < rows; r++)
 	{
 		const float *x = X + (size_t) r * d;
 
@@ -167,9 +280,7 @@ SkinnyBackward(const float *X, int rows, int d, const float *R, int k, float *Gt
 			float	   *g = Gt + (size_t) c * d;
 
 			for (int j = 0; j < d8; j += 8)
-			{
 				*(SmVecU *) (g + j) = SmLoad(g + j) + av * SmLoad(x + j);
-			}
 			for (int j = d8; j < d; j++)
 				g[j] += a * x[j];
 		}

@@ -152,15 +152,18 @@ TreeBinsApply(const Bins *b, const float *X, int n, uint8_t *out)
 			int			lo = 0,
 						hi = nt;
 
-			/* number of thresholds < x */
+			/*
+			 * number of thresholds < x; written so that the compiler can
+			 * select instead of branching, since the comparisons are
+			 * unpredictable
+			 */
 			while (lo < hi)
 			{
 				int			mid = (lo + hi) >> 1;
+				int			less = thr[mid] < x;
 
-				if (thr[mid] < x)
-					lo = mid + 1;
-				else
-					hi = mid;
+				lo = less ? mid + 1 : lo;
+				hi = less ? hi : mid;
 			}
 			col[i] = (uint8_t) lo;
 		}

@@ -309,6 +309,11 @@ extern double TrParamDouble(json_object *params, const char *key, double dflt);
 extern const char *TrParamString(json_object *params, const char *key,
 								 const char *dflt);
 extern double TrNow(void);		/* monotonic seconds */
+extern double TrCpuNow(void);	/* CPU seconds of the process */
+/* cblas_sgemm, row-major, with the trainer's own kernels (tr_gemm.c) */
+extern void TrSgemm(int transA, int transB, int m, int n, int k, float alpha,
+					const float *A, int lda, const float *B, int ldb, float beta,
+					float *C, int ldc);
 
 /* tr_util.c: more helpers for families (added) */
 extern uint64_t TrRandBelow(uint64_t *state, uint64_t n); /* [0, n) */

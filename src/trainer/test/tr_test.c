@@ -35,6 +35,7 @@ int			failures = 0;
 extern void TestData(void);		/* data_test.c */
 extern void TestPredict(void);	/* predict_test.c */
 extern void TestRows(void);		/* rows_test.c */
+extern void TestGemm(void);		/* gemm_test.c */
 
 #define CHECK(cond, ...) \
 	do { \
@@ -1213,6 +1214,7 @@ main(void)
 	TestData();
 	TestPredict();
 	TestRows();
+	TestGemm();
 	printf("1..%d\n", test_no);
 	if (failures)
 		printf("# %d of %d checks failed\n", failures, test_no);
