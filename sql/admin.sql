@@ -30,8 +30,20 @@ INSERT INTO easeml.tasks (name, source, target, kind, features)
 VALUES ('points_y', 'public.points', 'y', 'regression', '{x1,x2}');
 RESET ROLE;
 
+-- the default is auto: hybrid:cost runs until the scheduler has chosen by
+-- replay on the history (no choice here: the test database has no worker)
+SELECT setting, auto, running, chosen FROM easeml.policy_status;
 SELECT easeml.set_policy('fifo');
 SELECT value FROM easeml.settings WHERE key = 'policy';
+-- a pinned policy runs as it is
+SELECT setting, auto, running FROM easeml.policy_status;
+SELECT easeml.set_policy('auto:w=60');
+SELECT setting, auto, running FROM easeml.policy_status;
+SELECT easeml.set_policy('fifo');
+-- tenants cannot read it
+SET ROLE regress_lab_a;
+SELECT try($$SELECT * FROM easeml.policy_status$$);
+RESET ROLE;
 SELECT try($$SELECT easeml.set_policy('sometimes')$$);
 SELECT easeml.set_policy(NULL) = current_setting('easeml.policy') AS back_to_guc;
 SELECT count(*) AS overrides FROM easeml.settings WHERE key = 'policy';
@@ -96,7 +108,7 @@ SET ROLE regress_lab_b;
 SELECT count(*) AS other_tenants_rows FROM easeml.leaderboard;
 RESET ROLE;
 
--- cost estimates: measured for what ran, scaled from other tasks otherwise
+-- cost estimates: the scheduler's; basis measured for what ran, else estimated
 SELECT m.name, c.basis, c.seconds > 0 AS positive
   FROM easeml.cost_estimates c JOIN easeml.tasks t ON t.id = c.task_id JOIN easeml.models m ON m.id = c.model_id
  WHERE t.name IN ('points', 'b_points') AND m.name IN ('softmax-l2-1', 'knn-5')

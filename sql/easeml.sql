@@ -134,6 +134,7 @@ CREATE TABLE easeml.runs (
 	progress_at timestamptz,
 	cancel_requested boolean NOT NULL DEFAULT false,
 	log_path	text,
+	changed_by	xid8,			/* the transaction that last wrote the row */
 	snapshot_version int		/* the task's snapshot version it trains on */
 );
 CREATE INDEX runs_task_model_idx ON easeml.runs (task_id, model_id);
@@ -2508,6 +2509,37 @@ COMMENT ON VIEW easeml.cost_accuracy IS
 GRANT SELECT ON easeml.cost_accuracy TO PUBLIC;
 -- [live] end
 
+-- ---------------------------------------------------------------------------
+-- [incremental] the live scheduler reads only the
+-- runs that changed since its previous step (issue 7 item 3,
+-- src/catalog_runs.c)
+-- ---------------------------------------------------------------------------
+
+-- Each run row records the transaction that last wrote it.  The scheduler
+-- asks for the rows whose writer its previous read could not see
+-- (pg_visible_in_snapshot of that read's snapshot), so a run written by a
+-- transaction that commits late is never missed.
+COMMENT ON COLUMN easeml.runs.changed_by IS
+	'the transaction that last wrote the row (set by a trigger): the scheduler reads the runs that changed since its previous step';
+CREATE INDEX runs_changed_idx ON easeml.runs (changed_by);
+
+-- [incremental] fn: every insert and update of a run records its writer
+CREATE FUNCTION easeml._run_changed()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+BEGIN
+	NEW.changed_by := pg_current_xact_id();
+	RETURN NEW;
+END;
+$$;
+CREATE TRIGGER runs_changed
+	BEFORE INSERT OR UPDATE ON easeml.runs
+	FOR EACH ROW EXECUTE FUNCTION easeml._run_changed();
+REVOKE EXECUTE ON FUNCTION easeml._run_changed() FROM PUBLIC;
+-- [incremental] end
+
 -- ===========================================================================
 -- Launchers and the trainer's way back (docs/scale-out.md; src/launch_slurm.c,
 -- src/sql_trainer_token.c)
@@ -3337,3 +3369,113 @@ REVOKE ALL ON FUNCTION easeml.trainer_progress(bigint, int, float8, float8) FROM
 ALTER FUNCTION easeml._profile(regclass, text, text, text[], text[], boolean) SET jit = off;
 ALTER FUNCTION easeml._take_snapshot() SET jit = off;
 ALTER FUNCTION easeml.refresh(text) SET jit = off;
+
+-- The "auto" policy (the default, easeml.policy = 'default'): the scheduler
+-- replays hybrid:cost, tenant_bo and popular on the installed history, off
+-- the decision path, and runs the one that reached the loss targets soonest
+-- (src/autopolicy.c, docs/scheduler.md "The auto policy").  Every choice it
+-- makes is recorded here, with why; admins read it (superuser only, like
+-- the history it summarises).
+CREATE TABLE easeml.policy_choices (
+	id				bigserial PRIMARY KEY,
+	chosen_at		timestamptz NOT NULL DEFAULT now(),
+	setting			text NOT NULL,		-- easeml.policy in effect then
+	policy			text NOT NULL,		-- the spec "auto" runs from now on
+	chosen			boolean NOT NULL,	-- false: no replay chose (reason)
+	reason			text NOT NULL,
+	candidates		text[] NOT NULL,
+	scores			float8[] NOT NULL,	-- per candidate, NaN: not replayed
+	score_unit		text NOT NULL CHECK (score_unit IN ('seconds', 'runs')),
+	kind			text,				-- the history rows' task kind
+	history_rows	int NOT NULL,
+	models			int NOT NULL,
+	tenants			int NOT NULL,
+	replay_seconds	float8 NOT NULL
+);
+COMMENT ON TABLE easeml.policy_choices IS
+	'choices of the auto policy (the default): candidates replayed on the installed history, their scores (geometric mean of the simulated time to loss 0.01/0.005/0.002) and the winner';
+REVOKE ALL ON easeml.policy_choices FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices', '');
+SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices_id_seq', '');
+
+-- What policy runs now and why: the setting, and for auto its last choice.
+CREATE VIEW easeml.policy_status AS
+SELECT s.setting,
+	   s.setting ~ '^(auto|default)(:|$)' AS auto,
+	   CASE WHEN s.setting ~ '^(auto|default)(:|$)'
+			THEN coalesce(c.policy, 'hybrid:cost') ELSE s.setting END AS running,
+	   c.chosen_at, c.chosen, c.reason, c.candidates, c.scores, c.score_unit
+  FROM (SELECT coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),
+						current_setting('easeml.policy')) AS setting) s
+  LEFT JOIN LATERAL (SELECT * FROM easeml.policy_choices ORDER BY id DESC LIMIT 1) c ON true;
+COMMENT ON VIEW easeml.policy_status IS
+	'the scheduling policy in effect: the setting (easeml.set_policy or the easeml.policy GUC), whether it is auto, the spec that runs, and auto''s last recorded choice';
+REVOKE ALL ON easeml.policy_status FROM PUBLIC;
+-- [cost] fn: what a model's parameters add to its family's complexity
+-- formula (src/costmodel.h): work multiplies the whole formula (rounds,
+-- trees, iterations, epochs relative to the family default); width,
+-- inner and last are the per-row terms of the layered families (mlp:
+-- first layer width, products between hidden layers, last layer width;
+-- cnn: multiply-adds per input pixel; random_forest: width is the share
+-- of features tried per split, 0 for sqrt(d), inner the depth limit).
+-- A parameter is read as a positive number or not at all.
+CREATE FUNCTION easeml._cost_shape(family text, params jsonb,
+	OUT work float8, OUT width float8, OUT inner_products float8, OUT last_width float8)
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog
+AS $$
+	WITH h AS (
+		-- the numeric entries of the hidden / filters array, in order
+		SELECT array_agg(x.v::text::float8 ORDER BY x.i) AS a
+		  FROM jsonb_array_elements(CASE WHEN jsonb_typeof(params -> (CASE family WHEN 'cnn' THEN 'filters' ELSE 'hidden' END)) = 'array'
+										  THEN params -> (CASE family WHEN 'cnn' THEN 'filters' ELSE 'hidden' END)
+										  ELSE '[]' END) WITH ORDINALITY x(v, i)
+		 WHERE jsonb_typeof(x.v) = 'number' AND x.v::text::float8 > 0
+	), l AS (
+		SELECT CASE WHEN family = 'cnn' THEN coalesce(a, '{16,32}') ELSE coalesce(a, '{128}') END AS a FROM h
+	)
+	SELECT CASE family
+			WHEN 'gbt' THEN easeml._param_num(params, 'n_rounds', 100) / 100
+			WHEN 'random_forest' THEN easeml._param_num(params, 'n_trees', 100) / 100
+			WHEN 'softmax' THEN easeml._param_num(params, 'max_iter',
+												  easeml._param_num(params, 'epochs', 100)) / 100
+			WHEN 'cnn' THEN easeml._param_num(params, 'epochs', 5) / 5
+			ELSE 1 END,
+		   CASE family
+			WHEN 'mlp' THEN l.a[1]
+			-- 3x3 convolutions, each followed by a 2x2 pooling, then a dense layer of 128
+			WHEN 'cnn' THEN 9 * l.a[1]
+				+ coalesce((SELECT sum(9 * l.a[i] * l.a[i + 1] / 4 ^ i)
+							  FROM generate_subscripts(l.a, 1) i WHERE i < cardinality(l.a)), 0)
+				+ 128 * l.a[cardinality(l.a)] / 4 ^ cardinality(l.a)
+			WHEN 'random_forest' THEN CASE WHEN easeml._param_num(params, 'max_features', 0) <= 1
+										   THEN easeml._param_num(params, 'max_features', 0) ELSE 0 END
+			ELSE 0 END,
+		   CASE family
+			WHEN 'mlp' THEN coalesce((SELECT sum(l.a[i] * l.a[i + 1])
+										FROM generate_subscripts(l.a, 1) i WHERE i < cardinality(l.a)), 0)
+			WHEN 'random_forest' THEN easeml._param_num(params, 'max_depth', 0)
+			ELSE 0 END,
+		   CASE family WHEN 'mlp' THEN l.a[cardinality(l.a)] ELSE 0 END
+	  FROM l
+$$;
+REVOKE ALL ON FUNCTION easeml._cost_shape(text, jsonb) FROM PUBLIC;
+
+-- [cost] fn, view: the scheduler's estimates (src/sql_cost.c).  The rule
+-- this view had before (seconds per cell of each model) is not what the
+-- scheduler uses any more: the view now shows the cost model's estimate
+-- of every enabled candidate of every task you can see, for its size and
+-- its own finished runs; basis says whether the task ran the model
+CREATE FUNCTION easeml._cost_estimates(OUT task_id bigint, OUT model_id int,
+	OUT seconds float8, OUT basis text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'easeml_cost_estimates'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml._cost_estimates() IS
+	'internal: the rows of the view easeml.cost_estimates';
+GRANT EXECUTE ON FUNCTION easeml._cost_estimates() TO PUBLIC;
+CREATE OR REPLACE VIEW easeml.cost_estimates WITH (security_invoker = true) AS
+SELECT task_id, model_id, seconds, basis FROM easeml._cost_estimates();
+COMMENT ON VIEW easeml.cost_estimates IS
+	'the scheduler''s estimated training seconds (CPU) of every enabled candidate for each of your tasks: its cost model for the task''s size, conditioned on the task''s own finished runs; basis is measured when the task ran the model, else estimated';

@@ -21,6 +21,7 @@
 
 #include "access/xact.h"
 #include "catalog.h"
+#include "catalog_spi.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
@@ -33,6 +34,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 #include "placement.h"
 #include "trainer_protocol.h"
 
@@ -46,6 +48,25 @@ CatalogBegin(const char *activity)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	/* SPI_palloc and our copies land in the caller's context */
+	MemoryContextSwitchTo(caller_context);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "easeml: SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, activity);
+}
+
+/*
+ * The same in a REPEATABLE READ transaction: every statement sees the
+ * snapshot of the first (easeml.check_catalog compares two loads).
+ */
+void
+CatalogBeginRepeatable(const char *activity)
+{
+	caller_context = CurrentMemoryContext;
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	/* before the transaction's snapshot is taken, as SET TRANSACTION does */
+	XactIsoLevel = XACT_REPEATABLE_READ;
 	MemoryContextSwitchTo(caller_context);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "easeml: SPI_connect failed");
@@ -82,61 +103,6 @@ CatalogDetach(void)
 {
 	SPI_finish();
 	MemoryContextSwitchTo(caller_context);
-}
-
-/* Run one statement with parameters; elog(ERROR) unless it returns expect. */
-static void
-Exec(const char *sql, int expect, int nargs, Oid *types, Datum *values,
-	 const char *nulls)
-{
-	int			rc;
-
-	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
-	if (rc != expect)
-		elog(ERROR, "easeml: SPI_execute_with_args returned %s for \"%.60s...\"",
-			 SPI_result_code_string(rc), sql);
-}
-
-/* Column value helpers for the current SPI result. */
-static bool
-GetNull(int row, int col)
-{
-	bool		isnull;
-
-	(void) SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
-	return isnull;
-}
-
-static Datum
-Get(int row, int col)
-{
-	bool		isnull;
-
-	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
-}
-
-static int64
-GetInt64(int row, int col, int64 dflt)
-{
-	return GetNull(row, col) ? dflt : DatumGetInt64(Get(row, col));
-}
-
-static int32
-GetInt32(int row, int col, int32 dflt)
-{
-	return GetNull(row, col) ? dflt : DatumGetInt32(Get(row, col));
-}
-
-static double
-GetFloat8(int row, int col, double dflt)
-{
-	return GetNull(row, col) ? dflt : DatumGetFloat8(Get(row, col));
-}
-
-static bool
-GetBool(int row, int col)
-{
-	return GetNull(row, col) ? false : DatumGetBool(Get(row, col));
 }
 
 /* Text column copied into the caller's context, or NULL. */
@@ -243,26 +209,6 @@ ModelIndex(const CatState *state, int32 model_id)
 	return -1;
 }
 
-static int
-TaskIndex(const CatState *state, int64 task_id)
-{
-	int			lo = 0,
-				hi = state->n_tasks - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = (lo + hi) / 2;
-
-		if (state->tasks[mid].id == task_id)
-			return mid;
-		if (state->tasks[mid].id < task_id)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
 /* palloc in the caller's context: the state outlives the transaction. */
 static void *
 CallerAlloc(Size size, bool zero)
@@ -282,6 +228,7 @@ typedef struct WorkEntry
 	char	   *key;			/* family, then params as text */
 	double		work;
 	bool		per_class;
+	CostArm		arm;			/* family index filled per load */
 } WorkEntry;
 
 static WorkEntry *work_cache = NULL;
@@ -307,7 +254,9 @@ ModelWork(CatState *state)
 			Datum		values[2] = {CStringGetTextDatum(m->family ? m->family : ""),
 			CStringGetTextDatum(m->params ? m->params : "{}")};
 
-			Exec("SELECT easeml._cost_work($1, $2::jsonb), easeml._cost_per_class($1)",
+			Exec("SELECT easeml._cost_work($1, $2::jsonb), easeml._cost_per_class($1),"
+				 "       s.work, s.width, s.inner_products, s.last_width"
+				 "  FROM easeml._cost_shape($1, $2::jsonb) s",
 				 SPI_OK_SELECT, 2, types, values, NULL);
 			if (e == NULL)
 			{
@@ -325,10 +274,32 @@ ModelWork(CatState *state)
 			e->per_class = GetBool(0, 2);
 			if (!(isfinite(e->work) && e->work > 0))
 				e->work = 1;
+			memset(&e->arm, 0, sizeof(CostArm));
+			e->arm.formula = CostFormulaOf(m->family);
+			e->arm.ref_rate = CostReferenceRate(m->family);
+			e->arm.work = GetFloat8(0, 3, 1);
+			e->arm.width = GetFloat8(0, 4, 0);
+			e->arm.inner = GetFloat8(0, 5, 0);
+			e->arm.out = GetFloat8(0, 6, 0);
+			e->arm.per_class = e->per_class;
+			/* a custom trainer's relative cost is the admin's cost_factor */
+			if (!CostFamilyKnown(m->family))
+				e->arm.work *= m->cost_factor > 0 ? m->cost_factor : 1;
+			if (!(isfinite(e->arm.work) && e->arm.work > 0))
+				e->arm.work = 1;
 		}
 		m->cost_work = e->work;
 		m->per_class = e->per_class;
 		state->per_class[i] = m->per_class;
+		state->cost_arms[i] = e->arm;
+		/* models of one family pool: its first model's index */
+		state->cost_arms[i].family = i;
+		for (int j = 0; j < i; j++)
+			if (strcmp(m->family ? m->family : "", state->models[j].family ? state->models[j].family : "") == 0)
+			{
+				state->cost_arms[i].family = j;
+				break;
+			}
 		pfree(key);
 	}
 }
@@ -347,6 +318,7 @@ LoadModels(CatState *state)
 	state->n_models = n;
 	state->models = CallerAlloc(sizeof(CatModel) * Max(n, 1), true);
 	state->per_class = CallerAlloc(Max(n, 1), true);
+	state->cost_arms = CallerAlloc(sizeof(CostArm) * Max(n, 1), true);
 	for (int i = 0; i < n; i++)
 	{
 		CatModel   *m = &state->models[i];
@@ -394,11 +366,11 @@ LoadTasks(CatState *state)
 
 	Exec("SELECT t.id, t.tenant, t.name, t.kind = 'regression', t.input_shape IS NOT NULL,"
 		 "       coalesce(t.max_runs, 0), coalesce(tn.max_parallel, 0),"
-		 "       coalesce((SELECT max(d.id) FROM easeml.decisions d WHERE d.task_id = t.id), -1),"
 		 "       greatest(t.n_rows * coalesce(t.folds, 1), 1)::float8,"
 		 "       greatest(cardinality(t.features), 1)::float8,"
 		 "       CASE WHEN t.kind = 'regression' THEN 1"
-		 "            ELSE greatest(coalesce(t.n_classes, 2), 2) END::float8"
+		 "            ELSE greatest(coalesce(t.n_classes, 2), 2) END::float8,"
+		 "       t.snapshot_version, t.reactivated_at"
 		 "  FROM easeml.tasks t JOIN easeml.tenants tn ON tn.name = t.tenant"
 		 " WHERE t.status = 'active' ORDER BY t.id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
@@ -417,137 +389,20 @@ LoadTasks(CatState *state)
 		t->has_image = GetBool(i, 5);
 		t->max_runs = GetInt32(i, 6, 0);
 		t->tenant_cap = GetInt32(i, 7, 0);
-		t->last_decision = GetInt64(i, 8, -1);
-		t->n_rows = GetFloat8(i, 9, 1);
-		t->n_features = GetFloat8(i, 10, 1);
-		t->n_classes = GetFloat8(i, 11, 2);
+		t->last_decision = -1;	/* CatalogLoadRuns */
+		t->n_rows = GetFloat8(i, 8, 1);
+		t->n_features = GetFloat8(i, 9, 1);
+		t->n_classes = GetFloat8(i, 10, 2);
+		t->has_version = !GetNull(i, 11);
+		t->snapshot_version = GetInt32(i, 11, 0);
+		t->reactivated = !GetNull(i, 12);
+		t->reactivated_at = t->reactivated ? DatumGetTimestampTz(Get(i, 12)) : 0;
 		for (int k = 0; k < state->n_models; k++)
 		{
 			CatModel   *m = &state->models[k];
 
 			t->eligible[k] = (t->regression ? m->regression : m->classification) &&
 				(!m->needs_image || t->has_image);
-		}
-	}
-}
-
-/* A succeeded run's score: into the task's observations (one per model). */
-static void
-AddScore(CatTask *t, int k, double y)
-{
-	double		best = -INFINITY;
-
-	for (int j = 0; j < t->n_obs; j++)
-		best = Max(best, t->obs_y[j]);
-	/* scores are in [0,1] for the policy; R^2 can be negative */
-	y = Min(Max(y, 0.0), 1.0);
-	if (t->obs_of[k] >= 0)
-		t->obs_y[t->obs_of[k]] = Max(t->obs_y[t->obs_of[k]], y);
-	else
-	{
-		t->obs_of[k] = t->n_obs;
-		t->obs_arm[t->n_obs] = k;
-		t->obs_y[t->n_obs] = y;
-		t->n_obs++;
-	}
-	t->streak = (y > best) ? 0 : t->streak + 1;
-	t->fail_streak = 0;
-	t->succeeded++;
-}
-
-/*
- * Runs of active tasks, oldest first, so streaks can be computed.  A
- * model is "done" for a task once it succeeded, failed or was cancelled;
- * interrupted runs do not count, their candidate is tried again, and so do
- * runs that failed before the task was reactivated.  Each arm
- * appears at most once in each list, whatever the number of its runs (a
- * user may queue a finished candidate again): the lists are sized by the
- * number of models.
- */
-static void
-LoadRuns(CatState *state)
-{
-	int			n;
-
-	/*
-	 * A run that failed because of its device (out of memory, device
-	 * unusable) counts as interrupted: its candidate may run on another
-	 * device, and CatalogLoadPlacement() keeps it off that one.  Only runs
-	 * on the task's current snapshot count: after easeml.refresh the
-	 * search starts again on the new data.  The score is the quality of
-	 * the task's metric (higher is better, docs/data.md).
-	 */
-	{
-		Oid			types[2] = {INT4OID, INT4OID};
-		Datum		values[2] = {Int32GetDatum(EASEML_EXIT_DEVICE_OOM),
-		Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE)};
-
-		Exec("SELECT r.task_id, r.model_id,"
-			 "       CASE WHEN r.status = 'failed' AND r.device IS NOT NULL"
-			 "             AND r.exit_code IN ($1, $2) THEN 'interrupted'"
-			 "            ELSE r.status END,"
-			 "       r.score, r.error,"
-			 "       CASE WHEN coalesce(r.device_kind, 'cpu') = 'cpu' THEN r.seconds END"
-			 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
-			 " WHERE t.status = 'active'"
-			 "   AND NOT coalesce(r.status = 'failed' AND r.finished_at < t.reactivated_at, false)"
-			 "   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version"
-			 " ORDER BY r.task_id, coalesce(r.finished_at, r.queued_at), r.id",
-			 SPI_OK_SELECT, 2, types, values, NULL);
-	}
-	n = (int) SPI_processed;
-	for (int i = 0; i < n; i++)
-	{
-		int			ti = TaskIndex(state, GetInt64(i, 1, 0));
-		int			k = ModelIndex(state, GetInt32(i, 2, 0));
-		char	   *status = GetText(i, 3);
-		CatTask    *t;
-
-		if (ti < 0)
-			continue;
-		t = &state->tasks[ti];
-		{
-			/* what the world needs to know changed (src/liveworld.c) */
-			uint64		x[4] = {(uint64) GetInt32(i, 2, 0), (uint64) status[0] << 8 | (uint64) status[1],
-			0, 0};
-			double		sc = GetFloat8(i, 4, NAN),
-						sec = GetFloat8(i, 6, NAN);
-
-			memcpy(&x[2], &sc, sizeof(double));
-			memcpy(&x[3], &sec, sizeof(double));
-			for (int j = 0; j < 4; j++)
-				t->runs_sig = (t->runs_sig ^ x[j]) * UINT64CONST(1099511628211);
-		}
-		if (strcmp(status, "interrupted") != 0)
-			t->n_runs++;
-		if (k < 0)
-			continue;			/* model disabled or deleted */
-		if (strcmp(status, "succeeded") == 0 && GetFloat8(i, 6, 0) > 0 &&
-			!(t->seconds[k] >= GetFloat8(i, 6, 0)))
-			t->seconds[k] = GetFloat8(i, 6, 0); /* the CPU's time: the cost model's */
-		if (strcmp(status, "succeeded") == 0 && !GetNull(i, 4))
-			AddScore(t, k, GetFloat8(i, 4, 0));
-		else if (strcmp(status, "queued") == 0 || strcmp(status, "running") == 0)
-		{
-			if (!t->in_flight[k])
-			{
-				t->in_flight[k] = true;
-				t->running_arm[t->n_running++] = k;
-			}
-		}
-		else if (strcmp(status, "interrupted") != 0)
-		{
-			/* failed, cancelled, or succeeded without a score */
-			if (!t->is_done[k])
-			{
-				t->is_done[k] = true;
-				t->done_arm[t->n_done++] = k;
-			}
-			if (strcmp(status, "failed") == 0)
-			{
-				t->fail_streak++;
-				t->last_error = GetText(i, 5);
-			}
 		}
 	}
 }
@@ -768,7 +623,11 @@ LoadMeasuredCosts(CatState *state)
 		 "       max(cardinality(t.features))::float8,"
 		 "       max(CASE WHEN t.kind = 'regression' THEN 1"
 		 "                ELSE greatest(coalesce(t.n_classes, 2), 2) END)::float8,"
-		 "       r.model_id, max(r.seconds)"
+		 "       r.model_id, max(r.seconds),"
+		 /* the fit time of the slowest run, where the trainer reported it */
+		 "       (array_agg(CASE WHEN jsonb_typeof(r.metrics -> 'train_seconds') = 'number'"
+		 "                       THEN (r.metrics ->> 'train_seconds')::float8 END"
+		 "                  ORDER BY r.seconds DESC))[1]"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE r.status = 'succeeded' AND r.seconds > 0 AND t.n_rows > 0"
 		 /* the CPU's times: other device kinds scale them (src/devices.c) */
@@ -786,8 +645,9 @@ LoadMeasuredCosts(CatState *state)
 	state->cost_runtime = CallerAlloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1), false);
 	state->cost_sizes = CallerAlloc(sizeof(double) * 3 * Max(rows, 1), false);
 	state->cost_task = CallerAlloc(sizeof(int64) * Max(rows, 1), false);
+	state->cost_train = CallerAlloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1), false);
 	for (int i = 0; i < rows * state->n_models; i++)
-		state->cost_runtime[i] = NAN;
+		state->cost_runtime[i] = state->cost_train[i] = NAN;
 	rows = -1;
 	prev = -1;
 	for (int i = 0; i < n; i++)
@@ -808,6 +668,7 @@ LoadMeasuredCosts(CatState *state)
 		if (k < 0)
 			continue;
 		state->cost_runtime[rows * state->n_models + k] = sec;
+		state->cost_train[rows * state->n_models + k] = GetFloat8(i, 7, NAN);
 	}
 }
 
@@ -843,17 +704,17 @@ LoadCounters(CatState *state)
 
 /*
  * Load models, active tasks with their runs, cost estimates, the priors'
- * history, measured costs and the effective policy.  Call inside
- * CatalogBegin.
+ * history, measured costs and the effective policy; the runs from the
+ * scheduler's kept store (src/catalog_runs.c) or read afresh.
  */
-void
-CatalogLoadState(CatState *state, bool full)
+static void
+LoadState(CatState *state, bool full, bool kept)
 {
 	memset(state, 0, sizeof(*state));
 	state->full = full;
 	LoadModels(state);
 	LoadTasks(state);
-	LoadRuns(state);
+	CatalogLoadRuns(state, kept, caller_context);
 	LoadCostEstimates(state);
 	if (full)
 	{
@@ -861,6 +722,24 @@ CatalogLoadState(CatState *state, bool full)
 		LoadMeasuredCosts(state);
 	}
 	LoadCounters(state);
+}
+
+/* Load the state reading every run afresh.  Call inside CatalogBegin. */
+void
+CatalogLoadState(CatState *state, bool full)
+{
+	LoadState(state, full, false);
+}
+
+/*
+ * The scheduler's load: the runs come from its kept store, brought up to
+ * date with the runs that changed since its previous load.  Call inside
+ * CatalogBegin.
+ */
+void
+CatalogLoadStateKept(CatState *state, bool full)
+{
+	LoadState(state, full, true);
 }
 
 /*
@@ -1484,17 +1363,15 @@ LoadKindFactors(CatState *state)
 
 /*
  * What placement needs besides the devices: the device kinds of every
- * loaded model and their cost factors, and for each active task the
- * (candidate, device) pairs that failed for the device (out of memory, or
- * unusable: a candidate is never tried twice on a device that failed it).
- * Call inside CatalogBegin after CatalogLoadState().
+ * loaded model and their cost factors.  The (candidate, device) pairs of
+ * each active task that failed for the device (out of memory, or
+ * unusable: a candidate is never tried twice on a device that failed it)
+ * came with its runs (src/catalog_runs.c).  Call inside CatalogBegin after
+ * CatalogLoadState().
  */
 void
 CatalogLoadPlacement(CatState *state)
 {
-	Oid			types[2] = {INT4OID, INT4OID};
-	Datum		values[2] = {Int32GetDatum(EASEML_EXIT_DEVICE_OOM),
-	Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE)};
 	int			n;
 
 	Exec("SELECT id, array_to_string(device_kinds, ',') FROM easeml.models"
@@ -1523,35 +1400,5 @@ CatalogLoadPlacement(CatState *state)
 	}
 
 	LoadKindFactors(state);
-
-	Exec("SELECT r.task_id, r.model_id, r.device"
-		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
-		 " WHERE t.status = 'active' AND r.status = 'failed'"
-		 "   AND r.device IS NOT NULL AND r.exit_code IN ($1, $2)"
-		 " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-		 SPI_OK_SELECT, 2, types, values, NULL);
-	n = (int) SPI_processed;
-	for (int i = 0; i < n; i++)
-	{
-		int			ti = TaskIndex(state, GetInt64(i, 1, 0));
-		int			k = ModelIndex(state, GetInt32(i, 2, 0));
-		CatTask    *t;
-
-		if (ti < 0 || k < 0)
-			continue;
-		t = &state->tasks[ti];
-		if (t->n_bans == 0)
-		{
-			t->ban_arm = MemoryContextAlloc(caller_context, sizeof(int));
-			t->ban_device = MemoryContextAlloc(caller_context, sizeof(char *));
-		}
-		else
-		{
-			t->ban_arm = repalloc(t->ban_arm, sizeof(int) * (t->n_bans + 1));
-			t->ban_device = repalloc(t->ban_device, sizeof(char *) * (t->n_bans + 1));
-		}
-		t->ban_arm[t->n_bans] = k;
-		t->ban_device[t->n_bans] = GetText(i, 3);
-		t->n_bans++;
-	}
+	/* the device bans of each task came with its runs (CatalogLoadRuns) */
 }

@@ -13,6 +13,8 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
+#include "costmodel.h"
 #include "placement.h"
 
 /* A candidate model. */
@@ -50,6 +52,11 @@ typedef struct CatTask
 	int			max_runs;		/* 0: unlimited */
 	int			tenant_cap;		/* tenant's max_parallel, 0: none */
 	int64		last_decision;	/* id of its latest decision, -1: none */
+	bool		has_version;	/* only runs on its snapshot version count */
+	int32		snapshot_version;
+	bool		reactivated;	/* failures before reactivated_at do not
+								 * count */
+	TimestampTz reactivated_at;
 
 	int			n_runs;			/* every run, any status */
 	int			n_obs;			/* succeeded, with a score */
@@ -94,7 +101,11 @@ typedef struct CatState
 	int			m_cost;
 	double	   *cost_runtime;	/* m_cost x n_models seconds, NaN = unknown */
 	double	   *cost_sizes;		/* m_cost x 3: rows, features, classes */
+	double	   *cost_train;		/* m_cost x n_models: the trainer's fit
+								 * seconds of the same runs, NaN = unknown */
 	int64	   *cost_task;		/* m_cost task ids */
+	CostArm    *cost_arms;		/* n_models: what drives each one's cost
+								 * (easeml._cost_shape, src/costmodel.h) */
 	bool		full;			/* history, measured costs and fresh
 								 * fallback estimates were loaded */
 	int64		decision_no;	/* next decision id */
@@ -182,6 +193,11 @@ extern char *CatalogBootstrapUser(void);
  * cycle reads.
  */
 extern void CatalogLoadState(CatState *state, bool full);
+/* The same with the runs of the scheduler's kept store (src/catalog_runs.c). */
+extern void CatalogLoadStateKept(CatState *state, bool full);
+/* CatalogLoadState as the bootstrap superuser, from a backend (sql_explain.c);
+ * auto_spec (may be NULL) gets the auto policy's last choice. */
+extern void CatalogLoadAsScheduler(CatState *state, char **auto_spec);
 extern int	CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims);
 extern int64 CatalogCreateRun(const CatDecision *decision, int slot,
 							  const CatDevice *device);
@@ -195,6 +211,19 @@ extern int	CatalogGoneRuns(int64 *ids, int n);
 extern void CatalogCheckRuns(const int64 *run_ids, int n, int *verdict);
 extern int	CatalogReconcile(const int64 *tracked, int n);
 extern void CatalogCloseTasks(const CatState *state);
+
+/*
+ * The runs of active tasks (src/catalog_runs.c): folded into the loaded
+ * tasks, from the kept store brought up to date or from a fresh read.
+ */
+extern void CatalogLoadRuns(CatState *state, bool use_kept, MemoryContext cxt);
+/* Forget the kept store: the next kept load reads every run again. */
+extern void CatalogForgetRuns(void);
+extern void CatalogRunsCounters(int64 *full_reads, int64 *changed_rows);
+/* NULL when two loads in one snapshot are equal, else what differs. */
+extern char *CatalogStatesDiffer(const CatState *a, const CatState *b);
+/* CatalogBegin in a REPEATABLE READ transaction: one snapshot throughout. */
+extern void CatalogBeginRepeatable(const char *activity);
 
 /* What the run budget needs to know about a run in flight. */
 typedef struct CatRunBudget

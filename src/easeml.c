@@ -50,6 +50,7 @@ int			easeml_fairness_window = 0;
 int			easeml_max_parallel_per_tenant = -1;
 int			easeml_run_budget = 5;
 int			easeml_artifact_max_bytes = 16 * 1024;
+bool		easeml_check_catalog = false;
 int			easeml_predict_cache_models = 16;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -137,6 +138,15 @@ DefineSchedulerSettings(void)
 							 &easeml_cost_aware,
 							 true,
 							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("easeml.check_catalog",
+							 "Check every incremental catalog load of the scheduler against a full one.",
+							 "A developer's check (docs/scheduler.md): each scheduling step loads the "
+							 "catalog twice in one snapshot and logs whether the loads are equal.",
+							 &easeml_check_catalog,
+							 false,
+							 PGC_SIGHUP, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("easeml.fairness_window",

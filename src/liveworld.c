@@ -52,6 +52,16 @@ static uint64 models_sig = 0;
 static char applied_policy[128] = "";
 static unsigned char *share_over = NULL;	/* by tenant, LiveWorldStarved */
 static int	n_share_over = 0;
+/* the cost model until the first refit cycle installs one */
+static CostModel boot_cost;
+static bool have_boot_cost = false;
+
+/*
+ * When a full load last offered the refit its input: a cycle whose input
+ * did not change does not start, and the next full load (which reads the
+ * history and the measured costs over every run) waits another interval.
+ */
+static double last_offered = 0;
 
 /* Signature of the model set: ids, kinds, image flags. */
 static uint64
@@ -79,6 +89,9 @@ LiveWorldReset(void)
 		RefitFree(&refit);
 	}
 	world_ok = false;
+	if (have_boot_cost)
+		CostModelFree(&boot_cost);
+	have_boot_cost = false;
 	if (tenant_map)
 		hash_destroy(tenant_map);
 	tenant_map = NULL;
@@ -89,6 +102,7 @@ LiveWorldReset(void)
 	tenant_names = NULL;
 	n_tenant_names = 0;
 	applied_policy[0] = '\0';
+	last_offered = 0;
 	if (share_over)
 		pfree(share_over);
 	share_over = NULL;
@@ -145,6 +159,10 @@ ApplySettings(const LiveSettings *s)
 	world.tenant_cap = s->tenant_cap;
 	if (PolicyParseSpec(s->policy, &params, NULL, 0) != POLICY_OK)
 		return false;
+	/* "auto" (the default) runs what the refit cycle's replay chose */
+	if (params.auto_select && refit.have_live && refit.live.auto_pick.have &&
+		PolicyParseSpec(refit.live.auto_pick.spec, &params, NULL, 0) == POLICY_OK)
+		params.auto_select = 1;
 	if (!s->cost_aware)
 		params.cost_aware = 0;
 	if (s->beta > 0)
@@ -302,6 +320,14 @@ LiveWorldSync(CatState *state, const LiveSettings *settings)
 			return false;
 	}
 	ok = ApplySettings(settings);
+	/* before the first refit cycle: the cost model fitted at once */
+	if (!have_boot_cost && !(refit.have_live && refit.live.have_fcost) &&
+		CostModelFit(&boot_cost, state->cost_arms, state->n_models, state->cost_sizes,
+					 state->cost_runtime, state->cost_train, state->m_cost) == 0)
+	{
+		have_boot_cost = true;
+		(void) DecisionSetFamilyCost(&world, &boot_cost);
+	}
 	world.decision_no = state->decision_no;
 	if (DecisionSetArmPerClass(&world, state->per_class) != POLICY_OK)
 		ereport(WARNING, (errmsg("easeml: out of memory setting the cost model's arms")));
@@ -416,7 +442,12 @@ LiveWorldRefitStart(CatState *state)
 	in.runtime = state->cost_runtime;
 	in.sizes = state->cost_sizes;
 	in.per_class = state->per_class;
+	in.cost_task = (const int64_t *) state->cost_task;
+	in.devices = world.slots;
+	in.arms = state->cost_arms;
+	in.train = state->cost_train;
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
+	last_offered = now;
 	return RefitMaybeStart(&refit, &in, now) != 0;
 }
 
@@ -560,6 +591,20 @@ LiveWorldExplain(const CatState *state, int64 task_id, DecisionCandidate *out,
 	return n;
 }
 
+const AutoPolicyResult *
+LiveWorldAutoUnrecorded(void)
+{
+	if (!world_ok || !refit.have_live || refit.auto_made == refit.auto_recorded)
+		return NULL;
+	return &refit.live.auto_pick;
+}
+
+void
+LiveWorldAutoMarkRecorded(void)
+{
+	refit.auto_recorded = refit.auto_made;
+}
+
 bool
 LiveWorldRefitDue(void)
 {
@@ -567,5 +612,6 @@ LiveWorldRefitDue(void)
 
 	if (!world_ok)
 		return true;
-	return !refit.running && now - refit.last_start >= refit.interval;
+	return !refit.running && now - refit.last_start >= refit.interval &&
+		now - last_offered >= refit.interval;
 }

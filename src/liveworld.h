@@ -14,6 +14,7 @@
 
 #include "catalog.h"
 #include "lib/stringinfo.h"
+#include "autopolicy.h"
 #include "decision.h"
 
 /* Settings that shape the world (GUCs, the effective policy). */
@@ -82,6 +83,13 @@ extern bool LiveWorldOverShare(const char *tenant);
 extern void LiveWorldRefitNow(CatState *state, int64 only_task);
 extern int	LiveWorldExplain(const CatState *state, int64 task_id,
 							 DecisionCandidate *out, int max, StringInfo why);
+
+/*
+ * The "auto" policy's latest choice (src/autopolicy.h) if it was not
+ * recorded yet, else NULL; LiveWorldAutoMarkRecorded marks it recorded.
+ */
+extern const AutoPolicyResult *LiveWorldAutoUnrecorded(void);
+extern void LiveWorldAutoMarkRecorded(void);
 
 /* Forget everything (the extension was dropped). */
 extern void LiveWorldReset(void);

@@ -54,17 +54,19 @@
 
 static const char *const policy_names[POLICY_NAMED_COUNT] = {
 	"rr", "random", "popular", "max_width", "max_gap", "max_ei", "hybrid",
-	"fifo", "default", "tenant_bo"
+	"fifo", "default", "tenant_bo", "auto"
 };
 
 /*
  * What the named specs expand to.  "default" is the live scheduler's
- * default policy (easeml.policy); docs/scheduler.md says how it was chosen
- * and on which seeds.
+ * default policy (easeml.policy): "auto", which chooses by replay on the
+ * history and runs "hybrid:cost" until it has chosen; docs/scheduler.md
+ * says how it was chosen and on which seeds.
  */
 static const char *const policy_expansions[POLICY_NAMED_COUNT - POLICY__COUNT] = {
-	"hybrid:cost",				/* default */
-	"rr:cost:acq=ei"			/* tenant_bo */
+	"auto",						/* default */
+	"rr:cost:acq=ei",			/* tenant_bo */
+	"hybrid:cost"				/* auto, until it has chosen */
 };
 
 static const char *const rule_names[POLICY_RULE__COUNT] = {
@@ -152,6 +154,7 @@ PolicyParamsDefault(PolicyParams *params, PolicyKind kind)
 	params->beta = 0.0;
 	params->delta = 0.1;
 	params->cost_floor = POLICY_DEFAULT_COST_FLOOR;
+	params->cost_exp = 1.0;
 	params->warm_start = 1;
 	params->fairness_window = 0;
 	params->streak_limit = 0;
@@ -217,6 +220,10 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 		return OptDouble(val, &p->beta) && p->beta >= 0.0;
 	else if (strcmp(key, "delta") == 0 && val)
 		return OptDouble(val, &p->delta) && p->delta > 0.0 && p->delta < 1.0;
+	else if (strcmp(key, "first") == 0 && val)
+		return OptInt(val, &p->first_mean) && p->first_mean <= 1;
+	else if (strcmp(key, "ce") == 0 && val)
+		return OptDouble(val, &p->cost_exp) && p->cost_exp > 0.0 && p->cost_exp <= 2.0;
 	else if (strcmp(key, "floor") == 0 && val)
 		return OptDouble(val, &p->cost_floor) && p->cost_floor > 0.0;
 	else if (strcmp(key, "tc") == 0 && val)
@@ -300,6 +307,8 @@ PolicyParseSpec(const char *spec, PolicyParams *params, char *err,
 			snprintf(base, sizeof(base), "%s", policy_expansions[i - POLICY__COUNT]);
 			if (PolicyParseSpec(base, params, err, errlen) != POLICY_OK)
 				return POLICY_BAD_INPUT;
+			if (strcmp(buf, "auto") == 0)
+				params->auto_select = 1;
 			return colon ? ApplyOptions(params, colon + 1, spec, err, errlen) :
 				POLICY_OK;
 		}
@@ -383,6 +392,16 @@ EiUpperBound(double d, double v)
 	return (d > 0.0 ? d : 0.0) + phi0 * s / (1.0 + q + 0.5 * q * q);
 }
 
+/* What cost-aware EI divides by: cost^ce (ce = 1 unless set). */
+static inline double
+CostDivisor(const PolicyParams *params, double c)
+{
+	c = c > POLICY_MIN_COST ? c : POLICY_MIN_COST;
+	if (params->cost_exp > 0.0 && params->cost_exp != 1.0)
+		return pow(c, params->cost_exp);
+	return c;
+}
+
 /* EI of arm k, per second when cost-aware. */
 static inline double
 ArmEi(const PolicyParams *params, const double *mu, const double *var,
@@ -393,7 +412,7 @@ ArmEi(const PolicyParams *params, const double *mu, const double *var,
 											  best);
 
 	if (params->cost_aware && cost)
-		a /= cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST;
+		a /= CostDivisor(params, cost[k]);
 	return a;
 }
 
@@ -523,7 +542,7 @@ TopArmsEi(const PolicyParams *params, int K, const double *mu,
 		if (!avail[k])
 			continue;
 		if (params->cost_aware && cost)
-			c = cost[k] > POLICY_MIN_COST ? cost[k] : POLICY_MIN_COST;
+			c = CostDivisor(params, cost[k]);
 		ub[k] = EiUpperBound(mu[k] - b, var[k] > 0.0 ? var[k] : 0.0) / c;
 		if (ub[k] > maxub)
 		{
@@ -609,7 +628,14 @@ PolicyTopArms(const PolicyParams *params, int K, const double *mu,
 	sqrt_beta = sqrt(beta);
 	view->beta = beta;
 
-	if (!use_gp)
+	if (use_gp && params->first_mean && view->n_obs == 0)
+	{
+		/* warm start by prior mean: no result yet, the mean decides */
+		for (k = 0; k < K; k++)
+			if (avail[k])
+				TopInsert(top, &n, ntop, k, mu[k]);
+	}
+	else if (!use_gp)
 	{
 		/* popular: prior mean order; fifo: catalog order */
 		for (k = 0; k < K; k++)

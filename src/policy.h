@@ -40,10 +40,16 @@ typedef enum PolicyKind
 /*
  * Named specs besides the kinds: PolicyName(i) for POLICY__COUNT <= i <
  * POLICY_NAMED_COUNT, expanded by PolicyParseSpec.  "default" is the live
- * scheduler's default policy; "tenant_bo" is the fair per-tenant baseline
- * (every task its own cost-aware GP-EI, tasks served round-robin).
+ * scheduler's default policy, "auto": choose among POLICY_AUTO_CANDIDATES
+ * by replaying them on the installed history (src/autopolicy.h), with
+ * "hybrid:cost"'s parameters until a choice is made; "tenant_bo" is the
+ * fair per-tenant baseline (every task its own cost-aware GP-EI, tasks
+ * served round-robin).
  */
-#define POLICY_NAMED_COUNT (POLICY__COUNT + 2)
+#define POLICY_NAMED_COUNT (POLICY__COUNT + 3)
+
+/* What "auto" chooses from, in this order; the first of equals wins. */
+#define POLICY_AUTO_CANDIDATES "hybrid:cost,tenant_bo,popular"
 
 /*
  * Acquisition for the arm of one task.  DEFAULT picks the policy's own: EI
@@ -89,6 +95,10 @@ typedef struct PolicyParams
 	double		beta;			/* > 0: constant; <= 0: schedule */
 	double		delta;			/* schedule delta */
 	double		cost_floor;		/* floor of the relative cost c~ */
+	double		cost_exp;		/* cost-aware EI divides by cost^cost_exp
+								 * (<= 0: 1) */
+	int			first_mean;		/* a task without results runs the arm of
+								 * the highest posterior (= prior) mean */
 	int			warm_start;		/* serve every task once before scores */
 	int			fairness_window;	/* hybrid: no task waits more than this
 									 * many decisions (0: 3 x tasks) */
@@ -99,6 +109,11 @@ typedef struct PolicyParams
 	int			spread;			/* several devices: greedy and random rules
 								 * only consider the tasks with the fewest
 								 * runs in flight (work-conserving) */
+	int			auto_select;	/* "auto" (and "default"): the caller
+								 * replaces these params with those of the
+								 * POLICY_AUTO_CANDIDATES spec its replay
+								 * on the history chose; the decision code
+								 * ignores this flag */
 } PolicyParams;
 
 extern int	PolicyFromName(const char *name);	/* a kind; -1 if unknown */
@@ -110,12 +125,14 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
 /*
  * Parse a policy spec "name[:option]..." into params; returns 0, or
  * POLICY_BAD_INPUT with a message in err (which may be NULL).  name is a
- * kind or a named spec ("default", "tenant_bo"); options:
+ * kind or a named spec ("default", "auto", "tenant_bo"); options:
  *	 cost           cost-aware acquisition (and gain-per-second task score)
  *	 acq=ucb|ei     arm acquisition
  *	 beta=X         constant beta (default: the schedule of PolicyBeta)
  *	 delta=X        schedule delta, in (0, 1)
  *	 floor=X        relative cost floor of cost-aware UCB, > 0
+ *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
+ *	 first=0|1      a task's first run: the highest prior mean (GP rules)
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 warm=0|1       serve every task once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)

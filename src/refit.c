@@ -10,12 +10,16 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "refit.h"
 
-/* Steps of a cycle: the shared priors, one own prior per task row, costs. */
+/*
+ * Steps of a cycle: the shared priors, one own prior per task row, costs,
+ * then the "auto" choice (AUTO steps until AutoPolicyStep is done).
+ */
 #define STEP_SHARED		0		/* DECISION_KINDS steps */
 #define STEP_OWN		DECISION_KINDS	/* then one per snapshot row */
 
@@ -30,6 +34,8 @@ SetFree(RefitSet *s)
 	free(s->own);
 	if (s->have_cost)
 		PolicyCostModelFree(&s->cost);
+	if (s->have_fcost)
+		CostModelFree(&s->fcost);
 	free(s->cost_known);
 	memset(s, 0, sizeof(*s));
 }
@@ -54,7 +60,14 @@ SnapFree(RefitState *r)
 	free(r->snap_runtime);
 	free(r->snap_sizes);
 	free(r->snap_per_class);
+	free(r->snap_cost_task);
 	r->snap_per_class = NULL;
+	r->snap_cost_task = NULL;
+	free(r->snap_arms);
+	free(r->snap_train);
+	r->snap_per_class = NULL;
+	r->snap_arms = NULL;
+	r->snap_train = NULL;
 	r->snap_cells = r->snap_runtime = r->snap_sizes = NULL;
 	r->snap_task = NULL;
 	r->snap_kind = NULL;
@@ -64,6 +77,7 @@ SnapFree(RefitState *r)
 void
 RefitFree(RefitState *r)
 {
+	AutoPolicyFree(&r->auto_job);
 	SnapFree(r);
 	SetFree(&r->next);
 	SetFree(&r->live);
@@ -103,6 +117,10 @@ RefitSignature(const RefitInput *in)
 	h = HashWords(h, in->sizes, sizeof(double) * 3 * (size_t) in->mc);
 	if (in->per_class)
 		h = HashWords(h, in->per_class, (size_t) in->K);
+	if (in->arms)
+		h = HashWords(h, in->arms, sizeof(CostArm) * (size_t) in->K);
+	if (in->train)
+		h = HashWords(h, in->train, sizeof(double) * (size_t) in->mc * in->K);
 	return h;
 }
 
@@ -146,6 +164,9 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap_runtime = Dup(in->runtime, sizeof(double) * in->mc * K, &ok);
 	r->snap_sizes = Dup(in->sizes, sizeof(double) * 3 * in->mc, &ok);
 	r->snap_per_class = Dup(in->per_class, K, &ok);
+	r->snap_cost_task = Dup(in->cost_task, sizeof(int64_t) * in->mc, &ok);
+	r->snap_arms = Dup(in->arms, sizeof(CostArm) * K, &ok);
+	r->snap_train = Dup(in->train, sizeof(double) * in->mc * K, &ok);
 	if (!ok)
 	{
 		SnapFree(r);
@@ -157,6 +178,9 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap.runtime = r->snap_runtime;
 	r->snap.sizes = r->snap_sizes;
 	r->snap.per_class = r->snap_per_class;
+	r->snap.cost_task = r->snap_cost_task;
+	r->snap.arms = r->snap_arms;
+	r->snap.train = r->snap_train;
 	SetFree(&r->next);
 	r->next.own = calloc(in->m > 0 ? in->m : 1, sizeof(RefitOwn));
 	if (r->next.own == NULL)
@@ -238,6 +262,16 @@ FitCost(RefitState *r)
 {
 	const RefitInput *s = &r->snap;
 
+	if (s->arms != NULL)
+	{
+		/* the family cost model: from nothing measured up (costmodel.h) */
+		if (CostModelFit(&r->next.fcost, s->arms, r->K, s->sizes, s->runtime,
+						 s->train, s->mc) < 0)
+			r->failures++;
+		else
+			r->next.have_fcost = 1;
+		return;
+	}
 	if (s->mc < 2)
 		return;
 	r->next.cost_known = calloc(r->K, 1);
@@ -339,6 +373,8 @@ RefitApply(const RefitState *r, DecisionWorld *w)
 		return;
 	for (int k = 0; k < DECISION_KINDS; k++)
 		priors[k] = r->live.have_prior[k] ? &r->live.prior[k] : NULL;
+	if (r->live.have_fcost)
+		(void) DecisionSetFamilyCost(w, &r->live.fcost);
 	if (r->live.have_cost)
 		DecisionSetCostOverhead(w, r->live.cost_overhead);
 	(void) DecisionInstallModels(w, priors, OwnOf, r,
@@ -371,8 +407,15 @@ Install(RefitState *r, DecisionWorld *w)
 		r->next.cost_known = old.cost_known;
 		old.cost_known = NULL;
 	}
+	if (!r->next.have_fcost && old.have_fcost)
+	{
+		r->next.fcost = old.fcost;
+		r->next.have_fcost = 1;
+		old.have_fcost = 0;
+	}
 	r->live = r->next;
 	memset(&r->next, 0, sizeof(r->next));
+	AutoPolicyFree(&r->auto_job);
 	r->have_live = 1;
 	RefitApply(r, w);			/* the world now points at the new set */
 	SetFree(&old);
@@ -380,6 +423,46 @@ Install(RefitState *r, DecisionWorld *w)
 	r->running = 0;
 	r->cycles++;
 	SnapFree(r);
+}
+
+/*
+ * One step of the "auto" choice; 1 when it is made.  The first step cuts
+ * the block and starts the replay (or keeps the installed choice when the
+ * block did not change); easeml.explain's own-prior refits skip it.
+ */
+static int
+AutoStep(RefitState *r, int first)
+{
+	const AutoPolicyResult *prev = r->have_live ? &r->live.auto_pick : NULL;
+	int			reused = 0,
+				rc;
+
+	if (r->only_task != 0)
+	{
+		if (prev)
+			r->next.auto_pick = *prev;
+		return 1;
+	}
+	rc = first ? AutoPolicyBegin(&r->auto_job, &r->snap, prev, &reused) :
+		AutoPolicyStep(&r->auto_job);
+	if (rc == 0)
+		return 0;
+	r->next.auto_pick = r->auto_job.res;
+	/* a replay that failed keeps the choice before it (and retries) */
+	if (!r->auto_job.res.have && r->auto_job.res.rows > 0 && prev != NULL && prev->have)
+	{
+		r->next.auto_pick = *prev;
+		r->next.auto_pick.sig = 0;
+		snprintf(r->next.auto_pick.reason, sizeof(r->next.auto_pick.reason),
+				 "kept %s: %.150s", prev->spec, r->auto_job.res.reason);
+	}
+	if (!reused)
+	{
+		r->auto_made++;
+		if (!r->auto_job.res.have)
+			r->failures++;
+	}
+	return 1;
 }
 
 int
@@ -390,6 +473,16 @@ RefitStep(RefitState *r, DecisionWorld *w)
 
 	if (!r->running)
 		return 0;
+	if (r->step > last_own)
+	{
+		if (!AutoStep(r, r->step == last_own + 1))
+		{
+			r->step = last_own + 2;
+			return 0;
+		}
+		Install(r, w);
+		return 1;
+	}
 	buf = malloc(sizeof(double) * (size_t) (r->snap.m > 0 ? r->snap.m : 1) * r->K);
 	if (buf == NULL)
 		return -1;
@@ -401,8 +494,5 @@ RefitStep(RefitState *r, DecisionWorld *w)
 		FitCost(r);
 	free(buf);
 	r->step++;
-	if (r->step <= last_own)
-		return 0;
-	Install(r, w);
-	return 1;
+	return 0;
 }

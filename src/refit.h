@@ -17,8 +17,11 @@
  * A cycle fits, per task kind, the shared prior (hyperparameters by
  * held-out likelihood) and then, for every task of that kind with a row in
  * the snapshot, a prior from every other row with the shared prior's
- * hyperparameters: a task's own scores never shape its own prior.  Last it
- * fits the cost model.  Plain C, no PostgreSQL headers.
+ * hyperparameters: a task's own scores never shape its own prior.  Then it
+ * fits the cost model, and last it makes the "auto" policy's choice on the
+ * snapshot (src/autopolicy.h) in REPLAY_AUTO_DRAWS steps -- skipped when
+ * the complete block of the history it replays did not change.  Plain C,
+ * no PostgreSQL headers.
  *
  * IDENTIFICATION
  *	  src/refit.h
@@ -30,6 +33,8 @@
 
 #include <stdint.h>
 
+#include "autopolicy.h"
+#include "costmodel.h"
 #include "decision.h"
 #include "gp.h"
 #include "policy.h"
@@ -47,8 +52,14 @@ typedef struct RefitInput
 	int			mc;
 	const double *runtime;
 	const double *sizes;		/* mc x 3: rows, features, classes */
+	const int64_t *cost_task;	/* mc: each runtime row's task id, or NULL */
+	int			devices;		/* slots the "auto" replay runs on (0: 1) */
 	const unsigned char *per_class; /* K: cost grows with classes, or NULL
 									 * (DecisionSetArmPerClass) */
+	/* the live scheduler's family cost model (src/costmodel.h), or NULL */
+	const CostArm *arms;		/* K: what drives each model's cost */
+	const double *train;		/* mc x K: the trainer's fit seconds of the
+								 * same runs, NaN = unknown (or NULL) */
 } RefitInput;
 
 typedef struct RefitOwn
@@ -68,6 +79,9 @@ typedef struct RefitSet
 	PolicyCostModel cost;
 	double		cost_overhead;	/* seconds of every run besides its work */
 	unsigned char *cost_known;	/* K: the cost model has data for arm */
+	AutoPolicyResult auto_pick; /* the "auto" policy's choice */
+	int			have_fcost;
+	CostModel	fcost;			/* family cost model (input with arms) */
 } RefitSet;
 
 typedef struct RefitState
@@ -86,12 +100,20 @@ typedef struct RefitState
 	double	   *snap_runtime;
 	double	   *snap_sizes;
 	unsigned char *snap_per_class;
+	int64_t    *snap_cost_task;
+	CostArm    *snap_arms;
+	double	   *snap_train;
 	int			step;			/* next step of the cycle */
 	RefitSet	next;			/* what the cycle has fitted so far */
 	RefitSet	live;			/* what the world uses now */
 	int			have_live;
 	int64_t		only_task;		/* != 0: fit the own prior of this task
 								 * only (easeml.explain) */
+	AutoPolicyJob auto_job;		/* the "auto" choice under way */
+	int			auto_made;		/* choices made by a replay (or found
+								 * impossible) since RefitInit: the worker
+								 * records each (easeml.policy_choices) */
+	int			auto_recorded;	/* auto_made when the worker last recorded */
 	int			cycles;			/* cycles completed */
 	int			failures;		/* fits that failed (the old ones stay) */
 } RefitState;

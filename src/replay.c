@@ -482,13 +482,9 @@ ReplayParsePolicy(const char *spec, ReplayPolicy *policy, char *err,
 		return REPLAY_BAD_INPUT;
 	}
 	snprintf(policy->name, sizeof(policy->name), "%s", spec);
-	if (strcmp(spec, "auto") == 0)
-	{
-		policy->auto_select = 1;
-		spec = "default";
-	}
 	if (PolicyParseSpec(spec, &policy->params, err, errlen) != POLICY_OK)
 		return REPLAY_BAD_INPUT;
+	policy->auto_select = policy->params.auto_select;
 	return REPLAY_OK;
 }
 
@@ -756,7 +752,7 @@ static void
 Permute(const DrawCtx *c, int draw, int *perm)
 {
 	uint64_t	rng = c->cfg->seed * 0x2545F4914F6CDD1DULL +
-		(uint64_t) draw * 0x9E3779B97F4A7C15ULL + 1;
+		(uint64_t) (c->cfg->first_draw + draw) * 0x9E3779B97F4A7C15ULL + 1;
 
 	for (int i = 0; i < c->n_rows; i++)
 		perm[i] = c->rows[i];
@@ -961,54 +957,46 @@ DistinctRows(const ReplayConfig *cfg, int *rows)
 	return n;
 }
 
-/* inner draws "auto" replays on the prior rows per outer draw */
-#define REPLAY_AUTO_DRAWS 4
-
 /*
- * "auto": replay REPLAY_AUTO_CANDIDATES on history rows alone -- some of
+ * "auto": replay POLICY_AUTO_CANDIDATES on history rows alone -- some of
  * them play tenants, the others build their prior, as an installed history
- * would live -- and choose the candidate whose times to the loss targets
- * have the smallest geometric mean over the inner draws (a target never
- * reached counts as twice the inner draw's last completion).  See
- * replay.h.  [R]
+ * would live -- one inner draw per step, and choose the candidate whose
+ * times to the loss targets have the smallest geometric mean over the
+ * inner draws (a target never reached counts as twice the inner draw's
+ * last completion).  See replay.h.  [R]
  */
 int
-ReplayAutoChoose(const ReplayConfig *base, const int *rows, int n_rows,
-				 int n_tenants, uint64_t seed, int *choice, char *err,
-				 size_t errlen)
+ReplayAutoBegin(const ReplayConfig *base, const int *rows, int n_rows,
+				int n_tenants, uint64_t seed, ReplayAutoJob *job, char *err,
+				size_t errlen)
 {
 	static const double default_thr[] = {0.01, 0.005, 0.002};
 	const int	K = base->K;
 	const int	m = n_rows;
-	char		list[] = REPLAY_AUTO_CANDIDATES;
-	const char *cands[8];
-	int			nc = 0;
-	ReplayConfig in;
-	ReplayOutput out;
-	double	   *q = NULL,
-			   *cost = NULL,
-			   *sizes = NULL;
-	double		best_score = INFINITY;
-	int			best = 0,
-				rc;
+	ReplayConfig *in = &job->in;
 
-	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && nc < 8;
-		 tok = strtok_r(NULL, ",", &save))
-		cands[nc++] = tok;
-	*choice = 0;
+	memset(job, 0, sizeof(*job));
+	snprintf(job->list, sizeof(job->list), "%s", POLICY_AUTO_CANDIDATES);
+	for (char *save = NULL, *tok = strtok_r(job->list, ",", &save);
+		 tok && job->n_cand < REPLAY_AUTO_MAX; tok = strtok_r(NULL, ",", &save))
+		job->cands[job->n_cand++] = tok;
+	for (int p = 0; p < job->n_cand; p++)
+		job->score[p] = NAN;
 	if (m / 2 < 1 || n_tenants < 1)
-		return REPLAY_OK;		/* too little history: the first candidate */
-
-	q = malloc(sizeof(double) * (size_t) m * K);
-	if (base->cost)
-		cost = malloc(sizeof(double) * (size_t) m * K);
-	if (base->sizes)
-		sizes = malloc(sizeof(double) * (size_t) m * 2);
-	if (q == NULL || (base->cost && cost == NULL) || (base->sizes && sizes == NULL))
 	{
-		free(q);
-		free(cost);
-		free(sizes);
+		job->done = 1;			/* too little history: the first candidate */
+		return REPLAY_OK;
+	}
+
+	job->q = malloc(sizeof(double) * (size_t) m * K);
+	if (base->cost)
+		job->cost = malloc(sizeof(double) * (size_t) m * K);
+	if (base->sizes)
+		job->sizes = malloc(sizeof(double) * (size_t) m * 2);
+	if (job->q == NULL || (base->cost && job->cost == NULL) ||
+		(base->sizes && job->sizes == NULL))
+	{
+		ReplayAutoFree(job);
 		SetErr(err, errlen, "out of memory");
 		return REPLAY_NO_MEMORY;
 	}
@@ -1016,87 +1004,128 @@ ReplayAutoChoose(const ReplayConfig *base, const int *rows, int n_rows,
 	{
 		int			r = rows[i];
 
-		memcpy(q + (size_t) i * K, base->quality + (size_t) r * K, sizeof(double) * K);
-		if (cost)
-			memcpy(cost + (size_t) i * K, base->cost + (size_t) r * K, sizeof(double) * K);
-		if (sizes)
+		memcpy(job->q + (size_t) i * K, base->quality + (size_t) r * K, sizeof(double) * K);
+		if (job->cost)
+			memcpy(job->cost + (size_t) i * K, base->cost + (size_t) r * K, sizeof(double) * K);
+		if (job->sizes)
 		{
-			sizes[2 * i] = base->sizes[2 * r];
-			sizes[2 * i + 1] = base->sizes[2 * r + 1];
+			job->sizes[2 * i] = base->sizes[2 * r];
+			job->sizes[2 * i + 1] = base->sizes[2 * r + 1];
 		}
 	}
 
-	ReplayConfigDefault(&in);
-	in.quality = q;
-	in.cost = cost;
-	in.sizes = sizes;
-	in.n_rows = m;
-	in.K = K;
-	in.n_tenants = n_tenants < m / 2 ? n_tenants : m / 2;
-	in.devices = base->devices > 0 ? base->devices : 1;
-	in.n_policies = nc;
-	in.policies = cands;
-	in.draws = REPLAY_AUTO_DRAWS;
-	in.seed = seed;
-	in.n_thresholds = base->n_thresholds > 0 ? base->n_thresholds : 3;
-	in.thresholds = base->n_thresholds > 0 ? base->thresholds : default_thr;
-	in.cost_model = base->cost_model;
-	in.oracle_cost = base->oracle_cost;
-	in.prior = base->prior;
-	in.max_devices_per_tenant = base->max_devices_per_tenant;
-	in.fair_share = base->fair_share;
-	in.overhead = base->overhead;
-	in.grid_points = 2;
-	in.cancel = base->cancel;
-	in.cancel_arg = base->cancel_arg;
+	ReplayConfigDefault(in);
+	in->quality = job->q;
+	in->cost = job->cost;
+	in->sizes = job->sizes;
+	in->n_rows = m;
+	in->K = K;
+	in->n_tenants = n_tenants < m / 2 ? n_tenants : m / 2;
+	in->devices = base->devices > 0 ? base->devices : 1;
+	in->n_policies = job->n_cand;
+	in->policies = job->cands;
+	in->draws = 1;				/* one inner draw per step: first_draw */
+	in->seed = seed;
+	in->n_thresholds = base->n_thresholds > 0 ? base->n_thresholds : 3;
+	in->thresholds = base->n_thresholds > 0 ? base->thresholds : default_thr;
+	in->cost_model = base->cost_model;
+	in->oracle_cost = base->oracle_cost;
+	in->prior = base->prior;
+	in->max_devices_per_tenant = base->max_devices_per_tenant;
+	in->fair_share = base->fair_share;
+	in->overhead = base->overhead;
+	in->grid_points = 2;
+	in->cancel = base->cancel;
+	in->cancel_arg = base->cancel_arg;
 	/* nothing after the last target matters to the choice */
-	in.stop_loss = in.thresholds[0];
-	for (int k = 1; k < in.n_thresholds; k++)
-		if (in.thresholds[k] < in.stop_loss)
-			in.stop_loss = in.thresholds[k];
+	in->stop_loss = in->thresholds[0];
+	for (int k = 1; k < in->n_thresholds; k++)
+		if (in->thresholds[k] < in->stop_loss)
+			in->stop_loss = in->thresholds[k];
+	job->tenants = in->n_tenants;
+	return REPLAY_OK;
+}
 
-	rc = ReplayRun(&in, &out, err, errlen);
-	free(q);
-	free(cost);
-	free(sizes);
+/* One inner draw of every candidate; 1 when the choice is made. */
+int
+ReplayAutoStep(ReplayAutoJob *job, char *err, size_t errlen)
+{
+	ReplayOutput out;
+	double		horizon = 0.0;
+	int			rc;
+
+	if (job->done)
+		return 1;
+	job->in.first_draw = job->draw;
+	rc = ReplayRun(&job->in, &out, err, errlen);
 	if (rc < 0)
 		return rc;
-	for (int p = 0; p < nc; p++)
-	{
-		double		score = 0.0;
-
-		for (int d = 0; d < out.draws; d++)
+	for (int p = 0; p < job->n_cand; p++)
+		if (out.final_time[p] > horizon)
+			horizon = out.final_time[p];
+	for (int p = 0; p < job->n_cand; p++)
+		for (int k = 0; k < out.n_thresholds; k++)
 		{
-			double		horizon = 0.0;
+			double		t = out.time_to[(size_t) p * out.n_thresholds + k];
 
-			for (int pp = 0; pp < nc; pp++)
-				if (out.final_time[pp * out.draws + d] > horizon)
-					horizon = out.final_time[pp * out.draws + d];
-			for (int k = 0; k < out.n_thresholds; k++)
-			{
-				double		t = out.time_to[((size_t) p * out.draws + d) * out.n_thresholds + k];
-
-				if (isinf(t))
-					t = 2.0 * horizon;
-				score += log(t > 1e-9 ? t : 1e-9);
-			}
+			if (isinf(t))
+				t = 2.0 * horizon;
+			job->log_sum[p] += log(t > 1e-9 ? t : 1e-9);
 		}
-		if (score < best_score)
-		{
-			best_score = score;
-			best = p;
-		}
-	}
+	job->n_terms += out.n_thresholds;
 	ReplayOutputFree(&out);
-	*choice = best;
-	return REPLAY_OK;
+	if (++job->draw < REPLAY_AUTO_DRAWS)
+		return 0;
+
+	job->choice = 0;
+	for (int p = 0; p < job->n_cand; p++)
+	{
+		job->score[p] = exp(job->log_sum[p] / job->n_terms);
+		if (job->log_sum[p] < job->log_sum[job->choice])
+			job->choice = p;
+	}
+	job->done = 1;
+	return 1;
+}
+
+void
+ReplayAutoFree(ReplayAutoJob *job)
+{
+	free(job->q);
+	free(job->cost);
+	free(job->sizes);
+	job->q = job->cost = job->sizes = NULL;
+}
+
+/* The whole choice at once (what ReplayRun's "auto" policies call). */
+int
+ReplayAutoChoose(const ReplayConfig *base, const int *rows, int n_rows,
+				 int n_tenants, uint64_t seed, int *choice, double *scores,
+				 char *err, size_t errlen)
+{
+	ReplayAutoJob job;
+	int			rc;
+
+	*choice = 0;
+	rc = ReplayAutoBegin(base, rows, n_rows, n_tenants, seed, &job, err, errlen);
+	while (rc == 0)
+		rc = ReplayAutoStep(&job, err, errlen);
+	if (rc == 1)
+	{
+		*choice = job.choice;
+		if (scores)
+			memcpy(scores, job.score, sizeof(double) * job.n_cand);
+		rc = REPLAY_OK;
+	}
+	ReplayAutoFree(&job);
+	return rc;
 }
 
 /* Name of auto candidate i (into buf), or NULL when i is out of range. */
 const char *
 ReplayAutoCandidate(int i, char *buf, size_t buflen)
 {
-	char		list[] = REPLAY_AUTO_CANDIDATES;
+	char		list[] = POLICY_AUTO_CANDIDATES;
 	int			n = 0;
 
 	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
@@ -1120,10 +1149,13 @@ ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
 	char		name[REPLAY_NAME_LEN];
 	int			rc;
 
-	rc = ReplayAutoChoose(c->cfg, c->prior_row, c->n_prior, c->n,
+	/* bounded as the live worker's choice is (src/autopolicy.h) */
+	rc = ReplayAutoChoose(c->cfg, c->prior_row,
+						  c->n_prior < REPLAY_AUTO_MAX_ROWS ? c->n_prior : REPLAY_AUTO_MAX_ROWS,
+						  c->n < REPLAY_AUTO_MAX_TENANTS ? c->n : REPLAY_AUTO_MAX_TENANTS,
 						  c->cfg->seed * 0x9E3779B97F4A7C15ULL +
 						  (uint64_t) draw * 7919 + 17,
-						  choice, err, errlen);
+						  choice, NULL, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (ReplayAutoCandidate(*choice, name, sizeof(name)) == NULL ||
@@ -1259,6 +1291,11 @@ CheckConfig(const ReplayConfig *cfg, char *err, size_t errlen)
 	if (cfg->n_tenants <= 0 || cfg->n_tenants > cfg->n_rows)
 	{
 		SetErr(err, errlen, "tenants must be between 1 and the %d rows", cfg->n_rows);
+		return 0;
+	}
+	if (cfg->first_draw < 0)
+	{
+		SetErr(err, errlen, "first draw must be >= 0");
 		return 0;
 	}
 	if (cfg->n_prior < 0)

@@ -48,6 +48,8 @@
  *	 beta=X         constant beta (default: the schedule of algorithm.md 2.3)
  *	 delta=X        schedule delta
  *	 floor=X        relative cost floor of cost-aware UCB
+ *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
+ *	 first=0|1      a tenant's first run: the highest prior mean
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 warm=0|1       serve every tenant once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 2 x tenants)
@@ -55,8 +57,10 @@
  *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
  *	 spread=0|1     several devices: prefer tenants with fewer runs in flight
  * e.g. "rr" (per-tenant GP-UCB served round-robin), "popular" (users'
- * heuristic), "hybrid:cost:w=60".  "auto" (no options) chooses among
- * REPLAY_AUTO_CANDIDATES per draw by replaying them on the prior rows.
+ * heuristic), "hybrid:cost:w=60".  "default" (= "auto", the live
+ * scheduler's default) chooses among POLICY_AUTO_CANDIDATES per draw by
+ * replaying them on that draw's prior rows only, exactly as the live
+ * worker does on its installed history (src/autopolicy.h).
  *
  * IDENTIFICATION
  *	  src/replay.h
@@ -123,15 +127,12 @@ typedef struct ReplayPolicy
 {
 	char		name[REPLAY_NAME_LEN];	/* the spec as given */
 	PolicyParams params;
-	int			auto_select;	/* "auto": on each draw, replay the
-								 * REPLAY_AUTO_CANDIDATES on the draw's
+	int			auto_select;	/* "auto"/"default": on each draw, replay
+								 * the POLICY_AUTO_CANDIDATES on the draw's
 								 * prior rows (tenants left out) and run the
 								 * one that reached the loss targets
-								 * soonest; params are default's until then */
+								 * soonest */
 } ReplayPolicy;
-
-/* What "auto" chooses from, the first winning ties. */
-#define REPLAY_AUTO_CANDIDATES "default,tenant_bo,popular"
 
 extern int	ReplayParsePolicy(const char *spec, ReplayPolicy *policy,
 							  char *err, size_t errlen);
@@ -152,6 +153,8 @@ typedef struct ReplayConfig
 	int			n_policies;
 	const char *const *policies;	/* specs, see above */
 	int			draws;			/* random prior/tenant splits and orders */
+	int			first_draw;		/* draw d is split as draw first_draw + d
+								 * (0: usually) */
 	uint64_t	seed;
 	int			n_thresholds;
 	const double *thresholds;	/* loss targets */
@@ -240,7 +243,7 @@ typedef struct ReplayOutput
 	double		cost_log_rmse;	/* rms error of log cost estimates at the
 								 * time of each dispatch, all policies */
 	/* per policy p and draw d (p * draws + d): for an "auto" policy, the
-	 * index in REPLAY_AUTO_CANDIDATES it chose; -1 otherwise */
+	 * index in POLICY_AUTO_CANDIDATES it chose; -1 otherwise */
 	int		   *auto_choice;
 } ReplayOutput;
 
@@ -256,20 +259,56 @@ extern int	ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err,
 extern void ReplayOutputFree(ReplayOutput *out);
 
 /*
- * The "auto" choice on its own, for a caller with an installed history
- * (the live worker could run it off the decision path): replay every
- * REPLAY_AUTO_CANDIDATES spec on the history rows rows[0..n_rows) of
+ * The "auto" choice for a caller with an installed history (the live
+ * worker, src/autopolicy.c, and every "auto" policy of ReplayRun): replay
+ * every POLICY_AUTO_CANDIDATES spec on the history rows rows[0..n_rows) of
  * base->quality (and base->cost, base->sizes when set; K, thresholds,
  * cost model, prior options, overhead, devices and fair share from base;
  * its policy and draw fields are ignored), n_tenants of them (at most half)
- * playing tenants in each of a few seeded draws, and set *choice to the
- * index of the candidate that reached the loss targets soonest (geometric
- * mean of the times).  With fewer than two rows *choice is 0 (default).
- * ReplayAutoCandidate names candidate i.
+ * playing tenants in each of REPLAY_AUTO_DRAWS seeded draws, and choose
+ * the candidate that reached the loss targets soonest (geometric mean of
+ * the times; a target never reached counts as twice the draw's last
+ * completion).  With fewer than two rows the choice is 0 (hybrid:cost).
+ *
+ * In steps, for a caller that must stay responsive: ReplayAutoBegin, then
+ * ReplayAutoStep (one inner draw of every candidate) until it returns 1;
+ * job->choice and job->score[] (geometric mean seconds, or NaN without a
+ * replay) then hold the result.  ReplayAutoFree always.  ReplayAutoChoose
+ * does it all at once (scores may be NULL).
  */
+#define REPLAY_AUTO_DRAWS	4
+#define REPLAY_AUTO_MAX		8
+/* at most this many history rows, this many of them tenants (live too) */
+#define REPLAY_AUTO_MAX_ROWS	120
+#define REPLAY_AUTO_MAX_TENANTS 20
+
+typedef struct ReplayAutoJob
+{
+	ReplayConfig in;			/* the inner replay */
+	double	   *q;				/* the history rows' copies */
+	double	   *cost;
+	double	   *sizes;
+	char		list[REPLAY_NAME_LEN * 2];
+	const char *cands[REPLAY_AUTO_MAX];
+	int			n_cand;
+	int			tenants;		/* rows that play tenants per inner draw */
+	int			draw;			/* next inner draw */
+	double		log_sum[REPLAY_AUTO_MAX];
+	int			n_terms;
+	int			done;
+	int			choice;
+	double		score[REPLAY_AUTO_MAX];
+} ReplayAutoJob;
+
+extern int	ReplayAutoBegin(const ReplayConfig *base, const int *rows,
+							int n_rows, int n_tenants, uint64_t seed,
+							ReplayAutoJob *job, char *err, size_t errlen);
+extern int	ReplayAutoStep(ReplayAutoJob *job, char *err, size_t errlen);
+extern void ReplayAutoFree(ReplayAutoJob *job);
 extern int	ReplayAutoChoose(const ReplayConfig *base, const int *rows,
 							 int n_rows, int n_tenants, uint64_t seed,
-							 int *choice, char *err, size_t errlen);
+							 int *choice, double *scores, char *err,
+							 size_t errlen);
 extern const char *ReplayAutoCandidate(int i, char *buf, size_t buflen);
 
 /*

@@ -274,7 +274,7 @@ PrintStudy(const ReplayOutput *out, int devices, char **baselines, int nbase)
 static void
 PrintAutoChoices(const ReplayOutput *out, int devices)
 {
-	char		list[] = REPLAY_AUTO_CANDIDATES;
+	char		list[] = POLICY_AUTO_CANDIDATES;
 	char	   *names[8];
 	int			nc = 0;
 

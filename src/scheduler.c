@@ -47,6 +47,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "policy.h"
+#include "policy_choice.h"
 #include "rundir.h"
 #include "storage/spin.h"
 #include "postmaster/bgworker.h"
@@ -1151,7 +1152,7 @@ Schedule(void)
 	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
 	CatalogBegin("easeml: loading tasks");
 	nclaims = CatalogClaimQueued(free_slots, nfree, claims);
-	CatalogLoadState(&state, LiveWorldRefitDue());
+	CatalogLoadStateKept(&state, LiveWorldRefitDue());
 	CatalogLoadPlacement(&state);
 	DevicesRestrict(&state);
 	CatalogCloseTasks(&state);
@@ -1180,6 +1181,39 @@ Schedule(void)
 }
 
 /*
+ * easeml.check_catalog: load the catalog from the kept runs and afresh in
+ * one snapshot, and say whether the two loads are equal.  A difference
+ * means an incremental load missed a change: the kept runs are forgotten,
+ * so the next step reads them all.
+ */
+static void
+CheckCatalog(void)
+{
+	CatState	kept;
+	CatState	fresh;
+	char	   *diff;
+	int64		full_reads,
+				changed;
+
+	CatalogBeginRepeatable("easeml: checking the incremental catalog load");
+	CatalogLoadStateKept(&kept, false);
+	CatalogLoadState(&fresh, false);
+	diff = CatalogStatesDiffer(&kept, &fresh);
+	CatalogCommit();
+	CatalogRunsCounters(&full_reads, &changed);
+	if (diff != NULL)
+	{
+		ereport(WARNING,
+				(errmsg("easeml: the incremental catalog load differs from a full load: %s", diff)));
+		CatalogForgetRuns();
+	}
+	else
+		ereport(LOG,
+				(errmsg("easeml: incremental catalog load checked: equal to a full load (%d active tasks; %lld full reads, %lld changed rows so far)",
+						kept.n_tasks, (long long) full_reads, (long long) changed)));
+}
+
+/*
  * Refit work off the decision path: slices of at most REFIT_SLICE_MS,
  * each a prior or the cost model (src/refit.c).
  */
@@ -1195,7 +1229,10 @@ RefitSlice(void)
 		refit_pending = LiveWorldRefitWork();
 	/* new priors may change every decision: decide again with them */
 	if (!refit_pending)
+	{
 		world_changed = true;
+		PolicyChoiceRecord();
+	}
 }
 
 /* Remove the directories of runs that are gone, keeping tracked ones. */
@@ -1248,6 +1285,7 @@ Iterate(void)
 	if (!extension_ready)
 	{
 		LiveWorldReset();
+		CatalogForgetRuns();
 		DevicesReset();
 		refit_pending = false;
 		/* dropped under running trainers: their runs are gone, stop them */
@@ -1268,6 +1306,8 @@ Iterate(void)
 	if (easeml_enabled)
 		DevicesStep();
 	Schedule();
+	if (easeml_check_catalog && easeml_enabled)
+		CheckCatalog();
 	RefitSlice();
 }
 
@@ -1379,6 +1419,8 @@ EasemlSchedulerMain(Datum main_arg)
 			RESUME_INTERRUPTS();
 			failed = true;
 			world_changed = true;
+			/* the kept runs may be half brought up to date: read them again */
+			CatalogForgetRuns();
 		}
 		PG_END_TRY();
 		MemoryContextSwitchTo(TopMemoryContext);

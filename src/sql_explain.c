@@ -33,6 +33,7 @@
 #include "funcapi.h"
 #include "liveworld.h"
 #include "miscadmin.h"
+#include "policy.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -58,12 +59,34 @@ VisibleStatus(int64 task_id)
 	return status;
 }
 
-/* The whole catalog, read as the scheduler reads it. */
-static void
-LoadAsScheduler(CatState *state)
+/*
+ * The spec the "auto" policy runs: the scheduler's last recorded choice
+ * (easeml.policy_choices, docs/scheduler.md 7.6), or NULL before one.
+ * Call connected to SPI as the bootstrap superuser.
+ */
+static char *
+AutoChoice(MemoryContext into)
+{
+	char	   *spec = NULL;
+
+	if (SPI_execute("SELECT policy FROM easeml.policy_choices WHERE chosen"
+					" ORDER BY id DESC LIMIT 1", true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+		spec = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	return spec ? MemoryContextStrdup(into, spec) : NULL;
+}
+
+/*
+ * The whole catalog, read as the scheduler reads it (also for the view
+ * easeml.cost_estimates, src/sql_cost.c), and with auto_spec (unless
+ * NULL) the auto policy's last choice.
+ */
+void
+CatalogLoadAsScheduler(CatState *state, char **auto_spec)
 {
 	Oid			save_userid;
 	int			save_sec_context;
+	MemoryContext caller = CurrentMemoryContext;
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
@@ -71,6 +94,8 @@ LoadAsScheduler(CatState *state)
 	/* on error, transaction abort restores the identity */
 	CatalogAttach();
 	CatalogLoadState(state, true);
+	if (auto_spec != NULL)
+		*auto_spec = AutoChoice(caller);
 	CatalogDetach();
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 }
@@ -123,6 +148,8 @@ easeml_explain(PG_FUNCTION_ARGS)
 	DecisionCandidate cand[EXPLAIN_MAX];
 	StringInfoData why;
 	LiveSettings settings;
+	PolicyParams params;
+	char	   *auto_spec = NULL;
 	int			n = -1;
 
 	if (PG_ARGISNULL(0))
@@ -156,8 +183,11 @@ easeml_explain(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 
-	LoadAsScheduler(&state);
+	CatalogLoadAsScheduler(&state, &auto_spec);
 	settings.policy = state.policy;
+	/* "auto" ranks as the scheduler runs it: its last recorded choice */
+	if (PolicyParseSpec(state.policy, &params, NULL, 0) == POLICY_OK && params.auto_select)
+		settings.policy = auto_spec ? auto_spec : "hybrid:cost";
 	settings.slots = Max(easeml_max_workers, 1);
 	settings.tenant_cap = easeml_max_parallel_per_tenant;
 	settings.cost_aware = easeml_cost_aware;
@@ -172,6 +202,12 @@ easeml_explain(PG_FUNCTION_ARGS)
 		{
 			LiveWorldRefitNow(&state, task_id);
 			n = LiveWorldExplain(&state, task_id, cand, max, &why);
+			if (strcmp(settings.policy, state.policy) != 0)
+				appendStringInfo(&why, "; policy: %s (auto) runs %s%s", state.policy,
+								 settings.policy, auto_spec ? ", chosen by replay on the history" :
+								 " until the scheduler has chosen by replay on the history");
+			else
+				appendStringInfo(&why, "; policy: %s", state.policy);
 		}
 	}
 	PG_FINALLY();

@@ -5,9 +5,11 @@
 # For ARMS candidates (default 250 500 1000 2000 3000 4000) on a synthetic matrix
 # of 300 data sets (scripts/bench/make_wide_matrix.py: Oboe-like quality,
 # size-driven runtimes):
-#   replay    easeml-replay, 20 tenants x 2 draws, policies default and
-#             tenant_bo, --overhead 1, cost model size_gp: CPU seconds
-#             (prior and cost-model fits per draw included);
+#   replay    easeml-replay, 20 tenants x 2 draws, policies hybrid:cost
+#             and tenant_bo, --overhead 1, cost model size_gp: CPU seconds
+#             (prior and cost-model fits per draw included; default, which
+#             is auto, would add its choice's inner replays, docs/
+#             scheduler.md 7.6);
 #   dense     the same with --dense-prior-fit (the prior's hyperparameter
 #             grid scored with K x K factorisations, as before the low-rank
 #             form), only up to DENSE_MAX arms (default 1200): the peer;
@@ -39,7 +41,7 @@ replay() {
 	shift
 	./easeml-replay --quality "$d/quality.csv" --cost "$d/runtime.csv" \
 		--sizes "$d/sizes.csv" --tenants 20 --draws 2 --seed 1 --overhead 1 \
-		--policies default,tenant_bo "$@"
+		--policies hybrid:cost,tenant_bo "$@"
 }
 
 printf "%6s %14s %14s %9s %14s %14s\n" arms replay_cpu_s dense_cpu_s ratio decision_ms decision_p99

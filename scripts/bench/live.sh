@@ -54,13 +54,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# the stub trainer: the real one for the device probe and model checks
+# the stub trainer: the real one for the device probe and model checks;
+# a run reports its score through the database with the run's token, as
+# the real trainer does (easeml.trainer_attach, easeml.trainer_result)
 cat >"$tmp/stub_trainer" <<EOF
 #!/bin/sh
 case "\$1" in --run) ;; *) exec "$BINDIR/easeml-trainer" "\$@" ;; esac
-dir=\$4
 sleep $TRAIN_SECONDS
-printf '{"score": 0.%04d}\n' \$(( (\$2 * 7919) % 10000 )) > "\$dir/metrics.json"
+score=\$(printf '0.%04d' \$(( (\$2 * 7919) % 10000 )))
+exec "$BINDIR/psql" "\$EASEML_CONNINFO" -X -q -o /dev/null -v ON_ERROR_STOP=1 \\
+	-c "SELECT easeml.trainer_attach(\$2, '\$EASEML_RUN_TOKEN')" \\
+	-c "SELECT easeml.trainer_result(\$2, 0, '{\"score\": \$score}', NULL)"
 EOF
 chmod 755 "$tmp/stub_trainer"
 
@@ -113,7 +117,8 @@ while :; do
 	sleep 5
 done
 psql -c "ALTER SYSTEM SET easeml.enabled = off" -c "SELECT pg_reload_conf()" >/dev/null
-echo "# $done_runs runs finished in $(( $(date +%s) - start )) s"
+echo "# $done_runs runs finished in $(( $(date +%s) - start )) s; by status: \
+$(psql -At -c "SELECT string_agg(status || ' ' || n, ', ' ORDER BY status) FROM (SELECT status, count(*) AS n FROM easeml.runs GROUP BY status) s")"
 
 # gaps and busy share per window of finished runs (by end order)
 psql -At -F ' ' <<EOF >"$tmp/windows"

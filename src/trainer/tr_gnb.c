@@ -32,209 +32,282 @@
 #define GNB_LOSS_ROWS 1000
 #define GNB_BLOCK 1024			/* rows scored at a time (bounds A and S) */
 
-static int
-GnbFit(const TrContext *ctx, TrResult *res)
+/* One gnb fit: the statistics, the expanded scoring terms, the buffers. */
+typedef struct GnbWork
 {
-	const TrData *data = ctx->data;
-	int			n = data->n_train,
-				nv = data->n_val,
-				d = data->d,
-				k = data->n_classes;
-	double		smoothing = TrParamDouble(ctx->params, "var_smoothing", 1e-9);
-	double	   *mu = calloc((size_t) k * d, sizeof(double));
-	double	   *var = calloc((size_t) k * d, sizeof(double));
-	double	   *prior = calloc(k, sizeof(double));
-	double	   *cnt = calloc(k, sizeof(double));
-	double	   *colmean = calloc(d, sizeof(double));
-	double	   *colvar = calloc(d, sizeof(double));
-	double	   *A = NULL,
-			   *B = NULL,
-			   *C = NULL,
-			   *S = NULL,
-			   *cst = NULL;
-	int		   *pred = NULL;
-	double		eps = 0.0,
-				nll = 0.0;
-	int			rc = -1,
-				nloss = 1;
+	const TrData *data;
+	int			n;
+	int			nv;
+	int			d;
+	int			k;
+	double	   *mu;				/* k x d class means */
+	double	   *var;			/* k x d class variances + eps */
+	double	   *prior;			/* k */
+	double	   *cnt;			/* k */
+	double	   *colmean;		/* d */
+	double	   *colvar;			/* d */
+	double	   *B;				/* k x d: 1/s2 */
+	double	   *C;				/* k x d: mu/s2 */
+	double	   *cst;			/* k: log prior - 1/2 sum log(2 pi s2) + mu^2/s2 */
+	double	   *A;				/* GNB_BLOCK x d */
+	double	   *S;				/* GNB_BLOCK x k */
+	int		   *pred;			/* nv */
+} GnbWork;
 
-	if (!mu || !var || !prior || !cnt || !colmean || !colvar)
-		goto oom;
+static void
+GnbWorkFree(GnbWork *w)
+{
+	free(w->mu);
+	free(w->var);
+	free(w->prior);
+	free(w->cnt);
+	free(w->colmean);
+	free(w->colvar);
+	free(w->B);
+	free(w->C);
+	free(w->cst);
+	free(w->A);
+	free(w->S);
+	free(w->pred);
+}
 
-	/* class means and overall column means */
+static int
+GnbWorkAlloc(GnbWork *w, const TrData *data)
+{
+	size_t		kd;
+
+	memset(w, 0, sizeof(*w));
+	w->data = data;
+	w->n = data->n_train;
+	w->nv = data->n_val;
+	w->d = data->d;
+	w->k = data->n_classes;
+	kd = (size_t) w->k * w->d;
+	w->mu = calloc(kd, sizeof(double));
+	w->var = calloc(kd, sizeof(double));
+	w->prior = calloc(w->k, sizeof(double));
+	w->cnt = calloc(w->k, sizeof(double));
+	w->colmean = calloc(w->d, sizeof(double));
+	w->colvar = calloc(w->d, sizeof(double));
+	w->B = malloc(sizeof(double) * kd);
+	w->C = malloc(sizeof(double) * kd);
+	w->cst = malloc(sizeof(double) * w->k);
+	w->A = malloc(sizeof(double) * (size_t) GNB_BLOCK * w->d);
+	w->S = malloc(sizeof(double) * (size_t) GNB_BLOCK * w->k);
+	w->pred = malloc(sizeof(int) * (w->nv > 0 ? w->nv : 1));
+	return w->mu && w->var && w->prior && w->cnt && w->colmean && w->colvar &&
+		w->B && w->C && w->cst && w->A && w->S && w->pred;
+}
+
+/* Class means, priors and smoothed variances (two passes, in double). */
+static void
+GnbStatistics(GnbWork *w, double smoothing)
+{
+	const TrData *data = w->data;
+	int			n = w->n,
+				d = w->d;
+	double		eps = 0.0;
+
 	for (int i = 0; i < n; i++)
 	{
 		const float *x = data->Xtr + (size_t) i * d;
-		double	   *m = mu + (size_t) data->ytr[i] * d;
+		double	   *m = w->mu + (size_t) data->ytr[i] * d;
 
-		cnt[data->ytr[i]] += 1.0;
+		w->cnt[data->ytr[i]] += 1.0;
 		for (int j = 0; j < d; j++)
 		{
 			m[j] += x[j];
-			colmean[j] += x[j];
+			w->colmean[j] += x[j];
 		}
 	}
-	for (int c = 0; c < k; c++)
+	for (int c = 0; c < w->k; c++)
 		for (int j = 0; j < d; j++)
-			mu[(size_t) c * d + j] /= (cnt[c] > 0 ? cnt[c] : 1.0);
+			w->mu[(size_t) c * d + j] /= (w->cnt[c] > 0 ? w->cnt[c] : 1.0);
 	for (int j = 0; j < d; j++)
-		colmean[j] /= n;
+		w->colmean[j] /= n;
 	for (int i = 0; i < n; i++)
 	{
 		const float *x = data->Xtr + (size_t) i * d;
-		const double *m = mu + (size_t) data->ytr[i] * d;
-		double	   *v = var + (size_t) data->ytr[i] * d;
+		const double *m = w->mu + (size_t) data->ytr[i] * d;
+		double	   *v = w->var + (size_t) data->ytr[i] * d;
 
 		for (int j = 0; j < d; j++)
 		{
 			double		e = x[j] - m[j],
-						g = x[j] - colmean[j];
+						g = x[j] - w->colmean[j];
 
 			v[j] += e * e;
-			colvar[j] += g * g;
+			w->colvar[j] += g * g;
 		}
 	}
 	for (int j = 0; j < d; j++)
-		eps = fmax(eps, colvar[j] / n);
+		eps = fmax(eps, w->colvar[j] / n);
 	eps *= smoothing;
 	if (!(eps > 0.0))
 		eps = smoothing > 0.0 ? smoothing : 1e-300;		/* all columns constant */
-	for (int c = 0; c < k; c++)
+	for (int c = 0; c < w->k; c++)
 	{
-		prior[c] = cnt[c] / n;
+		w->prior[c] = w->cnt[c] / n;
 		for (int j = 0; j < d; j++)
-			var[(size_t) c * d + j] = var[(size_t) c * d + j] /
-				(cnt[c] > 0 ? cnt[c] : 1.0) + eps;
+			w->var[(size_t) c * d + j] = w->var[(size_t) c * d + j] /
+				(w->cnt[c] > 0 ? w->cnt[c] : 1.0) + eps;
 	}
+}
 
-	/* B = 1/s2 (k x d), C = mu/s2 (k x d), cst_c = log prior - 1/2 sum ... */
-	B = malloc(sizeof(double) * (size_t) k * d);
-	C = malloc(sizeof(double) * (size_t) k * d);
-	cst = malloc(sizeof(double) * k);
-	A = malloc(sizeof(double) * (size_t) GNB_BLOCK * d);
-	S = malloc(sizeof(double) * (size_t) GNB_BLOCK * k);
-	pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
-	if (!B || !C || !cst || !A || !S || !pred)
-		goto oom;
-	for (int c = 0; c < k; c++)
+/* B = 1/s2, C = mu/s2, cst_c = log prior - 1/2 sum (log(2 pi s2) + mu^2/s2). */
+static void
+GnbScoringTerms(GnbWork *w)
+{
+	int			d = w->d;
+
+	for (int c = 0; c < w->k; c++)
 	{
-		double		s = prior[c] > 0 ? log(prior[c]) : -INFINITY;
+		double		s = w->prior[c] > 0 ? log(w->prior[c]) : -INFINITY;
 
 		for (int j = 0; j < d; j++)
 		{
-			double		v = var[(size_t) c * d + j],
-						m = mu[(size_t) c * d + j];
+			double		v = w->var[(size_t) c * d + j],
+						m = w->mu[(size_t) c * d + j];
 
-			B[(size_t) c * d + j] = 1.0 / v;
-			C[(size_t) c * d + j] = m / v;
+			w->B[(size_t) c * d + j] = 1.0 / v;
+			w->C[(size_t) c * d + j] = m / v;
 			s -= 0.5 * (log(2.0 * M_PI * v) + m * m / v);
 		}
-		cst[c] = s;
+		w->cst[c] = s;
 	}
+}
 
-	/*
-	 * Scores for a sample of training rows (for the reported loss; at most
-	 * GNB_LOSS_ROWS, evenly strided, so the loss never costs more than the
-	 * fit) and for all validation rows.
-	 */
-	for (int pass = 0; pass < 2; pass++)
+/*
+ * Class scores of rows X[i0 * stride], X[(i0 + 1) * stride], ... (rows of
+ * them, at most GNB_BLOCK) into S: -1/2 X^2 B^T + X C^T + cst.
+ */
+static void
+GnbScoreBlock(GnbWork *w, const float *X, int i0, int rows, int stride)
+{
+	int			d = w->d,
+				k = w->k;
+
+	for (int i = 0; i < rows; i++)
 	{
-		int			stride = pass == 0 ? (n + GNB_LOSS_ROWS - 1) / GNB_LOSS_ROWS : 1;
-		const float *X = pass == 0 ? data->Xtr : data->Xva;
-		int			m = pass == 0 ? (n + stride - 1) / stride : nv;
-		const float *src;
+		const float *src = X + (size_t) (i0 + i) * stride * d;
 
-		if (pass == 0)
-			nloss = m;
+		for (int j = 0; j < d; j++)
+			w->A[(size_t) i * d + j] = (double) src[j] * src[j];
+	}
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, d,
+				-0.5, w->A, d, w->B, d, 0.0, w->S, k);
+	for (int i = 0; i < rows; i++)
+	{
+		const float *src = X + (size_t) (i0 + i) * stride * d;
 
-		if (TrCancelled(ctx))
+		for (int j = 0; j < d; j++)
+			w->A[(size_t) i * d + j] = (double) src[j];
+	}
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, d,
+				1.0, w->A, d, w->C, d, 1.0, w->S, k);
+	for (int i = 0; i < rows; i++)
+		for (int c = 0; c < k; c++)
+			w->S[(size_t) i * k + c] += w->cst[c];
+}
+
+/* Index of the largest of s[0..k). */
+static int
+ArgMax(const double *s, int k)
+{
+	int			best = 0;
+
+	for (int c = 1; c < k; c++)
+		if (s[c] > s[best])
+			best = c;
+	return best;
+}
+
+/*
+ * Mean negative log posterior of the true class over at most GNB_LOSS_ROWS
+ * evenly strided training rows (so the loss never costs more than the fit).
+ */
+static double
+GnbTrainLoss(GnbWork *w)
+{
+	int			stride = (w->n + GNB_LOSS_ROWS - 1) / GNB_LOSS_ROWS;
+	int			m = (w->n + stride - 1) / stride;
+	double		nll = 0.0;
+
+	for (int i0 = 0; i0 < m; i0 += GNB_BLOCK)
+	{
+		int			rows = m - i0 < GNB_BLOCK ? m - i0 : GNB_BLOCK;
+
+		GnbScoreBlock(w, w->data->Xtr, i0, rows, stride);
+		for (int i = 0; i < rows; i++)
 		{
-			TrSetError(res, "cancelled");
-			goto done;
-		}
-		for (int i0 = 0; i0 < m; i0 += GNB_BLOCK)
-		{
-			int			rows = m - i0 < GNB_BLOCK ? m - i0 : GNB_BLOCK;
+			const double *s = w->S + (size_t) i * w->k;
+			int			best = ArgMax(s, w->k);
+			double		sum = 0.0;
 
-			for (int i = 0; i < rows; i++)
-			{
-				src = X + (size_t) (i0 + i) * stride * d;
-				for (int j = 0; j < d; j++)
-					A[(size_t) i * d + j] = (double) src[j] * src[j];
-			}
-			/* S = -1/2 X^2 B^T */
-			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, d,
-						-0.5, A, d, B, d, 0.0, S, k);
-			for (int i = 0; i < rows; i++)
-			{
-				src = X + (size_t) (i0 + i) * stride * d;
-				for (int j = 0; j < d; j++)
-					A[(size_t) i * d + j] = (double) src[j];
-			}
-			/* S += X C^T */
-			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, d,
-						1.0, A, d, C, d, 1.0, S, k);
-			for (int i = 0; i < rows; i++)
-			{
-				double	   *s = S + (size_t) i * k;
-				int			best = 0;
-
-				for (int c = 0; c < k; c++)
-				{
-					s[c] += cst[c];
-					if (s[c] > s[best])
-						best = c;
-				}
-				if (pass == 0)
-				{
-					/* mean negative log posterior of the true class */
-					double		sum = 0.0;
-
-					for (int c = 0; c < k; c++)
-						sum += exp(s[c] - s[best]);
-					nll += s[best] + log(sum) -
-						s[data->ytr[(size_t) (i0 + i) * stride]];
-				}
-				else
-					pred[i0 + i] = best;
-			}
+			for (int c = 0; c < w->k; c++)
+				sum += exp(s[c] - s[best]);
+			nll += s[best] + log(sum) - s[w->data->ytr[(size_t) (i0 + i) * stride]];
 		}
 	}
-	res->train_loss = nll / nloss;
-	res->score = TrAccuracy(pred, data->yva, nv);
+	return nll / m;
+}
+
+/* The most probable class of every validation row, into pred. */
+static void
+GnbPredictValidation(GnbWork *w)
+{
+	for (int i0 = 0; i0 < w->nv; i0 += GNB_BLOCK)
+	{
+		int			rows = w->nv - i0 < GNB_BLOCK ? w->nv - i0 : GNB_BLOCK;
+
+		GnbScoreBlock(w, w->data->Xva, i0, rows, 1);
+		for (int i = 0; i < rows; i++)
+			w->pred[i0 + i] = ArgMax(w->S + (size_t) i * w->k, w->k);
+	}
+}
+
+static int
+GnbFit(const TrContext *ctx, TrResult *res)
+{
+	GnbWork		w;
+	TrArtifact	art;
+	int64_t		dims[2];
+	int			rc = -1;
+
+	if (!GnbWorkAlloc(&w, ctx->data))
+	{
+		TrSetError(res, "out of memory for gnb (%d features x %d classes)", w.d, w.k);
+		goto done;
+	}
+	GnbStatistics(&w, TrParamDouble(ctx->params, "var_smoothing", 1e-9));
+	GnbScoringTerms(&w);
+	if (TrCancelled(ctx))
+	{
+		TrSetError(res, "cancelled");
+		goto done;
+	}
+	res->train_loss = GnbTrainLoss(&w);
+	if (TrCancelled(ctx))
+	{
+		TrSetError(res, "cancelled");
+		goto done;
+	}
+	GnbPredictValidation(&w);
+	res->score = TrAccuracy(w.pred, ctx->data->yva, w.nv);
 	res->epochs = 1;
 	TrReportProgress(ctx, 1, res->train_loss);
+	TrArtifactBegin(&art, "gnb", ctx->data);
+	dims[0] = w.k;
+	dims[1] = w.d;
+	TrArtifactAdd(&art, "theta", TR_DT_F64, 2, dims, w.mu);
+	TrArtifactAdd(&art, "var", TR_DT_F64, 2, dims, w.var);
+	dims[0] = w.k;
+	TrArtifactAdd(&art, "prior", TR_DT_F64, 1, dims, w.prior);
+	if (TrArtifactFinish(&art, res) == 0)
+		rc = 0;
 
-	{
-		TrArtifact art;
-		int64_t		dims[2] = {k, d};
-
-		TrArtifactBegin(&art, "gnb", data);
-		TrArtifactAdd(&art, "theta", TR_DT_F64, 2, dims, mu);
-		TrArtifactAdd(&art, "var", TR_DT_F64, 2, dims, var);
-		dims[0] = k;
-		TrArtifactAdd(&art, "prior", TR_DT_F64, 1, dims, prior);
-		if (TrArtifactFinish(&art, res) != 0)
-			goto done;
-	}
-	rc = 0;
-	goto done;
-
-oom:
-	TrSetError(res, "out of memory for gnb (%d features x %d classes)", d, k);
 done:
-	free(mu);
-	free(var);
-	free(prior);
-	free(cnt);
-	free(colmean);
-	free(colvar);
-	free(A);
-	free(B);
-	free(C);
-	free(S);
-	free(cst);
-	free(pred);
+	GnbWorkFree(&w);
 	return rc;
 }
 

@@ -221,9 +221,148 @@ RunCommandOffline(const TrTable *tab, char **command, json_object *params,
 	return rc;
 }
 
-/* offline mode */
+/* What the offline command line asks for. */
+typedef struct OfflineArgs
+{
+	const char *csv;
+	const char *train_csv;
+	const char *val_csv;
+	const char *target;
+	const char *family;
+	const char *params_text;
+	const char *metrics_out;
+	const char *artifact_out;
+	int			kind;
+	int			threads;
+	int			verbose;
+	TrPrepOptions popt;
+	char	   *command[64];
+	int			ncommand;
+} OfflineArgs;
+
+#define OPT_EXIT_OK		1		/* done (--help, --list-families) */
+#define OPT_BAD			(-1)	/* a message was printed */
+
 static int
-OfflineMain(int argc, char **argv)
+OptionError(const char *msg)
+{
+	fprintf(stderr, "easeml-trainer: %s\n", msg);
+	return OPT_BAD;
+}
+
+/* --kind, --impute, --seed, --image-shape and the other valued options. */
+static int
+ParseValueOption(int c, char *arg, OfflineArgs *a)
+{
+	char	   *end;
+
+	switch (c)
+	{
+		case 'k':
+			if (strcmp(arg, "classification") != 0 && strcmp(arg, "regression") != 0)
+				return OptionError("--kind must be classification or regression");
+			a->kind = strcmp(arg, "regression") == 0 ? TR_KIND_REGRESSION : TR_KIND_CLASSIFICATION;
+			return 0;
+		case 's':
+			errno = 0;
+			a->popt.seed = strtoull(arg, &end, 10);
+			if (errno != 0 || *end != '\0' || arg[0] == '-')
+				return OptionError("--seed must be a non-negative integer");
+			return 0;
+		case 'v':
+			a->popt.val_fraction = strtod(arg, &end);
+			return *end != '\0' ? OptionError("--val-fraction must be a number") : 0;
+		case 'j':
+			a->threads = (int) strtol(arg, &end, 10);
+			if (*end != '\0' || a->threads < 1 || a->threads > 1024)
+				return OptionError("--threads must be an integer in [1, 1024]");
+			return 0;
+		case 'i':
+			if (sscanf(arg, "%d,%d,%d", &a->popt.channels, &a->popt.height,
+					   &a->popt.width) != 3 || a->popt.channels <= 0 ||
+				a->popt.height <= 0 || a->popt.width <= 0)
+				return OptionError("--image-shape must be C,H,W with positive integers");
+			return 0;
+		case 'I':
+			if (strcmp(arg, "mean") == 0)
+				a->popt.strategy = TR_IMPUTE_MEAN;
+			else if (strcmp(arg, "median") == 0)
+				a->popt.strategy = TR_IMPUTE_MEDIAN;
+			else if (strcmp(arg, "most_frequent") == 0)
+				a->popt.strategy = TR_IMPUTE_MOST_FREQUENT;
+			else
+				return OptionError("--impute must be mean, median or most_frequent");
+			return 0;
+		case 'F':
+			a->popt.folds = (int) strtol(arg, &end, 10);
+			if (*end != '\0' || a->popt.folds < 2 || a->popt.folds > 100)
+				return OptionError("--folds must be an integer in [2, 100]");
+			return 0;
+		case 'X':
+			if (a->ncommand >= (int) (sizeof(a->command) / sizeof(a->command[0])) - 1)
+				return OptionError("too many --command arguments");
+			a->command[a->ncommand++] = arg;
+			return 0;
+	}
+	Usage(stderr);
+	return OPT_BAD;
+}
+
+/* One getopt_long answer into a. */
+static int
+ParseOfflineOption(int c, char *arg, OfflineArgs *a)
+{
+	switch (c)
+	{
+		case 'c':
+			a->csv = arg;
+			return 0;
+		case 'T':
+			a->train_csv = arg;
+			return 0;
+		case 'V':
+			a->val_csv = arg;
+			return 0;
+		case 't':
+			a->target = arg;
+			return 0;
+		case 'f':
+			a->family = arg;
+			return 0;
+		case 'p':
+			a->params_text = arg;
+			return 0;
+		case 'm':
+			a->metrics_out = arg;
+			return 0;
+		case 'a':
+			a->artifact_out = arg;
+			return 0;
+		case 'R':
+			a->popt.metric = arg;
+			return 0;
+		case 'N':
+			a->popt.impute = 0;
+			return 0;
+		case 'M':
+			a->popt.no_indicator = 1;
+			return 0;
+		case 'q':
+			a->verbose = 1;
+			return 0;
+		case 'L':
+			TrFamilyList(PrintFamily, NULL);
+			return OPT_EXIT_OK;
+		case 'h':
+			Usage(stdout);
+			return OPT_EXIT_OK;
+	}
+	return ParseValueOption(c, arg, a);
+}
+
+/* The whole command line; 0 to train, OPT_EXIT_OK or OPT_BAD. */
+static int
+ParseOfflineArgs(int argc, char **argv, OfflineArgs *a)
 {
 	static const struct option longopts[] = {
 		{"csv", required_argument, NULL, 'c'},
@@ -250,239 +389,120 @@ OfflineMain(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
-	const char *csv = NULL,
-			   *train_csv = NULL,
-			   *val_csv = NULL,
-			   *target = NULL,
-			   *family = NULL,
-			   *params_text = NULL,
-			   *metrics_out = NULL,
-			   *artifact_out = NULL;
-	int			kind = TR_KIND_CLASSIFICATION,
-				threads = 1,
-				verbose = 0,
-				opt_c;
-	TrPrepOptions popt;
+	int			c,
+				rc;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+		if ((rc = ParseOfflineOption(c, optarg, a)) != 0)
+			return rc;
+	if (optind < argc)
+	{
+		fprintf(stderr, "easeml-trainer: unexpected argument \"%s\"\n", argv[optind]);
+		Usage(stderr);
+		return OPT_BAD;
+	}
+	a->command[a->ncommand] = NULL;
+	if (a->target == NULL || (a->family == NULL) == (a->ncommand == 0) ||
+		(a->csv == NULL) == (a->train_csv == NULL || a->val_csv == NULL) ||
+		(a->train_csv == NULL) != (a->val_csv == NULL))
+	{
+		fprintf(stderr, "easeml-trainer: need --target, one of --family or --command, and either --csv or --train-csv with --val-csv\n");
+		Usage(stderr);
+		return OPT_BAD;
+	}
+	return 0;
+}
+
+/* The metrics line, to stdout and to --metrics-out; the artifact to its file. */
+static int
+WriteOfflineOutputs(const OfflineArgs *a, json_object *metrics, const TrResult *res,
+					char *err, size_t errlen)
+{
+	const char *text = json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN);
+
+	printf("%s\n", text);
+	fflush(stdout);
+	if (a->metrics_out != NULL)
+	{
+		size_t		len = strlen(text);
+		char	   *line = malloc(len + 2);
+		int			rc;
+
+		if (line == NULL)
+		{
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		memcpy(line, text, len);
+		line[len] = '\n';
+		rc = WriteFile(a->metrics_out, line, len + 1);
+		free(line);
+		if (rc != 0)
+			return 1;			/* WriteFile said why */
+	}
+	if (a->artifact_out != NULL && res->artifact != NULL &&
+		WriteFile(a->artifact_out, res->artifact, res->artifact_len) != 0)
+		return 1;
+	return 0;
+}
+
+/* offline mode */
+static int
+OfflineMain(int argc, char **argv)
+{
+	OfflineArgs a;
 	TrTable		tab,
 				vtab;
 	TrResult	res;
 	json_object *params = NULL,
 			   *metrics = NULL;
 	unsigned char *split = NULL;
-	char	   *command[64];
-	int			ncommand = 0;
 	char		err[TR_ERRLEN];
-	const char *text;
-	int			status = 1;
-	char	   *end;
+	int			status = 1,
+				rc;
 
-	memset(&popt, 0, sizeof(popt));
-	memset(&tab, 0, sizeof(tab));
-	memset(&vtab, 0, sizeof(vtab));
-	TrResultInit(&res);
-	popt.val_fraction = 0.2;
-	popt.impute = 1;
-
-	while ((opt_c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+	memset(&a, 0, sizeof(a));
+	a.kind = TR_KIND_CLASSIFICATION;
+	a.threads = 1;
+	a.popt.val_fraction = 0.2;
+	a.popt.impute = 1;
+	if ((rc = ParseOfflineArgs(argc, argv, &a)) != 0)
+		return rc == OPT_EXIT_OK ? 0 : 1;
+	if (a.params_text != NULL)
 	{
-		switch (opt_c)
-		{
-			case 'c':
-				csv = optarg;
-				break;
-			case 'T':
-				train_csv = optarg;
-				break;
-			case 'V':
-				val_csv = optarg;
-				break;
-			case 't':
-				target = optarg;
-				break;
-			case 'k':
-				if (strcmp(optarg, "classification") == 0)
-					kind = TR_KIND_CLASSIFICATION;
-				else if (strcmp(optarg, "regression") == 0)
-					kind = TR_KIND_REGRESSION;
-				else
-				{
-					fprintf(stderr, "easeml-trainer: --kind must be classification or regression\n");
-					return 1;
-				}
-				break;
-			case 'f':
-				family = optarg;
-				break;
-			case 'p':
-				params_text = optarg;
-				break;
-			case 's':
-				errno = 0;
-				popt.seed = strtoull(optarg, &end, 10);
-				if (errno != 0 || *end != '\0' || optarg[0] == '-')
-				{
-					fprintf(stderr, "easeml-trainer: --seed must be a non-negative integer\n");
-					return 1;
-				}
-				break;
-			case 'v':
-				popt.val_fraction = strtod(optarg, &end);
-				if (*end != '\0')
-				{
-					fprintf(stderr, "easeml-trainer: --val-fraction must be a number\n");
-					return 1;
-				}
-				break;
-			case 'j':
-				threads = (int) strtol(optarg, &end, 10);
-				if (*end != '\0' || threads < 1 || threads > 1024)
-				{
-					fprintf(stderr, "easeml-trainer: --threads must be an integer in [1, 1024]\n");
-					return 1;
-				}
-				break;
-			case 'i':
-				if (sscanf(optarg, "%d,%d,%d", &popt.channels, &popt.height,
-						   &popt.width) != 3 || popt.channels <= 0 ||
-					popt.height <= 0 || popt.width <= 0)
-				{
-					fprintf(stderr, "easeml-trainer: --image-shape must be C,H,W with positive integers\n");
-					return 1;
-				}
-				break;
-			case 'm':
-				metrics_out = optarg;
-				break;
-			case 'a':
-				artifact_out = optarg;
-				break;
-			case 'N':
-				popt.impute = 0;
-				break;
-			case 'I':
-				if (strcmp(optarg, "mean") == 0)
-					popt.strategy = TR_IMPUTE_MEAN;
-				else if (strcmp(optarg, "median") == 0)
-					popt.strategy = TR_IMPUTE_MEDIAN;
-				else if (strcmp(optarg, "most_frequent") == 0)
-					popt.strategy = TR_IMPUTE_MOST_FREQUENT;
-				else
-				{
-					fprintf(stderr, "easeml-trainer: --impute must be mean, median or most_frequent\n");
-					return 1;
-				}
-				break;
-			case 'M':
-				popt.no_indicator = 1;
-				break;
-			case 'F':
-				popt.folds = (int) strtol(optarg, &end, 10);
-				if (*end != '\0' || popt.folds < 2 || popt.folds > 100)
-				{
-					fprintf(stderr, "easeml-trainer: --folds must be an integer in [2, 100]\n");
-					return 1;
-				}
-				break;
-			case 'R':
-				popt.metric = optarg;
-				break;
-			case 'q':
-				verbose = 1;
-				break;
-			case 'L':
-				TrFamilyList(PrintFamily, NULL);
-				return 0;
-			case 'X':
-				if (ncommand >= (int) (sizeof(command) / sizeof(command[0])) - 1)
-				{
-					fprintf(stderr, "easeml-trainer: too many --command arguments\n");
-					return 1;
-				}
-				command[ncommand++] = optarg;
-				break;
-			case 'h':
-				Usage(stdout);
-				return 0;
-			default:
-				Usage(stderr);
-				return 1;
-		}
-	}
-	if (optind < argc)
-	{
-		fprintf(stderr, "easeml-trainer: unexpected argument \"%s\"\n", argv[optind]);
-		Usage(stderr);
-		return 1;
-	}
-	command[ncommand] = NULL;
-	if (target == NULL || (family == NULL) == (ncommand == 0) ||
-		(csv == NULL) == (train_csv == NULL || val_csv == NULL) ||
-		(train_csv == NULL) != (val_csv == NULL))
-	{
-		fprintf(stderr, "easeml-trainer: need --target, one of --family or --command, and either --csv or --train-csv with --val-csv\n");
-		Usage(stderr);
-		return 1;
-	}
-	if (params_text != NULL)
-	{
-		params = json_tokener_parse(params_text);
+		params = json_tokener_parse(a.params_text);
 		if (params == NULL || !json_object_is_type(params, json_type_object))
 		{
-			fprintf(stderr, "easeml-trainer: --params is not a JSON object: %s\n",
-					params_text);
+			fprintf(stderr, "easeml-trainer: --params is not a JSON object: %s\n", a.params_text);
 			json_object_put(params);
 			return 1;
 		}
 	}
+	memset(&tab, 0, sizeof(tab));
+	memset(&vtab, 0, sizeof(vtab));
+	TrResultInit(&res);
 
-	if (TrLoadCsv(csv ? csv : train_csv, target, kind, &tab, err, sizeof(err)) != 0)
+	if (TrLoadCsv(a.csv ? a.csv : a.train_csv, a.target, a.kind, &tab, err, sizeof(err)) != 0)
 		goto error;
-	if (val_csv != NULL)
+	if (a.val_csv != NULL)
 	{
-		if (TrLoadCsv(val_csv, target, kind, &vtab, err, sizeof(err)) != 0)
+		if (TrLoadCsv(a.val_csv, a.target, a.kind, &vtab, err, sizeof(err)) != 0 ||
+			(split = ConcatTables(&tab, &vtab, err, sizeof(err))) == NULL)
 			goto error;
-		split = ConcatTables(&tab, &vtab, err, sizeof(err));
-		if (split == NULL)
-			goto error;
-		popt.fixed_split = split;
+		a.popt.fixed_split = split;
 	}
-
-	if (ncommand > 0 ? RunCommandOffline(&tab, command, params, &popt, verbose, threads,
-										 &res, &metrics) != 0 :
-		TrRunCandidate(&tab, family, params, &popt,
-					   verbose ? PrintProgress : NULL, NULL, &cancel_requested,
-					   threads, &res, &metrics) != 0)
+	if (a.ncommand > 0 ?
+		RunCommandOffline(&tab, a.command, params, &a.popt, a.verbose, a.threads, &res, &metrics) != 0 :
+		TrRunCandidate(&tab, a.family, params, &a.popt, a.verbose ? PrintProgress : NULL, NULL,
+					   &cancel_requested, a.threads, &res, &metrics) != 0)
 	{
 		snprintf(err, sizeof(err), "%s", res.error);
 		goto error;
 	}
-	text = json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN);
-	printf("%s\n", text);
-	fflush(stdout);
-	if (metrics_out != NULL)
-	{
-		char	   *line;
-		size_t		len = strlen(text);
-
-		line = malloc(len + 2);
-		if (line == NULL)
-		{
-			snprintf(err, sizeof(err), "out of memory");
-			goto error;
-		}
-		memcpy(line, text, len);
-		line[len] = '\n';
-		if (WriteFile(metrics_out, line, len + 1) != 0)
-		{
-			free(line);
-			goto cleanup;
-		}
-		free(line);
-	}
-	if (artifact_out != NULL && res.artifact != NULL &&
-		WriteFile(artifact_out, res.artifact, res.artifact_len) != 0)
-		goto cleanup;
-	status = 0;
+	rc = WriteOfflineOutputs(&a, metrics, &res, err, sizeof(err));
+	if (rc < 0)
+		goto error;
+	status = rc == 0 ? 0 : 1;
 	goto cleanup;
 
 error:

@@ -36,6 +36,7 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,6 +411,21 @@ oom:
 	return -1;
 }
 
+/* Format the reason into err; -1. */
+static int
+PrepError(char *err, size_t errlen, const char *fmt,...) pg_attribute_printf(3, 4);
+
+static int
+PrepError(char *err, size_t errlen, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 /* Rows, classes and split of one TrPrepare call. */
 typedef struct PrepWork
 {
@@ -444,35 +460,35 @@ CheckPrepInput(const TrTable *tab, const TrPrepOptions *opt, char *err, size_t e
 	char		nb[32];
 
 	if (n <= 0 || d <= 0 || (tab->X == NULL && tab->rows == NULL))
-		return snprintf(err, errlen, "the table has no rows or no feature columns (%d rows, %d features)",
-						n, d), -1;
+		return PrepError(err, errlen, "the table has no rows or no feature columns (%d rows, %d features)",
+						n, d);
 	/* a caller bug: take_rows promised the table would not be read again */
 	if (tab->rows != NULL && tab->rows->taken)
-		return snprintf(err, errlen, "the table's rows were already handed to a prepared split"), -1;
+		return PrepError(err, errlen, "the table's rows were already handed to a prepared split");
 	if (tab->kind != TR_KIND_CLASSIFICATION && tab->kind != TR_KIND_REGRESSION)
-		return snprintf(err, errlen, "unknown task kind %d", tab->kind), -1;
+		return PrepError(err, errlen, "unknown task kind %d", tab->kind);
 	if ((tab->kind == TR_KIND_CLASSIFICATION && tab->labels == NULL) ||
 		(tab->kind == TR_KIND_REGRESSION && tab->t == NULL))
-		return snprintf(err, errlen, "the table has no target column"), -1;
+		return PrepError(err, errlen, "the table has no target column");
 	if (opt->folds > 1 && (opt->folds > 100 || opt->fold < 0 || opt->fold >= opt->folds))
-		return snprintf(err, errlen, "fold %d of %d does not exist", opt->fold, opt->folds), -1;
+		return PrepError(err, errlen, "fold %d of %d does not exist", opt->fold, opt->folds);
 	if (opt->fixed_split == NULL && opt->folds <= 1 &&
 		!(opt->val_fraction > 0.0 && opt->val_fraction <= 0.9))
-		return snprintf(err, errlen, "validation fraction %g is outside (0, 0.9]",
-						opt->val_fraction), -1;
+		return PrepError(err, errlen, "validation fraction %g is outside (0, 0.9]",
+						opt->val_fraction);
 	if ((opt->channels > 0 || opt->height > 0 || opt->width > 0) &&
 		(opt->channels <= 0 || opt->height <= 0 || opt->width <= 0 ||
 		 (long) opt->channels * opt->height * opt->width != d))
-		return snprintf(err, errlen,
+		return PrepError(err, errlen,
 						"image shape %dx%dx%d (channels x height x width) does not match %d feature columns",
-						opt->channels, opt->height, opt->width, d), -1;
+						opt->channels, opt->height, opt->width, d);
 	/* Inf anywhere is corrupted input: report the first one */
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < d; j++)
 			if (isinf(TrCell(tab, i, j)))
-				return snprintf(err, errlen,
+				return PrepError(err, errlen,
 								"feature column \"%s\" holds an infinite value (data row %d); clean the data",
-								ColName(tab, j, nb, sizeof(nb)), i + 1), -1;
+								ColName(tab, j, nb, sizeof(nb)), i + 1);
 	return 0;
 }
 
@@ -485,9 +501,9 @@ UsableRows(const TrTable *tab, PrepWork *w, char *err, size_t errlen)
 		if (tab->kind == TR_KIND_CLASSIFICATION ? tab->labels[i] == NULL : isnan(tab->t[i]))
 			continue;
 		if (tab->kind == TR_KIND_REGRESSION && isinf(tab->t[i]))
-			return snprintf(err, errlen,
+			return PrepError(err, errlen,
 							"the target holds an infinite value (data row %d); clean the data",
-							i + 1), -1;
+							i + 1);
 		w->use[w->nu++] = i;
 	}
 	return 0;
@@ -557,16 +573,16 @@ SplitRows(const TrTable *tab, const TrPrepOptions *opt, PrepWork *w, char *err, 
 			w->ntr++;
 	}
 	if (w->ntr < 2 || w->nva < 1)
-		return snprintf(err, errlen,
+		return PrepError(err, errlen,
 						"too few rows for a training/validation split: %d rows with a target (%d dropped for a missing target) give %d training and %d validation rows; need at least 2 and 1",
-						w->nu, tab->n - w->nu, w->ntr, w->nva), -1;
+						w->nu, tab->n - w->nu, w->ntr, w->nva);
 	if (classify)
 	{
 		int			seen = 0;
 		unsigned char *has = calloc(w->k, 1);
 
 		if (has == NULL)
-			return snprintf(err, errlen, "out of memory while splitting %d rows", w->nu), -1;
+			return PrepError(err, errlen, "out of memory while splitting %d rows", w->nu);
 		for (int u = 0; u < w->nu; u++)
 			if (!w->is_val[u] && !has[w->cls[u]])
 			{
@@ -575,9 +591,9 @@ SplitRows(const TrTable *tab, const TrPrepOptions *opt, PrepWork *w, char *err, 
 			}
 		free(has);
 		if (seen < 2)
-			return snprintf(err, errlen,
+			return PrepError(err, errlen,
 							"the training split holds %d class(es); classification needs at least 2 (labels found: %d)",
-							seen, w->k), -1;
+							seen, w->k);
 	}
 	return 0;
 }
@@ -599,9 +615,9 @@ CheckMissing(const TrTable *tab, const TrPrepOptions *opt, const PrepWork *w,
 
 				for (int v = 0; v < w->nu; v++)
 					m += isnan(TrCell(tab, w->use[v], j)) ? 1 : 0;
-				return snprintf(err, errlen,
+				return PrepError(err, errlen,
 								"feature column \"%s\" has %ld missing value(s) (first in data row %d); enable imputation or clean the data",
-								ColName(tab, j, nb, sizeof(nb)), m, w->use[u] + 1), -1;
+								ColName(tab, j, nb, sizeof(nb)), m, w->use[u] + 1);
 			}
 	return 0;
 }

@@ -344,6 +344,32 @@ TestCsv(void)
 	unlink(p);
 	rc = TrLoadCsv("/nonexistent/x.csv", "y", TR_KIND_REGRESSION, &t, err, sizeof(err));
 	CHECK(rc != 0 && strstr(err, "could not open"), "csv: missing file (%s)", err);
+	{
+		/* each malformed file gets its own message */
+		static const char *const bad[][2] = {
+			{"a,label\n1,x\n2\n", "has 1 fields, the header has 2"},
+			{"", "is empty"},
+			{"a,label\n", "no data rows"},
+			{"label\nx\n", "no feature columns"},
+			{"a,LABEL\n1,x\n,y\n", NULL},	/* the target by name, any case */
+		};
+
+		for (int i = 0; i < (int) (sizeof(bad) / sizeof(bad[0])); i++)
+		{
+			p = WriteTemp(bad[i][0]);
+			rc = TrLoadCsv(p, "label", TR_KIND_CLASSIFICATION, &t, err, sizeof(err));
+			if (bad[i][1] == NULL)
+			{
+				CHECK(rc == 0 && t.n == 2 && t.d == 1 && isnan(t.X[1]),
+					  "csv: target matched in any case (%s)", rc ? err : "ok");
+				if (rc == 0)
+					TrTableFree(&t);
+			}
+			else
+				CHECK(rc != 0 && strstr(err, bad[i][1]), "csv: \"%s\" (%s)", bad[i][1], err);
+			unlink(p);
+		}
+	}
 }
 
 static void

@@ -1,0 +1,70 @@
+# The "auto" policy, the live default (issue 7): the scheduler replays
+# hybrid:cost, tenant_bo and popular on the installed history off the
+# decision path, runs the winner and records its choice, with every
+# candidate's replay score, in easeml.policy_choices; easeml.policy_status
+# shows what runs.  Pinning a policy with easeml.set_policy() overrides it.
+use strict;
+use warnings;
+
+use lib "$ENV{TESTDIR}/t";
+use EasemlTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = easeml_node('auto_policy');
+is($node->safe_psql('postgres', 'SELECT setting, auto FROM easeml.policy_status'),
+	'default|t', 'the default policy is auto');
+
+# the seed history installed with the extension: 11 data sets x 37 models
+my $csv = $node->config_data('--sharedir') . '/extension/easeml_seed_history.csv';
+ok($node->safe_psql('postgres', "SELECT easeml.load_history('$csv', 'seed')") > 200,
+	'seed history loaded');
+
+# a refit cycle starts within about 10 s of a change and replays in steps
+$node->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM easeml.policy_choices WHERE chosen})
+  or die 'the scheduler recorded no choice';
+my $row = $node->safe_psql('postgres', q{
+	SELECT policy = ANY (candidates), candidates::text, history_rows, models, tenants,
+	       score_unit, kind, setting,
+	       scores[array_position(candidates, policy)] = (SELECT min(s) FROM unnest(scores) s),
+	       (SELECT bool_and(s > 0 AND s < 'Infinity') FROM unnest(scores) s), reason
+	  FROM easeml.policy_choices WHERE chosen ORDER BY id DESC LIMIT 1});
+my @f = split /\|/, $row;
+is($f[0], 't', 'the choice is one of the candidates');
+is($f[1], '{hybrid:cost,tenant_bo,popular}', 'the candidates');
+is("$f[2] $f[3] $f[4] $f[5] $f[6] $f[7]", '11 37 5 runs classification default',
+	'replayed on the seed history: 11 rows x 37 models, 5 as tenants, unit costs');
+is($f[8], 't', 'the choice has the lowest score');
+is($f[9], 't', 'every candidate has a positive, finite score');
+like($f[10], qr/reached loss .* soonest replayed on 11 classification history rows/,
+	'the reason says why');
+diag "choice: $row";
+
+my ($chosen) = $node->safe_psql('postgres', q{
+	SELECT policy FROM easeml.policy_choices WHERE chosen ORDER BY id DESC LIMIT 1});
+is($node->safe_psql('postgres', 'SELECT running, chosen FROM easeml.policy_status'),
+	"$chosen|t", 'policy_status: auto runs its choice');
+
+# tenants cannot read the choices (they summarise every tenant's history),
+# but easeml.explain ranks their candidates as the chosen policy does
+load_dataset($node, 'iris', 'iris');
+make_tenant($node, 'lab_a', 'public.iris');
+query_as($node, 'lab_a', q{
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('flowers', 'public.iris', 'label')});
+like(query_as($node, 'lab_a', q{
+	SELECT why FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'flowers'))
+	 WHERE rank = 1}),
+	qr/; policy: default \(auto\) runs \Q$chosen\E, chosen by replay on the history$/,
+	'explain names what auto runs');
+my ($rc, $out, $err) = $node->psql('postgres',
+	'SELECT count(*) FROM easeml.policy_choices', extra_params => [ '-U', 'lab_a' ]);
+like($err, qr/permission denied/, 'tenants cannot read the choices');
+
+# pinned: the setting runs, whatever auto chose
+$node->safe_psql('postgres', "SELECT easeml.set_policy('tenant_bo')");
+is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),
+	'tenant_bo|f|tenant_bo', 'a pinned policy runs');
+
+done_testing();
