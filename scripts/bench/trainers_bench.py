@@ -373,8 +373,13 @@ def peak_rss(args):
         wall = time.perf_counter() - t0
         if status != 0:
             sys.exit("trainer run %s failed; see %s/trainer.log" % (run, rd))
-        with open(os.path.join(rd, "metrics.json")) as f:
-            m = json.load(f)
+        # the trainer reports through the database (easeml.trainer_result)
+        q = subprocess.run([args.psql, args.conninfo, "-XAtq", "-c",
+                            "SELECT metrics FROM easeml.trainer_jobs WHERE run_id = %d"
+                            % int(run)], check=True, capture_output=True, text=True)
+        if not q.stdout.strip():
+            sys.exit("trainer run %s reported no metrics; see %s/trainer.log" % (run, rd))
+        m = json.loads(q.stdout)
         print(json.dumps({"run": int(run), "family": m["family"], "model": m.get("model"),
                           "peak_rss": usage.ru_maxrss * 1024, "artifact_bytes": m["artifact_bytes"],
                           "rows": m.get("rows_loaded"), "features": m["n_features"],
@@ -398,6 +403,7 @@ def main():
     m.add_argument("--trainer", required=True)
     m.add_argument("--run-dir", required=True)
     m.add_argument("--conninfo", required=True)
+    m.add_argument("--psql", default="psql", help="psql to read the reported metrics with")
     m.add_argument("runs", nargs="+")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

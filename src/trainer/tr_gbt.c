@@ -41,8 +41,12 @@
 /* gradient, Hessian, row count, 0: one bin, added as one vector */
 typedef float HistBin __attribute__((vector_size(16)));
 
-/* copies of a feature's histogram that a large node fills in turn */
+/*
+ * copies of a feature's histogram that a node fills in turn, when it has
+ * enough rows to pay for clearing and adding them up
+ */
 #define GBT_LANES 4
+#define GBT_LANE_ROWS(nb) (8 * (nb))
 
 typedef struct GbtSplit
 {
@@ -121,14 +125,15 @@ BuildHist(GbtBuilder *b, const int *idx, int lo, int hi, HistBin *hist)
 					i = 0;
 
 		memset(hj, 0, sizeof(HistBin) * nb);
-		if (m >= 8 * nb)
+		if (m >= GBT_LANE_ROWS(nb))
 		{
 			HistBin    *l0 = ln,
 					   *l1 = ln + TREE_MAX_BINS,
 					   *l2 = ln + 2 * TREE_MAX_BINS,
 					   *l3 = ln + 3 * TREE_MAX_BINS;
 
-			memset(ln, 0, sizeof(HistBin) * GBT_LANES * TREE_MAX_BINS);
+			for (int q = 0; q < GBT_LANES; q++)
+				memset(ln + q * TREE_MAX_BINS, 0, sizeof(HistBin) * nb);
 			for (; i + 3 < m; i += 4)
 			{
 				l0[col[ix[i]]] += gh[i];
@@ -180,12 +185,14 @@ static void
 FindSplit(GbtBuilder *b, GbtLeaf *lf)
 {
 	double		parent = lf->G * lf->G / (lf->H + b->l2);
+	double		bar;			/* parent + the best gain so far + 1e-12 */
 	int			m = lf->hi - lf->lo;
 
 	lf->split.gain = 0.0;
 	lf->split.feature = -1;
 	if (m < 2 * b->min_leaf || (b->max_depth > 0 && lf->depth >= b->max_depth))
 		return;
+	bar = parent + 1e-12;
 	for (int j = 0; j < b->d; j++)
 	{
 		const HistBin *hj = lf->hist + b->off[j];
@@ -197,7 +204,8 @@ FindSplit(GbtBuilder *b, GbtLeaf *lf)
 		{
 			double		gr,
 						hr,
-						gain;
+						dl,
+						dr;
 
 			/* an empty bin moves no row: its split is the previous one */
 			if (hj[bin][2] == 0.0f)
@@ -213,12 +221,25 @@ FindSplit(GbtBuilder *b, GbtLeaf *lf)
 			hr = lf->H - hl;
 			if (hl < 1e-3 || hr < 1e-3)		/* sklearn's min_hessian_to_split */
 				continue;
-			gain = gl * gl / (hl + b->l2) + gr * gr / (hr + b->l2) - parent;
-			if (gain > lf->split.gain + 1e-12)
+
+			/*
+			 * gain = gl^2 / dl + gr^2 / dr - parent beats the best when
+			 * gl^2 dr + gr^2 dl > (parent + best) dl dr: no division for
+			 * the candidates that lose, which are nearly all of them
+			 */
+			dl = hl + b->l2;
+			dr = hr + b->l2;
+			if (gl * gl * dr + gr * gr * dl > bar * dl * dr)
 			{
-				lf->split.gain = gain;
-				lf->split.feature = j;
-				lf->split.bin = bin;
+				double		gain = gl * gl / dl + gr * gr / dr - parent;
+
+				if (gain > lf->split.gain + 1e-12)
+				{
+					lf->split.gain = gain;
+					lf->split.feature = j;
+					lf->split.bin = bin;
+					bar = parent + gain + 1e-12;
+				}
 			}
 		}
 	}

@@ -87,6 +87,9 @@ KnnFit(const TrContext *ctx, TrResult *res)
 	double	   *tpred = malloc(sizeof(double) * (nv > 0 ? nv : 1));
 	int			rc = -1;
 
+	/* the model is the training set: stored when it is modest in size */
+	int			store = (size_t) n * d <= ((size_t) 4 << 20);
+
 	if (k > n)
 		k = n;
 	nd = malloc(sizeof(float) * k);
@@ -98,7 +101,12 @@ KnnFit(const TrContext *ctx, TrResult *res)
 	}
 	RowNorms(data->Xtr, n, d, ntr);
 
-	for (int b0 = 0; b0 < nv; b0 += KNN_BLOCK)
+	/*
+	 * A stored model is scored from its artifact by the predict module
+	 * (tr_score.c), which finds the same neighbours; predicting here too
+	 * would double the cost of the fit, which is all prediction.
+	 */
+	for (int b0 = 0; !store && b0 < nv; b0 += KNN_BLOCK)
 	{
 		int			bn = nv - b0 < KNN_BLOCK ? nv - b0 : KNN_BLOCK;
 		const float *Xb = data->Xva + (size_t) b0 * d;
@@ -164,7 +172,9 @@ KnnFit(const TrContext *ctx, TrResult *res)
 		TrReportProgress(ctx, b0 / KNN_BLOCK + 1, NAN);
 	}
 
-	if (classify)
+	if (store)
+		res->score = NAN;		/* set by the predict module's scoring */
+	else if (classify)
 		res->score = TrAccuracy(pred, data->yva, nv);
 	else
 	{
@@ -173,8 +183,7 @@ KnnFit(const TrContext *ctx, TrResult *res)
 	}
 	res->epochs = 1;
 
-	/* the model is the training set: store it when it is modest in size */
-	if ((size_t) n * d <= ((size_t) 4 << 20))
+	if (store)
 	{
 		TrArtifact art;
 		int64_t		dims[2] = {n, d};

@@ -307,40 +307,66 @@ KnnVote(const TrModel *m, const Knn *kn, const float *nd, const int *ni, int cnt
 			out[c] /= wsum;
 }
 
+/*
+ * Distances of a block of rows to every training row come from one
+ * matrix product (as the fit computes them), not a matrix-vector product
+ * per row: with few features the latter spends its time in call overhead
+ * and reading the training rows again for every row.  A block's distances
+ * take at most KNN_PREDICT_FLOATS floats.
+ */
+#define KNN_PREDICT_FLOATS ((size_t) 1 << 20)
+
 static int
 KnnPredict(const TrModel *m, const float *X, int n, double *out)
 {
 	const Knn  *kn = m->state;
-	float	   *dist = malloc(sizeof(float) * kn->n);
+	int			blk = (int) (KNN_PREDICT_FLOATS / (size_t) kn->n);
+	float	   *dist,
+			   *xx;
 	float	   *nd = malloc(sizeof(float) * kn->k);
 	int		   *ni = malloc(sizeof(int) * kn->k);
 
-	if (dist == NULL || nd == NULL || ni == NULL)
+	if (blk < 1)
+		blk = 1;
+	if (blk > n)
+		blk = n > 0 ? n : 1;
+	dist = malloc(sizeof(float) * (size_t) blk * kn->n);
+	xx = malloc(sizeof(float) * blk);
+	if (dist == NULL || xx == NULL || nd == NULL || ni == NULL)
 	{
 		free(dist);
+		free(xx);
 		free(nd);
 		free(ni);
 		return TR_ART_NO_MEMORY;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i0 = 0; i0 < n; i0 += blk)
 	{
-		const float *x = X + (size_t) i * m->d;
-		float		xx = cblas_sdot(m->d, x, 1, x, 1);
-		int			cnt;
+		int			bn = n - i0 < blk ? n - i0 : blk;
+		const float *Xb = X + (size_t) i0 * m->d;
 
+		for (int i = 0; i < bn; i++)
+			xx[i] = cblas_sdot(m->d, Xb + (size_t) i * m->d, 1, Xb + (size_t) i * m->d, 1);
 		/* |a - b|^2 = |a|^2 + |b|^2 - 2 a.b, as the fit computes it */
-		cblas_sgemv(CblasRowMajor, CblasNoTrans, kn->n, m->d, -2.0f, kn->X, m->d,
-					x, 1, 0.0f, dist, 1);
-		for (int j = 0; j < kn->n; j++)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bn, kn->n, m->d, -2.0f,
+					Xb, m->d, kn->X, m->d, 0.0f, dist, kn->n);
+		for (int i = 0; i < bn; i++)
 		{
-			float		v = dist[j] + xx + kn->norms[j];
+			float	   *row = dist + (size_t) i * kn->n;
+			int			cnt;
 
-			dist[j] = v > 0.0f ? v : 0.0f;
+			for (int j = 0; j < kn->n; j++)
+			{
+				float		v = row[j] + xx[i] + kn->norms[j];
+
+				row[j] = v > 0.0f ? v : 0.0f;
+			}
+			cnt = Nearest(row, kn->n, kn->k, nd, ni);
+			KnnVote(m, kn, nd, ni, cnt, out + (size_t) (i0 + i) * m->n_out);
 		}
-		cnt = Nearest(dist, kn->n, kn->k, nd, ni);
-		KnnVote(m, kn, nd, ni, cnt, out + (size_t) i * m->n_out);
 	}
 	free(dist);
+	free(xx);
 	free(nd);
 	free(ni);
 	return TR_ART_OK;

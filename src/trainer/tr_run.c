@@ -195,7 +195,15 @@ FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
 	*quality = TrMetricQuality(fm, fr->metric);
 	if (!isfinite(*quality))
 	{
-		if (isfinite(res->score))
+		/*
+		 * the family's own score, or for a model scored only through its
+		 * artifact (knn) the accuracy or RMSE of the stored model's
+		 * predictions: finite means the metric, not the model, is at fault
+		 */
+		double		basic = data->kind == TR_KIND_CLASSIFICATION ?
+			fm->v[TR_M_ACCURACY] : fm->v[TR_M_RMSE];
+
+		if (isfinite(res->score) || isfinite(basic))
 			TrSetError(res, "the %s of family \"%s\" is undefined on this validation split",
 					   TrMetricName(fr->metric), fr->fam->name);
 		else
