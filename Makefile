@@ -115,7 +115,7 @@ TRAINER_TEST_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) \
 	$(wildcard src/trainer/test/*.c)
 EXTRA_CLEAN += easeml-trainer-test
 
-easeml-trainer-test: $(TRAINER_TEST_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+easeml-trainer-test: $(TRAINER_TEST_SRCS) $(TRAINER_HDRS) src/trainer/test/tr_test.h src/trainer_protocol.h
 	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
 
 .PHONY: trainer-unittest

@@ -21,23 +21,8 @@
 #include "encode.h"
 #include "trainer/trainer.h"
 #include "trainer/tr_metrics.h"
+#include "tr_test.h"
 
-extern int	test_no;
-extern int	failures;
-
-#define CHECK(cond, ...) \
-	do { \
-		test_no++; \
-		if (cond) \
-			printf("ok %d - ", test_no); \
-		else \
-		{ \
-			failures++; \
-			printf("not ok %d - ", test_no); \
-		} \
-		printf(__VA_ARGS__); \
-		printf("\n"); \
-	} while (0)
 
 #define CLOSE(a, b) (fabs((a) - (b)) < 1e-9)
 

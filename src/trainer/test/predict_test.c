@@ -21,25 +21,10 @@
 #include "trainer/tr_metrics.h"
 #include "trainer/tr_predict.h"
 #include "trainer/tr_score.h"
+#include "tr_test.h"
 
-extern int	test_no;
-extern int	failures;
 extern int	FuzzArtifacts(int iters, int verbose);
 extern void PredictTestTable(TrTable *t, int n, int kind, int image, uint64_t seed);
-
-#define CHECK(cond, ...) \
-	do { \
-		test_no++; \
-		if (cond) \
-			printf("ok %d - ", test_no); \
-		else \
-		{ \
-			failures++; \
-			printf("not ok %d - ", test_no); \
-		} \
-		printf(__VA_ARGS__); \
-		printf("\n"); \
-	} while (0)
 
 /* fit family directly, then score through the module: the two agree */
 /*

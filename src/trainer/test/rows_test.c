@@ -17,23 +17,8 @@
 #include <string.h>
 
 #include "trainer/trainer.h"
+#include "tr_test.h"
 
-extern int	test_no;
-extern int	failures;
-
-#define CHECK(cond, ...) \
-	do { \
-		test_no++; \
-		if (cond) \
-			printf("ok %d - ", test_no); \
-		else \
-		{ \
-			failures++; \
-			printf("not ok %d - ", test_no); \
-		} \
-		printf(__VA_ARGS__); \
-		printf("\n"); \
-	} while (0)
 
 /* cell j of row i of the test tables */
 static double

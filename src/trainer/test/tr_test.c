@@ -28,28 +28,11 @@
 #include <unistd.h>
 
 #include "trainer/trainer.h"
+#include "tr_test.h"
 
 int			test_no = 0;
 int			failures = 0;
 
-extern void TestData(void);		/* data_test.c */
-extern void TestPredict(void);	/* predict_test.c */
-extern void TestRows(void);		/* rows_test.c */
-extern void TestGemm(void);		/* gemm_test.c */
-
-#define CHECK(cond, ...) \
-	do { \
-		test_no++; \
-		if (cond) \
-			printf("ok %d - ", test_no); \
-		else \
-		{ \
-			failures++; \
-			printf("not ok %d - ", test_no); \
-		} \
-		printf(__VA_ARGS__); \
-		printf("\n"); \
-	} while (0)
 
 /* ---- data helpers ------------------------------------------------------- */
 
