@@ -11,17 +11,17 @@ EXTENSION  = easeml
 EXTVERSION = 0.2.0
 
 MODULE_big = easeml
-# Server-side objects.  csv.c, gp.c, policy.c, decision.c, refit.c,
+# Server-side objects.  csv.c, gp.c, policy.c, costmodel.c, decision.c, refit.c,
 # placement.c and replay.c are plain C shared with the executables below;
 # src/sql_*.c hold the SQL-callable C functions, one file per job.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/catalog_runs.o src/supervisor.o src/rundir.o src/history.o src/csv.o src/gp.o \
-	src/policy.o src/decision.o src/refit.o src/autopolicy.o src/replay.o src/liveworld.o \
-	src/policy_choice.o \
+	src/policy.o src/costmodel.o src/decision.o src/refit.o src/autopolicy.o src/replay.o \
+	src/liveworld.o src/policy_choice.o \
 	src/devices.o src/placement.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
 	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o \
-	src/sql_explain.o src/sql_deploy.o src/sql_runlog.o \
+	src/sql_explain.o src/sql_cost.o src/sql_deploy.o src/sql_runlog.o \
 	src/launcher.o src/launch_slurm.o src/slurm_parse.o src/trainer_jobs.o \
 	src/sql_trainer_token.o \
 	src/sql_predict.o src/predict_cache.o src/predict_conv.o $(PREDICT_OBJS)
@@ -66,7 +66,8 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
 CORE_LIBS = -lopenblas -llapacke -lm
 
-CORE_SRCS = src/csv.c src/gp.c src/policy.c src/decision.c src/refit.c src/autopolicy.c src/replay.c \
+CORE_SRCS = src/csv.c src/gp.c src/policy.c src/costmodel.c src/decision.c src/refit.c \
+	src/autopolicy.c src/replay.c \
 	src/placement.c src/slurm_parse.c
 CORE_HDRS = $(wildcard src/*.h)
 

@@ -108,7 +108,7 @@ SET ROLE regress_lab_b;
 SELECT count(*) AS other_tenants_rows FROM easeml.leaderboard;
 RESET ROLE;
 
--- cost estimates: measured for what ran, scaled from other tasks otherwise
+-- cost estimates: the scheduler's; basis measured for what ran, else estimated
 SELECT m.name, c.basis, c.seconds > 0 AS positive
   FROM easeml.cost_estimates c JOIN easeml.tasks t ON t.id = c.task_id JOIN easeml.models m ON m.id = c.model_id
  WHERE t.name IN ('points', 'b_points') AND m.name IN ('softmax-l2-1', 'knn-5')

@@ -114,6 +114,26 @@ SELECT name, round(easeml._cost_work(family, params)::numeric, 3) AS work,
 SELECT easeml._cost_work('gbt', '{"n_rounds": "many"}') AS text_rounds,
 	   easeml._cost_work('mlp', '{"hidden": [64, "x", -3]}') AS odd_layers,
 	   easeml._cost_work('cnn', '{"epochs": 0, "filters": []}') AS empty;
+-- what a model's parameters add to its family's complexity formula in the
+-- cost model (easeml._cost_shape, src/costmodel.h); odd entries are ignored
+SELECT name, round(s.work::numeric, 3) AS work, round(s.width::numeric, 1) AS width,
+	   s.inner_products, s.last_width
+  FROM easeml.models, easeml._cost_shape(family, params) s
+ WHERE name IN ('gbt-300-lr0.05', 'rf-200-half', 'rf-200-depth12', 'mlp-512-256',
+				'cnn-16-32-e10', 'knn-3', 'softmax-l2-1')
+ ORDER BY name;
+SELECT * FROM easeml._cost_shape('mlp', '{"hidden": [64, "x", -3]}');
+SELECT * FROM easeml._cost_shape('cnn', '{"epochs": "x", "filters": []}');
+
+-- the view easeml.cost_estimates shows what the scheduler uses: for an
+-- active task, the estimates easeml.explain ranks the candidates with
+SELECT count(*) AS candidates, bool_and(abs(e.est_seconds / c.seconds - 1) < 1e-9) AS same,
+	   bool_and(c.basis = 'estimated') AS none_ran
+  FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'ex_cls'), 50) e
+  JOIN easeml.models m ON m.name = e.model
+  JOIN easeml.cost_estimates c
+	ON c.model_id = m.id AND c.task_id = (SELECT id FROM easeml.tasks WHERE name = 'ex_cls');
+
 -- the scheduler's estimates against measured times: runs it chose only
 -- (the fixture run above was not chosen by a decision)
 SELECT count(*) AS fixture_runs FROM easeml.cost_accuracy;

@@ -228,6 +228,7 @@ typedef struct WorkEntry
 	char	   *key;			/* family, then params as text */
 	double		work;
 	bool		per_class;
+	CostArm		arm;			/* family index filled per load */
 } WorkEntry;
 
 static WorkEntry *work_cache = NULL;
@@ -253,7 +254,9 @@ ModelWork(CatState *state)
 			Datum		values[2] = {CStringGetTextDatum(m->family ? m->family : ""),
 			CStringGetTextDatum(m->params ? m->params : "{}")};
 
-			Exec("SELECT easeml._cost_work($1, $2::jsonb), easeml._cost_per_class($1)",
+			Exec("SELECT easeml._cost_work($1, $2::jsonb), easeml._cost_per_class($1),"
+				 "       s.work, s.width, s.inner_products, s.last_width"
+				 "  FROM easeml._cost_shape($1, $2::jsonb) s",
 				 SPI_OK_SELECT, 2, types, values, NULL);
 			if (e == NULL)
 			{
@@ -271,10 +274,32 @@ ModelWork(CatState *state)
 			e->per_class = GetBool(0, 2);
 			if (!(isfinite(e->work) && e->work > 0))
 				e->work = 1;
+			memset(&e->arm, 0, sizeof(CostArm));
+			e->arm.formula = CostFormulaOf(m->family);
+			e->arm.ref_rate = CostReferenceRate(m->family);
+			e->arm.work = GetFloat8(0, 3, 1);
+			e->arm.width = GetFloat8(0, 4, 0);
+			e->arm.inner = GetFloat8(0, 5, 0);
+			e->arm.out = GetFloat8(0, 6, 0);
+			e->arm.per_class = e->per_class;
+			/* a custom trainer's relative cost is the admin's cost_factor */
+			if (!CostFamilyKnown(m->family))
+				e->arm.work *= m->cost_factor > 0 ? m->cost_factor : 1;
+			if (!(isfinite(e->arm.work) && e->arm.work > 0))
+				e->arm.work = 1;
 		}
 		m->cost_work = e->work;
 		m->per_class = e->per_class;
 		state->per_class[i] = m->per_class;
+		state->cost_arms[i] = e->arm;
+		/* models of one family pool: its first model's index */
+		state->cost_arms[i].family = i;
+		for (int j = 0; j < i; j++)
+			if (strcmp(m->family ? m->family : "", state->models[j].family ? state->models[j].family : "") == 0)
+			{
+				state->cost_arms[i].family = j;
+				break;
+			}
 		pfree(key);
 	}
 }
@@ -293,6 +318,7 @@ LoadModels(CatState *state)
 	state->n_models = n;
 	state->models = CallerAlloc(sizeof(CatModel) * Max(n, 1), true);
 	state->per_class = CallerAlloc(Max(n, 1), true);
+	state->cost_arms = CallerAlloc(sizeof(CostArm) * Max(n, 1), true);
 	for (int i = 0; i < n; i++)
 	{
 		CatModel   *m = &state->models[i];
@@ -597,7 +623,11 @@ LoadMeasuredCosts(CatState *state)
 		 "       max(cardinality(t.features))::float8,"
 		 "       max(CASE WHEN t.kind = 'regression' THEN 1"
 		 "                ELSE greatest(coalesce(t.n_classes, 2), 2) END)::float8,"
-		 "       r.model_id, max(r.seconds)"
+		 "       r.model_id, max(r.seconds),"
+		 /* the fit time of the slowest run, where the trainer reported it */
+		 "       (array_agg(CASE WHEN jsonb_typeof(r.metrics -> 'train_seconds') = 'number'"
+		 "                       THEN (r.metrics ->> 'train_seconds')::float8 END"
+		 "                  ORDER BY r.seconds DESC))[1]"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE r.status = 'succeeded' AND r.seconds > 0 AND t.n_rows > 0"
 		 /* the CPU's times: other device kinds scale them (src/devices.c) */
@@ -615,8 +645,9 @@ LoadMeasuredCosts(CatState *state)
 	state->cost_runtime = CallerAlloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1), false);
 	state->cost_sizes = CallerAlloc(sizeof(double) * 3 * Max(rows, 1), false);
 	state->cost_task = CallerAlloc(sizeof(int64) * Max(rows, 1), false);
+	state->cost_train = CallerAlloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1), false);
 	for (int i = 0; i < rows * state->n_models; i++)
-		state->cost_runtime[i] = NAN;
+		state->cost_runtime[i] = state->cost_train[i] = NAN;
 	rows = -1;
 	prev = -1;
 	for (int i = 0; i < n; i++)
@@ -637,6 +668,7 @@ LoadMeasuredCosts(CatState *state)
 		if (k < 0)
 			continue;
 		state->cost_runtime[rows * state->n_models + k] = sec;
+		state->cost_train[rows * state->n_models + k] = GetFloat8(i, 7, NAN);
 	}
 }
 

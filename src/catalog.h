@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "costmodel.h"
 #include "placement.h"
 
 /* A candidate model. */
@@ -100,7 +101,11 @@ typedef struct CatState
 	int			m_cost;
 	double	   *cost_runtime;	/* m_cost x n_models seconds, NaN = unknown */
 	double	   *cost_sizes;		/* m_cost x 3: rows, features, classes */
+	double	   *cost_train;		/* m_cost x n_models: the trainer's fit
+								 * seconds of the same runs, NaN = unknown */
 	int64	   *cost_task;		/* m_cost task ids */
+	CostArm    *cost_arms;		/* n_models: what drives each one's cost
+								 * (easeml._cost_shape, src/costmodel.h) */
 	bool		full;			/* history, measured costs and fresh
 								 * fallback estimates were loaded */
 	int64		decision_no;	/* next decision id */
@@ -190,6 +195,9 @@ extern char *CatalogBootstrapUser(void);
 extern void CatalogLoadState(CatState *state, bool full);
 /* The same with the runs of the scheduler's kept store (src/catalog_runs.c). */
 extern void CatalogLoadStateKept(CatState *state, bool full);
+/* CatalogLoadState as the bootstrap superuser, from a backend (sql_explain.c);
+ * auto_spec (may be NULL) gets the auto policy's last choice. */
+extern void CatalogLoadAsScheduler(CatState *state, char **auto_spec);
 extern int	CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims);
 extern int64 CatalogCreateRun(const CatDecision *decision, int slot,
 							  const CatDevice *device);

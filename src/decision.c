@@ -40,6 +40,7 @@
 
 static void UpdateWaiting(DecisionWorld *w, int tenant);
 static void InitCosts(DecisionWorld *w, DecisionTask *t);
+static void InitFamilyCosts(DecisionWorld *w, DecisionTask *t);
 
 /* ----------------------------------------------------------------------
  * Tasks by id: open addressing with linear probing (deletion shifts the
@@ -333,6 +334,11 @@ RefreshCosts(DecisionWorld *w, DecisionTask *t)
 {
 	const PolicyCostModel *m = w->cost_model;
 
+	if (w->family_cost != NULL)
+	{
+		InitFamilyCosts(w, t);
+		return;
+	}
 	if (m != NULL && m->kind != POLICY_COST_NONE &&
 		PolicyCostPredict(m, t->log_base, t->have_cgp ? &t->cgp : NULL,
 						  w->scratch) == POLICY_OK)
@@ -354,6 +360,8 @@ AddCostResidual(DecisionWorld *w, DecisionTask *t, int k)
 	double		work = t->seconds[k] - w->cost_overhead;
 	int			rc;
 
+	if (w->family_cost != NULL)
+		return;					/* RefreshCosts redoes the whole task */
 	/* the model fits the time besides the overhead (DecisionSetCostOverhead) */
 	work = work > 0.05 * t->seconds[k] ? work : 0.05 * t->seconds[k];
 	rc = GpStateAdd(&t->cgp, k, log(work) - t->log_base[k]);
@@ -404,12 +412,32 @@ DecisionSetArmPerClass(DecisionWorld *w, const unsigned char *per_class)
 	return POLICY_OK;
 }
 
+/*
+ * A task's estimates on the family cost model, from its size and its
+ * finished runs (CostTaskEstimate; O(K t^2), once per finished run).
+ */
+static void
+InitFamilyCosts(DecisionWorld *w, DecisionTask *t)
+{
+	GpStateFree(&t->cgp);
+	t->have_cgp = 0;
+	if (CostTaskEstimate(w->family_cost, t->rows, t->features, t->classes,
+						 t->seconds, t->log_base, &t->overhead, t->cost) < 0)
+		w->gp_failed++;
+	MarkDirty(w, t, DIRTY_VIEW);
+}
+
 /* Set up a task's cost posterior on the world's cost model. */
 static void
 InitCosts(DecisionWorld *w, DecisionTask *t)
 {
 	const PolicyCostModel *m = w->cost_model;
 
+	if (w->family_cost != NULL)
+	{
+		InitFamilyCosts(w, t);
+		return;
+	}
 	GpStateFree(&t->cgp);
 	t->have_cgp = 0;
 	for (int k = 0; k < w->K; k++)
@@ -476,6 +504,17 @@ DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 	w->cost_model = model;
 	for (int k = 0; k < w->K; k++)
 		w->cost_known[k] = model == NULL ? 0 : (known ? known[k] : 1);
+	for (int i = 0; i < w->n_tasks; i++)
+		InitCosts(w, w->tasks[i]);
+	return POLICY_OK;
+}
+
+int
+DecisionSetFamilyCost(DecisionWorld *w, const CostModel *model)
+{
+	if (model != NULL && model->K != w->K)
+		return POLICY_BAD_INPUT;
+	w->family_cost = model;
 	for (int i = 0; i < w->n_tasks; i++)
 		InitCosts(w, w->tasks[i]);
 	return POLICY_OK;

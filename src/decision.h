@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "costmodel.h"
 #include "gp.h"
 #include "policy.h"
 
@@ -90,6 +91,8 @@ typedef struct DecisionTask
 	double	   *log_base;		/* K: the cost model's size part */
 	double	   *fallback;		/* K: caller's estimates */
 	double	   *cost;			/* K: estimated seconds the policy uses */
+	double		overhead;		/* family cost model: the fixed seconds of
+								 * a run of this task (CostTaskOverhead) */
 	int			best_arm;		/* cached candidate, -1 none */
 	int			n_top;			/* cached ranking (explain only) */
 	int			top_arm[DECISION_TOP_ARMS];
@@ -129,6 +132,11 @@ typedef struct DecisionWorld
 								 * work (start, data load); the cost model
 								 * fits the rest */
 	unsigned char *cost_known;	/* K: the cost model has data for arm */
+	const CostModel *family_cost;	/* borrowed, or NULL; when set it
+									 * estimates every arm and cost_model,
+									 * cost_overhead, arm_per_class and the
+									 * fallbacks are not used (the live
+									 * scheduler, src/costmodel.h) */
 	unsigned char *arm_per_class;	/* K: fits one model per class (cost
 									 * grows with the task's classes), or
 									 * NULL */
@@ -213,6 +221,11 @@ extern int	DecisionInstallModels(DecisionWorld *w, const GpPrior *const *priors,
  * condition the residuals less this.  Applies from the next install.
  */
 extern void DecisionSetCostOverhead(DecisionWorld *w, double seconds);
+/*
+ * The live scheduler's cost model (borrowed; NULL: back to cost_model and
+ * the fallbacks).  Every task's estimates are rebuilt on it.
+ */
+extern int	DecisionSetFamilyCost(DecisionWorld *w, const CostModel *model);
 /* Cost model and its known arms (both borrowed; NULL: fallbacks only). */
 extern int	DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 								 const unsigned char *known);

@@ -52,6 +52,9 @@ static uint64 models_sig = 0;
 static char applied_policy[128] = "";
 static unsigned char *share_over = NULL;	/* by tenant, LiveWorldStarved */
 static int	n_share_over = 0;
+/* the cost model until the first refit cycle installs one */
+static CostModel boot_cost;
+static bool have_boot_cost = false;
 
 /*
  * When a full load last offered the refit its input: a cycle whose input
@@ -86,6 +89,9 @@ LiveWorldReset(void)
 		RefitFree(&refit);
 	}
 	world_ok = false;
+	if (have_boot_cost)
+		CostModelFree(&boot_cost);
+	have_boot_cost = false;
 	if (tenant_map)
 		hash_destroy(tenant_map);
 	tenant_map = NULL;
@@ -314,6 +320,14 @@ LiveWorldSync(CatState *state, const LiveSettings *settings)
 			return false;
 	}
 	ok = ApplySettings(settings);
+	/* before the first refit cycle: the cost model fitted at once */
+	if (!have_boot_cost && !(refit.have_live && refit.live.have_fcost) &&
+		CostModelFit(&boot_cost, state->cost_arms, state->n_models, state->cost_sizes,
+					 state->cost_runtime, state->cost_train, state->m_cost) == 0)
+	{
+		have_boot_cost = true;
+		(void) DecisionSetFamilyCost(&world, &boot_cost);
+	}
 	world.decision_no = state->decision_no;
 	if (DecisionSetArmPerClass(&world, state->per_class) != POLICY_OK)
 		ereport(WARNING, (errmsg("easeml: out of memory setting the cost model's arms")));
@@ -430,6 +444,8 @@ LiveWorldRefitStart(CatState *state)
 	in.per_class = state->per_class;
 	in.cost_task = (const int64_t *) state->cost_task;
 	in.devices = world.slots;
+	in.arms = state->cost_arms;
+	in.train = state->cost_train;
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
 	last_offered = now;
 	return RefitMaybeStart(&refit, &in, now) != 0;

@@ -34,6 +34,8 @@ SetFree(RefitSet *s)
 	free(s->own);
 	if (s->have_cost)
 		PolicyCostModelFree(&s->cost);
+	if (s->have_fcost)
+		CostModelFree(&s->fcost);
 	free(s->cost_known);
 	memset(s, 0, sizeof(*s));
 }
@@ -61,6 +63,11 @@ SnapFree(RefitState *r)
 	free(r->snap_cost_task);
 	r->snap_per_class = NULL;
 	r->snap_cost_task = NULL;
+	free(r->snap_arms);
+	free(r->snap_train);
+	r->snap_per_class = NULL;
+	r->snap_arms = NULL;
+	r->snap_train = NULL;
 	r->snap_cells = r->snap_runtime = r->snap_sizes = NULL;
 	r->snap_task = NULL;
 	r->snap_kind = NULL;
@@ -110,6 +117,10 @@ RefitSignature(const RefitInput *in)
 	h = HashWords(h, in->sizes, sizeof(double) * 3 * (size_t) in->mc);
 	if (in->per_class)
 		h = HashWords(h, in->per_class, (size_t) in->K);
+	if (in->arms)
+		h = HashWords(h, in->arms, sizeof(CostArm) * (size_t) in->K);
+	if (in->train)
+		h = HashWords(h, in->train, sizeof(double) * (size_t) in->mc * in->K);
 	return h;
 }
 
@@ -154,6 +165,8 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap_sizes = Dup(in->sizes, sizeof(double) * 3 * in->mc, &ok);
 	r->snap_per_class = Dup(in->per_class, K, &ok);
 	r->snap_cost_task = Dup(in->cost_task, sizeof(int64_t) * in->mc, &ok);
+	r->snap_arms = Dup(in->arms, sizeof(CostArm) * K, &ok);
+	r->snap_train = Dup(in->train, sizeof(double) * in->mc * K, &ok);
 	if (!ok)
 	{
 		SnapFree(r);
@@ -166,6 +179,8 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap.sizes = r->snap_sizes;
 	r->snap.per_class = r->snap_per_class;
 	r->snap.cost_task = r->snap_cost_task;
+	r->snap.arms = r->snap_arms;
+	r->snap.train = r->snap_train;
 	SetFree(&r->next);
 	r->next.own = calloc(in->m > 0 ? in->m : 1, sizeof(RefitOwn));
 	if (r->next.own == NULL)
@@ -247,6 +262,16 @@ FitCost(RefitState *r)
 {
 	const RefitInput *s = &r->snap;
 
+	if (s->arms != NULL)
+	{
+		/* the family cost model: from nothing measured up (costmodel.h) */
+		if (CostModelFit(&r->next.fcost, s->arms, r->K, s->sizes, s->runtime,
+						 s->train, s->mc) < 0)
+			r->failures++;
+		else
+			r->next.have_fcost = 1;
+		return;
+	}
 	if (s->mc < 2)
 		return;
 	r->next.cost_known = calloc(r->K, 1);
@@ -348,6 +373,8 @@ RefitApply(const RefitState *r, DecisionWorld *w)
 		return;
 	for (int k = 0; k < DECISION_KINDS; k++)
 		priors[k] = r->live.have_prior[k] ? &r->live.prior[k] : NULL;
+	if (r->live.have_fcost)
+		(void) DecisionSetFamilyCost(w, &r->live.fcost);
 	if (r->live.have_cost)
 		DecisionSetCostOverhead(w, r->live.cost_overhead);
 	(void) DecisionInstallModels(w, priors, OwnOf, r,
@@ -379,6 +406,12 @@ Install(RefitState *r, DecisionWorld *w)
 		free(r->next.cost_known);
 		r->next.cost_known = old.cost_known;
 		old.cost_known = NULL;
+	}
+	if (!r->next.have_fcost && old.have_fcost)
+	{
+		r->next.fcost = old.fcost;
+		r->next.have_fcost = 1;
+		old.have_fcost = 0;
 	}
 	r->live = r->next;
 	memset(&r->next, 0, sizeof(r->next));

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "autopolicy.h"
+#include "costmodel.h"
 #include "decision.h"
 #include "gp.h"
 #include "policy.h"
@@ -55,6 +56,10 @@ typedef struct RefitInput
 	int			devices;		/* slots the "auto" replay runs on (0: 1) */
 	const unsigned char *per_class; /* K: cost grows with classes, or NULL
 									 * (DecisionSetArmPerClass) */
+	/* the live scheduler's family cost model (src/costmodel.h), or NULL */
+	const CostArm *arms;		/* K: what drives each model's cost */
+	const double *train;		/* mc x K: the trainer's fit seconds of the
+								 * same runs, NaN = unknown (or NULL) */
 } RefitInput;
 
 typedef struct RefitOwn
@@ -75,6 +80,8 @@ typedef struct RefitSet
 	double		cost_overhead;	/* seconds of every run besides its work */
 	unsigned char *cost_known;	/* K: the cost model has data for arm */
 	AutoPolicyResult auto_pick; /* the "auto" policy's choice */
+	int			have_fcost;
+	CostModel	fcost;			/* family cost model (input with arms) */
 } RefitSet;
 
 typedef struct RefitState
@@ -94,6 +101,8 @@ typedef struct RefitState
 	double	   *snap_sizes;
 	unsigned char *snap_per_class;
 	int64_t    *snap_cost_task;
+	CostArm    *snap_arms;
+	double	   *snap_train;
 	int			step;			/* next step of the cycle */
 	RefitSet	next;			/* what the cycle has fitted so far */
 	RefitSet	live;			/* what the world uses now */

@@ -76,9 +76,13 @@ AutoChoice(MemoryContext into)
 	return spec ? MemoryContextStrdup(into, spec) : NULL;
 }
 
-/* The whole catalog, read as the scheduler reads it. */
-static void
-LoadAsScheduler(CatState *state, char **auto_spec)
+/*
+ * The whole catalog, read as the scheduler reads it (also for the view
+ * easeml.cost_estimates, src/sql_cost.c), and with auto_spec (unless
+ * NULL) the auto policy's last choice.
+ */
+void
+CatalogLoadAsScheduler(CatState *state, char **auto_spec)
 {
 	Oid			save_userid;
 	int			save_sec_context;
@@ -90,7 +94,8 @@ LoadAsScheduler(CatState *state, char **auto_spec)
 	/* on error, transaction abort restores the identity */
 	CatalogAttach();
 	CatalogLoadState(state, true);
-	*auto_spec = AutoChoice(caller);
+	if (auto_spec != NULL)
+		*auto_spec = AutoChoice(caller);
 	CatalogDetach();
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 }
@@ -178,7 +183,7 @@ easeml_explain(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 
-	LoadAsScheduler(&state, &auto_spec);
+	CatalogLoadAsScheduler(&state, &auto_spec);
 	settings.policy = state.policy;
 	/* "auto" ranks as the scheduler runs it: its last recorded choice */
 	if (PolicyParseSpec(state.policy, &params, NULL, 0) == POLICY_OK && params.auto_select)

@@ -16,7 +16,7 @@ my $node = easeml_node('auto_policy');
 is($node->safe_psql('postgres', 'SELECT setting, auto FROM easeml.policy_status'),
 	'default|t', 'the default policy is auto');
 
-# the seed history installed with the extension: 8 data sets x 37 models
+# the seed history installed with the extension: 11 data sets x 37 models
 my $csv = $node->config_data('--sharedir') . '/extension/easeml_seed_history.csv';
 ok($node->safe_psql('postgres', "SELECT easeml.load_history('$csv', 'seed')") > 200,
 	'seed history loaded');
@@ -34,13 +34,13 @@ my $row = $node->safe_psql('postgres', q{
 my @f = split /\|/, $row;
 is($f[0], 't', 'the choice is one of the candidates');
 is($f[1], '{hybrid:cost,tenant_bo,popular}', 'the candidates');
-is("$f[2] $f[3] $f[4] $f[5] $f[6] $f[7]", '8 37 4 runs classification default',
-	'replayed on the seed history: 8 rows x 37 models, 4 as tenants, unit costs');
+is("$f[2] $f[3] $f[4] $f[5] $f[6] $f[7]", '11 37 5 runs classification default',
+	'replayed on the seed history: 11 rows x 37 models, 5 as tenants, unit costs');
 is($f[8], 't', 'the choice has the lowest score');
 is($f[9], 't', 'every candidate has a positive, finite score');
-like($f[10], qr/reached loss .* soonest replayed on 8 classification history rows/,
+like($f[10], qr/reached loss .* soonest replayed on 11 classification history rows/,
 	'the reason says why');
-note "choice: $row";
+diag "choice: $row";
 
 my ($chosen) = $node->safe_psql('postgres', q{
 	SELECT policy FROM easeml.policy_choices WHERE chosen ORDER BY id DESC LIMIT 1});

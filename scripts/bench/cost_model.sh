@@ -19,6 +19,9 @@
 # issue 7: median <= 0.4, worst <= 1.5 on the demo plus one new task).
 # Last line: RESULT cost_median_abs_log=<all> cost_worst_abs_log=<all>
 # new_median_abs_log=<new task> new_worst_abs_log=<new task> runs=<n>.
+# EASEML_COST_CSV=FILE also writes every succeeded run (task sizes, model,
+# params, measured and estimated seconds, the trainer's load and train
+# seconds, finish time) to FILE, to study estimators offline.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DEMO_MINUTES=${1:-20}
@@ -125,4 +128,15 @@ psql -At -F ' ' -c "
 	SELECT t.name, a.model, round(a.est_seconds::numeric, 2), round(a.seconds::numeric, 2), round(a.log_ratio::numeric, 2)
 	  FROM easeml.cost_accuracy a JOIN easeml.tasks t ON t.id = a.task_id
 	 ORDER BY abs(a.log_ratio) DESC LIMIT 5"
+if [ -n "${EASEML_COST_CSV:-}" ]; then
+	psql -c "COPY (SELECT r.id, t.name AS task, t.kind, t.n_rows, cardinality(t.features) AS n_features,
+			   t.n_classes, coalesce(t.folds, 1) AS folds, m.name AS model, m.family, m.params,
+			   r.seconds, d.est_seconds, r.metrics ->> 'load_seconds' AS load_seconds,
+			   r.metrics ->> 'train_seconds' AS train_seconds,
+			   extract(epoch FROM r.started_at) AS started, extract(epoch FROM r.finished_at) AS finished
+		  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id JOIN easeml.models m ON m.id = r.model_id
+		  LEFT JOIN easeml.decisions d ON d.run_id = r.id
+		 WHERE r.status = 'succeeded' ORDER BY r.finished_at) TO STDOUT WITH CSV HEADER" >"$EASEML_COST_CSV"
+fi
+echo "uptime: $(uptime)"
 echo "RESULT cost_median_abs_log=$med_all cost_worst_abs_log=$max_all new_median_abs_log=$med_new new_worst_abs_log=$max_new runs=$n_all"

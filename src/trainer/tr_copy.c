@@ -112,6 +112,127 @@ oom:
 	return -1;
 }
 
+/* The binary COPY header: its length once all of it is here, 0 before, -1. */
+static long
+ParseHeader(CopyParser *p, const unsigned char *buf, size_t len)
+{
+	uint32_t	ext;
+
+	if (len < 19)
+		return 0;
+	if (memcmp(buf, copy_signature, sizeof(copy_signature)) != 0)
+	{
+		snprintf(p->err, p->errlen, "COPY data is not in binary format");
+		return -1;
+	}
+	ext = ReadU32(buf + 15);
+	if (len < 19 + (size_t) ext)
+		return 0;
+	p->header_done = 1;
+	return 19 + ext;
+}
+
+/* Bytes of the tuple at q (nfields fields) if all of it is in avail, else 0. */
+static size_t
+TupleBytes(const unsigned char *q, int nfields, size_t avail)
+{
+	size_t		need = 2;
+
+	for (int f = 0; f < nfields; f++)
+	{
+		int32_t		flen;
+
+		if (need + 4 > avail)
+			return 0;
+		flen = (int32_t) ReadU32(q + need);
+		need += 4;
+		if (flen > 0)
+			need += (size_t) flen;
+		if (need > avail)
+			return 0;
+	}
+	return need;
+}
+
+/* The feature fields at *q into row; *q moves past them. */
+static int
+DecodeFeatures(CopyParser *p, const unsigned char **q, double *row)
+{
+	TrTable    *tab = p->tab;
+
+	for (int f = 0; f < p->d; f++)
+	{
+		int32_t		flen = (int32_t) ReadU32(*q);
+
+		*q += 4;
+		if (flen == -1)
+			row[f] = NAN;
+		else if (tab->col_kind != NULL && tab->col_kind[f] == TR_COL_CATEGORICAL)
+		{
+			int			code = TrCategoryCode(&tab->cats[f], (const char *) *q, (size_t) flen);
+
+			if (code < 0)
+			{
+				snprintf(p->err, p->errlen, "out of memory after %d rows", tab->n);
+				return -1;
+			}
+			row[f] = code;
+			*q += flen;
+		}
+		else if (flen == 8)
+		{
+			row[f] = ReadF64(*q);
+			*q += 8;
+		}
+		else
+		{
+			snprintf(p->err, p->errlen,
+					 "COPY row %d: feature %d has %d bytes, expected float8",
+					 tab->n + 1, f + 1, flen);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The target field at q: the row's label, or its float8 value. */
+static int
+DecodeTarget(CopyParser *p, const unsigned char *q)
+{
+	TrTable    *tab = p->tab;
+	int32_t		flen = (int32_t) ReadU32(q);
+
+	q += 4;
+	if (p->kind == TR_KIND_CLASSIFICATION)
+	{
+		char	   *s;
+
+		tab->labels[tab->n] = NULL;
+		if (flen < 0)
+			return 0;
+		if ((s = malloc((size_t) flen + 1)) == NULL)
+		{
+			snprintf(p->err, p->errlen, "out of memory");
+			return -1;
+		}
+		memcpy(s, q, (size_t) flen);
+		s[flen] = '\0';
+		tab->labels[tab->n] = s;
+		return 0;
+	}
+	if (flen == -1)
+		tab->t[tab->n] = NAN;
+	else if (flen == 8)
+		tab->t[tab->n] = ReadF64(q);
+	else
+	{
+		snprintf(p->err, p->errlen, "COPY row %d: target has %d bytes, expected float8",
+				 tab->n + 1, flen);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Parse as many complete items (header, tuples) as buf holds.  Returns the
  * number of bytes consumed, or -1 on a format error.
@@ -123,29 +244,18 @@ ParseBuffer(CopyParser *p, const unsigned char *buf, size_t len)
 
 	if (!p->header_done)
 	{
-		uint32_t	ext;
+		long		h = ParseHeader(p, buf, len);
 
-		if (len < 19)
-			return 0;
-		if (memcmp(buf, copy_signature, sizeof(copy_signature)) != 0)
-		{
-			snprintf(p->err, p->errlen, "COPY data is not in binary format");
-			return -1;
-		}
-		ext = ReadU32(buf + 15);
-		if (len < 19 + (size_t) ext)
-			return 0;
-		pos = 19 + ext;
-		p->header_done = 1;
+		if (h <= 0)
+			return h;
+		pos = (size_t) h;
 	}
-
 	while (pos + 2 <= len && !p->finished)
 	{
 		const unsigned char *q = buf + pos;
 		int			nfields = ReadI16(q);
-		size_t		need = 2;
+		size_t		need;
 		TrTable    *tab = p->tab;
-		double	   *row;
 
 		if (nfields == -1)
 		{
@@ -160,96 +270,14 @@ ParseBuffer(CopyParser *p, const unsigned char *buf, size_t len)
 					 nfields, p->d + 1);
 			return -1;
 		}
-
-		/* check the whole tuple is here before decoding it */
-		for (int f = 0; f < nfields; f++)
-		{
-			int32_t		flen;
-
-			if (pos + need + 4 > len)
-				return (long) pos;
-			flen = (int32_t) ReadU32(q + need);
-			need += 4;
-			if (flen > 0)
-				need += (size_t) flen;
-			if (pos + need > len)
-				return (long) pos;
-		}
-
+		/* the whole tuple must be here before it is decoded */
+		if ((need = TupleBytes(q, nfields, len - pos)) == 0)
+			return (long) pos;
 		if (tab->n >= p->cap && Grow(p) != 0)
 			return -1;
-		row = p->row;
 		q += 2;
-		for (int f = 0; f < p->d; f++)
-		{
-			int32_t		flen = (int32_t) ReadU32(q);
-
-			q += 4;
-			if (flen == -1)
-				row[f] = NAN;
-			else if (tab->col_kind != NULL && tab->col_kind[f] == TR_COL_CATEGORICAL)
-			{
-				int			code = TrCategoryCode(&tab->cats[f], (const char *) q, (size_t) flen);
-
-				if (code < 0)
-				{
-					snprintf(p->err, p->errlen, "out of memory after %d rows", tab->n);
-					return -1;
-				}
-				row[f] = code;
-				q += flen;
-			}
-			else if (flen == 8)
-			{
-				row[f] = ReadF64(q);
-				q += 8;
-			}
-			else
-			{
-				snprintf(p->err, p->errlen,
-						 "COPY row %d: feature %d has %d bytes, expected float8",
-						 tab->n + 1, f + 1, flen);
-				return -1;
-			}
-		}
-		{
-			int32_t		flen = (int32_t) ReadU32(q);
-
-			q += 4;
-			if (p->kind == TR_KIND_CLASSIFICATION)
-			{
-				if (flen < 0)
-					tab->labels[tab->n] = NULL;
-				else
-				{
-					char	   *s = malloc((size_t) flen + 1);
-
-					if (s == NULL)
-					{
-						snprintf(p->err, p->errlen, "out of memory");
-						return -1;
-					}
-					memcpy(s, q, (size_t) flen);
-					s[flen] = '\0';
-					tab->labels[tab->n] = s;
-				}
-			}
-			else
-			{
-				if (flen == -1)
-					tab->t[tab->n] = NAN;
-				else if (flen == 8)
-					tab->t[tab->n] = ReadF64(q);
-				else
-				{
-					snprintf(p->err, p->errlen,
-							 "COPY row %d: target has %d bytes, expected float8",
-							 tab->n + 1, flen);
-					return -1;
-				}
-			}
-		}
-		if (TrRowsAppend(tab, row, p->err, p->errlen) != 0)
+		if (DecodeFeatures(p, &q, p->row) != 0 || DecodeTarget(p, q) != 0 ||
+			TrRowsAppend(tab, p->row, p->err, p->errlen) != 0)
 			return -1;
 		tab->n++;
 		pos += need;
@@ -345,6 +373,115 @@ KeepSqlstate(const PGresult *res, char *sqlstate)
 		snprintf(sqlstate, 6, "%s", code);
 }
 
+#define COPY_INTERRUPTED	(-2)
+
+/* Send the COPY query and wait for its COPY OUT state; 0, -1 or COPY_INTERRUPTED. */
+static int
+StartCopy(PGconn *conn, const char *query, volatile sig_atomic_t *cancel,
+		  char *sqlstate, char *err, size_t errlen)
+{
+	PGresult   *res;
+
+	if (!PQsendQuery(conn, query))
+	{
+		snprintf(err, errlen, "could not read the task's rows: %s", PQerrorMessage(conn));
+		return -1;
+	}
+	while (PQisBusy(conn))
+		if (WaitForServer(conn, cancel) != 0)
+			return COPY_INTERRUPTED;
+	res = PQgetResult(conn);
+	if (PQresultStatus(res) != PGRES_COPY_OUT)
+	{
+		snprintf(err, errlen, "could not read the task's rows: %s", TrServerMessage(res, conn));
+		KeepSqlstate(res, sqlstate);
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	return 0;
+}
+
+/* One chunk of COPY data: parsed, the incomplete tail carried over. */
+static int
+FeedChunk(CopyParser *p, unsigned char *buf, size_t n)
+{
+	long		used;
+
+	if (p->carry_len == 0)
+	{
+		if ((used = ParseBuffer(p, buf, n)) < 0)
+			return -1;
+		if ((size_t) used < n && Carry(p, buf + used, n - used) != 0)
+			return -1;
+		return 0;
+	}
+	if (Carry(p, buf, n) != 0 || (used = ParseBuffer(p, p->carry, p->carry_len)) < 0)
+		return -1;
+	memmove(p->carry, p->carry + used, p->carry_len - used);
+	p->carry_len -= used;
+	return 0;
+}
+
+/*
+ * Read the COPY data until its end; after a parse error keep draining so
+ * the connection stays usable.  0, -1 or COPY_INTERRUPTED.
+ */
+static int
+ReadCopyData(PGconn *conn, CopyParser *p, volatile sig_atomic_t *cancel, long *bytes)
+{
+	int			rc = 0;
+
+	for (;;)
+	{
+		char	   *buf = NULL;
+		int			n = PQgetCopyData(conn, &buf, 1);
+
+		if (n == 0)
+		{
+			if (WaitForServer(conn, cancel) != 0)
+				return COPY_INTERRUPTED;
+			continue;
+		}
+		if (n == -1)
+			return rc;			/* COPY done */
+		if (cancel != NULL && *cancel && rc == 0)
+		{
+			PQfreemem(buf);
+			return COPY_INTERRUPTED;
+		}
+		if (n == -2)
+		{
+			snprintf(p->err, p->errlen, "COPY failed: %s", PQerrorMessage(conn));
+			return -1;
+		}
+		*bytes += n;
+		if (rc == 0 && FeedChunk(p, (unsigned char *) buf, (size_t) n) != 0)
+			rc = -1;
+		PQfreemem(buf);
+	}
+}
+
+/* The COPY's final command status; rc unless that failed. */
+static int
+FinishCopy(PGconn *conn, int rc, char *sqlstate, char *err, size_t errlen)
+{
+	PGresult   *res;
+
+	while ((res = PQgetResult(conn)) != NULL)
+	{
+		if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == 0)
+		{
+			snprintf(err, errlen, "could not read the task's rows: %s",
+					 TrServerMessage(res, conn));
+			KeepSqlstate(res, sqlstate);
+			rc = -1;
+		}
+		PQclear(res);
+	}
+	return rc;
+}
+
 /*
  * Run a COPY ... TO STDOUT (FORMAT binary) query and load its rows.
  * d is the number of feature columns (the target is the last column);
@@ -359,9 +496,8 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 		   volatile sig_atomic_t *cancel, TrTable *out, long *bytes,
 		   char *sqlstate, char *err, size_t errlen)
 {
-	PGresult   *res;
 	CopyParser	p;
-	int			rc = 0;
+	int			rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&p, 0, sizeof(p));
@@ -375,116 +511,24 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 	*bytes = 0;
 	if (sqlstate != NULL)
 		sqlstate[0] = '\0';
-
 	if (d <= 0)
 	{
 		snprintf(err, errlen, "no feature columns");
 		return -1;
 	}
 	if ((kinds != NULL && TrTableSetKinds(out, kinds) != 0) ||
-		TrRowsBegin(out) != 0 ||
-		(p.row = malloc(sizeof(double) * d)) == NULL)
+		TrRowsBegin(out) != 0 || (p.row = malloc(sizeof(double) * d)) == NULL)
 	{
 		snprintf(err, errlen, "out of memory");
 		TrTableFree(out);
 		return -1;
 	}
 
-	if (!PQsendQuery(conn, query))
-	{
-		snprintf(err, errlen, "could not read the task's rows: %s",
-				 PQerrorMessage(conn));
-		free(p.row);
-		TrTableFree(out);
-		return -1;
-	}
-	while (PQisBusy(conn))
-		if (WaitForServer(conn, cancel) != 0)
-			goto interrupted;
-	res = PQgetResult(conn);
-	if (PQresultStatus(res) != PGRES_COPY_OUT)
-	{
-		snprintf(err, errlen, "could not read the task's rows: %s",
-				 TrServerMessage(res, conn));
-		KeepSqlstate(res, sqlstate);
-		PQclear(res);
-		free(p.row);
-		TrTableFree(out);
-		return -1;
-	}
-	PQclear(res);
-
-	for (;;)
-	{
-		char	   *buf = NULL;
-		int			n = PQgetCopyData(conn, &buf, 1);
-
-		if (n == 0)
-		{
-			if (WaitForServer(conn, cancel) != 0)
-				goto interrupted;
-			continue;
-		}
-		if (n == -1)
-			break;				/* COPY done */
-		if (cancel != NULL && *cancel && rc == 0)
-		{
-			PQfreemem(buf);
-			goto interrupted;
-		}
-		if (n == -2)
-		{
-			snprintf(err, errlen, "COPY failed: %s", PQerrorMessage(conn));
-			rc = -1;
-			break;
-		}
-		*bytes += n;
-		if (rc != 0)
-		{
-			/* keep draining after an error so the connection stays usable */
-			PQfreemem(buf);
-			continue;
-		}
-		if (p.carry_len == 0)
-		{
-			long		used = ParseBuffer(&p, (unsigned char *) buf, (size_t) n);
-
-			if (used < 0)
-				rc = -1;
-			else if ((size_t) used < (size_t) n &&
-					 Carry(&p, (unsigned char *) buf + used, (size_t) n - used) != 0)
-				rc = -1;
-		}
-		else
-		{
-			long		used;
-
-			if (Carry(&p, (unsigned char *) buf, (size_t) n) != 0)
-				rc = -1;
-			else if ((used = ParseBuffer(&p, p.carry, p.carry_len)) < 0)
-				rc = -1;
-			else
-			{
-				memmove(p.carry, p.carry + used, p.carry_len - used);
-				p.carry_len -= used;
-			}
-		}
-		PQfreemem(buf);
-	}
-
-	/* the final command status */
-	while ((res = PQgetResult(conn)) != NULL)
-	{
-		if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == 0)
-		{
-			snprintf(err, errlen, "could not read the task's rows: %s",
-					 TrServerMessage(res, conn));
-			KeepSqlstate(res, sqlstate);
-			rc = -1;
-		}
-		PQclear(res);
-	}
-
+	rc = StartCopy(conn, query, cancel, sqlstate, err, errlen);
+	if (rc == 0)
+		rc = ReadCopyData(conn, &p, cancel, bytes);
+	if (rc != COPY_INTERRUPTED)
+		rc = FinishCopy(conn, rc, sqlstate, err, errlen);
 	if (rc == 0 && (!p.finished || p.carry_len != 0))
 	{
 		snprintf(err, errlen, "COPY data ended in the middle of a row");
@@ -492,24 +536,17 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 	}
 	if (rc == 0)
 		rc = TrRowsFinish(out, err, errlen);
-	free(p.carry);
-	free(p.row);
-	if (rc != 0)
-		TrTableFree(out);
-	return rc;
-
-interrupted:
-	if (cancel != NULL && *cancel)
+	if (rc == COPY_INTERRUPTED && cancel != NULL && *cancel)
 	{
 		/* the caller exits, closing the connection; stop the query first */
 		CancelQuery(conn);
 		snprintf(err, errlen, "cancelled while loading the data");
 	}
-	else
-		snprintf(err, errlen, "could not read the task's rows: %s",
-				 PQerrorMessage(conn));
+	else if (rc == COPY_INTERRUPTED)
+		snprintf(err, errlen, "could not read the task's rows: %s", PQerrorMessage(conn));
 	free(p.carry);
 	free(p.row);
-	TrTableFree(out);
-	return -1;
+	if (rc != 0)
+		TrTableFree(out);
+	return rc == 0 ? 0 : -1;
 }

@@ -1,0 +1,145 @@
+/*-------------------------------------------------------------------------
+ *
+ * costmodel.h
+ *	  The live scheduler's cost model: how long a built-in candidate will
+ *	  train on a task, from the task's profiled size, before and while its
+ *	  runs finish (docs/scheduler.md, "The cost model").
+ *
+ * A run's wall time is a fixed part plus work:
+ *
+ *	   seconds = o0 + o1 x cells + rate(model) x complexity(model, task)
+ *
+ * o0 is process start, scoring and writing the result; o1 x cells (rows x
+ * features) is reading and preparing the data.  complexity is a formula
+ * per family in rows n, features d and classes c (CostLogComplexity) times
+ * the model's work from its parameters (rounds, trees, epochs, widths).
+ * rate starts at a reference rate per family, is scaled by one machine
+ * factor learned from every measured run, then refined per family and per
+ * model, each level shrunk toward the one above by a pseudo-count.  A
+ * task's own finished runs then move its estimates through a Gaussian
+ * process on log residuals whose covariance has a task part (all models),
+ * a family part and a model part: the first heavy run of a task rescales
+ * all its models, a family's the more.
+ *
+ * Plain C, no PostgreSQL headers: the scheduler, explain and the unit
+ * tests share it.
+ *
+ * IDENTIFICATION
+ *	  src/costmodel.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_COSTMODEL_H
+#define EASEML_COSTMODEL_H
+
+#include "gp.h"
+
+/* Complexity formulas (n rows, d features, c classes, C per-class factor). */
+typedef enum CostFormula
+{
+	COST_LINEAR = 0,			/* n d C: linear models, boosting, custom */
+	COST_RIDGE,					/* n d (d + c): normal equations */
+	COST_KNN,					/* n^2 d: validation rows x training rows */
+	COST_FOREST,				/* n depth sqrt(d): trees on sqrt(d)
+								 * candidate features per split, depth
+								 * log2 n or the limit */
+	COST_NB,					/* n d c: per-class means and variances */
+	COST_NET,					/* n (d width + inner + out c): layer
+								 * products per row and epoch (cnn) */
+	COST_MLP,					/* the same per row, times the trainer's
+								 * default epochs: about 2,000 steps of
+								 * 200 rows, 10 to 200 epochs */
+	COST_FORMULAS
+} CostFormula;
+
+/* What drives one model's cost (from its family and parameters). */
+typedef struct CostArm
+{
+	CostFormula formula;
+	int			family;			/* index >= 0; models of a family pool */
+	double		work;			/* rounds, trees, epochs, iterations
+								 * relative to the family default (> 0) */
+	double		width;			/* COST_NET: products per input feature;
+								 * COST_FOREST: share of the features tried
+								 * per split (0: sqrt(d)) */
+	double		inner;			/* COST_NET: products between hidden
+								 * layers; COST_FOREST: depth limit (0:
+								 * none) */
+	double		out;			/* COST_NET: last layer's width (x classes) */
+	int			per_class;		/* one model per class when c > 2 */
+	double		ref_rate;		/* reference seconds per unit of
+								 * complexity (CostReferenceRate) */
+} CostArm;
+
+typedef struct CostModel
+{
+	int			K;
+	CostArm    *arms;			/* K, copied */
+	double	   *log_rate;		/* 2 x K: log seconds per unit of
+								 * complexity on classification tasks,
+								 * then on regression tasks (1 class) */
+	double		o0;				/* fixed seconds of every run */
+	double		o1;				/* seconds per cell of the task's data */
+	double		machine;		/* log factor of this machine's rates over
+								 * the reference ones */
+	int			n_work;			/* runs the rates learned from */
+	int			n_tasks;		/* tasks the overhead learned from */
+	GpPrior		resid;			/* prior of a task's log residuals */
+} CostModel;
+
+/* Reference values before anything is measured (costmodel.c). */
+extern CostFormula CostFormulaOf(const char *family);
+extern double CostReferenceRate(const char *family);
+extern int	CostFamilyKnown(const char *family);
+
+/* log complexity of one arm on a task of n rows, d features, c classes. */
+extern double CostLogComplexity(const CostArm *arm, double n, double d, double c);
+
+/*
+ * Fit from mc measured tasks: sizes mc x 3 (rows, features, classes),
+ * seconds mc x K (wall time, NaN = not measured), train mc x K (the
+ * trainer's own fit time of the same run, NaN = unknown).  mc may be 0:
+ * the reference model.  Returns 0, or -1 on bad input or no memory.
+ */
+extern int	CostModelFit(CostModel *m, const CostArm *arms, int K,
+						 const double *sizes, const double *seconds,
+						 const double *train, int mc);
+extern void CostModelFree(CostModel *m);
+
+/* The fixed part of a run on a task of n rows and d features. */
+extern double CostOverhead(const CostModel *m, double n, double d);
+
+/* log(rate x complexity) of every arm on one task (K values). */
+extern void CostLogBase(const CostModel *m, double n, double d, double c,
+						double *log_base);
+
+/*
+ * A task's fixed part from its own runs: runs whose predicted work is
+ * small next to the model's overhead measure the overhead; their
+ * geometric mean is shrunk toward the model's by one pseudo-run.
+ * seconds K (NaN = not run).
+ */
+extern double CostTaskOverhead(const CostModel *m, double n, double d,
+							   const double *log_base, const double *seconds);
+
+/*
+ * The log residual of a measured run for the task's posterior, or NaN
+ * when the run says little about its work: both its measured work
+ * (seconds - overhead) and the work expected (exp(log_base)) are under
+ * half the overhead.  Measured work is floored at a quarter of the
+ * overhead (timing noise).
+ */
+extern double CostResidual(double seconds, double overhead, double log_base);
+
+/*
+ * Every arm's estimate for one task: cost[k] = overhead + exp(log_base[k]
+ * + the residual posterior's mean at k), where the posterior is
+ * conditioned on the task's finished runs (seconds, K, NaN = not run).
+ * log_base may be NULL; *overhead may be NULL.  Returns 0, -1 on no
+ * memory (cost then has the size part only).
+ */
+extern int	CostTaskEstimate(const CostModel *m, double n, double d, double c,
+							 const double *seconds, double *log_base,
+							 double *overhead, double *cost);
+
+#endif							/* EASEML_COSTMODEL_H */
