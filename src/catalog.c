@@ -188,10 +188,10 @@ CatalogRecover(const int64 *keep, int n)
 	return (int) SPI_processed;
 }
 
-static int
-ModelIndex(const CatState *state, int32 model_id)
+/* Index of a model in state->models (loaded in id order), or -1. */
+int
+CatalogModelIndex(const CatState *state, int32 model_id)
 {
-	/* models are loaded in id order: binary search */
 	int			lo = 0,
 				hi = state->n_models - 1;
 
@@ -487,7 +487,7 @@ LoadCostEstimates(CatState *state)
 	n = n_rates;
 	for (int i = 0; i < n; i++)
 	{
-		int			k = ModelIndex(state, (int32) rates[2 * i]);
+		int			k = CatalogModelIndex(state, (int32) rates[2 * i]);
 		double		p = rates[2 * i + 1];
 
 		if (k >= 0 && isfinite(p) && p > 0)
@@ -590,7 +590,7 @@ LoadHistory(CatState *state)
 	for (int i = 0; i < n; i++)
 	{
 		char	   *key = GetText(i, 1);
-		int			k = ModelIndex(state, GetInt32(i, 3, 0));
+		int			k = CatalogModelIndex(state, GetInt32(i, 3, 0));
 
 		if (prev == NULL || strcmp(prev, key) != 0)
 		{
@@ -653,7 +653,7 @@ LoadMeasuredCosts(CatState *state)
 	for (int i = 0; i < n; i++)
 	{
 		int64		task = GetInt64(i, 1, 0);
-		int			k = ModelIndex(state, GetInt32(i, 5, 0));
+		int			k = CatalogModelIndex(state, GetInt32(i, 5, 0));
 		double		sec = GetFloat8(i, 6, NAN);
 
 		if (task != prev)
@@ -1339,7 +1339,7 @@ LoadKindFactors(CatState *state)
 	}
 	for (int i = 0; i < n_kind_rates; i++)
 	{
-		int			k = ModelIndex(state, (int32) kind_rates[3 * i]);
+		int			k = CatalogModelIndex(state, (int32) kind_rates[3 * i]);
 		int			kind = (int) kind_rates[3 * i + 1];
 
 		if (k >= 0 && kind >= 0)
@@ -1389,7 +1389,7 @@ CatalogLoadPlacement(CatState *state)
 	n = (int) SPI_processed;
 	for (int i = 0; i < n; i++)
 	{
-		int			k = ModelIndex(state, GetInt32(i, 1, 0));
+		int			k = CatalogModelIndex(state, GetInt32(i, 1, 0));
 		char	   *list = GetText(i, 2);
 		char	   *save = NULL;
 		CatModel   *m;

@@ -193,6 +193,7 @@ extern char *CatalogBootstrapUser(void);
  * cycle reads.
  */
 extern void CatalogLoadState(CatState *state, bool full);
+extern int	CatalogModelIndex(const CatState *state, int32 model_id);
 /* The same with the runs of the scheduler's kept store (src/catalog_runs.c). */
 extern void CatalogLoadStateKept(CatState *state, bool full);
 /* CatalogLoadState as the bootstrap superuser, from a backend (sql_explain.c);

@@ -445,26 +445,6 @@ RunOrder(const void *a, const void *b)
 	return x->id < y->id ? -1 : (x->id > y->id ? 1 : 0);
 }
 
-static int
-ModelIndex(const CatState *state, int32 model_id)
-{
-	int			lo = 0,
-				hi = state->n_models - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = (lo + hi) / 2;
-
-		if (state->models[mid].id == model_id)
-			return mid;
-		if (state->models[mid].id < model_id)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
 /* A succeeded run's score: into the task's observations (one per model). */
 static void
 AddScore(CatTask *t, int k, double y)
@@ -523,7 +503,7 @@ AddBan(CatTask *t, int k, const char *device, MemoryContext cxt)
 static void
 FoldRun(const CatState *state, CatTask *t, const StoredRun *r, MemoryContext cxt)
 {
-	int			k = ModelIndex(state, r->model_id);
+	int			k = CatalogModelIndex(state, r->model_id);
 	char		status = r->device_failure ? 'i' : r->status;
 	/* the second letter, as the signature of the full read hashed it */
 	char		second = status == 'i' ? 'n' : (status == 'f' || status == 'c') ? 'a' : 'u';
