@@ -37,7 +37,7 @@ SELECT setseed(0.42);
 CREATE UNLOGGED TABLE bench ($cols, label text);
 INSERT INTO bench SELECT $vals, (i % 10)::text FROM generate_series(1, $ROWS) i;
 VACUUM ANALYZE bench;
-CREATE ROLE bench_tenant;
+CREATE ROLE bench_tenant LOGIN;
 GRANT SELECT ON bench TO bench_tenant;
 SELECT easeml.add_tenant('bench_tenant');
 SET ROLE bench_tenant;
