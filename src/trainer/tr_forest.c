@@ -26,6 +26,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,216 +163,268 @@ HistSums(const uint8_t *col, const int *idx, int lo, int hi, const double *t,
 	return nocc;
 }
 
-/* one classification or regression tree of the forest */
+/* one tree's working memory */
+typedef struct ForestGrower
+{
+	ForestShared *sh;
+	uint64_t	rng;
+	int		   *idx;			/* n: the (bootstrap) rows, partitioned by node */
+	int		   *perm;			/* d: features, drawn without replacement */
+	int32_t    *hc;				/* class histograms (2 x bins x classes) */
+	double	   *hs;				/* sum histograms (2 x bins) */
+	double	   *tot;			/* the node's class counts or target sum */
+	double	   *left;			/* the same left of a threshold */
+	unsigned char touched[TREE_MAX_BINS];
+	int			occ[TREE_MAX_BINS];
+} ForestGrower;
+
+/* the best split found so far in a node */
+typedef struct ForestSplit
+{
+	int			feature;		/* -1: none */
+	int			bin;
+	double		score;			/* larger is better */
+} ForestSplit;
+
+/*
+ * The node's totals (gr->tot) and its score without a split (*parent);
+ * returns whether the node must be a leaf (pure, too small or too deep).
+ */
+static int
+ForestNodeTotals(ForestGrower *gr, const StackItem *it, double *parent)
+{
+	ForestShared *sh = gr->sh;
+	int			k = sh->k,
+				m = it->hi - it->lo,
+				is_leaf;
+	double		sumsq = 0.0;
+
+	memset(gr->tot, 0, sizeof(double) * (k > 0 ? k : 1));
+	for (int i = it->lo; i < it->hi; i++)
+	{
+		if (k > 0)
+			gr->tot[sh->y[gr->idx[i]]] += 1.0;
+		else
+		{
+			double		v = sh->t[gr->idx[i]];
+
+			gr->tot[0] += v;
+			sumsq += v * v;
+		}
+	}
+	if (k > 0)
+	{
+		int			classes = 0;
+
+		*parent = 0.0;
+		for (int c = 0; c < k; c++)
+		{
+			*parent += gr->tot[c] * gr->tot[c];
+			classes += gr->tot[c] > 0.0;
+		}
+		*parent /= m;
+		is_leaf = classes <= 1;
+	}
+	else
+	{
+		*parent = gr->tot[0] * gr->tot[0] / m;
+		/* impurity (variance) ~ 0: nothing to split */
+		is_leaf = sumsq - *parent <= 1e-12 * (sumsq + 1e-300);
+	}
+	return is_leaf || m < sh->min_split || m < 2 * sh->min_leaf ||
+		(sh->max_depth > 0 && it->depth >= sh->max_depth);
+}
+
+/*
+ * Every threshold of feature j in the node, scanned over its occupied bins
+ * in order (branch-free class updates); improves *best.  Returns false
+ * when the feature is constant in the node.
+ */
+static bool
+ForestScanFeature(ForestGrower *gr, const StackItem *it, int j, ForestSplit *best)
+{
+	ForestShared *sh = gr->sh;
+	int			k = sh->k,
+				m = it->hi - it->lo,
+				occupied;
+	const uint8_t *col = sh->bins + (size_t) j * sh->n;
+	double		nl = 0.0,
+				sql = 0.0,
+				sqr = 0.0;
+
+	if (k > 0)
+		occupied = HistClasses(col, gr->idx, it->lo, it->hi, sh->y, k, sh->nbins[j],
+							   gr->hc, gr->hc + (size_t) TREE_MAX_BINS * k,
+							   gr->touched, gr->occ);
+	else
+		occupied = HistSums(col, gr->idx, it->lo, it->hi, sh->t, sh->nbins[j],
+							gr->hs, gr->touched, gr->occ);
+	if (occupied <= 1)
+		return false;
+	memset(gr->left, 0, sizeof(double) * (k > 0 ? k : 1));
+	for (int c = 0; c < k; c++)
+		sqr += gr->tot[c] * gr->tot[c];
+	for (int q = 0; q + 1 < occupied; q++)
+	{
+		int			b = gr->occ[q];
+		double		s;
+
+		if (k > 0)
+		{
+			const int32_t *h = gr->hc + (size_t) b * k;
+
+			for (int c = 0; c < k; c++)
+			{
+				double		a = h[c];
+
+				sql += a * (2.0 * gr->left[c] + a);
+				sqr -= a * (2.0 * (gr->tot[c] - gr->left[c]) - a);
+				gr->left[c] += a;
+				nl += a;
+			}
+		}
+		else
+		{
+			gr->left[0] += gr->hs[2 * b];
+			nl += gr->hs[2 * b + 1];
+		}
+		if (nl < sh->min_leaf || m - nl < sh->min_leaf)
+			continue;
+		if (k > 0)
+			s = sql / nl + sqr / (m - nl);
+		else
+			s = gr->left[0] * gr->left[0] / nl +
+				(gr->tot[0] - gr->left[0]) * (gr->tot[0] - gr->left[0]) / (m - nl);
+		if (s > best->score)
+		{
+			best->score = s;
+			best->feature = j;
+			best->bin = b;
+		}
+	}
+	return true;
+}
+
+/*
+ * The node's best split over candidate features drawn without replacement.
+ * As in scikit-learn, every drawn feature counts against max_features,
+ * constant or not, but the search goes on past max_features until one
+ * non-constant feature has been seen.
+ */
+static ForestSplit
+ForestBestSplit(ForestGrower *gr, const StackItem *it)
+{
+	ForestShared *sh = gr->sh;
+	int			d = sh->d,
+				visited = 0;
+	ForestSplit best = {-1, 0, -HUGE_VAL};
+
+	for (int f = 0; f < d && (f < sh->mtry || visited == 0); f++)
+	{
+		int			r = f + (int) TrRandBelow(&gr->rng, (uint64_t) (d - f));
+		int			j = gr->perm[r];
+
+		gr->perm[r] = gr->perm[f];
+		gr->perm[f] = j;
+		if (ForestScanFeature(gr, it, j, &best))
+			visited++;
+	}
+	return best;
+}
+
+/* split node it at the best split; push its children, left on top */
+static int
+ForestSplitNode(ForestGrower *gr, Tree *t, const StackItem *it,
+				const ForestSplit *best, StackItem *stack, int *sp)
+{
+	int			mid = TreePartition(gr->idx, it->lo, it->hi,
+									gr->sh->bins + (size_t) best->feature * gr->sh->n,
+									best->bin);
+	int			l = TreeNewNode(t),
+				r = TreeNewNode(t);
+
+	if (l < 0 || r < 0)
+		return -1;
+	t->nodes[it->node].feature = best->feature;
+	t->nodes[it->node].bin = best->bin;
+	t->nodes[it->node].left = l;
+	t->nodes[it->node].right = r;
+	stack[(*sp)++] = (StackItem) {r, mid, it->hi, it->depth + 1};
+	stack[(*sp)++] = (StackItem) {l, it->lo, mid, it->depth + 1};
+	return 0;
+}
+
+static void
+ForestGrowerFree(ForestGrower *gr)
+{
+	free(gr->idx);
+	free(gr->perm);
+	free(gr->hc);
+	free(gr->hs);
+	free(gr->tot);
+	free(gr->left);
+}
+
+/* one classification or regression tree of the forest: 0, 1 oom, 2 cancelled */
 static int
 GrowForestTree(ForestShared *sh, int tree_no)
 {
 	int			n = sh->n,
-				d = sh->d,
-				k = sh->k,
-				width = k > 0 ? k : 1;
+				width = sh->k > 0 ? sh->k : 1;
 	Tree	   *t = &sh->trees[tree_no];
-	uint64_t	rng = sh->ctx->seed ^ (UINT64_C(0x7266) + (uint64_t) (tree_no + 1) * UINT64_C(0xd1342543de82ef95));
-	int		   *idx = malloc(sizeof(int) * n);
-	int		   *perm = malloc(sizeof(int) * d);
+	ForestGrower gr;
 	StackItem  *stack = malloc(sizeof(StackItem) * (n + 2));
-	int32_t    *hc = calloc((size_t) 2 * TREE_MAX_BINS * width, sizeof(int32_t));
-	double	   *hs = calloc((size_t) 2 * TREE_MAX_BINS, sizeof(double));
-	double	   *tot = calloc(width, sizeof(double));
-	double	   *left = calloc(width, sizeof(double));
-	unsigned char touched[TREE_MAX_BINS];
-	int			occ[TREE_MAX_BINS];
 	int			sp = 0,
 				rc = 1;
 
-	if (!idx || !perm || !stack || !hc || !hs || !tot || !left)
+	memset(&gr, 0, sizeof(gr));
+	gr.sh = sh;
+	gr.rng = sh->ctx->seed ^ (UINT64_C(0x7266) + (uint64_t) (tree_no + 1) * UINT64_C(0xd1342543de82ef95));
+	gr.idx = malloc(sizeof(int) * n);
+	gr.perm = malloc(sizeof(int) * sh->d);
+	gr.hc = calloc((size_t) 2 * TREE_MAX_BINS * width, sizeof(int32_t));
+	gr.hs = calloc((size_t) 2 * TREE_MAX_BINS, sizeof(double));
+	gr.tot = calloc(width, sizeof(double));
+	gr.left = calloc(width, sizeof(double));
+	if (!gr.idx || !gr.perm || !stack || !gr.hc || !gr.hs || !gr.tot || !gr.left)
 		goto done;
-	memset(touched, 0, sizeof(touched));
 	for (int i = 0; i < n; i++)
-		idx[i] = sh->bootstrap ? (int) TrRandBelow(&rng, n) : i;
-	for (int j = 0; j < d; j++)
-		perm[j] = j;
+		gr.idx[i] = sh->bootstrap ? (int) TrRandBelow(&gr.rng, n) : i;
+	for (int j = 0; j < sh->d; j++)
+		gr.perm[j] = j;
 	if (TreeNewNode(t) < 0)
 		goto done;
-	stack[sp].node = 0;
-	stack[sp].lo = 0;
-	stack[sp].hi = n;
-	stack[sp].depth = 0;
-	sp++;
-
+	stack[sp++] = (StackItem) {0, 0, n, 0};
 	while (sp > 0)
 	{
 		StackItem	it = stack[--sp];
-		int			m = it.hi - it.lo,
-					best_f = -1,
-					best_b = 0,
-					visited = 0,
-					is_leaf;
-		double		parent_score,
-					best_score = -HUGE_VAL,
-					sumsq = 0.0;
+		double		parent;
+		ForestSplit best = {-1, 0, -HUGE_VAL};
 
 		if (TrCancelled(sh->ctx))
 		{
 			rc = 2;
 			goto done;
 		}
-		/* node totals */
-		memset(tot, 0, sizeof(double) * width);
-		for (int i = it.lo; i < it.hi; i++)
-		{
-			if (k > 0)
-				tot[sh->y[idx[i]]] += 1.0;
-			else
-			{
-				double		v = sh->t[idx[i]];
-
-				tot[0] += v;
-				sumsq += v * v;
-			}
-		}
-		if (k > 0)
-		{
-			int			classes = 0;
-
-			parent_score = 0.0;
-			for (int c = 0; c < k; c++)
-			{
-				parent_score += tot[c] * tot[c];
-				classes += tot[c] > 0.0;
-			}
-			parent_score /= m;
-			is_leaf = classes <= 1;
-		}
-		else
-		{
-			parent_score = tot[0] * tot[0] / m;
-			/* impurity (variance) ~ 0: nothing to split */
-			is_leaf = sumsq - parent_score <= 1e-12 * (sumsq + 1e-300);
-		}
-		is_leaf = is_leaf || m < sh->min_split || m < 2 * sh->min_leaf ||
-			(sh->max_depth > 0 && it.depth >= sh->max_depth);
-
-		/*
-		 * Candidate features, drawn without replacement.  As in scikit-learn,
-		 * every drawn feature counts against max_features, constant or not,
-		 * but the search goes on past max_features until one non-constant
-		 * feature has been seen.
-		 */
-		for (int f = 0; !is_leaf && f < d && (f < sh->mtry || visited == 0); f++)
-		{
-			int			r = f + (int) TrRandBelow(&rng, (uint64_t) (d - f));
-			int			j = perm[r];
-			const uint8_t *col = sh->bins + (size_t) j * n;
-			int			occupied = 0;
-			double		nl = 0.0,
-						sql = 0.0,
-						sqr = 0.0;
-
-			perm[r] = perm[f];
-			perm[f] = j;
-
-			if (k > 0)
-				occupied = HistClasses(col, idx, it.lo, it.hi, sh->y, k, sh->nbins[j],
-									   hc, hc + (size_t) TREE_MAX_BINS * k, touched, occ);
-			else
-				occupied = HistSums(col, idx, it.lo, it.hi, sh->t, sh->nbins[j],
-									hs, touched, occ);
-			if (occupied <= 1)
-				continue;		/* constant in this node */
-			visited++;
-
-			/* scan the occupied bins in order; branch-free class updates */
-			memset(left, 0, sizeof(double) * width);
-			if (k > 0)
-				for (int c = 0; c < k; c++)
-					sqr += tot[c] * tot[c];
-			for (int q = 0; q + 1 < occupied; q++)
-			{
-				int			b = occ[q];
-
-				if (k > 0)
-				{
-					const int32_t *h = hc + (size_t) b * k;
-
-					for (int c = 0; c < k; c++)
-					{
-						double		a = h[c];
-
-						sql += a * (2.0 * left[c] + a);
-						sqr -= a * (2.0 * (tot[c] - left[c]) - a);
-						left[c] += a;
-						nl += a;
-					}
-				}
-				else
-				{
-					left[0] += hs[2 * b];
-					nl += hs[2 * b + 1];
-				}
-				if (nl >= sh->min_leaf && m - nl >= sh->min_leaf)
-				{
-					double		s;
-
-					if (k > 0)
-						s = sql / nl + sqr / (m - nl);
-					else
-						s = left[0] * left[0] / nl +
-							(tot[0] - left[0]) * (tot[0] - left[0]) / (m - nl);
-					if (s > best_score)
-					{
-						best_score = s;
-						best_f = j;
-						best_b = b;
-					}
-				}
-			}
-		}
-
-		if (is_leaf || best_f < 0 || best_score < parent_score - 1e-9 * fabs(parent_score))
+		if (!ForestNodeTotals(&gr, &it, &parent))
+			best = ForestBestSplit(&gr, &it);
+		if (best.feature < 0 || best.score < parent - 1e-9 * fabs(parent))
 		{
 			float	   *v = TreeMakeLeaf(t, it.node, width);
 
 			if (v == NULL)
 				goto done;
 			for (int c = 0; c < width; c++)
-				v[c] = (float) (tot[c] / m);
+				v[c] = (float) (gr.tot[c] / (it.hi - it.lo));
 			continue;
 		}
-		{
-			int			mid = TreePartition(idx, it.lo, it.hi, sh->bins + (size_t) best_f * n, best_b);
-			int			l = TreeNewNode(t),
-						r = TreeNewNode(t);
-
-			if (l < 0 || r < 0)
-				goto done;
-			t->nodes[it.node].feature = best_f;
-			t->nodes[it.node].bin = best_b;
-			t->nodes[it.node].left = l;
-			t->nodes[it.node].right = r;
-			/* push right first so that the left child is grown next */
-			stack[sp].node = r;
-			stack[sp].lo = mid;
-			stack[sp].hi = it.hi;
-			stack[sp].depth = it.depth + 1;
-			sp++;
-			stack[sp].node = l;
-			stack[sp].lo = it.lo;
-			stack[sp].hi = mid;
-			stack[sp].depth = it.depth + 1;
-			sp++;
-		}
+		if (ForestSplitNode(&gr, t, &it, &best, stack, &sp) != 0)
+			goto done;
 	}
 	rc = 0;
-
 done:
-	free(idx);
-	free(perm);
+	ForestGrowerFree(&gr);
 	free(stack);
-	free(hc);
-	free(hs);
-	free(tot);
-	free(left);
 	return rc;
 }
 

@@ -80,8 +80,8 @@ typedef struct GbtBuilder
 	int			min_leaf;
 	double		l2;
 	double		lr;
-	const double *g;
-	const double *h;
+	double	   *g;				/* n: the gradients of the tree being grown */
+	double	   *h;				/* n: and the Hessians */
 	int		   *idx;
 	GbtLeaf    *leaves;
 	HistBin   **pool;			/* free histograms */
@@ -419,228 +419,292 @@ GrowBoostTree(GbtBuilder *b, Tree *t, double *F)
 	return 0;
 }
 
+/* what a fit produces besides the builder's working memory */
+typedef struct GbtModel
+{
+	int			classify;
+	int			k;				/* classes; 0 for regression */
+	int			kk;				/* trees per round: 1 for two classes */
+	double	   *init;			/* kk initial raw scores */
+	Tree	   *trees;			/* tree t adds to output t % kk */
+	int			ntrees;
+} GbtModel;
+
+/*
+ * The builder's parameters and working memory, and the training rows'
+ * bins (*btr).  Histograms are kept for at most GBT_HIST_BUDGET bytes or
+ * an eighth of the data, whichever is more.
+ */
 static int
-GbtFit(const TrContext *ctx, TrResult *res)
+GbtBuilderInit(GbtBuilder *b, const TrContext *ctx, Bins *bins, uint8_t **btr,
+			   TrResult *res)
 {
 	const TrData *data = ctx->data;
-	int			classify = data->kind == TR_KIND_CLASSIFICATION;
 	int			n = data->n_train,
-				nv = data->n_val,
-				d = data->d,
-				k = classify ? data->n_classes : 0;
-	int			kk = classify ? (k == 2 ? 1 : k) : 1;	/* trees per round */
-	int			rounds = TrParamInt(ctx->params, "n_rounds", 100);
-	int			max_bins = TrParamInt(ctx->params, "max_bins", 255);
-	GbtBuilder	b;
-	Bins		bins;
-	uint8_t    *btr = NULL,
-			   *bva = NULL;
-	Tree	   *trees = calloc((size_t) rounds * kk, sizeof(Tree));
-	double	   *F = malloc(sizeof(double) * (size_t) n * kk);
-	double	   *Fv = malloc(sizeof(double) * (size_t) (nv > 0 ? nv : 1) * kk);
-	double	   *g = malloc(sizeof(double) * (size_t) n * kk);
-	double	   *h = malloc(sizeof(double) * (size_t) n * kk);
-	double	   *gc = malloc(sizeof(double) * n);
-	double	   *hc = malloc(sizeof(double) * n);
-	double	   *init = calloc(kk, sizeof(double));
-	double	   *ebuf = malloc(sizeof(double) * kk);	/* one row's exp(F - max) */
-	double	   *fbuf = malloc(sizeof(double) * kk);	/* one row's F */
-	int		   *pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
-	double	   *tpred = malloc(sizeof(double) * (nv > 0 ? nv : 1));
-	double		loss = NAN;
-	int			rc = -1,
-				ntrees = 0;
-	size_t		histbytes;
+				d = data->d;
+	size_t		histbytes = sizeof(HistBin) * (size_t) d * TREE_MAX_BINS * 3;
+	size_t		one,
+				budget;
 
-	memset(&b, 0, sizeof(b));
-	memset(&bins, 0, sizeof(bins));
-	b.n = n;
-	b.d = d;
-	b.max_leaves = TrParamInt(ctx->params, "max_leaves", 31);
-	b.max_depth = TrParamInt(ctx->params, "max_depth", 0);
-	b.min_leaf = TrParamInt(ctx->params, "min_samples_leaf", 20);
-	b.l2 = TrParamDouble(ctx->params, "l2", 0.0);
-	b.lr = TrParamDouble(ctx->params, "lr", 0.1);
-	histbytes = sizeof(HistBin) * (size_t) d * TREE_MAX_BINS * 3;
+	b->n = n;
+	b->d = d;
+	b->max_leaves = TrParamInt(ctx->params, "max_leaves", 31);
+	b->max_depth = TrParamInt(ctx->params, "max_depth", 0);
+	b->min_leaf = TrParamInt(ctx->params, "min_samples_leaf", 20);
+	b->l2 = TrParamDouble(ctx->params, "l2", 0.0);
+	b->lr = TrParamDouble(ctx->params, "lr", 0.1);
 	if (histbytes > ((size_t) 1 << 30))
 	{
 		TrSetError(res, "gbt: histograms would need %zu MB (3 x features x 256 bins x 16 bytes)",
 				   histbytes >> 20);
-		goto done;
+		return -1;
 	}
-	b.idx = malloc(sizeof(int) * n);
-	b.leaves = calloc(b.max_leaves + 1, sizeof(GbtLeaf));
-	b.pool = calloc(b.max_leaves + 2, sizeof(HistBin *));
-	b.gh = aligned_alloc(sizeof(HistBin), sizeof(HistBin) * (size_t) (n > 0 ? n : 1));
-	b.lanes = aligned_alloc(sizeof(HistBin), sizeof(HistBin) * GBT_LANES * TREE_MAX_BINS);
-	b.off = malloc(sizeof(size_t) * (d > 0 ? d : 1));
-	b.right = malloc(sizeof(int) * (n > 0 ? n : 1));
-	if (!b.gh || !b.lanes || !b.off || !b.right || !ebuf || !fbuf || !trees || !F || !Fv || !g || !h || !gc || !hc || !init ||
-		!pred || !tpred || !b.idx || !b.leaves || !b.pool ||
-		TreePrepareBins(data, max_bins, &bins, &btr, NULL) != 0)
+	b->idx = malloc(sizeof(int) * n);
+	b->leaves = calloc(b->max_leaves + 1, sizeof(GbtLeaf));
+	b->pool = calloc(b->max_leaves + 2, sizeof(HistBin *));
+	b->gh = aligned_alloc(sizeof(HistBin), sizeof(HistBin) * (size_t) (n > 0 ? n : 1));
+	b->lanes = aligned_alloc(sizeof(HistBin), sizeof(HistBin) * GBT_LANES * TREE_MAX_BINS);
+	b->off = malloc(sizeof(size_t) * (d > 0 ? d : 1));
+	b->right = malloc(sizeof(int) * (n > 0 ? n : 1));
+	b->g = malloc(sizeof(double) * n);
+	b->h = malloc(sizeof(double) * n);
+	if (!b->idx || !b->leaves || !b->pool || !b->gh || !b->lanes || !b->off ||
+		!b->right || !b->g || !b->h ||
+		TreePrepareBins(data, TrParamInt(ctx->params, "max_bins", 255), bins, btr, NULL) != 0)
 	{
 		TrSetError(res, "out of memory for gbt (%d x %d)", n, d);
-		goto done;
+		return -1;
 	}
 	for (int j = 0; j < d; j++)
 	{
-		b.off[j] = b.nbin_total;
-		b.nbin_total += bins.nbins[j];
+		b->off[j] = b->nbin_total;
+		b->nbin_total += bins->nbins[j];
 	}
-	{
-		/* GBT_HIST_BUDGET, or an eighth of the data when that is more */
-		size_t		one = sizeof(HistBin) * (b.nbin_total > 0 ? b.nbin_total : 1);
-		size_t		budget = (size_t) n * d * sizeof(float) / 8;
+	one = sizeof(HistBin) * (b->nbin_total > 0 ? b->nbin_total : 1);
+	budget = (size_t) n * d * sizeof(float) / 8;
+	if (budget < GBT_HIST_BUDGET)
+		budget = GBT_HIST_BUDGET;
+	b->max_hist = (int) (budget / one);
+	if (b->max_hist < 3)
+		b->max_hist = 3;
+	if (b->max_hist > b->max_leaves + 1)
+		b->max_hist = b->max_leaves + 1;
+	b->bins = *btr;
+	b->nbins = bins->nbins;
+	return 0;
+}
 
-		if (budget < GBT_HIST_BUDGET)
-			budget = GBT_HIST_BUDGET;
-		b.max_hist = (int) (budget / one);
-		if (b.max_hist < 3)
-			b.max_hist = 3;
-		if (b.max_hist > b.max_leaves + 1)
-			b.max_hist = b.max_leaves + 1;
-	}
-	b.bins = btr;
-	b.nbins = bins.nbins;
-	b.g = gc;
-	b.h = hc;
+/* the builder's histograms, so that validation can use their memory */
+static void
+GbtBuilderFreeHists(GbtBuilder *b)
+{
+	if (b->pool != NULL)
+		for (int i = 0; i < b->npool; i++)
+			free(b->pool[i]);
+	b->npool = 0;
+	if (b->leaves != NULL)
+		for (int i = 0; i <= b->max_leaves; i++)
+		{
+			free(b->leaves[i].hist);
+			b->leaves[i].hist = NULL;
+		}
+}
 
-	/* initial raw scores: mean target, log-odds, or log class priors */
-	if (!classify)
+static void
+GbtBuilderFree(GbtBuilder *b)
+{
+	GbtBuilderFreeHists(b);
+	free(b->pool);
+	free(b->leaves);
+	free(b->idx);
+	free(b->gh);
+	free(b->lanes);
+	free(b->off);
+	free(b->right);
+	free(b->g);
+	free(b->h);
+}
+
+/* initial raw scores: mean target, log-odds, or log class priors */
+static int
+GbtInitScores(const TrData *data, const GbtModel *m)
+{
+	int			n = data->n_train;
+	double	   *cnt;
+
+	if (!m->classify)
 	{
 		for (int i = 0; i < n; i++)
-			init[0] += data->ttr[i];
-		init[0] /= n;
+			m->init[0] += data->ttr[i];
+		m->init[0] /= n;
+		return 0;
+	}
+	if ((cnt = calloc(m->k, sizeof(double))) == NULL)
+		return -1;
+	for (int i = 0; i < n; i++)
+		cnt[data->ytr[i]] += 1.0;
+	if (m->k == 2)
+	{
+		double		p = fmin(fmax(cnt[1] / n, 1e-12), 1 - 1e-12);
+
+		m->init[0] = log(p / (1 - p));
 	}
 	else
+		for (int c = 0; c < m->k; c++)
+			m->init[c] = log(fmax(cnt[c] / n, 1e-12));
+	free(cnt);
+	return 0;
+}
+
+/*
+ * Gradients g and Hessians h (class-major, like F) of the loss at the raw
+ * scores F, and the mean loss.  work holds 2 * kk doubles.
+ */
+static double
+GbtGradients(const TrData *data, const GbtModel *m, const double *F,
+			 double *g, double *h, double *work)
+{
+	int			n = data->n_train,
+				kk = m->kk;
+	double	   *f = work,
+			   *e = work + kk;
+	double		loss = 0.0;
+
+	for (int i = 0; i < n; i++)
 	{
-		double	   *cnt = calloc(k, sizeof(double));
-
-		if (cnt == NULL)
+		for (int c = 0; c < kk; c++)
+			f[c] = F[(size_t) c * n + i];
+		if (!m->classify)
 		{
-			TrSetError(res, "out of memory for gbt");
-			goto done;
+			double		r = f[0] - data->ttr[i];
+
+			g[i] = r;
+			h[i] = 1.0;
+			loss += 0.5 * r * r;
 		}
-		for (int i = 0; i < n; i++)
-			cnt[data->ytr[i]] += 1.0;
-		if (k == 2)
+		else if (kk == 1)
 		{
-			double		p = fmin(fmax(cnt[1] / n, 1e-12), 1 - 1e-12);
+			double		z = f[0],
+						y = data->ytr[i] == 1 ? 1.0 : 0.0,
+						p = z >= 0 ? 1.0 / (1.0 + exp(-z)) : exp(z) / (1.0 + exp(z));
 
-			init[0] = log(p / (1 - p));
+			g[i] = p - y;
+			h[i] = fmax(p * (1.0 - p), 1e-16);
+			loss += (z > 0 ? z + log1p(exp(-z)) : log1p(exp(z))) - y * z;
 		}
 		else
-			for (int c = 0; c < k; c++)
-				init[c] = log(fmax(cnt[c] / n, 1e-12));
-		free(cnt);
+		{
+			double		mx = f[0],
+						sum = 0.0;
+
+			for (int c = 1; c < kk; c++)
+				mx = fmax(mx, f[c]);
+			for (int c = 0; c < kk; c++)
+			{
+				e[c] = exp(f[c] - mx);
+				sum += e[c];
+			}
+			for (int c = 0; c < kk; c++)
+			{
+				double		p = e[c] / sum;
+
+				g[(size_t) c * n + i] = p - (data->ytr[i] == c ? 1.0 : 0.0);
+				h[(size_t) c * n + i] = fmax(p * (1.0 - p), 1e-16);
+			}
+			loss += mx + log(sum) - f[data->ytr[i]];
+		}
+	}
+	return loss / n;
+}
+
+/*
+ * The boosting rounds: each fits kk trees to the gradients at F and adds
+ * them to F.  Returns the last round's training loss, NAN after an error.
+ */
+static double
+GbtBoost(const TrContext *ctx, GbtBuilder *b, GbtModel *m, TrResult *res)
+{
+	int			n = b->n,
+				kk = m->kk,
+				rounds = TrParamInt(ctx->params, "n_rounds", 100);
+	double	   *F = malloc(sizeof(double) * (size_t) n * kk);
+	double	   *g = malloc(sizeof(double) * (size_t) n * kk);
+	double	   *h = malloc(sizeof(double) * (size_t) n * kk);
+	double	   *work = malloc(sizeof(double) * 2 * kk);
+	double		loss = NAN;
+
+	if (!F || !g || !h || !work)
+	{
+		TrSetError(res, "out of memory for gbt (%d x %d)", n, b->d);
+		goto done;
 	}
 	/* class-major: a tree of class c adds to F[c * n .. c * n + n) */
 	for (int c = 0; c < kk; c++)
 		for (int i = 0; i < n; i++)
-			F[(size_t) c * n + i] = init[c];
-
+			F[(size_t) c * n + i] = m->init[c];
 	for (int r = 0; r < rounds; r++)
 	{
 		if (TrCancelled(ctx))
 		{
 			TrSetError(res, "cancelled");
+			loss = NAN;
 			goto done;
 		}
-		/* gradients and Hessians of the loss at F, and the loss itself */
-		loss = 0.0;
-		for (int i = 0; i < n; i++)
-		{
-			double	   *f = fbuf;
-
-			for (int c = 0; c < kk; c++)
-				f[c] = F[(size_t) c * n + i];
-			if (!classify)
-			{
-				double		e = f[0] - data->ttr[i];
-
-				g[i] = e;
-				h[i] = 1.0;
-				loss += 0.5 * e * e;
-			}
-			else if (kk == 1)
-			{
-				double		z = f[0],
-							y = data->ytr[i] == 1 ? 1.0 : 0.0,
-							p = z >= 0 ? 1.0 / (1.0 + exp(-z)) : exp(z) / (1.0 + exp(z));
-
-				g[i] = p - y;
-				h[i] = fmax(p * (1.0 - p), 1e-16);
-				loss += (z > 0 ? z + log1p(exp(-z)) : log1p(exp(z))) - y * z;
-			}
-			else
-			{
-				double		mx = f[0],
-							sum = 0.0;
-
-				for (int c = 1; c < kk; c++)
-					mx = fmax(mx, f[c]);
-				for (int c = 0; c < kk; c++)
-				{
-					ebuf[c] = exp(f[c] - mx);
-					sum += ebuf[c];
-				}
-				for (int c = 0; c < kk; c++)
-				{
-					double		p = ebuf[c] / sum;
-
-					g[(size_t) c * n + i] = p - (data->ytr[i] == c ? 1.0 : 0.0);
-					h[(size_t) c * n + i] = fmax(p * (1.0 - p), 1e-16);
-				}
-				loss += mx + log(sum) - f[data->ytr[i]];
-			}
-		}
-		loss /= n;
+		loss = GbtGradients(ctx->data, m, F, g, h, work);
 		if (!isfinite(loss))
 		{
 			TrSetError(res, "gbt diverged (loss not finite at round %d); lower lr", r + 1);
+			loss = NAN;
 			goto done;
 		}
 		for (int c = 0; c < kk; c++)
 		{
-			memcpy(gc, g + (size_t) c * n, sizeof(double) * n);
-			memcpy(hc, h + (size_t) c * n, sizeof(double) * n);
-			if (GrowBoostTree(&b, &trees[ntrees], F + (size_t) c * n) != 0)
+			memcpy(b->g, g + (size_t) c * n, sizeof(double) * n);
+			memcpy(b->h, h + (size_t) c * n, sizeof(double) * n);
+			if (GrowBoostTree(b, &m->trees[m->ntrees++], F + (size_t) c * n) != 0)
 			{
-				ntrees++;
 				TrSetError(res, "out of memory growing gbt trees");
+				loss = NAN;
 				goto done;
 			}
-			ntrees++;
 		}
 		TrReportProgress(ctx, r + 1, loss);
 		res->epochs = r + 1;
 	}
+done:
+	free(F);
+	free(g);
+	free(h);
+	free(work);
+	return loss;
+}
 
-	/*
-	 * validation: init + sum of tree outputs, on validation rows binned now
-	 * that the training bins and histograms are gone
-	 */
-	for (int i = 0; i < b.npool; i++)
-		free(b.pool[i]);
-	b.npool = 0;
-	free(btr);
-	btr = NULL;
-	if ((bva = malloc((size_t) (nv > 0 ? nv : 1) * d)) == NULL)
+/* score on the validation rows: init + the sum of the tree outputs */
+static int
+GbtValidate(const TrData *data, const GbtModel *m, const Bins *bins,
+			TrResult *res)
+{
+	int			nv = data->n_val,
+				kk = m->kk,
+				rc = -1;
+	size_t		nv1 = nv > 0 ? nv : 1;
+	uint8_t    *bva = malloc(nv1 * data->d);
+	double	   *Fv = malloc(sizeof(double) * nv1 * kk);
+	double	   *tpred = malloc(sizeof(double) * nv1);
+	int		   *pred = malloc(sizeof(int) * nv1);
+
+	if (!bva || !Fv || !tpred || !pred)
 	{
-		TrSetError(res, "out of memory for gbt (%d x %d)", nv, d);
+		TrSetError(res, "out of memory for gbt (%d x %d)", nv, data->d);
 		goto done;
 	}
-	TreeBinsApply(&bins, data->Xva, nv, bva);
+	TreeBinsApply(bins, data->Xva, nv, bva);
 	for (int i = 0; i < nv; i++)
-		memcpy(Fv + (size_t) i * kk, init, sizeof(double) * kk);
-	for (int tr = 0; tr < ntrees; tr++)
-	{
-		int			c = tr % kk;
-
+		memcpy(Fv + (size_t) i * kk, m->init, sizeof(double) * kk);
+	for (int tr = 0; tr < m->ntrees; tr++)
 		for (int i = 0; i < nv; i++)
-			Fv[(size_t) i * kk + c] += TreeLeaf(&trees[tr], bva, nv, i)[0];
-	}
-	if (!classify)
+			Fv[(size_t) i * kk + tr % kk] += TreeLeaf(&m->trees[tr], bva, nv, i)[0];
+	if (!m->classify)
 	{
 		for (int i = 0; i < nv; i++)
 			tpred[i] = Fv[i];
@@ -664,53 +728,71 @@ GbtFit(const TrContext *ctx, TrResult *res)
 		}
 		res->score = TrAccuracy(pred, data->yva, nv);
 	}
-	res->train_loss = loss;
+	rc = 0;
+done:
+	free(bva);
+	free(Fv);
+	free(tpred);
+	free(pred);
+	return rc;
+}
 
+static int
+GbtFit(const TrContext *ctx, TrResult *res)
+{
+	const TrData *data = ctx->data;
+	GbtBuilder	b;
+	GbtModel	m;
+	Bins		bins;
+	uint8_t    *btr = NULL;
+	int			rounds = TrParamInt(ctx->params, "n_rounds", 100);
+	int			rc = -1;
+
+	memset(&b, 0, sizeof(b));
+	memset(&m, 0, sizeof(m));
+	memset(&bins, 0, sizeof(bins));
+	m.classify = data->kind == TR_KIND_CLASSIFICATION;
+	m.k = m.classify ? data->n_classes : 0;
+	m.kk = m.classify ? (m.k == 2 ? 1 : m.k) : 1;
+	m.init = calloc(m.kk, sizeof(double));
+	m.trees = calloc((size_t) rounds * m.kk, sizeof(Tree));
+	if (!m.init || !m.trees || GbtInitScores(data, &m) != 0)
+	{
+		TrSetError(res, "out of memory for gbt");
+		goto done;
+	}
+	if (GbtBuilderInit(&b, ctx, &bins, &btr, res) != 0)
+		goto done;
+	res->train_loss = GbtBoost(ctx, &b, &m, res);
+	if (isnan(res->train_loss))
+		goto done;
+	/* validation rows are binned now that the histograms are gone */
+	GbtBuilderFreeHists(&b);
+	free(btr);
+	btr = NULL;
+	if (GbtValidate(data, &m, &bins, res) != 0)
+		goto done;
 	{
 		TrArtifact art;
-		int64_t		dims[1] = {kk};
+		int64_t		dims[1] = {m.kk};
 
 		TrArtifactBegin(&art, "gbt", data);
-		TrArtifactAdd(&art, "init", TR_DT_F64, 1, dims, init);
+		TrArtifactAdd(&art, "init", TR_DT_F64, 1, dims, m.init);
 		/* tree t adds to output t % n_outputs */
-		TreeAddToArtifact(&art, trees, ntrees, &bins);
+		TreeAddToArtifact(&art, m.trees, m.ntrees, &bins);
 		if (TrArtifactFinish(&art, res) != 0)
 			goto done;
 	}
 	rc = 0;
-
 done:
-	if (trees != NULL)
-		for (int tr = 0; tr < ntrees; tr++)
-			TreeFree(&trees[tr]);
-	free(trees);
-	if (b.pool != NULL)
-		for (int i = 0; i < b.npool; i++)
-			free(b.pool[i]);
-	if (b.leaves != NULL)
-		for (int i = 0; i <= b.max_leaves; i++)
-			free(b.leaves[i].hist);
-	free(b.pool);
-	free(b.leaves);
-	free(b.idx);
-	free(b.gh);
-	free(b.lanes);
-	free(b.off);
-	free(b.right);
+	if (m.trees != NULL)
+		for (int tr = 0; tr < m.ntrees; tr++)
+			TreeFree(&m.trees[tr]);
+	free(m.trees);
+	free(m.init);
+	GbtBuilderFree(&b);
 	TreeBinsFree(&bins);
 	free(btr);
-	free(bva);
-	free(F);
-	free(Fv);
-	free(g);
-	free(h);
-	free(gc);
-	free(hc);
-	free(init);
-	free(ebuf);
-	free(fbuf);
-	free(pred);
-	free(tpred);
 	return rc;
 }
 

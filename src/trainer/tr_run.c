@@ -256,27 +256,16 @@ TrRunCandidate(const TrTable *tab, const char *family, json_object *params,
  * One candidate on a GPU: the family's fit_gpu when it has one and gpu is
  * not NULL, else its CPU fit.  The metrics say which ran ("device_kind").
  */
-int
-TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
-				 const char *family, json_object *params,
-				 const TrPrepOptions *opt, TrProgressFn progress,
-				 void *progress_arg, volatile sig_atomic_t *cancel, int threads,
-				 TrResult *res, json_object **metrics)
+/*
+ * Whether family (known, of the task's kind, with an image shape when it
+ * needs one, valid params) can run on the table; -1 with res->error set.
+ */
+static int
+CheckCandidate(const TrTable *tab, const char *family, json_object *params,
+			   const TrPrepOptions *opt, const TrFamily **famp, TrResult *res)
 {
-	const TrFamily *fam;
-	TrData		data,
-				fdata;
-	int			folds = opt->folds > 1 ? opt->folds : 1;
-	int			metric;
-	TrMetrics	fm[TR_MAX_FOLDS];
-	double		quality[TR_MAX_FOLDS];
-	FoldRun		fr;
-	json_object *m;
-	int			rc;
+	const TrFamily *fam = TrFamilyLookup(family);
 
-	TrResultInit(res);
-	*metrics = NULL;
-	fam = TrFamilyLookup(family);
 	if (fam == NULL)
 	{
 		NameList	nl;
@@ -307,6 +296,115 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 		return -1;
 	}
 	if (TrParamsValidate(fam, params, res->error, sizeof(res->error)) != 0)
+		return -1;
+	*famp = fam;
+	return 0;
+}
+
+/*
+ * One fit per fold (one fold: the validation split).  The result of the
+ * first fold is the run's, and *data its prepared data: its artifact is
+ * what predict uses.  0, or -1 with res->error set and *data freed.
+ */
+static int
+RunFolds(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, int folds,
+		 TrData *data, TrMetrics *fm, double *quality, TrResult *res)
+{
+	for (int f = 0; f < folds; f++)
+	{
+		TrPrepOptions fopt = *opt;
+		TrResult	fres;
+		TrData		fdata;
+		int			rc;
+
+		fopt.fold = f;
+		if (f == 0)
+		{
+			if (FitFold(fr, tab, &fopt, data, res, &fm[f], &quality[f]) != 0 ||
+				WriteValidationRows(opt->val_rows_path, data, res) != 0)
+			{
+				TrDataFree(data);
+				return -1;
+			}
+			continue;
+		}
+		TrResultInit(&fres);
+		rc = FitFold(fr, tab, &fopt, &fdata, &fres, &fm[f], &quality[f]);
+		if (rc != 0)
+			snprintf(res->error, sizeof(res->error), "fold %d of %d: %.400s", f + 1, folds,
+					 fres.error);
+		TrResultFree(&fres);
+		TrDataFree(&fdata);
+		if (rc != 0)
+		{
+			TrDataFree(data);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* the run's metrics JSON; NULL when out of memory */
+static json_object *
+BuildMetrics(const FoldRun *fr, const TrData *data, const TrPrepOptions *opt,
+			 const TrMetrics *fm, const double *quality, int folds,
+			 const TrResult *res)
+{
+	json_object *m = json_object_new_object();
+
+	if (m == NULL)
+		return NULL;
+	json_object_object_add(m, "score", json_object_new_double(res->score));
+	json_object_object_add(m, "metric", json_object_new_string(TrMetricName(fr->metric)));
+	AddMetrics(m, fm, quality, folds);
+	json_object_object_add(m, "family", json_object_new_string(fr->fam->name));
+	json_object_object_add(m, "kind", json_object_new_string(
+									  data->kind == TR_KIND_CLASSIFICATION ?
+									  "classification" : "regression"));
+	json_object_object_add(m, "train_seconds", json_object_new_double(fr->t_fit));
+	json_object_object_add(m, "train_cpu_seconds", json_object_new_double(fr->t_fit_cpu));
+	json_object_object_add(m, "prep_seconds", json_object_new_double(fr->t_prep));
+	json_object_object_add(m, "n_train", json_object_new_int(data->n_train));
+	json_object_object_add(m, "n_val", json_object_new_int(data->n_val));
+	json_object_object_add(m, "n_features", json_object_new_int(data->d));
+	json_object_object_add(m, "n_classes", json_object_new_int(data->n_classes));
+	json_object_object_add(m, "train_loss", JsonNum(res->train_loss));
+	json_object_object_add(m, "epochs", json_object_new_int(res->epochs));
+	json_object_object_add(m, "missing_target_rows",
+						   json_object_new_int(data->missing_target_rows));
+	json_object_object_add(m, "imputed_values",
+						   json_object_new_int64(data->imputed_values));
+	json_object_object_add(m, "seed", json_object_new_uint64(opt->seed));
+	json_object_object_add(m, "threads", json_object_new_int(fr->threads));
+	json_object_object_add(m, "device_kind", json_object_new_string(fr->gpu ? "cuda" : "cpu"));
+	json_object_object_add(m, "artifact_bytes",
+						   json_object_new_int64((int64_t) res->artifact_len));
+	if (res->extra != NULL)
+	{
+		json_object_object_foreach(res->extra, key, val)
+			json_object_object_add(m, key, json_object_get(val));
+	}
+	return m;
+}
+
+int
+TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
+				 const char *family, json_object *params,
+				 const TrPrepOptions *opt, TrProgressFn progress,
+				 void *progress_arg, volatile sig_atomic_t *cancel, int threads,
+				 TrResult *res, json_object **metrics)
+{
+	const TrFamily *fam = NULL;
+	TrData		data;
+	int			folds = opt->folds > 1 ? opt->folds : 1;
+	int			metric;
+	TrMetrics	fm[TR_MAX_FOLDS];
+	double		quality[TR_MAX_FOLDS];
+	FoldRun		fr;
+
+	TrResultInit(res);
+	*metrics = NULL;
+	if (CheckCandidate(tab, family, params, opt, &fam, res) != 0)
 		return -1;
 	if (cancel != NULL && *cancel)
 	{
@@ -341,10 +439,6 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 		return -1;
 	}
 
-	/*
-	 * One fit per fold (one fold: the validation split).  The result of
-	 * the first fold is the run's: its artifact is what predict uses.
-	 */
 	memset(&fr, 0, sizeof(fr));
 	fr.fam = fam;
 	fr.params = params;
@@ -354,75 +448,15 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 	fr.cancel = cancel;
 	fr.threads = threads > 0 ? threads : 1;
 	fr.metric = metric;
-	for (int f = 0; f < folds; f++)
-	{
-		TrPrepOptions fopt = *opt;
-		TrResult	fres;
-
-		fopt.fold = f;
-		if (f == 0)
-		{
-			if (FitFold(&fr, tab, &fopt, &data, res, &fm[f], &quality[f]) != 0 ||
-				WriteValidationRows(opt->val_rows_path, &data, res) != 0)
-			{
-				TrDataFree(&data);
-				return -1;
-			}
-			continue;
-		}
-		TrResultInit(&fres);
-		rc = FitFold(&fr, tab, &fopt, &fdata, &fres, &fm[f], &quality[f]);
-		if (rc != 0)
-			snprintf(res->error, sizeof(res->error), "fold %d of %d: %.400s", f + 1, folds,
-					 fres.error);
-		TrResultFree(&fres);
-		TrDataFree(&fdata);
-		if (rc != 0)
-		{
-			TrDataFree(&data);
-			return -1;
-		}
-	}
+	if (RunFolds(&fr, tab, opt, folds, &data, fm, quality, res) != 0)
+		return -1;
 	res->score = Mean(quality, folds);
-
-	m = json_object_new_object();
-	if (m == NULL)
+	*metrics = BuildMetrics(&fr, &data, opt, fm, quality, folds, res);
+	TrDataFree(&data);
+	if (*metrics == NULL)
 	{
 		TrSetError(res, "out of memory building metrics");
-		TrDataFree(&data);
 		return -1;
 	}
-	json_object_object_add(m, "score", json_object_new_double(res->score));
-	json_object_object_add(m, "metric", json_object_new_string(TrMetricName(metric)));
-	AddMetrics(m, fm, quality, folds);
-	json_object_object_add(m, "family", json_object_new_string(fam->name));
-	json_object_object_add(m, "kind", json_object_new_string(
-									  data.kind == TR_KIND_CLASSIFICATION ?
-									  "classification" : "regression"));
-	json_object_object_add(m, "train_seconds", json_object_new_double(fr.t_fit));
-	json_object_object_add(m, "train_cpu_seconds", json_object_new_double(fr.t_fit_cpu));
-	json_object_object_add(m, "prep_seconds", json_object_new_double(fr.t_prep));
-	json_object_object_add(m, "n_train", json_object_new_int(data.n_train));
-	json_object_object_add(m, "n_val", json_object_new_int(data.n_val));
-	json_object_object_add(m, "n_features", json_object_new_int(data.d));
-	json_object_object_add(m, "n_classes", json_object_new_int(data.n_classes));
-	json_object_object_add(m, "train_loss", JsonNum(res->train_loss));
-	json_object_object_add(m, "epochs", json_object_new_int(res->epochs));
-	json_object_object_add(m, "missing_target_rows",
-						   json_object_new_int(data.missing_target_rows));
-	json_object_object_add(m, "imputed_values",
-						   json_object_new_int64(data.imputed_values));
-	json_object_object_add(m, "seed", json_object_new_uint64(opt->seed));
-	json_object_object_add(m, "threads", json_object_new_int(fr.threads));
-	json_object_object_add(m, "device_kind", json_object_new_string(fr.gpu ? "cuda" : "cpu"));
-	json_object_object_add(m, "artifact_bytes",
-						   json_object_new_int64((int64_t) res->artifact_len));
-	if (res->extra != NULL)
-	{
-		json_object_object_foreach(res->extra, key, val)
-			json_object_object_add(m, key, json_object_get(val));
-	}
-	*metrics = m;
-	TrDataFree(&data);
 	return 0;
 }

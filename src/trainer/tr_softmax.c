@@ -437,87 +437,171 @@ SoftmaxPredict(const double *theta, int d, int k, int nclass,
 	}
 }
 
-static int
-SoftmaxFit(const TrContext *ctx, TrResult *res)
+/* L-BFGS memory: the last LBFGS_M steps s and gradient changes y */
+typedef struct Lbfgs
 {
-	const TrData *data = ctx->data;
-	int			d = data->d,
-				nclass = data->n_classes,
-				k = nclass == 2 ? 1 : nclass;
-	int			p = (d + 1) * k;
+	int			p;				/* parameters */
+	int			hist;			/* pairs stored */
+	int			head;			/* where the next pair goes */
+	double	   *S;				/* LBFGS_M x p */
+	double	   *Y;				/* LBFGS_M x p */
+	double	   *rho;			/* 1 / (s'y) */
+	double	   *alpha;
+	double	   *dir;			/* p: the search direction */
+	double	   *tnew;			/* p: the trial point */
+	double	   *gnew;			/* p: its gradient */
+} Lbfgs;
+
+static int
+LbfgsInit(Lbfgs *lb, int p)
+{
+	memset(lb, 0, sizeof(*lb));
+	lb->p = p;
+	lb->S = calloc((size_t) LBFGS_M * p, sizeof(double));
+	lb->Y = calloc((size_t) LBFGS_M * p, sizeof(double));
+	lb->rho = calloc(LBFGS_M, sizeof(double));
+	lb->alpha = calloc(LBFGS_M, sizeof(double));
+	lb->dir = calloc(p, sizeof(double));
+	lb->tnew = calloc(p, sizeof(double));
+	lb->gnew = calloc(p, sizeof(double));
+	return (lb->S && lb->Y && lb->rho && lb->alpha && lb->dir && lb->tnew &&
+			lb->gnew) ? 0 : -1;
+}
+
+static void
+LbfgsFree(Lbfgs *lb)
+{
+	free(lb->S);
+	free(lb->Y);
+	free(lb->rho);
+	free(lb->alpha);
+	free(lb->dir);
+	free(lb->tnew);
+	free(lb->gnew);
+}
+
+/*
+ * lb->dir = -H g by the two-loop recursion; returns g'dir, restarting
+ * from -g (and forgetting the memory) when rounding made it no descent.
+ */
+static double
+LbfgsDirection(Lbfgs *lb, const double *g)
+{
+	int			p = lb->p;
+	double	   *dir = lb->dir;
+	double		gd;
+
+	for (int i = 0; i < p; i++)
+		dir[i] = -g[i];
+	for (int j = 0; j < lb->hist; j++)
+	{
+		int			s = (lb->head - 1 - j + LBFGS_M) % LBFGS_M;
+
+		lb->alpha[s] = lb->rho[s] * Dot(lb->S + (size_t) s * p, dir, p);
+		cblas_daxpy(p, -lb->alpha[s], lb->Y + (size_t) s * p, 1, dir, 1);
+	}
+	if (lb->hist > 0)
+	{
+		int			s = (lb->head - 1 + LBFGS_M) % LBFGS_M;
+		double		gamma = Dot(lb->S + (size_t) s * p, lb->Y + (size_t) s * p, p) /
+			Dot(lb->Y + (size_t) s * p, lb->Y + (size_t) s * p, p);
+
+		cblas_dscal(p, gamma, dir, 1);
+	}
+	for (int j = lb->hist - 1; j >= 0; j--)
+	{
+		int			s = (lb->head - 1 - j + LBFGS_M) % LBFGS_M;
+		double		beta = lb->rho[s] * Dot(lb->Y + (size_t) s * p, dir, p);
+
+		cblas_daxpy(p, lb->alpha[s] - beta, lb->S + (size_t) s * p, 1, dir, 1);
+	}
+	gd = Dot(g, dir, p);
+	if (!(gd < 0.0))
+	{
+		for (int i = 0; i < p; i++)
+			dir[i] = -g[i];
+		gd = Dot(g, dir, p);
+		lb->hist = 0;
+	}
+	return gd;
+}
+
+/*
+ * Backtracking on the Armijo condition from theta along lb->dir: the
+ * accepted point and its gradient are left in lb->tnew and lb->gnew.
+ * Returns 0 when no step of 30 halvings decreases f enough.
+ */
+static int
+LbfgsLineSearch(Lbfgs *lb, SoftmaxProblem *pr, const double *theta, double f,
+				double gd, double *fnew)
+{
+	double		step = (lb->hist == 0) ? fmin(1.0, 1.0 / sqrt(-gd)) : 1.0;
+
+	for (int ls = 0; ls < 30; ls++)
+	{
+		for (int i = 0; i < lb->p; i++)
+			lb->tnew[i] = theta[i] + step * lb->dir[i];
+		*fnew = SafeEval(pr, lb->tnew, lb->gnew);
+		if (*fnew <= f + 1e-4 * step * gd)
+			return 1;
+		step *= 0.5;
+	}
+	return 0;
+}
+
+/* remember the step to lb->tnew if the curvature condition holds */
+static void
+LbfgsRemember(Lbfgs *lb, const double *theta, const double *g)
+{
+	int			p = lb->p;
+	double	   *s = lb->S + (size_t) lb->head * p;
+	double	   *yv = lb->Y + (size_t) lb->head * p;
+	double		sy;
+
+	for (int i = 0; i < p; i++)
+	{
+		s[i] = lb->tnew[i] - theta[i];
+		yv[i] = lb->gnew[i] - g[i];
+	}
+	sy = Dot(s, yv, p);
+	if (sy > 1e-12 * Dot(yv, yv, p))
+	{
+		lb->rho[lb->head] = 1.0 / sy;
+		lb->head = (lb->head + 1) % LBFGS_M;
+		if (lb->hist < LBFGS_M)
+			lb->hist++;
+	}
+}
+
+/*
+ * Minimise the objective from theta (updated in place) by L-BFGS until the
+ * largest gradient entry is <= tol or max_iter iterations.  Sets
+ * res->train_loss and res->epochs; -1 when cancelled or out of memory.
+ */
+static int
+SoftmaxMinimize(const TrContext *ctx, SoftmaxProblem *pr, double *theta, int p,
+				TrResult *res)
+{
 	int			max_iter = TrParamInt(ctx->params, "max_iter",
 									  TrParamInt(ctx->params, "epochs", 100));
 	double		tol = TrParamDouble(ctx->params, "tol", 1e-4);
-	SoftmaxProblem pr;
-	double	   *theta,
-			   *g,
-			   *dir,
-			   *tnew,
-			   *gnew,
-			   *S,
-			   *Y,
-			   *rho,
-			   *alpha;
-	int		   *pred = NULL;
-	int			hist = 0,
-				head = 0,
-				iter = 0,
+	double	   *g = calloc(p, sizeof(double));
+	Lbfgs		lb;
+	int			iter = 0,
 				rc = -1;
 	double		f;
-	size_t		nrows = (size_t) (data->n_val > SOFTMAX_BLOCK ? data->n_val : SOFTMAX_BLOCK);
 
-	memset(&pr, 0, sizeof(pr));
-	pr.X = data->Xtr;
-	pr.y = data->ytr;
-	pr.n = data->n_train;
-	pr.d = d;
-	pr.k = k;
-	pr.l2 = TrParamDouble(ctx->params, "l2", 1e-4);
-
-	theta = calloc(p, sizeof(double));
-	g = calloc(p, sizeof(double));
-	dir = calloc(p, sizeof(double));
-	tnew = calloc(p, sizeof(double));
-	gnew = calloc(p, sizeof(double));
-	S = calloc((size_t) LBFGS_M * p, sizeof(double));
-	Y = calloc((size_t) LBFGS_M * p, sizeof(double));
-	rho = calloc(LBFGS_M, sizeof(double));
-	alpha = calloc(LBFGS_M, sizeof(double));
-	pr.Wf = malloc(sizeof(float) * (size_t) d * k);
-	pr.Gf = malloc(sizeof(float) * (size_t) d * k);
-	pr.Z = malloc(sizeof(float) * nrows * k);
-	pred = malloc(sizeof(int) * data->n_val);
-	if (!theta || !g || !dir || !tnew || !gnew || !S || !Y || !rho || !alpha ||
-		!pr.Wf || !pr.Gf || !pr.Z || !pred)
+	if (LbfgsInit(&lb, p) != 0 || g == NULL)
 	{
-		TrSetError(res, "out of memory for softmax (%d features x %d classes)", d, nclass);
+		TrSetError(res, "out of memory for softmax (%d parameters)", p);
 		goto done;
 	}
-
-	if (ctx->gpu != NULL)
-	{
-		int			status;
-
-		pr.dev = SoftmaxDevBegin(ctx->gpu, data, k, &status);
-		if (pr.dev == NULL)
-		{
-			TrSetError(res, "out of memory for softmax (%d features x %d classes)", d, nclass);
-			goto done;
-		}
-		if (status != TR_GPU_OK)
-		{
-			TrGpuFailed(ctx->gpu, status, "softmax", res);
-			goto done;
-		}
-	}
-	f = SafeEval(&pr, theta, g);
+	f = SafeEval(pr, theta, g);
 	while (iter < max_iter)
 	{
 		double		gmax = 0.0,
-					step,
 					gd,
 					fnew = f;
-		int			ok = 0;
 
 		for (int i = 0; i < p; i++)
 			gmax = fmax(gmax, fabs(g[i]));
@@ -528,105 +612,122 @@ SoftmaxFit(const TrContext *ctx, TrResult *res)
 			TrSetError(res, "cancelled");
 			goto done;
 		}
-
-		/* two-loop recursion: dir = -H g */
-		for (int i = 0; i < p; i++)
-			dir[i] = -g[i];
-		for (int j = 0; j < hist; j++)
-		{
-			int			s = (head - 1 - j + LBFGS_M) % LBFGS_M;
-
-			alpha[s] = rho[s] * Dot(S + (size_t) s * p, dir, p);
-			cblas_daxpy(p, -alpha[s], Y + (size_t) s * p, 1, dir, 1);
-		}
-		if (hist > 0)
-		{
-			int			s = (head - 1 + LBFGS_M) % LBFGS_M;
-			double		gamma = Dot(S + (size_t) s * p, Y + (size_t) s * p, p) /
-				Dot(Y + (size_t) s * p, Y + (size_t) s * p, p);
-
-			cblas_dscal(p, gamma, dir, 1);
-		}
-		for (int j = hist - 1; j >= 0; j--)
-		{
-			int			s = (head - 1 - j + LBFGS_M) % LBFGS_M;
-			double		beta = rho[s] * Dot(Y + (size_t) s * p, dir, p);
-
-			cblas_daxpy(p, alpha[s] - beta, S + (size_t) s * p, 1, dir, 1);
-		}
-		gd = Dot(g, dir, p);
-		if (!(gd < 0.0))
-		{
-			/* not a descent direction (rounding): restart from -g */
-			for (int i = 0; i < p; i++)
-				dir[i] = -g[i];
-			gd = Dot(g, dir, p);
-			hist = 0;
-		}
-
-		/* backtracking on the Armijo condition */
-		step = (hist == 0) ? fmin(1.0, 1.0 / sqrt(-gd)) : 1.0;
-		for (int ls = 0; ls < 30; ls++)
-		{
-			for (int i = 0; i < p; i++)
-				tnew[i] = theta[i] + step * dir[i];
-			fnew = SafeEval(&pr, tnew, gnew);
-			if (fnew <= f + 1e-4 * step * gd)
-			{
-				ok = 1;
-				break;
-			}
-			step *= 0.5;
-		}
-		if (!ok)
+		gd = LbfgsDirection(&lb, g);
+		if (!LbfgsLineSearch(&lb, pr, theta, f, gd, &fnew))
 			break;				/* no progress possible at float precision */
 		iter++;
-
-		/* store the pair if the curvature condition holds */
-		{
-			double	   *s = S + (size_t) head * p;
-			double	   *yv = Y + (size_t) head * p;
-			double		sy;
-
-			for (int i = 0; i < p; i++)
-			{
-				s[i] = tnew[i] - theta[i];
-				yv[i] = gnew[i] - g[i];
-			}
-			sy = Dot(s, yv, p);
-			if (sy > 1e-12 * Dot(yv, yv, p))
-			{
-				rho[head] = 1.0 / sy;
-				head = (head + 1) % LBFGS_M;
-				if (hist < LBFGS_M)
-					hist++;
-			}
-		}
-		memcpy(theta, tnew, sizeof(double) * p);
-		memcpy(g, gnew, sizeof(double) * p);
+		LbfgsRemember(&lb, theta, g);
+		memcpy(theta, lb.tnew, sizeof(double) * p);
+		memcpy(g, lb.gnew, sizeof(double) * p);
 		f = fnew;
 		TrReportProgress(ctx, iter, f);
 	}
-
-	if (pr.dev != NULL)
-	{
-		/* a failed evaluation reads as no progress: look before predicting */
-		int			status = SoftmaxDevStatus(pr.dev);
-
-		if (status == TR_GPU_OK)
-			status = SoftmaxDevPredict(pr.dev, theta, nclass, pred);
-		if (status != TR_GPU_OK)
-		{
-			TrGpuFailed(ctx->gpu, status, "softmax", res);
-			goto done;
-		}
-	}
-	else
-		SoftmaxPredict(theta, d, k, nclass, data->Xva, data->n_val, pred, pr.Wf, pr.Z);
-	res->score = TrAccuracy(pred, data->yva, data->n_val);
 	res->train_loss = f;
 	res->epochs = iter;
+	rc = 0;
+done:
+	LbfgsFree(&lb);
+	free(g);
+	return rc;
+}
 
+/* validation accuracy at theta, on the GPU when the fit ran there */
+static int
+SoftmaxScore(const TrContext *ctx, SoftmaxProblem *pr, const double *theta,
+			 TrResult *res)
+{
+	const TrData *data = ctx->data;
+	int		   *pred = malloc(sizeof(int) * (data->n_val > 0 ? data->n_val : 1));
+	int			status = TR_GPU_OK;
+
+	if (pred == NULL)
+	{
+		TrSetError(res, "out of memory for softmax predictions");
+		return -1;
+	}
+	if (pr->dev != NULL)
+	{
+		/* a failed evaluation reads as no progress: look before predicting */
+		status = SoftmaxDevStatus(pr->dev);
+		if (status == TR_GPU_OK)
+			status = SoftmaxDevPredict(pr->dev, theta, data->n_classes, pred);
+	}
+	else
+		SoftmaxPredict(theta, pr->d, pr->k, data->n_classes, data->Xva,
+					   data->n_val, pred, pr->Wf, pr->Z);
+	if (status != TR_GPU_OK)
+	{
+		TrGpuFailed(ctx->gpu, status, "softmax", res);
+		free(pred);
+		return -1;
+	}
+	res->score = TrAccuracy(pred, data->yva, data->n_val);
+	free(pred);
+	return 0;
+}
+
+/* the problem's buffers, and its GPU state when the fit runs on one */
+static int
+SoftmaxProblemInit(const TrContext *ctx, SoftmaxProblem *pr, TrResult *res)
+{
+	const TrData *data = ctx->data;
+	int			nclass = data->n_classes,
+				d = data->d,
+				k = nclass == 2 ? 1 : nclass;
+	size_t		nrows = (size_t) (data->n_val > SOFTMAX_BLOCK ? data->n_val : SOFTMAX_BLOCK);
+	int			status;
+
+	memset(pr, 0, sizeof(*pr));
+	pr->X = data->Xtr;
+	pr->y = data->ytr;
+	pr->n = data->n_train;
+	pr->d = d;
+	pr->k = k;
+	pr->l2 = TrParamDouble(ctx->params, "l2", 1e-4);
+	pr->Wf = malloc(sizeof(float) * (size_t) d * k);
+	pr->Gf = malloc(sizeof(float) * (size_t) d * k);
+	pr->Z = malloc(sizeof(float) * nrows * k);
+	if (!pr->Wf || !pr->Gf || !pr->Z)
+	{
+		TrSetError(res, "out of memory for softmax (%d features x %d classes)", d, nclass);
+		return -1;
+	}
+	if (ctx->gpu == NULL)
+		return 0;
+	pr->dev = SoftmaxDevBegin(ctx->gpu, data, k, &status);
+	if (pr->dev == NULL)
+	{
+		TrSetError(res, "out of memory for softmax (%d features x %d classes)", d, nclass);
+		return -1;
+	}
+	if (status != TR_GPU_OK)
+	{
+		TrGpuFailed(ctx->gpu, status, "softmax", res);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+SoftmaxFit(const TrContext *ctx, TrResult *res)
+{
+	const TrData *data = ctx->data;
+	int			d = data->d,
+				k = data->n_classes == 2 ? 1 : data->n_classes;
+	int			p = (d + 1) * k;
+	SoftmaxProblem pr;
+	double	   *theta = calloc(p, sizeof(double));
+	int			rc = -1;
+
+	if (theta == NULL)
+	{
+		TrSetError(res, "out of memory for softmax (%d parameters)", p);
+		return -1;
+	}
+	if (SoftmaxProblemInit(ctx, &pr, res) != 0 ||
+		SoftmaxMinimize(ctx, &pr, theta, p, res) != 0 ||
+		SoftmaxScore(ctx, &pr, theta, res) != 0)
+		goto done;
 	{
 		TrArtifact art;
 		int64_t		dims[2] = {d, k};
@@ -639,21 +740,11 @@ SoftmaxFit(const TrContext *ctx, TrResult *res)
 			goto done;
 	}
 	rc = 0;
-
 done:
 	free(theta);
-	free(g);
-	free(dir);
-	free(tnew);
-	free(gnew);
-	free(S);
-	free(Y);
-	free(rho);
-	free(alpha);
 	free(pr.Wf);
 	free(pr.Gf);
 	free(pr.Z);
-	free(pred);
 	SoftmaxDevEnd(pr.dev);
 	return rc;
 }
