@@ -58,7 +58,8 @@ typedef struct EasemlShared
 	TimestampTz started_at;
 	int			running;		/* trainers now running */
 	int64		decisions;		/* decisions since start */
-	char		policy[32];		/* effective policy name */
+	char		policy[32];		/* the policy setting */
+	char		policy_label[96];	/* what runs: "default (auto: hybrid:cost)" */
 	uint32		probe_requests; /* easeml.probe_devices() calls (src/devices.c) */
 } EasemlShared;
 

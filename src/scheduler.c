@@ -1163,6 +1163,8 @@ Schedule(void)
 
 	SpinLockAcquire(&EasemlState->mutex);
 	strlcpy(EasemlState->policy, state.policy, sizeof(EasemlState->policy));
+	strlcpy(EasemlState->policy_label, LiveWorldPolicyLabel(),
+			sizeof(EasemlState->policy_label));
 	SpinLockRelease(&EasemlState->mutex);
 
 	if (full)

@@ -90,7 +90,7 @@ easeml_scheduler_status(PG_FUNCTION_ARGS)
 	pid_t		pid = 0;
 	int			running = 0;
 	int64		decisions = 0;
-	char		policy[32] = "";
+	char		policy[sizeof(EasemlState->policy_label)] = "";
 	TimestampTz started = 0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -103,7 +103,9 @@ easeml_scheduler_status(PG_FUNCTION_ARGS)
 		pid = EasemlState->scheduler_pid;
 		running = EasemlState->running;
 		decisions = EasemlState->decisions;
-		strlcpy(policy, EasemlState->policy, sizeof(policy));
+		/* what runs; the setting until the world has applied it */
+		strlcpy(policy, EasemlState->policy_label[0] ? EasemlState->policy_label :
+				EasemlState->policy, sizeof(policy));
 		started = EasemlState->started_at;
 		SpinLockRelease(&EasemlState->mutex);
 	}

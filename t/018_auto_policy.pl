@@ -68,10 +68,16 @@ $node->poll_query_until('postgres', qq{
 	 WHERE t.name = 'flowers' AND d.policy = 'default (auto: $chosen)'})
   or die 'no decision records what auto ran';
 pass('decisions record what auto ran');
+is($node->safe_psql('postgres', 'SELECT policy FROM easeml.scheduler_status()'),
+	"default (auto: $chosen)", 'scheduler_status shows what auto runs');
 
 # pinned: the setting runs, whatever auto chose
 $node->safe_psql('postgres', "SELECT easeml.set_policy('tenant_bo')");
 is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),
 	'tenant_bo|f|tenant_bo', 'a pinned policy runs');
+$node->poll_query_until('postgres',
+	q{SELECT policy = 'tenant_bo' FROM easeml.scheduler_status()})
+  or die 'scheduler_status does not show the pinned policy';
+pass('scheduler_status shows the pinned policy');
 
 done_testing();
