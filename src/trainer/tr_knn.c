@@ -65,48 +65,83 @@ SelectK(const float *dist, int n, int k, float *nd, int *ni)
 	return m;
 }
 
+/* knn's parameters and the scratch of one query row's neighbours */
+typedef struct KnnQuery
+{
+	const TrData *data;
+	int			k;
+	int			by_distance;	/* weights = distance */
+	float	   *nd;				/* k: the neighbours' squared distances */
+	int		   *ni;				/* k: their training rows */
+	double	   *votes;			/* classes */
+} KnnQuery;
+
+/*
+ * The prediction from the m neighbours in q->nd/q->ni: the class with the
+ * most (weighted) votes, or the (weighted) mean target.  With distance
+ * weights, neighbours at distance 0 take all the weight.
+ */
+static double
+KnnVote(KnnQuery *q, int m)
+{
+	const TrData *data = q->data;
+	int			zeros = 0,
+				best = 0;
+	double		s = 0.0,
+				ws = 0.0;
+
+	if (q->by_distance)
+		for (int j = 0; j < m; j++)
+			zeros += (q->nd[j] == 0.0f);
+	if (data->kind == TR_KIND_CLASSIFICATION)
+		memset(q->votes, 0, sizeof(double) * data->n_classes);
+	for (int j = 0; j < m; j++)
+	{
+		double		w = 1.0;
+
+		if (q->by_distance)
+			w = zeros ? (q->nd[j] == 0.0f ? 1.0 : 0.0) : 1.0 / sqrt((double) q->nd[j]);
+		if (data->kind == TR_KIND_CLASSIFICATION)
+			q->votes[data->ytr[q->ni[j]]] += w;
+		else
+		{
+			s += w * data->ttr[q->ni[j]];
+			ws += w;
+		}
+	}
+	if (data->kind != TR_KIND_CLASSIFICATION)
+		return s / ws;
+	for (int c = 1; c < data->n_classes; c++)
+		if (q->votes[c] > q->votes[best])
+			best = c;
+	return best;
+}
+
+/*
+ * Score a model too large to store: predict every validation row here,
+ * KNN_BLOCK rows at a time, distances by one GEMM per block.
+ */
 static int
-KnnFit(const TrContext *ctx, TrResult *res)
+KnnScoreHere(const TrContext *ctx, KnnQuery *q, TrResult *res)
 {
 	const TrData *data = ctx->data;
 	int			n = data->n_train,
 				nv = data->n_val,
 				d = data->d,
-				nc = data->n_classes;
-	int			k = TrParamInt(ctx->params, "k", 5);
-	int			by_distance = strcmp(TrParamString(ctx->params, "weights", "uniform"),
-									 "distance") == 0;
-	int			classify = data->kind == TR_KIND_CLASSIFICATION;
+				rc = -1;
 	float	   *ntr = malloc(sizeof(float) * n);
 	float	   *nva = malloc(sizeof(float) * KNN_BLOCK);
 	float	   *D = malloc(sizeof(float) * (size_t) KNN_BLOCK * n);
-	float	   *nd;
-	int		   *ni;
-	double	   *votes = calloc(classify ? nc : 1, sizeof(double));
+	double	   *pv = malloc(sizeof(double) * (nv > 0 ? nv : 1));
 	int		   *pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
-	double	   *tpred = malloc(sizeof(double) * (nv > 0 ? nv : 1));
-	int			rc = -1;
 
-	/* the model is the training set: stored when it is modest in size */
-	int			store = (size_t) n * d <= ((size_t) 4 << 20);
-
-	if (k > n)
-		k = n;
-	nd = malloc(sizeof(float) * k);
-	ni = malloc(sizeof(int) * k);
-	if (!ntr || !nva || !D || !nd || !ni || !votes || !pred || !tpred)
+	if (!ntr || !nva || !D || !pv || !pred)
 	{
 		TrSetError(res, "out of memory for knn (%d training rows)", n);
 		goto done;
 	}
 	RowNorms(data->Xtr, n, d, ntr);
-
-	/*
-	 * A stored model is scored from its artifact by the predict module
-	 * (tr_score.c), which finds the same neighbours; predicting here too
-	 * would double the cost of the fit, which is all prediction.
-	 */
-	for (int b0 = 0; !store && b0 < nv; b0 += KNN_BLOCK)
+	for (int b0 = 0; b0 < nv; b0 += KNN_BLOCK)
 	{
 		int			bn = nv - b0 < KNN_BLOCK ? nv - b0 : KNN_BLOCK;
 		const float *Xb = data->Xva + (size_t) b0 * d;
@@ -121,8 +156,6 @@ KnnFit(const TrContext *ctx, TrResult *res)
 		for (int i = 0; i < bn; i++)
 		{
 			float	   *row = D + (size_t) i * n;
-			int			m,
-						zeros = 0;
 
 			for (int j = 0; j < n; j++)
 			{
@@ -130,89 +163,95 @@ KnnFit(const TrContext *ctx, TrResult *res)
 
 				row[j] = v > 0.0f ? v : 0.0f;
 			}
-			m = SelectK(row, n, k, nd, ni);
-			if (by_distance)
-				for (int q = 0; q < m; q++)
-					zeros += (nd[q] == 0.0f);
-			if (classify)
-			{
-				int			best = 0;
-
-				memset(votes, 0, sizeof(double) * nc);
-				for (int q = 0; q < m; q++)
-				{
-					double		w = 1.0;
-
-					if (by_distance)
-						w = zeros ? (nd[q] == 0.0f ? 1.0 : 0.0) : 1.0 / sqrt((double) nd[q]);
-					votes[data->ytr[ni[q]]] += w;
-				}
-				for (int c = 1; c < nc; c++)
-					if (votes[c] > votes[best])
-						best = c;
-				pred[b0 + i] = best;
-			}
-			else
-			{
-				double		s = 0.0,
-							ws = 0.0;
-
-				for (int q = 0; q < m; q++)
-				{
-					double		w = 1.0;
-
-					if (by_distance)
-						w = zeros ? (nd[q] == 0.0f ? 1.0 : 0.0) : 1.0 / sqrt((double) nd[q]);
-					s += w * data->ttr[ni[q]];
-					ws += w;
-				}
-				tpred[b0 + i] = s / ws;
-			}
+			pv[b0 + i] = KnnVote(q, SelectK(row, n, q->k, q->nd, q->ni));
 		}
 		TrReportProgress(ctx, b0 / KNN_BLOCK + 1, NAN);
 	}
-
-	if (store)
-		res->score = NAN;		/* set by the predict module's scoring */
-	else if (classify)
+	if (data->kind == TR_KIND_CLASSIFICATION)
+	{
+		for (int i = 0; i < nv; i++)
+			pred[i] = (int) pv[i];
 		res->score = TrAccuracy(pred, data->yva, nv);
+	}
 	else
 	{
-		TrRegressionScore(tpred, data->tva, nv, &res->r2, &res->rmse);
+		TrRegressionScore(pv, data->tva, nv, &res->r2, &res->rmse);
 		res->score = res->r2;
 	}
-	res->epochs = 1;
-
-	if (store)
-	{
-		TrArtifact art;
-		int64_t		dims[2] = {n, d};
-		int64_t		kk[1] = {1};
-		int32_t		kv = k,
-					wv = by_distance;
-
-		TrArtifactBegin(&art, "knn", data);
-		TrArtifactAdd(&art, "k", TR_DT_I32, 1, kk, &kv);
-		TrArtifactAdd(&art, "distance_weights", TR_DT_I32, 1, kk, &wv);
-		TrArtifactAdd(&art, "X", TR_DT_F32, 2, dims, data->Xtr);
-		if (classify)
-			TrArtifactAdd(&art, "y", TR_DT_I32, 1, dims, data->ytr);
-		else
-			TrArtifactAdd(&art, "t", TR_DT_F64, 1, dims, data->ttr);
-		if (TrArtifactFinish(&art, res) != 0)
-			goto done;
-	}
 	rc = 0;
-
 done:
 	free(ntr);
 	free(nva);
 	free(D);
-	free(nd);
-	free(ni);
-	free(votes);
+	free(pv);
 	free(pred);
-	free(tpred);
+	return rc;
+}
+
+/* the model is the training set, k and the weighting */
+static int
+KnnStore(const TrData *data, const KnnQuery *q, TrResult *res)
+{
+	TrArtifact	art;
+	int64_t		dims[2] = {data->n_train, data->d};
+	int64_t		one[1] = {1};
+	int32_t		kv = q->k,
+				wv = q->by_distance;
+
+	TrArtifactBegin(&art, "knn", data);
+	TrArtifactAdd(&art, "k", TR_DT_I32, 1, one, &kv);
+	TrArtifactAdd(&art, "distance_weights", TR_DT_I32, 1, one, &wv);
+	TrArtifactAdd(&art, "X", TR_DT_F32, 2, dims, data->Xtr);
+	if (data->kind == TR_KIND_CLASSIFICATION)
+		TrArtifactAdd(&art, "y", TR_DT_I32, 1, dims, data->ytr);
+	else
+		TrArtifactAdd(&art, "t", TR_DT_F64, 1, dims, data->ttr);
+	return TrArtifactFinish(&art, res);
+}
+
+static int
+KnnFit(const TrContext *ctx, TrResult *res)
+{
+	const TrData *data = ctx->data;
+	KnnQuery	q;
+	int			rc = -1;
+
+	/* the model is the training set: stored when it is modest in size */
+	int			store = (size_t) data->n_train * data->d <= ((size_t) 4 << 20);
+
+	q.data = data;
+	q.k = TrParamInt(ctx->params, "k", 5);
+	if (q.k > data->n_train)
+		q.k = data->n_train;
+	q.by_distance = strcmp(TrParamString(ctx->params, "weights", "uniform"),
+						   "distance") == 0;
+	q.nd = malloc(sizeof(float) * q.k);
+	q.ni = malloc(sizeof(int) * q.k);
+	q.votes = calloc(data->kind == TR_KIND_CLASSIFICATION ? data->n_classes : 1,
+					 sizeof(double));
+	if (!q.nd || !q.ni || !q.votes)
+	{
+		TrSetError(res, "out of memory for knn (%d training rows)", data->n_train);
+		goto done;
+	}
+	res->epochs = 1;
+
+	/*
+	 * A stored model is scored from its artifact by the predict module
+	 * (tr_score.c), which finds the same neighbours; predicting here too
+	 * would double the cost of the fit, which is all prediction.
+	 */
+	if (store)
+	{
+		res->score = NAN;
+		rc = KnnStore(data, &q, res);
+	}
+	else
+		rc = KnnScoreHere(ctx, &q, res);
+done:
+	free(q.nd);
+	free(q.ni);
+	free(q.votes);
 	return rc;
 }
 

@@ -112,148 +112,165 @@ PositiveClass(const SvmShared *sh, int p)
 	return sh->nprob == 1 ? 1 : p;
 }
 
-/* solve binary problem p into sh->W row p; returns 0, or 1 oom, 2 cancel */
+/* one binary problem's dual state */
+typedef struct SvmDual
+{
+	SvmShared  *sh;
+	float	   *w;				/* d + 1: weights, then the bias */
+	double	   *alpha;			/* n */
+	int		   *index;			/* n: the active rows first */
+	signed char *yy;			/* n: +1 / -1 */
+	int			active;
+	double		diag;			/* 1/(2C) for the squared hinge, else 0 */
+	double		upper;			/* C for the hinge, else unbounded */
+	double		pgmax_old;		/* the last pass's projected-gradient range */
+	double		pgmin_old;
+} SvmDual;
+
+/*
+ * One pass of dual coordinate descent over the active rows (in random
+ * order), shrinking rows that stay at a bound.  Returns the spread of the
+ * projected gradients seen, the stopping measure.
+ */
+static double
+SvmPass(SvmDual *s, uint64_t *rng)
+{
+	SvmShared  *sh = s->sh;
+	int			d = sh->d;
+	double		pgmax_new = -HUGE_VAL,
+				pgmin_new = HUGE_VAL;
+
+	TrShuffle(s->index, s->active, rng);
+	for (int k = 0; k < s->active; k++)
+	{
+		int			i = s->index[k];
+		const float *x = sh->X + (size_t) i * d;
+		double		yi = s->yy[i];
+		double		G = yi * ((double) SvmDot(x, s->w, d) + s->w[d]) - 1.0 +
+			s->diag * s->alpha[i];
+		double		PG = 0.0;
+
+		if ((s->alpha[i] == 0.0 && G > s->pgmax_old) ||
+			(s->alpha[i] == s->upper && G < s->pgmin_old))
+		{
+			/* shrink: stays at the bound */
+			s->active--;
+			s->index[k] = s->index[s->active];
+			s->index[s->active] = i;
+			k--;
+			continue;
+		}
+		if (s->alpha[i] == 0.0)
+			PG = G < 0.0 ? G : 0.0;
+		else if (s->alpha[i] == s->upper)
+			PG = G > 0.0 ? G : 0.0;
+		else
+			PG = G;
+		pgmax_new = fmax(pgmax_new, PG);
+		pgmin_new = fmin(pgmin_new, PG);
+		if (fabs(PG) > 1.0e-12)
+		{
+			double		old = s->alpha[i];
+			double		a = old - G / ((double) sh->xsq[i] + s->diag);
+			float		delta;
+
+			a = a < 0.0 ? 0.0 : (a > s->upper ? s->upper : a);
+			s->alpha[i] = a;
+			delta = (float) ((a - old) * yi);
+			SvmAxpy(delta, x, s->w, d);
+			s->w[d] += delta;
+		}
+	}
+	s->pgmax_old = pgmax_new;
+	s->pgmin_old = pgmin_new;
+	return pgmax_new - pgmin_new;
+}
+
+/* the primal objective at w, for the report */
+static double
+SvmObjective(const SvmDual *s)
+{
+	SvmShared  *sh = s->sh;
+	int			d = sh->d;
+	double		obj = 0.0,
+				loss = 0.0;
+
+	for (int j = 0; j <= d; j++)
+		obj += 0.5 * (double) s->w[j] * s->w[j];
+	for (int i = 0; i < sh->n; i++)
+	{
+		const float *x = sh->X + (size_t) i * d;
+		double		m = 1.0 - s->yy[i] * ((double) cblas_sdot(d, x, 1, s->w, 1) + s->w[d]);
+
+		if (m > 0.0)
+			loss += sh->hinge ? m : m * m;
+	}
+	return obj + sh->C * loss;
+}
+
+/*
+ * Binary problem p (class p against the rest) by liblinear's dual
+ * coordinate descent with shrinking: 0, 1 out of memory, 2 cancelled.
+ */
 static int
 SolveOne(SvmShared *sh, int p)
 {
 	int			n = sh->n,
-				d = sh->d,
-				pos = PositiveClass(sh, p);
-	float	   *w = sh->W + (size_t) p * (d + 1);
-	double		diag = sh->hinge ? 0.0 : 0.5 / sh->C;
-	double		upper = sh->hinge ? sh->C : HUGE_VAL;
-	double		pgmax_old = HUGE_VAL,
-				pgmin_old = -HUGE_VAL;
-	double	   *alpha = calloc(n, sizeof(double));
-	int		   *index = malloc(sizeof(int) * n);
-	signed char *yy = malloc(n);
-	int			active = n,
-				iter = 0;
+				pos = PositiveClass(sh, p),
+				iter = 0,
+				rc = 1;
 	uint64_t	rng = sh->ctx->seed ^ (UINT64_C(0x73766d) + (uint64_t) p * UINT64_C(0x9e3779b97f4a7c15));
+	SvmDual		s;
 
-	if (!alpha || !index || !yy)
-	{
-		free(alpha);
-		free(index);
-		free(yy);
-		return 1;
-	}
-	memset(w, 0, sizeof(float) * (d + 1));
+	s.sh = sh;
+	s.w = sh->W + (size_t) p * (sh->d + 1);
+	s.diag = sh->hinge ? 0.0 : 0.5 / sh->C;
+	s.upper = sh->hinge ? sh->C : HUGE_VAL;
+	s.pgmax_old = HUGE_VAL;
+	s.pgmin_old = -HUGE_VAL;
+	s.active = n;
+	s.alpha = calloc(n, sizeof(double));
+	s.index = malloc(sizeof(int) * n);
+	s.yy = malloc(n);
+	if (!s.alpha || !s.index || !s.yy)
+		goto done;
+	memset(s.w, 0, sizeof(float) * (sh->d + 1));
 	for (int i = 0; i < n; i++)
 	{
-		index[i] = i;
-		yy[i] = sh->y[i] == pos ? 1 : -1;
+		s.index[i] = i;
+		s.yy[i] = sh->y[i] == pos ? 1 : -1;
 	}
-
 	while (iter < sh->max_iter)
 	{
-		double		pgmax_new = -HUGE_VAL,
-					pgmin_new = HUGE_VAL;
-
 		if (TrCancelled(sh->ctx))
 		{
-			free(alpha);
-			free(index);
-			free(yy);
-			return 2;
-		}
-		TrShuffle(index, active, &rng);
-		for (int s = 0; s < active; s++)
-		{
-			int			i = index[s];
-			const float *x = sh->X + (size_t) i * d;
-			double		yi = yy[i];
-			double		G,
-						PG = 0.0;
-
-			G = yi * ((double) SvmDot(x, w, d) + w[d]) - 1.0 + diag * alpha[i];
-			if (alpha[i] == 0.0)
-			{
-				if (G > pgmax_old)
-				{
-					/* shrink: stays at the bound */
-					active--;
-					index[s] = index[active];
-					index[active] = i;
-					s--;
-					continue;
-				}
-				else if (G < 0.0)
-					PG = G;
-			}
-			else if (alpha[i] == upper)
-			{
-				if (G < pgmin_old)
-				{
-					active--;
-					index[s] = index[active];
-					index[active] = i;
-					s--;
-					continue;
-				}
-				else if (G > 0.0)
-					PG = G;
-			}
-			else
-				PG = G;
-			if (PG > pgmax_new)
-				pgmax_new = PG;
-			if (PG < pgmin_new)
-				pgmin_new = PG;
-			if (fabs(PG) > 1.0e-12)
-			{
-				double		old = alpha[i];
-				double		a = old - G / ((double) sh->xsq[i] + diag);
-				float		delta;
-
-				a = a < 0.0 ? 0.0 : (a > upper ? upper : a);
-				alpha[i] = a;
-				delta = (float) ((a - old) * yi);
-				SvmAxpy(delta, x, w, d);
-				w[d] += delta;
-			}
+			rc = 2;
+			goto done;
 		}
 		iter++;
-		if (pgmax_new - pgmin_new <= sh->tol)
+		if (SvmPass(&s, &rng) <= sh->tol)
 		{
-			if (active == n)
+			if (s.active == n)
 				break;
 			/* converged on the active set: recheck everything */
-			active = n;
-			pgmax_old = HUGE_VAL;
-			pgmin_old = -HUGE_VAL;
+			s.active = n;
+			s.pgmax_old = HUGE_VAL;
+			s.pgmin_old = -HUGE_VAL;
 			continue;
 		}
-		pgmax_old = pgmax_new;
-		pgmin_old = pgmin_new;
-		if (pgmax_old <= 0.0)
-			pgmax_old = HUGE_VAL;
-		if (pgmin_old >= 0.0)
-			pgmin_old = -HUGE_VAL;
+		if (s.pgmax_old <= 0.0)
+			s.pgmax_old = HUGE_VAL;
+		if (s.pgmin_old >= 0.0)
+			s.pgmin_old = -HUGE_VAL;
 	}
-
-	/* primal objective, for the report */
-	{
-		double		obj = 0.0,
-					loss = 0.0;
-
-		for (int j = 0; j <= d; j++)
-			obj += 0.5 * (double) w[j] * w[j];
-		for (int i = 0; i < n; i++)
-		{
-			const float *x = sh->X + (size_t) i * d;
-			double		m = 1.0 - yy[i] * ((double) cblas_sdot(d, x, 1, w, 1) + w[d]);
-
-			if (m > 0.0)
-				loss += sh->hinge ? m : m * m;
-		}
-		sh->objective[p] = obj + sh->C * loss;
-	}
+	sh->objective[p] = SvmObjective(&s);
 	sh->iters[p] = iter;
-	free(alpha);
-	free(index);
-	free(yy);
-	return 0;
+	rc = 0;
+done:
+	free(s.alpha);
+	free(s.index);
+	free(s.yy);
+	return rc;
 }
 
 /* worker: take problems until none is left */
