@@ -299,6 +299,86 @@ FreeResult(PendingResult *r)
 }
 
 /*
+ * The error of a trainer that failed: how it ended and the reason it gave
+ * (its report, else its log's tail, in *detail).
+ */
+static char *
+FailedError(const EasemlTrainer *t, const TrainerReport *report,
+			const char *how, char **detail)
+{
+	*detail = report->error ? ValidText(report->error) : NULL;
+	if (*detail == NULL && t->log_path[0] == '/')
+		*detail = ValidText(LogTail(t->log_path));
+	if (*detail && (*detail)[0])
+	{
+		int			len = strlen(*detail);
+
+		while (len > 0 && ((*detail)[len - 1] == '\n' || (*detail)[len - 1] == ' '))
+			(*detail)[--len] = '\0';
+		return psprintf("%s: %s", how, *detail);
+	}
+	return pstrdup(how);
+}
+
+/*
+ * The run's status from why the supervisor stopped the trainer in slot and
+ * how it ended (wait status, exit code); sets its error or its metrics.
+ */
+static const char *
+EndStatus(int slot, const EasemlTrainer *t, int status, int exit_code,
+		  const char *how, const TrainerReport *report, char **metrics,
+		  char **error, char **detail)
+{
+	if (t->stop_reason == EASEML_STOP_CANCEL)
+	{
+		*error = psprintf("cancelled by request (%s)", how);
+		return "cancelled";
+	}
+	if (t->stop_reason == EASEML_STOP_PREEMPT)
+	{
+		/* nobody's fault: the candidate is tried again, with more time */
+		*error = psprintf("preempted after %ld s: tenant \"%s\" waited below its fair share of the slots (easeml.run_budget = %d s; %s)",
+						  (long) ((GetCurrentTimestamp() - t->started) / USECS_PER_SEC),
+						  preempt_for[slot], easeml_run_budget, how);
+		return "interrupted";
+	}
+	if (t->stop_reason == EASEML_STOP_TIMEOUT)
+	{
+		*error = psprintf("timed out after easeml.run_timeout = %d s (%s)",
+						  easeml_run_timeout, how);
+		return "failed";
+	}
+	if (t->lost)
+	{
+		/* the cluster lost it (a node failed, it was preempted): nobody's fault */
+		*error = psprintf("interrupted: %s", t->end_reason);
+		return "interrupted";
+	}
+	if (t->time_limit)
+	{
+		*error = psprintf("timed out: %s", t->end_reason);
+		return "failed";
+	}
+	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	{
+		*metrics = report->metrics ? ValidText(report->metrics) : NULL;
+		if (*metrics)
+			return "succeeded";
+		/* it could not reach the database to report: nobody's fault */
+		*error = psprintf("interrupted: the trainer exited 0 without reporting its result");
+		return "interrupted";
+	}
+	*error = FailedError(t, report, how, detail);
+
+	/*
+	 * A trainer that lost its database connection saw the server go down
+	 * (an immediate shutdown kills backends before the scheduler): nobody's
+	 * fault, the candidate is trained again.
+	 */
+	return exit_code == EASEML_EXIT_DISCONNECTED ? "interrupted" : "failed";
+}
+
+/*
  * Work out how the trainer in a slot ended; NULL when there is nothing to
  * record (its run was deleted with its task).
  */
@@ -321,6 +401,7 @@ BuildResult(int slot)
 	CatalogBegin("easeml: reading a trainer's report");
 	TrainerJobReport(t->run_id, CurrentMemoryContext, &report);
 	CatalogCommit();
+
 	/*
 	 * The trainer's own word wins over a cluster's (which may have
 	 * forgotten a job that ended while the database was down), unless the
@@ -348,73 +429,8 @@ BuildResult(int slot)
 						(long long) t->run_id, how)));
 		return NULL;
 	}
-	if (t->stop_reason == EASEML_STOP_CANCEL)
-	{
-		run_status = "cancelled";
-		error = psprintf("cancelled by request (%s)", how);
-	}
-	else if (t->stop_reason == EASEML_STOP_PREEMPT)
-	{
-		/* nobody's fault: the candidate is tried again, with more time */
-		run_status = "interrupted";
-		error = psprintf("preempted after %ld s: tenant \"%s\" waited below its fair share of the slots (easeml.run_budget = %d s; %s)",
-						 (long) ((GetCurrentTimestamp() - t->started) / USECS_PER_SEC),
-						 preempt_for[slot], easeml_run_budget, how);
-	}
-	else if (t->stop_reason == EASEML_STOP_TIMEOUT)
-	{
-		run_status = "failed";
-		error = psprintf("timed out after easeml.run_timeout = %d s (%s)",
-						 easeml_run_timeout, how);
-	}
-	else if (t->lost)
-	{
-		/* the cluster lost it (a node failed, it was preempted): nobody's fault */
-		run_status = "interrupted";
-		error = psprintf("interrupted: %s", t->end_reason);
-	}
-	else if (t->time_limit)
-	{
-		run_status = "failed";
-		error = psprintf("timed out: %s", t->end_reason);
-	}
-	else if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-	{
-		metrics = report.metrics ? ValidText(report.metrics) : NULL;
-		if (metrics)
-			run_status = "succeeded";
-		else
-		{
-			/* it could not reach the database to report: nobody's fault */
-			run_status = "interrupted";
-			error = psprintf("interrupted: the trainer exited 0 without reporting its result");
-		}
-	}
-	else
-	{
-		detail = report.error ? ValidText(report.error) : NULL;
-		if (detail == NULL && t->log_path[0] == '/')
-			detail = ValidText(LogTail(t->log_path));
-		run_status = "failed";
-
-		/*
-		 * A trainer that lost its database connection saw the server go
-		 * down (an immediate shutdown kills backends before the
-		 * scheduler): nobody's fault, the candidate is trained again.
-		 */
-		if (exit_code == EASEML_EXIT_DISCONNECTED)
-			run_status = "interrupted";
-		if (detail && detail[0])
-		{
-			int			len = strlen(detail);
-
-			while (len > 0 && (detail[len - 1] == '\n' || detail[len - 1] == ' '))
-				detail[--len] = '\0';
-			error = psprintf("%s: %s", how, detail);
-		}
-		else
-			error = pstrdup(how);
-	}
+	run_status = EndStatus(slot, t, status, exit_code, how, &report, &metrics,
+						   &error, &detail);
 
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	r = palloc0(sizeof(PendingResult));
