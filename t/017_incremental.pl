@@ -130,7 +130,6 @@ ok($node->poll_query_until('postgres', qq{
 	'the cancelled runs are recorded');
 
 # ---- failures, then a task failed and reactivated ----------------------------------
-# ---- failures, then a task failed and reactivated ----------------------------------
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) >= 3 FROM easeml.runs WHERE status = 'failed'}),
 	'runs fail');
