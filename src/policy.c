@@ -523,11 +523,37 @@ TopFloor(const PolicyArmScore *top, int n, int ntop)
 	return n < ntop ? -INFINITY : top[ntop - 1].acq;
 }
 
+/* Arms TopArmsEi evaluates exactly before its pruned scan */
+#define EI_FIRST 8
+
+/*
+ * Keep the m arms of largest bound seen so far in first[], largest first
+ * (its length *nf at most m).
+ */
+static inline void
+FirstInsert(int *first, double *first_ub, int *nf, int m, int k, double u)
+{
+	int			i;
+
+	if (*nf == m && !(u > first_ub[m - 1]))
+		return;
+	i = *nf < m ? (*nf)++ : m - 1;
+	for (; i > 0 && u > first_ub[i - 1]; i--)
+	{
+		first[i] = first[i - 1];
+		first_ub[i] = first_ub[i - 1];
+	}
+	first[i] = k;
+	first_ub[i] = u;
+}
+
 /*
  * EI (per second when cost-aware) of the available arms, pruned: the
- * first pass computes each arm's cheap upper bound and evaluates the arm
- * with the largest bound exactly; the second evaluates exactly only the
- * arms whose bound reaches the ntop-th best value so far.
+ * first pass computes each arm's cheap upper bound, and the arms with the
+ * largest bounds are evaluated exactly (they set a high floor); the second
+ * evaluates exactly only the other arms whose bound reaches the ntop-th
+ * best value so far.  TopInsert keeps the same arms in whatever order
+ * they come.
  */
 static int
 TopArmsEi(const PolicyParams *params, int K, const double *mu,
@@ -537,9 +563,11 @@ TopArmsEi(const PolicyParams *params, int K, const double *mu,
 	double		stack_ub[POLICY_EI_STACK];
 	double	   *ub = K <= POLICY_EI_STACK ? stack_ub :
 		malloc(sizeof(double) * (size_t) K);
-	double		maxub = -INFINITY;
-	int			first = -1;
-	int			k;
+	int			first[EI_FIRST];
+	double		first_ub[EI_FIRST];
+	int			m = ntop < EI_FIRST ? ntop : EI_FIRST,
+				nf = 0,
+				k;
 
 	if (ub == NULL)
 		return POLICY_NO_MEMORY;
@@ -552,21 +580,20 @@ TopArmsEi(const PolicyParams *params, int K, const double *mu,
 		if (params->cost_aware && cost)
 			c = CostDivisor(params, cost[k]);
 		ub[k] = EiUpperBound(mu[k] - b, var[k] > 0.0 ? var[k] : 0.0) / c;
-		if (ub[k] > maxub)
-		{
-			maxub = ub[k];
-			first = k;
-		}
+		FirstInsert(first, first_ub, &nf, m, k, ub[k]);
 	}
-	if (first >= 0)
+	/* evaluated now: -inf marks them for the scan (a bound is never -inf) */
+	for (int i = 0; i < nf; i++)
 	{
-		TopInsert(top, n, ntop, first, ArmEi(params, mu, var, cost, b, first));
-		for (k = 0; k < K; k++)
-		{
-			if (!avail[k] || k == first || ub[k] < TopFloor(top, *n, ntop))
-				continue;
-			TopInsert(top, n, ntop, k, ArmEi(params, mu, var, cost, b, k));
-		}
+		TopInsert(top, n, ntop, first[i],
+				  ArmEi(params, mu, var, cost, b, first[i]));
+		ub[first[i]] = -INFINITY;
+	}
+	for (k = 0; k < K; k++)
+	{
+		if (!avail[k] || ub[k] == -INFINITY || ub[k] < TopFloor(top, *n, ntop))
+			continue;
+		TopInsert(top, n, ntop, k, ArmEi(params, mu, var, cost, b, k));
 	}
 	if (ub != stack_ub)
 		free(ub);
