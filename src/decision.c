@@ -885,15 +885,33 @@ DecisionTenantRunning(const DecisionWorld *w, int tenant)
 	return (tenant >= 0 && tenant < w->n_tenants) ? w->tenants[tenant].running : 0;
 }
 
-/* Scores of a synced task: add new ones, rebuild on a change. */
+/* a and b have the same bits (equal, or the same NaN): nothing to sync */
+static inline int
+SameBits(double a, double b)
+{
+	uint64_t	x,
+				y;
+
+	memcpy(&x, &a, sizeof(x));
+	memcpy(&y, &b, sizeof(y));
+	return x == y;
+}
+
+/*
+ * Scores of a synced task: add new ones, rebuild on a change.  A sync
+ * usually brings one new score among K unchanged ones: those are skipped
+ * on one predictable bit comparison each.
+ */
 static void
 SyncScores(DecisionWorld *w, DecisionTask *t, const double *score)
 {
 	int			rebuild = 0;
+	double		best = 0.0;
 
 	for (int k = 0; k < w->K; k++)
 	{
-		if (t->arm[k] == DECISION_ARM_INELIGIBLE)
+		if (SameBits(score[k], t->score[k]) ||
+			t->arm[k] == DECISION_ARM_INELIGIBLE)
 			continue;
 		if (isnan(score[k]) && isnan(t->score[k]))
 			continue;
@@ -921,13 +939,31 @@ SyncScores(DecisionWorld *w, DecisionTask *t, const double *score)
 	if (rebuild)
 		(void) RebuildGp(w, t);
 	MarkDirty(w, t, DIRTY_VIEW | DIRTY_ELIG);
-	t->best = 0.0;
+	/* the best score, at least 0 (NaN compares false: no branch to miss) */
 	for (int k = 0; k < w->K; k++)
-		if (!isnan(t->score[k]) && t->score[k] > t->best)
-			t->best = t->score[k];
+		best = t->score[k] > best ? t->score[k] : best;
+	t->best = best;
 }
 
-/* Runtimes and fallback estimates of a synced task. */
+/* What SyncCosts keeps of a runtime: > 0 and finite, or NaN. */
+static inline double
+CleanSeconds(double sec)
+{
+	return (sec > 0.0 && isfinite(sec)) ? sec : NAN;
+}
+
+/* The task keeps sec as it is: the same bits, and CleanSeconds keeps it. */
+static inline int
+KeptSeconds(double sec, double kept)
+{
+	return SameBits(sec, kept) & !(sec <= 0.0) & (sec != INFINITY);
+}
+
+/*
+ * Runtimes and fallback estimates of a synced task.  Runtimes the task
+ * already has (the same bits, kept as they are) are skipped first, on a
+ * predictable branch.
+ */
 static void
 SyncCosts(DecisionWorld *w, DecisionTask *t, const DecisionTaskState *s)
 {
@@ -946,8 +982,9 @@ SyncCosts(DecisionWorld *w, DecisionTask *t, const DecisionTaskState *s)
 			t->fallback[k] = fb;
 			changed = 1;
 		}
-		if (!(sec > 0.0 && isfinite(sec)))
-			sec = NAN;
+		if (s->seconds ? KeptSeconds(sec, t->seconds[k]) : isnan(t->seconds[k]))
+			continue;
+		sec = CleanSeconds(sec);
 		if (isnan(sec) && isnan(t->seconds[k]))
 			continue;
 		if (isnan(t->seconds[k]) && !isnan(sec))
@@ -974,7 +1011,8 @@ DecisionSyncTask(DecisionWorld *w, DecisionTask *t, const DecisionTaskState *s)
 {
 	SyncScores(w, t, s->score);
 	for (int k = 0; k < w->K; k++)
-		if (t->arm[k] != DECISION_ARM_INELIGIBLE && s->state[k] != DECISION_ARM_INELIGIBLE)
+		if (t->arm[k] != s->state[k] && t->arm[k] != DECISION_ARM_INELIGIBLE &&
+			s->state[k] != DECISION_ARM_INELIGIBLE)
 			SetArm(w, t, k, s->state[k]);
 	SyncCosts(w, t, s);
 	if (t->n_runs != s->n_runs || t->max_runs != s->max_runs ||
@@ -1174,7 +1212,10 @@ RefreshOk(DecisionWorld *w, DecisionTask *t)
 	UpdateWaiting(w, t->tenant);
 }
 
-/* Put a task's eligibility into its view (and the index). */
+/*
+ * Put a task's eligibility into its view (and the index).  The index
+ * re-ranks the view only if it changed: refreshed, or its arm did.
+ */
 static void
 ApplyEligibility(DecisionWorld *w, DecisionTask *t, int shared)
 {
@@ -1182,9 +1223,10 @@ ApplyEligibility(DecisionWorld *w, DecisionTask *t, int shared)
 	const DecisionTenant *tn = &w->tenants[t->tenant];
 	int			arm = (t->ok && tn->running + tn->external <
 					   TenantCap(w, t->tenant, shared)) ? t->best_arm : -1;
+	int			changed = (t->dirty & DIRTY_VIEW) || v->arm != arm;
 
 	v->arm = arm;
-	if (w->index_n == w->n_tasks)
+	if (changed && w->index_n == w->n_tasks)
 		PolicyIndexUpdate(&w->index, t->index);
 }
 

@@ -375,21 +375,29 @@ PolicyExpectedImprovement(double mu, double sigma, double best)
 
 /*
  * Upper bound of EI for d = mu - best and variance v, without exp/erfc:
- * EI = s tau(d/s) with tau(z) = z Phi(z) + phi(z) <= max(z, 0) + phi(z), and
- * phi(z) <= phi(0) / (1 + q + q^2 / 2) with q = z^2 / 2 (e^-q >= that).
+ * EI = s tau(d/s) with tau(z) = z Phi(z) + phi(z) = max(z, 0) + tau(-|z|),
+ * and tau(-x) <= phi(x) / (1 + x^2) by Gordon's bound on the normal tail;
+ * phi(x) <= phi(0) / P(q) with q = x^2 / 2 and P the first five terms of
+ * e^q.  The tighter the bound, the fewer arms TopArmsEi evaluates exactly
+ * (the pick is the same); the factor 1 + 1e-9 covers the rounding of the
+ * exact EI, whose relative error is largest (about 1e-16 z^2) where P is
+ * far below e^q.
  */
 static inline double
 EiUpperBound(double d, double v)
 {
 	const double phi0 = 0.3989422804014327;
 	double		s,
-				q;
+				q,
+				p;
 
 	if (!(v > 1e-24))
 		return d > 0.0 ? d : 0.0;
 	s = sqrt(v);
 	q = 0.5 * d * d / v;
-	return (d > 0.0 ? d : 0.0) + phi0 * s / (1.0 + q + 0.5 * q * q);
+	p = 1.0 + q * (1.0 + q * (0.5 + q * (1.0 / 6.0 + q * (1.0 / 24.0))));
+	return ((d > 0.0 ? d : 0.0) + phi0 * s / (p * (1.0 + 2.0 * q))) *
+		(1.0 + 1e-9);
 }
 
 /* What cost-aware EI divides by: cost^ce (ce = 1 unless set). */
@@ -515,11 +523,37 @@ TopFloor(const PolicyArmScore *top, int n, int ntop)
 	return n < ntop ? -INFINITY : top[ntop - 1].acq;
 }
 
+/* Arms TopArmsEi evaluates exactly before its pruned scan */
+#define EI_FIRST 8
+
+/*
+ * Keep the m arms of largest bound seen so far in first[], largest first
+ * (its length *nf at most m).
+ */
+static inline void
+FirstInsert(int *first, double *first_ub, int *nf, int m, int k, double u)
+{
+	int			i;
+
+	if (*nf == m && !(u > first_ub[m - 1]))
+		return;
+	i = *nf < m ? (*nf)++ : m - 1;
+	for (; i > 0 && u > first_ub[i - 1]; i--)
+	{
+		first[i] = first[i - 1];
+		first_ub[i] = first_ub[i - 1];
+	}
+	first[i] = k;
+	first_ub[i] = u;
+}
+
 /*
  * EI (per second when cost-aware) of the available arms, pruned: the
- * first pass computes each arm's cheap upper bound and evaluates the arm
- * with the largest bound exactly; the second evaluates exactly only the
- * arms whose bound reaches the ntop-th best value so far.
+ * first pass computes each arm's cheap upper bound, and the arms with the
+ * largest bounds are evaluated exactly (they set a high floor); the second
+ * evaluates exactly only the other arms whose bound reaches the ntop-th
+ * best value so far.  TopInsert keeps the same arms in whatever order
+ * they come.
  */
 static int
 TopArmsEi(const PolicyParams *params, int K, const double *mu,
@@ -529,9 +563,11 @@ TopArmsEi(const PolicyParams *params, int K, const double *mu,
 	double		stack_ub[POLICY_EI_STACK];
 	double	   *ub = K <= POLICY_EI_STACK ? stack_ub :
 		malloc(sizeof(double) * (size_t) K);
-	double		maxub = -INFINITY;
-	int			first = -1;
-	int			k;
+	int			first[EI_FIRST];
+	double		first_ub[EI_FIRST];
+	int			m = ntop < EI_FIRST ? ntop : EI_FIRST,
+				nf = 0,
+				k;
 
 	if (ub == NULL)
 		return POLICY_NO_MEMORY;
@@ -544,21 +580,20 @@ TopArmsEi(const PolicyParams *params, int K, const double *mu,
 		if (params->cost_aware && cost)
 			c = CostDivisor(params, cost[k]);
 		ub[k] = EiUpperBound(mu[k] - b, var[k] > 0.0 ? var[k] : 0.0) / c;
-		if (ub[k] > maxub)
-		{
-			maxub = ub[k];
-			first = k;
-		}
+		FirstInsert(first, first_ub, &nf, m, k, ub[k]);
 	}
-	if (first >= 0)
+	/* evaluated now: -inf marks them for the scan (a bound is never -inf) */
+	for (int i = 0; i < nf; i++)
 	{
-		TopInsert(top, n, ntop, first, ArmEi(params, mu, var, cost, b, first));
-		for (k = 0; k < K; k++)
-		{
-			if (!avail[k] || k == first || ub[k] < TopFloor(top, *n, ntop))
-				continue;
-			TopInsert(top, n, ntop, k, ArmEi(params, mu, var, cost, b, k));
-		}
+		TopInsert(top, n, ntop, first[i],
+				  ArmEi(params, mu, var, cost, b, first[i]));
+		ub[first[i]] = -INFINITY;
+	}
+	for (k = 0; k < K; k++)
+	{
+		if (!avail[k] || ub[k] == -INFINITY || ub[k] < TopFloor(top, *n, ntop))
+			continue;
+		TopInsert(top, n, ntop, k, ArmEi(params, mu, var, cost, b, k));
 	}
 	if (ub != stack_ub)
 		free(ub);
@@ -1185,18 +1220,42 @@ PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
 	return lrs;
 }
 
+/* Take view i out of one tree: its leaf empty, its path re-decided. */
+static void
+TreeTakeOut(PolicyIndex *index, int *tree, int by_lrs, int i)
+{
+	int			node = index->size + i;
+
+	tree[node] = -1;
+	for (node /= 2; node >= 1; node /= 2)
+		tree[node] = by_lrs ?
+			BetterLrs(index->views, tree[2 * node], tree[2 * node + 1]) :
+			BetterScore(index->views, tree[2 * node], tree[2 * node + 1]);
+}
+
+/*
+ * Undo TreeTakeOut of view i, the last one taken out: i was the tree's
+ * top then, so every node of its path held i.
+ */
+static void
+TreePutBack(const PolicyIndex *index, int *tree, int i)
+{
+	for (int node = index->size + i; node >= 1; node /= 2)
+		tree[node] = i;
+}
+
 /*
  * The k first views of one tree other than 'skip' (by greedy score, or
  * least recently served first with by_lrs), in order; returns how many.
- * Views are taken out of the tree one by one and put back, so it costs
- * O(k log n).
+ * Views are taken out of the tree one by one and put back in the reverse
+ * order, so it costs O(k log n) and leaves the tree as it was.
  */
 int
 PolicyIndexTop(PolicyIndex *index, int by_lrs, int skip, int k, int *out)
 {
 	int		   *tree;
 	int			n = 0,
-				i;
+				skip_at = -1;	/* outputs taken out before skip was */
 
 	if (index == NULL || index->views == NULL || k <= 0 || out == NULL)
 		return 0;
@@ -1204,7 +1263,6 @@ PolicyIndexTop(PolicyIndex *index, int by_lrs, int skip, int k, int *out)
 	for (;;)
 	{
 		int			top = tree[1];
-		int			node;
 
 		if (top < 0)
 			break;
@@ -1214,21 +1272,20 @@ PolicyIndexTop(PolicyIndex *index, int by_lrs, int skip, int k, int *out)
 				break;
 			out[n++] = top;
 		}
-		/* out of the tree: walk the leaf's path with the leaf empty */
-		node = index->size + top;
-		tree[node] = -1;
-		for (node /= 2; node >= 1; node /= 2)
-			tree[node] = by_lrs ?
-				BetterLrs(index->views, tree[2 * node], tree[2 * node + 1]) :
-				BetterScore(index->views, tree[2 * node], tree[2 * node + 1]);
+		else
+			skip_at = n;
+		TreeTakeOut(index, tree, by_lrs, top);
 		if (n == k && top != skip)
 			break;
 	}
-	/* put back what was taken out */
-	for (i = 0; i < n; i++)
-		PolicyIndexUpdate(index, out[i]);
-	if (skip >= 0 && skip < index->n)
-		PolicyIndexUpdate(index, skip);
+	/* put back what was taken out, last first */
+	for (int i = n; i >= 0; i--)
+	{
+		if (i == skip_at)
+			TreePutBack(index, tree, skip);
+		if (i > 0)
+			TreePutBack(index, tree, out[i - 1]);
+	}
 	return n;
 }
 
