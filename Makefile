@@ -74,7 +74,7 @@ CORE_HDRS = $(wildcard src/*.h)
 # the trainer reads CSV with the shared reader (src/csv.c); src/encode.c
 # holds the column encoders the trainer fits and predict applies
 TRAINER_SRCS = $(wildcard src/trainer/*.c) src/csv.c src/encode.c
-TRAINER_HDRS = $(wildcard src/trainer/*.h) src/csv.h src/encode.h
+TRAINER_HDRS = $(wildcard src/trainer/*.h) src/csv.h src/encode.h src/sortutil.h
 # the trainer looks for the CUDA backend next to itself, then here
 TRAINER_CFLAGS = -DTR_GPU_LIBDIR='"$(pkglibdir)"'
 PQ_INCLUDE = -I$(shell $(PG_CONFIG) --includedir)

@@ -40,6 +40,7 @@
 #include "gp.h"
 #include "policy.h"
 #include "replay.h"
+#include "sortutil.h"
 
 #define TASKS_PER_TENANT 5
 
@@ -50,15 +51,6 @@ Now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-CmpDouble(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
 }
 
 static int

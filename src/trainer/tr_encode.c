@@ -34,16 +34,8 @@
 #include <string.h>
 
 #include "encode.h"
+#include "sortutil.h"
 #include "trainer.h"
-
-static int
-CmpDouble(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
 
 /* the fill of a numeric column: vals (n, sorted here) by strategy */
 static double

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sortutil.h"
 #include "trainer.h"
 #include "tr_metrics.h"
 
@@ -211,15 +212,6 @@ TrClassificationMetrics(int n, int k, const int *y, const int *pred,
 	free(tp);
 	free(truth);
 	free(predicted);
-}
-
-static int
-CmpDouble(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
 }
 
 /*

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sortutil.h"
 #include "trainer.h"
 
 #define TR_STAGE_ROWS 256
@@ -62,15 +63,6 @@ TrRowsBegin(TrTable *tab)
 		r->wide[j] = kind == TR_COL_DATE || kind == TR_COL_TIMESTAMP ? r->nwide++ : -1;
 	}
 	return 0;
-}
-
-static int
-CmpDouble(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
 }
 
 /* room for row index `row` in F and W */
