@@ -300,6 +300,63 @@ SvmWorker(void *arg)
 	return NULL;
 }
 
+/*
+ * Every binary problem, on up to ctx->threads threads; returns how many
+ * ran.  sh->failed says whether one failed.
+ */
+static int
+SvmSolveAll(const TrContext *ctx, SvmShared *sh)
+{
+	int			nthreads = ctx->threads < sh->nprob ? ctx->threads : sh->nprob;
+
+	pthread_mutex_init(&sh->lock, NULL);
+	if (nthreads <= 1)
+		SvmWorker(sh);
+	else
+	{
+		pthread_t  *tids = malloc(sizeof(pthread_t) * nthreads);
+		int			started = 0;
+
+		/* level-1 calls from several threads: keep BLAS itself serial */
+		openblas_set_num_threads(1);
+		if (tids != NULL)
+			for (; started < nthreads; started++)
+				if (pthread_create(&tids[started], NULL, SvmWorker, sh) != 0)
+					break;
+		if (started == 0)
+			SvmWorker(sh);
+		for (int t = 0; t < started; t++)
+			pthread_join(tids[t], NULL);
+		free(tids);
+		openblas_set_num_threads(ctx->threads);
+	}
+	pthread_mutex_destroy(&sh->lock);
+	return nthreads;
+}
+
+/* validation accuracy: scores = Xva W^T + bias (S, pred: scratch) */
+static void
+SvmScore(const TrData *data, const SvmShared *sh, float *S, int *pred,
+		 TrResult *res)
+{
+	int			nv = data->n_val,
+				d = data->d;
+
+	for (int i = 0; i < nv; i++)
+		for (int p = 0; p < sh->nprob; p++)
+			S[(size_t) i * sh->nprob + p] = sh->W[(size_t) p * (d + 1) + d];
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nv, sh->nprob, d,
+				1.0f, data->Xva, d, sh->W, d + 1, 1.0f, S, sh->nprob);
+	for (int i = 0; i < nv; i++)
+	{
+		if (sh->nprob == 1)
+			pred[i] = S[i] > 0.0f ? 1 : 0;
+		else
+			pred[i] = TrArgmax(S + (size_t) i * sh->nprob, sh->nprob);
+	}
+	res->score = TrAccuracy(pred, data->yva, nv);
+}
+
 static int
 SvmFit(const TrContext *ctx, TrResult *res)
 {
@@ -342,29 +399,7 @@ SvmFit(const TrContext *ctx, TrResult *res)
 		xsq[i] = cblas_sdot(d, data->Xtr + (size_t) i * d, 1,
 							data->Xtr + (size_t) i * d, 1) + 1.0f;
 
-	pthread_mutex_init(&sh.lock, NULL);
-	nthreads = ctx->threads < sh.nprob ? ctx->threads : sh.nprob;
-	if (nthreads <= 1)
-		SvmWorker(&sh);
-	else
-	{
-		pthread_t  *tids = malloc(sizeof(pthread_t) * nthreads);
-		int			started = 0;
-
-		/* level-1 calls from several threads: keep BLAS itself serial */
-		openblas_set_num_threads(1);
-		if (tids != NULL)
-			for (; started < nthreads; started++)
-				if (pthread_create(&tids[started], NULL, SvmWorker, &sh) != 0)
-					break;
-		if (started == 0)
-			SvmWorker(&sh);
-		for (int t = 0; t < started; t++)
-			pthread_join(tids[t], NULL);
-		free(tids);
-		openblas_set_num_threads(ctx->threads);
-	}
-	pthread_mutex_destroy(&sh.lock);
+	nthreads = SvmSolveAll(ctx, &sh);
 	if (nthreads > 1 && !sh.failed)
 		TrReportProgress(ctx, sh.nprob, NAN);	/* workers do not report */
 	if (sh.failed == 2)
@@ -378,20 +413,7 @@ SvmFit(const TrContext *ctx, TrResult *res)
 		goto done;
 	}
 
-	/* scores = Xva W^T + bias */
-	for (int i = 0; i < nv; i++)
-		for (int p = 0; p < sh.nprob; p++)
-			S[(size_t) i * sh.nprob + p] = sh.W[(size_t) p * (d + 1) + d];
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nv, sh.nprob, d,
-				1.0f, data->Xva, d, sh.W, d + 1, 1.0f, S, sh.nprob);
-	for (int i = 0; i < nv; i++)
-	{
-		if (sh.nprob == 1)
-			pred[i] = S[i] > 0.0f ? 1 : 0;
-		else
-			pred[i] = TrArgmax(S + (size_t) i * sh.nprob, sh.nprob);
-	}
-	res->score = TrAccuracy(pred, data->yva, nv);
+	SvmScore(data, &sh, S, pred, res);
 	for (int p = 0; p < sh.nprob; p++)
 	{
 		objsum += sh.objective[p];
