@@ -563,6 +563,8 @@ typedef struct DrawCtx
 	double	   *dev_end;
 	int		   *dev_task;
 	int		   *dev_arm;
+	int			cur_policy;		/* what on_run is told */
+	int			cur_draw;
 	/* diagnostics */
 	double		cost_sq_err;
 	long		cost_n;
@@ -662,6 +664,22 @@ Complete(DrawCtx *c, double now)
 		(void) DecisionObserve(&c->world, c->world.tasks[ti], arm,
 							   c->cfg->quality[(size_t) row * c->K + arm],
 							   c->use_cost_model ? TrueCost(c->cfg, row, arm) : 0.0);
+		if (c->cfg->on_run)
+		{
+			ReplayRunRecord r;
+
+			r.policy = c->cur_policy;
+			r.draw = c->cur_draw;
+			r.tenant = ti;
+			r.arm = arm;
+			r.end = now;
+			r.cost = TrueCost(c->cfg, row, arm);
+			r.start = now - r.cost;
+			r.quality = c->cfg->quality[(size_t) row * c->K + arm];
+			r.best = c->world.tasks[ti]->best;
+			r.regret = c->fstar[ti] - r.best;
+			c->cfg->on_run(c->cfg->on_run_arg, &r);
+		}
 	}
 }
 
@@ -1491,6 +1509,8 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 				if (rc < 0)
 					goto done;
 			}
+			c.cur_policy = p;
+			c.cur_draw = d;
 			rc = SimulateOne(&c, &run_params,
 							 cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
 							 l, out->time_to + pd * NK,

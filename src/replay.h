@@ -85,6 +85,26 @@
 
 #define REPLAY_NAME_LEN		96
 
+/*
+ * One finished run, handed to ReplayConfig.on_run as it completes (the
+ * per-run trace of easeml-replay --runs): policy p, draw d, tenant i ran
+ * arm k on [start, end) (cost plus overhead); best is the tenant's best
+ * quality after it and regret its f* - best.
+ */
+typedef struct ReplayRunRecord
+{
+	int			policy;
+	int			draw;
+	int			tenant;
+	int			arm;
+	double		start;
+	double		end;
+	double		cost;			/* end - start: its cost plus the overhead */
+	double		quality;
+	double		best;
+	double		regret;
+} ReplayRunRecord;
+
 /* A numeric CSV: header row, first column a row id, numbers after. */
 typedef struct ReplayMatrix
 {
@@ -193,6 +213,13 @@ typedef struct ReplayConfig
 	 */
 	int			(*cancel) (void *arg);
 	void	   *cancel_arg;
+
+	/*
+	 * Optional: called once per finished run of the replay itself (never
+	 * for the inner replays of an "auto" choice), in completion order.
+	 */
+	void		(*on_run) (void *arg, const ReplayRunRecord *run);
+	void	   *on_run_arg;
 } ReplayConfig;
 
 extern void ReplayConfigDefault(ReplayConfig *cfg);
