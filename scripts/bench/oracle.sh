@@ -11,6 +11,13 @@
 # over tenants; see that script), the fastest interleaving that reaches
 # mean regret <= 0.01, 0.005, 0.002 with full knowledge of the future:
 # an upper bound on what tenant picking alone can gain over round-robin.
+# Columns: the bound's median per-draw ratio over tenant_bo (and ratio of
+# median times, min, max); two rules with partial knowledge (skip_done:
+# round-robin that skips tenants already at their best; next_gain: the
+# exact regret removed per second by each tenant's next run, a perfectly
+# calibrated myopic rule); hybrid:cost and max_ei:cost draws whose
+# per-tenant sequences are tenant_bo's (same_seq) and that beat the bound
+# (beats: must be 0).
 # The trace's round-robin times are checked against easeml-replay --times,
 # and hybrid:cost and max_ei:cost (greedy tenant picking over the same
 # per-tenant acquisition) are checked to run the same per-tenant sequences
@@ -54,15 +61,16 @@ bound() {
 		--times "$(IFS=,; echo "${times[*]}")" --also hybrid:cost,max_ei:cost \
 		"${runs[@]}" >"$OUT/$tag.txt"
 	echo "== $tag: seeds $* x $DRAWS draws, overhead $OVERHEAD s"
-	printf "%-8s %14s %18s %10s %10s %14s %14s\n" loss median_ratio ratio_of_medians min max \
-		hybrid_prefix hybrid_beats
+	printf "%-6s %8s %8s %6s %6s %10s %10s %9s %9s\n" loss oracle of_med min max skip_done next_gain \
+		same_seq beats
 	for thr in 0.01 0.005 0.002; do
 		awk -v thr="$thr" '
 			$1 == "BOUND" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-				if (v["thr"] == thr) { m = v["median_ratio"]; q = v["ratio_of_medians"]; lo = v["min_ratio"]; hi = v["max_ratio"] } }
+				if (v["thr"] == thr) { m = v["median_ratio"]; q = v["ratio_of_medians"]; lo = v["min_ratio"]; hi = v["max_ratio"]
+					sd = v["skip_done_ratio"]; ng = v["next_gain_ratio"] } }
 			$1 == "ALSO" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 				if (v["thr"] == thr) { n++; p += v["prefix_of_tenant_bo"]; b += v["beats_oracle"] } }
-			END { printf "%-8s %14.2f %18.2f %10.2f %10.2f %11d/%d %11d/%d\n", thr, m, q, lo, hi, p, n, b, n }' \
+			END { printf "%-6s %8.2f %8.2f %6.2f %6.2f %10.2f %10.2f %6d/%d %6d/%d\n", thr, m, q, lo, hi, sd, ng, p, n, b, n }' \
 			"$OUT/$tag.txt"
 	done
 }

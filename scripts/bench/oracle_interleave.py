@@ -41,6 +41,12 @@ and pooled over the draws
   BOUND tag=TAG policy=P thr=T median_ratio=R ratio_of_medians=Q
         min_ratio=m max_ratio=M draws=N
 
+Two weaker rules with partial knowledge, to show which knowledge the bound
+needs (medians of their per-draw ratios over P in BOUND):
+skip_done = round-robin that never serves a tenant already at regret 0;
+next_gain = serve the tenant whose next run removes the most regret per
+second, known exactly (round-robin while no next run removes any).
+
 policy_time is recomputed from the trace (the first completion at which the
 mean regret is <= thr); with --times (one --times file per RUNS file, same
 order) it is checked against easeml-replay's own times and the script fails
@@ -146,6 +152,62 @@ def oracle_time(tenant_opts, n, thr, upper=math.inf):
     return front[0][0], front[0][2]
 
 
+def rr_skip_done(seqs, fstar, thr):
+    """Round-robin that never serves a tenant already at regret 0 (knows
+    exactly which tenants are done, nothing else)."""
+    n = len(seqs)
+    reg = [fstar[t] for t in range(n)]
+    pos = [0] * n
+    now, budget = 0.0, n * (thr + TOL)
+    if sum(reg) <= budget:
+        return 0.0
+    while True:
+        moved = False
+        for t in range(n):
+            if pos[t] >= len(seqs[t]) or reg[t] <= TOL:
+                continue
+            _, cost, _, regret, _ = seqs[t][pos[t]]
+            now += cost
+            reg[t] = regret
+            pos[t] += 1
+            moved = True
+            if sum(reg) <= budget:
+                return now
+        if not moved:
+            return math.inf
+
+
+def next_gain_greedy(seqs, fstar, thr):
+    """Serve the tenant whose NEXT run removes the most regret per second,
+    known exactly (ties: lowest tenant); round-robin while no next run
+    removes any: a perfectly calibrated myopic rule."""
+    n = len(seqs)
+    reg = [fstar[t] for t in range(n)]
+    pos = [0] * n
+    now, budget, rr = 0.0, n * (thr + TOL), 0
+    while sum(reg) > budget:
+        best, pick = 0.0, -1
+        for t in range(n):
+            if pos[t] < len(seqs[t]):
+                _, cost, _, regret, _ = seqs[t][pos[t]]
+                g = (reg[t] - regret) / cost
+                if g > best:
+                    best, pick = g, t
+        if pick < 0:
+            for k in range(n):
+                if pos[(rr + k) % n] < len(seqs[(rr + k) % n]):
+                    pick = (rr + k) % n
+                    break
+            if pick < 0:
+                return math.inf
+            rr = pick + 1
+        _, cost, _, regret, _ = seqs[pick][pos[pick]]
+        now += cost
+        reg[pick] = regret
+        pos[pick] += 1
+    return now
+
+
 def is_prefix(seq_a, seq_b):
     """The arms of the shorter sequence are a prefix of the longer's (the
     base's trace of a tenant ends at the replay's end, with regret 0; runs
@@ -217,10 +279,14 @@ def one_draw(a, fi, draw, runs, order, times, ratios, out):
                          % (a["files"][fi], draw, thr, tp, want))
         to, runs_o = oracle_time(opts, n, thr, tp)
         r = tp / to if to > 0 else (1.0 if tp == 0 else math.inf)
-        ratios.setdefault(thr, []).append((r, tp, to))
+        seq_list = [seqs[t] for t in range(n)]
+        td = rr_skip_done(seq_list, fstar, thr)
+        tg = next_gain_greedy(seq_list, fstar, thr)
+        ratios.setdefault(thr, []).append((r, tp, to, tp / td, tp / tg))
         out.append("ORACLE tag=%s policy=%s file=%d draw=%d thr=%g policy_time=%.6g "
-                   "oracle_time=%.6g ratio=%.4f runs_policy=%d runs_oracle=%d"
-                   % (a["tag"], P, fi, draw, thr, tp, to, r, runs_p, runs_o))
+                   "oracle_time=%.6g ratio=%.4f runs_policy=%d runs_oracle=%d "
+                   "skip_done_time=%.6g next_gain_time=%.6g"
+                   % (a["tag"], P, fi, draw, thr, tp, to, r, runs_p, runs_o, td, tg))
         for P2 in a["also"]:
             if (P2, draw) not in runs:
                 continue
@@ -254,10 +320,12 @@ def main(argv):
         mt = median([x[1] for x in rs])
         mo = median([x[2] for x in rs])
         print("BOUND tag=%s policy=%s thr=%g median_ratio=%.4f ratio_of_medians=%.4f "
-              "min_ratio=%.4f max_ratio=%.4f draws=%d"
+              "min_ratio=%.4f max_ratio=%.4f draws=%d skip_done_ratio=%.4f "
+              "next_gain_ratio=%.4f"
               % (a["tag"], a["policy"], thr, median([x[0] for x in rs]),
                  mt / mo if mo > 0 else math.inf,
-                 min(x[0] for x in rs), max(x[0] for x in rs), len(rs)))
+                 min(x[0] for x in rs), max(x[0] for x in rs), len(rs),
+                 median([x[3] for x in rs]), median([x[4] for x in rs])))
 
 
 if __name__ == "__main__":

@@ -60,17 +60,43 @@ def hand_case():
         out = subprocess.run([sys.executable, os.path.join(HERE, "oracle_interleave.py"),
                               "--thresholds", "0.15,0.1", p],
                              capture_output=True, text=True, check=True).stdout
+    # Loss 0.15, partial knowledge: skipping done tenants changes nothing
+    # (none is done before 54); the exact next-run gain serves A (0.2/s,
+    # tie with B: lowest tenant), then B three times (0.1/s each, against
+    # A's 0.01/50): 4 s.
     got = {}
     for line in out.splitlines():
         if line.startswith("ORACLE"):
             kv = dict(x.split("=", 1) for x in line.split()[1:])
             got[float(kv["thr"])] = (float(kv["policy_time"]), float(kv["oracle_time"]),
                                      int(kv["runs_oracle"]))
+            if kv["thr"] == "0.15":
+                check((float(kv["skip_done_time"]), float(kv["next_gain_time"])) == (54.0, 4.0),
+                      "loss 0.15: want skip_done 54, next_gain 4, got %s %s"
+                      % (kv["skip_done_time"], kv["next_gain_time"]))
     check(got.get(0.15) == (54.0, 4.0, 4), "loss 0.15: want rr 54, oracle 4 s in 4 runs, got %s"
           % (got.get(0.15),))
     check(got.get(0.1) == (54.0, 53.0, 4), "loss 0.1: want rr 54, oracle 53 s in 4 runs, got %s"
           % (got.get(0.1),))
     check("BOUND" in out and "median_ratio=13.5000" in out, "pooled bound 54/4 at 0.15")
+
+
+def done_case():
+    # Tenant A (f* 0.2): 1 s -> 0, then a useless 100 s run.  Tenant B
+    # (f* 0.4): 1 s -> 0.2, 1 s -> 0.1, 1 s -> 0.  Loss 0.05 (sum <= 0.1):
+    # round-robin A B A B reaches it at 1 + 1 + 100 + 1 = 103 s; skipping
+    # the done tenant A, at 3 s; the oracle also 3 s (A once, B twice).
+    fstar = [0.2, 0.4]
+    order = [(0, 1.0, 0.0), (1, 1.0, 0.2), (0, 100.0, 0.0), (1, 1.0, 0.1), (1, 1.0, 0.0)]
+    with tempfile.TemporaryDirectory() as tmp:
+        p = os.path.join(tmp, "runs.csv")
+        write_runs(p, [(fstar, order)])
+        out = subprocess.run([sys.executable, os.path.join(HERE, "oracle_interleave.py"),
+                              "--thresholds", "0.05", p],
+                             capture_output=True, text=True, check=True).stdout
+    kv = dict(x.split("=", 1) for x in out.splitlines()[0].split()[1:])
+    got = tuple(float(kv[k]) for k in ("policy_time", "oracle_time", "skip_done_time"))
+    check(got == (103.0, 3.0, 3.0), "done case: want 103, 3, 3, got %s" % (got,))
 
 
 def brute(seqs, fstar, thr):
@@ -107,6 +133,7 @@ def random_cases():
 
 
 hand_case()
+done_case()
 random_cases()
 if fails:
     sys.exit(1)
