@@ -65,6 +65,9 @@ reject "--seed must be an integer" --seed -3
 reject "--policies: empty item" --policies popular,
 reject "baseline \"rr\" is not one of --policies" --policies popular --baselines rr
 reject "needs a value" --overhead
+reject "--auto-candidates: auto candidates: \"default\" is auto itself" --auto-candidates popular,default
+reject "--auto-candidates: auto candidates \"popular,,rr\": 1 to 8 specs" --auto-candidates popular,,rr
+reject "--auto-candidates: unknown policy \"nope\"" --auto-candidates popular,nope
 
 # accepted: the subnormal cell parses, identical rows are counted
 checks=$((checks + 1))
@@ -73,6 +76,14 @@ if [ $? -ne 0 ]; then
 	fail "valid run failed: $out"
 elif ! grep -q "identical rows removed before drawing tenants: 2 (4 distinct rows left)" <<<"$out"; then
 	fail "identical rows not reported: $out"
+fi
+
+# --auto-candidates: default chooses among the given specs and says so
+checks=$((checks + 1))
+out=$("$BIN" --quality "$tmp/q.csv" --draws 1 --tenants 2 --policies default \
+	--auto-candidates rr,popular 2>&1)
+if [ $? -ne 0 ] || ! grep -Eq '^AUTO devices=1 policy=default rr=[01] popular=[01]$' <<<"$out"; then
+	fail "--auto-candidates rr,popular: $out"
 fi
 
 # repeated row id

@@ -222,6 +222,13 @@ typedef struct ReplayConfig
 	 */
 	void		(*on_run) (void *arg, const ReplayRunRecord *run);
 	void	   *on_run_arg;
+
+	/*
+	 * "auto": the candidate specs, comma-separated (at most
+	 * REPLAY_AUTO_MAX, none of them "auto" itself), for experiments; NULL
+	 * = POLICY_AUTO_CANDIDATES, what the live worker uses.
+	 */
+	const char *auto_candidates;
 } ReplayConfig;
 
 extern void ReplayConfigDefault(ReplayConfig *cfg);
@@ -339,6 +346,12 @@ extern int	ReplayAutoChoose(const ReplayConfig *base, const int *rows,
 							 int *choice, double *scores, char *err,
 							 size_t errlen);
 extern const char *ReplayAutoCandidate(int i, char *buf, size_t buflen);
+/* The same in a given comma-separated list. */
+extern const char *ReplayAutoCandidateOf(const char *list, int i, char *buf,
+										 size_t buflen);
+/* 0 if list is a valid auto_candidates value, else a message in err. */
+extern int	ReplayAutoCheckCandidates(const char *list, char *err,
+									  size_t errlen);
 
 /*
  * Speedup of policy 'pol' over policy 'base' at threshold k: per draw

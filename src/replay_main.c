@@ -70,6 +70,8 @@ Usage(void)
 			"                      start, data load, writing the result; default 0)\n"
 			"  --curve FILE        write the averaged loss curve (CSV)\n"
 			"  --times FILE        write per-draw times to each threshold (CSV)\n"
+			"  --auto-candidates P,P,..  what \"default\"/\"auto\" chooses among (an\n"
+			"                      experiment; default: the live worker's list)\n"
 			"  --runs FILE         write every finished run: devices, policy, draw, tenant,\n"
 			"                      arm, start, end, cost, quality, best, regret (CSV; the\n"
 			"                      input of scripts/bench/oracle_interleave.py)\n"
@@ -275,12 +277,13 @@ PrintStudy(const ReplayOutput *out, int devices, char **baselines, int nbase)
 
 /* For each "auto" policy: how often it chose each candidate. */
 static void
-PrintAutoChoices(const ReplayOutput *out, int devices)
+PrintAutoChoices(const ReplayOutput *out, int devices, const char *auto_list)
 {
-	char		list[] = POLICY_AUTO_CANDIDATES;
+	char		list[REPLAY_NAME_LEN * 2];
 	char	   *names[8];
 	int			nc = 0;
 
+	snprintf(list, sizeof(list), "%s", auto_list);
 	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && nc < 8;
 		 tok = strtok_r(NULL, ",", &save))
 		names[nc++] = tok;
@@ -309,6 +312,7 @@ typedef struct ReplayCli
 	char	   *curve_path;
 	char	   *times_path;
 	char	   *runs_path;
+	char	   *auto_arg;
 	char	   *pol_arg;
 	char	   *thr_arg;
 	char	   *dev_arg;
@@ -402,6 +406,7 @@ ParseReplayArgs(int argc, char **argv, ReplayCli *cli, ReplayConfig *cfg)
 		{"--curve", OPT_STRING, &cli->curve_path, 0, 0, 0},
 		{"--times", OPT_STRING, &cli->times_path, 0, 0, 0},
 		{"--runs", OPT_STRING, &cli->runs_path, 0, 0, 0},
+		{"--auto-candidates", OPT_STRING, &cli->auto_arg, 0, 0, 0},
 		{"--help", OPT_FLAG, &cli->help, 0, 0, 0},
 		{"-h", OPT_FLAG, &cli->help, 0, 0, 0},
 	};
@@ -491,7 +496,7 @@ ParseReplayLists(ReplayCli *cli)
 	return 0;
 }
 
-/* --cost-model and --kernel into cfg; 0 or 2 with a message. */
+/* --cost-model, --kernel and --auto-candidates into cfg; 0 or 2 with a message. */
 static int
 ParseReplayModels(const ReplayCli *cli, ReplayConfig *cfg)
 {
@@ -516,6 +521,17 @@ ParseReplayModels(const ReplayCli *cli, ReplayConfig *cfg)
 	{
 		fprintf(stderr, "easeml-replay: unknown kernel \"%s\"\n", cli->kernel_name);
 		return 2;
+	}
+	if (cli->auto_arg != NULL)
+	{
+		char		err[256];
+
+		if (ReplayAutoCheckCandidates(cli->auto_arg, err, sizeof(err)) != 0)
+		{
+			fprintf(stderr, "easeml-replay: --auto-candidates: %s\n", err);
+			return 2;
+		}
+		cfg->auto_candidates = cli->auto_arg;
 	}
 	return 0;
 }
@@ -769,7 +785,8 @@ RunStudies(const ReplayCli *cli, ReplayConfig *cfg, ReplayOutput *outs)
 			printf("# identical rows removed before drawing tenants: %d (%d distinct rows left)\n",
 				   outs[di].rows_removed, outs[di].rows_used);
 		PrintStudy(&outs[di], cli->devices[di], (char **) cli->base_items, cli->nbase);
-		PrintAutoChoices(&outs[di], cli->devices[di]);
+		PrintAutoChoices(&outs[di], cli->devices[di],
+						 cli->auto_arg ? cli->auto_arg : POLICY_AUTO_CANDIDATES);
 	}
 	ok = 1;
 done:
