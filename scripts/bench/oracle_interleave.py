@@ -52,7 +52,8 @@ mean regret is <= thr); with --times (one --times file per RUNS file, same
 order) it is checked against easeml-replay's own times and the script fails
 on a mismatch.  --also P2,... checks, per draw, whether P2's per-tenant
 sequences are prefixes of P's (then the oracle bounds P2 too) and whether
-P2 ever beat the oracle (which would be a bug here).
+P2 ever beat the oracle (which would be a bug here), and prints P2's
+median per-draw ratio time(P) / time(P2) (ALSO_RATIO) beside the bound.
 """
 import csv
 import math
@@ -261,7 +262,7 @@ def parse_args(argv):
     return a
 
 
-def one_draw(a, fi, draw, runs, order, times, ratios, out):
+def one_draw(a, fi, draw, runs, order, times, ratios, out, also):
     P = a["policy"]
     seqs = runs[(P, draw)]
     fstar = {t: fstar_of(s) for t, s in seqs.items()}
@@ -294,6 +295,7 @@ def one_draw(a, fi, draw, runs, order, times, ratios, out):
             prefix = all(is_prefix(s2[t], seqs[t]) for t in s2)
             t2 = policy_times(order[(P2, draw)], fstar, [thr])[thr][0]
             below = t2 < to * (1 - 1e-9)
+            also.setdefault((P2, thr), []).append(tp / t2 if t2 > 0 else math.inf)
             out.append("ALSO tag=%s policy=%s file=%d draw=%d thr=%g time=%.6g oracle_time=%.6g "
                        "prefix_of_%s=%d beats_oracle=%d"
                        % (a["tag"], P2, fi, draw, thr, t2, to, P, int(prefix), int(below)))
@@ -304,6 +306,7 @@ def one_draw(a, fi, draw, runs, order, times, ratios, out):
 def main(argv):
     a = parse_args(argv)
     ratios = {}
+    also = {}
     out = []
     for fi, path in enumerate(a["files"]):
         runs, order = load_runs(path, a["devices"])
@@ -312,7 +315,7 @@ def main(argv):
         if not draws:
             sys.exit("%s: no runs of %s on %d device(s)" % (path, a["policy"], a["devices"]))
         for d in draws:
-            one_draw(a, fi, d, runs, order, times, ratios, out)
+            one_draw(a, fi, d, runs, order, times, ratios, out, also)
     for line in out:
         print(line)
     for thr in a["thr"]:
@@ -326,6 +329,11 @@ def main(argv):
                  mt / mo if mo > 0 else math.inf,
                  min(x[0] for x in rs), max(x[0] for x in rs), len(rs),
                  median([x[3] for x in rs]), median([x[4] for x in rs])))
+        for P2 in a["also"]:
+            if (P2, thr) in also:
+                print("ALSO_RATIO tag=%s policy=%s base=%s thr=%g median_ratio=%.4f draws=%d"
+                      % (a["tag"], P2, a["policy"], thr, median(also[(P2, thr)]),
+                         len(also[(P2, thr)])))
 
 
 if __name__ == "__main__":
