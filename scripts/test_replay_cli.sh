@@ -67,6 +67,7 @@ reject "baseline \"rr\" is not one of --policies" --policies popular --baselines
 reject "needs a value" --overhead
 reject "--auto-candidates: auto candidates: \"default\" is auto itself" --auto-candidates popular,default
 reject "--auto-candidates: auto candidates \"popular,,rr\": 1 to 8 specs" --auto-candidates popular,,rr
+reject "--auto-candidates: auto candidates \",rr\": 1 to 8 specs" --auto-candidates ,rr
 reject "--auto-candidates: unknown policy \"nope\"" --auto-candidates popular,nope
 
 # accepted: the subnormal cell parses, identical rows are counted

@@ -1176,7 +1176,7 @@ ReplayAutoCheckCandidates(const char *list, char *err, size_t errlen)
 	PolicyParams pp;
 	int			n = 0;
 
-	if (strlen(list) >= REPLAY_NAME_LEN * 2 || list[0] == '\0' ||
+	if (strlen(list) >= REPLAY_NAME_LEN * 2 || list[0] == '\0' || list[0] == ',' ||
 		list[strlen(list) - 1] == ',' || strstr(list, ",,") != NULL)
 	{
 		SetErr(err, errlen, "auto candidates \"%.40s\": 1 to %d specs, comma-separated, at most %d characters",
