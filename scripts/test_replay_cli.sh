@@ -65,6 +65,10 @@ reject "--seed must be an integer" --seed -3
 reject "--policies: empty item" --policies popular,
 reject "baseline \"rr\" is not one of --policies" --policies popular --baselines rr
 reject "needs a value" --overhead
+reject "--auto-candidates: auto candidates: \"default\" is auto itself" --auto-candidates popular,default
+reject "--auto-candidates: auto candidates \"popular,,rr\": 1 to 8 specs" --auto-candidates popular,,rr
+reject "--auto-candidates: auto candidates \",rr\": 1 to 8 specs" --auto-candidates ,rr
+reject "--auto-candidates: unknown policy \"nope\"" --auto-candidates popular,nope
 
 # accepted: the subnormal cell parses, identical rows are counted
 checks=$((checks + 1))
@@ -73,6 +77,14 @@ if [ $? -ne 0 ]; then
 	fail "valid run failed: $out"
 elif ! grep -q "identical rows removed before drawing tenants: 2 (4 distinct rows left)" <<<"$out"; then
 	fail "identical rows not reported: $out"
+fi
+
+# --auto-candidates: default chooses among the given specs and says so
+checks=$((checks + 1))
+out=$("$BIN" --quality "$tmp/q.csv" --draws 1 --tenants 2 --policies default \
+	--auto-candidates rr,popular 2>&1)
+if [ $? -ne 0 ] || ! grep -Eq '^AUTO devices=1 policy=default rr=[01] popular=[01]$' <<<"$out"; then
+	fail "--auto-candidates rr,popular: $out"
 fi
 
 # repeated row id
@@ -94,6 +106,37 @@ t0=$(time_to)
 t1=$(time_to --overhead 1)
 if [ -z "$t0" ] || ! awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(a > 0 && b == 2 * a) }'; then
 	fail "--overhead 1 with unit costs: time $t1, want 2 x $t0"
+fi
+
+# --runs: one line per run, as many as the replay says it ran, and the
+# times to the loss targets recomputed from them match --times (checked by
+# oracle_interleave.py, which exits non-zero on a mismatch); the oracle's
+# own arithmetic is tested on hand-made cases.
+checks=$((checks + 1))
+cat >"$tmp/q8.csv" <<'EOF2'
+id,a,b,c,d
+1,0.9,0.5,0.6,0.7
+2,0.2,0.8,0.3,0.4
+3,0.1,0.5,0.95,0.6
+4,0.3,0.4,0.2,0.8
+5,0.6,0.7,0.5,0.3
+6,0.5,0.6,0.9,0.2
+7,0.8,0.1,0.4,0.5
+8,0.4,0.3,0.7,0.9
+EOF2
+out=$("$BIN" --quality "$tmp/q8.csv" --draws 2 --tenants 3 --policies tenant_bo,popular \
+	--thresholds 0.05,0 --times "$tmp/times.csv" --runs "$tmp/runs.csv" 2>&1)
+want=$(awk -F, 'NR > 1 && $2 == "\"tenant_bo\"" && $4 == 0 { n += $8 } END { print n + 0 }' "$tmp/times.csv")
+got=$(awk -F, 'NR > 1 && $2 == "\"tenant_bo\"" { n++ } END { print n + 0 }' "$tmp/runs.csv")
+if [ $? -ne 0 ] || [ "$want" -le 0 ] || [ "$got" != "$want" ]; then
+	fail "--runs wrote $got tenant_bo runs, --times says $want ($out)"
+elif ! out=$(/usr/bin/python3 scripts/bench/oracle_interleave.py --thresholds 0.05,0 \
+	--times "$tmp/times.csv" "$tmp/runs.csv" 2>&1); then
+	fail "the --runs trace does not reproduce --times: $out"
+fi
+checks=$((checks + 1))
+if ! out=$(/usr/bin/python3 scripts/bench/test_oracle_interleave.py 2>&1); then
+	fail "oracle_interleave.py: $out"
 fi
 
 echo "test_replay_cli.sh: $checks checks, $fails failed"

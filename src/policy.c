@@ -160,6 +160,7 @@ PolicyParamsDefault(PolicyParams *params, PolicyKind kind)
 	params->streak_limit = 0;
 	params->greedy = POLICY_DEFAULT_GREEDY;
 	params->spread = 1;
+	params->q_max_arm = 1;
 }
 
 /* Format an error message into a caller's buffer (which may be NULL). */
@@ -226,6 +227,10 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 		return OptDouble(val, &p->cost_exp) && p->cost_exp > 0.0 && p->cost_exp <= 2.0;
 	else if (strcmp(key, "floor") == 0 && val)
 		return OptDouble(val, &p->cost_floor) && p->cost_floor > 0.0;
+	else if (strcmp(key, "qmax") == 0 && val)
+		return OptDouble(val, &p->q_max) && p->q_max > 0.0;
+	else if (strcmp(key, "qarm") == 0 && val)
+		return OptInt(val, &p->q_max_arm) && p->q_max_arm <= 1;
 	else if (strcmp(key, "tc") == 0 && val)
 		return OptInt(val, &p->tenant_cost) && p->tenant_cost <= 1;
 	else if (strcmp(key, "warm") == 0 && val)
@@ -410,14 +415,34 @@ CostDivisor(const PolicyParams *params, double c)
 	return c;
 }
 
+/*
+ * EI of a score that cannot exceed q_max (accuracy cannot pass 1): the
+ * Gaussian posterior puts mass above it, which plain EI counts as
+ * improvement.  E[(min(f, q) - b)+] = EI(b) - EI(q) for b < q.  It never
+ * exceeds plain EI, so the pruning bound of TopArmsEi still holds.
+ */
+static double
+BoundedEi(const PolicyParams *params, double mu, double sigma, double best)
+{
+	double		e;
+
+	if (!(params->q_max > 0.0))
+		return PolicyExpectedImprovement(mu, sigma, best);
+	if (best >= params->q_max)
+		return 0.0;
+	e = PolicyExpectedImprovement(mu, sigma, best) -
+		PolicyExpectedImprovement(mu, sigma, params->q_max);
+	return e > 0.0 ? e : 0.0;
+}
+
 /* EI of arm k, per second when cost-aware. */
 static inline double
 ArmEi(const PolicyParams *params, const double *mu, const double *var,
 	  const double *cost, double best, int k)
 {
-	double		a = PolicyExpectedImprovement(mu[k],
-											  sqrt(var[k] > 0.0 ? var[k] : 0.0),
-											  best);
+	double		sd = sqrt(var[k] > 0.0 ? var[k] : 0.0);
+	double		a = params->q_max_arm ? BoundedEi(params, mu[k], sd, best) :
+		PolicyExpectedImprovement(mu[k], sd, best);
 
 	if (params->cost_aware && cost)
 		a /= CostDivisor(params, cost[k]);
@@ -706,7 +731,7 @@ PolicyTopArms(const PolicyParams *params, int K, const double *mu,
 	view->cost = cost ? (cost[best_k] > POLICY_MIN_COST ? cost[best_k] :
 						 POLICY_MIN_COST) : 1.0;
 	view->ucb = view->mu + sqrt_beta * view->sigma;
-	view->ei = PolicyExpectedImprovement(view->mu, view->sigma, view->best);
+	view->ei = BoundedEi(params, view->mu, view->sigma, view->best);
 	view->score = GreedyScore(params, view);
 	return POLICY_OK;
 }

@@ -99,6 +99,11 @@ typedef struct PolicyParams
 								 * (<= 0: 1) */
 	int			first_mean;		/* a task without results runs the arm of
 								 * the highest posterior (= prior) mean */
+	double		q_max;			/* > 0: scores cannot exceed it (accuracy:
+								 * 1), so EI counts improvement up to it
+								 * only, EI(best) - EI(q_max); 0: off */
+	int			q_max_arm;		/* 1 (default): q_max bounds the arm
+								 * choice's EI too; 0: the task score only */
 	int			warm_start;		/* serve every task once before scores */
 	int			fairness_window;	/* hybrid: no task waits more than this
 									 * many decisions (0: 3 x tasks) */
@@ -133,6 +138,8 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
  *	 floor=X        relative cost floor of cost-aware UCB, > 0
  *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
  *	 first=0|1      a task's first run: the highest prior mean (GP rules)
+ *	 qmax=X         scores are at most X > 0: EI counts improvement up to X
+ *	 qarm=0|1       qmax bounds the arm choice too (1) or the task score only
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 warm=0|1       serve every task once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)

@@ -563,6 +563,8 @@ typedef struct DrawCtx
 	double	   *dev_end;
 	int		   *dev_task;
 	int		   *dev_arm;
+	int			cur_policy;		/* what on_run is told */
+	int			cur_draw;
 	/* diagnostics */
 	double		cost_sq_err;
 	long		cost_n;
@@ -662,6 +664,22 @@ Complete(DrawCtx *c, double now)
 		(void) DecisionObserve(&c->world, c->world.tasks[ti], arm,
 							   c->cfg->quality[(size_t) row * c->K + arm],
 							   c->use_cost_model ? TrueCost(c->cfg, row, arm) : 0.0);
+		if (c->cfg->on_run)
+		{
+			ReplayRunRecord r;
+
+			r.policy = c->cur_policy;
+			r.draw = c->cur_draw;
+			r.tenant = ti;
+			r.arm = arm;
+			r.end = now;
+			r.cost = TrueCost(c->cfg, row, arm);
+			r.start = now - r.cost;
+			r.quality = c->cfg->quality[(size_t) row * c->K + arm];
+			r.best = c->world.tasks[ti]->best;
+			r.regret = c->fstar[ti] - r.best;
+			c->cfg->on_run(c->cfg->on_run_arg, &r);
+		}
 	}
 }
 
@@ -976,7 +994,11 @@ ReplayAutoBegin(const ReplayConfig *base, const int *rows, int n_rows,
 	ReplayConfig *in = &job->in;
 
 	memset(job, 0, sizeof(*job));
-	snprintf(job->list, sizeof(job->list), "%s", POLICY_AUTO_CANDIDATES);
+	if (base->auto_candidates != NULL &&
+		ReplayAutoCheckCandidates(base->auto_candidates, err, errlen) != 0)
+		return REPLAY_BAD_INPUT;
+	snprintf(job->list, sizeof(job->list), "%s",
+			 base->auto_candidates ? base->auto_candidates : POLICY_AUTO_CANDIDATES);
 	for (char *save = NULL, *tok = strtok_r(job->list, ",", &save);
 		 tok && job->n_cand < REPLAY_AUTO_MAX; tok = strtok_r(NULL, ",", &save))
 		job->cands[job->n_cand++] = tok;
@@ -1121,14 +1143,15 @@ ReplayAutoChoose(const ReplayConfig *base, const int *rows, int n_rows,
 	return rc;
 }
 
-/* Name of auto candidate i (into buf), or NULL when i is out of range. */
+/* Name of candidate i of a list (into buf), or NULL when out of range. */
 const char *
-ReplayAutoCandidate(int i, char *buf, size_t buflen)
+ReplayAutoCandidateOf(const char *list, int i, char *buf, size_t buflen)
 {
-	char		list[] = POLICY_AUTO_CANDIDATES;
+	char		copy[REPLAY_NAME_LEN * 2];
 	int			n = 0;
 
-	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
 		 tok = strtok_r(NULL, ",", &save), n++)
 		if (n == i)
 		{
@@ -1136,6 +1159,41 @@ ReplayAutoCandidate(int i, char *buf, size_t buflen)
 			return buf;
 		}
 	return NULL;
+}
+
+/* Name of auto candidate i (into buf), or NULL when i is out of range. */
+const char *
+ReplayAutoCandidate(int i, char *buf, size_t buflen)
+{
+	return ReplayAutoCandidateOf(POLICY_AUTO_CANDIDATES, i, buf, buflen);
+}
+
+/* An auto_candidates list: 1 to REPLAY_AUTO_MAX specs, none "auto". */
+int
+ReplayAutoCheckCandidates(const char *list, char *err, size_t errlen)
+{
+	char		name[REPLAY_NAME_LEN];
+	PolicyParams pp;
+	int			n = 0;
+
+	if (strlen(list) >= REPLAY_NAME_LEN * 2 || list[0] == '\0' || list[0] == ',' ||
+		list[strlen(list) - 1] == ',' || strstr(list, ",,") != NULL)
+	{
+		SetErr(err, errlen, "auto candidates \"%.40s\": 1 to %d specs, comma-separated, at most %d characters",
+			   list, REPLAY_AUTO_MAX, REPLAY_NAME_LEN * 2 - 1);
+		return REPLAY_BAD_INPUT;
+	}
+	while (ReplayAutoCandidateOf(list, n, name, sizeof(name)) != NULL)
+	{
+		if (PolicyParseSpec(name, &pp, err, errlen) != POLICY_OK)
+			return REPLAY_BAD_INPUT;
+		if (pp.auto_select || ++n > REPLAY_AUTO_MAX)
+		{
+			SetErr(err, errlen, "auto candidates: \"%.40s\" is auto itself or one too many", name);
+			return REPLAY_BAD_INPUT;
+		}
+	}
+	return REPLAY_OK;
 }
 
 /*
@@ -1158,7 +1216,8 @@ ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
 						  choice, NULL, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (ReplayAutoCandidate(*choice, name, sizeof(name)) == NULL ||
+	if (ReplayAutoCandidateOf(c->cfg->auto_candidates ? c->cfg->auto_candidates :
+							  POLICY_AUTO_CANDIDATES, *choice, name, sizeof(name)) == NULL ||
 		PolicyParseSpec(name, params, err, errlen) != POLICY_OK)
 		return REPLAY_BAD_INPUT;
 	return REPLAY_OK;
@@ -1491,6 +1550,8 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 				if (rc < 0)
 					goto done;
 			}
+			c.cur_policy = p;
+			c.cur_draw = d;
 			rc = SimulateOne(&c, &run_params,
 							 cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
 							 l, out->time_to + pd * NK,

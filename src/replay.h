@@ -50,6 +50,8 @@
  *	 floor=X        relative cost floor of cost-aware UCB
  *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
  *	 first=0|1      a tenant's first run: the highest prior mean
+ *	 qmax=X         scores are at most X > 0: EI counts improvement up to X
+ *	 qarm=0|1       qmax bounds the arm choice too (1) or the task score only
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 warm=0|1       serve every tenant once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 2 x tenants)
@@ -84,6 +86,26 @@
 #define REPLAY_CANCELLED	(-5)
 
 #define REPLAY_NAME_LEN		96
+
+/*
+ * One finished run, handed to ReplayConfig.on_run as it completes (the
+ * per-run trace of easeml-replay --runs): policy p, draw d, tenant i ran
+ * arm k on [start, end) (cost plus overhead); best is the tenant's best
+ * quality after it and regret its f* - best.
+ */
+typedef struct ReplayRunRecord
+{
+	int			policy;
+	int			draw;
+	int			tenant;
+	int			arm;
+	double		start;
+	double		end;
+	double		cost;			/* end - start: its cost plus the overhead */
+	double		quality;
+	double		best;
+	double		regret;
+} ReplayRunRecord;
 
 /* A numeric CSV: header row, first column a row id, numbers after. */
 typedef struct ReplayMatrix
@@ -193,6 +215,20 @@ typedef struct ReplayConfig
 	 */
 	int			(*cancel) (void *arg);
 	void	   *cancel_arg;
+
+	/*
+	 * Optional: called once per finished run of the replay itself (never
+	 * for the inner replays of an "auto" choice), in completion order.
+	 */
+	void		(*on_run) (void *arg, const ReplayRunRecord *run);
+	void	   *on_run_arg;
+
+	/*
+	 * "auto": the candidate specs, comma-separated (at most
+	 * REPLAY_AUTO_MAX, none of them "auto" itself), for experiments; NULL
+	 * = POLICY_AUTO_CANDIDATES, what the live worker uses.
+	 */
+	const char *auto_candidates;
 } ReplayConfig;
 
 extern void ReplayConfigDefault(ReplayConfig *cfg);
@@ -310,6 +346,12 @@ extern int	ReplayAutoChoose(const ReplayConfig *base, const int *rows,
 							 int *choice, double *scores, char *err,
 							 size_t errlen);
 extern const char *ReplayAutoCandidate(int i, char *buf, size_t buflen);
+/* The same in a given comma-separated list. */
+extern const char *ReplayAutoCandidateOf(const char *list, int i, char *buf,
+										 size_t buflen);
+/* 0 if list is a valid auto_candidates value, else a message in err. */
+extern int	ReplayAutoCheckCandidates(const char *list, char *err,
+									  size_t errlen);
 
 /*
  * Speedup of policy 'pol' over policy 'base' at threshold k: per draw

@@ -70,6 +70,11 @@ Usage(void)
 			"                      start, data load, writing the result; default 0)\n"
 			"  --curve FILE        write the averaged loss curve (CSV)\n"
 			"  --times FILE        write per-draw times to each threshold (CSV)\n"
+			"  --auto-candidates P,P,..  what \"default\"/\"auto\" chooses among (an\n"
+			"                      experiment; default: the live worker's list)\n"
+			"  --runs FILE         write every finished run: devices, policy, draw, tenant,\n"
+			"                      arm, start, end, cost, quality, best, regret (CSV; the\n"
+			"                      input of scripts/bench/oracle_interleave.py)\n"
 			"\n"
 			"bench-decision options:\n"
 			"  --tenants N (1000) --arms K (200) --obs T (50) --history M (100)\n"
@@ -272,12 +277,13 @@ PrintStudy(const ReplayOutput *out, int devices, char **baselines, int nbase)
 
 /* For each "auto" policy: how often it chose each candidate. */
 static void
-PrintAutoChoices(const ReplayOutput *out, int devices)
+PrintAutoChoices(const ReplayOutput *out, int devices, const char *auto_list)
 {
-	char		list[] = POLICY_AUTO_CANDIDATES;
+	char		list[REPLAY_NAME_LEN * 2];
 	char	   *names[8];
 	int			nc = 0;
 
+	snprintf(list, sizeof(list), "%s", auto_list);
 	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && nc < 8;
 		 tok = strtok_r(NULL, ",", &save))
 		names[nc++] = tok;
@@ -305,6 +311,8 @@ typedef struct ReplayCli
 	char	   *sizes_path;
 	char	   *curve_path;
 	char	   *times_path;
+	char	   *runs_path;
+	char	   *auto_arg;
 	char	   *pol_arg;
 	char	   *thr_arg;
 	char	   *dev_arg;
@@ -397,6 +405,8 @@ ParseReplayArgs(int argc, char **argv, ReplayCli *cli, ReplayConfig *cfg)
 		{"--overhead", OPT_REAL, &cfg->overhead, 0.0, 1e9, 0},
 		{"--curve", OPT_STRING, &cli->curve_path, 0, 0, 0},
 		{"--times", OPT_STRING, &cli->times_path, 0, 0, 0},
+		{"--runs", OPT_STRING, &cli->runs_path, 0, 0, 0},
+		{"--auto-candidates", OPT_STRING, &cli->auto_arg, 0, 0, 0},
 		{"--help", OPT_FLAG, &cli->help, 0, 0, 0},
 		{"-h", OPT_FLAG, &cli->help, 0, 0, 0},
 	};
@@ -486,7 +496,7 @@ ParseReplayLists(ReplayCli *cli)
 	return 0;
 }
 
-/* --cost-model and --kernel into cfg; 0 or 2 with a message. */
+/* --cost-model, --kernel and --auto-candidates into cfg; 0 or 2 with a message. */
 static int
 ParseReplayModels(const ReplayCli *cli, ReplayConfig *cfg)
 {
@@ -511,6 +521,17 @@ ParseReplayModels(const ReplayCli *cli, ReplayConfig *cfg)
 	{
 		fprintf(stderr, "easeml-replay: unknown kernel \"%s\"\n", cli->kernel_name);
 		return 2;
+	}
+	if (cli->auto_arg != NULL)
+	{
+		char		err[256];
+
+		if (ReplayAutoCheckCandidates(cli->auto_arg, err, sizeof(err)) != 0)
+		{
+			fprintf(stderr, "easeml-replay: --auto-candidates: %s\n", err);
+			return 2;
+		}
+		cfg->auto_candidates = cli->auto_arg;
 	}
 	return 0;
 }
@@ -703,21 +724,56 @@ WriteTimes(const char *path, const ReplayCli *cli, const ReplayOutput *outs)
 	return 1;
 }
 
+/* --runs: where ReplayConfig.on_run writes, and what it cannot know. */
+typedef struct RunTrace
+{
+	FILE	   *f;
+	int			devices;
+	char	  **names;
+} RunTrace;
+
+/* ReplayConfig.on_run of --runs: one CSV line per finished run. */
+static void
+WriteRun(void *arg, const ReplayRunRecord *r)
+{
+	RunTrace   *tr = arg;
+
+	fprintf(tr->f, "%d,\"%s\",%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n",
+			tr->devices, tr->names[r->policy], r->draw, r->tenant, r->arm,
+			r->start, r->end, r->cost, r->quality, r->best, r->regret);
+}
+
 /* Run the study once per device count, printing each; 1 on success. */
 static int
 RunStudies(const ReplayCli *cli, ReplayConfig *cfg, ReplayOutput *outs)
 {
 	char		err[512];
+	RunTrace	trace = {NULL, 0, (char **) cli->pol_items};
+	int			ok = 0;
 
+	if (cli->runs_path != NULL)
+	{
+		trace.f = fopen(cli->runs_path, "w");
+		if (trace.f == NULL)
+		{
+			fprintf(stderr, "easeml-replay: could not write \"%s\": %s\n",
+					cli->runs_path, strerror(errno));
+			return 0;
+		}
+		fprintf(trace.f, "devices,policy,draw,tenant,arm,start,end,cost,quality,best,regret\n");
+		cfg->on_run = WriteRun;
+		cfg->on_run_arg = &trace;
+	}
 	for (int di = 0; di < cli->ndev; di++)
 	{
 		double		t0 = Now();
 
 		cfg->devices = cli->devices[di];
+		trace.devices = cfg->devices;
 		if (ReplayRun(cfg, &outs[di], err, sizeof(err)) != 0)
 		{
 			fprintf(stderr, "easeml-replay: %s\n", err);
-			return 0;
+			goto done;
 		}
 		printf("# devices=%d: %.1f s wall; prior (draw 0): shrinkage=%g lengthscale=%g signal_var=%g noise_var=%g; "
 			   "gp jitter=%d skipped=%d; cost estimate log-rmse=%.3f\n",
@@ -729,9 +785,19 @@ RunStudies(const ReplayCli *cli, ReplayConfig *cfg, ReplayOutput *outs)
 			printf("# identical rows removed before drawing tenants: %d (%d distinct rows left)\n",
 				   outs[di].rows_removed, outs[di].rows_used);
 		PrintStudy(&outs[di], cli->devices[di], (char **) cli->base_items, cli->nbase);
-		PrintAutoChoices(&outs[di], cli->devices[di]);
+		PrintAutoChoices(&outs[di], cli->devices[di],
+						 cli->auto_arg ? cli->auto_arg : POLICY_AUTO_CANDIDATES);
 	}
-	return 1;
+	ok = 1;
+done:
+	if (trace.f != NULL && fclose(trace.f) != 0)
+	{
+		fprintf(stderr, "easeml-replay: could not write \"%s\": %s\n",
+				cli->runs_path, strerror(errno));
+		ok = 0;
+	}
+	cfg->on_run = NULL;
+	return ok;
 }
 
 static int

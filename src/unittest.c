@@ -500,6 +500,43 @@ TestAcquisition(void)
 	}
 	CHECK_NEAR(ei, num, 1e-9, "EI against numeric integral");
 
+	/*
+	 * qmax=1: scores cannot pass 1, so EI counts E[(min(f, 1) - b)+].  Arm
+	 * 0 (mu 0.99, sd 0.1) has most of its plain EI above 1; arm 1 (mu 0.99,
+	 * sd 0.01) has not: plain EI picks arm 0, bounded EI arm 1, and qarm=0
+	 * keeps the plain choice but scores the task by the bounded EI.
+	 */
+	{
+		double		mu[2] = {0.99, 0.99},
+					var[2] = {0.01, 0.0001};
+		unsigned char avail[2] = {1, 1};
+		const char *specs[] = {"max_ei", "max_ei:qmax=1", "max_ei:qmax=1:qarm=0"};
+		int			want[] = {0, 1, 0};
+		double		bounded0 = 0.0;
+
+		for (i = 0; i < 1000000; i++)
+		{
+			double		x = 0.97 + (i + 0.5) * 1e-6;	/* up to 0.97 + 1 */
+
+			bounded0 += (fmin(x, 1.0) - 0.97) * exp(-0.5 * pow((x - 0.99) / 0.1, 2)) /
+				(0.1 * sqrt(2 * M_PI)) * 1e-6;
+		}
+		for (i = 0; i < 3; i++)
+		{
+			PolicyTenantView v;
+
+			memset(&v, 0, sizeof(v));
+			v.best = 0.97;
+			CHECK(PolicyParseSpec(specs[i], &pp, NULL, 0) == 0 &&
+				  PolicyBestArm(&pp, 2, mu, var, NULL, avail, mu, &v) == 0 &&
+				  v.arm == want[i], "%s picks arm %d (got %d)", specs[i], want[i], v.arm);
+			if (i == 2)
+				CHECK_NEAR(v.ei, bounded0, 1e-7, "qarm=0: the task EI is bounded");
+			if (i == 0)
+				CHECK(v.ei > 3 * bounded0, "plain EI counts the mass above 1 (%g)", v.ei);
+		}
+	}
+
 	PolicyParamsDefault(&pp, POLICY_RR);
 	CHECK_NEAR(PolicyBeta(&pp, 100, 0), 2 * log(100 * M_PI * M_PI / (6 * 0.1)), 1e-12,
 			   "beta schedule t = 1");
@@ -545,6 +582,9 @@ TestAcquisition(void)
 				  v.arm == 1 - i, "first=1 with %d result(s) picks arm %d (got %d)",
 				  i, 1 - i, v.arm);
 		}
+		CHECK(PolicyParseSpec("rr:cost:qmax=0", &pp, NULL, 0) != 0 &&
+			  PolicyParseSpec("rr:cost:qarm=2", &pp, NULL, 0) != 0,
+			  "qmax <= 0 and qarm = 2 refused");
 		CHECK(PolicyParseSpec("rr:cost:ce=0", &pp, NULL, 0) != 0 &&
 			  PolicyParseSpec("rr:cost:ce=3", &pp, NULL, 0) != 0, "ce out of (0, 2] refused");
 	}

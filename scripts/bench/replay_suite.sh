@@ -33,7 +33,8 @@
 # wall on the shared 2-core machine).
 #
 # Environment: SEEDS, DRAWS (2), EXTRA (policy specs, comma list; "" for
-# none), OUT.
+# none), OUT, AUTO_CANDIDATES (an experiment: what default = auto chooses
+# among instead of the live worker's list, easeml-replay --auto-candidates).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -71,6 +72,7 @@ run() {
 	for s in $SEEDS; do
 		./easeml-replay "$@" --tenants "$tenants" --draws "$DRAWS" --seed "$s" \
 			--thresholds "$THRESHOLDS" --policies "$POLICIES" \
+			${AUTO_CANDIDATES:+--auto-candidates "$AUTO_CANDIDATES"} \
 			--times "$OUT/${name}_s$s.csv" >"$OUT/${name}_s$s.txt"
 	done
 	for p in ${POLICIES//,/ }; do
