@@ -1416,6 +1416,169 @@ CheckConfig(const ReplayConfig *cfg, char *err, size_t errlen)
 	return 1;
 }
 
+/* The output's arrays for P policies, D draws, NK thresholds, G grid points. */
+static int
+OutputAlloc(ReplayOutput *out, int P, int D, int NK, int G)
+{
+	size_t		nk = NK > 0 ? NK : 1;
+
+	out->n_policies = P;
+	out->draws = D;
+	out->n_thresholds = NK;
+	out->grid_points = G;
+	out->names = calloc(P, REPLAY_NAME_LEN);
+	out->thresholds = malloc(sizeof(double) * nk);
+	out->time_to = malloc(sizeof(double) * (size_t) P * D * nk);
+	out->worst_regret = malloc(sizeof(double) * (size_t) P * D * nk);
+	out->median_time = malloc(sizeof(double) * (size_t) P * nk);
+	out->auc = malloc(sizeof(double) * (size_t) P * D);
+	out->final_time = malloc(sizeof(double) * (size_t) P * D);
+	out->final_loss = malloc(sizeof(double) * (size_t) P * D);
+	out->decisions = malloc(sizeof(int) * (size_t) P * D);
+	out->auto_choice = malloc(sizeof(int) * (size_t) P * D);
+	out->grid = malloc(sizeof(double) * G);
+	out->curve_mean = malloc(sizeof(double) * (size_t) P * G);
+	out->curve_median = malloc(sizeof(double) * (size_t) P * G);
+	return (out->names && out->thresholds && out->time_to && out->worst_regret &&
+			out->median_time && out->auc && out->final_time && out->final_loss &&
+			out->decisions && out->auto_choice && out->grid && out->curve_mean &&
+			out->curve_median) ? 0 : -1;
+}
+
+/*
+ * Draw d: every policy on the same tenants and prior (auto choosing
+ * first where it is asked for), events into lists[p * D + d].
+ */
+static int
+ReplayDraw(DrawCtx *c, const ReplayPolicy *pols, int d, int *perm,
+		   EventList *lists, ReplayOutput *out, char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = c->cfg;
+	int			P = cfg->n_policies,
+				D = cfg->draws,
+				NK = cfg->n_thresholds;
+	double		horizon = 0.0;
+	int			rc = DrawSetup(c, d, perm, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	if (d == 0)
+	{
+		out->prior_noise_var = c->prior.noise_var;
+		out->prior_shrinkage = c->prior.shrinkage;
+		out->prior_lengthscale = c->prior.lengthscale;
+		out->prior_signal_var = c->prior.signal_var;
+	}
+	for (int p = 0; p < P; p++)
+	{
+		size_t		pd = (size_t) p * D + d;
+		EventList  *l = &lists[pd];
+		PolicyParams run_params = pols[p].params;
+
+		if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
+		{
+			SetErr(err, errlen, "replay cancelled");
+			return REPLAY_CANCELLED;
+		}
+		out->auto_choice[pd] = -1;
+		if (pols[p].auto_select &&
+			(rc = ChooseAuto(c, d, &run_params, &out->auto_choice[pd], err, errlen)) < 0)
+			return rc;
+		c->cur_policy = p;
+		c->cur_draw = d;
+		rc = SimulateOne(c, &run_params,
+						 cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
+						 l, out->time_to + pd * NK, out->worst_regret + pd * NK,
+						 &out->decisions[pd], err, errlen);
+		if (rc < 0)
+			return rc;
+		out->gp_jitter += c->world.gp_jitter;
+		out->gp_failed += c->world.gp_failed;
+		c->world.gp_jitter = c->world.gp_failed = 0;
+		out->final_time[pd] = l->ev[l->n - 1].time;
+		out->final_loss[pd] = l->ev[l->n - 1].loss;
+		if (out->final_time[pd] > horizon)
+			horizon = out->final_time[pd];
+	}
+	for (int p = 0; p < P; p++)
+	{
+		size_t		pd = (size_t) p * D + d;
+
+		out->auc[pd] = StepArea(lists[pd].ev, lists[pd].n, horizon);
+	}
+	DrawFree(c);
+	return REPLAY_OK;
+}
+
+/*
+ * The loss curves on a common log-spaced grid from the first completion
+ * to the last: mean and median over draws.
+ */
+static int
+OutputCurves(ReplayOutput *out, const EventList *lists)
+{
+	int			P = out->n_policies,
+				D = out->draws,
+				G = out->grid_points;
+	double		t0 = INFINITY,
+				t1 = 0.0;
+	double	   *col = malloc(sizeof(double) * D);
+
+	if (col == NULL)
+		return -1;
+	for (int pd = 0; pd < P * D; pd++)
+	{
+		const EventList *l = &lists[pd];
+
+		if (l->n > 1 && l->ev[1].time < t0)
+			t0 = l->ev[1].time;
+		if (l->ev[l->n - 1].time > t1)
+			t1 = l->ev[l->n - 1].time;
+	}
+	if (!isfinite(t0) || !(t0 > 0.0))
+		t0 = 1.0;
+	if (!(t1 > t0))
+		t1 = t0 * 10.0;
+	for (int g = 0; g < G; g++)
+		out->grid[g] = G > 1 ? t0 * pow(t1 / t0, (double) g / (G - 1)) : t1;
+	for (int p = 0; p < P; p++)
+		for (int g = 0; g < G; g++)
+		{
+			double		s = 0.0;
+
+			for (int d = 0; d < D; d++)
+			{
+				const EventList *l = &lists[(size_t) p * D + d];
+
+				col[d] = LossAt(l->ev, l->n, out->grid[g]);
+				s += col[d];
+			}
+			out->curve_mean[(size_t) p * G + g] = s / D;
+			out->curve_median[(size_t) p * G + g] = Median(col, D);
+		}
+	free(col);
+	return 0;
+}
+
+/* Hand the events over to the output (keep_events). */
+static int
+OutputKeepEvents(ReplayOutput *out, EventList *lists)
+{
+	int			PD = out->n_policies * out->draws;
+
+	out->events = calloc((size_t) PD, sizeof(ReplayEvent *));
+	out->n_events = calloc((size_t) PD, sizeof(int));
+	if (out->events == NULL || out->n_events == NULL)
+		return -1;
+	for (int pd = 0; pd < PD; pd++)
+	{
+		out->events[pd] = lists[pd].ev;
+		out->n_events[pd] = lists[pd].n;
+		lists[pd].ev = NULL;
+	}
+	return 0;
+}
+
 /* Run every policy on every draw; see replay.h. */
 int
 ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
@@ -1428,13 +1591,8 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 	double	   *tmp = NULL;
 	int			P,
 				D,
-				NK,
-				G;
+				NK;
 	int			rc = REPLAY_OK;
-	int			p,
-				d,
-				k,
-				g;
 
 	memset(&c, 0, sizeof(c));
 	if (out == NULL || cfg == NULL)
@@ -1448,48 +1606,22 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 	P = cfg->n_policies;
 	D = cfg->draws;
 	NK = cfg->n_thresholds;
-	G = cfg->grid_points > 0 ? cfg->grid_points : 200;
-
 	pols = calloc(P, sizeof(ReplayPolicy));
 	if (pols == NULL)
 		goto nomem;
-	for (p = 0; p < P; p++)
-	{
-		rc = ReplayParsePolicy(cfg->policies[p], &pols[p], err, errlen);
-		if (rc < 0)
+	for (int p = 0; p < P; p++)
+		if ((rc = ReplayParsePolicy(cfg->policies[p], &pols[p], err, errlen)) < 0)
 			goto done;
-	}
-
-	out->n_policies = P;
-	out->draws = D;
-	out->n_thresholds = NK;
-	out->grid_points = G;
-	out->names = calloc(P, REPLAY_NAME_LEN);
-	out->thresholds = malloc(sizeof(double) * (NK > 0 ? NK : 1));
-	out->time_to = malloc(sizeof(double) * (size_t) P * D * (NK > 0 ? NK : 1));
-	out->worst_regret = malloc(sizeof(double) * (size_t) P * D * (NK > 0 ? NK : 1));
-	out->median_time = malloc(sizeof(double) * (size_t) P * (NK > 0 ? NK : 1));
-	out->auc = malloc(sizeof(double) * (size_t) P * D);
-	out->final_time = malloc(sizeof(double) * (size_t) P * D);
-	out->final_loss = malloc(sizeof(double) * (size_t) P * D);
-	out->decisions = malloc(sizeof(int) * (size_t) P * D);
-	out->auto_choice = malloc(sizeof(int) * (size_t) P * D);
-	out->grid = malloc(sizeof(double) * G);
-	out->curve_mean = malloc(sizeof(double) * (size_t) P * G);
-	out->curve_median = malloc(sizeof(double) * (size_t) P * G);
 	lists = calloc((size_t) P * D, sizeof(EventList));
 	perm = malloc(sizeof(int) * cfg->n_rows);
 	rows = malloc(sizeof(int) * cfg->n_rows);
 	tmp = malloc(sizeof(double) * (D > NK ? D : NK + 1));
-	if (out->names == NULL || out->thresholds == NULL || out->time_to == NULL ||
-		out->worst_regret == NULL || out->median_time == NULL ||
-		out->auc == NULL || out->final_time == NULL || out->final_loss == NULL ||
-		out->decisions == NULL || out->auto_choice == NULL || out->grid == NULL || out->curve_mean == NULL ||
-		out->curve_median == NULL || lists == NULL || perm == NULL || rows == NULL || tmp == NULL)
+	if (OutputAlloc(out, P, D, NK, cfg->grid_points > 0 ? cfg->grid_points : 200) != 0 ||
+		lists == NULL || perm == NULL || rows == NULL || tmp == NULL)
 		goto nomem;
-	for (p = 0; p < P; p++)
+	for (int p = 0; p < P; p++)
 		snprintf(out->names[p], REPLAY_NAME_LEN, "%s", pols[p].name);
-	for (k = 0; k < NK; k++)
+	for (int k = 0; k < NK; k++)
 		out->thresholds[k] = cfg->thresholds[k];
 
 	c.cfg = cfg;
@@ -1514,133 +1646,22 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 	if (c.dev_busy == NULL || c.dev_end == NULL || c.dev_task == NULL ||
 		c.dev_arm == NULL)
 		goto nomem;
-
-	for (d = 0; d < D; d++)
-	{
-		double		horizon = 0.0;
-
-		rc = DrawSetup(&c, d, perm, err, errlen);
-		if (rc < 0)
+	for (int d = 0; d < D; d++)
+		if ((rc = ReplayDraw(&c, pols, d, perm, lists, out, err, errlen)) < 0)
 			goto done;
-		if (d == 0)
-		{
-			out->prior_noise_var = c.prior.noise_var;
-			out->prior_shrinkage = c.prior.shrinkage;
-			out->prior_lengthscale = c.prior.lengthscale;
-			out->prior_signal_var = c.prior.signal_var;
-		}
-		for (p = 0; p < P; p++)
-		{
-			size_t		pd = (size_t) p * D + d;
-			EventList  *l = &lists[pd];
-			PolicyParams run_params;
-
-			if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
-			{
-				SetErr(err, errlen, "replay cancelled");
-				rc = REPLAY_CANCELLED;
-				goto done;
-			}
-			run_params = pols[p].params;
-			out->auto_choice[pd] = -1;
-			if (pols[p].auto_select)
-			{
-				rc = ChooseAuto(&c, d, &run_params, &out->auto_choice[pd],
-								err, errlen);
-				if (rc < 0)
-					goto done;
-			}
-			c.cur_policy = p;
-			c.cur_draw = d;
-			rc = SimulateOne(&c, &run_params,
-							 cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
-							 l, out->time_to + pd * NK,
-							 out->worst_regret + pd * NK,
-							 &out->decisions[pd], err, errlen);
-			if (rc < 0)
-				goto done;
-			out->gp_jitter += c.world.gp_jitter;
-			out->gp_failed += c.world.gp_failed;
-			c.world.gp_jitter = c.world.gp_failed = 0;
-			out->final_time[pd] = l->ev[l->n - 1].time;
-			out->final_loss[pd] = l->ev[l->n - 1].loss;
-			if (out->final_time[pd] > horizon)
-				horizon = out->final_time[pd];
-		}
-		for (p = 0; p < P; p++)
-		{
-			size_t		pd = (size_t) p * D + d;
-
-			out->auc[pd] = StepArea(lists[pd].ev, lists[pd].n, horizon);
-		}
-		DrawFree(&c);
-	}
 	out->cost_log_rmse = c.cost_n > 0 ? sqrt(c.cost_sq_err / c.cost_n) : 0.0;
 
 	/* medians of the time to each threshold */
-	for (p = 0; p < P; p++)
-		for (k = 0; k < NK; k++)
+	for (int p = 0; p < P; p++)
+		for (int k = 0; k < NK; k++)
 		{
-			for (d = 0; d < D; d++)
+			for (int d = 0; d < D; d++)
 				tmp[d] = out->time_to[((size_t) p * D + d) * NK + k];
 			out->median_time[p * NK + k] = Median(tmp, D);
 		}
-
-	/* common log-spaced grid from the first completion to the last */
-	{
-		double		t0 = INFINITY,
-					t1 = 0.0;
-		double	   *col = malloc(sizeof(double) * D);
-
-		if (col == NULL)
-			goto nomem;
-		for (p = 0; p < P; p++)
-			for (d = 0; d < D; d++)
-			{
-				EventList  *l = &lists[(size_t) p * D + d];
-
-				if (l->n > 1 && l->ev[1].time < t0)
-					t0 = l->ev[1].time;
-				if (l->ev[l->n - 1].time > t1)
-					t1 = l->ev[l->n - 1].time;
-			}
-		if (!isfinite(t0) || !(t0 > 0.0))
-			t0 = 1.0;
-		if (!(t1 > t0))
-			t1 = t0 * 10.0;
-		for (g = 0; g < G; g++)
-			out->grid[g] = G > 1 ? t0 * pow(t1 / t0, (double) g / (G - 1)) : t1;
-		for (p = 0; p < P; p++)
-			for (g = 0; g < G; g++)
-			{
-				double		s = 0.0;
-
-				for (d = 0; d < D; d++)
-				{
-					EventList  *l = &lists[(size_t) p * D + d];
-
-					col[d] = LossAt(l->ev, l->n, out->grid[g]);
-					s += col[d];
-				}
-				out->curve_mean[(size_t) p * G + g] = s / D;
-				out->curve_median[(size_t) p * G + g] = Median(col, D);
-			}
-		free(col);
-	}
-
-	if (cfg->keep_events)
-	{
-		out->events = calloc((size_t) P * D, sizeof(ReplayEvent *));
-		out->n_events = calloc((size_t) P * D, sizeof(int));
-		if (out->events == NULL || out->n_events == NULL)
-			goto nomem;
-		for (p = 0; p < P * D; p++)
-		{
-			out->events[p] = lists[p].ev;
-			out->n_events[p] = lists[p].n;
-			lists[p].ev = NULL;
-		}
-	}
+	if (OutputCurves(out, lists) != 0 ||
+		(cfg->keep_events && OutputKeepEvents(out, lists) != 0))
+		goto nomem;
 	goto done;
 
 nomem:
@@ -1653,8 +1674,8 @@ done:
 	free(c.dev_task);
 	free(c.dev_arm);
 	if (lists)
-		for (p = 0; p < P * D; p++)
-			free(lists[p].ev);
+		for (int pd = 0; pd < P * D; pd++)
+			free(lists[pd].ev);
 	free(lists);
 	free(perm);
 	free(rows);
