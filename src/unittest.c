@@ -962,6 +962,192 @@ TestIndex(void)
 	}
 }
 
+/* (acq, arm) pairs best first: larger acquisition, then lower arm. */
+static int
+CmpArmScore(const void *a, const void *b)
+{
+	const PolicyArmScore *x = a,
+			   *y = b;
+
+	if (x->acq != y->acq)
+		return x->acq > y->acq ? -1 : 1;
+	return x->arm - y->arm;
+}
+
+/*
+ * PolicyTopArms under EI keeps exactly the ntop best arms of a full scan
+ * (same values, same tie order), whatever the scale of mu - best and of
+ * the variances: its pruning bound must never cut a winner.
+ */
+static void
+TestTopArmsEi(void)
+{
+	enum
+	{
+	K = 60};
+	const int	ntops[] = {1, 2, 4, 7, K};
+	double		mu[K],
+				var[K],
+				cost[K];
+	unsigned char avail[K];
+	uint64_t	rng = 77;
+	int			bad = 0;
+
+	for (int trial = 0; trial < 3000; trial++)
+	{
+		PolicyParams pp;
+		PolicyArmScore all[K],
+					top[K];
+		double		scale = pow(10.0, -6.0 + 7.0 * PolicyRandUniform(&rng));
+		int			n_all = 0;
+
+		for (int k = 0; k < K; k++)
+		{
+			/* some twins, some zero variances, some huge |z| */
+			int			twin = k > 0 && PolicyRandUniform(&rng) < 0.1;
+
+			mu[k] = twin ? mu[k - 1] : 0.5 + scale * (2.0 * PolicyRandUniform(&rng) - 1.0);
+			var[k] = twin ? var[k - 1] :
+				PolicyRandUniform(&rng) < 0.05 ? 0.0 :
+				pow(10.0, -30.0 + 30.0 * PolicyRandUniform(&rng));
+			cost[k] = pow(10.0, -2.0 + 4.0 * PolicyRandUniform(&rng));
+			avail[k] = PolicyRandUniform(&rng) < 0.8;
+		}
+		PolicyParamsDefault(&pp, POLICY_MAX_EI);
+		pp.cost_aware = trial % 2;
+		for (int k = 0; k < K; k++)
+			if (avail[k])
+			{
+				double		c = cost[k] > 1e-9 ? cost[k] : 1e-9;
+
+				all[n_all].arm = k;
+				all[n_all].acq = PolicyExpectedImprovement(mu[k], sqrt(var[k]), 0.5);
+				if (pp.cost_aware)
+					all[n_all].acq /= c;
+				n_all++;
+			}
+		qsort(all, n_all, sizeof(PolicyArmScore), CmpArmScore);
+		for (int q = 0; q < (int) (sizeof(ntops) / sizeof(ntops[0])); q++)
+		{
+			PolicyTenantView v;
+			int			n = -1,
+						want = ntops[q] < n_all ? ntops[q] : n_all;
+
+			memset(&v, 0, sizeof(v));
+			v.best = 0.5;
+			v.n_obs = 3;
+			CHECK(PolicyTopArms(&pp, K, mu, var, cost, avail, NULL, &v,
+								ntops[q], top, &n) == 0, "top arms");
+			if (n != want)
+				bad++;
+			for (int i = 0; i < n && i < want; i++)
+				if (top[i].arm != all[i].arm || top[i].acq != all[i].acq)
+				{
+					bad++;
+					break;
+				}
+		}
+	}
+	CHECK(bad == 0, "pruned EI ranking differs from the full scan in %d cases", bad);
+}
+
+/*
+ * PolicyIndexTop lists the views in the order of a full sort, leaves out
+ * skip, and leaves both trees as they were.
+ */
+static void
+TestIndexTop(void)
+{
+	enum
+	{
+	N = 37};
+	PolicyTenantView v[N];
+	PolicyParams pp;
+	uint64_t	rng = 5;
+	int			bad = 0;
+
+	PolicyParamsDefault(&pp, POLICY_HYBRID);
+	for (int trial = 0; trial < 200; trial++)
+	{
+		PolicyIndex idx;
+		int		   *best0,
+				   *lrs0;
+		int			idle_only = trial % 2;
+
+		memset(v, 0, sizeof(v));
+		RandomViews(v, N, &rng, &pp);
+		for (int i = 0; i < N; i++)
+		{
+			v[i].id = (int64_t) (PolicyRandUniform(&rng) * 8);	/* ties */
+			v[i].last_served = (int64_t) (PolicyRandUniform(&rng) * 20) - 1;
+			v[i].n_running = PolicyRandUniform(&rng) < 0.3;
+			if (PolicyRandUniform(&rng) < 0.2)
+				v[i].arm = -1;
+			if (PolicyRandUniform(&rng) < 0.2)
+				v[i].score = v[(i + 1) % N].score;
+		}
+		CHECK(PolicyIndexInit(&idx, v, N, idle_only) == 0, "index init");
+		best0 = malloc(sizeof(int) * 2 * idx.size);
+		lrs0 = malloc(sizeof(int) * 2 * idx.size);
+		memcpy(best0, idx.best, sizeof(int) * 2 * idx.size);
+		memcpy(lrs0, idx.lrs, sizeof(int) * 2 * idx.size);
+		for (int by_lrs = 0; by_lrs <= 1; by_lrs++)
+			for (int k = 1; k <= N + 1; k += 1 + k / 4)
+			{
+				int			skip = (trial % 3 == 0) ? -1 :
+					(trial % 3 == 1) ? (by_lrs ? idx.lrs[1] : idx.best[1]) :
+					(int) (PolicyRandUniform(&rng) * N);
+				int			out[N + 1],
+							want[N],
+							n_want = 0,
+							n;
+
+				/* the full sort: selection by the trees' own order */
+				for (int i = 0; i < N; i++)
+				{
+					int			in = v[i].arm >= 0 &&
+						(by_lrs || !idle_only || v[i].n_running == 0);
+
+					if (in && i != skip)
+						want[n_want++] = i;
+				}
+				for (int a = 0; a < n_want; a++)
+					for (int b = a + 1; b < n_want; b++)
+					{
+						const PolicyTenantView *x = &v[want[a]],
+								   *y = &v[want[b]];
+						int			later = by_lrs ?
+							(y->last_served < x->last_served ||
+							 (y->last_served == x->last_served &&
+							  (y->id < x->id || (y->id == x->id && want[b] < want[a])))) :
+							(y->score > x->score ||
+							 (y->score == x->score &&
+							  (y->id < x->id || (y->id == x->id && want[b] < want[a]))));
+
+						if (later)
+						{
+							int			tmp = want[a];
+
+							want[a] = want[b];
+							want[b] = tmp;
+						}
+					}
+				n = PolicyIndexTop(&idx, by_lrs, skip, k, out);
+				if (n != (k < n_want ? k : n_want))
+					bad++;
+				for (int i = 0; i < n && i < n_want; i++)
+					bad += out[i] != want[i];
+				if (memcmp(best0, idx.best, sizeof(int) * 2 * idx.size) != 0 ||
+					memcmp(lrs0, idx.lrs, sizeof(int) * 2 * idx.size) != 0)
+					bad++;
+			}
+		free(best0);
+		free(lrs0);
+		PolicyIndexFree(&idx);
+	}
+	CHECK(bad == 0, "PolicyIndexTop: %d differences from the full sort", bad);
+}
+
 /* A diagonal prior of K arms with the given means (variance 0.04). */
 static void
 DiagPrior(GpPrior *p, int K, const double *mu)
@@ -1001,6 +1187,121 @@ AddTask(DecisionWorld *w, int64_t id, int tenant, const unsigned char *elig)
 	s.classes = 2;
 	s.eligible = elig;
 	return DecisionAddTask(w, &s);
+}
+
+/*
+ * One random change to what the catalog says about a task: mostly a new
+ * score, sometimes a changed or withdrawn one, runtimes (valid or not),
+ * fallbacks and arm states.
+ */
+static void
+ChangeTaskState(int K, double *score, double *seconds, double *fallback,
+				unsigned char *state, uint64_t *rng)
+{
+	int			k = (int) (PolicyRandUniform(rng) * K);
+	double		u = PolicyRandUniform(rng);
+	const double odd[] = {-1.0, 0.0, INFINITY, -INFINITY, NAN};
+
+	if (u < 0.5)
+	{
+		score[k] = isnan(score[k]) ? PolicyRandUniform(rng) : score[k];
+		state[k] = DECISION_ARM_OBSERVED;
+	}
+	else if (u < 0.6)
+		score[k] = PolicyRandUniform(rng) < 0.3 ? NAN : PolicyRandUniform(rng);
+	else if (u < 0.75)
+		seconds[k] = 1.0 + 10.0 * PolicyRandUniform(rng);
+	else if (u < 0.8)
+		seconds[k] = odd[(int) (PolicyRandUniform(rng) * 5)];
+	else if (u < 0.9)
+		fallback[k] = PolicyRandUniform(rng) < 0.2 ? -2.0 : 5.0 * PolicyRandUniform(rng);
+	else
+		state[k] = (unsigned char) (1 + (int) (PolicyRandUniform(rng) * 4));
+}
+
+/* Differences between two tasks' synced state (posteriors to 1e-8). */
+static int
+TaskDiffs(const DecisionTask *a, const DecisionTask *b, int K)
+{
+	int			bad = 0;
+
+	for (int k = 0; k < K; k++)
+	{
+		bad += a->arm[k] != b->arm[k] || a->avail[k] != b->avail[k];
+		bad += !(a->score[k] == b->score[k] || (isnan(a->score[k]) && isnan(b->score[k])));
+		bad += !(a->seconds[k] == b->seconds[k] ||
+				 (isnan(a->seconds[k]) && isnan(b->seconds[k])));
+		bad += a->fallback[k] != b->fallback[k] || a->cost[k] != b->cost[k];
+		bad += fabs(a->gp.mu[k] - b->gp.mu[k]) > 1e-8 ||
+			fabs(a->gp.var[k] - b->gp.var[k]) > 1e-8;
+	}
+	return bad + (a->best != b->best || a->n_obs != b->n_obs || a->n_left != b->n_left);
+}
+
+/*
+ * A task synced after every change equals, after each, a new task synced
+ * once with the same state: DecisionSyncTask's shortcuts for unchanged
+ * scores, runtimes and states miss nothing.
+ */
+static void
+TestDecisionSync(void)
+{
+	enum
+	{
+	K = 24};
+	double		cov[K * K],
+				mu0[K],
+				score[K],
+				seconds[K],
+				fallback[K],
+				given[K];
+	unsigned char state[K];
+	uint64_t	rng = 99;
+	GpPrior		prior;
+	DecisionWorld wa;
+	DecisionTask *a;
+	DecisionTaskState ts;
+	int			bad = 0;
+
+	RandomPsd(cov, K, 4, &rng);
+	for (int k = 0; k < K; k++)
+	{
+		mu0[k] = 0.5;
+		score[k] = seconds[k] = NAN;
+		fallback[k] = given[k] = 1.0;
+		state[k] = DECISION_ARM_AVAILABLE;
+	}
+	CHECK(GpPriorInit(&prior, K, mu0, cov, 1e-3) == 0, "prior");
+	MakeWorld(&wa, K, "hybrid", 1);
+	DecisionSetPrior(&wa, DECISION_CLASSIFICATION, &prior);
+	a = AddTask(&wa, 1, 0, NULL);
+	memset(&ts, 0, sizeof(ts));
+	ts.score = score;
+	ts.state = state;
+	for (int step = 0; step < 400; step++)
+	{
+		DecisionWorld wb;
+		DecisionTask *b;
+
+		ChangeTaskState(K, score, seconds, fallback, state, &rng);
+		ts.seconds = step % 17 == 16 ? NULL : seconds;
+		ts.fallback_cost = step % 3 == 0 ? fallback : NULL;
+		if (ts.fallback_cost)
+			memcpy(given, fallback, sizeof(given));
+		DecisionSyncTask(&wa, a, &ts);
+		/* a new task told the same, fallbacks as a last had them */
+		MakeWorld(&wb, K, "hybrid", 1);
+		DecisionSetPrior(&wb, DECISION_CLASSIFICATION, &prior);
+		b = AddTask(&wb, 1, 0, NULL);
+		ts.fallback_cost = given;
+		DecisionSyncTask(&wb, b, &ts);
+		bad += TaskDiffs(a, b, K) > 0;
+		DecisionWorldFree(&wb);
+	}
+	CHECK(bad == 0, "task synced step by step differs from one synced once: %d steps", bad);
+	CHECK(a->n_obs > 5 && a->n_left > 0, "the test saw scores (%d) and free arms", a->n_obs);
+	DecisionWorldFree(&wa);
+	GpPriorFree(&prior);
 }
 
 /* Decide, start, and return the chosen (task id, arm) as id * 100 + arm. */
@@ -2671,6 +2972,8 @@ main(void)
 	TestBestArm();
 	TestPickTenant();
 	TestIndex();
+	TestIndexTop();
+	TestTopArmsEi();
 	TestDecisionFifo();
 	TestDecisionFairShare();
 	TestDecisionFairSharesFull();
@@ -2681,6 +2984,7 @@ main(void)
 	TestAutoPolicy();
 	TestDecisionPosterior();
 	TestDecisionRandom();
+	TestDecisionSync();
 	TestDecisionMap();
 	TestCostModel();
 	TestCsv();
