@@ -273,9 +273,11 @@ ReadTaskRuns(RunStore *store, const int64 *ids, int n, bool with_snapshot)
  * The runs written by transactions the store's last read could not see:
  * the rows written since, and those of transactions that were still in
  * progress then.  Then the store's snapshot is this read's.  A writer at
- * or past this read's xmax cannot be a transaction of this cluster (a
- * dump restored with triggers disabled keeps another cluster's xids):
- * such rows were read by the full read and are not read again each step.
+ * or past this read's xmax, other than this transaction (whose claims of
+ * queued runs the read must see; its xid can be past xmax), cannot be a
+ * transaction of this cluster (a dump restored with triggers disabled
+ * keeps another cluster's xids): such rows were read by the full read and
+ * are not read again each step.
  */
 static void
 ReadChanges(RunStore *store)
@@ -288,7 +290,8 @@ ReadChanges(RunStore *store)
 		 "  LEFT JOIN easeml.runs r"
 		 "    ON r.changed_by >= pg_snapshot_xmin($1::pg_snapshot)"
 		 "   AND NOT pg_visible_in_snapshot(r.changed_by, $1::pg_snapshot)"
-		 "   AND r.changed_by < pg_snapshot_xmax(pg_current_snapshot())",
+		 "   AND (r.changed_by < pg_snapshot_xmax(pg_current_snapshot())"
+		 "        OR r.changed_by = pg_current_xact_id_if_assigned())",
 		 SPI_OK_SELECT, 1, types, values, NULL);
 	KeepSnapshot(store);
 	n_changed_rows += ApplyRows(store, 2);	/* only the kept store reads changes */
