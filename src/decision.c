@@ -1149,6 +1149,7 @@ LookaheadScore(const DecisionWorld *w, const DecisionTask *t,
 		mu[j] = t->gp.mu[arms[j]];
 		c[j] = cost ? cost[arms[j]] : 1.0;
 	}
+	n = PolicyLookaheadCut(&w->params, n, c);
 	rc = GpStateCov(&t->gp, n, arms, cov);
 	if (rc == GP_NO_MEMORY)
 		return POLICY_NO_MEMORY;
@@ -1197,8 +1198,8 @@ RefreshView(DecisionWorld *w, DecisionTask *t)
 		cost = w->placed_cost;
 	}
 	ntop = w->explain ? TOP_ARMS : 1;
-	if (PolicyLookahead(&w->params) && w->params.lookahead > ntop)
-		ntop = w->params.lookahead;
+	if (PolicyLookahead(&w->params) > ntop)
+		ntop = PolicyLookahead(&w->params);
 	rc = PolicyTopArms(&w->params, w->K, t->gp.mu, t->gp.var, cost,
 					   avail, prior ? prior->mu0 : NULL, v, ntop, top, &n);
 	if (rc < 0)

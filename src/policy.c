@@ -233,6 +233,8 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 		return OptInt(val, &p->q_max_arm) && p->q_max_arm <= 1;
 	else if (strcmp(key, "la") == 0 && val)
 		return OptInt(val, &p->lookahead) && p->lookahead <= POLICY_LOOKAHEAD_MAX;
+	else if (strcmp(key, "lah") == 0 && val)
+		return OptDouble(val, &p->lookahead_horizon) && p->lookahead_horizon > 0.0;
 	else if (strcmp(key, "tc") == 0 && val)
 		return OptInt(val, &p->tenant_cost) && p->tenant_cost <= 1;
 	else if (strcmp(key, "warm") == 0 && val)
@@ -523,12 +525,34 @@ GreedyScore(const PolicyParams *params, const PolicyTenantView *v)
 #define LOOKAHEAD_SAMPLES 2048
 #define LOOKAHEAD_SEED UINT64_C(0x6c6f6f6b61686561)
 
+/* Candidates a lookahead task score looks at; see policy.h. */
 int
 PolicyLookahead(const PolicyParams *params)
 {
-	return params->lookahead >= 2 &&
-		(params->kind == POLICY_MAX_EI || params->kind == POLICY_HYBRID) &&
-		GreedyRule(params) == POLICY_MAX_EI;
+	if ((params->kind != POLICY_MAX_EI && params->kind != POLICY_HYBRID) ||
+		GreedyRule(params) != POLICY_MAX_EI)
+		return 0;
+	if (params->lookahead_horizon > 0.0)
+		return params->lookahead >= 1 ? params->lookahead : POLICY_LOOKAHEAD_MAX;
+	return params->lookahead >= 2 ? params->lookahead : 0;
+}
+
+/* The first candidates within the horizon, at least one; see policy.h. */
+int
+PolicyLookaheadCut(const PolicyParams *params, int n, const double *cost)
+{
+	double		sum = 0.0;
+	int			j;
+
+	if (!(params->lookahead_horizon > 0.0) || cost == NULL)
+		return n;
+	for (j = 0; j < n; j++)
+	{
+		sum += cost[j];
+		if (j > 0 && sum > params->lookahead_horizon)
+			break;
+	}
+	return j;
 }
 
 /*

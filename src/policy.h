@@ -109,6 +109,10 @@ typedef struct PolicyParams
 								 * task's next 'lookahead' candidates (its
 								 * own ranking) per second of all of them;
 								 * 0 or 1: the next candidate alone */
+	double		lookahead_horizon;	/* > 0: the batch is the task's next
+									 * candidates up to this many estimated
+									 * seconds (at least one, at most
+									 * lookahead or POLICY_LOOKAHEAD_MAX) */
 	int			warm_start;		/* serve every task once before scores */
 	int			fairness_window;	/* hybrid: no task waits more than this
 									 * many decisions (0: 3 x tasks) */
@@ -147,6 +151,7 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
  *	 qarm=0|1       qmax bounds the arm choice too (1) or the task score only
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 la=M           EI task score of the task's next M candidates (M <= 16)
+ *	 lah=X          ... of its next candidates up to X estimated seconds
  *	 warm=0|1       serve every task once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)
  *	 s=N            hybrid streak limit (0: off)
@@ -194,8 +199,16 @@ typedef struct PolicyArmScore
 /* Most candidates a lookahead task score looks at ("la=M"). */
 #define POLICY_LOOKAHEAD_MAX 16
 
-/* Does params score tasks by the EI of a batch (la=M, greedy EI rule)? */
+/*
+ * How many candidates a lookahead task score looks at (la=M or lah=X with
+ * a greedy EI rule; with lah=X the score keeps those within X seconds), 0
+ * when params does not score tasks by a batch.
+ */
 extern int	PolicyLookahead(const PolicyParams *params);
+
+/* The candidates of a batch within the lah=X horizon: n of them by cost. */
+extern int	PolicyLookaheadCut(const PolicyParams *params, int n,
+							   const double *cost);
 
 /*
  * Lookahead task score: the expected improvement of the best of m

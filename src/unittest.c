@@ -679,6 +679,17 @@ TestLookahead(void)
 		  PolicyParseSpec("max_ei:la=-1", &pp, NULL, 0) != 0, "la out of range refused");
 	CHECK(PolicyParseSpec("rr:cost:la=3", &pp, NULL, 0) == 0 && !PolicyLookahead(&pp),
 		  "la ignored by round-robin");
+	{
+		double		c[4] = {2, 3, 4, 10};
+
+		CHECK(PolicyParseSpec("max_ei:cost:lah=6", &pp, NULL, 0) == 0 &&
+			  PolicyLookahead(&pp) == POLICY_LOOKAHEAD_MAX &&
+			  PolicyLookaheadCut(&pp, 4, c) == 2, "lah=6: the candidates within 6 s");
+		CHECK(PolicyParseSpec("max_ei:cost:lah=1:la=3", &pp, NULL, 0) == 0 &&
+			  PolicyLookahead(&pp) == 3 && PolicyLookaheadCut(&pp, 3, c) == 1,
+			  "lah=1: the next candidate at least, la=3 at most");
+		CHECK(PolicyParseSpec("max_ei:lah=0", &pp, NULL, 0) != 0, "lah=0 refused");
+	}
 
 	/* the pick: A (arms 0-2, fully correlated) against B (arms 3-5) */
 	cov[0 * 6 + 3] = cov[3 * 6 + 0] = 0.0;
@@ -686,11 +697,11 @@ TestLookahead(void)
 	CHECK(GpPriorInit(&prior, 6, mu0, cov, 1e-4) == 0, "pick prior");
 	{
 		const char *specs[] = {"max_ei:cost", "max_ei:cost:la=1", "max_ei:cost:la=3",
-		"hybrid:cost:la=3", "hybrid:cost:la=3:qmax=1:qarm=0"};
-		int			want[] = {0, 0, 1, 1, 1};
+		"hybrid:cost:la=3", "hybrid:cost:la=3:qmax=1:qarm=0", "max_ei:cost:lah=3"};
+		int			want[] = {0, 0, 1, 1, 1, 1};
 		double		cost[6] = {1, 1, 1, 1, 1, 1};
 
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 6; i++)
 		{
 			CHECK(PolicyParseSpec(specs[i], &pp, NULL, 0) == 0, "%s", specs[i]);
 			for (int t = 0; t < 2; t++)
@@ -713,6 +724,7 @@ TestLookahead(void)
 				CHECK(n == 3, "three candidates");
 				if (PolicyLookahead(&pp))
 				{
+					n = PolicyLookaheadCut(&pp, n, cost);
 					for (int k = 0; k < n; k++)
 						m[k] = st.mu[a[k] = top[k].arm];
 					CHECK(GpStateCov(&st, n, a, bc) == 0 &&
