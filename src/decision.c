@@ -1127,16 +1127,49 @@ DecisionEligible(DecisionWorld *w, const DecisionTask *t)
 		TenantCap(w, t->tenant, DecisionSharedCap(w));
 }
 
+/*
+ * Lookahead task score (la=M): the expected improvement of the best of the
+ * task's next n candidates, as its own ranking orders them, per second of
+ * all of them, under the task's joint posterior.
+ */
+static int
+LookaheadScore(const DecisionWorld *w, const DecisionTask *t,
+			   const PolicyArmScore *top, int n,
+			   const double *cost, PolicyTenantView *v)
+{
+	int			arms[POLICY_LOOKAHEAD_MAX];
+	double		mu[POLICY_LOOKAHEAD_MAX],
+				c[POLICY_LOOKAHEAD_MAX],
+				cov[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
+	int			rc;
+
+	for (int j = 0; j < n; j++)
+	{
+		arms[j] = top[j].arm;
+		mu[j] = t->gp.mu[arms[j]];
+		c[j] = cost ? cost[arms[j]] : 1.0;
+	}
+	n = PolicyLookaheadCut(&w->params, n, c);
+	rc = GpStateCov(&t->gp, n, arms, cov);
+	if (rc == GP_NO_MEMORY)
+		return POLICY_NO_MEMORY;
+	if (rc < 0)
+		return POLICY_GP_FAILED;
+	return PolicyLookaheadScore(&w->params, n, mu, cov, c, v, NULL);
+}
+
 /* Recompute a task's candidate (view and the best arm). */
 static int
 RefreshView(DecisionWorld *w, DecisionTask *t)
 {
 	PolicyTenantView *v = &w->views[t->index];
-	PolicyArmScore top[DECISION_TOP_ARMS];
+	PolicyArmScore top[POLICY_LOOKAHEAD_MAX];	/* >= TOP_ARMS */
 	const GpPrior *prior = TaskPrior(w, t);
 	const unsigned char *avail = t->avail;
 	const double *cost = t->cost;
-	int			rc;
+	int			ntop,
+				n = 0,
+				rc;
 
 	v->id = t->id;
 	v->best = t->best;
@@ -1164,11 +1197,17 @@ RefreshView(DecisionWorld *w, DecisionTask *t)
 		avail = w->open_avail;
 		cost = w->placed_cost;
 	}
+	ntop = w->explain ? TOP_ARMS : 1;
+	if (PolicyLookahead(&w->params) > ntop)
+		ntop = PolicyLookahead(&w->params);
 	rc = PolicyTopArms(&w->params, w->K, t->gp.mu, t->gp.var, cost,
-					   avail, prior ? prior->mu0 : NULL, v,
-					   w->explain ? TOP_ARMS : 1, top, &t->n_top);
+					   avail, prior ? prior->mu0 : NULL, v, ntop, top, &n);
 	if (rc < 0)
 		return rc;
+	if (PolicyLookahead(&w->params) && n > 0 &&
+		(rc = LookaheadScore(w, t, top, n, cost, v)) < 0)
+		return rc;
+	t->n_top = n < TOP_ARMS ? n : TOP_ARMS;
 	for (int i = 0; i < t->n_top; i++)
 	{
 		t->top_arm[i] = top[i].arm;

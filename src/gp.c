@@ -1538,6 +1538,46 @@ UpdateMeanVar(GpState *state, const double *krow, const double *u, double d, dou
 	}
 }
 
+/* Joint posterior covariance of m arms; see gp.h. */
+int
+GpStateCov(const GpState *state, int m, const int *arms, double *cov)
+{
+	const GpPrior *p;
+	double	   *l;
+	double		ll,
+				lz;
+	int			t;
+
+	if (state == NULL || state->prior == NULL || m <= 0 || arms == NULL ||
+		cov == NULL)
+		return GP_BAD_INPUT;
+	p = state->prior;
+	t = state->t;
+	for (int a = 0; a < m; a++)
+		if (arms[a] < 0 || arms[a] >= state->K)
+			return GP_BAD_INPUT;
+	l = malloc(sizeof(double) * ((size_t) m * t + 1));
+	if (l == NULL)
+		return GP_NO_MEMORY;
+	/* row a of l: L^-1 K[A, arms[a]] */
+	for (int a = 0; a < m; a++)
+		ForwardRow(state, p->cov + (size_t) arms[a] * state->K,
+				   l + (size_t) a * t, &ll, &lz);
+	for (int a = 0; a < m; a++)
+		for (int b = 0; b <= a; b++)
+		{
+			double		c = p->cov[(size_t) arms[a] * state->K + arms[b]];
+
+			for (int i = 0; i < t; i++)
+				c -= l[(size_t) a * t + i] * l[(size_t) b * t + i];
+			if (a == b && c < 0.0)
+				c = 0.0;
+			cov[a * m + b] = cov[b * m + a] = c;
+		}
+	free(l);
+	return GP_OK;
+}
+
 int
 GpStateAdd(GpState *state, int arm, double y)
 {

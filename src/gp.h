@@ -134,4 +134,12 @@ extern void GpStateReset(GpState *state);
 extern int	GpStateAdd(GpState *state, int arm, double y);
 extern void GpStateFree(GpState *state);
 
+/*
+ * Joint posterior covariance of m arms of a state (m x m, row-major, into
+ * cov): K[a,b] - (L^-1 k_a) . (L^-1 k_b), O(m t^2).  The diagonal equals
+ * state->var up to rounding.
+ */
+extern int	GpStateCov(const GpState *state, int m, const int *arms,
+					   double *cov);
+
 #endif							/* EASEML_GP_H */

@@ -231,6 +231,10 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 		return OptDouble(val, &p->q_max) && p->q_max > 0.0;
 	else if (strcmp(key, "qarm") == 0 && val)
 		return OptInt(val, &p->q_max_arm) && p->q_max_arm <= 1;
+	else if (strcmp(key, "la") == 0 && val)
+		return OptInt(val, &p->lookahead) && p->lookahead <= POLICY_LOOKAHEAD_MAX;
+	else if (strcmp(key, "lah") == 0 && val)
+		return OptDouble(val, &p->lookahead_horizon) && p->lookahead_horizon > 0.0;
 	else if (strcmp(key, "tc") == 0 && val)
 		return OptInt(val, &p->tenant_cost) && p->tenant_cost <= 1;
 	else if (strcmp(key, "warm") == 0 && val)
@@ -515,6 +519,141 @@ GreedyScore(const PolicyParams *params, const PolicyTenantView *v)
 			break;
 	}
 	return g / (c > POLICY_MIN_COST ? c : POLICY_MIN_COST);
+}
+
+/* Monte Carlo samples of a lookahead score (antithetic pairs). */
+#define LOOKAHEAD_SAMPLES 2048
+#define LOOKAHEAD_SEED UINT64_C(0x6c6f6f6b61686561)
+
+/* Candidates a lookahead task score looks at; see policy.h. */
+int
+PolicyLookahead(const PolicyParams *params)
+{
+	if ((params->kind != POLICY_MAX_EI && params->kind != POLICY_HYBRID) ||
+		GreedyRule(params) != POLICY_MAX_EI)
+		return 0;
+	if (params->lookahead_horizon > 0.0)
+		return params->lookahead >= 1 ? params->lookahead : POLICY_LOOKAHEAD_MAX;
+	return params->lookahead >= 2 ? params->lookahead : 0;
+}
+
+/* The first candidates within the horizon, at least one; see policy.h. */
+int
+PolicyLookaheadCut(const PolicyParams *params, int n, const double *cost)
+{
+	double		sum = 0.0;
+	int			j;
+
+	if (!(params->lookahead_horizon > 0.0) || cost == NULL)
+		return n;
+	for (j = 0; j < n; j++)
+	{
+		sum += cost[j];
+		if (j > 0 && sum > params->lookahead_horizon)
+			break;
+	}
+	return j;
+}
+
+/*
+ * Lower factor of an m x m covariance in place (row-major), positive
+ * semi-definite: a pivot that is not positive (an arm the others already
+ * determine) gets a zero column instead of failing.
+ */
+static void
+CholeskyPsd(double *a, int m)
+{
+	for (int j = 0; j < m; j++)
+	{
+		double		d = a[j * m + j];
+
+		for (int k = 0; k < j; k++)
+			d -= a[j * m + k] * a[j * m + k];
+		d = d > 1e-14 * (1.0 + fabs(a[j * m + j])) ? sqrt(d) : 0.0;
+		a[j * m + j] = d;
+		for (int i = j + 1; i < m; i++)
+		{
+			double		c = a[i * m + j];
+
+			for (int k = 0; k < j; k++)
+				c -= a[i * m + k] * a[j * m + k];
+			a[i * m + j] = d > 0.0 ? c / d : 0.0;
+		}
+		for (int k = j + 1; k < m; k++)
+			a[j * m + k] = 0.0;
+	}
+}
+
+/* E[(min(max_j f_j, q_max) - best)+] by antithetic Monte Carlo. */
+static double
+BatchEiMc(const PolicyParams *params, int m, const double *mu,
+		  const double *L, double best)
+{
+	double		z[POLICY_LOOKAHEAD_MAX];
+	double		cap = params->q_max > 0.0 ? params->q_max : INFINITY;
+	double		sum = 0.0;
+	uint64_t	rng = LOOKAHEAD_SEED;
+
+	for (int s = 0; s < LOOKAHEAD_SAMPLES / 2; s++)
+	{
+		double		hi[2] = {-INFINITY, -INFINITY};
+
+		for (int j = 0; j < m; j += 2)
+		{
+			/* Box-Muller: two normals per pair of uniforms */
+			double		r = sqrt(-2.0 * log(1.0 - PolicyRandUniform(&rng)));
+			double		t = 6.283185307179586 * PolicyRandUniform(&rng);
+
+			z[j] = r * cos(t);
+			if (j + 1 < m)
+				z[j + 1] = r * sin(t);
+		}
+		for (int i = 0; i < m; i++)
+		{
+			double		e = 0.0;
+
+			for (int k = 0; k <= i; k++)
+				e += L[i * m + k] * z[k];
+			hi[0] = fmax(hi[0], mu[i] + e);
+			hi[1] = fmax(hi[1], mu[i] - e);
+		}
+		for (int a = 0; a < 2; a++)
+			sum += fmax(fmin(hi[a], cap) - best, 0.0);
+	}
+	return sum / (2.0 * (LOOKAHEAD_SAMPLES / 2));
+}
+
+/* Lookahead task score of a batch; see policy.h. */
+int
+PolicyLookaheadScore(const PolicyParams *params, int m, const double *mu,
+					 const double *cov, const double *cost,
+					 PolicyTenantView *view, double *ei)
+{
+	double		L[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
+	int			tc;
+	double		c = 0.0,
+				g;
+
+	if (params == NULL || view == NULL || mu == NULL || cov == NULL ||
+		m < 1 || m > POLICY_LOOKAHEAD_MAX)
+		return POLICY_BAD_INPUT;
+	if (params->q_max > 0.0 && view->best >= params->q_max)
+		g = 0.0;
+	else if (m == 1)
+		g = BoundedEi(params, mu[0], sqrt(fmax(cov[0], 0.0)), view->best);
+	else
+	{
+		memcpy(L, cov, sizeof(double) * (size_t) m * m);
+		CholeskyPsd(L, m);
+		g = BatchEiMc(params, m, mu, L, view->best);
+	}
+	for (int j = 0; j < m; j++)
+		c += cost ? fmax(cost[j], POLICY_MIN_COST) : 1.0;
+	tc = params->tenant_cost < 0 ? params->cost_aware : params->tenant_cost;
+	view->score = g / (tc ? c : 1.0);
+	if (ei)
+		*ei = g;
+	return POLICY_OK;
 }
 
 /*

@@ -104,6 +104,15 @@ typedef struct PolicyParams
 								 * only, EI(best) - EI(q_max); 0: off */
 	int			q_max_arm;		/* 1 (default): q_max bounds the arm
 								 * choice's EI too; 0: the task score only */
+	int			lookahead;		/* >= 2: the greedy EI task score is the
+								 * expected improvement of the best of the
+								 * task's next 'lookahead' candidates (its
+								 * own ranking) per second of all of them;
+								 * 0 or 1: the next candidate alone */
+	double		lookahead_horizon;	/* > 0: the batch is the task's next
+									 * candidates up to this many estimated
+									 * seconds (at least one, at most
+									 * lookahead or POLICY_LOOKAHEAD_MAX) */
 	int			warm_start;		/* serve every task once before scores */
 	int			fairness_window;	/* hybrid: no task waits more than this
 									 * many decisions (0: 3 x tasks) */
@@ -141,6 +150,8 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
  *	 qmax=X         scores are at most X > 0: EI counts improvement up to X
  *	 qarm=0|1       qmax bounds the arm choice too (1) or the task score only
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
+ *	 la=M           EI task score of the task's next M candidates (M <= 16)
+ *	 lah=X          ... of its next candidates up to X estimated seconds
  *	 warm=0|1       serve every task once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)
  *	 s=N            hybrid streak limit (0: off)
@@ -184,6 +195,34 @@ typedef struct PolicyArmScore
 	int			arm;
 	double		acq;			/* its acquisition value */
 } PolicyArmScore;
+
+/* Most candidates a lookahead task score looks at ("la=M"). */
+#define POLICY_LOOKAHEAD_MAX 16
+
+/*
+ * How many candidates a lookahead task score looks at (la=M or lah=X with
+ * a greedy EI rule; with lah=X the score keeps those within X seconds), 0
+ * when params does not score tasks by a batch.
+ */
+extern int	PolicyLookahead(const PolicyParams *params);
+
+/* The candidates of a batch within the lah=X horizon: n of them by cost. */
+extern int	PolicyLookaheadCut(const PolicyParams *params, int n,
+							   const double *cost);
+
+/*
+ * Lookahead task score: the expected improvement of the best of m
+ * candidates over view->best, E[(max_j f_j - best)+] (bounded by q_max
+ * when set) under their joint posterior N(mu, cov) (m x m, row-major),
+ * estimated by Monte Carlo with a fixed seed; divided by the summed cost
+ * of the m candidates (cost may be NULL: 1 each) when task scores are
+ * costed.  Writes it to view->score and the expected improvement to *ei
+ * (may be NULL).  m = 1 gives the exact EI.
+ */
+extern int	PolicyLookaheadScore(const PolicyParams *params, int m,
+								 const double *mu, const double *cov,
+								 const double *cost, PolicyTenantView *view,
+								 double *ei);
 
 /* beta_t for a task with n_obs finished runs (see policy.c). */
 extern double PolicyBeta(const PolicyParams *params, int K, int n_obs);

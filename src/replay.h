@@ -52,6 +52,8 @@
  *	 first=0|1      a tenant's first run: the highest prior mean
  *	 qmax=X         scores are at most X > 0: EI counts improvement up to X
  *	 qarm=0|1       qmax bounds the arm choice too (1) or the task score only
+ *	 la=M           EI task score of the task's next M candidates (M <= 16)
+ *	 lah=X          ... of its next candidates up to X estimated seconds
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 warm=0|1       serve every tenant once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 2 x tenants)

@@ -590,6 +590,157 @@ TestAcquisition(void)
 	}
 }
 
+/* Expected improvement of the best of two independent normals, numerically. */
+static double
+BatchEiNumeric(double m1, double s1, double m2, double s2, double best)
+{
+	double		sum = 0.0,
+				h = 1e-5;
+
+	/* E[(max - b)+] = integral over x > b of P(max > x) */
+	for (double x = best + h / 2; x < best + 2.0; x += h)
+		sum += (1.0 - 0.5 * erfc(-(x - m1) / (s1 * M_SQRT2)) *
+				0.5 * erfc(-(x - m2) / (s2 * M_SQRT2))) * h;
+	return sum;
+}
+
+/*
+ * la=M (lookahead task score): GpStateCov against the closed form, the
+ * batch EI against numeric integrals, and a pick where the batch decides:
+ * tenant A's next three candidates are one model three times over (fully
+ * correlated), tenant B's three are independent and each a little worse
+ * than A's first.  Next-candidate EI serves A; the EI of the batch of
+ * three per second of it serves B.
+ */
+static void
+TestLookahead(void)
+{
+	double		mu0[6] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5},
+				cov[36] = {0},
+				bc[9],
+				bm[3];
+	GpPrior		prior;
+	GpState		st;
+	PolicyParams pp;
+	PolicyTenantView v[2];
+	int			arms[3] = {2, 0, 1};
+	double		g,
+				ei;
+	uint64_t	rng = 1;
+
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++)
+			cov[i * 6 + j] = 0.01;
+	for (int i = 3; i < 6; i++)
+		cov[i * 6 + i] = 0.0081;
+	cov[0 * 6 + 3] = cov[3 * 6 + 0] = 0.002;	/* for the closed-form check */
+	CHECK(GpPriorInit(&prior, 6, mu0, cov, 1e-4) == 0, "lookahead prior");
+	CHECK(GpStateInit(&st, &prior, 4) == 0 && GpStateAdd(&st, 3, 0.6) >= 0,
+		  "lookahead state");
+	CHECK(GpStateCov(&st, 3, arms, bc) == 0, "GpStateCov");
+	for (int a = 0; a < 3; a++)
+		for (int b = 0; b < 3; b++)
+		{
+			int			x = arms[a],
+						y = arms[b];
+
+			CHECK_NEAR(bc[a * 3 + b], cov[x * 6 + y] - cov[x * 6 + 3] * cov[3 * 6 + y] /
+					   (cov[3 * 6 + 3] + 1e-4), 1e-12, "posterior covariance");
+		}
+	CHECK_NEAR(bc[0], st.var[2], 1e-12, "GpStateCov diagonal = var");
+	GpStateFree(&st);
+
+	/* batch EI: m = 1 exact, m = 2 independent and fully correlated */
+	memset(&v[0], 0, sizeof(v[0]));
+	v[0].best = 0.55;
+	CHECK(PolicyParseSpec("max_ei:la=2", &pp, NULL, 0) == 0 && PolicyLookahead(&pp),
+		  "la=2 parsed");
+	bm[0] = 0.5;
+	bm[1] = 0.56;
+	bc[0] = 0.01;
+	CHECK(PolicyLookaheadScore(&pp, 1, bm, bc, NULL, &v[0], &ei) == 0,
+		  "lookahead m = 1");
+	CHECK_NEAR(ei, PolicyExpectedImprovement(0.5, 0.1, 0.55), 1e-15, "m = 1: exact EI");
+	bc[0] = 0.01;
+	bc[1] = bc[2] = 0.0;
+	bc[3] = 0.0025;
+	PolicyLookaheadScore(&pp, 2, bm, bc, NULL, &v[0], &ei);
+	g = BatchEiNumeric(0.5, 0.1, 0.56, 0.05, 0.55);
+	CHECK(fabs(ei - g) < 0.03 * g, "batch EI, independent: %g vs %g", ei, g);
+	CHECK(ei > PolicyExpectedImprovement(0.56, 0.05, 0.55) * 1.2,
+		  "a batch gains more than its best member");
+	bm[1] = 0.5;
+	bc[1] = bc[2] = bc[3] = 0.01;
+	PolicyLookaheadScore(&pp, 2, bm, bc, NULL, &v[0], &ei);
+	g = PolicyExpectedImprovement(0.5, 0.1, 0.55);
+	CHECK(fabs(ei - g) < 0.03 * g, "batch EI, one model twice: %g vs %g", ei, g);
+	CHECK(v[0].score == ei, "tenant score not costed without cost");
+	CHECK(PolicyParseSpec("max_ei:la=17", &pp, NULL, 0) != 0 &&
+		  PolicyParseSpec("max_ei:la=-1", &pp, NULL, 0) != 0, "la out of range refused");
+	CHECK(PolicyParseSpec("rr:cost:la=3", &pp, NULL, 0) == 0 && !PolicyLookahead(&pp),
+		  "la ignored by round-robin");
+	{
+		double		c[4] = {2, 3, 4, 10};
+
+		CHECK(PolicyParseSpec("max_ei:cost:lah=6", &pp, NULL, 0) == 0 &&
+			  PolicyLookahead(&pp) == POLICY_LOOKAHEAD_MAX &&
+			  PolicyLookaheadCut(&pp, 4, c) == 2, "lah=6: the candidates within 6 s");
+		CHECK(PolicyParseSpec("max_ei:cost:lah=1:la=3", &pp, NULL, 0) == 0 &&
+			  PolicyLookahead(&pp) == 3 && PolicyLookaheadCut(&pp, 3, c) == 1,
+			  "lah=1: the next candidate at least, la=3 at most");
+		CHECK(PolicyParseSpec("max_ei:lah=0", &pp, NULL, 0) != 0, "lah=0 refused");
+	}
+
+	/* the pick: A (arms 0-2, fully correlated) against B (arms 3-5) */
+	cov[0 * 6 + 3] = cov[3 * 6 + 0] = 0.0;
+	GpPriorFree(&prior);
+	CHECK(GpPriorInit(&prior, 6, mu0, cov, 1e-4) == 0, "pick prior");
+	{
+		const char *specs[] = {"max_ei:cost", "max_ei:cost:la=1", "max_ei:cost:la=3",
+		"hybrid:cost:la=3", "hybrid:cost:la=3:qmax=1:qarm=0", "max_ei:cost:lah=3"};
+		int			want[] = {0, 0, 1, 1, 1, 1};
+		double		cost[6] = {1, 1, 1, 1, 1, 1};
+
+		for (int i = 0; i < 6; i++)
+		{
+			CHECK(PolicyParseSpec(specs[i], &pp, NULL, 0) == 0, "%s", specs[i]);
+			for (int t = 0; t < 2; t++)
+			{
+				unsigned char avail[6] = {0};
+				PolicyArmScore top[3];
+				double		m[3];
+				int			a[3],
+							n = 0;
+
+				for (int k = 0; k < 3; k++)
+					avail[3 * t + k] = 1;
+				memset(&v[t], 0, sizeof(v[t]));
+				v[t].id = t;
+				v[t].best = 0.5;
+				v[t].last_served = 8 + t;
+				GpStateInit(&st, &prior, 4);
+				PolicyTopArms(&pp, 6, st.mu, st.var, cost, avail, mu0, &v[t],
+							  3, top, &n);
+				CHECK(n == 3, "three candidates");
+				if (PolicyLookahead(&pp))
+				{
+					n = PolicyLookaheadCut(&pp, n, cost);
+					for (int k = 0; k < n; k++)
+						m[k] = st.mu[a[k] = top[k].arm];
+					CHECK(GpStateCov(&st, n, a, bc) == 0 &&
+						  PolicyLookaheadScore(&pp, n, m, bc, cost, &v[t], NULL) == 0,
+						  "lookahead score");
+				}
+				GpStateFree(&st);
+			}
+			CHECK(v[0].ei > v[1].ei, "A's next candidate has the larger EI");
+			CHECK(PolicyPickTenant(&pp, 2, v, 10, &rng, NULL) == want[i],
+				  "%s serves tenant %c", specs[i], "AB"[want[i]]);
+		}
+	}
+	GpPriorFree(&prior);
+}
+
 /* The candidate is never an evaluated or running arm; ties by index. */
 static void
 TestBestArm(void)
@@ -2969,6 +3120,7 @@ main(void)
 	TestIncremental();
 	TestPriorFit();
 	TestAcquisition();
+	TestLookahead();
 	TestBestArm();
 	TestPickTenant();
 	TestIndex();
