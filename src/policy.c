@@ -51,6 +51,7 @@
 
 #include "gp.h"
 #include "policy.h"
+#include "sortutil.h"
 
 static const char *const policy_names[POLICY_NAMED_COUNT] = {
 	"rr", "random", "popular", "max_width", "max_gap", "max_ei", "hybrid",
@@ -1467,16 +1468,6 @@ PolicyCostModelFree(PolicyCostModel *model)
 	free(model->coef);
 	GpPriorFree(&model->resid);
 	memset(model, 0, sizeof(*model));
-}
-
-/* qsort comparator for doubles. */
-static int
-CmpDouble(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
 }
 
 /*
