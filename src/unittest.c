@@ -1356,6 +1356,10 @@ TestFamilyCostModel(void)
 	seconds[2] = NAN;
 	seconds[0] = 1.2 * o;
 	CHECK(isnan(CostResidual(seconds[0], o, log(0.1 * o))), "overhead-bound run: no residual");
+	CHECK(isnan(CostResidual(1.8 * o, o, log(1e-4 * o))),
+		  "a tiny fit whose run took 0.8 overheads more: the overhead's noise, no residual");
+	CHECK_NEAR(CostResidual(3 * o, o, log(1e-4 * o)), log(2 / 1e-4), 1e-9,
+			   "... but two overheads more is work the model did not expect");
 	CHECK_NEAR(CostResidual(seconds[0], o, log(5 * o)), log(0.25 / 5), 1e-12,
 			   "a run far shorter than its expected work: floored work, a large negative residual");
 	/* ... but it measures the task's overhead, if its predicted work is small */
@@ -1549,6 +1553,7 @@ TestDecisionFamilyCost(void)
 				tr[2 * FC_K],
 				sz[2 * 3] = {1000, 10, 3, 4000, 30, 3},
 				est[FC_K],
+				est2[FC_K],
 				before;
 	double		seconds[FC_K];
 	unsigned char state[FC_K];
@@ -1613,6 +1618,18 @@ TestDecisionFamilyCost(void)
 	}
 	CHECK(t && t->cost[0] > 1.3 * before, "a slow run raises the task's other estimates (%g -> %g)",
 		  before, t ? t->cost[0] : NAN);
+	/* a 5-fold task of 400 rows (2,000 fitted): the world passes its folds */
+	s.id = 8;
+	s.folds = 5;
+	t = DecisionAddTask(&w, &s);
+	for (int k = 0; k < FC_K; k++)
+		seconds[k] = NAN;
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 5, seconds, NULL, NULL, est);
+	CHECK(t && fabs(t->cost[2] - est[2]) < 1e-9 * est[2], "5 folds: world %g, model %g",
+		  t ? t->cost[2] : NAN, est[2]);
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, seconds, NULL, NULL, est2);
+	CHECK(est[2] < est2[2], "knn: 5 folds of 400 rows cost less than one split of 2,000 (%g vs %g)",
+		  est[2], est2[2]);
 	DecisionWorldFree(&w);
 	RefitFree(&r);
 }
