@@ -41,7 +41,8 @@ typedef enum CostFormula
 {
 	COST_LINEAR = 0,			/* n d C: linear models, boosting, custom */
 	COST_RIDGE,					/* n d (d + c): normal equations */
-	COST_KNN,					/* n^2 d: validation rows x training rows */
+	COST_KNN,					/* (validation x training rows + 2.26 n d)
+								 * / 0.16: n^2 on one split, plus cells */
 	COST_FOREST,				/* n depth sqrt(d): trees on sqrt(d)
 								 * candidate features per split, depth
 								 * log2 n or the limit */

@@ -84,7 +84,8 @@ def complexity(fam, p, n, d, c):
     work, width, inner, out = shape(fam, p)
     f = FORM.get(fam, "linear")
     if f == "ridge": x = n * d * (d + c)
-    elif f == "knn": x = n * n * d
+    # knn: validation x training row pairs plus 2.26 pairs per cell, over 0.16 (one split's pairs)
+    elif f == "knn": x = (0.16 * n * n + 2.26 * n * d) / 0.16
     elif f == "forest":
         depth = math.log2(n + 1)
         if 1 <= inner < depth: depth = inner
