@@ -104,9 +104,8 @@ typedef struct FamilyRef
  * geometric mean of two runs of scripts/bench/cost_calibrate.sh 600 on
  * data sets that are neither the demo's nor the cost benchmark's new task
  * (the runs differed by up to 2x on the loaded machine; gnb from a run
- * with 1500 rows: its fits on 600 are all too short to count).  The last
- * entry, for any other family, is softmax's: a custom trainer's work is
- * its cost_factor.
+ * with 1500 rows: its fits on 600 are all too short to count).  A custom
+ * trainer's work is its cost_factor.
  *
  * Families whose trainer stops when it converges (softmax: max |gradient|
  * <= tol, at most max_iter L-BFGS iterations, default 100; mlp: no loss
@@ -115,9 +114,12 @@ typedef struct FamilyRef
  * geometric mean of the passes the calibration runs made
  * (cost_calibrate.sh, which divides each run's rate by the share of its
  * passes it made).  linear_svm stops early too, but its dual coordinate
- * descent shrinks the rows it visits as it converges: its fit time hardly
- * grows with its passes (106 to 1,000 passes, 0.12 to 0.15 s on one task),
- * so its complexity is one pass's.
+ * descent shrinks the rows it visits as it converges: its fit time follows
+ * its passes loosely and by data set (digits: 106 to 1,000 passes, 0.12 to
+ * 0.15 s; segment: 141 to 1,000, 0.05 to 0.57 s), so its complexity is one
+ * pass's and its per-model rate absorbs them.  The last entry, for any
+ * other family, keeps the softmax rate of the first calibration (whole
+ * fits): a custom trainer reports no passes.
  */
 static const FamilyRef family_refs[] = {
 	{"softmax", COST_LINEAR, SOFTMAX_RATE, 100, SOFTMAX_PASSES},
