@@ -211,6 +211,18 @@ SET ROLE regress_res_b;
 SELECT count(*) AS other_tenants_active FROM easeml.active_runs;
 SELECT count(*) AS other_tenants_points FROM easeml.run_progress;
 RESET ROLE;
+-- runs without a decision take easeml.cost_estimates: one fit of the cost
+-- model per query, however many of them there are (the subquery's function
+-- scan has no argument that changes per run: it is rescanned, not rerun)
+SET track_functions = 'all';
+BEGIN;
+INSERT INTO easeml.runs (task_id, model_id, status)
+SELECT t.id, m.id, 'queued' FROM easeml.tasks t, easeml.models m
+ WHERE t.name = 'res_task' AND m.name IN ('mlp-256', 'knn-5', 'gnb');
+SELECT count(*) AS active, count(estimated_seconds) AS estimated FROM easeml.active_runs;
+SELECT pg_stat_get_xact_function_calls('easeml._cost_estimates'::regproc) AS cost_model_fits;
+ROLLBACK;
+RESET track_functions;
 -- a run past its estimate shows 99% and no ETA; a finished run's curve is closed
 UPDATE easeml.runs SET started_at = clock_timestamp() - interval '1 minute' WHERE id = :p1;
 SELECT percent, eta FROM easeml.active_runs WHERE run_id = :p1;

@@ -282,6 +282,7 @@ ModelWork(CatState *state)
 			e->arm.inner = GetFloat8(0, 5, 0);
 			e->arm.out = GetFloat8(0, 6, 0);
 			e->arm.per_class = e->per_class;
+			e->arm.ref_passes = CostReferencePasses(m->family, &e->arm.max_passes);
 			/* a custom trainer's relative cost is the admin's cost_factor */
 			if (!CostFamilyKnown(m->family))
 				e->arm.work *= m->cost_factor > 0 ? m->cost_factor : 1;
@@ -370,7 +371,7 @@ LoadTasks(CatState *state)
 		 "       greatest(cardinality(t.features), 1)::float8,"
 		 "       CASE WHEN t.kind = 'regression' THEN 1"
 		 "            ELSE greatest(coalesce(t.n_classes, 2), 2) END::float8,"
-		 "       t.snapshot_version, t.reactivated_at"
+		 "       t.snapshot_version, t.reactivated_at, greatest(coalesce(t.folds, 1), 1)::float8"
 		 "  FROM easeml.tasks t JOIN easeml.tenants tn ON tn.name = t.tenant"
 		 " WHERE t.status = 'active' ORDER BY t.id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
@@ -397,6 +398,7 @@ LoadTasks(CatState *state)
 		t->snapshot_version = GetInt32(i, 11, 0);
 		t->reactivated = !GetNull(i, 12);
 		t->reactivated_at = t->reactivated ? DatumGetTimestampTz(Get(i, 12)) : 0;
+		t->n_folds = GetFloat8(i, 13, 1);
 		for (int k = 0; k < state->n_models; k++)
 		{
 			CatModel   *m = &state->models[k];
@@ -627,7 +629,12 @@ LoadMeasuredCosts(CatState *state)
 		 /* the fit time of the slowest run, where the trainer reported it */
 		 "       (array_agg(CASE WHEN jsonb_typeof(r.metrics -> 'train_seconds') = 'number'"
 		 "                       THEN (r.metrics ->> 'train_seconds')::float8 END"
-		 "                  ORDER BY r.seconds DESC))[1]"
+		 "                  ORDER BY r.seconds DESC))[1],"
+		 /* the passes that run made (the trainer's epochs), and the task's folds */
+		 "       (array_agg(CASE WHEN jsonb_typeof(r.metrics -> 'epochs') = 'number'"
+		 "                       THEN (r.metrics ->> 'epochs')::float8 END"
+		 "                  ORDER BY r.seconds DESC))[1],"
+		 "       max(greatest(coalesce(t.folds, 1), 1))::float8"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE r.status = 'succeeded' AND r.seconds > 0 AND t.n_rows > 0"
 		 /* the CPU's times: other device kinds scale them (src/devices.c) */
@@ -646,8 +653,10 @@ LoadMeasuredCosts(CatState *state)
 	state->cost_sizes = CallerAlloc(sizeof(double) * 3 * Max(rows, 1), false);
 	state->cost_task = CallerAlloc(sizeof(int64) * Max(rows, 1), false);
 	state->cost_train = CallerAlloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1), false);
+	state->cost_passes = CallerAlloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1), false);
+	state->cost_folds = CallerAlloc(sizeof(double) * Max(rows, 1), false);
 	for (int i = 0; i < rows * state->n_models; i++)
-		state->cost_runtime[i] = state->cost_train[i] = NAN;
+		state->cost_runtime[i] = state->cost_train[i] = state->cost_passes[i] = NAN;
 	rows = -1;
 	prev = -1;
 	for (int i = 0; i < n; i++)
@@ -663,13 +672,28 @@ LoadMeasuredCosts(CatState *state)
 			state->cost_sizes[3 * rows] = Max(GetFloat8(i, 2, 1), 1.0);
 			state->cost_sizes[3 * rows + 1] = Max(GetFloat8(i, 3, 1), 1.0);
 			state->cost_sizes[3 * rows + 2] = Max(GetFloat8(i, 4, 1), 1.0);
+			state->cost_folds[rows] = Max(GetFloat8(i, 9, 1), 1.0);
 		}
 		prev = task;
 		if (k < 0)
 			continue;
 		state->cost_runtime[rows * state->n_models + k] = sec;
 		state->cost_train[rows * state->n_models + k] = GetFloat8(i, 7, NAN);
+		state->cost_passes[rows * state->n_models + k] = GetFloat8(i, 8, NAN);
 	}
+}
+
+/* A loaded state's measured runs, as the cost model's input (in data). */
+const CostData *
+CatalogCostData(const CatState *state, CostData *data)
+{
+	data->mc = state->m_cost;
+	data->sizes = state->cost_sizes;
+	data->folds = state->cost_folds;
+	data->seconds = state->cost_runtime;
+	data->train = state->cost_train;
+	data->passes = state->cost_passes;
+	return data;
 }
 
 /* Next decision id, the effective policy and runs in flight per tenant. */

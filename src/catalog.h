@@ -45,10 +45,11 @@ typedef struct CatTask
 	char	   *name;
 	bool		regression;
 	bool		has_image;
-	double		n_rows;			/* rows, features and classes, for cost
-								 * estimates */
+	double		n_rows;			/* rows (x folds), features and classes,
+								 * for cost estimates */
 	double		n_features;
 	double		n_classes;		/* 1 for regression */
+	double		n_folds;		/* k-fold tasks' k, else 1 */
 	int			max_runs;		/* 0: unlimited */
 	int			tenant_cap;		/* tenant's max_parallel, 0: none */
 	int64		last_decision;	/* id of its latest decision, -1: none */
@@ -103,6 +104,9 @@ typedef struct CatState
 	double	   *cost_sizes;		/* m_cost x 3: rows, features, classes */
 	double	   *cost_train;		/* m_cost x n_models: the trainer's fit
 								 * seconds of the same runs, NaN = unknown */
+	double	   *cost_folds;		/* m_cost: each task's folds (1: none) */
+	double	   *cost_passes;	/* m_cost x n_models: the passes (epochs)
+								 * the same runs reported, NaN = unknown */
 	int64	   *cost_task;		/* m_cost task ids */
 	CostArm    *cost_arms;		/* n_models: what drives each one's cost
 								 * (easeml._cost_shape, src/costmodel.h) */
@@ -194,6 +198,7 @@ extern char *CatalogBootstrapUser(void);
  */
 extern void CatalogLoadState(CatState *state, bool full);
 extern int	CatalogModelIndex(const CatState *state, int32 model_id);
+extern const CostData *CatalogCostData(const CatState *state, CostData *data);
 /* The same with the runs of the scheduler's kept store (src/catalog_runs.c). */
 extern void CatalogLoadStateKept(CatState *state, bool full);
 /* CatalogLoadState as the bootstrap superuser, from a backend (sql_explain.c);

@@ -9,17 +9,22 @@
  *	  over its runs (0.8 x its shortest run if its trainer reports no fit
  *	  times); then o0 + o1 x cells by least squares over tasks,
  *	  o0 >= OVERHEAD_MIN and o1 >= 0 (one task: o1 keeps its reference).
- * 2. Rates, from the trainer's fit time of runs that trained at least
+ * 2. Passes of the families that stop when they converge (softmax, mlp):
+ *	  per group (as below) the mean log passes runs reported, with
+ *	  STOP_PRIOR pseudo-runs at the family's reference passes, and a model's
+ *	  offset with MODEL_PRIOR.  An estimate makes min(most passes, that).
+ * 3. Rates, from the trainer's fit time of runs that trained at least
  *	  WORK_MIN seconds (shorter fits are mostly fixed costs that the formula
  *	  does not describe; their wall time is the overhead's business; a
  *	  trainer that reports no fit time: wall time past the overhead):
- *	  y = ln(train) - ln(complexity) - ln(reference rate).  A family's
+ *	  y = ln(train) - ln(complexity) - ln(reference rate) - ln(the share
+ *	  of its most passes the run made, for early stoppers).  A family's
  *	  regression and classification tasks form two groups.  The machine
  *	  factor is the median over groups of their mean y (shrunk toward 0 as
  *	  if one more group had measured 0), a group's offset the mean of the
  *	  rest over its runs (FAMILY_PRIOR pseudo-runs), a model's the mean of
  *	  what is left (MODEL_PRIOR), over both kinds.
- * 3. The residual prior: covariance TASK_VAR for every pair of models,
+ * 4. The residual prior: covariance TASK_VAR for every pair of models,
  *	  plus FAMILY_VAR within a family, plus MODEL_VAR on the diagonal;
  *	  noise NOISE_VAR.  With one heavy run of a task, every other model's
  *	  estimate moves by TASK_VAR / (sum) of its log residual, those of its
@@ -41,6 +46,33 @@
 #include "costmodel.h"
 #include "gp.h"
 
+/*
+ * Early-stopping families: per-pass rates and passes made (family_refs),
+ * from one run of cost_calibrate.sh 600 (load average about 10).
+ */
+#define SOFTMAX_RATE	4.79e-08
+#define SOFTMAX_PASSES	28.5
+#define MLP_RATE		2.74e-10
+#define MLP_PASSES		146.5
+/*
+ * An mlp's element-wise work per hidden unit and row (bias, ReLU and its
+ * derivative: scalar loops, not GEMM), in multiply-adds of its products:
+ * the value that fits the calibration runs best (sd of ln(rate) 0.37,
+ * against 0.63 for products alone: wide inputs ran faster per product).
+ */
+#define MLP_UNIT		50
+/*
+ * knn's work: a distance and a place in the k nearest for each pair of a
+ * validation and a training row, whatever the features (the GEMM's d
+ * multiply-adds per pair cost less than the scalar selection), plus work
+ * per cell of the task's rows (the model is its training rows: stored in
+ * its artifact and scored through it), KNN_CELL pairs' worth: the value
+ * that fits the calibration runs of credit-g (1,000 x 20) and 600 rows of
+ * Fashion-MNIST (x 784), whose times per pair differed 15x.
+ */
+#define KNN_CELL		2.26
+#define KNN_RATE		7.4e-09
+
 /* Reference overhead before any run: 0.1 s plus 0.5 us per cell. */
 #define REF_O0			0.1
 #define REF_O1			0.5e-6
@@ -55,12 +87,16 @@
 #define FAMILY_VAR		0.25
 #define MODEL_VAR		0.09
 #define NOISE_VAR		0.04
+/* Pseudo-runs at the reference passes of an early-stopping family. */
+#define STOP_PRIOR		2.0
 
 typedef struct FamilyRef
 {
 	const char *name;
 	CostFormula formula;
 	double		rate;			/* seconds per unit of complexity */
+	double		max_passes;		/* early stopping: most passes at work 1 */
+	double		passes;			/* early stopping: passes made (0: none) */
 } FamilyRef;
 
 /*
@@ -68,21 +104,34 @@ typedef struct FamilyRef
  * geometric mean of two runs of scripts/bench/cost_calibrate.sh 600 on
  * data sets that are neither the demo's nor the cost benchmark's new task
  * (the runs differed by up to 2x on the loaded machine; gnb from a run
- * with 1500 rows: its fits on 600 are all too short to count).  The last
- * entry, for any other family, is softmax's: a custom trainer's work is
- * its cost_factor.
+ * with 1500 rows: its fits on 600 are all too short to count).  A custom
+ * trainer's work is its cost_factor.
+ *
+ * Families whose trainer stops when it converges (softmax: max |gradient|
+ * <= tol, at most max_iter L-BFGS iterations, default 100; mlp: no loss
+ * improvement for 10 epochs, at most its epochs rule) count every pass in
+ * their complexity; their rate is per pass made, and passes is the
+ * geometric mean of the passes the calibration runs made
+ * (cost_calibrate.sh, which divides each run's rate by the share of its
+ * passes it made).  linear_svm stops early too, but its dual coordinate
+ * descent shrinks the rows it visits as it converges: its fit time follows
+ * its passes loosely and by data set (digits: 106 to 1,000 passes, 0.12 to
+ * 0.15 s; segment: 141 to 1,000, 0.05 to 0.57 s), so its complexity is one
+ * pass's and its per-model rate absorbs them.  The last entry, for any
+ * other family, keeps the softmax rate of the first calibration (whole
+ * fits): a custom trainer reports no passes.
  */
 static const FamilyRef family_refs[] = {
-	{"softmax", COST_LINEAR, 4.17e-08},
-	{"linear_svm", COST_LINEAR, 2.58e-07},
-	{"gbt", COST_LINEAR, 5.16e-06},
-	{"ridge", COST_RIDGE, 3.26e-10},
-	{"knn", COST_KNN, 2.67e-10},
-	{"random_forest", COST_FOREST, 2.24e-06},
-	{"gnb", COST_NB, 6.82e-9},
-	{"mlp", COST_MLP, 7.4e-10},
-	{"cnn", COST_NET, 4.06e-09},
-	{NULL, COST_LINEAR, 4.17e-08}
+	{"softmax", COST_LINEAR, SOFTMAX_RATE, 100, SOFTMAX_PASSES},
+	{"linear_svm", COST_LINEAR, 2.58e-07, 0, 0},
+	{"gbt", COST_LINEAR, 5.16e-06, 0, 0},
+	{"ridge", COST_RIDGE, 3.26e-10, 0, 0},
+	{"knn", COST_KNN, KNN_RATE, 0, 0},
+	{"random_forest", COST_FOREST, 2.24e-06, 0, 0},
+	{"gnb", COST_NB, 6.82e-9, 0, 0},
+	{"mlp", COST_MLP, MLP_RATE, 0, MLP_PASSES},
+	{"cnn", COST_NET, 4.06e-09, 0, 0},
+	{NULL, COST_LINEAR, 4.17e-08, 0, 0}
 };
 
 static const FamilyRef *
@@ -115,56 +164,120 @@ CostFamilyKnown(const char *family)
 }
 
 double
-CostLogComplexity(const CostArm *a, double n, double d, double c)
+CostReferencePasses(const char *family, double *max_passes)
+{
+	if (max_passes)
+		*max_passes = RefOf(family)->max_passes;
+	return RefOf(family)->passes;
+}
+
+/* src/trainer/tr_mlp.c: about 2,000 steps of 200 rows, 10 to 200 epochs */
+static double
+MlpEpochs(double train_rows)
+{
+	double		epochs = ceil(2000 / ceil(train_rows / 200));
+
+	return epochs < 10 ? 10 : epochs > 200 ? 200 : epochs;
+}
+
+/*
+ * A fit's training rows: with folds, the other folds' rows; else 80%
+ * (the trainer's validation split of 20%).
+ */
+static double
+TrainRows(double rows, double folds)
+{
+	return folds > 1 ? rows * (folds - 1) / folds : 0.8 * rows;
+}
+
+double
+CostMaxPasses(const CostArm *a, double n, double folds)
+{
+	double		work = a->work > 0 ? a->work : 1;
+
+	if (!(a->ref_passes > 0))
+		return 0;
+	folds = folds > 1 ? folds : 1;
+	n = n > 1 ? n : 1;
+	if (a->formula == COST_MLP || !(a->max_passes > 0))
+		return MlpEpochs(TrainRows(n / folds, folds)) * work;
+	return a->max_passes * work;
+}
+
+/*
+ * The formulas are in the rows n of a one-split task (the reference rates
+ * are measured on such), whose fit trains on 0.8 n and scores 0.2 n.  A
+ * k-fold task fits k times on (k - 1) / k of its rows and scores the rest:
+ * each fit counts as a one-split task of n_fit = train / 0.8 rows, and
+ * knn's work is validation rows x training rows, 0.16 n^2 for one split.
+ */
+double
+CostLogComplexityK(const CostArm *a, double n, double d, double c, double folds)
 {
 	double		per_class,
+				rows,
+				fits,
+				train,
+				n_fit,
 				x;
 
 	n = n > 1 ? n : 1;
 	d = d > 1 ? d : 1;
 	c = c > 1 ? c : 1;
+	fits = folds > 1 ? folds : 1;
+	rows = n / fits;
+	train = TrainRows(rows, fits);
+	n_fit = train / 0.8;
 	per_class = (a->per_class && c > 2) ? c : 1;
 	switch (a->formula)
 	{
 		case COST_RIDGE:
-			x = n * d * (d + c);
+			x = n_fit * d * (d + c);
 			break;
 		case COST_KNN:
-			x = n * n * d;
+			/* pairs of validation and training rows, and the rows' cells */
+			x = (train * (rows - train) + KNN_CELL * rows * d) / 0.16;
 			break;
 		case COST_FOREST:
 			{
-				double		depth = log2(n + 1);
+				double		depth = log2(n_fit + 1);
 
 				if (a->inner >= 1 && a->inner < depth)
 					depth = a->inner;
-				x = n * depth * (a->width > 0 && a->width <= 1 ? a->width * d : sqrt(d));
+				x = n_fit * depth * (a->width > 0 && a->width <= 1 ? a->width * d : sqrt(d));
 				break;
 			}
 		case COST_NB:
-			x = n * d * c;
+			x = n_fit * d * c;
 			break;
 		case COST_NET:
-		case COST_MLP:
 			x = d * (a->width > 0 ? a->width : 1) + (a->inner > 0 ? a->inner : 0) +
 				(a->out > 0 ? a->out : 0) * c;
-			if (a->formula == COST_NET)
-				x *= n;
-			else
-			{
-				/* src/trainer/tr_mlp.c: 80% of the rows train, in batches of 200 */
-				double		train = 0.8 * n;
-				double		epochs = ceil(2000 / ceil(train / 200));
-
-				x *= train * (epochs < 10 ? 10 : epochs > 200 ? 200 : epochs);
-			}
+			x *= n_fit;
 			break;
+		case COST_MLP:
+			{
+				/* hidden units: the first and last layers (all of one or two) */
+				double		units = (a->width > 0 ? a->width : 1) +
+					(a->inner > 0 && a->out > 0 ? a->out : 0);
+
+				x = d * (a->width > 0 ? a->width : 1) + (a->inner > 0 ? a->inner : 0) +
+					(a->out > 0 ? a->out : 0) * c + MLP_UNIT * units;
+				x *= train * MlpEpochs(train);
+				break;
+			}
 		case COST_LINEAR:
 		default:
-			x = n * d;
+			x = n_fit * d;
 			break;
 	}
-	return log(x * per_class * (a->work > 0 ? a->work : 1));
+	return log(x * fits * per_class * (a->work > 0 ? a->work : 1));
+}
+
+double
+CostLogComplexity(const CostArm *a, double n, double d, double c)
+{
+	return CostLogComplexityK(a, n, d, c, 1);
 }
 
 static int
@@ -248,17 +361,40 @@ FitOverhead(CostModel *m, const double *sizes, const double *seconds,
 	}
 }
 
+/* Folds of measured task i. */
+#define FOLDS(data, i) ((data)->folds && (data)->folds[i] > 1 ? (data)->folds[i] : 1)
+
 /*
- * y of run (i, k) for the rates: ln(train) - ln(complexity x reference
- * rate); 0 when the run does not teach the rates (see header).
+ * log of the share of its most passes that run (i, k) made: what it
+ * reported, else what the model expects; 0 for a family that does not
+ * stop early.
  */
-static int
-RateY(const CostModel *m, const double *sizes, const double *seconds,
-	  const double *train, int i, int k, double *y)
+static double
+LogPassShare(const CostModel *m, const CostData *data, int i, int k)
 {
 	const CostArm *a = &m->arms[k];
-	double		s = seconds[(size_t) i * m->K + k];
-	double		t = train ? train[(size_t) i * m->K + k] : NAN;
+	double		most = CostMaxPasses(a, data->sizes[3 * i], FOLDS(data, i));
+	double		p = data->passes ? data->passes[(size_t) i * m->K + k] : NAN;
+
+	if (!(most > 0))
+		return 0;
+	if (!(p >= 1 && isfinite(p)))
+		p = exp(m->log_stop[(data->sizes[3 * i + 2] <= 1 ? m->K : 0) + k]);
+	return p < most ? log(p / most) : 0;
+}
+
+/*
+ * y of run (i, k) for the rates: ln(train) - ln(complexity x reference
+ * rate x the share of its passes it made); 0 when the run does not teach
+ * the rates (see header).
+ */
+static int
+RateY(const CostModel *m, const CostData *data, int i, int k, double *y)
+{
+	const CostArm *a = &m->arms[k];
+	const double *sizes = data->sizes;
+	double		s = data->seconds[(size_t) i * m->K + k];
+	double		t = data->train ? data->train[(size_t) i * m->K + k] : NAN;
 
 	/* a trainer that did not report its fit time: the wall time past the overhead */
 	if (isnan(t))
@@ -269,8 +405,9 @@ RateY(const CostModel *m, const double *sizes, const double *seconds,
 	}
 	if (!(s > 0) || !(t >= WORK_MIN) || !(t <= s) || !isfinite(s))
 		return 0;
-	*y = log(t) - CostLogComplexity(a, sizes[3 * i], sizes[3 * i + 1], sizes[3 * i + 2]) -
-		log(a->ref_rate);
+	*y = log(t) - CostLogComplexityK(a, sizes[3 * i], sizes[3 * i + 1], sizes[3 * i + 2],
+									 FOLDS(data, i)) -
+		log(a->ref_rate) - LogPassShare(m, data, i, k);
 	return 1;
 }
 
@@ -282,11 +419,73 @@ RateY(const CostModel *m, const double *sizes, const double *seconds,
  */
 #define GROUP(m, k, sizes, i) (2 * (m)->arms[k].family + ((sizes)[3 * (i) + 2] <= 1 ? 1 : 0))
 
-/* Step 2: the machine factor, family and model offsets (see header). */
-static void
-FitRates(CostModel *m, const double *sizes, const double *seconds,
-		 const double *train, int mc, int n_grp, double *buf)
+/* log of the passes run (i, k) made, at most its most; 0 if unknown. */
+static int
+StopZ(const CostModel *m, const CostData *data, int i, int k, double *z)
 {
+	double		most = CostMaxPasses(&m->arms[k], data->sizes[3 * i], FOLDS(data, i));
+	double		p = data->passes ? data->passes[(size_t) i * m->K + k] : NAN;
+
+	if (!(most > 0) || !(p >= 1) || !isfinite(p) || !(data->seconds[(size_t) i * m->K + k] > 0))
+		return 0;
+	*z = log(p < most ? p : most);
+	return 1;
+}
+
+/*
+ * Step 2: the passes of early-stopping arms (log_stop, see header), per
+ * group as the rates are: the mean log passes of the group's runs with
+ * STOP_PRIOR pseudo-runs at the family's reference passes, then a model's
+ * offset from the mean of what is left with MODEL_PRIOR.  A run that made
+ * its most passes counts them (it might have gone on: a low bound).
+ */
+static int
+FitStops(CostModel *m, const CostData *data, int n_grp)
+{
+	int			K = m->K;
+	double	   *grp = calloc(3 * (size_t) n_grp + 2 * (size_t) K, sizeof(double));
+	double	   *grp_n = grp + n_grp,
+			   *prior = grp + 2 * n_grp,
+			   *arm_sum = grp + 3 * n_grp,
+			   *arm_n = arm_sum + K;
+	double		z;
+
+	if (grp == NULL)
+		return -1;
+	for (int k = 0; k < K; k++)
+		if (m->arms[k].ref_passes > 0)
+			prior[2 * m->arms[k].family] = prior[2 * m->arms[k].family + 1] =
+				log(m->arms[k].ref_passes);
+	for (int i = 0; i < data->mc; i++)
+		for (int k = 0; k < K; k++)
+			if (StopZ(m, data, i, k, &z))
+			{
+				grp[GROUP(m, k, data->sizes, i)] += z;
+				grp_n[GROUP(m, k, data->sizes, i)] += 1;
+			}
+	for (int g = 0; g < n_grp; g++)
+		grp[g] = (grp[g] + STOP_PRIOR * prior[g]) / (grp_n[g] + STOP_PRIOR);
+	for (int i = 0; i < data->mc; i++)
+		for (int k = 0; k < K; k++)
+			if (StopZ(m, data, i, k, &z))
+			{
+				arm_sum[k] += z - grp[GROUP(m, k, data->sizes, i)];
+				arm_n[k] += 1;
+			}
+	for (int r = 0; r < 2; r++)
+		for (int k = 0; k < K; k++)
+			m->log_stop[r * K + k] = m->arms[k].ref_passes > 0 ?
+				grp[2 * m->arms[k].family + r] + arm_sum[k] / (arm_n[k] + MODEL_PRIOR) : NAN;
+	free(grp);
+	return 0;
+}
+
+/* Step 3: the machine factor, family and model offsets (see header). */
+static void
+FitRates(CostModel *m, const CostData *data, int n_grp, double *buf)
+{
+	const double *sizes = data->sizes;
+	int			mc = data->mc;
 	int			K = m->K;
 	/* arm_off and arm_n (2 K >= n_grp) first hold the groups' means */
 	double	   *grp_off = buf,
@@ -301,7 +500,7 @@ FitRates(CostModel *m, const double *sizes, const double *seconds,
 	/* the machine factor: the median of the groups' mean y */
 	for (int i = 0; i < mc; i++)
 		for (int k = 0; k < K; k++)
-			if (RateY(m, sizes, seconds, train, i, k, &y))
+			if (RateY(m, data, i, k, &y))
 			{
 				grp_off[GROUP(m, k, sizes, i)] += y;
 				grp_n[GROUP(m, k, sizes, i)] += 1;
@@ -315,7 +514,7 @@ FitRates(CostModel *m, const double *sizes, const double *seconds,
 	memset(buf, 0, sizeof(double) * (2 * n_grp + 2 * K));
 	for (int i = 0; i < mc; i++)
 		for (int k = 0; k < K; k++)
-			if (RateY(m, sizes, seconds, train, i, k, &y))
+			if (RateY(m, data, i, k, &y))
 			{
 				grp_off[GROUP(m, k, sizes, i)] += y - m->machine;
 				grp_n[GROUP(m, k, sizes, i)] += 1;
@@ -324,7 +523,7 @@ FitRates(CostModel *m, const double *sizes, const double *seconds,
 		grp_off[g] /= grp_n[g] + FAMILY_PRIOR;
 	for (int i = 0; i < mc; i++)
 		for (int k = 0; k < K; k++)
-			if (RateY(m, sizes, seconds, train, i, k, &y))
+			if (RateY(m, data, i, k, &y))
 			{
 				arm_off[k] += y - m->machine - grp_off[GROUP(m, k, sizes, i)];
 				arm_n[k] += 1;
@@ -335,7 +534,7 @@ FitRates(CostModel *m, const double *sizes, const double *seconds,
 				grp_off[2 * m->arms[k].family + r] + arm_off[k] / (arm_n[k] + MODEL_PRIOR);
 }
 
-/* Step 3: the residual prior over the K models. */
+/* Step 4: the residual prior over the K models. */
 static int
 FitResidualPrior(CostModel *m)
 {
@@ -361,41 +560,53 @@ FitResidualPrior(CostModel *m)
 }
 
 int
-CostModelFit(CostModel *m, const CostArm *arms, int K, const double *sizes,
-			 const double *seconds, const double *train, int mc)
+CostModelFitData(CostModel *m, const CostArm *arms, int K, const CostData *data)
 {
-	int			n_fam = 0;
+	static const CostData none;
+	int			n_fam = 0,
+				mc;
 	double	   *buf;
 	size_t		nbuf;
 
 	memset(m, 0, sizeof(*m));
-	if (K <= 0 || arms == NULL || mc < 0 || (mc > 0 && (sizes == NULL || seconds == NULL)))
+	data = data ? data : &none;
+	mc = data->mc;
+	if (K <= 0 || arms == NULL || mc < 0 ||
+		(mc > 0 && (data->sizes == NULL || data->seconds == NULL)))
 		return -1;
 	for (int k = 0; k < K; k++)
 	{
 		if (arms[k].family < 0 || !(arms[k].ref_rate > 0) || arms[k].formula < 0 ||
-			arms[k].formula >= COST_FORMULAS)
+			arms[k].formula >= COST_FORMULAS || arms[k].ref_passes < 0)
 			return -1;
 		if (arms[k].family + 1 > n_fam)
 			n_fam = arms[k].family + 1;
 	}
 	for (int i = 0; i < mc; i++)
-		if (!(sizes[3 * i] > 0) || !(sizes[3 * i + 1] > 0) || !(sizes[3 * i + 2] > 0))
+		if (!(data->sizes[3 * i] > 0) || !(data->sizes[3 * i + 1] > 0) ||
+			!(data->sizes[3 * i + 2] > 0))
 			return -1;
 	m->K = K;
 	m->arms = malloc(sizeof(CostArm) * K);
 	m->log_rate = malloc(sizeof(double) * 2 * K);
+	m->log_stop = malloc(sizeof(double) * 2 * K);
 	nbuf = 4 * (size_t) n_fam + 2 * (size_t) K + 2 * (size_t) mc + (size_t) K + 1;
 	buf = malloc(sizeof(double) * nbuf);
-	if (m->arms == NULL || m->log_rate == NULL || buf == NULL)
+	if (m->arms == NULL || m->log_rate == NULL || m->log_stop == NULL || buf == NULL)
 	{
 		free(buf);
 		CostModelFree(m);
 		return -1;
 	}
 	memcpy(m->arms, arms, sizeof(CostArm) * K);
-	FitOverhead(m, sizes, seconds, train, mc, buf);
-	FitRates(m, sizes, seconds, train, mc, 2 * n_fam, buf);
+	FitOverhead(m, data->sizes, data->seconds, data->train, mc, buf);
+	if (FitStops(m, data, 2 * n_fam) < 0)
+	{
+		free(buf);
+		CostModelFree(m);
+		return -1;
+	}
+	FitRates(m, data, 2 * n_fam, buf);
 	free(buf);
 	if (FitResidualPrior(m) < 0)
 	{
@@ -405,11 +616,21 @@ CostModelFit(CostModel *m, const CostArm *arms, int K, const double *sizes,
 	return 0;
 }
 
+int
+CostModelFit(CostModel *m, const CostArm *arms, int K, const double *sizes,
+			 const double *seconds, const double *train, int mc)
+{
+	CostData	data = {mc, sizes, NULL, seconds, train, NULL};
+
+	return CostModelFitData(m, arms, K, &data);
+}
+
 void
 CostModelFree(CostModel *m)
 {
 	free(m->arms);
 	free(m->log_rate);
+	free(m->log_stop);
 	GpPriorFree(&m->resid);
 	memset(m, 0, sizeof(*m));
 }
@@ -421,11 +642,20 @@ CostOverhead(const CostModel *m, double n, double d)
 }
 
 void
-CostLogBase(const CostModel *m, double n, double d, double c, double *log_base)
+CostLogBase(const CostModel *m, double n, double d, double c, double folds,
+			double *log_base)
 {
 	for (int k = 0; k < m->K; k++)
+	{
+		double		most = CostMaxPasses(&m->arms[k], n, folds);
+		double		stop = m->log_stop[(c <= 1 ? m->K : 0) + k];
+
 		log_base[k] = m->log_rate[(c <= 1 ? m->K : 0) + k] +
-			CostLogComplexity(&m->arms[k], n, d, c);
+			CostLogComplexityK(&m->arms[k], n, d, c, folds);
+		/* an early-stopping arm: the share of its passes it will make */
+		if (most > 0 && stop < log(most))
+			log_base[k] += stop - log(most);
+	}
 }
 
 double
@@ -452,15 +682,19 @@ CostResidual(double seconds, double overhead, double log_base)
 
 	if (!(seconds > 0) || !isfinite(seconds))
 		return NAN;
-	/* neither the measured nor the expected work is more than noise */
-	if (work < 0.5 * overhead && exp(log_base) < 0.5 * overhead)
+	/*
+	 * expected work under half the overhead: a run's overhead varies by
+	 * about half of it from run to run (under load), so its measured work
+	 * says something only past one overhead
+	 */
+	if (exp(log_base) < 0.5 * overhead && work < overhead)
 		return NAN;
 	/* a run far shorter than expected: its work is below a quarter overhead */
 	return log(work > 0.25 * overhead ? work : 0.25 * overhead) - log_base;
 }
 
 int
-CostTaskEstimate(const CostModel *m, double n, double d, double c,
+CostTaskEstimate(const CostModel *m, double n, double d, double c, double folds,
 				 const double *seconds, double *log_base, double *overhead,
 				 double *cost)
 {
@@ -471,7 +705,7 @@ CostTaskEstimate(const CostModel *m, double n, double d, double c,
 
 	if (base == NULL)
 		return -1;
-	CostLogBase(m, n, d, c, base);
+	CostLogBase(m, n, d, c, folds, base);
 	o = CostTaskOverhead(m, n, d, base, seconds);
 	if (GpStateInit(&g, &m->resid, 8) == GP_OK)
 	{

@@ -12,7 +12,9 @@
  * o0 is process start, scoring and writing the result; o1 x cells (rows x
  * features) is reading and preparing the data.  complexity is a formula
  * per family in rows n, features d and classes c (CostLogComplexity) times
- * the model's work from its parameters (rounds, trees, epochs, widths).
+ * the model's work from its parameters (rounds, trees, epochs, widths);
+ * for a trainer that stops when it converges, times the share of its
+ * passes it is expected to make (learned from the passes runs reported).
  * rate starts at a reference rate per family, is scaled by one machine
  * factor learned from every measured run, then refined per family and per
  * model, each level shrunk toward the one above by a pseudo-count.  A
@@ -39,16 +41,18 @@ typedef enum CostFormula
 {
 	COST_LINEAR = 0,			/* n d C: linear models, boosting, custom */
 	COST_RIDGE,					/* n d (d + c): normal equations */
-	COST_KNN,					/* n^2 d: validation rows x training rows */
+	COST_KNN,					/* (validation x training rows + 2.26 n d)
+								 * / 0.16: n^2 on one split, plus cells */
 	COST_FOREST,				/* n depth sqrt(d): trees on sqrt(d)
 								 * candidate features per split, depth
 								 * log2 n or the limit */
 	COST_NB,					/* n d c: per-class means and variances */
 	COST_NET,					/* n (d width + inner + out c): layer
 								 * products per row and epoch (cnn) */
-	COST_MLP,					/* the same per row, times the trainer's
-								 * default epochs: about 2,000 steps of
-								 * 200 rows, 10 to 200 epochs */
+	COST_MLP,					/* the same per row plus 50 per hidden
+								 * unit (element-wise work), times the
+								 * trainer's default epochs: about 2,000
+								 * steps of 200 rows, 10 to 200 epochs */
 	COST_FORMULAS
 } CostFormula;
 
@@ -69,7 +73,33 @@ typedef struct CostArm
 	int			per_class;		/* one model per class when c > 2 */
 	double		ref_rate;		/* reference seconds per unit of
 								 * complexity (CostReferenceRate) */
+	double		max_passes;		/* early-stopping families: the trainer's
+								 * most passes per fit at work 1 (0: the
+								 * mlp's epochs rule) */
+	double		ref_passes;		/* the passes it makes before it converges
+								 * on the reference data (CostReference-
+								 * Passes); 0: it does not stop early.
+								 * Complexity counts every pass; the model
+								 * learns the passes runs make */
 } CostArm;
+
+/*
+ * A fit's input: measured runs of mc tasks.  rows are the rows fitted over
+ * all folds (rows x folds); passes are what the trainer reported as its
+ * epochs (the passes or iterations of the first fold's fit).
+ */
+typedef struct CostData
+{
+	int			mc;
+	const double *sizes;		/* mc x 3: rows x folds, features, classes */
+	const double *folds;		/* mc: folds (1: one validation split), or
+								 * NULL: 1 each */
+	const double *seconds;		/* mc x K: wall time, NaN = not measured */
+	const double *train;		/* mc x K: the trainer's fit seconds of the
+								 * same run, NaN = unknown; or NULL */
+	const double *passes;		/* mc x K: the passes the same run made,
+								 * NaN = unknown; or NULL */
+} CostData;
 
 typedef struct CostModel
 {
@@ -82,6 +112,9 @@ typedef struct CostModel
 	double		o1;				/* seconds per cell of the task's data */
 	double		machine;		/* log factor of this machine's rates over
 								 * the reference ones */
+	double	   *log_stop;		/* K: log of the passes an early-stopping
+								 * arm makes before it converges (NaN for
+								 * the others) */
 	int			n_work;			/* runs the rates learned from */
 	int			n_tasks;		/* tasks the overhead learned from */
 	GpPrior		resid;			/* prior of a task's log residuals */
@@ -91,9 +124,20 @@ typedef struct CostModel
 extern CostFormula CostFormulaOf(const char *family);
 extern double CostReferenceRate(const char *family);
 extern int	CostFamilyKnown(const char *family);
+extern double CostReferencePasses(const char *family, double *max_passes);
 
-/* log complexity of one arm on a task of n rows, d features, c classes. */
+/*
+ * log complexity of one arm on a task of n rows fitted (rows x folds), d
+ * features, c classes, with every pass the trainer may make: one fit of a
+ * validation split of 20%, or one per fold, each on the other folds' rows
+ * (folds > 1).  CostLogComplexity is the one-split case.
+ */
+extern double CostLogComplexityK(const CostArm *arm, double n, double d, double c,
+								 double folds);
 extern double CostLogComplexity(const CostArm *arm, double n, double d, double c);
+
+/* The most passes an early-stopping arm makes per fit (0 for the others). */
+extern double CostMaxPasses(const CostArm *arm, double n, double folds);
 
 /*
  * Fit from mc measured tasks: sizes mc x 3 (rows, features, classes),
@@ -104,14 +148,20 @@ extern double CostLogComplexity(const CostArm *arm, double n, double d, double c
 extern int	CostModelFit(CostModel *m, const CostArm *arms, int K,
 						 const double *sizes, const double *seconds,
 						 const double *train, int mc);
+/* The same with folds and passes (CostData). */
+extern int	CostModelFitData(CostModel *m, const CostArm *arms, int K,
+							 const CostData *data);
 extern void CostModelFree(CostModel *m);
 
 /* The fixed part of a run on a task of n rows and d features. */
 extern double CostOverhead(const CostModel *m, double n, double d);
 
-/* log(rate x complexity) of every arm on one task (K values). */
+/*
+ * log(rate x complexity x the share of its passes it is expected to make)
+ * of every arm on one task (K values).
+ */
 extern void CostLogBase(const CostModel *m, double n, double d, double c,
-						double *log_base);
+						double folds, double *log_base);
 
 /*
  * A task's fixed part from its own runs: runs whose predicted work is
@@ -124,10 +174,10 @@ extern double CostTaskOverhead(const CostModel *m, double n, double d,
 
 /*
  * The log residual of a measured run for the task's posterior, or NaN
- * when the run says little about its work: both its measured work
- * (seconds - overhead) and the work expected (exp(log_base)) are under
- * half the overhead.  Measured work is floored at a quarter of the
- * overhead (timing noise).
+ * when the run says little about its work: the work expected
+ * (exp(log_base)) is under half the overhead and its measured work
+ * (seconds - overhead) under one overhead (the overhead's own noise).
+ * Measured work is floored at a quarter of the overhead (timing noise).
  */
 extern double CostResidual(double seconds, double overhead, double log_base);
 
@@ -139,7 +189,7 @@ extern double CostResidual(double seconds, double overhead, double log_base);
  * memory (cost then has the size part only).
  */
 extern int	CostTaskEstimate(const CostModel *m, double n, double d, double c,
-							 const double *seconds, double *log_base,
+							 double folds, const double *seconds, double *log_base,
 							 double *overhead, double *cost);
 
 #endif							/* EASEML_COSTMODEL_H */

@@ -421,7 +421,7 @@ InitFamilyCosts(DecisionWorld *w, DecisionTask *t)
 {
 	GpStateFree(&t->cgp);
 	t->have_cgp = 0;
-	if (CostTaskEstimate(w->family_cost, t->rows, t->features, t->classes,
+	if (CostTaskEstimate(w->family_cost, t->rows, t->features, t->classes, t->folds,
 						 t->seconds, t->log_base, &t->overhead, t->cost) < 0)
 		w->gp_failed++;
 	MarkDirty(w, t, DIRTY_VIEW);
@@ -656,6 +656,7 @@ DecisionAddTask(DecisionWorld *w, const DecisionTaskSpec *s)
 	t->rows = s->rows > 0 ? s->rows : 1;
 	t->features = s->features > 0 ? s->features : 1;
 	t->classes = s->classes > 0 ? s->classes : 1;
+	t->folds = s->folds > 1 ? s->folds : 1;
 	t->max_runs = s->max_runs;
 	for (int k = 0; k < K; k++)
 	{

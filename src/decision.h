@@ -53,9 +53,11 @@ typedef struct DecisionTaskSpec
 	int			tenant;			/* index from DecisionAddTenant */
 	int			kind;			/* DECISION_CLASSIFICATION, _REGRESSION */
 	int			has_image;		/* image models may run */
-	double		rows;			/* size, for the cost model (> 0) */
+	double		rows;			/* size, for the cost model (> 0): rows
+								 * fitted, x folds */
 	double		features;
 	double		classes;		/* 1 for regression */
+	double		folds;			/* k-fold tasks' k; <= 1: one split */
 	int			max_runs;		/* 0: unlimited */
 	const unsigned char *eligible;	/* K flags, or NULL: by kind and image */
 	const double *fallback_cost;	/* K seconds used where the cost model
@@ -70,6 +72,7 @@ typedef struct DecisionTask
 	double		rows;
 	double		features;
 	double		classes;
+	double		folds;
 	int			max_runs;
 	int			n_runs;			/* runs counted against max_runs */
 	int			blocked;		/* the caller keeps it out (see

@@ -56,6 +56,7 @@ static int	n_share_over = 0;
 /* the cost model until the first refit cycle installs one */
 static CostModel boot_cost;
 static bool have_boot_cost = false;
+static CostData boot_data;
 
 /*
  * When a full load last offered the refit its input: a cycle whose input
@@ -234,6 +235,7 @@ AddTask(const CatTask *t, int tenant)
 	spec.rows = t->n_rows;
 	spec.features = t->n_features;
 	spec.classes = t->n_classes;
+	spec.folds = t->n_folds;
 	spec.max_runs = t->max_runs;
 	spec.eligible = t->eligible;
 	spec.fallback_cost = t->cost;
@@ -329,8 +331,8 @@ LiveWorldSync(CatState *state, const LiveSettings *settings)
 	ok = ApplySettings(settings);
 	/* before the first refit cycle: the cost model fitted at once */
 	if (!have_boot_cost && !(refit.have_live && refit.live.have_fcost) &&
-		CostModelFit(&boot_cost, state->cost_arms, state->n_models, state->cost_sizes,
-					 state->cost_runtime, state->cost_train, state->m_cost) == 0)
+		CostModelFitData(&boot_cost, state->cost_arms, state->n_models,
+						 CatalogCostData(state, &boot_data)) == 0)
 	{
 		have_boot_cost = true;
 		(void) DecisionSetFamilyCost(&world, &boot_cost);
@@ -453,6 +455,8 @@ LiveWorldRefitStart(CatState *state)
 	in.devices = world.slots;
 	in.arms = state->cost_arms;
 	in.train = state->cost_train;
+	in.folds = state->cost_folds;
+	in.passes = state->cost_passes;
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
 	last_offered = now;
 	return RefitMaybeStart(&refit, &in, now) != 0;

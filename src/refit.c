@@ -65,6 +65,9 @@ SnapFree(RefitState *r)
 	r->snap_cost_task = NULL;
 	free(r->snap_arms);
 	free(r->snap_train);
+	free(r->snap_folds);
+	free(r->snap_passes);
+	r->snap_folds = r->snap_passes = NULL;
 	r->snap_per_class = NULL;
 	r->snap_arms = NULL;
 	r->snap_train = NULL;
@@ -121,6 +124,10 @@ RefitSignature(const RefitInput *in)
 		h = HashWords(h, in->arms, sizeof(CostArm) * (size_t) in->K);
 	if (in->train)
 		h = HashWords(h, in->train, sizeof(double) * (size_t) in->mc * in->K);
+	if (in->folds)
+		h = HashWords(h, in->folds, sizeof(double) * (size_t) in->mc);
+	if (in->passes)
+		h = HashWords(h, in->passes, sizeof(double) * (size_t) in->mc * in->K);
 	return h;
 }
 
@@ -167,6 +174,8 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap_cost_task = Dup(in->cost_task, sizeof(int64_t) * in->mc, &ok);
 	r->snap_arms = Dup(in->arms, sizeof(CostArm) * K, &ok);
 	r->snap_train = Dup(in->train, sizeof(double) * in->mc * K, &ok);
+	r->snap_folds = Dup(in->folds, sizeof(double) * in->mc, &ok);
+	r->snap_passes = Dup(in->passes, sizeof(double) * in->mc * K, &ok);
 	if (!ok)
 	{
 		SnapFree(r);
@@ -181,6 +190,8 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap.cost_task = r->snap_cost_task;
 	r->snap.arms = r->snap_arms;
 	r->snap.train = r->snap_train;
+	r->snap.folds = r->snap_folds;
+	r->snap.passes = r->snap_passes;
 	SetFree(&r->next);
 	r->next.own = calloc(in->m > 0 ? in->m : 1, sizeof(RefitOwn));
 	if (r->next.own == NULL)
@@ -264,9 +275,10 @@ FitCost(RefitState *r)
 
 	if (s->arms != NULL)
 	{
+		CostData	data = {s->mc, s->sizes, s->folds, s->runtime, s->train, s->passes};
+
 		/* the family cost model: from nothing measured up (costmodel.h) */
-		if (CostModelFit(&r->next.fcost, s->arms, r->K, s->sizes, s->runtime,
-						 s->train, s->mc) < 0)
+		if (CostModelFitData(&r->next.fcost, s->arms, r->K, &data) < 0)
 			r->failures++;
 		else
 			r->next.have_fcost = 1;

@@ -60,6 +60,9 @@ typedef struct RefitInput
 	const CostArm *arms;		/* K: what drives each model's cost */
 	const double *train;		/* mc x K: the trainer's fit seconds of the
 								 * same runs, NaN = unknown (or NULL) */
+	const double *folds;		/* mc: each runtime row's folds (or NULL) */
+	const double *passes;		/* mc x K: the passes the same runs made,
+								 * NaN = unknown (or NULL) */
 } RefitInput;
 
 typedef struct RefitOwn
@@ -103,6 +106,8 @@ typedef struct RefitState
 	int64_t    *snap_cost_task;
 	CostArm    *snap_arms;
 	double	   *snap_train;
+	double	   *snap_folds;
+	double	   *snap_passes;
 	int			step;			/* next step of the cycle */
 	RefitSet	next;			/* what the cycle has fitted so far */
 	RefitSet	live;			/* what the world uses now */

@@ -40,7 +40,8 @@
 	"       m.id," \
 	"       (SELECT max(r.seconds) FROM easeml.runs r" \
 	"         WHERE r.task_id = t.id AND r.model_id = m.id AND r.status = 'succeeded'" \
-	"           AND r.seconds > 0 AND coalesce(r.device_kind, 'cpu') = 'cpu')" \
+	"           AND r.seconds > 0 AND coalesce(r.device_kind, 'cpu') = 'cpu')," \
+	"       greatest(coalesce(t.folds, 1), 1)::float8" \
 	"  FROM easeml.tasks t JOIN easeml.models m ON m.enabled AND t.kind = ANY (m.kinds)" \
 	" ORDER BY t.id, m.id"
 
@@ -77,7 +78,8 @@ EmitTask(ReturnSetInfo *rsinfo, const CostModel *model, const CatState *state,
 			seconds[arm[i - from]] = Float8Col(SPI_tuptable->vals[i], desc, 6);
 	}
 	(void) CostTaskEstimate(model, Float8Col(first, desc, 2), Float8Col(first, desc, 3),
-							Float8Col(first, desc, 4), seconds, NULL, NULL, est);
+							Float8Col(first, desc, 4), Float8Col(first, desc, 7), seconds, NULL, NULL,
+							est);
 	for (uint64 i = from; i < to; i++)
 	{
 		Datum		values[4];
@@ -103,6 +105,7 @@ easeml_cost_estimates(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	CatState	state;
 	CostModel	model;
+	CostData	data;
 	double	   *seconds,
 			   *est;
 	uint64		from = 0;
@@ -111,8 +114,8 @@ easeml_cost_estimates(PG_FUNCTION_ARGS)
 	CatalogLoadAsScheduler(&state, NULL);
 	if (state.n_models == 0)
 		return (Datum) 0;
-	if (CostModelFit(&model, state.cost_arms, state.n_models, state.cost_sizes,
-					 state.cost_runtime, state.cost_train, state.m_cost) < 0)
+	if (CostModelFitData(&model, state.cost_arms, state.n_models,
+						 CatalogCostData(&state, &data)) < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("could not fit the cost model")));

@@ -1718,13 +1718,13 @@ TestDecisionPerClassCost(void)
  */
 #define FC_K 6
 static const CostArm fc_arms[FC_K] = {
-	/* formula, family, work, width, inner, out, per_class, ref_rate */
-	{COST_LINEAR, 0, 1, 0, 0, 0, 1, 1e-7},	/* softmax-like */
-	{COST_LINEAR, 0, 3, 0, 0, 0, 1, 1e-7},	/* the same, 3x the iterations */
-	{COST_KNN, 2, 1, 0, 0, 0, 0, 1e-9},
-	{COST_KNN, 2, 1, 0, 0, 0, 0, 1e-9},
-	{COST_FOREST, 4, 2, 0, 0, 0, 0, 1e-7},
-	{COST_NET, 5, 1, 64, 2048, 32, 0, 1e-9},
+	/* formula, family, work, width, inner, out, per_class, ref_rate, max_passes, ref_passes */
+	{COST_LINEAR, 0, 1, 0, 0, 0, 1, 1e-7, 0, 0},	/* softmax-like */
+	{COST_LINEAR, 0, 3, 0, 0, 0, 1, 1e-7, 0, 0},	/* the same, 3x the iterations */
+	{COST_KNN, 2, 1, 0, 0, 0, 0, 1e-7, 0, 0},
+	{COST_KNN, 2, 1, 0, 0, 0, 0, 1e-7, 0, 0},
+	{COST_FOREST, 4, 2, 0, 0, 0, 0, 1e-7, 0, 0},
+	{COST_NET, 5, 1, 64, 2048, 32, 0, 1e-9, 0, 0},
 };
 
 /* True seconds of arm k: machine x3, knn family x0.5, arm 1 x2 its work. */
@@ -1752,8 +1752,10 @@ TestFamilyCostModel(void)
 	CostArm		bad[FC_K];
 
 	/* complexity formulas: how each grows */
-	CHECK_NEAR(CostLogComplexity(&fc_arms[2], 2000, 10, 2) - CostLogComplexity(&fc_arms[2], 1000, 10, 2),
-			   log(4.0), 1e-12, "knn: twice the rows, 4x the work");
+	CHECK_NEAR(CostLogComplexity(&fc_arms[2], 1000, 10, 2), log((200.0 * 800 + 2.26 * 1000 * 10) / 0.16),
+			   1e-12, "knn: validation x training rows, plus 2.26 per cell");
+	CHECK_NEAR(CostLogComplexity(&fc_arms[2], 1e6, 10, 2) - CostLogComplexity(&fc_arms[2], 5e5, 10, 2),
+			   log(4.0), 1e-3, "knn: twice the rows of a large task, about 4x the work");
 	CHECK_NEAR(CostLogComplexity(&fc_arms[0], 1000, 10, 10) - CostLogComplexity(&fc_arms[0], 1000, 10, 2),
 			   log(10.0), 1e-12, "per-class family: 10 classes, 10x a binary task");
 	CHECK_NEAR(CostLogComplexity(&fc_arms[2], 1000, 10, 10) - CostLogComplexity(&fc_arms[2], 1000, 10, 2),
@@ -1763,9 +1765,9 @@ TestFamilyCostModel(void)
 	CHECK_NEAR(CostLogComplexity(&fc_arms[5], 100, 10, 3),
 			   log(100.0 * (10 * 64 + 2048 + 32 * 3)), 1e-12, "net: layer products per row");
 	{
-		/* mlp: 2,000 steps of 200 rows, 10 to 200 epochs (tr_mlp.c) */
-		CostArm		mlp = {COST_MLP, 0, 1, 64, 0, 10, 0, 1e-9};
-		double		per_row = 100 * 64 + 10 * 3;
+		/* mlp: 2,000 steps of 200 rows, 10 to 200 epochs (tr_mlp.c); 50 per unit */
+		CostArm		mlp = {COST_MLP, 0, 1, 64, 0, 10, 0, 1e-9, 0, 0};
+		double		per_row = 100 * 64 + 10 * 3 + 50 * 64;
 
 		CHECK_NEAR(CostLogComplexity(&mlp, 1000, 100, 3), log(800 * 200 * per_row), 1e-9,
 				   "mlp on 1,000 rows: 200 epochs");
@@ -1784,8 +1786,9 @@ TestFamilyCostModel(void)
 	CHECK_NEAR(CostOverhead(&m, 1000, 100), 0.1 + 0.5e-6 * 1e5, 1e-12, "reference overhead");
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(&m, 1000, 100, 2, seconds, NULL, &o, est);
-	CHECK_NEAR(est[2], o + 1e-9 * 1000.0 * 1000 * 100, 1e-9, "reference estimate of a knn");
+	CostTaskEstimate(&m, 1000, 100, 2, 1, seconds, NULL, &o, est);
+	CHECK_NEAR(est[2], o + 1e-7 * (200.0 * 800 + 2.26 * 1000 * 100) / 0.16, 1e-9,
+			   "reference estimate of a knn");
 	CostModelFree(&m);
 
 	/* measured: 12 tasks of different sizes, 0.2 s + 1 us per cell fixed */
@@ -1821,7 +1824,7 @@ TestFamilyCostModel(void)
 		CostModelFree(&nofit);
 	}
 	/* a new size: every measured arm within 15%, the unmeasured knn within 40% */
-	CostTaskEstimate(&m, 5000, 40, 10, seconds, base, &o, est);
+	CostTaskEstimate(&m, 5000, 40, 10, 1, seconds, base, &o, est);
 	for (int k = 0; k < FC_K; k++)
 	{
 		double		truth = 0.2 + 1e-6 * 5000 * 40 + FcTrueWork(k, 5000, 40, 10);
@@ -1832,7 +1835,7 @@ TestFamilyCostModel(void)
 
 	/* a task twice as slow as the model says: one heavy run rescales */
 	seconds[4] = o + 2 * exp(base[4]);
-	CostTaskEstimate(&m, 5000, 40, 10, seconds, NULL, NULL, est2);
+	CostTaskEstimate(&m, 5000, 40, 10, 1, seconds, NULL, NULL, est2);
 	CHECK(fabs(log(est2[4] / seconds[4])) < 0.1, "the measured arm: about its time (%g vs %g)",
 		  est2[4], seconds[4]);
 	CHECK(est2[0] > 1.05 * est[0] && est2[0] < 1.5 * est[0] &&
@@ -1841,21 +1844,25 @@ TestFamilyCostModel(void)
 	/* a second family member moves more than another family */
 	seconds[4] = NAN;
 	seconds[2] = o + 2 * exp(base[2]);
-	CostTaskEstimate(&m, 5000, 40, 10, seconds, NULL, NULL, est2);
+	CostTaskEstimate(&m, 5000, 40, 10, 1, seconds, NULL, NULL, est2);
 	CHECK(est2[3] / est[3] > est2[0] / est[0], "same family moves more: %g vs %g",
 		  est2[3] / est[3], est2[0] / est[0]);
 	/* a run that was mostly overhead says nothing about the work */
 	seconds[2] = NAN;
 	seconds[0] = 1.2 * o;
 	CHECK(isnan(CostResidual(seconds[0], o, log(0.1 * o))), "overhead-bound run: no residual");
+	CHECK(isnan(CostResidual(1.8 * o, o, log(1e-4 * o))),
+		  "a tiny fit whose run took 0.8 overheads more: the overhead's noise, no residual");
+	CHECK_NEAR(CostResidual(3 * o, o, log(1e-4 * o)), log(2 / 1e-4), 1e-9,
+			   "... but two overheads more is work the model did not expect");
 	CHECK_NEAR(CostResidual(seconds[0], o, log(5 * o)), log(0.25 / 5), 1e-12,
 			   "a run far shorter than its expected work: floored work, a large negative residual");
 	/* ... but it measures the task's overhead, if its predicted work is small */
-	CostTaskEstimate(&m, 50, 2, 2, seconds, base, &o, est2);
+	CostTaskEstimate(&m, 50, 2, 2, 1, seconds, base, &o, est2);
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
 	seconds[0] = 4 * CostOverhead(&m, 50, 2);
-	CostTaskEstimate(&m, 50, 2, 2, seconds, NULL, &o, est2);
+	CostTaskEstimate(&m, 50, 2, 2, 1, seconds, NULL, &o, est2);
 	CHECK(o > 1.8 * CostOverhead(&m, 50, 2) && o < 4 * CostOverhead(&m, 50, 2),
 		  "a small task's own overhead counts (%g vs the model's %g)", o, CostOverhead(&m, 50, 2));
 	CostModelFree(&m);
@@ -1878,8 +1885,8 @@ TestFamilyCostModel(void)
 	CHECK(CostModelFit(&m, fc_arms, FC_K, sizes, sec, train, MC) == 0, "fit with regression tasks");
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(&m, 3000, 20, 1, seconds, NULL, &o, est);
-	CostTaskEstimate(&m, 3000, 20, 2, seconds, NULL, NULL, est2);
+	CostTaskEstimate(&m, 3000, 20, 1, 1, seconds, NULL, &o, est);
+	CostTaskEstimate(&m, 3000, 20, 2, 1, seconds, NULL, NULL, est2);
 	CHECK((est[4] - o) / (est2[4] - o) > 2.5 && (est[4] - o) / (est2[4] - o) < 5,
 		  "a family's regression tasks learn their own rate (%g x)", (est[4] - o) / (est2[4] - o));
 	CHECK(fabs(log((est[0] - o) / (est2[0] - o))) < 0.2,
@@ -1898,6 +1905,140 @@ TestFamilyCostModel(void)
 }
 
 /*
+ * k-fold tasks: k fits, each on the other folds' rows; knn's work is
+ * validation x training rows.  Early-stopping families: complexity counts
+ * every pass, the rates are per pass made and the passes are learned from
+ * what runs reported.
+ */
+static void
+TestCostFoldsAndPasses(void)
+{
+	enum {MC = 10, PK = 4};
+	/* formula, family, work, width, inner, out, per_class, ref_rate, max_passes, ref_passes */
+	static const CostArm pa[PK] = {
+		{COST_LINEAR, 0, 1, 0, 0, 0, 1, 1e-4, 100, 50},	/* softmax-like */
+		{COST_LINEAR, 0, 1, 0, 0, 0, 1, 1e-4, 100, 50},	/* the same, converges sooner */
+		{COST_MLP, 2, 1, 32, 0, 32, 0, 1e-8, 0, 100},	/* mlp: its epochs rule */
+		{COST_LINEAR, 3, 1, 0, 0, 0, 1, 1e-4, 0, 0},	/* no early stopping */
+	};
+	const CostArm *knn = &fc_arms[2];
+	double		sizes[3 * MC],
+				folds[MC],
+				sec[MC * PK],
+				train[MC * PK],
+				passes[MC * PK],
+				seconds[PK],
+				est[PK],
+				base[PK],
+				o;
+	CostModel	m;
+	CostData	data = {MC, sizes, folds, sec, train, passes};
+
+	/* folds: one split is CostLogComplexity's */
+	CHECK_NEAR(CostLogComplexityK(knn, 1000, 10, 2, 1), CostLogComplexity(knn, 1000, 10, 2), 1e-12,
+			   "one split: the reference formula");
+	/* 5 folds of 1,000 rows (5,000 fitted): 5 x 200 x 800 = 0.8 n^2, 5x one split's 0.16 n^2; 5x its cells */
+	CHECK_NEAR(CostLogComplexityK(knn, 5000, 10, 2, 5) - CostLogComplexity(knn, 1000, 10, 2), log(5.0),
+			   1e-9, "knn on 5 folds: 5x one split, not the 25x of rows x folds");
+	CHECK_NEAR(CostLogComplexityK(knn, 10000, 10, 2, 10) - CostLogComplexity(knn, 1000, 10, 2),
+			   log((0.9e6 + 10 * 2.26 * 1e4) / (0.16e6 + 2.26 * 1e4)), 1e-9,
+			   "knn on 10 folds: 0.9 n^2 pairs against 0.16 n^2, 10x the cells");
+	CHECK_NEAR(CostLogComplexityK(&fc_arms[0], 5000, 10, 2, 5), log(5 * 1000.0 * 10), 1e-9,
+			   "linear on 5 folds: 5 fits of 800 training rows, each a one-split task of 1,000");
+	CHECK_NEAR(CostLogComplexityK(&fc_arms[0], 2000, 10, 2, 2), log(2 * 625.0 * 10), 1e-9,
+			   "linear on 2 folds: 2 fits of 500 training rows");
+	/* mlp: the epochs rule of each fold's training rows (5 x 8,000: 40 steps, 50 epochs) */
+	CHECK_NEAR(CostLogComplexityK(&pa[2], 50000, 10, 3, 5), log(5 * 8000.0 * 50 * (10 * 32 + 32 * 3 + 50 * 32)), 1e-9,
+			   "mlp on 5 folds of 2,000 rows: each fit's own epochs");
+	{
+		CostArm		two = {COST_MLP, 0, 1, 128, 128 * 64, 64, 0, 1e-9, 0, 100};
+
+		CHECK_NEAR(CostLogComplexity(&two, 1000, 10, 3), log(800 * 200 * (10 * 128 + 8192 + 64 * 3 + 50 * 192.0)),
+				   1e-9, "mlp 128-64: products plus 50 per hidden unit of both layers");
+	}
+	CHECK_NEAR(CostMaxPasses(&pa[2], 50000, 5), 50, 1e-12, "mlp's most passes per fold");
+	CHECK_NEAR(CostMaxPasses(&pa[2], 1000, 1), 200, 1e-12, "mlp's most passes on 1,000 rows");
+	CHECK(CostMaxPasses(&pa[3], 1000, 1) == 0, "no early stopping: no most passes");
+	{
+		CostArm		thrice = pa[0];
+
+		thrice.work = 3;
+		CHECK_NEAR(CostMaxPasses(&thrice, 1000, 1), 300, 1e-12, "max_iter 300: 300 passes");
+	}
+
+	/* nothing measured: the reference passes' share of every pass */
+	CHECK(CostModelFitData(&m, pa, PK, NULL) == 0, "reference fit");
+	for (int k = 0; k < PK; k++)
+		seconds[k] = NAN;
+	CostTaskEstimate(&m, 1000, 10, 2, 1, seconds, base, &o, est);
+	CHECK_NEAR(base[0], log(1e-4 * 1000 * 10 * 0.5), 1e-9, "reference: 50 of 100 passes");
+	CHECK_NEAR(base[2], log(1e-8) + CostLogComplexity(&pa[2], 1000, 10, 2) + log(100 / 200.0), 1e-9,
+			   "reference mlp: 100 of its 200 epochs");
+	CostModelFree(&m);
+
+	/*
+	 * measured: per pass, the machine is 2x the reference; arm 0 makes 40
+	 * passes on half the tasks and 10 on the others, arm 1 always 8, the
+	 * mlp 30 epochs (or its most); arm 3 has no passes
+	 */
+	for (int i = 0; i < MC; i++)
+	{
+		/* at most 50 to 200 epochs: more than the mlp makes */
+		double		n = 1000 * (i + 1),
+					d = 10 + 5 * (i % 3);
+
+		sizes[3 * i] = n;
+		sizes[3 * i + 1] = d;
+		sizes[3 * i + 2] = 3;
+		folds[i] = 1;
+		for (int k = 0; k < PK; k++)
+		{
+			double		most = CostMaxPasses(&pa[k], n, 1);
+			double		p = k == 0 ? (i % 2 ? 40 : 10) : k == 1 ? 8 : k == 2 ? fmin(30, most) : NAN;
+			double		w = 2 * pa[k].ref_rate * exp(CostLogComplexity(&pa[k], n, d, 3)) *
+				(most > 0 ? p / most : 1);
+
+			passes[i * PK + k] = p;
+			train[i * PK + k] = w;
+			sec[i * PK + k] = 0.3 + w;
+		}
+	}
+	CHECK(CostModelFitData(&m, pa, PK, &data) == 0, "fit with passes");
+	CHECK_NEAR(m.machine, log(2.0) * 3 / 4.0, 0.05, "per pass, the machine factor is the truth's, shrunk");
+	CHECK(m.log_stop[0] > log(15) && m.log_stop[0] < log(25) && m.log_stop[1] < log(12) &&
+		  m.log_stop[1] > log(7), "passes learned per model: %g, %g", exp(m.log_stop[0]), exp(m.log_stop[1]));
+	CHECK(isnan(m.log_stop[3]), "no passes for a family that does not stop early");
+	/* a new task: the convergent arm costs less than its twin; the mlp's 30 epochs */
+	CostTaskEstimate(&m, 3000, 20, 3, 1, seconds, base, &o, est);
+	CHECK(base[1] < base[0] - log(1.5), "fewer passes, less time (%g vs %g s)", exp(base[1]), exp(base[0]));
+	{
+		double		truth = 2 * 1e-8 * exp(CostLogComplexity(&pa[2], 3000, 20, 3)) * 30 /
+			CostMaxPasses(&pa[2], 3000, 1);
+
+		CHECK(fabs(base[2] - log(truth)) < 0.3, "mlp: 30 of its 167 epochs (%g s for %g)", exp(base[2]), truth);
+	}
+	/* a large task whose most epochs are fewer than the learned stop: all of them */
+	CostTaskEstimate(&m, 1e6, 20, 3, 1, seconds, base, &o, est);
+	CHECK_NEAR(base[2], m.log_rate[2] + CostLogComplexity(&pa[2], 1e6, 20, 3), 1e-9,
+			   "10 epochs at most: the mlp makes them all");
+	CostModelFree(&m);
+
+	/* without the passes the rates absorb them: the same run times, a slower per-pass rate */
+	data.passes = NULL;
+	CHECK(CostModelFitData(&m, pa, PK, &data) == 0, "fit without passes");
+	CHECK(fabs(m.log_stop[0] - log(50)) < 1e-9, "no passes reported: the reference passes");
+	CostModelFree(&m);
+	/* a negative reference passes is bad input */
+	{
+		CostArm		bad[PK];
+
+		memcpy(bad, pa, sizeof(bad));
+		bad[0].ref_passes = -1;
+		CHECK(CostModelFitData(&m, bad, PK, NULL) < 0, "negative reference passes are refused");
+	}
+}
+
+/*
  * The world on the family cost model: a refit cycle with arms installs it,
  * tasks' estimates are CostTaskEstimate's, and a finished run moves them.
  */
@@ -1908,6 +2049,7 @@ TestDecisionFamilyCost(void)
 				tr[2 * FC_K],
 				sz[2 * 3] = {1000, 10, 3, 4000, 30, 3},
 				est[FC_K],
+				est2[FC_K],
 				before;
 	double		seconds[FC_K];
 	unsigned char state[FC_K];
@@ -1948,7 +2090,7 @@ TestDecisionFamilyCost(void)
 	t = DecisionAddTask(&w, &s);
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(w.family_cost, 2000, 20, 5, seconds, NULL, NULL, est);
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, seconds, NULL, NULL, est);
 	for (int k = 0; k < FC_K; k++)
 		CHECK(t && fabs(t->cost[k] - est[k]) < 1e-9 * est[k], "arm %d: world %g, model %g",
 			  k, t ? t->cost[k] : NAN, est[k]);
@@ -1972,6 +2114,18 @@ TestDecisionFamilyCost(void)
 	}
 	CHECK(t && t->cost[0] > 1.3 * before, "a slow run raises the task's other estimates (%g -> %g)",
 		  before, t ? t->cost[0] : NAN);
+	/* a 5-fold task of 400 rows (2,000 fitted): the world passes its folds */
+	s.id = 8;
+	s.folds = 5;
+	t = DecisionAddTask(&w, &s);
+	for (int k = 0; k < FC_K; k++)
+		seconds[k] = NAN;
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 5, seconds, NULL, NULL, est);
+	CHECK(t && fabs(t->cost[2] - est[2]) < 1e-9 * est[2], "5 folds: world %g, model %g",
+		  t ? t->cost[2] : NAN, est[2]);
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, seconds, NULL, NULL, est2);
+	CHECK(est[2] < est2[2], "knn: 5 folds of 400 rows cost less than one split of 2,000 (%g vs %g)",
+		  est[2], est2[2]);
 	DecisionWorldFree(&w);
 	RefitFree(&r);
 }
@@ -3131,6 +3285,7 @@ main(void)
 	TestDecisionFairSharesFull();
 	TestDecisionPerClassCost();
 	TestFamilyCostModel();
+	TestCostFoldsAndPasses();
 	TestDecisionFamilyCost();
 	TestRefitTwice();
 	TestAutoPolicy();

@@ -14,6 +14,11 @@
 # Prints, per family, the runs, the geometric mean rate and the spread of
 # ln(rate) (how well the formula describes the family across sizes); the
 # last line is RESULT <family>=<rate> ... for the table in costmodel.c.
+# The families that stop when they converge (softmax, mlp) count every
+# pass in their complexity: their rate is per pass made (a run's rate is
+# divided by the share of its most passes it made), and
+# <family>_passes=<geometric mean of the passes made> is their reference
+# passes (FamilyRef.passes).
 # The complexity formulas are repeated below from CostLogComplexity: keep
 # them equal.  There is no peer.
 set -euo pipefail
@@ -51,7 +56,7 @@ for ds in credit_g glass ionosphere fashion_mnist; do
 		fi
 		if ./easeml-trainer --csv "$tmp/$ds.csv" --target "$target" --family "$family" \
 			--params "$params" "${extra[@]}" --metrics-out "$tmp/m.json" >/dev/null 2>&1; then
-			echo "$ds|$n|$d|$model|$family|$params|$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m.get("train_seconds"), m.get("n_classes"))' "$tmp/m.json")"
+			echo "$ds|$n|$d|$model|$family|$params|$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m.get("train_seconds"), m.get("n_classes"), m.get("epochs"))' "$tmp/m.json")"
 		fi
 	done <"$tmp/models"
 done >"$tmp/runs"
@@ -79,7 +84,8 @@ def complexity(fam, p, n, d, c):
     work, width, inner, out = shape(fam, p)
     f = FORM.get(fam, "linear")
     if f == "ridge": x = n * d * (d + c)
-    elif f == "knn": x = n * n * d
+    # knn: validation x training row pairs plus 2.26 pairs per cell, over 0.16 (one split's pairs)
+    elif f == "knn": x = (0.16 * n * n + 2.26 * n * d) / 0.16
     elif f == "forest":
         depth = math.log2(n + 1)
         if 1 <= inner < depth: depth = inner
@@ -87,18 +93,32 @@ def complexity(fam, p, n, d, c):
     elif f == "nb": x = n * d * c
     elif f in ("net", "mlp"):
         x = d * (width or 1) + inner + out * c
+        # mlp: 50 multiply-adds per hidden unit (first and last layer) and row
+        if f == "mlp": x += 50 * ((width or 1) + (out if inner > 0 and out > 0 else 0))
         if f == "net": x *= n
         else: x *= 0.8 * n * min(max(math.ceil(2000 / math.ceil(0.8 * n / 200)), 10), 200)
     else: x = n * d
     return x * (c if fam in PER and c > 2 else 1) * work
+def most_passes(fam, p, n):
+    # src/costmodel.c CostMaxPasses: softmax's max_iter, mlp's epochs rule
+    if fam == "softmax": return 100 * shape(fam, p)[0]
+    if fam == "mlp": return min(max(math.ceil(2000 / math.ceil(0.8 * n / 200)), 10), 200)
+    return 0
+passes = {}
 fams = {}
 for line in open(sys.argv[1]):
     # features as declared (the scheduler's count), classes as the trainer saw them
     ds, n, d, model, fam, params, rest = line.rstrip("\n").split("|")
-    train, c = rest.split(" ")
+    train, c, epochs = rest.split(" ")
+    most = most_passes(fam, json.loads(params), float(n))
+    share = 1.0
+    if most > 0 and epochs != "None":
+        made = min(float(epochs), most)
+        passes.setdefault(fam, []).append(math.log(made))
+        share = made / most
     if train == "None" or float(train) < 0.05:
         continue
-    y = math.log(float(train) / complexity(fam, json.loads(params), float(n), float(d), max(float(c), 2)))
+    y = math.log(float(train) / share / complexity(fam, json.loads(params), float(n), float(d), max(float(c), 2)))
     fams.setdefault(fam, []).append((ds, model, y))
 res = []
 for fam, l in sorted(fams.items()):
@@ -107,5 +127,9 @@ for fam, l in sorted(fams.items()):
     print("%-14s runs %2d  rate %.3g s/unit  sd(ln) %.2f  %s" % (fam, len(l), math.exp(m), st.pstdev(ys),
           " ".join("%s:%+.2f" % (ds, st.mean([y - m for d2, _, y in l if d2 == ds])) for ds in sorted({x[0] for x in l}))))
     res.append("%s=%.3g" % (fam, math.exp(m)))
+    if fam in passes:
+        print("%-14s passes made: geometric mean %.1f over %d runs, sd(ln) %.2f" % (fam, math.exp(st.mean(passes[fam])),
+              len(passes[fam]), st.pstdev(passes[fam])))
+        res.append("%s_passes=%.3g" % (fam, math.exp(st.mean(passes[fam]))))
 print("RESULT " + " ".join(res))
 PY

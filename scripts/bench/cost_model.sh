@@ -21,7 +21,8 @@
 # new_median_abs_log=<new task> new_worst_abs_log=<new task> runs=<n>.
 # EASEML_COST_CSV=FILE also writes every succeeded run (task sizes, model,
 # params, measured and estimated seconds, the trainer's load and train
-# seconds, finish time) to FILE, to study estimators offline.
+# seconds and passes (its epochs), finish time) to FILE, to study
+# estimators offline.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DEMO_MINUTES=${1:-20}
@@ -132,7 +133,7 @@ if [ -n "${EASEML_COST_CSV:-}" ]; then
 	psql -c "COPY (SELECT r.id, t.name AS task, t.kind, t.n_rows, cardinality(t.features) AS n_features,
 			   t.n_classes, coalesce(t.folds, 1) AS folds, m.name AS model, m.family, m.params,
 			   r.seconds, d.est_seconds, r.metrics ->> 'load_seconds' AS load_seconds,
-			   r.metrics ->> 'train_seconds' AS train_seconds,
+			   r.metrics ->> 'train_seconds' AS train_seconds, r.metrics ->> 'epochs' AS passes,
 			   extract(epoch FROM r.started_at) AS started, extract(epoch FROM r.finished_at) AS finished
 		  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id JOIN easeml.models m ON m.id = r.model_id
 		  LEFT JOIN easeml.decisions d ON d.run_id = r.id
