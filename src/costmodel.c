@@ -45,6 +45,7 @@
 
 #include "costmodel.h"
 #include "gp.h"
+#include "sortutil.h"
 
 /*
  * Early-stopping families: per-pass rates and passes made (family_refs),
@@ -278,15 +279,6 @@ double
 CostLogComplexity(const CostArm *a, double n, double d, double c)
 {
 	return CostLogComplexityK(a, n, d, c, 1);
-}
-
-static int
-CmpDouble(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
 }
 
 /* Median of v[0..n-1] (sorted in place); n > 0. */
