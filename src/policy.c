@@ -995,6 +995,65 @@ FairnessFloor(const PolicyTenantView *views, int n, int n_elig, int w,
 	return feasible ? g : edf;
 }
 
+/* A uniformly random task among those the filter allows; -1 if none. */
+static int
+PickRandom(const PolicyTenantView *views, int n, const PickFilter *f,
+		   uint64_t *rng)
+{
+	int			n_allowed = 0;
+	int			r;
+
+	for (int i = 0; i < n; i++)
+		n_allowed += Allowed(&views[i], f);
+	if (n_allowed == 0)
+		return -1;
+	r = (int) (PolicyRandUniform(rng) * n_allowed);
+	if (r >= n_allowed)
+		r = n_allowed - 1;
+	for (int i = 0; i < n; i++)
+		if (Allowed(&views[i], f) && r-- == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * hybrid: the greedy pick (the least recently served task once the greedy
+ * one has had streak_limit turns in a row), unless that would make another
+ * task miss its deadline (FairnessFloor).  *rule is the greedy rule on
+ * entry and says which rule decided.
+ */
+static int
+PickHybrid(const PolicyParams *params, const PolicyTenantView *views, int n,
+		   int n_elig, int greedy, int lrs, int64_t decision_no,
+		   PolicyRule *rule)
+{
+	int			w = params->fairness_window > 0 ? params->fairness_window : 3 * n_elig;
+	int64_t		min_other = INT64_MAX;
+	int			pick = greedy,
+				floor;
+
+	if (params->streak_limit > 0 && pick >= 0 &&
+		views[pick].streak >= params->streak_limit)
+	{
+		pick = lrs;
+		*rule = POLICY_RULE_STREAK;
+	}
+	if (pick < 0)
+		return pick;
+	/* the earliest deadline among the others */
+	if (pick != lrs)
+		min_other = Deadline(&views[lrs], w);
+	else
+		for (int i = 0; i < n; i++)
+			if (i != pick && views[i].arm >= 0 &&
+				Deadline(&views[i], w) < min_other)
+				min_other = Deadline(&views[i], w);
+	floor = FairnessFloor(views, n, n_elig, w, decision_no, pick, lrs, min_other);
+	if (floor != pick)
+		*rule = POLICY_RULE_FAIRNESS;
+	return floor == -2 ? POLICY_NO_MEMORY : floor;
+}
+
 /*
  * Pick one task; see policy.h.  Greedy rules read view->score, which
  * PolicyBestArm fills with the same params.  One pass over the views finds
@@ -1081,30 +1140,10 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 	switch (params->kind)
 	{
 		case POLICY_RANDOM:
-			{
-				int			n_allowed = 0;
-				int			r;
-
-				for (i = 0; i < n; i++)
-					n_allowed += Allowed(&views[i], &f);
-				if (n_allowed == 0)
-					break;
-				r = (int) (PolicyRandUniform(rng) * n_allowed);
-				if (r >= n_allowed)
-					r = n_allowed - 1;
-				for (i = 0; i < n; i++)
-				{
-					if (!Allowed(&views[i], &f))
-						continue;
-					if (r-- == 0)
-					{
-						pick = i;
-						break;
-					}
-				}
+			pick = PickRandom(views, n, &f, rng);
+			if (pick >= 0)
 				*rule = POLICY_RULE_RANDOM;
-				break;
-			}
+			break;
 		case POLICY_MAX_WIDTH:
 		case POLICY_MAX_GAP:
 		case POLICY_MAX_EI:
@@ -1112,40 +1151,10 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 			*rule = f.unserved_only ? POLICY_RULE_WARM_START : POLICY_RULE_GREEDY;
 			break;
 		case POLICY_HYBRID:
-			{
-				int			w = params->fairness_window > 0 ?
-					params->fairness_window : 3 * n_elig;
-				int64_t		min_other = INT64_MAX;
-
-				pick = greedy;
-				*rule = f.unserved_only ? POLICY_RULE_WARM_START : POLICY_RULE_GREEDY;
-				if (params->streak_limit > 0 && pick >= 0 &&
-					views[pick].streak >= params->streak_limit)
-				{
-					pick = lrs;
-					*rule = POLICY_RULE_STREAK;
-				}
-				if (pick < 0)
-					break;
-				/* the earliest deadline among the others */
-				if (pick != lrs)
-					min_other = Deadline(&views[lrs], w);
-				else
-					for (i = 0; i < n; i++)
-						if (i != pick && views[i].arm >= 0 &&
-							Deadline(&views[i], w) < min_other)
-							min_other = Deadline(&views[i], w);
-				{
-					int			floor = FairnessFloor(views, n, n_elig, w,
-													  decision_no, pick, lrs,
-													  min_other);
-
-					if (floor != pick)
-						*rule = POLICY_RULE_FAIRNESS;
-					pick = floor == -2 ? POLICY_NO_MEMORY : floor;
-				}
-				break;
-			}
+			*rule = f.unserved_only ? POLICY_RULE_WARM_START : POLICY_RULE_GREEDY;
+			pick = PickHybrid(params, views, n, n_elig, greedy, lrs,
+							  decision_no, rule);
+			break;
 		default:
 			pick = lrs;
 			*rule = POLICY_RULE_ROUND_ROBIN;
