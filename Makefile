@@ -15,7 +15,7 @@ MODULE_big = easeml
 # placement.c and replay.c are plain C shared with the executables below;
 # src/sql_*.c hold the SQL-callable C functions, one file per job.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
-	src/catalog_runs.o src/catalog_plans.o src/supervisor.o src/rundir.o src/history.o src/csv.o src/gp.o \
+	src/catalog_runs.o src/supervisor.o src/rundir.o src/history.o src/csv.o src/gp.o \
 	src/policy.o src/costmodel.o src/decision.o src/refit.o src/autopolicy.o src/replay.o \
 	src/liveworld.o src/policy_choice.o \
 	src/devices.o src/placement.o \

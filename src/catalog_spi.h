@@ -2,9 +2,8 @@
  *
  * catalog_spi.h
  *	  The SPI helpers of the scheduler's catalog code (src/catalog.c,
- *	  src/catalog_runs.c): one statement with $n parameters, run from a
- *	  saved plan (src/catalog_plans.c), and typed column reads of the
- *	  current SPI result.  Private to those files.
+ *	  src/catalog_runs.c): one statement with $n parameters, and typed
+ *	  column reads of the current SPI result.  Private to those files.
  *
  * IDENTIFICATION
  *	  src/catalog_spi.h
@@ -18,23 +17,16 @@
 
 #include "executor/spi.h"
 
-/* Run a statement (a string literal) from its saved plan (catalog_plans.c). */
-extern int	CatalogExecSaved(const char *sql, int nargs, Oid *types,
-							 Datum *values, const char *nulls);
-
-/*
- * Run one statement with parameters; elog(ERROR) unless it returns expect.
- * sql must be a string literal: its plan is prepared once and kept.
- */
+/* Run one statement with parameters; elog(ERROR) unless it returns expect. */
 static inline void
 Exec(const char *sql, int expect, int nargs, Oid *types, Datum *values,
 	 const char *nulls)
 {
 	int			rc;
 
-	rc = CatalogExecSaved(sql, nargs, types, values, nulls);
+	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
 	if (rc != expect)
-		elog(ERROR, "easeml: SPI_execute_plan returned %s for \"%.60s...\"",
+		elog(ERROR, "easeml: SPI_execute_with_args returned %s for \"%.60s...\"",
 			 SPI_result_code_string(rc), sql);
 }
 
