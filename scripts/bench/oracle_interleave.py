@@ -59,17 +59,9 @@ import csv
 import math
 import sys
 
+from replay_summary import median  # the same median as the replay reports
+
 TOL = 1e-12
-
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    if n == 0:
-        return float("nan")
-    if n % 2:
-        return xs[n // 2]
-    return (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
 def load_runs(path, devices):
