@@ -89,6 +89,146 @@ TaskState(const DecisionWorld *w, const DecisionTask *t, unsigned char *state,
 	s->streak = t->streak;
 }
 
+/*
+ * The world the worker would hold: the prior as bench-decision fits it
+ * (RBF over history columns), the default policy without cost (the peer
+ * has no costs), every task with its first observations, round-robin
+ * (task i last served at T n - n + i).
+ */
+static int
+BuildWorld(DecisionWorld *w, GpPrior *prior, const ReplayMatrix *hist,
+		   const ReplayMatrix *truth, const ReplayMatrix *obs)
+{
+	int			n = truth->rows;
+	int			K = truth->cols;
+	int			T = obs->rows / n;
+	GpPriorOptions opt;
+	PolicyParams pp;
+
+	memset(&opt, 0, sizeof(opt));
+	opt.kernel = GP_KERNEL_RBF;
+	if (GpPriorFit(hist->data, hist->rows, K, &opt, prior) < 0)
+		return -1;
+	if (PolicyParseSpec("hybrid", &pp, NULL, 0) != 0 ||
+		DecisionWorldInit(w, K, NULL, NULL, &pp) != 0)
+		return -1;
+	w->slots = 2;
+	w->tenant_cap = -1;
+	w->explain = 1;
+	for (int i = 0; i < n / TASKS_PER_TENANT + 1; i++)
+		DecisionAddTenant(w, 0);
+	DecisionSetPrior(w, DECISION_CLASSIFICATION, prior);
+	for (int i = 0; i < n; i++)
+	{
+		DecisionTaskSpec s;
+
+		memset(&s, 0, sizeof(s));
+		s.id = i;
+		s.tenant = i / TASKS_PER_TENANT;
+		s.kind = DECISION_CLASSIFICATION;
+		s.rows = 1000;
+		s.features = 10;
+		s.classes = 2;
+		if (DecisionAddTask(w, &s) == NULL)
+			return -1;
+	}
+	for (int r = 0; r < T; r++)
+		for (int i = 0; i < n; i++)
+		{
+			int			a = (int) obs->data[((size_t) i * T + r) * 2 + 1];
+			DecisionTask *t = w->tasks[i];
+
+			DecisionStart(w, t, a);
+			DecisionObserve(w, t, a, truth->data[(size_t) i * K + a], 1.0);
+		}
+	return 0;
+}
+
+/* What a catalog load costs the world when nothing changed, in ms. */
+static double
+TimeFullSync(DecisionWorld *w, unsigned char *state, double *score)
+{
+	DecisionChoice c;
+	double		t0 = Now();
+
+	for (int i = 0; i < w->n_tasks; i++)
+	{
+		DecisionTaskState s;
+
+		TaskState(w, w->tasks[i], state, score, &s);
+		DecisionSyncTask(w, w->tasks[i], &s);
+	}
+	DecisionNext(w, &c);
+	return (Now() - t0) * 1e3;
+}
+
+/*
+ * N decisions as the worker makes them once a run has ended; ms[j] is the
+ * time of decision j, seq_t/seq_a the N + 1 choices.  Returns how many
+ * decisions were made, -1 if the first failed.
+ */
+static int
+TimeDecisions(DecisionWorld *w, const ReplayMatrix *truth, int N,
+			  unsigned char *state, double *score, double *ms,
+			  int *seq_t, int *seq_a, double *t_sync, double *t_next)
+{
+	DecisionChoice c;
+	int			K = truth->cols;
+	int			done = 0;
+
+	if (DecisionNext(w, &c) != 0 || c.chosen.task < 0)
+		return -1;
+	seq_t[0] = c.chosen.task;
+	seq_a[0] = c.chosen.arm;
+	for (int j = 0; j < N; j++)
+	{
+		DecisionTask *t = w->tasks[c.chosen.task];
+		int			a = c.chosen.arm;
+		DecisionTaskState s;
+		double		t0,
+					t1,
+					t2;
+
+		/* the decision was recorded and its run launched */
+		DecisionStart(w, t, a);
+		/* the run ended; the next load shows its score */
+		TaskState(w, t, state, score, &s);
+		state[a] = DECISION_ARM_OBSERVED;
+		score[a] = truth->data[(size_t) t->id * K + a];
+		t0 = Now();
+		DecisionSyncTask(w, t, &s);
+		t1 = Now();
+		if (DecisionNext(w, &c) != 0 || c.chosen.task < 0)
+			break;
+		t2 = Now();
+		*t_sync += t1 - t0;
+		*t_next += t2 - t1;
+		ms[j] = (t2 - t0) * 1e3;
+		seq_t[j + 1] = c.chosen.task;
+		seq_a[j + 1] = c.chosen.arm;
+		done++;
+	}
+	return done;
+}
+
+/* DIR/sequence.csv: the choices, for decision_sklearn.py to follow. */
+static int
+WriteSequence(const char *dir, const int *seq_t, const int *seq_a, int done)
+{
+	char		path[1024];
+	FILE	   *f;
+
+	snprintf(path, sizeof(path), "%s/sequence.csv", dir);
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	fprintf(f, "step,tenant,arm\n");
+	for (int j = 0; j <= done; j++)
+		fprintf(f, "%d,%d,%d\n", j, seq_t[j], seq_a[j]);
+	fclose(f);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -98,10 +238,7 @@ main(int argc, char **argv)
 				truth,
 				obs;
 	GpPrior		prior;
-	GpPriorOptions opt;
-	PolicyParams pp;
 	DecisionWorld w;
-	DecisionChoice c;
 	unsigned char *state;
 	double	   *score,
 			   *ms;
@@ -109,13 +246,10 @@ main(int argc, char **argv)
 			   *seq_a;
 	int			n,
 				K,
-				T,
-				done = 0;
+				done;
 	double		t_sync = 0,
 				t_next = 0,
 				full_sync;
-	FILE	   *f;
-	char		path[1024];
 
 	openblas_set_num_threads(1);
 	if (argc < 2)
@@ -132,47 +266,8 @@ main(int argc, char **argv)
 		return 2;
 	n = truth.rows;
 	K = truth.cols;
-	T = obs.rows / n;
-
-	/* the prior as bench-decision fits it (RBF over history columns) */
-	memset(&opt, 0, sizeof(opt));
-	opt.kernel = GP_KERNEL_RBF;
-	if (GpPriorFit(hist.data, hist.rows, K, &opt, &prior) < 0)
+	if (BuildWorld(&w, &prior, &hist, &truth, &obs) != 0)
 		return 1;
-	/* the worker's default policy without cost (the peer has no costs) */
-	if (PolicyParseSpec("hybrid", &pp, NULL, 0) != 0 ||
-		DecisionWorldInit(&w, K, NULL, NULL, &pp) != 0)
-		return 1;
-	w.slots = 2;
-	w.tenant_cap = -1;
-	w.explain = 1;
-	for (int i = 0; i < n / TASKS_PER_TENANT + 1; i++)
-		DecisionAddTenant(&w, 0);
-	DecisionSetPrior(&w, DECISION_CLASSIFICATION, &prior);
-	for (int i = 0; i < n; i++)
-	{
-		DecisionTaskSpec s;
-
-		memset(&s, 0, sizeof(s));
-		s.id = i;
-		s.tenant = i / TASKS_PER_TENANT;
-		s.kind = DECISION_CLASSIFICATION;
-		s.rows = 1000;
-		s.features = 10;
-		s.classes = 2;
-		if (DecisionAddTask(&w, &s) == NULL)
-			return 1;
-	}
-	/* first observations, round-robin: task i last served at T n - n + i */
-	for (int r = 0; r < T; r++)
-		for (int i = 0; i < n; i++)
-		{
-			int			a = (int) obs.data[((size_t) i * T + r) * 2 + 1];
-			DecisionTask *t = w.tasks[i];
-
-			DecisionStart(&w, t, a);
-			DecisionObserve(&w, t, a, truth.data[(size_t) i * K + a], 1.0);
-		}
 
 	state = malloc(K);
 	score = malloc(sizeof(double) * K);
@@ -182,72 +277,23 @@ main(int argc, char **argv)
 	if (!state || !score || !ms || !seq_t || !seq_a)
 		return 1;
 
-	/* what a catalog load costs the world when nothing changed */
-	{
-		double		t0 = Now();
-
-		for (int i = 0; i < n; i++)
-		{
-			DecisionTaskState s;
-
-			TaskState(&w, w.tasks[i], state, score, &s);
-			DecisionSyncTask(&w, w.tasks[i], &s);
-		}
-		DecisionNext(&w, &c);
-		full_sync = (Now() - t0) * 1e3;
-	}
-
-	if (DecisionNext(&w, &c) != 0 || c.chosen.task < 0)
+	full_sync = TimeFullSync(&w, state, score);
+	done = TimeDecisions(&w, &truth, N, state, score, ms, seq_t, seq_a,
+						 &t_sync, &t_next);
+	if (done < 0)
 		return 1;
-	seq_t[0] = c.chosen.task;
-	seq_a[0] = c.chosen.arm;
-	for (int j = 0; j < N; j++)
-	{
-		DecisionTask *t = w.tasks[c.chosen.task];
-		int			a = c.chosen.arm;
-		DecisionTaskState s;
-		double		t0,
-					t1,
-					t2;
-
-		/* the decision was recorded and its run launched */
-		DecisionStart(&w, t, a);
-		/* the run ended; the next load shows its score */
-		TaskState(&w, t, state, score, &s);
-		state[a] = DECISION_ARM_OBSERVED;
-		score[a] = truth.data[(size_t) t->id * K + a];
-		t0 = Now();
-		DecisionSyncTask(&w, t, &s);
-		t1 = Now();
-		if (DecisionNext(&w, &c) != 0 || c.chosen.task < 0)
-			break;
-		t2 = Now();
-		t_sync += t1 - t0;
-		t_next += t2 - t1;
-		ms[j] = (t2 - t0) * 1e3;
-		seq_t[j + 1] = c.chosen.task;
-		seq_a[j + 1] = c.chosen.arm;
-		done++;
-	}
 	qsort(ms, done, sizeof(double), CmpDouble);
 	printf("# easeml-decision-bench: the worker's DecisionSyncTask + DecisionNext (src/decision.c)\n");
 	printf("# tasks=%d tenants=%d arms=%d obs/task=%d decisions=%d policy=hybrid fair-share=on slots=2 explain=on openblas_threads=1\n",
-		   n, (n + TASKS_PER_TENANT - 1) / TASKS_PER_TENANT, K, T, done);
+		   n, (n + TASKS_PER_TENANT - 1) / TASKS_PER_TENANT, K, obs.rows / n, done);
 	printf("# mean per decision: sync of the ended task %.2f us, next (refresh + pick + runner-ups) %.2f us\n",
 		   done ? t_sync / done * 1e6 : NAN, done ? t_next / done * 1e6 : NAN);
 	printf("# one full sync of every task with nothing changed (once per catalog load): %.3f ms\n",
 		   full_sync);
 	printf("DECISION median_ms=%.6f p99_ms=%.6f\n",
 		   done ? ms[done / 2] : NAN, done ? ms[(int) (0.99 * (done - 1))] : NAN);
-
-	snprintf(path, sizeof(path), "%s/sequence.csv", dir);
-	f = fopen(path, "w");
-	if (f == NULL)
+	if (WriteSequence(dir, seq_t, seq_a, done) != 0)
 		return 1;
-	fprintf(f, "step,tenant,arm\n");
-	for (int j = 0; j <= done; j++)
-		fprintf(f, "%d,%d,%d\n", j, seq_t[j], seq_a[j]);
-	fclose(f);
 	DecisionWorldFree(&w);
 	GpPriorFree(&prior);
 	ReplayMatrixFree(&hist);
