@@ -455,76 +455,55 @@ ForestWorker(void *arg)
 	return NULL;
 }
 
-static int
-ForestFit(const TrContext *ctx, TrResult *res)
+/* The forest's parameters (scikit-learn's defaults and max_features rules). */
+static void
+ForestParams(const TrContext *ctx, ForestShared *sh)
 {
 	const TrData *data = ctx->data;
 	int			classify = data->kind == TR_KIND_CLASSIFICATION;
-	int			n = data->n_train,
-				nv = data->n_val,
-				d = data->d,
-				k = classify ? data->n_classes : 0,
-				width = classify ? k : 1;
+	int			d = data->d;
 	double		mf = TrParamDouble(ctx->params, "max_features", 0.0);
-	int			max_bins = TrParamInt(ctx->params, "max_bins", 255);
-	ForestShared sh;
-	Bins		bins;
-	uint8_t    *btr = NULL,
-			   *bva = NULL;
-	double	   *acc = calloc((size_t) (nv > 0 ? nv : 1) * width, sizeof(double));
-	int		   *pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
-	double	   *tpred = malloc(sizeof(double) * (nv > 0 ? nv : 1));
-	int			rc = -1;
+
+	sh->ctx = ctx;
+	sh->n = data->n_train;
+	sh->d = d;
+	sh->k = classify ? data->n_classes : 0;
+	sh->y = data->ytr;
+	sh->t = data->ttr;
+	sh->ntrees = TrParamInt(ctx->params, "n_trees", 100);
+	sh->max_depth = TrParamInt(ctx->params, "max_depth", 0);
+	sh->min_split = TrParamInt(ctx->params, "min_samples_split", 2);
+	sh->min_leaf = TrParamInt(ctx->params, "min_samples_leaf", 1);
+	sh->bootstrap = TrParamInt(ctx->params, "bootstrap", 1);
+	if (mf <= 0.0)
+		sh->mtry = classify ? (int) floor(sqrt((double) d)) : d;	/* sklearn */
+	else if (mf <= 1.0)
+		sh->mtry = (int) floor(mf * d);
+	else
+		sh->mtry = (int) mf;
+	sh->mtry = sh->mtry < 1 ? 1 : (sh->mtry > d ? d : sh->mtry);
+}
+
+/*
+ * The validation score of the grown forest: the trees' leaf values
+ * averaged in tree order (acc: nv x width).  Returns the forest's nodes.
+ */
+static long
+ForestScore(const ForestShared *sh, const TrData *data, const uint8_t *bva,
+			double *acc, int *pred, double *tpred, TrResult *res)
+{
+	int			classify = data->kind == TR_KIND_CLASSIFICATION;
+	int			nv = data->n_val,
+				k = sh->k,
+				width = classify ? k : 1;
 	long		nodes = 0;
 
-	memset(&sh, 0, sizeof(sh));
-	memset(&bins, 0, sizeof(bins));
-	sh.ctx = ctx;
-	sh.n = n;
-	sh.d = d;
-	sh.k = k;
-	sh.y = data->ytr;
-	sh.t = data->ttr;
-	sh.ntrees = TrParamInt(ctx->params, "n_trees", 100);
-	sh.max_depth = TrParamInt(ctx->params, "max_depth", 0);
-	sh.min_split = TrParamInt(ctx->params, "min_samples_split", 2);
-	sh.min_leaf = TrParamInt(ctx->params, "min_samples_leaf", 1);
-	sh.bootstrap = TrParamInt(ctx->params, "bootstrap", 1);
-	if (mf <= 0.0)
-		sh.mtry = classify ? (int) floor(sqrt((double) d)) : d;	/* sklearn */
-	else if (mf <= 1.0)
-		sh.mtry = (int) floor(mf * d);
-	else
-		sh.mtry = (int) mf;
-	sh.mtry = sh.mtry < 1 ? 1 : (sh.mtry > d ? d : sh.mtry);
-	sh.trees = calloc(sh.ntrees, sizeof(Tree));
-	if (!acc || !pred || !tpred || !sh.trees ||
-		TreePrepareBins(data, max_bins, &bins, &btr, &bva) != 0)
+	for (int tr = 0; tr < sh->ntrees; tr++)
 	{
-		TrSetError(res, "out of memory for random_forest (%d x %d)", n, d);
-		goto done;
-	}
-	sh.bins = btr;
-	sh.nbins = bins.nbins;
-	pthread_mutex_init(&sh.lock, NULL);
-	TreeRunThreads(ForestWorker, &sh, ctx->threads < sh.ntrees ? ctx->threads : sh.ntrees);
-	pthread_mutex_destroy(&sh.lock);
-	if (ctx->threads > 1 && !sh.failed)
-		TrReportProgress(ctx, sh.ntrees, NAN);	/* workers do not report */
-	if (sh.failed)
-	{
-		TrSetError(res, sh.failed == 2 ? "cancelled" :
-				   "out of memory growing random_forest trees");
-		goto done;
-	}
-
-	/* average the trees' leaf values, in tree order */
-	for (int tr = 0; tr < sh.ntrees; tr++)
-	{
-		nodes += sh.trees[tr].nn;
+		nodes += sh->trees[tr].nn;
 		for (int i = 0; i < nv; i++)
 		{
-			const float *v = TreeLeaf(&sh.trees[tr], bva, nv, i);
+			const float *v = TreeLeaf(&sh->trees[tr], bva, nv, i);
 
 			for (int c = 0; c < width; c++)
 				acc[(size_t) i * width + c] += v[c];
@@ -547,10 +526,59 @@ ForestFit(const TrContext *ctx, TrResult *res)
 	else
 	{
 		for (int i = 0; i < nv; i++)
-			tpred[i] = acc[i] / sh.ntrees;
+			tpred[i] = acc[i] / sh->ntrees;
 		TrRegressionScore(tpred, data->tva, nv, &res->r2, &res->rmse);
 		res->score = res->r2;
 	}
+	return nodes;
+}
+
+static int
+ForestFit(const TrContext *ctx, TrResult *res)
+{
+	const TrData *data = ctx->data;
+	int			classify = data->kind == TR_KIND_CLASSIFICATION;
+	int			n = data->n_train,
+				nv = data->n_val,
+				d = data->d,
+				k = classify ? data->n_classes : 0,
+				width = classify ? k : 1;
+	int			max_bins = TrParamInt(ctx->params, "max_bins", 255);
+	ForestShared sh;
+	Bins		bins;
+	uint8_t    *btr = NULL,
+			   *bva = NULL;
+	double	   *acc = calloc((size_t) (nv > 0 ? nv : 1) * width, sizeof(double));
+	int		   *pred = malloc(sizeof(int) * (nv > 0 ? nv : 1));
+	double	   *tpred = malloc(sizeof(double) * (nv > 0 ? nv : 1));
+	int			rc = -1;
+	long		nodes = 0;
+
+	memset(&sh, 0, sizeof(sh));
+	memset(&bins, 0, sizeof(bins));
+	ForestParams(ctx, &sh);
+	sh.trees = calloc(sh.ntrees, sizeof(Tree));
+	if (!acc || !pred || !tpred || !sh.trees ||
+		TreePrepareBins(data, max_bins, &bins, &btr, &bva) != 0)
+	{
+		TrSetError(res, "out of memory for random_forest (%d x %d)", n, d);
+		goto done;
+	}
+	sh.bins = btr;
+	sh.nbins = bins.nbins;
+	pthread_mutex_init(&sh.lock, NULL);
+	TreeRunThreads(ForestWorker, &sh, ctx->threads < sh.ntrees ? ctx->threads : sh.ntrees);
+	pthread_mutex_destroy(&sh.lock);
+	if (ctx->threads > 1 && !sh.failed)
+		TrReportProgress(ctx, sh.ntrees, NAN);	/* workers do not report */
+	if (sh.failed)
+	{
+		TrSetError(res, sh.failed == 2 ? "cancelled" :
+				   "out of memory growing random_forest trees");
+		goto done;
+	}
+
+	nodes = ForestScore(&sh, data, bva, acc, pred, tpred, res);
 	res->epochs = sh.ntrees;
 	res->extra = json_object_new_object();
 	if (res->extra != NULL)

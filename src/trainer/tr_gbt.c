@@ -287,15 +287,10 @@ GiveHist(GbtBuilder *b, HistBin *h)
 		b->pool[b->npool++] = h;
 }
 
-/*
- * Grow one tree on gradients g and Hessians h (best-first); adds the leaf
- * values (already times lr) to F[i] for every training row.
- */
+/* The root leaf: every row, its gradient sums, histogram and best split. */
 static int
-GrowBoostTree(GbtBuilder *b, Tree *t, double *F)
+GbtRootLeaf(GbtBuilder *b, Tree *t)
 {
-	int			nleaves = 1;
-
 	for (int i = 0; i < b->n; i++)
 		b->idx[i] = i;
 	if (TreeNewNode(t) < 0)
@@ -313,96 +308,121 @@ GrowBoostTree(GbtBuilder *b, Tree *t, double *F)
 		return -1;
 	BuildHist(b, b->idx, 0, b->n, b->leaves[0].hist);
 	FindSplit(b, &b->leaves[0]);
+	return 0;
+}
 
-	while (nleaves < b->max_leaves)
+/*
+ * The children's histograms: the smaller child is histogrammed, the
+ * larger one subtracted from the parent, or histogrammed too when the
+ * parent's was taken.
+ */
+static int
+GbtChildHists(GbtBuilder *b, GbtLeaf *lf, GbtLeaf *cl, GbtLeaf *cr)
+{
+	GbtLeaf    *sm = (cl->hi - cl->lo) <= (cr->hi - cr->lo) ? cl : cr;
+	GbtLeaf    *lg = sm == cl ? cr : cl;
+
+	lg->hist = lf->hist;		/* reuse the parent's buffer */
+	lf->hist = NULL;
+	if ((sm->hist = TakeHist(b)) == NULL)
+	{
+		GiveHist(b, lg->hist);
+		return -1;
+	}
+	BuildHist(b, b->idx, sm->lo, sm->hi, sm->hist);
+	if (lg->hist == NULL)
+	{
+		if ((lg->hist = TakeHist(b)) == NULL)
+		{
+			GiveHist(b, sm->hist);
+			return -1;
+		}
+		BuildHist(b, b->idx, lg->lo, lg->hi, lg->hist);
+	}
+	else
+		for (size_t o = 0; o < b->nbin_total; o++)
+			lg->hist[o] -= sm->hist[o];
+	return 0;
+}
+
+/* Split leaf `best` at its best split: it becomes the left child. */
+static int
+GbtSplitLeaf(GbtBuilder *b, Tree *t, int best)
+{
+	GbtLeaf    *lf = &b->leaves[best];
+	GbtLeaf		cl,
+				cr;
+	int			mid;
+
+	mid = GbtPartition(b, lf->lo, lf->hi,
+					   b->bins + (size_t) lf->split.feature * b->n, lf->split.bin);
+	memset(&cl, 0, sizeof(cl));
+	memset(&cr, 0, sizeof(cr));
+	cl.lo = lf->lo;
+	cl.hi = mid;
+	cr.lo = mid;
+	cr.hi = lf->hi;
+	cl.depth = cr.depth = lf->depth + 1;
+	cl.node = TreeNewNode(t);
+	cr.node = TreeNewNode(t);
+	if (cl.node < 0 || cr.node < 0)
+		return -1;
+	t->nodes[lf->node].feature = lf->split.feature;
+	t->nodes[lf->node].bin = lf->split.bin;
+	t->nodes[lf->node].left = cl.node;
+	t->nodes[lf->node].right = cr.node;
+	if (GbtChildHists(b, lf, &cl, &cr) < 0)
+		return -1;
+	for (int i = cl.lo; i < cl.hi; i++)
+	{
+		cl.G += b->g[b->idx[i]];
+		cl.H += b->h[b->idx[i]];
+	}
+	cr.G = lf->G - cl.G;
+	cr.H = lf->H - cl.H;
+	FindSplit(b, &cl);
+	FindSplit(b, &cr);
+	/* a leaf that cannot split needs its histogram no more */
+	if (cl.split.feature < 0)
+	{
+		GiveHist(b, cl.hist);
+		cl.hist = NULL;
+	}
+	if (cr.split.feature < 0)
+	{
+		GiveHist(b, cr.hist);
+		cr.hist = NULL;
+	}
+	b->leaves[best] = cl;
+	b->leaves[b->nleaves++] = cr;
+	return 0;
+}
+
+/*
+ * Grow one tree on gradients g and Hessians h (best-first); adds the leaf
+ * values (already times lr) to F[i] for every training row.
+ */
+static int
+GrowBoostTree(GbtBuilder *b, Tree *t, double *F)
+{
+	if (GbtRootLeaf(b, t) < 0)
+		return -1;
+	while (b->nleaves < b->max_leaves)
 	{
 		int			best = -1;
-		GbtLeaf    *lf,
-					cl,
-					cr;
-		int			mid;
 
-		for (int q = 0; q < nleaves; q++)
+		for (int q = 0; q < b->nleaves; q++)
 			if (b->leaves[q].split.feature >= 0 &&
 				(best < 0 || b->leaves[q].split.gain > b->leaves[best].split.gain))
 				best = q;
 		if (best < 0)
 			break;
-		lf = &b->leaves[best];
-		mid = GbtPartition(b, lf->lo, lf->hi,
-						   b->bins + (size_t) lf->split.feature * b->n, lf->split.bin);
-		memset(&cl, 0, sizeof(cl));
-		memset(&cr, 0, sizeof(cr));
-		cl.lo = lf->lo;
-		cl.hi = mid;
-		cr.lo = mid;
-		cr.hi = lf->hi;
-		cl.depth = cr.depth = lf->depth + 1;
-		cl.node = TreeNewNode(t);
-		cr.node = TreeNewNode(t);
-		if (cl.node < 0 || cr.node < 0)
+		if (GbtSplitLeaf(b, t, best) < 0)
 			return -1;
-		t->nodes[lf->node].feature = lf->split.feature;
-		t->nodes[lf->node].bin = lf->split.bin;
-		t->nodes[lf->node].left = cl.node;
-		t->nodes[lf->node].right = cr.node;
-
-		/*
-		 * The smaller child is histogrammed, the larger one subtracted from
-		 * the parent, or histogrammed too when the parent's was taken.
-		 */
-		{
-			GbtLeaf    *sm = (cl.hi - cl.lo) <= (cr.hi - cr.lo) ? &cl : &cr;
-			GbtLeaf    *lg = sm == &cl ? &cr : &cl;
-
-			lg->hist = lf->hist;	/* reuse the parent's buffer */
-			lf->hist = NULL;
-			if ((sm->hist = TakeHist(b)) == NULL)
-			{
-				GiveHist(b, lg->hist);
-				return -1;
-			}
-			BuildHist(b, b->idx, sm->lo, sm->hi, sm->hist);
-			if (lg->hist == NULL)
-			{
-				if ((lg->hist = TakeHist(b)) == NULL)
-				{
-					GiveHist(b, sm->hist);
-					return -1;
-				}
-				BuildHist(b, b->idx, lg->lo, lg->hi, lg->hist);
-			}
-			else
-				for (size_t o = 0; o < b->nbin_total; o++)
-					lg->hist[o] -= sm->hist[o];
-		}
-		for (int i = cl.lo; i < cl.hi; i++)
-		{
-			cl.G += b->g[b->idx[i]];
-			cl.H += b->h[b->idx[i]];
-		}
-		cr.G = lf->G - cl.G;
-		cr.H = lf->H - cl.H;
-		FindSplit(b, &cl);
-		FindSplit(b, &cr);
-		/* a leaf that cannot split needs its histogram no more */
-		if (cl.split.feature < 0)
-		{
-			GiveHist(b, cl.hist);
-			cl.hist = NULL;
-		}
-		if (cr.split.feature < 0)
-		{
-			GiveHist(b, cr.hist);
-			cr.hist = NULL;
-		}
-		b->leaves[best] = cl;
-		b->leaves[nleaves++] = cr;
-		b->nleaves = nleaves;
 	}
 
 	/* leaf values; apply them to the training rows */
-	for (int q = 0; q < nleaves; q++)
+	for (int q = 0; q < b->nleaves; q++)
 	{
 		GbtLeaf    *lf = &b->leaves[q];
 		float	   *v = TreeMakeLeaf(t, lf->node, 1);
