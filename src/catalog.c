@@ -168,14 +168,10 @@ CatalogBootstrapUser(void)
 int
 CatalogRecover(const int64 *keep, int n)
 {
-	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
 	Oid			types[1] = {INT8ARRAYOID};
 	Datum		values[1];
 
-	for (int i = 0; i < n; i++)
-		elems[i] = Int64GetDatum(keep[i]);
-	values[0] = PointerGetDatum(construct_array(elems, n, INT8OID, 8,
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[0] = Int8ArrayDatum(keep, n);
 	/* rows a tenant keeps locked are left to CatalogReconcile later */
 	Exec("UPDATE easeml.runs"
 		 "   SET status = 'interrupted', finished_at = clock_timestamp(),"
@@ -776,19 +772,16 @@ CatalogLoadStateKept(CatState *state, bool full)
 void
 CatalogRunBudgets(const int64 *run_ids, int n, CatRunBudget *out)
 {
-	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
 	Oid			types[1] = {INT8ARRAYOID};
 	Datum		values[1];
 
 	for (int i = 0; i < n; i++)
 	{
-		ids[i] = Int64GetDatum(run_ids[i]);
 		out[i].tenant = NULL;
 		out[i].est_seconds = 0;
 		out[i].preempted = 0;
 	}
-	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, 8,
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[0] = Int8ArrayDatum(run_ids, n);
 	Exec("SELECT r.id, r.tenant::text,"
 		 "       coalesce((SELECT max(d.est_seconds) FROM easeml.decisions d"
 		 "                  WHERE d.run_id = r.id), 0),"
@@ -1105,15 +1098,11 @@ CatalogDisableModelOfRun(int64 run_id, const char *error)
 int
 CatalogGoneRuns(int64 *ids, int n)
 {
-	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
 	Oid			types[1] = {INT8ARRAYOID};
 	Datum		values[1];
 	int			gone;
 
-	for (int i = 0; i < n; i++)
-		elems[i] = Int64GetDatum(ids[i]);
-	values[0] = PointerGetDatum(construct_array(elems, n, INT8OID, 8,
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[0] = Int8ArrayDatum(ids, n);
 	Exec("SELECT u.id FROM unnest($1::int8[]) AS u(id)"
 		 " WHERE NOT EXISTS (SELECT 1 FROM easeml.runs r WHERE r.id = u.id)",
 		 SPI_OK_SELECT, 1, types, values, NULL);
@@ -1130,18 +1119,12 @@ CatalogGoneRuns(int64 *ids, int n)
 void
 CatalogCheckRuns(const int64 *run_ids, int n, int *verdict)
 {
-	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
-	ArrayType  *arr;
 	Oid			types[1] = {INT8ARRAYOID};
 	Datum		values[1];
 
 	for (int i = 0; i < n; i++)
-	{
-		elems[i] = Int64GetDatum(run_ids[i]);
 		verdict[i] = 0;
-	}
-	arr = construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	values[0] = PointerGetDatum(arr);
+	values[0] = Int8ArrayDatum(run_ids, n);
 	Exec("SELECT u.ord::int, CASE WHEN r.id IS NULL THEN 2"
 		 "                       WHEN r.cancel_requested THEN 1 ELSE 0 END"
 		 "  FROM unnest($1::int8[]) WITH ORDINALITY AS u(id, ord)"
@@ -1166,14 +1149,10 @@ CatalogCheckRuns(const int64 *run_ids, int n, int *verdict)
 int
 CatalogReconcile(const int64 *tracked, int n)
 {
-	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
 	Oid			types[1] = {INT8ARRAYOID};
 	Datum		values[1];
 
-	for (int i = 0; i < n; i++)
-		elems[i] = Int64GetDatum(tracked[i]);
-	values[0] = PointerGetDatum(construct_array(elems, n, INT8OID, 8,
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[0] = Int8ArrayDatum(tracked, n);
 	Exec("UPDATE easeml.runs r"
 		 "   SET status = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
 		 "                     THEN 'queued' ELSE 'interrupted' END,"

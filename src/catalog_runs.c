@@ -251,14 +251,10 @@ KeepSnapshot(RunStore *store)
 static void
 ReadTaskRuns(RunStore *store, const int64 *ids, int n, bool with_snapshot)
 {
-	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
 	Oid			types[1] = {INT8ARRAYOID};
 	Datum		values[1];
 
-	for (int i = 0; i < n; i++)
-		elems[i] = Int64GetDatum(ids[i]);
-	values[0] = PointerGetDatum(construct_array(elems, n, INT8OID, 8,
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[0] = Int8ArrayDatum(ids, n);
 	Exec("SELECT s.snap," RUN_COLUMNS
 		 "  FROM (SELECT pg_current_snapshot()::text) s(snap)"
 		 "  LEFT JOIN easeml.runs r ON r.task_id = ANY ($1)",
@@ -266,7 +262,7 @@ ReadTaskRuns(RunStore *store, const int64 *ids, int n, bool with_snapshot)
 	if (with_snapshot)
 		KeepSnapshot(store);
 	(void) ApplyRows(store, 2);
-	pfree(elems);
+	pfree(DatumGetPointer(values[0]));
 }
 
 /*
@@ -313,13 +309,8 @@ ReadDecisions(RunStore *store, const int64 *ids, int n, bool first_read)
 
 	if (ids != NULL)
 	{
-		Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
-
-		for (int i = 0; i < n; i++)
-			elems[i] = Int64GetDatum(ids[i]);
 		types[0] = INT8ARRAYOID;
-		values[0] = PointerGetDatum(construct_array(elems, n, INT8OID, 8,
-													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		values[0] = Int8ArrayDatum(ids, n);
 		Exec("SELECT d.task_id, max(d.id), (SELECT max(id) FROM easeml.decisions)"
 			 "  FROM easeml.decisions d WHERE d.task_id = ANY ($1) GROUP BY d.task_id",
 			 SPI_OK_SELECT, 1, types, values, NULL);

@@ -15,7 +15,9 @@
 
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/array.h"
 
 /* Run one statement with parameters; elog(ERROR) unless it returns expect. */
 static inline void
@@ -28,6 +30,20 @@ Exec(const char *sql, int expect, int nargs, Oid *types, Datum *values,
 	if (rc != expect)
 		elog(ERROR, "easeml: SPI_execute_with_args returned %s for \"%.60s...\"",
 			 SPI_result_code_string(rc), sql);
+}
+
+/* An int8[] parameter value holding v[0 .. n). */
+static inline Datum
+Int8ArrayDatum(const int64 *v, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	ArrayType  *arr;
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Int64GetDatum(v[i]);
+	arr = construct_array_builtin(elems, n, INT8OID);
+	pfree(elems);
+	return PointerGetDatum(arr);
 }
 
 /* Column value helpers for the current SPI result. */
