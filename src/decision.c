@@ -1159,6 +1159,46 @@ LookaheadScore(const DecisionWorld *w, const DecisionTask *t,
 	return PolicyLookaheadScore(&w->params, n, mu, cov, c, v, NULL);
 }
 
+/*
+ * Remaining-regret task score (rg=M): the expected improvement of the best
+ * of the task's M candidates of largest EI (not per second), under its
+ * joint posterior, per second of the run it would start now.
+ */
+static int
+RegretScore(const DecisionWorld *w, const DecisionTask *t,
+			const unsigned char *avail, PolicyTenantView *v)
+{
+	PolicyParams rp = w->params;
+	PolicyTenantView tv = *v;
+	PolicyArmScore top[POLICY_LOOKAHEAD_MAX];
+	int			arms[POLICY_LOOKAHEAD_MAX];
+	double		mu[POLICY_LOOKAHEAD_MAX],
+				cov[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
+	int			n = 0,
+				rc;
+
+	rp.cost_aware = 0;
+	rp.q_max_arm = 1;
+	rp.first_mean = 0;
+	rc = PolicyTopArms(&rp, w->K, t->gp.mu, t->gp.var, NULL, avail, NULL,
+					   &tv, PolicyRegretBatch(&w->params), top, &n);
+	if (rc < 0)
+		return rc;
+	if (n == 0)
+		return POLICY_OK;
+	for (int j = 0; j < n; j++)
+	{
+		arms[j] = top[j].arm;
+		mu[j] = t->gp.mu[arms[j]];
+	}
+	rc = GpStateCov(&t->gp, n, arms, cov);
+	if (rc == GP_NO_MEMORY)
+		return POLICY_NO_MEMORY;
+	if (rc < 0)
+		return POLICY_GP_FAILED;
+	return PolicyRegretScore(&w->params, n, mu, cov, v, NULL);
+}
+
 /* Recompute a task's candidate (view and the best arm). */
 static int
 RefreshView(DecisionWorld *w, DecisionTask *t)
@@ -1207,6 +1247,9 @@ RefreshView(DecisionWorld *w, DecisionTask *t)
 		return rc;
 	if (PolicyLookahead(&w->params) && n > 0 &&
 		(rc = LookaheadScore(w, t, top, n, cost, v)) < 0)
+		return rc;
+	if (PolicyRegretBatch(&w->params) && n > 0 &&
+		(rc = RegretScore(w, t, avail, v)) < 0)
 		return rc;
 	t->n_top = n < TOP_ARMS ? n : TOP_ARMS;
 	for (int i = 0; i < t->n_top; i++)

@@ -234,6 +234,12 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 		return OptInt(val, &p->q_max_arm) && p->q_max_arm <= 1;
 	else if (strcmp(key, "la") == 0 && val)
 		return OptInt(val, &p->lookahead) && p->lookahead <= POLICY_LOOKAHEAD_MAX;
+	else if (strcmp(key, "blk") == 0 && val)
+		return OptInt(val, &p->block);
+	else if (strcmp(key, "rg") == 0 && val)
+		return OptInt(val, &p->regret_batch) && p->regret_batch <= POLICY_LOOKAHEAD_MAX;
+	else if (strcmp(key, "lap") == 0 && val)
+		return OptInt(val, &p->lookahead_prefix) && p->lookahead_prefix <= 1;
 	else if (strcmp(key, "lah") == 0 && val)
 		return OptDouble(val, &p->lookahead_horizon) && p->lookahead_horizon > 0.0;
 	else if (strcmp(key, "tc") == 0 && val)
@@ -585,16 +591,20 @@ CholeskyPsd(double *a, int m)
 	}
 }
 
-/* E[(min(max_j f_j, q_max) - best)+] by antithetic Monte Carlo. */
-static double
+/*
+ * E[(min(max_{j<=i} f_j, q_max) - best)+] of every prefix i + 1 of the
+ * batch, into g[0..m-1], by antithetic Monte Carlo (one set of samples).
+ */
+static void
 BatchEiMc(const PolicyParams *params, int m, const double *mu,
-		  const double *L, double best)
+		  const double *L, double best, double *g)
 {
 	double		z[POLICY_LOOKAHEAD_MAX];
 	double		cap = params->q_max > 0.0 ? params->q_max : INFINITY;
-	double		sum = 0.0;
 	uint64_t	rng = LOOKAHEAD_SEED;
 
+	for (int i = 0; i < m; i++)
+		g[i] = 0.0;
 	for (int s = 0; s < LOOKAHEAD_SAMPLES / 2; s++)
 	{
 		double		hi[2] = {-INFINITY, -INFINITY};
@@ -617,11 +627,12 @@ BatchEiMc(const PolicyParams *params, int m, const double *mu,
 				e += L[i * m + k] * z[k];
 			hi[0] = fmax(hi[0], mu[i] + e);
 			hi[1] = fmax(hi[1], mu[i] - e);
+			for (int a = 0; a < 2; a++)
+				g[i] += fmax(fmin(hi[a], cap) - best, 0.0);
 		}
-		for (int a = 0; a < 2; a++)
-			sum += fmax(fmin(hi[a], cap) - best, 0.0);
 	}
-	return sum / (2.0 * (LOOKAHEAD_SAMPLES / 2));
+	for (int i = 0; i < m; i++)
+		g[i] /= 2.0 * (LOOKAHEAD_SAMPLES / 2);
 }
 
 /* Lookahead task score of a batch; see policy.h. */
@@ -631,29 +642,78 @@ PolicyLookaheadScore(const PolicyParams *params, int m, const double *mu,
 					 PolicyTenantView *view, double *ei)
 {
 	double		L[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
+	double		g[POLICY_LOOKAHEAD_MAX];
 	int			tc;
-	double		c = 0.0,
-				g;
+	int			first;
+	double		c = 0.0;
 
 	if (params == NULL || view == NULL || mu == NULL || cov == NULL ||
 		m < 1 || m > POLICY_LOOKAHEAD_MAX)
 		return POLICY_BAD_INPUT;
 	if (params->q_max > 0.0 && view->best >= params->q_max)
-		g = 0.0;
+		memset(g, 0, sizeof(double) * m);
+	else if (m > 1)
+	{
+		memcpy(L, cov, sizeof(double) * (size_t) m * m);
+		CholeskyPsd(L, m);
+		BatchEiMc(params, m, mu, L, view->best, g);
+	}
+	if (m == 1 || params->lookahead_prefix)
+		g[0] = BoundedEi(params, mu[0], sqrt(fmax(cov[0], 0.0)), view->best);
+	tc = params->tenant_cost < 0 ? params->cost_aware : params->tenant_cost;
+	/* la=M: the whole batch; lap=1: its best prefix (a Gittins-like index) */
+	first = params->lookahead_prefix ? 0 : m - 1;
+	view->score = -INFINITY;
+	for (int j = 0; j < m; j++)
+	{
+		c += cost ? fmax(cost[j], POLICY_MIN_COST) : 1.0;
+		if (j >= first && g[j] / (tc ? c : 1.0) > view->score)
+		{
+			view->score = g[j] / (tc ? c : 1.0);
+			if (ei)
+				*ei = g[j];
+		}
+	}
+	return POLICY_OK;
+}
+
+/* Candidates a remaining-regret task score looks at; see policy.h. */
+int
+PolicyRegretBatch(const PolicyParams *params)
+{
+	if ((params->kind != POLICY_MAX_EI && params->kind != POLICY_HYBRID) ||
+		GreedyRule(params) != POLICY_MAX_EI)
+		return 0;
+	return params->regret_batch;
+}
+
+/* Remaining-regret task score; see policy.h. */
+int
+PolicyRegretScore(const PolicyParams *params, int m, const double *mu,
+				  const double *cov, PolicyTenantView *view, double *regret)
+{
+	double		L[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
+	double		g[POLICY_LOOKAHEAD_MAX];
+	int			tc;
+
+	if (params == NULL || view == NULL || mu == NULL || cov == NULL ||
+		m < 1 || m > POLICY_LOOKAHEAD_MAX)
+		return POLICY_BAD_INPUT;
+	if (params->q_max > 0.0 && view->best >= params->q_max)
+		g[m - 1] = 0.0;
 	else if (m == 1)
-		g = BoundedEi(params, mu[0], sqrt(fmax(cov[0], 0.0)), view->best);
+		g[0] = BoundedEi(params, mu[0], sqrt(fmax(cov[0], 0.0)), view->best);
 	else
 	{
 		memcpy(L, cov, sizeof(double) * (size_t) m * m);
 		CholeskyPsd(L, m);
-		g = BatchEiMc(params, m, mu, L, view->best);
+		BatchEiMc(params, m, mu, L, view->best, g);
 	}
-	for (int j = 0; j < m; j++)
-		c += cost ? fmax(cost[j], POLICY_MIN_COST) : 1.0;
 	tc = params->tenant_cost < 0 ? params->cost_aware : params->tenant_cost;
-	view->score = g / (tc ? c : 1.0);
-	if (ei)
-		*ei = g;
+	/* what is left to gain, per second of the run that starts on it */
+	view->score = g[m - 1] / (tc ? fmax(view->cost, POLICY_MIN_COST) : 1.0);
+	if (regret)
+		*regret = g[m - 1];
 	return POLICY_OK;
 }
 
@@ -1017,6 +1077,27 @@ PickRandom(const PolicyTenantView *views, int n, const PickFilter *f,
 }
 
 /*
+ * blk=B: the task served last keeps its turn, as the greedy pick, until it
+ * improves or has run B times in a row without improving (a block of runs
+ * instead of one: improvements often come after several runs).
+ */
+static int
+KeepBlock(const PolicyParams *params, const PolicyTenantView *views, int n,
+		  const PickFilter *f, int greedy)
+{
+	int			last = -1;
+
+	for (int i = 0; i < n; i++)
+		if (views[i].last_served >= 0 &&
+			(last < 0 || views[i].last_served > views[last].last_served))
+			last = i;
+	if (last >= 0 && views[last].arm >= 0 && Allowed(&views[last], f) &&
+		views[last].streak >= 1 && views[last].streak < params->block)
+		return last;
+	return greedy;
+}
+
+/*
  * hybrid: the greedy pick (the least recently served task once the greedy
  * one has had streak_limit turns in a row), unless that would make another
  * task miss its deadline (FairnessFloor).  *rule is the greedy rule on
@@ -1136,6 +1217,8 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 	}
 	if (f.unserved_only || f.max_running != INT32_MAX)
 		greedy = Greedy(views, n, &f);
+	if (params->block > 1 && !f.unserved_only)
+		greedy = KeepBlock(params, views, n, &f, greedy);
 
 	switch (params->kind)
 	{
@@ -1356,14 +1439,16 @@ PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
 	 * The general path applies while the warm start filter is on, while
 	 * runs are in flight and the score tree does not hold exactly the
 	 * spread filter's tasks (every eligible task busy, or a tree built
-	 * without idle_only), and for hybrid with several unserved tasks.
+	 * without idle_only), for hybrid with several unserved tasks, and
+	 * with blk=B (its rule needs the task served last: O(n)).
 	 */
 	if ((params->warm_start && index->n_unserved > 0 &&
 		 index->n_unserved < index->n_elig) ||
 		(params->spread && index->n_busy > 0 &&
 		 (!index->idle_only || index->n_busy == index->n_elig)) ||
 		(!params->spread && index->idle_only && index->n_busy > 0) ||
-		(params->kind == POLICY_HYBRID && index->n_unserved > 1))
+		(params->kind == POLICY_HYBRID && index->n_unserved > 1) ||
+		params->block > 1)
 		return PolicyPickTenant(params, index->n, index->views, decision_no,
 								rng, rule);
 	greedy = index->best[1];

@@ -109,6 +109,17 @@ typedef struct PolicyParams
 								 * task's next 'lookahead' candidates (its
 								 * own ranking) per second of all of them;
 								 * 0 or 1: the next candidate alone */
+	int			lookahead_prefix;	/* 1: the task score is the best, over
+									 * the batch's prefixes, of their
+									 * expected improvement per second */
+	int			block;			/* > 1: greedy rules keep serving the last
+								 * task until it improves or has run this
+								 * many times in a row without improving */
+	int			regret_batch;	/* >= 1: the greedy EI task score is the
+								 * task's estimated remaining regret (the
+								 * expected improvement of the best of its
+								 * this many candidates of largest EI, not
+								 * per second) per second of its next run */
 	double		lookahead_horizon;	/* > 0: the batch is the task's next
 									 * candidates up to this many estimated
 									 * seconds (at least one, at most
@@ -152,6 +163,11 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 la=M           EI task score of the task's next M candidates (M <= 16)
  *	 lah=X          ... of its next candidates up to X estimated seconds
+ *	 lap=0|1        ... the best of its prefixes (gain per second), not all
+ *	 blk=B          greedy rules: a task keeps its turn for up to B runs
+ *	                in a row until one improves its best
+ *	 rg=M           task score: remaining regret over its M best candidates
+ *	                by EI (M <= 16) per second of its next run
  *	 warm=0|1       serve every task once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)
  *	 s=N            hybrid streak limit (0: off)
@@ -223,6 +239,20 @@ extern int	PolicyLookaheadScore(const PolicyParams *params, int m,
 								 const double *mu, const double *cov,
 								 const double *cost, PolicyTenantView *view,
 								 double *ei);
+
+/*
+ * Remaining-regret task score (rg=M): how many candidates it looks at (0:
+ * off or not a greedy EI rule), and the score itself: E[(max_j f_j -
+ * best)+] (bounded by q_max when set) of m candidates under their joint
+ * posterior N(mu, cov) -- the m of largest EI, an estimate of what the
+ * task still has to gain -- divided by view->cost (the next run's) when
+ * task scores are costed.  Writes view->score, and the estimate to
+ * *regret (may be NULL).
+ */
+extern int	PolicyRegretBatch(const PolicyParams *params);
+extern int	PolicyRegretScore(const PolicyParams *params, int m,
+							  const double *mu, const double *cov,
+							  PolicyTenantView *view, double *regret);
 
 /* beta_t for a task with n_obs finished runs (see policy.c). */
 extern double PolicyBeta(const PolicyParams *params, int K, int n_obs);

@@ -612,6 +612,97 @@ BatchEiNumeric(double m1, double s1, double m2, double s2, double best)
  * than A's first.  Next-candidate EI serves A; the EI of the batch of
  * three per second of it serves B.
  */
+/*
+ * blk=B: the task served last keeps its turn while it has run fewer than
+ * B times in a row without improving; an improvement (streak 0) or B runs
+ * give the turn back to the greedy score.
+ */
+static void
+TestBlock(void)
+{
+	PolicyParams pp;
+	PolicyTenantView v[3];
+	uint64_t	rng = 1;
+	const char *specs[] = {"max_ei:cost:blk=3", "hybrid:cost:blk=3:w=100"};
+
+	for (int s = 0; s < 2; s++)
+	{
+		CHECK(PolicyParseSpec(specs[s], &pp, NULL, 0) == 0, "%s", specs[s]);
+		memset(v, 0, sizeof(v));
+		for (int i = 0; i < 3; i++)
+		{
+			v[i].id = i;
+			v[i].arm = i;
+			v[i].last_served = 10 + i;
+			v[i].score = 1.0 + i;
+		}
+		/* task 2 has the best score; task 1 was served last */
+		v[1].last_served = 20;
+		for (int streak = 0; streak <= 4; streak++)
+		{
+			int			want = (streak >= 1 && streak < 3) ? 1 : 2;
+
+			v[1].streak = streak;
+			CHECK(PolicyPickTenant(&pp, 3, v, 21, &rng, NULL) == want,
+				  "%s, streak %d: serve task %d", specs[s], streak, want);
+		}
+		v[1].streak = 1;
+		v[1].arm = -1;
+		CHECK(PolicyPickTenant(&pp, 3, v, 21, &rng, NULL) == 2,
+			  "%s: a task with nothing to run gives its turn back", specs[s]);
+	}
+	CHECK(PolicyParseSpec("max_ei:blk=x", &pp, NULL, 0) != 0, "blk=x refused");
+}
+
+/*
+ * lap=1 scores a batch by its best prefix per second, rg=M by the whole
+ * batch's expected improvement per second of the next run only (two
+ * independent candidates over best 0.55: N(0.5, 0.1^2), N(0.56, 0.05^2)).
+ */
+static void
+TestLookaheadPrefix(PolicyTenantView *v)
+{
+	PolicyParams pp;
+	double		bm[2] = {0.5, 0.56},
+				bc[4] = {0.01, 0.0, 0.0, 0.0025},
+				slow_first[2] = {10, 1},
+				slow_second[2] = {1, 10},
+				e1 = PolicyExpectedImprovement(0.5, 0.1, 0.55),
+				e2,
+				r;
+
+	v->best = 0.55;
+	CHECK(PolicyParseSpec("max_ei:cost:la=2", &pp, NULL, 0) == 0, "la=2");
+	PolicyLookaheadScore(&pp, 2, bm, bc, slow_second, v, &e2);
+	CHECK_NEAR(v->score, e2 / 11.0, 1e-15, "la=2: the whole batch per second");
+	CHECK(PolicyParseSpec("max_ei:cost:la=2:lap=1", &pp, NULL, 0) == 0, "lap=1");
+	PolicyLookaheadScore(&pp, 2, bm, bc, slow_second, v, &r);
+	CHECK_NEAR(v->score, e1, 1e-15, "lap=1: the cheap first candidate alone");
+	CHECK_NEAR(r, e1, 1e-15, "lap=1: the prefix's expected improvement");
+	PolicyLookaheadScore(&pp, 2, bm, bc, slow_first, v, &r);
+	CHECK(e2 / 11.0 > e1 / 10.0, "the batch beats its slow first member");
+	CHECK_NEAR(v->score, e2 / 11.0, 1e-15, "lap=1: both candidates");
+	CHECK(PolicyParseSpec("max_ei:cost:lap=2", &pp, NULL, 0) != 0, "lap=2 refused");
+
+	CHECK(PolicyParseSpec("max_ei:cost:rg=2", &pp, NULL, 0) == 0 &&
+		  PolicyRegretBatch(&pp) == 2, "rg=2 parsed");
+	v->cost = 4.0;
+	CHECK(PolicyRegretScore(&pp, 2, bm, bc, v, &r) == 0, "rg score");
+	CHECK_NEAR(r, e2, 1e-15, "rg: the batch's expected improvement");
+	CHECK_NEAR(v->score, e2 / 4.0, 1e-15, "rg: per second of the next run");
+	CHECK(PolicyParseSpec("max_ei:cost:rg=2:tc=0", &pp, NULL, 0) == 0 &&
+		  PolicyRegretScore(&pp, 2, bm, bc, v, NULL) == 0 && v->score == e2,
+		  "rg with tc=0: not per second");
+	CHECK(PolicyParseSpec("max_ei:cost:rg=2:qmax=0.5", &pp, NULL, 0) == 0 &&
+		  PolicyRegretScore(&pp, 2, bm, bc, v, &r) == 0 && r == 0.0 &&
+		  v->score == 0.0, "rg: nothing left above qmax");
+	CHECK(PolicyParseSpec("max_ei:rg=17", &pp, NULL, 0) != 0, "rg=17 refused");
+	CHECK(PolicyParseSpec("rr:cost:rg=3", &pp, NULL, 0) == 0 &&
+		  PolicyRegretBatch(&pp) == 0, "rg ignored by round-robin");
+	CHECK(PolicyRegretScore(&pp, 0, bm, bc, v, NULL) == POLICY_BAD_INPUT,
+		  "rg: an empty batch refused");
+}
+
 static void
 TestLookahead(void)
 {
@@ -675,6 +766,7 @@ TestLookahead(void)
 	g = PolicyExpectedImprovement(0.5, 0.1, 0.55);
 	CHECK(fabs(ei - g) < 0.03 * g, "batch EI, one model twice: %g vs %g", ei, g);
 	CHECK(v[0].score == ei, "tenant score not costed without cost");
+	TestLookaheadPrefix(&v[0]);
 	CHECK(PolicyParseSpec("max_ei:la=17", &pp, NULL, 0) != 0 &&
 		  PolicyParseSpec("max_ei:la=-1", &pp, NULL, 0) != 0, "la out of range refused");
 	CHECK(PolicyParseSpec("rr:cost:la=3", &pp, NULL, 0) == 0 && !PolicyLookahead(&pp),
@@ -697,11 +789,14 @@ TestLookahead(void)
 	CHECK(GpPriorInit(&prior, 6, mu0, cov, 1e-4) == 0, "pick prior");
 	{
 		const char *specs[] = {"max_ei:cost", "max_ei:cost:la=1", "max_ei:cost:la=3",
-		"hybrid:cost:la=3", "hybrid:cost:la=3:qmax=1:qarm=0", "max_ei:cost:lah=3"};
-		int			want[] = {0, 0, 1, 1, 1, 1};
+		"hybrid:cost:la=3", "hybrid:cost:la=3:qmax=1:qarm=0", "max_ei:cost:lah=3",
+		"max_ei:cost:rg=1", "max_ei:cost:rg=3", "hybrid:cost:rg=3:qmax=1:qarm=0",
+		"max_ei:cost:la=3:lap=1"};
+		/* lap=1: B's best prefix is its first candidate, A's is larger */
+		int			want[] = {0, 0, 1, 1, 1, 1, 0, 1, 1, 0};
 		double		cost[6] = {1, 1, 1, 1, 1, 1};
 
-		for (int i = 0; i < 6; i++)
+		for (int i = 0; i < 10; i++)
 		{
 			CHECK(PolicyParseSpec(specs[i], &pp, NULL, 0) == 0, "%s", specs[i]);
 			for (int t = 0; t < 2; t++)
@@ -730,6 +825,16 @@ TestLookahead(void)
 					CHECK(GpStateCov(&st, n, a, bc) == 0 &&
 						  PolicyLookaheadScore(&pp, n, m, bc, cost, &v[t], NULL) == 0,
 						  "lookahead score");
+				}
+				if (PolicyRegretBatch(&pp))
+				{
+					/* all costs 1: the EI ranking is the EI/s ranking */
+					n = PolicyRegretBatch(&pp);
+					for (int k = 0; k < n; k++)
+						m[k] = st.mu[a[k] = top[k].arm];
+					CHECK(GpStateCov(&st, n, a, bc) == 0 &&
+						  PolicyRegretScore(&pp, n, m, bc, &v[t], NULL) == 0,
+						  "remaining-regret score");
 				}
 				GpStateFree(&st);
 			}
@@ -3275,6 +3380,7 @@ main(void)
 	TestPriorFit();
 	TestAcquisition();
 	TestLookahead();
+	TestBlock();
 	TestBestArm();
 	TestPickTenant();
 	TestIndex();

@@ -15,7 +15,10 @@
 # median times, min, max); two rules with partial knowledge (skip_done:
 # round-robin that skips tenants already at their best; next_gain: the
 # exact regret removed per second by each tenant's next run, a perfectly
-# calibrated myopic rule); draws of the ALSO policies whose per-tenant
+# calibrated myopic rule; regret_rate: each tenant's current regret per
+# second of its next run, the regret known exactly; prefix_index: the best
+# prefix of each tenant's remaining runs, regret removed per second, known
+# exactly -- a Gittins-like index); draws of the ALSO policies whose per-tenant
 # sequences are tenant_bo's (same_seq) and that beat the bound (beats: must
 # be 0); then each ALSO policy's own ratio over tenant_bo.
 # The trace's round-robin times are checked against easeml-replay --times,
@@ -65,16 +68,17 @@ bound() {
 		--times "$(IFS=,; echo "${times[*]}")" --also "$ALSO" \
 		"${runs[@]}" >"$OUT/$tag.txt"
 	echo "== $tag: seeds $* x $DRAWS draws, overhead $OVERHEAD s"
-	printf "%-6s %8s %8s %6s %6s %10s %10s %9s %9s\n" loss oracle of_med min max skip_done next_gain \
-		same_seq beats
+	printf "%-6s %8s %8s %6s %6s %10s %10s %11s %12s %9s %9s\n" loss oracle of_med min max \
+		skip_done next_gain regret_rate prefix_index same_seq beats
 	for thr in 0.01 0.005 0.002; do
 		awk -v thr="$thr" '
 			$1 == "BOUND" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 				if (v["thr"] == thr) { m = v["median_ratio"]; q = v["ratio_of_medians"]; lo = v["min_ratio"]; hi = v["max_ratio"]
-					sd = v["skip_done_ratio"]; ng = v["next_gain_ratio"] } }
+					sd = v["skip_done_ratio"]; ng = v["next_gain_ratio"]
+					rg = v["regret_rate_ratio"]; pi = v["prefix_index_ratio"] } }
 			$1 == "ALSO" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 				if (v["thr"] == thr) { n++; p += v["prefix_of_tenant_bo"]; b += v["beats_oracle"] } }
-			END { printf "%-6s %8.2f %8.2f %6.2f %6.2f %10.2f %10.2f %6d/%d %6d/%d\n", thr, m, q, lo, hi, sd, ng, p, n, b, n }' \
+			END { printf "%-6s %8.2f %8.2f %6.2f %6.2f %10.2f %10.2f %11.2f %12.2f %6d/%d %6d/%d\n", thr, m, q, lo, hi, sd, ng, rg, pi, p, n, b, n }' \
 			"$OUT/$tag.txt"
 	done
 	printf "%-34s %8s %8s %8s  (over tenant_bo, median per-draw ratio)\n" policy 0.01 0.005 0.002

@@ -45,7 +45,12 @@ Two weaker rules with partial knowledge, to show which knowledge the bound
 needs (medians of their per-draw ratios over P in BOUND):
 skip_done = round-robin that never serves a tenant already at regret 0;
 next_gain = serve the tenant whose next run removes the most regret per
-second, known exactly (round-robin while no next run removes any).
+second, known exactly (round-robin while no next run removes any);
+regret_rate = serve the tenant whose current regret per second of its next
+run is largest, its regret known exactly; prefix_index = serve the tenant
+whose best prefix of its remaining runs removes the most regret per
+second, known exactly (a Gittins-like index; round-robin while none
+removes any).
 
 policy_time is recomputed from the trace (the first completion at which the
 mean regret is <= thr); with --times (one --times file per RUNS file, same
@@ -62,6 +67,7 @@ import sys
 from replay_summary import median  # the same median as the replay reports
 
 TOL = 1e-12
+PREFIX_HORIZON = 100000     # runs the exact prefix index looks ahead (all)
 
 
 def load_runs(path, devices):
@@ -201,6 +207,62 @@ def next_gain_greedy(seqs, fstar, thr):
     return now
 
 
+def regret_rate_greedy(seqs, fstar, thr):
+    """Serve the tenant whose CURRENT regret per second of its next run is
+    largest, the regret known exactly (ties: lowest tenant): what a rule
+    with a perfect estimate of each tenant's remaining regret could do."""
+    n = len(seqs)
+    reg = [fstar[t] for t in range(n)]
+    pos = [0] * n
+    now, budget = 0.0, n * (thr + TOL)
+    while sum(reg) > budget:
+        best, pick = -1.0, -1
+        for t in range(n):
+            if pos[t] < len(seqs[t]):
+                g = reg[t] / seqs[t][pos[t]][1]
+                if g > best:
+                    best, pick = g, t
+        if pick < 0:
+            return math.inf
+        _, cost, _, regret, _ = seqs[pick][pos[pick]]
+        now += cost
+        reg[pick] = regret
+        pos[pick] += 1
+    return now
+
+
+def prefix_index_greedy(seqs, fstar, thr, horizon=PREFIX_HORIZON):
+    """Serve the tenant whose best prefix of its next 'horizon' runs (all by
+    default) removes the most regret per second, known exactly (a Gittins-like index; ties:
+    lowest tenant); round-robin while no such prefix removes any."""
+    n = len(seqs)
+    reg = [fstar[t] for t in range(n)]
+    pos = [0] * n
+    now, budget, rr = 0.0, n * (thr + TOL), 0
+    while sum(reg) > budget:
+        best, pick = 0.0, -1
+        for t in range(n):
+            c = 0.0
+            for j in range(pos[t], min(len(seqs[t]), pos[t] + horizon)):
+                c += seqs[t][j][1]
+                g = (reg[t] - seqs[t][j][3]) / c
+                if g > best:
+                    best, pick = g, t
+        if pick < 0:
+            for k in range(n):
+                if pos[(rr + k) % n] < len(seqs[(rr + k) % n]):
+                    pick = (rr + k) % n
+                    break
+            if pick < 0:
+                return math.inf
+            rr = pick + 1
+        _, cost, _, regret, _ = seqs[pick][pos[pick]]
+        now += cost
+        reg[pick] = regret
+        pos[pick] += 1
+    return now
+
+
 def is_prefix(seq_a, seq_b):
     """The arms of the shorter sequence are a prefix of the longer's (the
     base's trace of a tenant ends at the replay's end, with regret 0; runs
@@ -275,11 +337,14 @@ def one_draw(a, fi, draw, runs, order, times, ratios, out, also):
         seq_list = [seqs[t] for t in range(n)]
         td = rr_skip_done(seq_list, fstar, thr)
         tg = next_gain_greedy(seq_list, fstar, thr)
-        ratios.setdefault(thr, []).append((r, tp, to, tp / td, tp / tg))
+        trr = regret_rate_greedy(seq_list, fstar, thr)
+        tpi = prefix_index_greedy(seq_list, fstar, thr)
+        ratios.setdefault(thr, []).append((r, tp, to, tp / td, tp / tg, tp / trr, tp / tpi))
         out.append("ORACLE tag=%s policy=%s file=%d draw=%d thr=%g policy_time=%.6g "
                    "oracle_time=%.6g ratio=%.4f runs_policy=%d runs_oracle=%d "
-                   "skip_done_time=%.6g next_gain_time=%.6g"
-                   % (a["tag"], P, fi, draw, thr, tp, to, r, runs_p, runs_o, td, tg))
+                   "skip_done_time=%.6g next_gain_time=%.6g regret_rate_time=%.6g "
+                   "prefix_index_time=%.6g"
+                   % (a["tag"], P, fi, draw, thr, tp, to, r, runs_p, runs_o, td, tg, trr, tpi))
         for P2 in a["also"]:
             if (P2, draw) not in runs:
                 continue
@@ -316,11 +381,12 @@ def main(argv):
         mo = median([x[2] for x in rs])
         print("BOUND tag=%s policy=%s thr=%g median_ratio=%.4f ratio_of_medians=%.4f "
               "min_ratio=%.4f max_ratio=%.4f draws=%d skip_done_ratio=%.4f "
-              "next_gain_ratio=%.4f"
+              "next_gain_ratio=%.4f regret_rate_ratio=%.4f prefix_index_ratio=%.4f"
               % (a["tag"], a["policy"], thr, median([x[0] for x in rs]),
                  mt / mo if mo > 0 else math.inf,
                  min(x[0] for x in rs), max(x[0] for x in rs), len(rs),
-                 median([x[3] for x in rs]), median([x[4] for x in rs])))
+                 median([x[3] for x in rs]), median([x[4] for x in rs]),
+                 median([x[5] for x in rs]), median([x[6] for x in rs])))
         for P2 in a["also"]:
             if (P2, thr) in also:
                 print("ALSO_RATIO tag=%s policy=%s base=%s thr=%g median_ratio=%.4f draws=%d"

@@ -74,6 +74,15 @@ def hand_case():
                 check((float(kv["skip_done_time"]), float(kv["next_gain_time"])) == (54.0, 4.0),
                       "loss 0.15: want skip_done 54, next_gain 4, got %s %s"
                       % (kv["skip_done_time"], kv["next_gain_time"]))
+            # regret_rate: A (0.5/1 s), then B three times (0.4, 0.2, 0.1
+            # per 1 s against A's 0.3/50 s): 4 s at 0.15; at 0.1 A's 50 s
+            # run and its last one follow: 55 s.  prefix_index: A's and B's
+            # first runs tie at 0.2/s (A first), then B's prefixes (0.2/s,
+            # 0.1/s) beat A's best (0.3/51 s): 4 s; at 0.1 A runs out: 55 s.
+            want = {"0.15": (4.0, 4.0), "0.1": (55.0, 55.0)}[kv["thr"]]
+            got_r = (float(kv["regret_rate_time"]), float(kv["prefix_index_time"]))
+            check(got_r == want, "loss %s: want regret_rate, prefix_index %s, got %s"
+                  % (kv["thr"], want, got_r))
     check(got.get(0.15) == (54.0, 4.0, 4), "loss 0.15: want rr 54, oracle 4 s in 4 runs, got %s"
           % (got.get(0.15),))
     check(got.get(0.1) == (54.0, 53.0, 4), "loss 0.1: want rr 54, oracle 53 s in 4 runs, got %s"
@@ -97,6 +106,28 @@ def done_case():
     kv = dict(x.split("=", 1) for x in out.splitlines()[0].split()[1:])
     got = tuple(float(kv[k]) for k in ("policy_time", "oracle_time", "skip_done_time"))
     check(got == (103.0, 3.0, 3.0), "done case: want 103, 3, 3, got %s" % (got,))
+
+
+def prefix_case():
+    # Tenant A (f* 0.4): 1 s -> 0.3, 1 s -> 0.3, 1 s -> 0.  Tenant B
+    # (f* 0.3): 1 s -> 0.2, 0.19, 0.18, 0 (1 s each).  Loss 0.125 (sum <=
+    # 0.25).  prefix_index: A's three runs (0.4 in 3 s) beat B's best
+    # prefix (0.1/s), then A's 0.3 in 2 s, then A's last run, then B once:
+    # 4 s.  Looking one run ahead only (next_gain), A and B tie at 0.1/s,
+    # then B's small gains win and A's jump after a run without gain is
+    # found by round-robin only: 7 s.
+    fstar = [0.4, 0.3]
+    order = [(0, 1.0, 0.3), (1, 1.0, 0.2), (0, 1.0, 0.3), (1, 1.0, 0.19),
+             (0, 1.0, 0.0), (1, 1.0, 0.18), (1, 1.0, 0.0)]
+    with tempfile.TemporaryDirectory() as tmp:
+        p = os.path.join(tmp, "runs.csv")
+        write_runs(p, [(fstar, order)])
+        out = subprocess.run([sys.executable, os.path.join(HERE, "oracle_interleave.py"),
+                              "--thresholds", "0.125", p],
+                             capture_output=True, text=True, check=True).stdout
+    kv = dict(x.split("=", 1) for x in out.splitlines()[0].split()[1:])
+    got = tuple(float(kv[k]) for k in ("prefix_index_time", "next_gain_time"))
+    check(got == (4.0, 7.0), "prefix case: want prefix_index 4, next_gain 7, got %s" % (got,))
 
 
 def brute(seqs, fstar, thr):
@@ -134,6 +165,7 @@ def random_cases():
 
 hand_case()
 done_case()
+prefix_case()
 random_cases()
 if fails:
     sys.exit(1)
