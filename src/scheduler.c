@@ -186,7 +186,9 @@ TrainerConninfo(void)
 	/*
 	 * The trainer is a superuser too: names resolve in pg_catalog only.  A
 	 * tenant's open transaction may hold a lock on its run's row: progress
-	 * updates give up after a while instead of stalling the training.  A
+	 * reports skip such a row (easeml.trainer_progress), and the result
+	 * gives up after a while (the scheduler records it from its backlog)
+	 * instead of stalling the trainer.  A
 	 * backend whose trainer is gone stops its query within a second even
 	 * if the scheduler could not end the session (it ends it at once when
 	 * it reaps the trainer).
