@@ -318,9 +318,9 @@ SyncExternalRuns(const CatState *state)
 
 /*
  * The cost model fitted at once from what the catalog loaded: before the
- * first refit cycle installs one, and whenever the one in use learned
- * from no measured run while the load has some (RefitCostCold: the
- * catalog loads are full while so, LiveWorldRefitDue).  The model in use
+ * first refit cycle installs one, and whenever the one in use is young
+ * and the load has runs of tasks it did not learn from (RefitCostCold:
+ * the catalog loads are full while it is young, LiveWorldRefitDue).  The model in use
  * is replaced only once the new one is fitted.
  */
 static void
@@ -642,8 +642,12 @@ LiveWorldRefitDue(void)
 
 	if (!world_ok)
 		return true;
-	/* a cost model with the reference overhead: the measured runs at once */
-	if (world.family_cost != NULL && world.family_cost->n_tasks == 0)
+	/*
+	 * a young cost model (RefitCostCold) while an active task may teach
+	 * it: the measured runs at once
+	 */
+	if (world.family_cost != NULL && world.family_cost->n_tasks < REFIT_COST_TASKS &&
+		world.family_cost->n_tasks < world.n_tasks)
 		return true;
 	return !refit.running && now - refit.last_start >= refit.interval &&
 		now - last_offered >= refit.interval;

@@ -337,16 +337,27 @@ FitCost(RefitState *r)
 int
 RefitCostCold(const CostModel *in_use, const CostData *data)
 {
-	if (in_use != NULL && in_use->n_tasks > 0)
+	int			tasks = 0;
+
+	if (in_use != NULL && in_use->n_tasks >= REFIT_COST_TASKS)
 		return 0;
 	if (data == NULL || data->mc <= 0)
 		return 0;
 	if (in_use == NULL || data->seconds == NULL)
 		return 1;				/* none in use: fit one */
-	for (size_t j = 0; j < (size_t) data->mc * in_use->K; j++)
-		if (data->seconds[j] > 0 && isfinite(data->seconds[j]))
-			return 1;
-	return 0;
+	/* the tasks the overhead learns from (FitOverhead) */
+	for (int i = 0; i < data->mc; i++)
+		for (int k = 0; k < in_use->K; k++)
+		{
+			double		s = data->seconds[(size_t) i * in_use->K + k];
+
+			if (s > 0 && isfinite(s))
+			{
+				tasks++;
+				break;
+			}
+		}
+	return tasks > in_use->n_tasks;
 }
 
 /* qsort comparator: own priors by task id. */

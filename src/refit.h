@@ -142,12 +142,15 @@ extern int	RefitStep(RefitState *r, DecisionWorld *w);
 
 /*
  * Whether the cost model in use (NULL: none) should be refitted at once
- * from data, without waiting for a refit cycle: it learned its overhead
- * from no task (the reference overhead) and data has a measured run.  The
- * fixed part of a run is most of the first runs' time and differs between
- * machines and loads far more than the rates' families do; one measured run
- * of any task sets it for all.
+ * from data, without waiting for a refit cycle: it is young (it learned
+ * its overhead from fewer than REFIT_COST_TASKS tasks) and data has
+ * measured runs of more tasks than it learned from.  The fixed part of a
+ * run is most of the first runs' time and differs between machines and
+ * loads far more than the families' rates do; the first run of any task
+ * sets it for all, and the overhead's line (o0 + o1 x cells) needs two
+ * tasks.
  */
+#define REFIT_COST_TASKS 2
 extern int	RefitCostCold(const CostModel *in_use, const CostData *data);
 
 /* Install the live set into a world (a new one, after a rebuild). */

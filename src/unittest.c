@@ -2133,22 +2133,26 @@ TestDecisionFamilyCost(void)
 }
 
 /*
- * RefitCostCold: a model that learned from no task is refitted at once from
- * data with a measured run, one that learned from a task is not; and the
- * refitted model has the measured overhead, not the reference one.
+ * RefitCostCold: a young model (from fewer than two tasks) is refitted at
+ * once from data with runs of a task it did not learn from; a model that
+ * learned from those tasks, or from two, is not; the refitted model has the
+ * measured overhead, not the reference one.
  */
 static void
 TestRefitCostCold(void)
 {
-	double		rt[2 * FC_K],
-				tr[2 * FC_K],
-				sz[2 * 3] = {1000, 10, 3, 4000, 30, 3};
+	double		rt[3 * FC_K],
+				tr[3 * FC_K],
+				sz[3 * 3] = {1000, 10, 3, 4000, 30, 3, 2000, 5, 2};
 	CostData	none = {2, sz, NULL, rt, tr, NULL},
-				one = {1, sz, NULL, rt, tr, NULL};
+				one = {1, sz, NULL, rt, tr, NULL},
+				two = {2, sz, NULL, rt, tr, NULL},
+				three = {3, sz, NULL, rt, tr, NULL};
 	CostModel	ref,
-				warm;
+				warm,
+				warm2;
 
-	for (int j = 0; j < 2 * FC_K; j++)
+	for (int j = 0; j < 3 * FC_K; j++)
 		rt[j] = tr[j] = NAN;
 	CHECK(CostModelFitData(&ref, fc_arms, FC_K, NULL) == 0 && ref.n_tasks == 0, "reference fit");
 	CHECK(RefitCostCold(NULL, &one) == 1, "no model in use and measured data: fit one");
@@ -2159,12 +2163,21 @@ TestRefitCostCold(void)
 	tr[1] = 0.05;
 	CHECK(RefitCostCold(&ref, &one) == 1, "the reference overhead and one measured run: refit");
 	CHECK(CostModelFitData(&warm, fc_arms, FC_K, &one) == 0 && warm.n_tasks == 1, "refit");
-	CHECK(RefitCostCold(&warm, &one) == 0, "a model that learned from a task is kept");
+	CHECK(RefitCostCold(&warm, &one) == 0, "a model that learned from the measured tasks is kept");
 	CHECK(fabs(CostOverhead(&warm, 4000, 30) - (0.55 + 0.5e-6 * (4000 * 30 - 1000 * 10))) < 1e-9,
 		  "the refitted overhead is the measured one, for every task (%g)",
 		  CostOverhead(&warm, 4000, 30));
+	/* a second task's first run: the young model learns the overhead's line */
+	rt[FC_K + 2] = 1.0;
+	tr[FC_K + 2] = 0.2;
+	CHECK(RefitCostCold(&warm, &two) == 1, "a young model and a new task's run: refit");
+	CHECK(CostModelFitData(&warm2, fc_arms, FC_K, &two) == 0 && warm2.n_tasks == 2 &&
+		  warm2.o1 > 1e-6, "refit from two tasks: o1 from them (%g)", warm2.o1);
+	rt[2 * FC_K + 3] = 0.7;
+	CHECK(RefitCostCold(&warm2, &three) == 0, "a model from two tasks waits for the refit cycle");
 	CostModelFree(&ref);
 	CostModelFree(&warm);
+	CostModelFree(&warm2);
 }
 
 /* Run one refit cycle of in into w; returns the steps it took. */
