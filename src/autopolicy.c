@@ -77,12 +77,12 @@ CostRow(const struct RefitInput *in, int i, const int *cols, int n_cols)
 
 	if (task == 0 || in->cost_task == NULL)
 		return -1;
-	for (int c = 0; c < in->mc; c++)
+	for (int c = 0; c < in->cost.mc; c++)
 		if (in->cost_task[c] == task)
 		{
 			for (int j = 0; j < n_cols; j++)
 			{
-				double		rt = in->runtime[(size_t) c * in->K + cols[j]];
+				double		rt = in->cost.seconds[(size_t) c * in->K + cols[j]];
 
 				if (!(rt > 0) || !isfinite(rt))
 					return -1;
@@ -164,12 +164,12 @@ CopyBlock(AutoPolicyJob *job, const struct RefitInput *in, const int *rows,
 			/* the replay's loss is on [0, 1] (R^2 may fall below 0) */
 			job->q[(size_t) n * nc + j] = v < 0 ? 0 : (v > 1 ? 1 : v);
 			if (job->res.measured_costs)
-				job->cost[(size_t) n * nc + j] = in->runtime[(size_t) crow[i] * in->K + cols[j]];
+				job->cost[(size_t) n * nc + j] = in->cost.seconds[(size_t) crow[i] * in->K + cols[j]];
 		}
 		if (job->res.measured_costs)
 		{
-			job->sizes[2 * n] = in->sizes[3 * crow[i]];
-			job->sizes[2 * n + 1] = in->sizes[3 * crow[i] + 1];
+			job->sizes[2 * n] = in->cost.sizes[3 * crow[i]];
+			job->sizes[2 * n + 1] = in->cost.sizes[3 * crow[i] + 1];
 		}
 		n++;
 	}

@@ -608,15 +608,6 @@ CostModelFitData(CostModel *m, const CostArm *arms, int K, const CostData *data)
 	return 0;
 }
 
-int
-CostModelFit(CostModel *m, const CostArm *arms, int K, const double *sizes,
-			 const double *seconds, const double *train, int mc)
-{
-	CostData	data = {mc, sizes, NULL, seconds, train, NULL};
-
-	return CostModelFitData(m, arms, K, &data);
-}
-
 void
 CostModelFree(CostModel *m)
 {

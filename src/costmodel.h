@@ -140,15 +140,9 @@ extern double CostLogComplexity(const CostArm *arm, double n, double d, double c
 extern double CostMaxPasses(const CostArm *arm, double n, double folds);
 
 /*
- * Fit from mc measured tasks: sizes mc x 3 (rows, features, classes),
- * seconds mc x K (wall time, NaN = not measured), train mc x K (the
- * trainer's own fit time of the same run, NaN = unknown).  mc may be 0:
- * the reference model.  Returns 0, or -1 on bad input or no memory.
+ * Fit from the measured runs of data->mc tasks (CostData; data NULL or mc
+ * 0: the reference model).  Returns 0, or -1 on bad input or no memory.
  */
-extern int	CostModelFit(CostModel *m, const CostArm *arms, int K,
-						 const double *sizes, const double *seconds,
-						 const double *train, int mc);
-/* The same with folds and passes (CostData). */
 extern int	CostModelFitData(CostModel *m, const CostArm *arms, int K,
 							 const CostData *data);
 extern void CostModelFree(CostModel *m);

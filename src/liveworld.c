@@ -56,7 +56,6 @@ static int	n_share_over = 0;
 /* the cost model until the first refit cycle installs one */
 static CostModel boot_cost;
 static bool have_boot_cost = false;
-static CostData boot_data;
 
 /*
  * When a full load last offered the refit its input: a cycle whose input
@@ -317,6 +316,32 @@ SyncExternalRuns(const CatState *state)
 	pfree(ext);
 }
 
+/*
+ * The cost model fitted at once from what the catalog loaded: before the
+ * first refit cycle installs one, and whenever the one in use is young
+ * and the load has runs of tasks it did not learn from (RefitCostCold:
+ * the catalog loads are full while it is young, LiveWorldRefitDue).  The model in use
+ * is replaced only once the new one is fitted.
+ */
+static void
+FitBootCost(const CatState *state)
+{
+	CostModel	fitted;
+	CostData	boot_data;
+	bool		first = !have_boot_cost && !(refit.have_live && refit.live.have_fcost);
+
+	CatalogCostData(state, &boot_data);
+	if (!first && !(state->full && RefitCostCold(world.family_cost, &boot_data)))
+		return;
+	if (CostModelFitData(&fitted, state->cost_arms, state->n_models, &boot_data) < 0)
+		return;
+	if (have_boot_cost)
+		CostModelFree(&boot_cost);
+	boot_cost = fitted;
+	have_boot_cost = true;
+	(void) DecisionSetFamilyCost(&world, &boot_cost);
+}
+
 bool
 LiveWorldSync(CatState *state, const LiveSettings *settings)
 {
@@ -329,14 +354,7 @@ LiveWorldSync(CatState *state, const LiveSettings *settings)
 			return false;
 	}
 	ok = ApplySettings(settings);
-	/* before the first refit cycle: the cost model fitted at once */
-	if (!have_boot_cost && !(refit.have_live && refit.live.have_fcost) &&
-		CostModelFitData(&boot_cost, state->cost_arms, state->n_models,
-						 CatalogCostData(state, &boot_data)) == 0)
-	{
-		have_boot_cost = true;
-		(void) DecisionSetFamilyCost(&world, &boot_cost);
-	}
+	FitBootCost(state);
 	world.decision_no = state->decision_no;
 	if (DecisionSetArmPerClass(&world, state->per_class) != POLICY_OK)
 		ereport(WARNING, (errmsg("easeml: out of memory setting the cost model's arms")));
@@ -447,16 +465,11 @@ LiveWorldRefitStart(CatState *state)
 	in.cells = state->history;
 	in.row_task = (const int64_t *) state->history_task;
 	in.row_kind = state->history_kind;
-	in.mc = state->m_cost;
-	in.runtime = state->cost_runtime;
-	in.sizes = state->cost_sizes;
+	(void) CatalogCostData(state, &in.cost);
 	in.per_class = state->per_class;
 	in.cost_task = (const int64_t *) state->cost_task;
 	in.devices = world.slots;
 	in.arms = state->cost_arms;
-	in.train = state->cost_train;
-	in.folds = state->cost_folds;
-	in.passes = state->cost_passes;
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
 	last_offered = now;
 	return RefitMaybeStart(&refit, &in, now) != 0;
@@ -628,6 +641,13 @@ LiveWorldRefitDue(void)
 	double		now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
 
 	if (!world_ok)
+		return true;
+	/*
+	 * a young cost model (RefitCostCold) while an active task may teach
+	 * it: the measured runs at once
+	 */
+	if (world.family_cost != NULL && world.family_cost->n_tasks < REFIT_COST_TASKS &&
+		world.family_cost->n_tasks < world.n_tasks)
 		return true;
 	return !refit.running && now - refit.last_start >= refit.interval &&
 		now - last_offered >= refit.interval;

@@ -110,24 +110,25 @@ uint64_t
 RefitSignature(const RefitInput *in)
 {
 	uint64_t	h = 14695981039346656037ULL;
-	int			dims[3] = {in->K, in->m, in->mc};
+	const CostData *c = &in->cost;
+	int			dims[3] = {in->K, in->m, c->mc};
 
 	h = HashWords(h, dims, sizeof(dims));
 	h = HashWords(h, in->cells, sizeof(double) * (size_t) in->m * in->K);
 	h = HashWords(h, in->row_task, sizeof(int64_t) * (size_t) in->m);
 	h = HashWords(h, in->row_kind, (size_t) in->m);
-	h = HashWords(h, in->runtime, sizeof(double) * (size_t) in->mc * in->K);
-	h = HashWords(h, in->sizes, sizeof(double) * 3 * (size_t) in->mc);
+	h = HashWords(h, c->seconds, sizeof(double) * (size_t) c->mc * in->K);
+	h = HashWords(h, c->sizes, sizeof(double) * 3 * (size_t) c->mc);
 	if (in->per_class)
 		h = HashWords(h, in->per_class, (size_t) in->K);
 	if (in->arms)
 		h = HashWords(h, in->arms, sizeof(CostArm) * (size_t) in->K);
-	if (in->train)
-		h = HashWords(h, in->train, sizeof(double) * (size_t) in->mc * in->K);
-	if (in->folds)
-		h = HashWords(h, in->folds, sizeof(double) * (size_t) in->mc);
-	if (in->passes)
-		h = HashWords(h, in->passes, sizeof(double) * (size_t) in->mc * in->K);
+	if (c->train)
+		h = HashWords(h, c->train, sizeof(double) * (size_t) c->mc * in->K);
+	if (c->folds)
+		h = HashWords(h, c->folds, sizeof(double) * (size_t) c->mc);
+	if (c->passes)
+		h = HashWords(h, c->passes, sizeof(double) * (size_t) c->mc * in->K);
 	return h;
 }
 
@@ -154,7 +155,8 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 {
 	uint64_t	sig;
 	int			ok = 1;
-	size_t		K = (size_t) r->K;
+	size_t		K = (size_t) r->K,
+				mc = (size_t) in->cost.mc;
 
 	if (r->running)
 		return 1;
@@ -168,14 +170,14 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap_cells = Dup(in->cells, sizeof(double) * in->m * K, &ok);
 	r->snap_task = Dup(in->row_task, sizeof(int64_t) * in->m, &ok);
 	r->snap_kind = Dup(in->row_kind, in->m, &ok);
-	r->snap_runtime = Dup(in->runtime, sizeof(double) * in->mc * K, &ok);
-	r->snap_sizes = Dup(in->sizes, sizeof(double) * 3 * in->mc, &ok);
 	r->snap_per_class = Dup(in->per_class, K, &ok);
-	r->snap_cost_task = Dup(in->cost_task, sizeof(int64_t) * in->mc, &ok);
+	r->snap_cost_task = Dup(in->cost_task, sizeof(int64_t) * mc, &ok);
 	r->snap_arms = Dup(in->arms, sizeof(CostArm) * K, &ok);
-	r->snap_train = Dup(in->train, sizeof(double) * in->mc * K, &ok);
-	r->snap_folds = Dup(in->folds, sizeof(double) * in->mc, &ok);
-	r->snap_passes = Dup(in->passes, sizeof(double) * in->mc * K, &ok);
+	r->snap_runtime = Dup(in->cost.seconds, sizeof(double) * mc * K, &ok);
+	r->snap_sizes = Dup(in->cost.sizes, sizeof(double) * 3 * mc, &ok);
+	r->snap_train = Dup(in->cost.train, sizeof(double) * mc * K, &ok);
+	r->snap_folds = Dup(in->cost.folds, sizeof(double) * mc, &ok);
+	r->snap_passes = Dup(in->cost.passes, sizeof(double) * mc * K, &ok);
 	if (!ok)
 	{
 		SnapFree(r);
@@ -184,14 +186,14 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap.cells = r->snap_cells;
 	r->snap.row_task = r->snap_task;
 	r->snap.row_kind = r->snap_kind;
-	r->snap.runtime = r->snap_runtime;
-	r->snap.sizes = r->snap_sizes;
 	r->snap.per_class = r->snap_per_class;
 	r->snap.cost_task = r->snap_cost_task;
 	r->snap.arms = r->snap_arms;
-	r->snap.train = r->snap_train;
-	r->snap.folds = r->snap_folds;
-	r->snap.passes = r->snap_passes;
+	r->snap.cost.seconds = r->snap_runtime;
+	r->snap.cost.sizes = r->snap_sizes;
+	r->snap.cost.train = r->snap_train;
+	r->snap.cost.folds = r->snap_folds;
+	r->snap.cost.passes = r->snap_passes;
 	SetFree(&r->next);
 	r->next.own = calloc(in->m > 0 ? in->m : 1, sizeof(RefitOwn));
 	if (r->next.own == NULL)
@@ -273,25 +275,25 @@ FitCost(RefitState *r)
 {
 	const RefitInput *s = &r->snap;
 
+	const CostData *c = &s->cost;
+
 	if (s->arms != NULL)
 	{
-		CostData	data = {s->mc, s->sizes, s->folds, s->runtime, s->train, s->passes};
-
 		/* the family cost model: from nothing measured up (costmodel.h) */
-		if (CostModelFitData(&r->next.fcost, s->arms, r->K, &data) < 0)
+		if (CostModelFitData(&r->next.fcost, s->arms, r->K, c) < 0)
 			r->failures++;
 		else
 			r->next.have_fcost = 1;
 		return;
 	}
-	if (s->mc < 2)
+	if (c->mc < 2)
 		return;
 	r->next.cost_known = calloc(r->K, 1);
 	if (r->next.cost_known == NULL)
 		return;
-	for (int i = 0; i < s->mc; i++)
+	for (int i = 0; i < c->mc; i++)
 		for (int k = 0; k < r->K; k++)
-			if (!isnan(s->runtime[(size_t) i * r->K + k]))
+			if (!isnan(c->seconds[(size_t) i * r->K + k]))
 				r->next.cost_known[k] = 1;
 	{
 		/*
@@ -300,28 +302,28 @@ FitCost(RefitState *r)
 		 * measured run.  The model fits the rest, per class for per-class
 		 * arms (DecisionSetArmPerClass).
 		 */
-		double	   *per = malloc(sizeof(double) * (size_t) s->mc * r->K);
+		double	   *per = malloc(sizeof(double) * (size_t) c->mc * r->K);
 		double		shortest = INFINITY;
 		int			rc;
 
 		if (per == NULL)
 			return;
-		for (size_t j = 0; j < (size_t) s->mc * r->K; j++)
-			if (s->runtime[j] > 0 && s->runtime[j] < shortest)
-				shortest = s->runtime[j];
+		for (size_t j = 0; j < (size_t) c->mc * r->K; j++)
+			if (c->seconds[j] > 0 && c->seconds[j] < shortest)
+				shortest = c->seconds[j];
 		r->next.cost_overhead = isfinite(shortest) ? 0.8 * shortest : 0;
-		for (int i = 0; i < s->mc; i++)
+		for (int i = 0; i < c->mc; i++)
 			for (int k = 0; k < r->K; k++)
 			{
-				double		rt = s->runtime[(size_t) i * r->K + k];
+				double		rt = c->seconds[(size_t) i * r->K + k];
 				double		work = rt - r->next.cost_overhead;
 
 				work = work > 0.05 * rt ? work : 0.05 * rt;
 				per[(size_t) i * r->K + k] = work /
-					DecisionClassFactor(s->per_class, k, s->sizes[3 * i + 2]);
+					DecisionClassFactor(s->per_class, k, c->sizes[3 * i + 2]);
 			}
 		rc = PolicyCostModelFit(&r->next.cost, POLICY_COST_SIZE_GP, per,
-								s->sizes, s->mc, r->K);
+								c->sizes, c->mc, r->K);
 		free(per);
 		if (rc < 0)
 		{
@@ -330,6 +332,32 @@ FitCost(RefitState *r)
 		}
 	}
 	r->next.have_cost = 1;
+}
+
+int
+RefitCostCold(const CostModel *in_use, const CostData *data)
+{
+	int			tasks = 0;
+
+	if (in_use != NULL && in_use->n_tasks >= REFIT_COST_TASKS)
+		return 0;
+	if (data == NULL || data->mc <= 0)
+		return 0;
+	if (in_use == NULL || data->seconds == NULL)
+		return 1;				/* none in use: fit one */
+	/* the tasks the overhead learns from (FitOverhead) */
+	for (int i = 0; i < data->mc; i++)
+		for (int k = 0; k < in_use->K; k++)
+		{
+			double		s = data->seconds[(size_t) i * in_use->K + k];
+
+			if (s > 0 && isfinite(s))
+			{
+				tasks++;
+				break;
+			}
+		}
+	return tasks > in_use->n_tasks;
 }
 
 /* qsort comparator: own priors by task id. */

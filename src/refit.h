@@ -48,21 +48,18 @@ typedef struct RefitInput
 	const double *cells;
 	const int64_t *row_task;	/* per row: its task's id, 0 for seed rows */
 	const unsigned char *row_kind;	/* per row: DECISION_CLASSIFICATION, ... */
-	/* measured runtimes: mc rows x K seconds, NaN = unknown */
-	int			mc;
-	const double *runtime;
-	const double *sizes;		/* mc x 3: rows, features, classes */
+	/*
+	 * measured runs, the cost model's input (src/costmodel.h): cost.seconds
+	 * mc rows x K, NaN = unknown; cost.sizes mc x 3 (rows x folds,
+	 * features, classes); cost.train, folds, passes may be NULL
+	 */
+	CostData	cost;
 	const int64_t *cost_task;	/* mc: each runtime row's task id, or NULL */
 	int			devices;		/* slots the "auto" replay runs on (0: 1) */
 	const unsigned char *per_class; /* K: cost grows with classes, or NULL
 									 * (DecisionSetArmPerClass) */
 	/* the live scheduler's family cost model (src/costmodel.h), or NULL */
 	const CostArm *arms;		/* K: what drives each model's cost */
-	const double *train;		/* mc x K: the trainer's fit seconds of the
-								 * same runs, NaN = unknown (or NULL) */
-	const double *folds;		/* mc: each runtime row's folds (or NULL) */
-	const double *passes;		/* mc x K: the passes the same runs made,
-								 * NaN = unknown (or NULL) */
 } RefitInput;
 
 typedef struct RefitOwn
@@ -142,6 +139,19 @@ extern int	RefitMaybeStart(RefitState *r, const RefitInput *in, double now);
  * Negative on no memory.
  */
 extern int	RefitStep(RefitState *r, DecisionWorld *w);
+
+/*
+ * Whether the cost model in use (NULL: none) should be refitted at once
+ * from data, without waiting for a refit cycle: it is young (it learned
+ * its overhead from fewer than REFIT_COST_TASKS tasks) and data has
+ * measured runs of more tasks than it learned from.  The fixed part of a
+ * run is most of the first runs' time and differs between machines and
+ * loads far more than the families' rates do; the first run of any task
+ * sets it for all, and the overhead's line (o0 + o1 x cells) needs two
+ * tasks.
+ */
+#define REFIT_COST_TASKS 2
+extern int	RefitCostCold(const CostModel *in_use, const CostData *data);
 
 /* Install the live set into a world (a new one, after a rebuild). */
 extern void RefitApply(const RefitState *r, DecisionWorld *w);

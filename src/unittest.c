@@ -1783,9 +1783,9 @@ TestDecisionPerClassCost(void)
 	}
 	memset(&in, 0, sizeof(in));
 	in.K = K;
-	in.mc = mc;
-	in.runtime = rt;
-	in.sizes = sz;
+	in.cost.mc = mc;
+	in.cost.seconds = rt;
+	in.cost.sizes = sz;
 	in.per_class = per_class;
 	MakeWorld(&w, K, "hybrid:cost", 1);
 	CHECK(DecisionSetArmPerClass(&w, per_class) == 0, "per-class arms set");
@@ -1855,6 +1855,8 @@ TestFamilyCostModel(void)
 				o;
 	CostModel	m;
 	CostArm		bad[FC_K];
+	const CostData fc_data = {MC, sizes, NULL, sec, train, NULL},
+				no_train = {MC, sizes, NULL, sec, NULL, NULL};
 
 	/* complexity formulas: how each grows */
 	CHECK_NEAR(CostLogComplexity(&fc_arms[2], 1000, 10, 2), log((200.0 * 800 + 2.26 * 1000 * 10) / 0.16),
@@ -1887,7 +1889,7 @@ TestFamilyCostModel(void)
 		  CostFamilyKnown("gbt"), "families map to formulas");
 
 	/* nothing measured: the reference model */
-	CHECK(CostModelFit(&m, fc_arms, FC_K, NULL, NULL, NULL, 0) == 0, "reference fit");
+	CHECK(CostModelFitData(&m, fc_arms, FC_K, NULL) == 0, "reference fit");
 	CHECK_NEAR(CostOverhead(&m, 1000, 100), 0.1 + 0.5e-6 * 1e5, 1e-12, "reference overhead");
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
@@ -1915,14 +1917,14 @@ TestFamilyCostModel(void)
 			sec[i * FC_K + k] = k == 3 ? NAN : 0.2 + 1e-6 * n * d + w;
 		}
 	}
-	CHECK(CostModelFit(&m, fc_arms, FC_K, sizes, sec, train, MC) == 0, "fit");
+	CHECK(CostModelFitData(&m, fc_arms, FC_K, &fc_data) == 0, "fit");
 	CHECK_NEAR(m.o0, 0.2, 1e-6, "fixed overhead recovered");
 	CHECK_NEAR(m.o1, 1e-6, 1e-9, "overhead per cell recovered");
 	CHECK(m.machine > log(2.0) && m.machine < log(3.5), "machine factor about 3 (%g)", exp(m.machine));
 	{
 		CostModel	nofit;
 
-		CHECK(CostModelFit(&nofit, fc_arms, FC_K, sizes, sec, NULL, MC) == 0 &&
+		CHECK(CostModelFitData(&nofit, fc_arms, FC_K, &no_train) == 0 &&
 			  nofit.machine > log(2.0) && nofit.machine < log(5.0),
 			  "without the trainer's fit times: rates from wall time past the overhead (%g)",
 			  exp(nofit.machine));
@@ -1987,7 +1989,7 @@ TestFamilyCostModel(void)
 			sec[i * FC_K + k] = 0.2 + 1e-6 * n * d + w;
 		}
 	}
-	CHECK(CostModelFit(&m, fc_arms, FC_K, sizes, sec, train, MC) == 0, "fit with regression tasks");
+	CHECK(CostModelFitData(&m, fc_arms, FC_K, &fc_data) == 0, "fit with regression tasks");
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
 	CostTaskEstimate(&m, 3000, 20, 1, 1, seconds, NULL, &o, est);
@@ -2001,12 +2003,12 @@ TestFamilyCostModel(void)
 	/* bad input */
 	memcpy(bad, fc_arms, sizeof(bad));
 	bad[1].ref_rate = 0;
-	CHECK(CostModelFit(&m, bad, FC_K, NULL, NULL, NULL, 0) < 0, "a zero reference rate is refused");
+	CHECK(CostModelFitData(&m, bad, FC_K, NULL) < 0, "a zero reference rate is refused");
 	bad[1].ref_rate = 1e-7;
 	bad[2].family = -1;
-	CHECK(CostModelFit(&m, bad, FC_K, NULL, NULL, NULL, 0) < 0, "a negative family is refused");
+	CHECK(CostModelFitData(&m, bad, FC_K, NULL) < 0, "a negative family is refused");
 	sizes[1] = 0;
-	CHECK(CostModelFit(&m, fc_arms, FC_K, sizes, sec, train, MC) < 0, "zero features are refused");
+	CHECK(CostModelFitData(&m, fc_arms, FC_K, &fc_data) < 0, "zero features are refused");
 }
 
 /*
@@ -2174,10 +2176,10 @@ TestDecisionFamilyCost(void)
 		}
 	memset(&in, 0, sizeof(in));
 	in.K = FC_K;
-	in.mc = 2;
-	in.runtime = rt;
-	in.train = tr;
-	in.sizes = sz;
+	in.cost.mc = 2;
+	in.cost.seconds = rt;
+	in.cost.train = tr;
+	in.cost.sizes = sz;
 	in.arms = fc_arms;
 	MakeWorld(&w, FC_K, "hybrid:cost", 1);
 	RefitInit(&r, FC_K, 0);
@@ -2233,6 +2235,54 @@ TestDecisionFamilyCost(void)
 		  est[2], est2[2]);
 	DecisionWorldFree(&w);
 	RefitFree(&r);
+}
+
+/*
+ * RefitCostCold: a young model (from fewer than two tasks) is refitted at
+ * once from data with runs of a task it did not learn from; a model that
+ * learned from those tasks, or from two, is not; the refitted model has the
+ * measured overhead, not the reference one.
+ */
+static void
+TestRefitCostCold(void)
+{
+	double		rt[3 * FC_K],
+				tr[3 * FC_K],
+				sz[3 * 3] = {1000, 10, 3, 4000, 30, 3, 2000, 5, 2};
+	CostData	none = {2, sz, NULL, rt, tr, NULL},
+				one = {1, sz, NULL, rt, tr, NULL},
+				two = {2, sz, NULL, rt, tr, NULL},
+				three = {3, sz, NULL, rt, tr, NULL};
+	CostModel	ref,
+				warm,
+				warm2;
+
+	for (int j = 0; j < 3 * FC_K; j++)
+		rt[j] = tr[j] = NAN;
+	CHECK(CostModelFitData(&ref, fc_arms, FC_K, NULL) == 0 && ref.n_tasks == 0, "reference fit");
+	CHECK(RefitCostCold(NULL, &one) == 1, "no model in use and measured data: fit one");
+	CHECK(RefitCostCold(&ref, &none) == 0, "nothing measured: nothing to refit from");
+	CHECK(RefitCostCold(&ref, NULL) == 0, "no data: nothing to refit from");
+	/* one run of one task: 0.6 s, of which 0.05 s fitting */
+	rt[1] = 0.6;
+	tr[1] = 0.05;
+	CHECK(RefitCostCold(&ref, &one) == 1, "the reference overhead and one measured run: refit");
+	CHECK(CostModelFitData(&warm, fc_arms, FC_K, &one) == 0 && warm.n_tasks == 1, "refit");
+	CHECK(RefitCostCold(&warm, &one) == 0, "a model that learned from the measured tasks is kept");
+	CHECK(fabs(CostOverhead(&warm, 4000, 30) - (0.55 + 0.5e-6 * (4000 * 30 - 1000 * 10))) < 1e-9,
+		  "the refitted overhead is the measured one, for every task (%g)",
+		  CostOverhead(&warm, 4000, 30));
+	/* a second task's first run: the young model learns the overhead's line */
+	rt[FC_K + 2] = 1.0;
+	tr[FC_K + 2] = 0.2;
+	CHECK(RefitCostCold(&warm, &two) == 1, "a young model and a new task's run: refit");
+	CHECK(CostModelFitData(&warm2, fc_arms, FC_K, &two) == 0 && warm2.n_tasks == 2 &&
+		  warm2.o1 > 1e-6, "refit from two tasks: o1 from them (%g)", warm2.o1);
+	rt[2 * FC_K + 3] = 0.7;
+	CHECK(RefitCostCold(&warm2, &three) == 0, "a model from two tasks waits for the refit cycle");
+	CostModelFree(&ref);
+	CostModelFree(&warm);
+	CostModelFree(&warm2);
 }
 
 /* Run one refit cycle of in into w; returns the steps it took. */
@@ -2295,12 +2345,12 @@ TestRefitTwice(void)
 	in1.cells = h1;
 	in1.row_task = rows_task;
 	in1.row_kind = rows_kind;
-	in1.mc = m;
-	in1.runtime = rt1;
-	in1.sizes = sz;
+	in1.cost.mc = m;
+	in1.cost.seconds = rt1;
+	in1.cost.sizes = sz;
 	in2 = in1;
 	in2.cells = h2;
-	in2.runtime = rt2;
+	in2.cost.seconds = rt2;
 
 	MakeWorld(&w, K, "hybrid:cost", 1);
 	MakeWorld(&w2, K, "hybrid:cost", 1);
@@ -2402,9 +2452,9 @@ TestAutoPolicy(void)
 	in.cells = cells;
 	in.row_task = row_task;
 	in.row_kind = row_kind;
-	in.mc = M;
-	in.runtime = rt;
-	in.sizes = sz;
+	in.cost.mc = M;
+	in.cost.seconds = rt;
+	in.cost.sizes = sz;
 	in.cost_task = cost_task;
 
 	rc = AutoPolicyBegin(&job, &in, NULL, &reused);
@@ -3393,6 +3443,7 @@ main(void)
 	TestFamilyCostModel();
 	TestCostFoldsAndPasses();
 	TestDecisionFamilyCost();
+	TestRefitCostCold();
 	TestRefitTwice();
 	TestAutoPolicy();
 	TestDecisionPosterior();

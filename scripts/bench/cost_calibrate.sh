@@ -9,6 +9,8 @@
 # Data: weka credit-g (1000 x 20, 2 classes), glass (214 x 9, 6),
 # ionosphere (351 x 34, 2) and FASHION_TEST_ROWS rows of Fashion-MNIST's
 # *test* part (784 pixels, 10 classes; the demo trains on the train part).
+# Weka's sets come from scripts/bench/weka_data.sh (fetched once into
+# scripts/bench/out/weka if Debian's weka package is not installed).
 # Every built-in model runs once per data set (cnn on the images only).
 # Only fits of at least 0.05 s count (shorter ones are mostly fixed costs).
 # Prints, per family, the runs, the geometric mean rate and the spread of
@@ -24,6 +26,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROWS=${1:-1500}
+# Weka segment (and the calibration sets): fetched once if not installed
+EASEML_WEKA_DATA=$(scripts/bench/weka_data.sh)
+export EASEML_WEKA_DATA
 make -s easeml-trainer >/dev/null
 tmp=$(mktemp -d)
 # EASEML_CALIBRATE_RUNS=FILE keeps the measured runs (data set, rows, features, model, family, params, train seconds, classes)

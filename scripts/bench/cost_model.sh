@@ -14,12 +14,16 @@
 # for NEW_MINUTES more.  Every succeeded run the scheduler chose is in
 # easeml.cost_accuracy: ln(decisions.est_seconds / runs.seconds).
 #
+# Weka's data sets come from scripts/bench/weka_data.sh (Debian's weka
+# package, fetched into scripts/bench/out/weka if not installed; or
+# EASEML_WEKA_DATA).
 # Reported: n, median and worst |ln(estimate / measured)| for the new task,
 # for the demo tasks, and per model family; there is no peer (targets of
 # issue 7: median <= 0.4, worst <= 1.5 on the demo plus one new task).
 # Last line: RESULT cost_median_abs_log=<all> cost_worst_abs_log=<all>
 # new_median_abs_log=<new task> new_worst_abs_log=<new task> runs=<n>.
-# EASEML_COST_CSV=FILE also writes every succeeded run (task sizes, model,
+# EASEML_COST_CSV=FILE (default scripts/bench/out/cost_model.csv) also
+# writes every succeeded run (task sizes, model,
 # params, measured and estimated seconds, the trainer's load and train
 # seconds and passes (its epochs), finish time) to FILE, to study
 # estimators offline.
@@ -27,6 +31,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 DEMO_MINUTES=${1:-20}
 NEW_MINUTES=${2:-10}
+# Weka segment (and the calibration sets): fetched once if not installed
+EASEML_WEKA_DATA=$(scripts/bench/weka_data.sh)
+export EASEML_WEKA_DATA
 
 [ "$(id -u)" = 0 ] || { echo "cost_model.sh: run as root" >&2; exit 1; }
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -56,7 +63,8 @@ easeml.max_workers = 2
 easeml.enabled = off
 EOF
 runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
-psql() { runuser -u postgres -- env PGOPTIONS="-c client_min_messages=warning" "$BINDIR/psql" -h "$tmp" -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
+# from the cluster's directory: postgres may not read the caller's
+psql() { (cd "$tmp" && runuser -u postgres -- env PGOPTIONS="-c client_min_messages=warning" "$BINDIR/psql" -h "$tmp" -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 "$@"); }
 load() { /usr/bin/python3 scripts/load_dataset.py "$@" --schema demo | psql -o /dev/null; }
 
 psql -c "CREATE EXTENSION easeml"
@@ -129,7 +137,9 @@ psql -At -F ' ' -c "
 	SELECT t.name, a.model, round(a.est_seconds::numeric, 2), round(a.seconds::numeric, 2), round(a.log_ratio::numeric, 2)
 	  FROM easeml.cost_accuracy a JOIN easeml.tasks t ON t.id = a.task_id
 	 ORDER BY abs(a.log_ratio) DESC LIMIT 5"
-if [ -n "${EASEML_COST_CSV:-}" ]; then
+EASEML_COST_CSV=${EASEML_COST_CSV:-scripts/bench/out/cost_model.csv}
+mkdir -p "$(dirname "$EASEML_COST_CSV")"
+if [ -n "$EASEML_COST_CSV" ]; then
 	psql -c "COPY (SELECT r.id, t.name AS task, t.kind, t.n_rows, cardinality(t.features) AS n_features,
 			   t.n_classes, coalesce(t.folds, 1) AS folds, m.name AS model, m.family, m.params,
 			   r.seconds, d.est_seconds, r.metrics ->> 'load_seconds' AS load_seconds,
