@@ -1179,9 +1179,11 @@ BEGIN
 		RAISE EXCEPTION 'easeml._log_run_event() only logs easeml.runs'
 			USING ERRCODE = 'insufficient_privilege';
 	END IF;
-	-- a run is born queued or running; an INSERT in another state is a
-	-- restore, whose events are restored from run_events itself
-	IF (TG_OP = 'INSERT' AND NEW.status IN ('queued', 'running'))
+	-- a run is born queued or running, queued_at = now(); any other INSERT
+	-- is a restore (pg_restore, a dump of runs in flight included), whose
+	-- events are restored from run_events itself
+	IF (TG_OP = 'INSERT' AND NEW.status IN ('queued', 'running')
+		AND NEW.queued_at = now())
 		OR (TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status) THEN
 		INSERT INTO easeml.run_events (run_id, tenant, status, detail)
 		VALUES (NEW.id, NEW.tenant, NEW.status,

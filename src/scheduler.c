@@ -189,10 +189,13 @@ TrainerConninfo(void)
 	 * updates give up after a while instead of stalling the training.  A
 	 * backend whose trainer is gone stops its query within a second even
 	 * if the scheduler could not end the session (it ends it at once when
-	 * it reaps the trainer).
+	 * it reaps the trainer).  A run's length is easeml.run_timeout's to
+	 * bound: the server's or the role's statement and idle timeouts, set
+	 * for clients, must not end a trainer's session while it trains.
 	 */
 	AppendConnOption(&buf, "options", "-c search_path=pg_catalog,pg_temp -c lock_timeout=10s"
-					 " -c client_connection_check_interval=1s");
+					 " -c client_connection_check_interval=1s -c statement_timeout=0"
+					 " -c idle_in_transaction_session_timeout=0 -c idle_session_timeout=0");
 	if (easeml_trainer_conninfo && easeml_trainer_conninfo[0] != '\0')
 		appendStringInfo(&buf, " %s", easeml_trainer_conninfo);
 	return buf.data;
