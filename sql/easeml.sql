@@ -1540,12 +1540,16 @@ CREATE FUNCTION easeml.scheduler_status(
 	OUT max_workers int,
 	OUT decisions bigint,
 	OUT policy text,
-	OUT started_at timestamptz)
+	OUT started_at timestamptz,
+	OUT loop_at timestamptz,
+	OUT errors bigint,
+	OUT last_error_at timestamptz,
+	OUT last_error text)
 RETURNS record
 AS 'MODULE_PATHNAME', 'easeml_scheduler_status'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION easeml.scheduler_status() IS
-	'the scheduler worker as seen from shared memory; pid is NULL when it is not running';
+	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats';
 
 -- ---------------------------------------------------------------------------
 -- Replay simulator (src/replay.c) over server-side CSV files, admin only

@@ -62,6 +62,24 @@ is($node->safe_psql('restored', $events), $events_before,
 	'every run event is restored, none added');
 is($node->safe_psql('restored', $board), $board_before, 'the leaderboard is restored');
 
+# ---- run directories outlive a scheduler that finds no extension -------------
+# The scheduler starts in a database without easeml (a new easeml.database,
+# a database about to be restored into), then sees CREATE EXTENSION before
+# any run row is there, as during a pg_restore: the directories of the runs
+# restored elsewhere stay.
+my $rundir = $node->data_dir . '/easeml_runs';
+my @logs = split /\n/, $node->safe_psql('restored',
+	'SELECT log_path FROM easeml.runs WHERE log_path IS NOT NULL ORDER BY id');
+ok(@logs >= 3 && !grep({ !-f $_ } @logs), 'the restored runs\' logs are there');
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->append_conf('postgresql.conf', "easeml.database = 'fresh'\n");
+$node->restart;
+my $offset = -s $node->logfile;
+$node->safe_psql('fresh', 'CREATE EXTENSION easeml');
+ok($node->wait_for_log(qr/easeml: device probe/, $offset),
+	'the scheduler works in a database where the extension was just created');
+ok(!grep({ !-f $_ } @logs), 'no run directory was removed');
+
 # ---- the scheduler resumes on the restored database --------------------------
 my ($running) = $node->safe_psql('restored',
 	"SELECT id FROM easeml.runs WHERE status = 'running'");
@@ -101,7 +119,7 @@ $node->safe_psql('restored', qq{
 	ALTER SYSTEM SET idle_in_transaction_session_timeout = '1s';
 	ALTER SYSTEM SET statement_timeout = '1s';
 	SELECT pg_reload_conf();});
-my $offset = -s $node->logfile;
+$offset = -s $node->logfile;
 my $slept = $node->safe_psql('restored', "SELECT easeml.enqueue('iris', 'sleeper')",
 	extra_params => [ '-U', 'lab_a' ]);
 ok($node->poll_query_until('restored', qq{
@@ -114,6 +132,31 @@ ok(!$node->log_contains(qr/idle-session timeout|idle-in-transaction timeout|stat
 	'no trainer session was ended by a client timeout');
 my $log = $node->safe_psql('restored', "SELECT log_path FROM easeml.runs WHERE id = $slept");
 unlike(slurp_file($log), qr/connected again/, 'the trainer kept its session');
+
+# ---- the scheduler's health from SQL ------------------------------------------
+# An administrator's lock on easeml.runs makes the scheduler's rounds fail
+# (lock_timeout); scheduler_status() says so, and when the loop last went
+# round.  Only pg_read_all_stats sees the error's text.
+my $health = q{SELECT loop_at > now() - interval '5 s' AND last_error IS NULL
+	FROM easeml.scheduler_status()};
+ok($node->poll_query_until('restored', $health), 'scheduler_status() shows a loop that goes round');
+my $errors = $node->safe_psql('restored', 'SELECT errors FROM easeml.scheduler_status()');
+my $locker = IPC::Run::start [ 'psql', '-X', '-q', '-d', $node->connstr('restored'), '-c', q{
+	SET statement_timeout = 0; BEGIN; LOCK TABLE easeml.runs IN ACCESS EXCLUSIVE MODE;
+	SELECT pg_sleep(4); COMMIT;} ];
+ok($node->poll_query_until('restored', qq{
+	SELECT errors > $errors AND last_error LIKE '55P03: %lock timeout%'
+	   AND last_error_at > now() - interval '5 s'
+	  FROM easeml.scheduler_status()}),
+	'it counts the rounds a lock made fail, with the SQLSTATE and message of the latest');
+is($node->safe_psql('restored', q{
+	SELECT errors > 0 AND last_error IS NULL FROM easeml.scheduler_status()},
+	extra_params => [ '-U', 'lab_a' ]), 't', 'a tenant sees the count, not the text');
+$locker->finish;
+my $released = $node->safe_psql('restored', 'SELECT now()');
+ok($node->poll_query_until('restored', qq{
+	SELECT loop_at > '$released' AND last_error_at < '$released' FROM easeml.scheduler_status()}),
+	'after the lock the loop goes round without errors');
 
 $node->stop;
 done_testing();

@@ -27,3 +27,23 @@ BEGIN
 	RETURN NULL;
 END;
 $$;
+
+-- [dba] the scheduler's health from SQL: when its loop last went round and
+-- the errors that ended rounds
+DROP FUNCTION easeml.scheduler_status();
+CREATE FUNCTION easeml.scheduler_status(
+	OUT pid int,
+	OUT running int,
+	OUT max_workers int,
+	OUT decisions bigint,
+	OUT policy text,
+	OUT started_at timestamptz,
+	OUT loop_at timestamptz,
+	OUT errors bigint,
+	OUT last_error_at timestamptz,
+	OUT last_error text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'easeml_scheduler_status'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION easeml.scheduler_status() IS
+	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats';
