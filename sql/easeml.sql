@@ -3485,3 +3485,19 @@ CREATE OR REPLACE VIEW easeml.cost_estimates WITH (security_invoker = true) AS
 SELECT task_id, model_id, seconds, basis FROM easeml._cost_estimates();
 COMMENT ON VIEW easeml.cost_estimates IS
 	'the scheduler''s estimated training seconds (CPU) of every enabled candidate for each of your tasks: its cost model for the task''s size, conditioned on the task''s own finished runs; basis is measured when the task ran the model, else estimated';
+
+-- [dba] Without the scheduler, tasks are declared and runs queued but
+-- nothing is ever trained: say so at CREATE EXTENSION (easeml.database is
+-- defined only when the library is preloaded).
+DO $$
+BEGIN
+	IF current_setting('easeml.database', true) IS NULL THEN
+		RAISE WARNING 'easeml is not in shared_preload_libraries: no scheduler will train the tasks of this database'
+			USING HINT = 'Add easeml to shared_preload_libraries, set easeml.database to this database, and restart the server.';
+	ELSIF current_setting('easeml.database') <> current_database() THEN
+		RAISE WARNING 'the easeml scheduler serves database "%", not "%": the tasks of this database will not be trained',
+			current_setting('easeml.database'), current_database()
+			USING HINT = 'Set easeml.database to this database and restart the server, or declare tasks in that database.';
+	END IF;
+END;
+$$;

@@ -62,6 +62,12 @@ is($node->safe_psql('restored', $events), $events_before,
 	'every run event is restored, none added');
 is($node->safe_psql('restored', $board), $board_before, 'the leaderboard is restored');
 
+# CREATE EXTENSION where the scheduler does not serve says so
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+my ($rc, $out, $err) = $node->psql('other', 'CREATE EXTENSION easeml');
+like($err, qr/WARNING:  the easeml scheduler serves database "postgres", not "other"/,
+	'CREATE EXTENSION in a database the scheduler does not serve warns');
+
 # ---- run directories outlive a scheduler that finds no extension -------------
 # The scheduler starts in a database without easeml (a new easeml.database,
 # a database about to be restored into), then sees CREATE EXTENSION before
@@ -159,4 +165,14 @@ ok($node->poll_query_until('restored', qq{
 	'after the lock the loop goes round without errors');
 
 $node->stop;
+
+# ---- easeml created where no scheduler runs -----------------------------------
+my $bare = PostgreSQL::Test::Cluster->new('bare');
+$bare->init;
+$bare->start;
+($rc, $out, $err) = $bare->psql('postgres', 'CREATE EXTENSION easeml');
+is($rc, 0, 'CREATE EXTENSION works without shared_preload_libraries');
+like($err, qr/WARNING:  easeml is not in shared_preload_libraries: no scheduler will train/,
+	'and warns that nothing will be trained');
+$bare->stop;
 done_testing();
