@@ -3284,6 +3284,16 @@ DECLARE
 BEGIN
 	-- [slurm] only for the run this session proved it trains (docs/scale-out.md)
 	PERFORM easeml._trainer_authorize(trainer_progress.run_id);
+	-- Best effort: a row another transaction keeps locked (its tenant's
+	-- open transaction that cancelled it, say) is skipped, not waited for
+	-- with the trainer's lock_timeout at every report while training
+	-- stalls; the next report tries again, the result still waits.
+	PERFORM FROM easeml.runs r
+	 WHERE r.id = trainer_progress.run_id AND r.status IN ('queued', 'running')
+	   FOR NO KEY UPDATE SKIP LOCKED;
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
 	UPDATE easeml.runs r
 	   SET epoch = trainer_progress.epoch,
 		   loss = nullif(trainer_progress.loss, 'NaN'::float8),

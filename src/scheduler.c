@@ -195,7 +195,9 @@ TrainerConninfo(void)
 	/*
 	 * The trainer is a superuser too: names resolve in pg_catalog only.  A
 	 * tenant's open transaction may hold a lock on its run's row: progress
-	 * updates give up after a while instead of stalling the training.  A
+	 * reports skip such a row (easeml.trainer_progress), and the result
+	 * gives up after a while (the scheduler records it from its backlog)
+	 * instead of stalling the trainer.  A
 	 * backend whose trainer is gone stops its query within a second even
 	 * if the scheduler could not end the session (it ends it at once when
 	 * it reaps the trainer).
@@ -1139,6 +1141,17 @@ PreemptOverShare(void)
 	}
 }
 
+/* Apply a configuration reload (SIGHUP) that is pending; outside transactions. */
+static void
+ReloadConfigIfPending(void)
+{
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+}
+
 /*
  * Fill free slots: first runs users queued, then the policy's choices,
  * each on a device placement chooses (src/devices.c).
@@ -1153,6 +1166,15 @@ Schedule(void)
 	CatState	state;
 	bool		full;
 
+	/*
+	 * Again here, not only at the top of the loop: a change committed after
+	 * a reload (ALTER SYSTEM, pg_reload_conf(), then a new task from
+	 * another session) reaches the scheduler with the reload already
+	 * signalled, and the runs this step starts for it must get the new
+	 * settings (easeml.run_timeout, trainer_path), whatever the step was
+	 * doing when the signal came.
+	 */
+	ReloadConfigIfPending();
 	/* nothing is placed before the devices are known */
 	if (!easeml_enabled || !DevicesKnown())
 		return;
@@ -1465,11 +1487,7 @@ EasemlSchedulerMain(Datum main_arg)
 		bool		failed = false;
 
 		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		ReloadConfigIfPending();
 
 		MemoryContextSwitchTo(loop_context);
 		PG_TRY();

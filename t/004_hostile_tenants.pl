@@ -185,9 +185,8 @@ $node->safe_psql('postgres', qq{
 	ALTER SYSTEM SET easeml.trainer_path = '$delayed';
 	ALTER SYSTEM SET easeml.max_workers = 1;
 	SELECT pg_reload_conf();});
-# its one run is gnb's (one pass): every progress report of the held run
-# waits out the trainer's lock timeout (10 s), and which model the
-# scheduler would choose first depends on its cost estimates
+# its one run is an enqueued gnb: which model the scheduler would choose
+# first depends on its cost estimates
 query_as($node, 'mallory', q{BEGIN;
 	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('held', 'public.iris2', 'label', 1);
 	SELECT easeml.enqueue('held', 'gnb');
@@ -207,6 +206,12 @@ ok($node->poll_query_until('postgres',
 	'with one slot, alice\'s task completes while mallory keeps its run\'s row locked');
 is($node->safe_psql('postgres', "SELECT status FROM easeml.runs WHERE id = $held"), 'running',
 	'mallory\'s finished run waits to be recorded');
+# its trainer has ended (alice's runs had the one slot); its progress
+# report skipped the locked row instead of waiting out the lock timeout
+my $held_log = $node->safe_psql('postgres', "SELECT easeml.run_log($held)");
+like($held_log, qr/run $held: done/, 'the held run\'s trainer finished');
+unlike($held_log, qr/could not report progress/,
+	'its progress report did not wait for the locked row');
 $holder->query_safe('COMMIT');
 $holder->quit;
 ok($node->poll_query_until('postgres',

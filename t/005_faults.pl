@@ -42,21 +42,30 @@ my $blocked_sessions = q{
 	 WHERE backend_type = 'client backend' AND wait_event = 'PgSleep'};
 
 # Wait for $n runs whose trainers are blocked in the data query; returns
-# [run id, trainer pid, backend pid] for each.
+# [run id, trainer pid, backend pid] for each.  One statement reads them:
+# a run may end as soon as a poll has seen it (a time limit), and a later
+# read would then miss it, or find a new run with no trainer pid yet.
 sub blocked_runs
 {
 	my ($n) = @_;
-	$node->poll_query_until('postgres', qq{
-		SELECT count(*) = $n FROM easeml.runs WHERE status = 'running' AND pid IS NOT NULL
-		   AND ($blocked_sessions) = $n})
-	  or die "no $n blocked run(s)";
-	# a run and a backend pair up by start order: only their sets matter
-	my @runs = split /\n/, $node->safe_psql('postgres',
-		"SELECT id || '|' || pid FROM easeml.runs WHERE status = 'running' ORDER BY started_at");
-	my @backends = split /\n/, $node->safe_psql('postgres', qq{
-		SELECT pid FROM pg_stat_activity
-		 WHERE backend_type = 'client backend' AND wait_event = 'PgSleep' ORDER BY backend_start});
-	return map { [ split(/\|/, $runs[$_]), $backends[$_] ] } 0 .. $n - 1;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		# a run and a backend pair up by start order: only their sets matter
+		my @rows = split /\n/, $node->safe_psql('postgres', qq{
+			SELECT r.id || '|' || r.pid || '|' || b.pid
+			  FROM (SELECT id, pid, row_number() OVER (ORDER BY started_at, id) AS i
+					  FROM easeml.runs WHERE status = 'running' AND pid IS NOT NULL) r
+			  JOIN (SELECT pid, row_number() OVER (ORDER BY backend_start, pid) AS i
+					  FROM pg_stat_activity
+					 WHERE backend_type = 'client backend' AND wait_event = 'PgSleep') b
+				ON b.i = r.i
+			 WHERE (SELECT count(*) FROM easeml.runs WHERE status = 'running' AND pid IS NOT NULL) = $n
+			   AND ($blocked_sessions) = $n});
+		return map { [ split /\|/ ] } @rows if @rows == $n;
+		usleep(100_000);
+	}
+	die "no $n blocked run(s)";
 }
 
 # Seconds until a trainer process and a backend are both gone ($cap s at
@@ -89,10 +98,12 @@ ok($node->poll_query_until('postgres',
 unlike($node->safe_psql('postgres', "SELECT error FROM easeml.runs WHERE id = $run"),
 	qr/signal 9/, 'the trainer stopped on SIGTERM, without waiting for SIGKILL');
 
-$node->safe_psql('postgres', q{
-	ALTER SYSTEM SET easeml.run_timeout = '2s'; SELECT pg_reload_conf();});
+# the time limit is set once a run is blocked: that run times out at the
+# scheduler's next step
 ($r) = blocked_runs(1);
 ($run, $trainer, $backend) = @$r;
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM SET easeml.run_timeout = '2s'; SELECT pg_reload_conf();});
 ok($node->poll_query_until('postgres',
 		"SELECT status = 'failed' AND error LIKE 'timed out%' FROM easeml.runs WHERE id = $run"),
 	'a run blocked in its data query times out');
@@ -106,9 +117,17 @@ query_as($node, 'lab_a', q{
 $node->safe_psql('postgres', q{
 	UPDATE easeml.tasks SET status = 'paused' WHERE name IN ('slow1', 'slow2')});
 # the run of slow1 or slow2 in flight is not stopped by the pause: cancel it
+# (until the scheduler has reloaded the reset time limit, that run may
+# time out first: then there is nothing left to cancel)
 my @inflight = blocked_runs(1);
-query_as($node, 'lab_a', "SELECT easeml.cancel($inflight[0][0])");
-$node->poll_query_until('postgres', "SELECT ($blocked_sessions) = 0");
+my ($rc, $out, $err) = $node->psql('postgres', "SELECT easeml.cancel($inflight[0][0])",
+	extra_params => [ '-U', 'lab_a' ]);
+die "cancel of run $inflight[0][0] failed: $err"
+  if $rc != 0 && $err !~ /has already ended: it is failed/;
+# (not "no blocked session": the next run, of doomed, may block at once)
+$node->poll_query_until('postgres',
+	"SELECT status <> 'running' FROM easeml.runs WHERE id = $inflight[0][0]")
+  or die "run $inflight[0][0] is still running";
 ($r) = blocked_runs(1);
 ($run, $trainer, $backend) = @$r;
 is($node->safe_psql('postgres',

@@ -131,6 +131,22 @@ sub wait_job_running
 	return ($run, $job);
 }
 
+# wait until a task's run of a model has its Slurm job (submitted; it may
+# already have ended)
+sub wait_job_submitted
+{
+	my ($task, $model) = @_;
+	ok($node->poll_query_until('postgres', qq{
+		SELECT j.job_id IS NOT NULL
+		  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+		  JOIN easeml.models m ON m.id = r.model_id
+		  JOIN easeml.trainer_jobs j ON j.run_id = r.id
+		 WHERE t.name = '$task' AND m.name = '$model'
+		 ORDER BY r.id DESC LIMIT 1}), "$task: the $model run's Slurm job is submitted");
+	my ($run) = split /\|/, run_of($task, $model);
+	return ($run, job_of($run));
+}
+
 # ---- a normal run ----------------------------------------------------------
 query_as($node, 'lab_a', q{
 	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('normal', 'public.iris', 'label', 1);});
@@ -221,7 +237,9 @@ $node->safe_psql('postgres', q{
 	SELECT pg_reload_conf();});
 query_as($node, 'lab_a', q{
 	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('limit', 'public.iris', 'label', 1);});
-($run, $job) = wait_job_running('limit', 'slow');
+# (not wait_job_running: under load the run may reach its 8 s before its
+# trainer reports progress, and the check would wait for a run that ended)
+($run, $job) = wait_job_submitted('limit', 'slow');
 is(slurm_job($slurm, $job)->{TimeLimit}, '00:01:00',
 	'limit: the job\'s time limit is the run\'s budget, in whole minutes');
 ok($node->poll_query_until('postgres', "SELECT status = 'failed' FROM easeml.runs WHERE id = $run"),
