@@ -1179,9 +1179,11 @@ BEGIN
 		RAISE EXCEPTION 'easeml._log_run_event() only logs easeml.runs'
 			USING ERRCODE = 'insufficient_privilege';
 	END IF;
-	-- a run is born queued or running; an INSERT in another state is a
-	-- restore, whose events are restored from run_events itself
-	IF (TG_OP = 'INSERT' AND NEW.status IN ('queued', 'running'))
+	-- a run is born queued or running, queued_at = now(); any other INSERT
+	-- is a restore (pg_restore, a dump of runs in flight included), whose
+	-- events are restored from run_events itself
+	IF (TG_OP = 'INSERT' AND NEW.status IN ('queued', 'running')
+		AND NEW.queued_at = now())
 		OR (TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status) THEN
 		INSERT INTO easeml.run_events (run_id, tenant, status, detail)
 		VALUES (NEW.id, NEW.tenant, NEW.status,
@@ -1538,12 +1540,16 @@ CREATE FUNCTION easeml.scheduler_status(
 	OUT max_workers int,
 	OUT decisions bigint,
 	OUT policy text,
-	OUT started_at timestamptz)
+	OUT started_at timestamptz,
+	OUT loop_at timestamptz,
+	OUT errors bigint,
+	OUT last_error_at timestamptz,
+	OUT last_error text)
 RETURNS record
 AS 'MODULE_PATHNAME', 'easeml_scheduler_status'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION easeml.scheduler_status() IS
-	'the scheduler worker as seen from shared memory; pid is NULL when it is not running';
+	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats';
 
 -- ---------------------------------------------------------------------------
 -- Replay simulator (src/replay.c) over server-side CSV files, admin only
@@ -3489,3 +3495,19 @@ CREATE OR REPLACE VIEW easeml.cost_estimates WITH (security_invoker = true) AS
 SELECT task_id, model_id, seconds, basis FROM easeml._cost_estimates();
 COMMENT ON VIEW easeml.cost_estimates IS
 	'the scheduler''s estimated training seconds (CPU) of every enabled candidate for each of your tasks: its cost model for the task''s size, conditioned on the task''s own finished runs; basis is measured when the task ran the model, else estimated';
+
+-- [dba] Without the scheduler, tasks are declared and runs queued but
+-- nothing is ever trained: say so at CREATE EXTENSION (easeml.database is
+-- defined only when the library is preloaded).
+DO $$
+BEGIN
+	IF current_setting('easeml.database', true) IS NULL THEN
+		RAISE WARNING 'easeml is not in shared_preload_libraries: no scheduler will train the tasks of this database'
+			USING HINT = 'Add easeml to shared_preload_libraries, set easeml.database to this database, and restart the server.';
+	ELSIF current_setting('easeml.database') <> current_database() THEN
+		RAISE WARNING 'the easeml scheduler serves database "%", not "%": the tasks of this database will not be trained',
+			current_setting('easeml.database'), current_database()
+			USING HINT = 'Set easeml.database to this database and restart the server, or declare tasks in that database.';
+	END IF;
+END;
+$$;

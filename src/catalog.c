@@ -1093,7 +1093,10 @@ CatalogDisableModelOfRun(int64 run_id, const char *error)
 
 /*
  * Keep, of the given run ids, those with no row in easeml.runs (their
- * directories can go); returns how many are left in ids.
+ * directories can go); returns how many are left in ids.  An id the runs
+ * sequence has not handed out yet is kept: its directory belongs to a
+ * database being restored (pg_restore creates the extension before it
+ * copies the runs and sets the sequence) or to an earlier installation.
  */
 int
 CatalogGoneRuns(int64 *ids, int n)
@@ -1104,7 +1107,9 @@ CatalogGoneRuns(int64 *ids, int n)
 
 	values[0] = Int8ArrayDatum(ids, n);
 	Exec("SELECT u.id FROM unnest($1::int8[]) AS u(id)"
-		 " WHERE NOT EXISTS (SELECT 1 FROM easeml.runs r WHERE r.id = u.id)",
+		 " WHERE NOT EXISTS (SELECT 1 FROM easeml.runs r WHERE r.id = u.id)"
+		 "   AND u.id < (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END"
+		 "                 FROM easeml.runs_id_seq)",
 		 SPI_OK_SELECT, 1, types, values, NULL);
 	gone = (int) SPI_processed;
 	for (int i = 0; i < gone; i++)

@@ -61,6 +61,11 @@ typedef struct EasemlShared
 	char		policy[32];		/* the policy setting */
 	char		policy_label[96];	/* what runs: "default (auto: hybrid:cost)" */
 	uint32		probe_requests; /* easeml.probe_devices() calls (src/devices.c) */
+	/* health, for easeml.scheduler_status() */
+	TimestampTz loop_at;		/* end of the latest loop iteration */
+	int64		loop_errors;	/* iterations that ended in an error */
+	TimestampTz error_at;		/* when the latest of them ended */
+	char		last_error[256];	/* its SQLSTATE and message */
 } EasemlShared;
 
 extern EasemlShared *EasemlState;

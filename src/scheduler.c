@@ -102,6 +102,7 @@ static bool extension_ready = false;
 /* run directories of runs that are gone are swept (src/rundir.c) */
 #define SWEEP_INTERVAL_MS (3600 * 1000)
 static bool sweep_pending = true;
+static bool seen_ready = false;	/* the extension was ever seen installed */
 static TimestampTz last_sweep = 0;
 static bool recovered = false;
 static char *bootstrap_user = NULL;
@@ -147,6 +148,14 @@ AppendConnOption(StringInfo buf, const char *key, const char *value)
 	}
 	appendStringInfoChar(buf, '\'');
 }
+
+/*
+ * A run's length is easeml.run_timeout's to bound: statement and idle
+ * timeouts set for clients (postgresql.conf, ALTER ROLE or DATABASE) must
+ * not end a trainer's session while it trains (docs/operations.md).
+ */
+#define TRAINER_NO_TIMEOUTS " -c statement_timeout=0" \
+	" -c idle_in_transaction_session_timeout=0 -c idle_session_timeout=0"
 
 /* Connection string for trainers: this server's socket, port and database. */
 static char *
@@ -194,7 +203,7 @@ TrainerConninfo(void)
 	 * it reaps the trainer).
 	 */
 	AppendConnOption(&buf, "options", "-c search_path=pg_catalog,pg_temp -c lock_timeout=10s"
-					 " -c client_connection_check_interval=1s");
+					 " -c client_connection_check_interval=1s" TRAINER_NO_TIMEOUTS);
 	if (easeml_trainer_conninfo && easeml_trainer_conninfo[0] != '\0')
 		appendStringInfo(&buf, " %s", easeml_trainer_conninfo);
 	return buf.data;
@@ -1309,6 +1318,7 @@ Iterate(void)
 		return;
 	}
 	extension_ready = (catalog == CATALOG_READY);
+	seen_ready |= extension_ready;
 	if (extension_ready && !recovered)
 	{
 		int64		keep[EASEML_MAX_SLOTS];
@@ -1332,9 +1342,14 @@ Iterate(void)
 		for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 			if (SupervisorStarted(SupervisorSlot(slot)) && !SupervisorSlot(slot)->exited)
 				SupervisorStop(slot, EASEML_STOP_ORPHAN);
+		/*
+		 * Only a drop this scheduler saw clears every run directory: at a
+		 * start before CREATE EXTENSION (a database being restored, a new
+		 * easeml.database) the directories may still have their runs.
+		 */
 		if (was_ready)
 			sweep_pending = true;
-		if (sweep_pending && SupervisorCountRunning() == 0)
+		if (sweep_pending && seen_ready && SupervisorCountRunning() == 0)
 			SweepRunDirectories();
 		return;
 	}
@@ -1368,6 +1383,42 @@ SleepTime(void)
 			return Min(100, easeml_naptime);
 	}
 	return easeml_naptime;
+}
+
+/*
+ * The loop's health for easeml.scheduler_status(): when an iteration last
+ * ended, and the latest error that ended one, so that a monitor can tell a
+ * scheduler that loops but fails, or one that is stuck, from SQL.
+ */
+static char loop_error[sizeof(EasemlState->last_error)];
+
+/* In PG_CATCH, in a memory context other than ErrorContext. */
+static void
+RememberLoopError(void)
+{
+	ErrorData  *edata = CopyErrorData();
+
+	snprintf(loop_error, sizeof(loop_error), "%s: %s",
+			 unpack_sql_state(edata->sqlerrcode), edata->message);
+	loop_error[pg_mbcliplen(loop_error, strlen(loop_error), sizeof(loop_error) - 1)] = '\0';
+	FreeErrorData(edata);
+}
+
+static void
+PublishHealth(bool failed)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&EasemlState->mutex);
+	EasemlState->running = SupervisorCountRunning();
+	EasemlState->loop_at = now;
+	if (failed)
+	{
+		EasemlState->loop_errors++;
+		EasemlState->error_at = now;
+		memcpy(EasemlState->last_error, loop_error, sizeof(loop_error));
+	}
+	SpinLockRelease(&EasemlState->mutex);
 }
 
 /*
@@ -1448,6 +1499,7 @@ EasemlSchedulerMain(Datum main_arg)
 			/* autovacuum's recipe: report, abort, and carry on */
 			HOLD_INTERRUPTS();
 			MemoryContextSwitchTo(TopMemoryContext);
+			RememberLoopError();
 			EmitErrorReport();
 			AbortOutOfAnyTransaction();
 			FlushErrorState();
@@ -1463,9 +1515,7 @@ EasemlSchedulerMain(Datum main_arg)
 		MemoryContextReset(loop_context);
 
 		/* after an error too: status must not report trainers long gone */
-		SpinLockAcquire(&EasemlState->mutex);
-		EasemlState->running = SupervisorCountRunning();
-		SpinLockRelease(&EasemlState->mutex);
+		PublishHealth(failed);
 
 		if (WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					  failed ? Max(easeml_naptime, 1000) : SleepTime(),

@@ -79,6 +79,10 @@ EasemlShmemRegisterScheduler(void)
 		EasemlState->started_at = GetCurrentTimestamp();
 		EasemlState->running = 0;
 		EasemlState->decisions = 0;
+		EasemlState->loop_at = 0;
+		EasemlState->loop_errors = 0;
+		EasemlState->error_at = 0;
+		EasemlState->last_error[0] = '\0';
 	}
 	SpinLockRelease(&EasemlState->mutex);
 	return ok;

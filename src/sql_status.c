@@ -12,14 +12,17 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "easeml.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "policy.h"
 #include "storage/spin.h"
 #include "utils/array.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -80,18 +83,26 @@ easeml_policies(PG_FUNCTION_ARGS)
 										  TYPALIGN_INT));
 }
 
-/* easeml.scheduler_status(): the scheduler as shared memory sees it. */
+/*
+ * easeml.scheduler_status(): the scheduler as shared memory sees it.  The
+ * latest error may name any tenant's task: only roles that may read every
+ * session's statistics (pg_read_all_stats, superusers) see its text.
+ */
 Datum
 easeml_scheduler_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[6];
-	bool		nulls[6] = {0};
+	Datum		values[10];
+	bool		nulls[10] = {0};
 	pid_t		pid = 0;
 	int			running = 0;
 	int64		decisions = 0;
 	char		policy[sizeof(EasemlState->policy_label)] = "";
 	TimestampTz started = 0;
+	TimestampTz loop_at = 0;
+	int64		errors = 0;
+	TimestampTz error_at = 0;
+	char		error[sizeof(EasemlState->last_error)] = "";
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -107,6 +118,10 @@ easeml_scheduler_status(PG_FUNCTION_ARGS)
 		strlcpy(policy, EasemlState->policy_label[0] ? EasemlState->policy_label :
 				EasemlState->policy, sizeof(policy));
 		started = EasemlState->started_at;
+		loop_at = EasemlState->loop_at;
+		errors = EasemlState->loop_errors;
+		error_at = EasemlState->error_at;
+		strlcpy(error, EasemlState->last_error, sizeof(error));
 		SpinLockRelease(&EasemlState->mutex);
 	}
 
@@ -124,6 +139,15 @@ easeml_scheduler_status(PG_FUNCTION_ARGS)
 	else
 		nulls[4] = true;
 	values[5] = TimestampTzGetDatum(started);
+	values[6] = TimestampTzGetDatum(loop_at);
+	nulls[6] = (pid == 0 || loop_at == 0);
+	values[7] = Int64GetDatum(errors);
+	values[8] = TimestampTzGetDatum(error_at);
+	nulls[8] = (error_at == 0);
+	if (error[0] && has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
+		values[9] = CStringGetTextDatum(error);
+	else
+		nulls[9] = true;
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
