@@ -647,15 +647,28 @@ CostTaskOverhead(const CostModel *m, double n, double d,
 {
 	double		model = CostOverhead(m, n, d);
 	double		sum = log(model);
+	double		shortest = INFINITY;
 	int			cnt = 1;
 
 	for (int k = 0; k < m->K; k++)
-		if (seconds[k] > 0 && isfinite(seconds[k]) && exp(log_base[k]) < 0.2 * model)
+	{
+		if (!(seconds[k] > 0) || !isfinite(seconds[k]))
+			continue;
+		shortest = seconds[k] < shortest ? seconds[k] : shortest;
+		if (exp(log_base[k]) < 0.2 * model)
 		{
 			sum += log(seconds[k]);
 			cnt++;
 		}
-	return exp(sum / cnt);
+	}
+
+	/*
+	 * Every run pays the overhead, so none can be shorter: the model's
+	 * line, fitted on other tasks' sizes, can overshoot a task far larger
+	 * than they were, and runs of large predicted work would never say so
+	 * (CostResidual ignores a run shorter than the overhead).
+	 */
+	return exp(sum / cnt) < shortest ? exp(sum / cnt) : shortest;
 }
 
 double

@@ -1972,6 +1972,12 @@ TestFamilyCostModel(void)
 	CostTaskEstimate(&m, 50, 2, 2, 1, seconds, NULL, &o, est2);
 	CHECK(o > 1.8 * CostOverhead(&m, 50, 2) && o < 4 * CostOverhead(&m, 50, 2),
 		  "a small task's own overhead counts (%g vs the model's %g)", o, CostOverhead(&m, 50, 2));
+	/* ... and no run is shorter than the overhead: a large task's line overshoots */
+	seconds[0] = 0.5 * CostOverhead(&m, 1e6, 100);
+	CostTaskEstimate(&m, 1e6, 100, 2, 1, seconds, NULL, &o, est2);
+	CHECK(fabs(o - seconds[0]) < 1e-12,
+		  "a run shorter than the model's overhead caps it (%g vs the model's %g)",
+		  o, CostOverhead(&m, 1e6, 100));
 	CostModelFree(&m);
 
 	/* regression forests 4x slower than classification ones of that size */
