@@ -416,9 +416,12 @@ BuildResult(int slot)
 	/*
 	 * The trainer's own word wins over a cluster's (which may have
 	 * forgotten a job that ended while the database was down), unless the
-	 * cluster's time limit ended it.
+	 * cluster's time limit ended it, or the cluster says it lost the job
+	 * (a node failed) and the trainer reports a failure: killed with its
+	 * node, it may still report the signal as "cancelled".
 	 */
-	if (report.reported && t->job_id > 0 && !t->time_limit)
+	if (report.reported && t->job_id > 0 && !t->time_limit &&
+		!(t->lost_state && report.exit_code != EASEML_EXIT_OK))
 	{
 		status = (report.exit_code & 0xff) << 8;
 		t->lost = false;

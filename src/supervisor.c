@@ -396,6 +396,7 @@ SlurmPoll(EasemlTrainer *t, int *status)
 	*status = SlurmWaitStatus(&job);
 	t->lost = cls == SLURM_JOB_LOST ||
 		(cls == SLURM_JOB_CANCELLED && t->stop_reason == EASEML_STOP_NONE);
+	t->lost_state = t->lost;
 	t->time_limit = cls == SLURM_JOB_TIMEOUT;
 	snprintf(t->end_reason, sizeof(t->end_reason), "Slurm job %lld ended %s (reason: %s)",
 			 (long long) t->job_id, job.state, job.reason[0] ? job.reason : "none");

@@ -46,6 +46,8 @@ typedef struct EasemlTrainer
 	int			job_class;		/* SlurmJobClass as squeue last saw it */
 	bool		job_missing;	/* squeue no longer lists it */
 	bool		lost;			/* the cluster lost it: nobody's fault */
+	bool		lost_state;		/* ... and said so (NODE_FAIL, PREEMPTED),
+								 * rather than forgot the job */
 	bool		time_limit;		/* the cluster's time limit ended it */
 	char		end_reason[256];	/* the cluster's words on its end */
 } EasemlTrainer;
