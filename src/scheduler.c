@@ -710,42 +710,18 @@ StopTrainers(void)
 }
 
 /*
- * Launch the trainer of a run already recorded as 'running' in a slot on a
- * device, with the launcher easeml.launcher names (src/launcher.h).  The
- * trainer sees only its own GPU (CUDA_VISIBLE_DEVICES; on Slurm, Slurm
- * sets it for the GPU it grants), none on the CPU.  It proves it is the
- * run's trainer with a fresh token, recorded first (src/trainer_jobs.c).
+ * The trainer's environment: nothing inherited from the postmaster but
+ * HOME and TZ, and for a Slurm job not even those (sbatch --export names
+ * what travels).  envp must hold 20 entries.
  */
 static void
-LaunchRun(int64 run_id, int slot, const CatDevice *device)
+TrainerEnvironment(char **envp, int64 run_id, const char *token,
+				   const CatDevice *device, bool slurm)
 {
-	char	   *path = SupervisorTrainerPath();
-	char	   *dir = RunDirectory(run_id);
-	char	   *token = TrainerTokenNew();
-	char		err[512];
-	char	   *argv[6];
-	char	   *envp[20];
 	int			ne = 0;
 	const char *home = getenv("HOME");
 	const char *tz = getenv("TZ");
 	bool		cuda = strcmp(device->kind, EASEML_KIND_CUDA) == 0;
-	bool		slurm = easeml_launcher == EASEML_LAUNCHER_SLURM;
-	bool		transient;
-	LaunchRequest req;
-
-	/* what travels to a Slurm job (sbatch --export): never HOME or PATH */
-	static const char *const exports[] = {
-		EASEML_ENV_CONNINFO, EASEML_ENV_RUN_ID, EASEML_ENV_RUN_TOKEN,
-		EASEML_ENV_DEVICE, EASEML_ENV_DEVICE_KIND, EASEML_ENV_TIME_LIMIT,
-		"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "LC_ALL", NULL
-	};
-
-	argv[0] = path;
-	argv[1] = EASEML_ARG_RUN;
-	argv[2] = psprintf("%lld", (long long) run_id);
-	argv[3] = EASEML_ARG_RUN_DIR;
-	argv[4] = dir;
-	argv[5] = NULL;
 
 	envp[ne++] = psprintf("%s=%s", EASEML_ENV_CONNINFO, TrainerConninfo());
 	envp[ne++] = psprintf("%s=%lld", EASEML_ENV_RUN_ID, (long long) run_id);
@@ -768,6 +744,64 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 			envp[ne++] = psprintf("TZ=%s", tz);
 	}
 	envp[ne] = NULL;
+}
+
+/*
+ * A launch that failed: an unreachable cluster interrupts the run (its
+ * candidate is trained again) and pauses launches for LAUNCH_BACKOFF_MS
+ * instead of burning one candidate after another; anything else fails it.
+ */
+static void
+RecordFailedLaunch(int64 run_id, bool transient, const char *err)
+{
+	CatalogBegin("easeml: recording a failed launch");
+	if (transient)
+	{
+		CatalogFinishRun(run_id, "interrupted", INT_MIN, NULL,
+						 psprintf("interrupted: %s", err));
+		launch_backoff_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														   LAUNCH_BACKOFF_MS);
+	}
+	else
+		CatalogRunFailedToStart(run_id, err);
+	CatalogCommit();
+}
+
+/*
+ * Launch the trainer of a run already recorded as 'running' in a slot on a
+ * device, with the launcher easeml.launcher names (src/launcher.h).  The
+ * trainer sees only its own GPU (CUDA_VISIBLE_DEVICES; on Slurm, Slurm
+ * sets it for the GPU it grants), none on the CPU.  It proves it is the
+ * run's trainer with a fresh token, recorded first (src/trainer_jobs.c).
+ */
+static void
+LaunchRun(int64 run_id, int slot, const CatDevice *device)
+{
+	char	   *path = SupervisorTrainerPath();
+	char	   *dir = RunDirectory(run_id);
+	char	   *token = TrainerTokenNew();
+	char		err[512];
+	char	   *argv[6];
+	char	   *envp[20];
+	bool		slurm = easeml_launcher == EASEML_LAUNCHER_SLURM;
+	bool		transient;
+	LaunchRequest req;
+
+	/* what travels to a Slurm job (sbatch --export): never HOME or PATH */
+	static const char *const exports[] = {
+		EASEML_ENV_CONNINFO, EASEML_ENV_RUN_ID, EASEML_ENV_RUN_TOKEN,
+		EASEML_ENV_DEVICE, EASEML_ENV_DEVICE_KIND, EASEML_ENV_TIME_LIMIT,
+		"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "LC_ALL", NULL
+	};
+
+	argv[0] = path;
+	argv[1] = EASEML_ARG_RUN;
+	argv[2] = psprintf("%lld", (long long) run_id);
+	argv[3] = EASEML_ARG_RUN_DIR;
+	argv[4] = dir;
+	argv[5] = NULL;
+
+	TrainerEnvironment(envp, run_id, token, device, slurm);
 
 	memset(&req, 0, sizeof(req));
 	req.run_id = run_id;
@@ -789,23 +823,7 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 	{
 		SupervisorRelease(slot);
 		ereport(WARNING, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
-		CatalogBegin("easeml: recording a failed launch");
-		if (transient)
-		{
-			/*
-			 * The cluster could not be reached: nobody's fault, so the run
-			 * is interrupted (its candidate is trained again) and nothing
-			 * is launched for LAUNCH_BACKOFF_MS, instead of burning one
-			 * candidate after another.
-			 */
-			CatalogFinishRun(run_id, "interrupted", INT_MIN, NULL,
-							 psprintf("interrupted: %s", err));
-			launch_backoff_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-															   LAUNCH_BACKOFF_MS);
-		}
-		else
-			CatalogRunFailedToStart(run_id, err);
-		CatalogCommit();
+		RecordFailedLaunch(run_id, transient, err);
 		return;
 	}
 

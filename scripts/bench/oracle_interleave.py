@@ -176,91 +176,62 @@ def rr_skip_done(seqs, fstar, thr):
             return math.inf
 
 
-def next_gain_greedy(seqs, fstar, thr):
-    """Serve the tenant whose NEXT run removes the most regret per second,
-    known exactly (ties: lowest tenant); round-robin while no next run
-    removes any: a perfectly calibrated myopic rule."""
+def serve_greedy(seqs, fstar, thr, score, floor=0.0):
+    """Serve, one run at a time, the tenant whose score(seq, pos, regret)
+    (its trace, next run and current regret) is largest and above floor
+    (ties: lowest tenant); round-robin while none is above it.  Returns the
+    time at which the mean regret first reaches thr."""
     n = len(seqs)
     reg = [fstar[t] for t in range(n)]
     pos = [0] * n
     now, budget, rr = 0.0, n * (thr + TOL), 0
     while sum(reg) > budget:
-        best, pick = 0.0, -1
+        best, pick = floor, -1
         for t in range(n):
             if pos[t] < len(seqs[t]):
-                _, cost, _, regret, _ = seqs[t][pos[t]]
-                g = (reg[t] - regret) / cost
+                g = score(seqs[t], pos[t], reg[t])
                 if g > best:
                     best, pick = g, t
         if pick < 0:
-            for k in range(n):
-                if pos[(rr + k) % n] < len(seqs[(rr + k) % n]):
-                    pick = (rr + k) % n
-                    break
-            if pick < 0:
+            left = [(rr + k) % n for k in range(n) if pos[(rr + k) % n] < len(seqs[(rr + k) % n])]
+            if not left:
                 return math.inf
+            pick = left[0]
             rr = pick + 1
         _, cost, _, regret, _ = seqs[pick][pos[pick]]
         now += cost
         reg[pick] = regret
         pos[pick] += 1
     return now
+
+
+def next_gain_greedy(seqs, fstar, thr):
+    """Serve the tenant whose NEXT run removes the most regret per second,
+    known exactly; round-robin while no next run removes any: a perfectly
+    calibrated myopic rule."""
+    return serve_greedy(seqs, fstar, thr,
+                        lambda seq, p, reg: (reg - seq[p][3]) / seq[p][1])
 
 
 def regret_rate_greedy(seqs, fstar, thr):
     """Serve the tenant whose CURRENT regret per second of its next run is
-    largest, the regret known exactly (ties: lowest tenant): what a rule
-    with a perfect estimate of each tenant's remaining regret could do."""
-    n = len(seqs)
-    reg = [fstar[t] for t in range(n)]
-    pos = [0] * n
-    now, budget = 0.0, n * (thr + TOL)
-    while sum(reg) > budget:
-        best, pick = -1.0, -1
-        for t in range(n):
-            if pos[t] < len(seqs[t]):
-                g = reg[t] / seqs[t][pos[t]][1]
-                if g > best:
-                    best, pick = g, t
-        if pick < 0:
-            return math.inf
-        _, cost, _, regret, _ = seqs[pick][pos[pick]]
-        now += cost
-        reg[pick] = regret
-        pos[pick] += 1
-    return now
+    largest, the regret known exactly: what a rule with a perfect estimate
+    of each tenant's remaining regret could do."""
+    return serve_greedy(seqs, fstar, thr,
+                        lambda seq, p, reg: reg / seq[p][1], floor=-1.0)
 
 
 def prefix_index_greedy(seqs, fstar, thr, horizon=PREFIX_HORIZON):
     """Serve the tenant whose best prefix of its next 'horizon' runs (all by
-    default) removes the most regret per second, known exactly (a Gittins-like index; ties:
-    lowest tenant); round-robin while no such prefix removes any."""
-    n = len(seqs)
-    reg = [fstar[t] for t in range(n)]
-    pos = [0] * n
-    now, budget, rr = 0.0, n * (thr + TOL), 0
-    while sum(reg) > budget:
-        best, pick = 0.0, -1
-        for t in range(n):
-            c = 0.0
-            for j in range(pos[t], min(len(seqs[t]), pos[t] + horizon)):
-                c += seqs[t][j][1]
-                g = (reg[t] - seqs[t][j][3]) / c
-                if g > best:
-                    best, pick = g, t
-        if pick < 0:
-            for k in range(n):
-                if pos[(rr + k) % n] < len(seqs[(rr + k) % n]):
-                    pick = (rr + k) % n
-                    break
-            if pick < 0:
-                return math.inf
-            rr = pick + 1
-        _, cost, _, regret, _ = seqs[pick][pos[pick]]
-        now += cost
-        reg[pick] = regret
-        pos[pick] += 1
-    return now
+    default) removes the most regret per second, known exactly (a
+    Gittins-like index); round-robin while no such prefix removes any."""
+    def index(seq, p, reg):
+        best, c = -math.inf, 0.0
+        for j in range(p, min(len(seq), p + horizon)):
+            c += seq[j][1]
+            best = max(best, (reg - seq[j][3]) / c)
+        return best
+    return serve_greedy(seqs, fstar, thr, index)
 
 
 def is_prefix(seq_a, seq_b):
