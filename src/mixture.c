@@ -343,6 +343,26 @@ RowEi(const PolicyParams *params, double v, double h, double best, int bound)
 	return e > 0.0 ? e : 0.0;
 }
 
+/* Mean (into *mu) and variance of arm k's row values under the weights. */
+static double
+MixMoments(const MixPrior *mp, const double *w, const double *off, int k,
+		   double *mu)
+{
+	double		m = 0.0,
+				var = 0.0;
+
+	for (int r = 0; r < mp->m; r++)
+		m += w[r] * (mp->rows[(size_t) r * mp->K + k] + off[r]);
+	for (int r = 0; r < mp->m; r++)
+	{
+		double		d = mp->rows[(size_t) r * mp->K + k] + off[r] - m;
+
+		var += w[r] * d * d;
+	}
+	*mu = m;
+	return var;
+}
+
 int
 MixBestArm(const MixPrior *mp, const PolicyParams *params, const double *w,
 		   const double *off, double bw, const double *gp_mu,
@@ -393,21 +413,7 @@ MixBestArm(const MixPrior *mp, const PolicyParams *params, const double *w,
 	view->arm = best_k;
 	if (best_k < 0)
 		return POLICY_OK;
-	{
-		double		mu = 0.0,
-					var = 0.0;
-
-		for (int r = 0; r < mp->m; r++)
-			mu += w[r] * (mp->rows[(size_t) r * mp->K + best_k] + off[r]);
-		for (int r = 0; r < mp->m; r++)
-		{
-			double		d = mp->rows[(size_t) r * mp->K + best_k] + off[r] - mu;
-
-			var += w[r] * d * d;
-		}
-		view->mu = mu;
-		view->sigma = sqrt(var + h * h);
-	}
+	view->sigma = sqrt(MixMoments(mp, w, off, best_k, &view->mu) + h * h);
 	view->acq = best_acq;
 	view->ei = best_ei;
 	view->cost = cost ? fmax(cost[best_k], 1e-9) : 1.0;
