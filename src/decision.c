@@ -240,6 +240,8 @@ DecisionWorldFree(DecisionWorld *w)
 	free(w->open_avail);
 	free(w->placed_cost);
 	free(w->arm_per_class);
+	free(w->mix_w);
+	free(w->mix_off);
 	PolicyIndexFree(&w->index);
 	memset(w, 0, sizeof(*w));
 }
@@ -480,6 +482,32 @@ DecisionSetPrior(DecisionWorld *w, int kind, const GpPrior *prior)
 		}
 	}
 	return rc;
+}
+
+int
+DecisionSetMixture(DecisionWorld *w, int kind, const MixPrior *mix)
+{
+	if (kind < 0 || kind >= DECISION_KINDS || (mix && mix->K != w->K))
+		return POLICY_BAD_INPUT;
+	if (mix && mix->m > w->mix_cap)
+	{
+		double	   *a = realloc(w->mix_w, sizeof(double) * mix->m);
+		double	   *b;
+
+		if (a == NULL)
+			return POLICY_NO_MEMORY;
+		w->mix_w = a;
+		b = realloc(w->mix_off, sizeof(double) * mix->m);
+		if (b == NULL)
+			return POLICY_NO_MEMORY;
+		w->mix_off = b;
+		w->mix_cap = mix->m;
+	}
+	w->mix[kind] = mix;
+	for (int i = 0; i < w->n_tasks; i++)
+		if (w->tasks[i]->kind == kind)
+			MarkDirty(w, w->tasks[i], DIRTY_VIEW | DIRTY_ELIG);
+	return POLICY_OK;
 }
 
 int
@@ -1199,6 +1227,51 @@ RegretScore(const DecisionWorld *w, const DecisionTask *t,
 	return PolicyRegretScore(&w->params, n, mu, cov, v, NULL);
 }
 
+/*
+ * The mixture options (acq=mix, mrg=1): the arm of largest mixture EI
+ * replaces the GP's (unless every arm's is 0), and the task score becomes
+ * the mixture's remaining regret per second of the next run.
+ */
+static int
+MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
+			const unsigned char *avail, PolicyArmScore *top, int *n,
+			PolicyTenantView *v)
+{
+	const MixPrior *mp = w->mix[t->kind];
+	double		bw;
+	int			rc;
+
+	if (mp == NULL || !PolicyUsesMixture(&w->params))
+		return POLICY_OK;
+	bw = MixWeights(mp, &w->params, t->score, w->mix_w, w->mix_off);
+	if (w->params.mix_arm)
+	{
+		PolicyTenantView mv = *v;
+
+		rc = MixBestArm(mp, &w->params, w->mix_w, w->mix_off, bw,
+						t->gp.mu, t->gp.var, cost, avail, &mv);
+		if (rc < 0)
+			return rc;
+		if (mv.arm >= 0)
+		{
+			*v = mv;
+			top[0].arm = mv.arm;
+			top[0].acq = mv.acq;
+			*n = 1;				/* the GP's runner-ups no longer apply */
+		}
+	}
+	if (PolicyMixScore(&w->params))
+	{
+		int			tc = w->params.tenant_cost < 0 ? w->params.cost_aware :
+			w->params.tenant_cost;
+
+		v->score = MixRemainingRegret(mp, &w->params, w->mix_w, w->mix_off,
+									  avail, t->best) /
+			(tc ? fmax(v->cost, 1e-9) : 1.0);
+	}
+	return POLICY_OK;
+}
+
 /* Recompute a task's candidate (view and the best arm). */
 static int
 RefreshView(DecisionWorld *w, DecisionTask *t)
@@ -1250,6 +1323,8 @@ RefreshView(DecisionWorld *w, DecisionTask *t)
 		return rc;
 	if (PolicyRegretBatch(&w->params) && n > 0 &&
 		(rc = RegretScore(w, t, avail, v)) < 0)
+		return rc;
+	if (n > 0 && (rc = MixtureView(w, t, cost, avail, top, &n, v)) < 0)
 		return rc;
 	t->n_top = n < TOP_ARMS ? n : TOP_ARMS;
 	for (int i = 0; i < t->n_top; i++)

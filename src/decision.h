@@ -28,6 +28,7 @@
 
 #include "costmodel.h"
 #include "gp.h"
+#include "mixture.h"
 #include "policy.h"
 
 /* Task kinds; each has its own prior (scores never mix across kinds). */
@@ -130,6 +131,12 @@ typedef struct DecisionWorld
 	unsigned char *arm_kinds;	/* K: bit (1 << kind) per kind it serves */
 	unsigned char *arm_image;	/* K: needs an image task */
 	const GpPrior *prior[DECISION_KINDS];	/* borrowed */
+	const MixPrior *mix[DECISION_KINDS];	/* borrowed, or NULL: the
+											 * mixture options (acq=mix,
+											 * mrg=1) use the GP */
+	double	   *mix_w;			/* scratch: row weights, offsets */
+	double	   *mix_off;
+	int			mix_cap;
 	const PolicyCostModel *cost_model;	/* borrowed, or NULL */
 	double		cost_overhead;	/* seconds every run costs besides its
 								 * work (start, data load); the cost model
@@ -229,6 +236,12 @@ extern void DecisionSetCostOverhead(DecisionWorld *w, double seconds);
  * the fallbacks).  Every task's estimates are rebuilt on it.
  */
 extern int	DecisionSetFamilyCost(DecisionWorld *w, const CostModel *model);
+/*
+ * The history mixture of a kind (borrowed; NULL: none), which the policy
+ * options acq=mix and mrg=1 use (src/mixture.h).  Tasks with their own GP
+ * prior use their kind's mixture too.
+ */
+extern int	DecisionSetMixture(DecisionWorld *w, int kind, const MixPrior *mix);
 /* Cost model and its known arms (both borrowed; NULL: fallbacks only). */
 extern int	DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 								 const unsigned char *known);

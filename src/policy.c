@@ -162,6 +162,7 @@ PolicyParamsDefault(PolicyParams *params, PolicyKind kind)
 	params->greedy = POLICY_DEFAULT_GREEDY;
 	params->spread = 1;
 	params->q_max_arm = 1;
+	params->mix_h = -1.0;
 }
 
 /* Format an error message into a caller's buffer (which may be NULL). */
@@ -215,6 +216,12 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 			p->acq = POLICY_ACQ_UCB;
 		else if (strcmp(val, "ei") == 0)
 			p->acq = POLICY_ACQ_EI;
+		else if (strcmp(val, "mix") == 0)
+		{
+			/* EI under the history mixture; the GP's EI where none */
+			p->acq = POLICY_ACQ_EI;
+			p->mix_arm = 1;
+		}
 		else
 			return 0;
 	}
@@ -238,6 +245,16 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 		return OptInt(val, &p->block);
 	else if (strcmp(key, "rg") == 0 && val)
 		return OptInt(val, &p->regret_batch) && p->regret_batch <= POLICY_LOOKAHEAD_MAX;
+	else if (strcmp(key, "mrg") == 0 && val)
+		return OptInt(val, &p->mix_score) && p->mix_score <= 1;
+	else if (strcmp(key, "msh") == 0 && val)
+		return OptInt(val, &p->mix_shift) && p->mix_shift <= 1;
+	else if (strcmp(key, "mbw") == 0 && val)
+		return OptDouble(val, &p->mix_bw) && p->mix_bw > 0.0;
+	else if (strcmp(key, "mgp") == 0 && val)
+		return OptDouble(val, &p->mix_gp) && p->mix_gp >= 0.0 && p->mix_gp <= 1.0;
+	else if (strcmp(key, "mh") == 0 && val)
+		return OptDouble(val, &p->mix_h) && p->mix_h >= 0.0;
 	else if (strcmp(key, "lap") == 0 && val)
 		return OptInt(val, &p->lookahead_prefix) && p->lookahead_prefix <= 1;
 	else if (strcmp(key, "lah") == 0 && val)
@@ -417,8 +434,8 @@ EiUpperBound(double d, double v)
 }
 
 /* What cost-aware EI divides by: cost^ce (ce = 1 unless set). */
-static inline double
-CostDivisor(const PolicyParams *params, double c)
+double
+PolicyCostDivisor(const PolicyParams *params, double c)
 {
 	c = c > POLICY_MIN_COST ? c : POLICY_MIN_COST;
 	if (params->cost_exp > 0.0 && params->cost_exp != 1.0)
@@ -456,7 +473,7 @@ ArmEi(const PolicyParams *params, const double *mu, const double *var,
 		PolicyExpectedImprovement(mu[k], sd, best);
 
 	if (params->cost_aware && cost)
-		a /= CostDivisor(params, cost[k]);
+		a /= PolicyCostDivisor(params, cost[k]);
 	return a;
 }
 
@@ -503,9 +520,9 @@ PolicyAcqUnit(const PolicyParams *params)
 		"upper confidence bound mu + sqrt(beta) sigma (score)";
 }
 
-/* Greedy task score of a view's candidate (gain, per second if costed). */
-static double
-GreedyScore(const PolicyParams *params, const PolicyTenantView *v)
+/* Greedy task score of a view's candidate; see policy.h. */
+double
+PolicyGreedyScore(const PolicyParams *params, const PolicyTenantView *v)
 {
 	int			tc = params->tenant_cost < 0 ? params->cost_aware :
 		params->tenant_cost;
@@ -677,6 +694,22 @@ PolicyLookaheadScore(const PolicyParams *params, int m, const double *mu,
 	return POLICY_OK;
 }
 
+/* Whether params use the history mixture; see policy.h. */
+int
+PolicyUsesMixture(const PolicyParams *params)
+{
+	return params->mix_arm || PolicyMixScore(params);
+}
+
+/* Whether the task score is the mixture's remaining regret; see policy.h. */
+int
+PolicyMixScore(const PolicyParams *params)
+{
+	return params->mix_score &&
+		(params->kind == POLICY_MAX_EI || params->kind == POLICY_HYBRID) &&
+		GreedyRule(params) == POLICY_MAX_EI;
+}
+
 /* Candidates a remaining-regret task score looks at; see policy.h. */
 int
 PolicyRegretBatch(const PolicyParams *params)
@@ -803,7 +836,7 @@ TopArmsEi(const PolicyParams *params, int K, const double *mu,
 		if (!avail[k])
 			continue;
 		if (params->cost_aware && cost)
-			c = CostDivisor(params, cost[k]);
+			c = PolicyCostDivisor(params, cost[k]);
 		ub[k] = EiUpperBound(mu[k] - b, var[k] > 0.0 ? var[k] : 0.0) / c;
 		FirstInsert(first, first_ub, &nf, m, k, ub[k]);
 	}
@@ -932,7 +965,7 @@ PolicyTopArms(const PolicyParams *params, int K, const double *mu,
 						 POLICY_MIN_COST) : 1.0;
 	view->ucb = view->mu + sqrt_beta * view->sigma;
 	view->ei = BoundedEi(params, view->mu, view->sigma, view->best);
-	view->score = GreedyScore(params, view);
+	view->score = PolicyGreedyScore(params, view);
 	return POLICY_OK;
 }
 

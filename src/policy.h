@@ -120,6 +120,22 @@ typedef struct PolicyParams
 								 * expected improvement of the best of its
 								 * this many candidates of largest EI, not
 								 * per second) per second of its next run */
+	int			mix_arm;		/* acq=mix: the arm of largest expected
+								 * improvement (per cost^ce when costed)
+								 * under the empirical mixture over the
+								 * history rows (src/mixture.h); the GP's
+								 * EI where no mixture is installed */
+	int			mix_score;		/* mrg=1, greedy EI rules: the task score
+								 * is the mixture's expected remaining
+								 * regret per second of the next run */
+	int			mix_shift;		/* msh=1: rows shifted by the task's mean
+								 * offset on its tried arms */
+	double		mix_bw;			/* mbw=X > 0: bandwidth; 0: fitted */
+	double		mix_gp;			/* mgp=A in [0, 1]: the arm choice's
+								 * predictive is (1 - A) mixture + A GP */
+	double		mix_h;			/* mh=X: predictive kernel sd of a row in
+								 * the arm choice; < 0 (default): the
+								 * bandwidth; 0: the row value itself */
 	double		lookahead_horizon;	/* > 0: the batch is the task's next
 									 * candidates up to this many estimated
 									 * seconds (at least one, at most
@@ -168,6 +184,14 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
  *	                in a row until one improves its best
  *	 rg=M           task score: remaining regret over its M best candidates
  *	                by EI (M <= 16) per second of its next run
+ *	 acq=mix        arm choice: EI under the empirical mixture over the
+ *	                history rows (src/mixture.h)
+ *	 mrg=0|1        greedy EI rules: task score = the mixture's remaining
+ *	                regret per second of the next run
+ *	 msh=0|1        mixture rows shifted by the task's mean offset
+ *	 mbw=X          mixture bandwidth X > 0 (default: fitted on the history)
+ *	 mh=X           mixture predictive kernel sd X >= 0 (default: bandwidth)
+ *	 mgp=A          acq=mix: EI of (1 - A) mixture + A GP posterior, A in [0,1]
  *	 warm=0|1       serve every task once first (greedy and random rules)
  *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)
  *	 s=N            hybrid streak limit (0: off)
@@ -253,6 +277,19 @@ extern int	PolicyRegretBatch(const PolicyParams *params);
 extern int	PolicyRegretScore(const PolicyParams *params, int m,
 							  const double *mu, const double *cov,
 							  PolicyTenantView *view, double *regret);
+
+/* Whether params use the history mixture (acq=mix or mrg=1). */
+extern int	PolicyUsesMixture(const PolicyParams *params);
+/* Whether the task score is the mixture's remaining regret (mrg=1 with a
+ * greedy EI rule). */
+extern int	PolicyMixScore(const PolicyParams *params);
+
+/* What cost-aware EI divides by: cost^ce, cost floored. */
+extern double PolicyCostDivisor(const PolicyParams *params, double c);
+
+/* Greedy task score of a view's candidate (gain, per second if costed). */
+extern double PolicyGreedyScore(const PolicyParams *params,
+								const PolicyTenantView *v);
 
 /* beta_t for a task with n_obs finished runs (see policy.c). */
 extern double PolicyBeta(const PolicyParams *params, int K, int n_obs);

@@ -553,6 +553,8 @@ typedef struct DrawCtx
 	int			n_prior;
 	double	   *fstar;			/* n: best quality of each tenant's row */
 	GpPrior		prior;
+	int			use_mix;		/* a policy uses the history mixture */
+	MixPrior	mix;			/* fitted on the prior rows when use_mix */
 	PolicyCostModel cost_model;
 	int			use_cost_model;
 	DecisionWorld world;
@@ -758,6 +760,7 @@ DrawFree(DrawCtx *c)
 		DecisionWorldFree(&c->world);
 	c->have_world = 0;
 	GpPriorFree(&c->prior);
+	MixPriorFree(&c->mix);
 	PolicyCostModelFree(&c->cost_model);
 	free(c->tenant_row);
 	free(c->fstar);
@@ -817,6 +820,10 @@ FitModels(DrawCtx *c, const int *prior_rows, int n_prior, int draw,
 		rc = REPLAY_GP_FAILED;
 		goto done;
 	}
+	/* the history mixture, from the same rows (none with fewer than 2) */
+	if (c->use_mix && n_prior >= 2 &&
+		MixPriorFit(&c->mix, hist, n_prior, K, 0.0) < 0)
+		goto nomem;
 	c->use_cost_model = 0;
 	if (!cfg->oracle_cost && cfg->cost && cfg->cost_model != POLICY_COST_NONE)
 	{
@@ -875,6 +882,9 @@ BuildWorld(DrawCtx *c, char *err, size_t errlen)
 	c->world.tenant_cap = cfg->max_devices_per_tenant > 0 ?
 		cfg->max_devices_per_tenant : (cfg->fair_share ? -1 : 0);
 	if (DecisionSetPrior(&c->world, DECISION_CLASSIFICATION, &c->prior) < 0)
+		goto nomem;
+	if (c->mix.rows != NULL &&
+		DecisionSetMixture(&c->world, DECISION_CLASSIFICATION, &c->mix) < 0)
 		goto nomem;
 	if (c->use_cost_model)
 		DecisionSetCostModel(&c->world, &c->cost_model, NULL);
@@ -1446,6 +1456,38 @@ OutputAlloc(ReplayOutput *out, int P, int D, int NK, int G)
 }
 
 /*
+ * Whether a policy, or a candidate "auto" may choose, uses the history
+ * mixture (which is then fitted for every draw).
+ */
+static int
+UsesMixture(const ReplayConfig *cfg, const ReplayPolicy *pols, int P)
+{
+	char		list[REPLAY_NAME_LEN * 2];
+	int			any_auto = 0;
+
+	for (int p = 0; p < P; p++)
+	{
+		if (PolicyUsesMixture(&pols[p].params))
+			return 1;
+		any_auto |= pols[p].auto_select;
+	}
+	if (!any_auto)
+		return 0;
+	snprintf(list, sizeof(list), "%s",
+			 cfg->auto_candidates ? cfg->auto_candidates : POLICY_AUTO_CANDIDATES);
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+		 tok = strtok_r(NULL, ",", &save))
+	{
+		PolicyParams pp;
+
+		if (PolicyParseSpec(tok, &pp, NULL, 0) == POLICY_OK &&
+			PolicyUsesMixture(&pp))
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Draw d: every policy on the same tenants and prior (auto choosing
  * first where it is asked for), events into lists[p * D + d].
  */
@@ -1468,6 +1510,8 @@ ReplayDraw(DrawCtx *c, const ReplayPolicy *pols, int d, int *perm,
 		out->prior_shrinkage = c->prior.shrinkage;
 		out->prior_lengthscale = c->prior.lengthscale;
 		out->prior_signal_var = c->prior.signal_var;
+		out->mix_bw = c->mix.bw;
+		out->mix_bw_shift = c->mix.bw_shift;
 	}
 	for (int p = 0; p < P; p++)
 	{
@@ -1621,6 +1665,7 @@ ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
 		goto nomem;
 	for (int p = 0; p < P; p++)
 		snprintf(out->names[p], REPLAY_NAME_LEN, "%s", pols[p].name);
+	c.use_mix = UsesMixture(cfg, pols, P);
 	for (int k = 0; k < NK; k++)
 		out->thresholds[k] = cfg->thresholds[k];
 

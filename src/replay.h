@@ -278,6 +278,8 @@ typedef struct ReplayOutput
 	double		prior_shrinkage;
 	double		prior_lengthscale;
 	double		prior_signal_var;
+	double		mix_bw;			/* history mixture bandwidths, draw 0; */
+	double		mix_bw_shift;	/* 0 when no policy uses the mixture */
 	double		cost_log_rmse;	/* rms error of log cost estimates at the
 								 * time of each dispatch, all policies */
 	/* per policy p and draw d (p * draws + d): for an "auto" policy, the

@@ -781,6 +781,9 @@ RunStudies(const ReplayCli *cli, ReplayConfig *cfg, ReplayOutput *outs)
 			   outs[di].prior_lengthscale, outs[di].prior_signal_var,
 			   outs[di].prior_noise_var, outs[di].gp_jitter,
 			   outs[di].gp_failed, outs[di].cost_log_rmse);
+		if (outs[di].mix_bw > 0.0)
+			printf("# history mixture (draw 0): bandwidth=%g shifted=%g\n",
+				   outs[di].mix_bw, outs[di].mix_bw_shift);
 		if (di == 0)
 			printf("# identical rows removed before drawing tenants: %d (%d distinct rows left)\n",
 				   outs[di].rows_removed, outs[di].rows_used);

@@ -34,6 +34,7 @@
 #include "decision.h"
 #include "refit.h"
 #include "gp.h"
+#include "mixture.h"
 #include "placement.h"
 #include "policy.h"
 #include "replay.h"
@@ -2610,6 +2611,204 @@ TestDecisionPosterior(void)
 	GpPriorFree(&own);
 }
 
+/* ----------------------------------------------------------- mixture */
+
+/* Rows drawn around a few centres with noise sd: history for the fit. */
+static void
+ClusterRows(double *h, int m, int K, double sd, uint64_t *rng)
+{
+	double		centre[4 * 64];
+
+	for (int i = 0; i < 4 * K; i++)
+		centre[i] = 0.2 + 0.6 * PolicyRandUniform(rng);
+	for (int r = 0; r < m; r++)
+		for (int k = 0; k < K; k++)
+		{
+			/* Box-Muller */
+			double		u = PolicyRandUniform(rng) + 1e-12,
+						v = PolicyRandUniform(rng);
+
+			h[r * K + k] = centre[(r % 4) * K + k] +
+				sd * sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
+		}
+}
+
+/*
+ * The history mixture: imputation, weights, the arm choice (discrete,
+ * kernel, blended with the GP), the remaining regret, the fitted
+ * bandwidth, the options, and the world using it (src/mixture.c).
+ */
+static void
+TestMixture(void)
+{
+	enum
+	{
+	K = 3, M = 4};
+	double		h[M * K] = {0.9, 0.5, 0.3, 0.2, 0.8, 0.4, 0.6, 0.6, NAN, 0.5, 0.1, 0.7};
+	double		score[K] = {0.55, NAN, NAN};
+	double		cost[K] = {1.0, 1.0, 10.0};
+	unsigned char avail[K] = {0, 1, 1};
+	double		w[M],
+				off[M],
+				want_w[M],
+				sum = 0.0,
+				ei1 = 0.0,
+				ei2 = 0.0,
+				reg = 0.0;
+	double		gmu[K] = {0.55, 0.6, 0.5},
+				gvar[K] = {0.0, 0.01, 0.04};
+	MixPrior	mp;
+	PolicyParams pp;
+	PolicyTenantView v;
+	uint64_t	rng = 11;
+	double	   *big;
+
+	CHECK(MixPriorFit(&mp, h, 1, K, 0.1) == POLICY_BAD_INPUT, "one row refused");
+	CHECK(MixPriorFit(&mp, h, M, K, 0.1) == POLICY_OK && mp.bw == 0.1 &&
+		  mp.bw_shift == 0.1, "fixed bandwidth");
+	/* column 2 mean 0.4667, row 2 offset ((0.6-0.55) + (0.6-0.5)) / 2 */
+	CHECK_NEAR(mp.rows[2 * K + 2], 1.4 / 3.0 + 0.075, 1e-12, "imputed cell");
+	CHECK_NEAR(mp.rows[3 * K + 2], 0.7, 0.0, "known cell kept");
+
+	CHECK(PolicyParseSpec("rr:cost:acq=mix:mh=0", &pp, NULL, 0) == 0 &&
+		  pp.mix_arm && pp.acq == POLICY_ACQ_EI && pp.mix_h == 0.0 &&
+		  PolicyUsesMixture(&pp) && !PolicyMixScore(&pp), "acq=mix parsed");
+	CHECK(PolicyParseSpec("rr:mrg=1", &pp, NULL, 0) == 0 && !PolicyUsesMixture(&pp),
+		  "mrg=1 needs a greedy EI rule");
+	CHECK(PolicyParseSpec("max_ei:mrg=1", &pp, NULL, 0) == 0 && PolicyMixScore(&pp),
+		  "mrg=1 with max_ei");
+	CHECK(PolicyParseSpec("rr:mgp=1.5", &pp, NULL, 0) != 0 &&
+		  PolicyParseSpec("rr:mh=-1", &pp, NULL, 0) != 0 &&
+		  PolicyParseSpec("rr:mbw=0", &pp, NULL, 0) != 0 &&
+		  PolicyParseSpec("rr:msh=2", &pp, NULL, 0) != 0 &&
+		  PolicyParseSpec("rr:acq=mixture", &pp, NULL, 0) != 0, "bad mixture options refused");
+
+	/* weights: exp(-(0.55 - r_0)^2 / (2 s^2)), normalised */
+	PolicyParseSpec("rr:cost:acq=mix:mh=0", &pp, NULL, 0);
+	CHECK(MixWeights(&mp, &pp, score, w, off) == 0.1, "bandwidth used");
+	for (int r = 0; r < M; r++)
+		sum += want_w[r] = exp(-pow(0.55 - h[r * K], 2) / 0.02);
+	for (int r = 0; r < M; r++)
+	{
+		CHECK_NEAR(w[r], want_w[r] / sum, 1e-12, "row weight");
+		CHECK(off[r] == 0.0, "no offset without msh");
+		ei1 += w[r] * fmax(mp.rows[r * K + 1] - 0.55, 0.0);
+		ei2 += w[r] * fmax(mp.rows[r * K + 2] - 0.55, 0.0);
+		reg += w[r] * fmax(fmax(mp.rows[r * K + 1], mp.rows[r * K + 2]) - 0.55, 0.0);
+	}
+	CHECK(ei2 > ei1 && ei2 / 10.0 < ei1, "test case: cost decides");
+
+	/* the discrete arm choice, per second */
+	memset(&v, 0, sizeof(v));
+	v.best = 0.55;
+	CHECK(MixBestArm(&mp, &pp, w, off, 0.1, NULL, NULL, cost, avail, &v) == 0 &&
+		  v.arm == 1, "mixture EI per second picks arm 1, got %d", v.arm);
+	CHECK_NEAR(v.ei, ei1, 1e-12, "discrete mixture EI");
+	CHECK_NEAR(v.acq, ei1 / 1.0, 1e-12, "per second");
+	CHECK_NEAR(MixRemainingRegret(&mp, &pp, w, off, avail, 0.55), reg, 1e-12,
+			   "remaining regret");
+	pp.cost_aware = 0;
+	CHECK(MixBestArm(&mp, &pp, w, off, 0.1, NULL, NULL, cost, avail, &v) == 0 &&
+		  v.arm == 2, "without cost: arm 2");
+	CHECK_NEAR(v.ei, ei2, 1e-12, "discrete mixture EI of arm 2");
+	v.best = 0.95;
+	CHECK(MixBestArm(&mp, &pp, w, off, 0.1, NULL, NULL, cost, avail, &v) == 0 &&
+		  v.arm == -1, "no row above the best: no mixture choice");
+	CHECK(MixRemainingRegret(&mp, &pp, w, off, avail, 0.95) == 0.0, "nothing left");
+
+	/* a kernel per row: sum_r w_r EI(r_k, h, best) */
+	v.best = 0.55;
+	pp.mix_h = 0.05;
+	ei1 = ei2 = 0.0;
+	for (int r = 0; r < M; r++)
+	{
+		ei1 += w[r] * PolicyExpectedImprovement(mp.rows[r * K + 1], 0.05, 0.55);
+		ei2 += w[r] * PolicyExpectedImprovement(mp.rows[r * K + 2], 0.05, 0.55);
+	}
+	CHECK(MixBestArm(&mp, &pp, w, off, 0.1, NULL, NULL, cost, avail, &v) == 0 &&
+		  v.arm == 2 && ei2 > ei1, "kernel: arm 2");
+	CHECK_NEAR(v.ei, ei2, 1e-12, "kernel mixture EI");
+	/* blended with the GP: all GP at mgp=1 */
+	pp.mix_gp = 1.0;
+	CHECK(MixBestArm(&mp, &pp, w, off, 0.1, NULL, NULL, cost, avail, &v) ==
+		  POLICY_BAD_INPUT, "mgp needs the GP posterior");
+	CHECK(MixBestArm(&mp, &pp, w, off, 0.1, gmu, gvar, cost, avail, &v) == 0 &&
+		  v.arm == 1, "GP alone: arm 1");
+	CHECK_NEAR(v.ei, PolicyExpectedImprovement(0.6, 0.1, 0.55), 1e-12, "GP EI");
+	pp.mix_gp = 0.5;
+	CHECK(MixBestArm(&mp, &pp, w, off, 0.1, gmu, gvar, cost, avail, &v) == 0 &&
+		  v.arm == 2, "half and half: arm 2");
+	CHECK_NEAR(v.ei, 0.5 * ei2 + 0.5 * PolicyExpectedImprovement(0.5, 0.2, 0.55),
+			   1e-12, "blended EI");
+
+	/* shifted rows: one result, every row fits after its offset */
+	pp.mix_shift = 1;
+	MixWeights(&mp, &pp, score, w, off);
+	for (int r = 0; r < M; r++)
+	{
+		CHECK_NEAR(w[r], 0.25, 1e-12, "one result, shifted: equal weights");
+		CHECK_NEAR(off[r], 0.55 - h[r * K], 1e-12, "row offset");
+	}
+	MixPriorFree(&mp);
+
+	/* the fitted bandwidth follows the rows' noise */
+	big = malloc(sizeof(double) * 48 * 40);
+	for (int i = 0; i < 2; i++)
+	{
+		double		sd = i == 0 ? 0.01 : 0.05;
+
+		ClusterRows(big, 48, 40, sd, &rng);
+		CHECK(MixPriorFit(&mp, big, 48, 40, 0.0) == 0, "fit");
+		/* two noisy rows of a centre differ by sd sqrt(2) per cell */
+		CHECK(mp.bw >= 0.7 * sd && mp.bw <= 3.0 * sd,
+			  "noise sd %g: bandwidth %g", sd, mp.bw);
+		MixPriorFree(&mp);
+	}
+	free(big);
+}
+
+/* The world uses the mixture's arm where one is installed, else the GP's. */
+static void
+TestDecisionMixture(void)
+{
+	enum
+	{
+	K = 3, M = 4};
+	double		h[M * K] = {0.9, 0.2, 0.3, 0.2, 0.8, 0.4, 0.9, 0.25, 0.3, 0.5, 0.1, 0.7};
+	double		mu0[K] = {0.6, 0.4, 0.5},
+				cov[K * K] = {0.04, 0, 0, 0, 0.01, 0, 0, 0, 0.04};
+	GpPrior		prior;
+	MixPrior	mp;
+	DecisionWorld w;
+	DecisionTaskSpec s;
+	DecisionTask *t;
+	DecisionChoice c;
+	PolicyParams pp;
+
+	GpPriorInit(&prior, K, mu0, cov, 1e-4);
+	MixPriorFit(&mp, h, M, K, 0.05);
+	PolicyParseSpec("rr:acq=mix:mh=0", &pp, NULL, 0);
+	DecisionWorldInit(&w, K, NULL, NULL, &pp);
+	DecisionSetPrior(&w, DECISION_CLASSIFICATION, &prior);
+	memset(&s, 0, sizeof(s));
+	s.tenant = DecisionAddTenant(&w, 0);
+	t = DecisionAddTask(&w, &s);
+	DecisionStart(&w, t, 0);
+	DecisionObserve(&w, t, 0, 0.2, 1.0);
+	DecisionEnd(&w, t, 0, 0);
+	/* independent GP: arm 2 has the larger mean and variance */
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.arm == 2, "GP: arm 2");
+	CHECK(DecisionSetMixture(&w, DECISION_CLASSIFICATION, &mp) == 0, "set mixture");
+	/* the task matches row 1 (0.2 on arm 0), whose arm 1 is 0.8 */
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.arm == 1,
+		  "mixture's arm 1, got %d", c.chosen.arm);
+	DecisionSetMixture(&w, DECISION_CLASSIFICATION, NULL);
+	CHECK(DecisionNext(&w, &c) == 0 && c.chosen.arm == 2, "back to the GP");
+	DecisionWorldFree(&w);
+	MixPriorFree(&mp);
+	GpPriorFree(&prior);
+}
+
 /* Tasks by id survive many additions and removals (the id map). */
 static void
 TestDecisionMap(void)
@@ -3453,6 +3652,8 @@ main(void)
 	TestRefitTwice();
 	TestAutoPolicy();
 	TestDecisionPosterior();
+	TestMixture();
+	TestDecisionMixture();
 	TestDecisionRandom();
 	TestDecisionSync();
 	TestDecisionMap();

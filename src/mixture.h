@@ -1,0 +1,79 @@
+/*-------------------------------------------------------------------------
+ *
+ * mixture.h
+ *	  Empirical-mixture ("particle") posterior over the history rows: a
+ *	  task's quality vector is one history row plus noise, so after scores
+ *	  y on arms S each row r weighs w_r ~ exp(-|y - r[S]|^2 / (2 s^2)), and
+ *	  an untried arm's predictive is a bounded, skewed mixture over the rows
+ *	  (docs/scheduler.md sections 2 and 3, options acq=mix and mrg=1).
+ *
+ * Plain C, no PostgreSQL headers.  The history is copied (imputed like the
+ * GP prior's) and the bandwidth s is fitted on it by leave-one-row-out
+ * predictive likelihood, so nothing is tuned on the tasks it serves.
+ *
+ * IDENTIFICATION
+ *	  src/mixture.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_MIXTURE_H
+#define EASEML_MIXTURE_H
+
+#include "policy.h"
+
+/* The history rows and their fitted bandwidths. */
+typedef struct MixPrior
+{
+	int			m;				/* rows */
+	int			K;				/* arms */
+	double	   *rows;			/* m x K, unknown cells imputed */
+	double		bw;				/* s for rows as they are */
+	double		bw_shift;		/* s for rows shifted by the task's mean
+								 * offset on its tried arms */
+} MixPrior;
+
+/*
+ * Fit from m history rows (m x K, NaN = unknown; m >= 2).  bw > 0 fixes
+ * both bandwidths; bw <= 0 fits each on a grid by leave-one-row-out
+ * likelihood of held-out cells given a few observed ones (seeded,
+ * deterministic).  Returns POLICY_OK, POLICY_BAD_INPUT or
+ * POLICY_NO_MEMORY; the prior is zeroed on error.
+ */
+extern int	MixPriorFit(MixPrior *mp, const double *history, int m, int K,
+						double bw);
+extern void MixPriorFree(MixPrior *mp);
+
+/*
+ * Normalised row weights for a task with scores score[k] (NaN: not
+ * observed) into w (m values), and each row's offset into off (m values;
+ * zeros unless params->mix_shift).  Returns the bandwidth used.
+ */
+extern double MixWeights(const MixPrior *mp, const PolicyParams *params,
+						 const double *score, double *w, double *off);
+
+/*
+ * Arm choice under the mixture (acq=mix): the available arm of largest
+ * expected improvement over view->best (bounded by q_max when set and
+ * q_max_arm), per cost^ce when cost-aware.  Each row contributes N(r_k +
+ * off_r, h^2), h = params->mix_h (< 0: the bandwidth; 0: the row value
+ * itself).  With params->mix_gp = A > 0 the predictive is (1 - A) that
+ * mixture + A the GP posterior N(gp_mu, gp_var) (both needed then).
+ * Fills view like PolicyBestArm (arm -1 when nothing is
+ * available, or when every arm's mixture EI is 0: the caller keeps the
+ * GP's choice then) and view->ei with the mixture EI.
+ */
+extern int	MixBestArm(const MixPrior *mp, const PolicyParams *params,
+					   const double *w, const double *off, double bw,
+					   const double *gp_mu, const double *gp_var,
+					   const double *cost, const unsigned char *avail,
+					   PolicyTenantView *view);
+
+/*
+ * The task's expected remaining regret under the mixture, sum_r w_r
+ * (max over available arms of r_k + off_r, bounded by q_max - best)+.
+ */
+extern double MixRemainingRegret(const MixPrior *mp, const PolicyParams *params,
+								 const double *w, const double *off,
+								 const unsigned char *avail, double best);
+
+#endif							/* EASEML_MIXTURE_H */
