@@ -45,6 +45,11 @@ SET ROLE regress_lab_a;
 SELECT try($$SELECT * FROM easeml.policy_status$$);
 RESET ROLE;
 SELECT try($$SELECT easeml.set_policy('sometimes')$$);
+-- a policy that needs the history mixture runs in replays only: the live
+-- scheduler has none to run it with
+SELECT try($$SELECT easeml.set_policy('hybrid:cost:acq=mix')$$);
+SELECT try($$SELECT easeml.set_policy('max_ei:cost:mrg=1')$$);
+ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix';
 SELECT easeml.set_policy(NULL) = current_setting('easeml.policy') AS back_to_guc;
 SELECT count(*) AS overrides FROM easeml.settings WHERE key = 'policy';
 

@@ -2633,6 +2633,22 @@ ClusterRows(double *h, int m, int K, double sd, uint64_t *rng)
 		}
 }
 
+/* Only replays fit the history mixture: the live policy rejects it. */
+static void
+TestPolicyLiveSpec(void)
+{
+	char		err[256];
+
+	CHECK(PolicyLiveSpec("hybrid:cost", err, sizeof(err)) == POLICY_OK, "hybrid:cost runs live");
+	CHECK(PolicyLiveSpec("default", err, sizeof(err)) == POLICY_OK, "default runs live");
+	CHECK(PolicyLiveSpec("hybrid:cost:acq=mix", err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  strstr(err, "history mixture") != NULL, "acq=mix is refused live: %s", err);
+	CHECK(PolicyLiveSpec("max_ei:cost:mrg=1", err, sizeof(err)) == POLICY_BAD_INPUT,
+		  "mrg=1 is refused live");
+	CHECK(PolicyLiveSpec("sometimes", err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  strstr(err, "history mixture") == NULL, "an unknown policy is unknown: %s", err);
+}
+
 /*
  * The history mixture: imputation, weights, the arm choice (discrete,
  * kernel, blended with the GP), the remaining regret, the fitted
@@ -3653,6 +3669,7 @@ main(void)
 	TestAutoPolicy();
 	TestDecisionPosterior();
 	TestMixture();
+	TestPolicyLiveSpec();
 	TestDecisionMixture();
 	TestDecisionRandom();
 	TestDecisionSync();
