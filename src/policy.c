@@ -1673,6 +1673,62 @@ FitLogLinear(const double *y, const double *u, const double *v, int n,
 	coef[2] = b[2];
 }
 
+/* Sizes positive and finite; runtimes positive and finite or NaN (unknown). */
+static int
+CostInputsValid(const double *runtime, const double *sizes, int m, int K)
+{
+	if (m > 0 && (runtime == NULL || sizes == NULL))
+		return 0;
+	for (int d = 0; d < m; d++)
+	{
+		if (!(sizes[3 * d] > 0.0) || !(sizes[3 * d + 1] > 0.0) ||
+			!isfinite(sizes[3 * d]) || !isfinite(sizes[3 * d + 1]))
+			return 0;
+		for (int k = 0; k < K; k++)
+		{
+			double		c = runtime[(size_t) d * K + k];
+
+			if (!isnan(c) && !(c > 0.0 && isfinite(c)))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * size_gp: an empirical GP over the models on the log residuals of the
+ * history's runtimes from each model's log-linear size fit (model->coef).
+ */
+static int
+FitCostResiduals(PolicyCostModel *model, const double *runtime,
+				 const double *sizes, int m, int K)
+{
+	GpPriorOptions opt;
+	double	   *resid;
+	int			grc;
+
+	resid = malloc(sizeof(double) * (size_t) (m > 0 ? m : 1) * K);
+	if (resid == NULL)
+		return POLICY_NO_MEMORY;
+	for (int d = 0; d < m; d++)
+		for (int k = 0; k < K; k++)
+		{
+			double		c = runtime[(size_t) d * K + k];
+			const double *cf = model->coef + 3 * k;
+
+			resid[(size_t) d * K + k] = isnan(c) ? NAN :
+				log(c) - (cf[0] + cf[1] * log(sizes[3 * d]) +
+						  cf[2] * log(sizes[3 * d + 1]));
+		}
+	memset(&opt, 0, sizeof(opt));
+	opt.kernel = GP_KERNEL_EMPIRICAL;
+	grc = GpPriorFit(resid, m, K, &opt, &model->resid);
+	free(resid);
+	if (grc < 0)
+		return grc == GP_NO_MEMORY ? POLICY_NO_MEMORY : POLICY_GP_FAILED;
+	return POLICY_OK;
+}
+
 /* Fit a cost model from history runtimes and data-set sizes; see policy.h. */
 int
 PolicyCostModelFit(PolicyCostModel *model, PolicyCostKind kind,
@@ -1680,8 +1736,7 @@ PolicyCostModelFit(PolicyCostModel *model, PolicyCostKind kind,
 {
 	double	   *yv = NULL,
 			   *uv = NULL,
-			   *vv = NULL,
-			   *resid = NULL;
+			   *vv = NULL;
 	int			rc = POLICY_OK;
 	int			d,
 				k;
@@ -1695,21 +1750,8 @@ PolicyCostModelFit(PolicyCostModel *model, PolicyCostKind kind,
 	model->K = K;
 	if (kind == POLICY_COST_NONE)
 		return POLICY_OK;
-	if (m > 0 && (runtime == NULL || sizes == NULL))
+	if (!CostInputsValid(runtime, sizes, m, K))
 		return POLICY_BAD_INPUT;
-	for (d = 0; d < m; d++)
-	{
-		if (!(sizes[3 * d] > 0.0) || !(sizes[3 * d + 1] > 0.0) ||
-			!isfinite(sizes[3 * d]) || !isfinite(sizes[3 * d + 1]))
-			return POLICY_BAD_INPUT;
-		for (k = 0; k < K; k++)
-		{
-			double		c = runtime[(size_t) d * K + k];
-
-			if (!isnan(c) && !(c > 0.0 && isfinite(c)))
-				return POLICY_BAD_INPUT;
-		}
-	}
 
 	model->coef = malloc(sizeof(double) * 3 * (size_t) K);
 	yv = malloc(sizeof(double) * (size_t) (m > 0 ? m : 1));
@@ -1757,38 +1799,12 @@ PolicyCostModelFit(PolicyCostModel *model, PolicyCostKind kind,
 	}
 
 	if (kind == POLICY_COST_SIZE_GP)
-	{
-		GpPriorOptions opt;
-		int			grc;
-
-		resid = malloc(sizeof(double) * (size_t) (m > 0 ? m : 1) * K);
-		if (resid == NULL)
-		{
-			rc = POLICY_NO_MEMORY;
-			goto done;
-		}
-		for (d = 0; d < m; d++)
-			for (k = 0; k < K; k++)
-			{
-				double		c = runtime[(size_t) d * K + k];
-				const double *cf = model->coef + 3 * k;
-
-				resid[(size_t) d * K + k] = isnan(c) ? NAN :
-					log(c) - (cf[0] + cf[1] * log(sizes[3 * d]) +
-							  cf[2] * log(sizes[3 * d + 1]));
-			}
-		memset(&opt, 0, sizeof(opt));
-		opt.kernel = GP_KERNEL_EMPIRICAL;
-		grc = GpPriorFit(resid, m, K, &opt, &model->resid);
-		if (grc < 0)
-			rc = grc == GP_NO_MEMORY ? POLICY_NO_MEMORY : POLICY_GP_FAILED;
-	}
+		rc = FitCostResiduals(model, runtime, sizes, m, K);
 
 done:
 	free(yv);
 	free(uv);
 	free(vv);
-	free(resid);
 	if (rc < 0)
 		PolicyCostModelFree(model);
 	return rc;
