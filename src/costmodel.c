@@ -99,6 +99,15 @@
  * little on images of few levels (digits: 883 bins, 92,000 cells); the
  * same digits with noise added (16,320 bins) fitted 5x slower.
  */
+/*
+ * A regression tree splits until its leaves reach the minimum size (a
+ * continuous target is never pure), a classification tree stops at pure
+ * nodes: the trainer alone, random_forest with 200 trees on credit-g,
+ * glass and ionosphere, each with a numeric column as the target instead
+ * of the class, grew 3.1x, 3.0x and 6.8x the nodes in 3.8x, 2.5x and 6.8x
+ * the time; FOREST_REGRESSION is their geometric mean.
+ */
+#define FOREST_REGRESSION 4.0
 #define GBT_LEAVES		31
 #define GBT_MIN_LEAF	20
 #define GBT_MAX_BINS	255
@@ -291,6 +300,8 @@ CostLogComplexityBins(const CostArm *a, double n, double d, double c, double fol
 				if (a->inner >= 1 && a->inner < depth)
 					depth = a->inner;
 				x = n_fit * depth * (a->width > 0 && a->width <= 1 ? a->width * d : sqrt(d));
+				if (c <= 1)
+					x *= FOREST_REGRESSION;
 				break;
 			}
 		case COST_NB:

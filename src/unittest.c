@@ -2298,6 +2298,12 @@ TestCostBinsAndPasses(void)
 	CHECK(CostLogComplexityBins(&ba[0], 1000, 30, 2, 1, 30 * 14) <
 		  CostLogComplexityBins(&ba[0], 1000, 30, 2, 1, 30 * 255) - log(4.0),
 		  "gbt: 14 bins a feature cost a fraction of 255");
+	{
+		CostArm		forest = {COST_FOREST, 2, 1, 0, 0, 0, 0, 1e-7, 0, 0, 0};
+
+		CHECK_NEAR(CostLogComplexity(&forest, 1000, 16, 1) - CostLogComplexity(&forest, 1000, 16, 2),
+				   log(4.0), 1e-9, "a regression forest: 4x the nodes of a classification forest");
+	}
 	CHECK_NEAR(CostReferencePassPower("linear_svm"), 0.5, 1e-12, "linear_svm: square root of passes");
 	CHECK_NEAR(CostReferencePassPower("softmax"), 1, 1e-12, "softmax: proportional to passes");
 
