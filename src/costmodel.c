@@ -719,29 +719,30 @@ CostTaskOverhead(const CostModel *m, double n, double d,
 				 const double *log_base, const double *seconds)
 {
 	double		model = CostOverhead(m, n, d);
-	double		sum = log(model);
-	double		shortest = INFINITY;
+	double		sum;
 	int			cnt = 1;
-
-	for (int k = 0; k < m->K; k++)
-	{
-		if (!(seconds[k] > 0) || !isfinite(seconds[k]))
-			continue;
-		shortest = seconds[k] < shortest ? seconds[k] : shortest;
-		if (exp(log_base[k]) < 0.2 * model)
-		{
-			sum += log(seconds[k]);
-			cnt++;
-		}
-	}
 
 	/*
 	 * Every run pays the overhead, so none can be shorter: the model's
 	 * line, fitted on other tasks' sizes, can overshoot a task far larger
 	 * than they were, and runs of large predicted work would never say so
-	 * (CostResidual ignores a run shorter than the overhead).
+	 * (CostResidual ignores a run shorter than the overhead).  The cap
+	 * bounds the model's part only: the runs that measure the overhead are
+	 * averaged as they are, since one fast run under a changing load is
+	 * not the overhead of the others (a cap of the mean at the shortest
+	 * run made every overhead-bound run of the task look like work).
 	 */
-	return exp(sum / cnt) < shortest ? exp(sum / cnt) : shortest;
+	for (int k = 0; k < m->K; k++)
+		if (seconds[k] > 0 && isfinite(seconds[k]) && seconds[k] < model)
+			model = seconds[k];
+	sum = log(model);
+	for (int k = 0; k < m->K; k++)
+		if (seconds[k] > 0 && isfinite(seconds[k]) && exp(log_base[k]) < 0.2 * model)
+		{
+			sum += log(seconds[k]);
+			cnt++;
+		}
+	return exp(sum / cnt);
 }
 
 double

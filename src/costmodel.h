@@ -174,8 +174,8 @@ extern void CostLogBase(const CostModel *m, double n, double d, double c,
 /*
  * A task's fixed part from its own runs: runs whose predicted work is
  * small next to the model's overhead measure the overhead; their
- * geometric mean is shrunk toward the model's by one pseudo-run, and
- * capped by the task's shortest run.  seconds K (NaN = not run).
+ * geometric mean is shrunk toward the model's by one pseudo-run, the
+ * model's capped by the task's shortest run.  seconds K (NaN = not run).
  */
 extern double CostTaskOverhead(const CostModel *m, double n, double d,
 							   const double *log_base, const double *seconds);

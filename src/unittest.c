@@ -2408,6 +2408,44 @@ TestCostBinsAndPasses(void)
 }
 
 /*
+ * CostTaskOverhead: the shortest run caps the model's overhead, not the
+ * mean of the runs that measure the task's: one fast run of a task whose
+ * overhead-bound runs took 1.6 to 2.4x the model's overhead (a loaded
+ * machine) must not turn their overhead into work that lifts the task's
+ * other estimates.
+ */
+static void
+TestCostOverheadRuns(void)
+{
+	double		seconds[FC_K],
+				est[FC_K],
+				est0[FC_K],
+				base[FC_K],
+				o,
+				o_model;
+	CostModel	m;
+
+	CHECK(CostModelFitData(&m, fc_arms, FC_K, NULL) == 0, "reference fit");
+	o_model = CostOverhead(&m, 50, 2);
+	for (int k = 0; k < FC_K; k++)
+		seconds[k] = NAN;
+	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, base, &o, est0);
+	for (int k = 0; k < 4; k++)
+		CHECK(exp(base[k]) < 0.1 * o_model, "arm %d: tiny work on 50 rows", k);
+	seconds[0] = 0.8 * o_model;
+	seconds[1] = 1.6 * o_model;
+	seconds[2] = 2.4 * o_model;
+	seconds[3] = 2.0 * o_model;
+	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, NULL, &o, est);
+	CHECK(o > 1.2 * o_model && o < 2.0 * o_model,
+		  "the overhead-bound runs set the task's overhead (%g; the model's %g, the shortest run %g)",
+		  o, o_model, seconds[0]);
+	CHECK(est[5] - o < 1.5 * (est0[5] - o_model),
+		  "their overhead is not work: the net's work stays (%g vs %g s)", est[5] - o, est0[5] - o_model);
+	CostModelFree(&m);
+}
+
+/*
  * RefitCostCold: a young model (from fewer than two tasks) is refitted at
  * once from data with runs of a task it did not learn from; a model that
  * learned from those tasks, or from two, is not; the refitted model has the
@@ -3615,6 +3653,7 @@ main(void)
 	TestDecisionFamilyCost();
 	TestRefitCostCold();
 	TestCostBinsAndPasses();
+	TestCostOverheadRuns();
 	TestRefitTwice();
 	TestAutoPolicy();
 	TestDecisionPosterior();
