@@ -9,16 +9,19 @@
  *	  over its runs (0.8 x its shortest run if its trainer reports no fit
  *	  times); then o0 + o1 x cells by least squares over tasks,
  *	  o0 >= OVERHEAD_MIN and o1 >= 0 (one task: o1 keeps its reference).
- * 2. Passes of the families that stop when they converge (softmax, mlp):
- *	  per group (as below) the mean log passes runs reported, with
- *	  STOP_PRIOR pseudo-runs at the family's reference passes, and a model's
- *	  offset with MODEL_PRIOR.  An estimate makes min(most passes, that).
+ * 2. Passes of the families that stop when they converge (softmax, mlp,
+ *	  linear_svm): per group (as below) the mean log passes runs reported,
+ *	  with STOP_PRIOR pseudo-runs at the family's reference passes, and a
+ *	  model's offset with MODEL_PRIOR.  An estimate makes min(most passes,
+ *	  that), its time that share of the most passes' to the family's pass
+ *	  power (linear_svm: its square root).
  * 3. Rates, from the trainer's fit time of runs that trained at least
  *	  WORK_MIN seconds (shorter fits are mostly fixed costs that the formula
  *	  does not describe; their wall time is the overhead's business; a
  *	  trainer that reports no fit time: wall time past the overhead):
  *	  y = ln(train) - ln(complexity) - ln(reference rate) - ln(the share
- *	  of its most passes the run made, for early stoppers).  A family's
+ *	  of its most passes' time the run took, for early stoppers), the
+ *	  complexity with the task's histogram bins where known.  A family's
  *	  regression and classification tasks form two groups.  The machine
  *	  factor is the median over groups of their mean y (shrunk toward 0 as
  *	  if one more group had measured 0), a group's offset the mean of the
@@ -95,10 +98,14 @@
  * training rows.  Bins are the data's: a feature has as many as it has
  * distinct values, at most GBT_MAX_BINS.  Measured with the trainer alone,
  * the bins term is most of a tree on small continuous data (breast cancer,
- * 30 features of 255 bins: 7,650 bins a split, 13,650 cells a tree) and
+ * 30 continuous features: 7,432 bins a split, 13,650 cells a tree) and
  * little on images of few levels (digits: 883 bins, 92,000 cells); the
- * same digits with noise added (16,320 bins) fitted 5x slower.
+ * same digits with noise added (16,320 bins) fitted 5x to 8x slower.
  */
+#define GBT_LEAVES		31
+#define GBT_MIN_LEAF	20
+#define GBT_MAX_BINS	255
+#define GBT_RATE		8.3e-07
 /*
  * A regression tree splits until its leaves reach the minimum size (a
  * continuous target is never pure), a classification tree stops at pure
@@ -108,10 +115,6 @@
  * the time; FOREST_REGRESSION is their geometric mean.
  */
 #define FOREST_REGRESSION 4.0
-#define GBT_LEAVES		31
-#define GBT_MIN_LEAF	20
-#define GBT_MAX_BINS	255
-#define GBT_RATE		8.3e-07
 
 /* Reference overhead before any run: 0.1 s plus 0.5 us per cell. */
 #define REF_O0			0.1
