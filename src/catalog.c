@@ -279,6 +279,7 @@ ModelWork(CatState *state)
 			e->arm.out = GetFloat8(0, 6, 0);
 			e->arm.per_class = e->per_class;
 			e->arm.ref_passes = CostReferencePasses(m->family, &e->arm.max_passes);
+			e->arm.pass_power = CostReferencePassPower(m->family);
 			/* a custom trainer's relative cost is the admin's cost_factor */
 			if (!CostFamilyKnown(m->family))
 				e->arm.work *= m->cost_factor > 0 ? m->cost_factor : 1;
@@ -395,6 +396,7 @@ LoadTasks(CatState *state)
 		t->reactivated = !GetNull(i, 12);
 		t->reactivated_at = t->reactivated ? DatumGetTimestampTz(Get(i, 12)) : 0;
 		t->n_folds = GetFloat8(i, 13, 1);
+		t->n_bins = NAN;		/* CatalogLoadRuns */
 		for (int k = 0; k < state->n_models; k++)
 		{
 			CatModel   *m = &state->models[k];
@@ -630,7 +632,10 @@ LoadMeasuredCosts(CatState *state)
 		 "       (array_agg(CASE WHEN jsonb_typeof(r.metrics -> 'epochs') = 'number'"
 		 "                       THEN (r.metrics ->> 'epochs')::float8 END"
 		 "                  ORDER BY r.seconds DESC))[1],"
-		 "       max(greatest(coalesce(t.folds, 1), 1))::float8"
+		 "       max(greatest(coalesce(t.folds, 1), 1))::float8,"
+		 /* the data's histogram bins, from its tree runs */
+		 "       max(CASE WHEN jsonb_typeof(r.metrics -> 'bins') = 'number'"
+		 "                THEN (r.metrics ->> 'bins')::float8 END)"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE r.status = 'succeeded' AND r.seconds > 0 AND t.n_rows > 0"
 		 /* the CPU's times: other device kinds scale them (src/devices.c) */
@@ -651,6 +656,7 @@ LoadMeasuredCosts(CatState *state)
 	state->cost_train = CallerAlloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1), false);
 	state->cost_passes = CallerAlloc(sizeof(double) * Max(rows, 1) * Max(state->n_models, 1), false);
 	state->cost_folds = CallerAlloc(sizeof(double) * Max(rows, 1), false);
+	state->cost_bins = CallerAlloc(sizeof(double) * Max(rows, 1), false);
 	for (int i = 0; i < rows * state->n_models; i++)
 		state->cost_runtime[i] = state->cost_train[i] = state->cost_passes[i] = NAN;
 	rows = -1;
@@ -669,7 +675,11 @@ LoadMeasuredCosts(CatState *state)
 			state->cost_sizes[3 * rows + 1] = Max(GetFloat8(i, 3, 1), 1.0);
 			state->cost_sizes[3 * rows + 2] = Max(GetFloat8(i, 4, 1), 1.0);
 			state->cost_folds[rows] = Max(GetFloat8(i, 9, 1), 1.0);
+			state->cost_bins[rows] = NAN;
 		}
+		/* the most of any of its runs (rows are per task and model) */
+		if (GetFloat8(i, 10, NAN) > 0 && !(state->cost_bins[rows] >= GetFloat8(i, 10, NAN)))
+			state->cost_bins[rows] = GetFloat8(i, 10, NAN);
 		prev = task;
 		if (k < 0)
 			continue;
@@ -689,6 +699,7 @@ CatalogCostData(const CatState *state, CostData *data)
 	data->seconds = state->cost_runtime;
 	data->train = state->cost_train;
 	data->passes = state->cost_passes;
+	data->bins = state->cost_bins;
 	return data;
 }
 

@@ -50,6 +50,8 @@ typedef struct CatTask
 	double		n_features;
 	double		n_classes;		/* 1 for regression */
 	double		n_folds;		/* k-fold tasks' k, else 1 */
+	double		n_bins;			/* the data's histogram bins, which its
+								 * tree runs reported; NaN: none yet */
 	int			max_runs;		/* 0: unlimited */
 	int			tenant_cap;		/* tenant's max_parallel, 0: none */
 	int64		last_decision;	/* id of its latest decision, -1: none */
@@ -107,6 +109,8 @@ typedef struct CatState
 	double	   *cost_folds;		/* m_cost: each task's folds (1: none) */
 	double	   *cost_passes;	/* m_cost x n_models: the passes (epochs)
 								 * the same runs reported, NaN = unknown */
+	double	   *cost_bins;		/* m_cost: each task's histogram bins
+								 * (metrics "bins"), NaN = unknown */
 	int64	   *cost_task;		/* m_cost task ids */
 	CostArm    *cost_arms;		/* n_models: what drives each one's cost
 								 * (easeml._cost_shape, src/costmodel.h) */

@@ -73,6 +73,7 @@ typedef struct StoredRun
 	TimestampTz queued_at;
 	double		score;			/* NaN: NULL */
 	double		seconds;		/* NaN: NULL */
+	double		bins;			/* metrics' histogram bins, NaN: none */
 	char	   *error;
 	char	   *device;
 } StoredRun;
@@ -107,7 +108,9 @@ static int64 n_changed_rows = 0;
 #define RUN_COLUMNS \
 	" r.task_id, r.id, r.model_id, r.status, r.score, r.error, r.seconds," \
 	" coalesce(r.device_kind, 'cpu') = 'cpu', r.device, r.exit_code," \
-	" r.snapshot_version, r.finished_at, r.queued_at"
+	" r.snapshot_version, r.finished_at, r.queued_at," \
+	" CASE WHEN jsonb_typeof(r.metrics -> 'bins') = 'number'" \
+	"      THEN (r.metrics ->> 'bins')::float8 END"
 
 static void
 StoreInit(RunStore *store, MemoryContext parent)
@@ -225,6 +228,7 @@ ApplyRows(RunStore *store, int col0)
 		r->has_finished = !GetNull(row, col0 + 11);
 		r->finished_at = r->has_finished ? DatumGetTimestampTz(Get(row, col0 + 11)) : 0;
 		r->queued_at = DatumGetTimestampTz(Get(row, col0 + 12));
+		r->bins = GetFloat8(row, col0 + 13, NAN);
 		pfree(status);
 		applied++;
 	}
@@ -533,6 +537,9 @@ FoldRun(const CatState *state, CatTask *t, const StoredRun *r, MemoryContext cxt
 	}
 	if (status != 'i')
 		t->n_runs++;
+	/* the data's histogram bins, which a tree run reports (costmodel.h) */
+	if (status == 's' && r->bins > 0 && !(t->n_bins >= r->bins))
+		t->n_bins = r->bins;
 	if (k < 0)
 		return;					/* model disabled or deleted */
 	if (status == 's' && cpu_seconds > 0 && !(t->seconds[k] >= cpu_seconds))
@@ -647,6 +654,8 @@ TaskDiffers(const CatTask *a, const CatTask *b, int K)
 			  (isnan(a->seconds[k]) && isnan(b->seconds[k]))) ||
 			a->cost[k] != b->cost[k])
 			return "measured seconds or cost estimates";
+	if (!(a->n_bins == b->n_bins || (isnan(a->n_bins) && isnan(b->n_bins))))
+		return "histogram bins";
 	if (a->n_bans != b->n_bans)
 		return "device bans";
 	for (int i = 0; i < a->n_bans; i++)

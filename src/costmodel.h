@@ -39,7 +39,7 @@
 /* Complexity formulas (n rows, d features, c classes, C per-class factor). */
 typedef enum CostFormula
 {
-	COST_LINEAR = 0,			/* n d C: linear models, boosting, custom */
+	COST_LINEAR = 0,			/* n d C: linear models, custom */
 	COST_RIDGE,					/* n d (d + c): normal equations */
 	COST_KNN,					/* (validation x training rows + 2.26 n d)
 								 * / 0.16: n^2 on one split, plus cells */
@@ -53,6 +53,10 @@ typedef enum CostFormula
 								 * unit (element-wise work), times the
 								 * trainer's default epochs: about 2,000
 								 * steps of 200 rows, 10 to 200 epochs */
+	COST_BOOST,					/* (training rows x d + leaves x bins) /
+								 * 0.8 x C: each round's tree histograms
+								 * its rows' cells and scans the data's
+								 * histogram bins at every split (gbt) */
 	COST_FORMULAS
 } CostFormula;
 
@@ -81,6 +85,8 @@ typedef struct CostArm
 								 * Passes); 0: it does not stop early.
 								 * Complexity counts every pass; the model
 								 * learns the passes runs make */
+	double		pass_power;		/* time grows as passes^pass_power (0: 1;
+								 * CostReferencePassPower) */
 } CostArm;
 
 /*
@@ -98,6 +104,9 @@ typedef struct CostData
 	const double *train;		/* mc x K: the trainer's fit seconds of the
 								 * same run, NaN = unknown; or NULL */
 	const double *passes;		/* mc x K: the passes the same run made,
+								 * NaN = unknown; or NULL */
+	const double *bins;			/* mc: the task's histogram bins, all
+								 * features (a tree run's metric "bins"),
 								 * NaN = unknown; or NULL */
 } CostData;
 
@@ -125,13 +134,18 @@ extern CostFormula CostFormulaOf(const char *family);
 extern double CostReferenceRate(const char *family);
 extern int	CostFamilyKnown(const char *family);
 extern double CostReferencePasses(const char *family, double *max_passes);
+extern double CostReferencePassPower(const char *family);
 
 /*
  * log complexity of one arm on a task of n rows fitted (rows x folds), d
- * features, c classes, with every pass the trainer may make: one fit of a
- * validation split of 20%, or one per fold, each on the other folds' rows
- * (folds > 1).  CostLogComplexity is the one-split case.
+ * features, c classes and bins histogram bins (NaN or <= 0: unknown, the
+ * most the trainer makes), with every pass the trainer may make: one fit
+ * of a validation split of 20%, or one per fold, each on the other folds'
+ * rows (folds > 1).  CostLogComplexityK is the case of unknown bins,
+ * CostLogComplexity the one-split case of that.
  */
+extern double CostLogComplexityBins(const CostArm *arm, double n, double d, double c,
+									double folds, double bins);
 extern double CostLogComplexityK(const CostArm *arm, double n, double d, double c,
 								 double folds);
 extern double CostLogComplexity(const CostArm *arm, double n, double d, double c);
@@ -155,13 +169,13 @@ extern double CostOverhead(const CostModel *m, double n, double d);
  * of every arm on one task (K values).
  */
 extern void CostLogBase(const CostModel *m, double n, double d, double c,
-						double folds, double *log_base);
+						double folds, double bins, double *log_base);
 
 /*
  * A task's fixed part from its own runs: runs whose predicted work is
  * small next to the model's overhead measure the overhead; their
- * geometric mean is shrunk toward the model's by one pseudo-run, and
- * capped by the task's shortest run.  seconds K (NaN = not run).
+ * geometric mean is shrunk toward the model's by one pseudo-run, the
+ * model's capped by the task's shortest run.  seconds K (NaN = not run).
  */
 extern double CostTaskOverhead(const CostModel *m, double n, double d,
 							   const double *log_base, const double *seconds);
@@ -176,14 +190,15 @@ extern double CostTaskOverhead(const CostModel *m, double n, double d,
 extern double CostResidual(double seconds, double overhead, double log_base);
 
 /*
- * Every arm's estimate for one task: cost[k] = overhead + exp(log_base[k]
- * + the residual posterior's mean at k), where the posterior is
+ * Every arm's estimate for one task (bins as in CostLogComplexityBins):
+ * cost[k] = overhead + exp(log_base[k] + the residual posterior's mean at
+ * k), where the posterior is
  * conditioned on the task's finished runs (seconds, K, NaN = not run).
  * log_base may be NULL; *overhead may be NULL.  Returns 0, -1 on no
  * memory (cost then has the size part only).
  */
 extern int	CostTaskEstimate(const CostModel *m, double n, double d, double c,
-							 double folds, const double *seconds, double *log_base,
-							 double *overhead, double *cost);
+							 double folds, double bins, const double *seconds,
+							 double *log_base, double *overhead, double *cost);
 
 #endif							/* EASEML_COSTMODEL_H */

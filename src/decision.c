@@ -424,7 +424,7 @@ InitFamilyCosts(DecisionWorld *w, DecisionTask *t)
 	GpStateFree(&t->cgp);
 	t->have_cgp = 0;
 	if (CostTaskEstimate(w->family_cost, t->rows, t->features, t->classes, t->folds,
-						 t->seconds, t->log_base, &t->overhead, t->cost) < 0)
+						 t->bins, t->seconds, t->log_base, &t->overhead, t->cost) < 0)
 		w->gp_failed++;
 	MarkDirty(w, t, DIRTY_VIEW);
 }
@@ -685,6 +685,7 @@ DecisionAddTask(DecisionWorld *w, const DecisionTaskSpec *s)
 	t->features = s->features > 0 ? s->features : 1;
 	t->classes = s->classes > 0 ? s->classes : 1;
 	t->folds = s->folds > 1 ? s->folds : 1;
+	t->bins = s->bins > 0 ? s->bins : NAN;
 	t->max_runs = s->max_runs;
 	for (int k = 0; k < K; k++)
 	{
@@ -999,6 +1000,12 @@ SyncCosts(DecisionWorld *w, DecisionTask *t, const DecisionTaskState *s)
 	int			changed = 0,
 				reinit = 0;
 
+	/* the data's bins, reported by its first tree run: a new base */
+	if (s->bins > 0 && isfinite(s->bins) && !(s->bins == t->bins))
+	{
+		t->bins = s->bins;
+		reinit = 1;
+	}
 	for (int k = 0; k < w->K; k++)
 	{
 		double		sec = s->seconds ? s->seconds[k] : NAN;

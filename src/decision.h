@@ -59,6 +59,8 @@ typedef struct DecisionTaskSpec
 	double		features;
 	double		classes;		/* 1 for regression */
 	double		folds;			/* k-fold tasks' k; <= 1: one split */
+	double		bins;			/* the data's histogram bins (a tree run's
+								 * metric); NaN or <= 0: unknown */
 	int			max_runs;		/* 0: unlimited */
 	const unsigned char *eligible;	/* K flags, or NULL: by kind and image */
 	const double *fallback_cost;	/* K seconds used where the cost model
@@ -74,6 +76,7 @@ typedef struct DecisionTask
 	double		features;
 	double		classes;
 	double		folds;
+	double		bins;			/* NaN: unknown */
 	int			max_runs;
 	int			n_runs;			/* runs counted against max_runs */
 	int			blocked;		/* the caller keeps it out (see
@@ -300,6 +303,8 @@ typedef struct DecisionTaskState
 	double	   *score;			/* K: best score, NaN if none */
 	const double *seconds;		/* K: measured seconds, NaN if none; or NULL */
 	const double *fallback_cost;	/* K: caller's estimates, or NULL */
+	double		bins;			/* histogram bins, once known (> 0); NaN
+								 * or <= 0: what the task had */
 	int			n_runs;
 	int			max_runs;
 	int			blocked;

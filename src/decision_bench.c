@@ -82,6 +82,7 @@ TaskState(const DecisionWorld *w, const DecisionTask *t, unsigned char *state,
 	s->score = score;
 	s->seconds = t->seconds;
 	s->fallback_cost = NULL;
+	s->bins = t->bins;
 	s->n_runs = t->n_runs;
 	s->max_runs = t->max_runs;
 	s->blocked = t->blocked;

@@ -235,6 +235,7 @@ AddTask(const CatTask *t, int tenant)
 	spec.features = t->n_features;
 	spec.classes = t->n_classes;
 	spec.folds = t->n_folds;
+	spec.bins = t->n_bins;
 	spec.max_runs = t->max_runs;
 	spec.eligible = t->eligible;
 	spec.fallback_cost = t->cost;
@@ -283,6 +284,7 @@ SyncTask(DecisionTask *dt, const CatTask *t, bool full)
 	}
 	s.seconds = t->seconds;
 	s.fallback_cost = full ? t->cost : NULL;
+	s.bins = t->n_bins;
 	s.n_runs = t->n_runs;
 	s.max_runs = t->max_runs;
 	s.blocked = t->skip || (t->succeeded == 0 && t->fail_streak >= easeml_max_failures);

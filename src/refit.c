@@ -67,7 +67,8 @@ SnapFree(RefitState *r)
 	free(r->snap_train);
 	free(r->snap_folds);
 	free(r->snap_passes);
-	r->snap_folds = r->snap_passes = NULL;
+	free(r->snap_bins);
+	r->snap_folds = r->snap_passes = r->snap_bins = NULL;
 	r->snap_per_class = NULL;
 	r->snap_arms = NULL;
 	r->snap_train = NULL;
@@ -129,6 +130,8 @@ RefitSignature(const RefitInput *in)
 		h = HashWords(h, c->folds, sizeof(double) * (size_t) c->mc);
 	if (c->passes)
 		h = HashWords(h, c->passes, sizeof(double) * (size_t) c->mc * in->K);
+	if (c->bins)
+		h = HashWords(h, c->bins, sizeof(double) * (size_t) c->mc);
 	return h;
 }
 
@@ -178,6 +181,7 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap_train = Dup(in->cost.train, sizeof(double) * mc * K, &ok);
 	r->snap_folds = Dup(in->cost.folds, sizeof(double) * mc, &ok);
 	r->snap_passes = Dup(in->cost.passes, sizeof(double) * mc * K, &ok);
+	r->snap_bins = Dup(in->cost.bins, sizeof(double) * mc, &ok);
 	if (!ok)
 	{
 		SnapFree(r);
@@ -194,6 +198,7 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap.cost.train = r->snap_train;
 	r->snap.cost.folds = r->snap_folds;
 	r->snap.cost.passes = r->snap_passes;
+	r->snap.cost.bins = r->snap_bins;
 	SetFree(&r->next);
 	r->next.own = calloc(in->m > 0 ? in->m : 1, sizeof(RefitOwn));
 	if (r->next.own == NULL)

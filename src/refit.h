@@ -51,7 +51,7 @@ typedef struct RefitInput
 	/*
 	 * measured runs, the cost model's input (src/costmodel.h): cost.seconds
 	 * mc rows x K, NaN = unknown; cost.sizes mc x 3 (rows x folds,
-	 * features, classes); cost.train, folds, passes may be NULL
+	 * features, classes); cost.train, folds, passes, bins may be NULL
 	 */
 	CostData	cost;
 	const int64_t *cost_task;	/* mc: each runtime row's task id, or NULL */
@@ -105,6 +105,7 @@ typedef struct RefitState
 	double	   *snap_train;
 	double	   *snap_folds;
 	double	   *snap_passes;
+	double	   *snap_bins;
 	int			step;			/* next step of the cycle */
 	RefitSet	next;			/* what the cycle has fitted so far */
 	RefitSet	live;			/* what the world uses now */

@@ -41,7 +41,10 @@
 	"       (SELECT max(r.seconds) FROM easeml.runs r" \
 	"         WHERE r.task_id = t.id AND r.model_id = m.id AND r.status = 'succeeded'" \
 	"           AND r.seconds > 0 AND coalesce(r.device_kind, 'cpu') = 'cpu')," \
-	"       greatest(coalesce(t.folds, 1), 1)::float8" \
+	"       greatest(coalesce(t.folds, 1), 1)::float8," \
+	"       (SELECT max((r.metrics ->> 'bins')::float8) FROM easeml.runs r" \
+	"         WHERE r.task_id = t.id AND r.status = 'succeeded'" \
+	"           AND jsonb_typeof(r.metrics -> 'bins') = 'number')" \
 	"  FROM easeml.tasks t JOIN easeml.models m ON m.enabled AND t.kind = ANY (m.kinds)" \
 	" ORDER BY t.id, m.id"
 
@@ -78,8 +81,8 @@ EmitTask(ReturnSetInfo *rsinfo, const CostModel *model, const CatState *state,
 			seconds[arm[i - from]] = Float8Col(SPI_tuptable->vals[i], desc, 6);
 	}
 	(void) CostTaskEstimate(model, Float8Col(first, desc, 2), Float8Col(first, desc, 3),
-							Float8Col(first, desc, 4), Float8Col(first, desc, 7), seconds, NULL, NULL,
-							est);
+							Float8Col(first, desc, 4), Float8Col(first, desc, 7),
+							Float8Col(first, desc, 8), seconds, NULL, NULL, est);
 	for (uint64 i = from; i < to; i++)
 	{
 		Datum		values[4];

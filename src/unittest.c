@@ -1824,13 +1824,13 @@ TestDecisionPerClassCost(void)
  */
 #define FC_K 6
 static const CostArm fc_arms[FC_K] = {
-	/* formula, family, work, width, inner, out, per_class, ref_rate, max_passes, ref_passes */
-	{COST_LINEAR, 0, 1, 0, 0, 0, 1, 1e-7, 0, 0},	/* softmax-like */
-	{COST_LINEAR, 0, 3, 0, 0, 0, 1, 1e-7, 0, 0},	/* the same, 3x the iterations */
-	{COST_KNN, 2, 1, 0, 0, 0, 0, 1e-7, 0, 0},
-	{COST_KNN, 2, 1, 0, 0, 0, 0, 1e-7, 0, 0},
-	{COST_FOREST, 4, 2, 0, 0, 0, 0, 1e-7, 0, 0},
-	{COST_NET, 5, 1, 64, 2048, 32, 0, 1e-9, 0, 0},
+	/* formula, family, work, width, inner, out, per_class, ref_rate, max_passes, ref_passes, pass_power */
+	{COST_LINEAR, 0, 1, 0, 0, 0, 1, 1e-7, 0, 0, 0},	/* softmax-like */
+	{COST_LINEAR, 0, 3, 0, 0, 0, 1, 1e-7, 0, 0, 0},	/* the same, 3x the iterations */
+	{COST_KNN, 2, 1, 0, 0, 0, 0, 1e-7, 0, 0, 0},
+	{COST_KNN, 2, 1, 0, 0, 0, 0, 1e-7, 0, 0, 0},
+	{COST_FOREST, 4, 2, 0, 0, 0, 0, 1e-7, 0, 0, 0},
+	{COST_NET, 5, 1, 64, 2048, 32, 0, 1e-9, 0, 0, 0},
 };
 
 /* True seconds of arm k: machine x3, knn family x0.5, arm 1 x2 its work. */
@@ -1856,8 +1856,8 @@ TestFamilyCostModel(void)
 				o;
 	CostModel	m;
 	CostArm		bad[FC_K];
-	const CostData fc_data = {MC, sizes, NULL, sec, train, NULL},
-				no_train = {MC, sizes, NULL, sec, NULL, NULL};
+	const CostData fc_data = {MC, sizes, NULL, sec, train, NULL, NULL},
+				no_train = {MC, sizes, NULL, sec, NULL, NULL, NULL};
 
 	/* complexity formulas: how each grows */
 	CHECK_NEAR(CostLogComplexity(&fc_arms[2], 1000, 10, 2), log((200.0 * 800 + 2.26 * 1000 * 10) / 0.16),
@@ -1874,7 +1874,7 @@ TestFamilyCostModel(void)
 			   log(100.0 * (10 * 64 + 2048 + 32 * 3)), 1e-12, "net: layer products per row");
 	{
 		/* mlp: 2,000 steps of 200 rows, 10 to 200 epochs (tr_mlp.c); 50 per unit */
-		CostArm		mlp = {COST_MLP, 0, 1, 64, 0, 10, 0, 1e-9, 0, 0};
+		CostArm		mlp = {COST_MLP, 0, 1, 64, 0, 10, 0, 1e-9, 0, 0, 0};
 		double		per_row = 100 * 64 + 10 * 3 + 50 * 64;
 
 		CHECK_NEAR(CostLogComplexity(&mlp, 1000, 100, 3), log(800 * 200 * per_row), 1e-9,
@@ -1884,7 +1884,7 @@ TestFamilyCostModel(void)
 		CHECK_NEAR(CostLogComplexity(&mlp, 1e6, 100, 3), log(8e5 * 10 * per_row), 1e-3,
 				   "mlp on a million rows: 10 epochs");
 	}
-	CHECK(CostFormulaOf("gbt") == COST_LINEAR && CostFormulaOf("mlp") == COST_MLP &&
+	CHECK(CostFormulaOf("gbt") == COST_BOOST && CostFormulaOf("mlp") == COST_MLP &&
 		  CostFormulaOf("knn") == COST_KNN && CostFormulaOf("cnn") == COST_NET &&
 		  CostFormulaOf("nonesuch") == COST_LINEAR && !CostFamilyKnown("nonesuch") &&
 		  CostFamilyKnown("gbt"), "families map to formulas");
@@ -1894,7 +1894,7 @@ TestFamilyCostModel(void)
 	CHECK_NEAR(CostOverhead(&m, 1000, 100), 0.1 + 0.5e-6 * 1e5, 1e-12, "reference overhead");
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(&m, 1000, 100, 2, 1, seconds, NULL, &o, est);
+	CostTaskEstimate(&m, 1000, 100, 2, 1, NAN, seconds, NULL, &o, est);
 	CHECK_NEAR(est[2], o + 1e-7 * (200.0 * 800 + 2.26 * 1000 * 100) / 0.16, 1e-9,
 			   "reference estimate of a knn");
 	CostModelFree(&m);
@@ -1932,7 +1932,7 @@ TestFamilyCostModel(void)
 		CostModelFree(&nofit);
 	}
 	/* a new size: every measured arm within 15%, the unmeasured knn within 40% */
-	CostTaskEstimate(&m, 5000, 40, 10, 1, seconds, base, &o, est);
+	CostTaskEstimate(&m, 5000, 40, 10, 1, NAN, seconds, base, &o, est);
 	for (int k = 0; k < FC_K; k++)
 	{
 		double		truth = 0.2 + 1e-6 * 5000 * 40 + FcTrueWork(k, 5000, 40, 10);
@@ -1943,7 +1943,7 @@ TestFamilyCostModel(void)
 
 	/* a task twice as slow as the model says: one heavy run rescales */
 	seconds[4] = o + 2 * exp(base[4]);
-	CostTaskEstimate(&m, 5000, 40, 10, 1, seconds, NULL, NULL, est2);
+	CostTaskEstimate(&m, 5000, 40, 10, 1, NAN, seconds, NULL, NULL, est2);
 	CHECK(fabs(log(est2[4] / seconds[4])) < 0.1, "the measured arm: about its time (%g vs %g)",
 		  est2[4], seconds[4]);
 	CHECK(est2[0] > 1.05 * est[0] && est2[0] < 1.5 * est[0] &&
@@ -1952,7 +1952,7 @@ TestFamilyCostModel(void)
 	/* a second family member moves more than another family */
 	seconds[4] = NAN;
 	seconds[2] = o + 2 * exp(base[2]);
-	CostTaskEstimate(&m, 5000, 40, 10, 1, seconds, NULL, NULL, est2);
+	CostTaskEstimate(&m, 5000, 40, 10, 1, NAN, seconds, NULL, NULL, est2);
 	CHECK(est2[3] / est[3] > est2[0] / est[0], "same family moves more: %g vs %g",
 		  est2[3] / est[3], est2[0] / est[0]);
 	/* a run that was mostly overhead says nothing about the work */
@@ -1966,16 +1966,16 @@ TestFamilyCostModel(void)
 	CHECK_NEAR(CostResidual(seconds[0], o, log(5 * o)), log(0.25 / 5), 1e-12,
 			   "a run far shorter than its expected work: floored work, a large negative residual");
 	/* ... but it measures the task's overhead, if its predicted work is small */
-	CostTaskEstimate(&m, 50, 2, 2, 1, seconds, base, &o, est2);
+	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, base, &o, est2);
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
 	seconds[0] = 4 * CostOverhead(&m, 50, 2);
-	CostTaskEstimate(&m, 50, 2, 2, 1, seconds, NULL, &o, est2);
+	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, NULL, &o, est2);
 	CHECK(o > 1.8 * CostOverhead(&m, 50, 2) && o < 4 * CostOverhead(&m, 50, 2),
 		  "a small task's own overhead counts (%g vs the model's %g)", o, CostOverhead(&m, 50, 2));
 	/* ... and no run is shorter than the overhead: a large task's line overshoots */
 	seconds[0] = 0.5 * CostOverhead(&m, 1e6, 100);
-	CostTaskEstimate(&m, 1e6, 100, 2, 1, seconds, NULL, &o, est2);
+	CostTaskEstimate(&m, 1e6, 100, 2, 1, NAN, seconds, NULL, &o, est2);
 	CHECK(fabs(o - seconds[0]) < 1e-12,
 		  "a run shorter than the model's overhead caps it (%g vs the model's %g)",
 		  o, CostOverhead(&m, 1e6, 100));
@@ -1999,8 +1999,8 @@ TestFamilyCostModel(void)
 	CHECK(CostModelFitData(&m, fc_arms, FC_K, &fc_data) == 0, "fit with regression tasks");
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(&m, 3000, 20, 1, 1, seconds, NULL, &o, est);
-	CostTaskEstimate(&m, 3000, 20, 2, 1, seconds, NULL, NULL, est2);
+	CostTaskEstimate(&m, 3000, 20, 1, 1, NAN, seconds, NULL, &o, est);
+	CostTaskEstimate(&m, 3000, 20, 2, 1, NAN, seconds, NULL, NULL, est2);
 	CHECK((est[4] - o) / (est2[4] - o) > 2.5 && (est[4] - o) / (est2[4] - o) < 5,
 		  "a family's regression tasks learn their own rate (%g x)", (est[4] - o) / (est2[4] - o));
 	CHECK(fabs(log((est[0] - o) / (est2[0] - o))) < 0.2,
@@ -2028,12 +2028,12 @@ static void
 TestCostFoldsAndPasses(void)
 {
 	enum {MC = 10, PK = 4};
-	/* formula, family, work, width, inner, out, per_class, ref_rate, max_passes, ref_passes */
+	/* formula, family, work, width, inner, out, per_class, ref_rate, max_passes, ref_passes, pass_power */
 	static const CostArm pa[PK] = {
-		{COST_LINEAR, 0, 1, 0, 0, 0, 1, 1e-4, 100, 50},	/* softmax-like */
-		{COST_LINEAR, 0, 1, 0, 0, 0, 1, 1e-4, 100, 50},	/* the same, converges sooner */
-		{COST_MLP, 2, 1, 32, 0, 32, 0, 1e-8, 0, 100},	/* mlp: its epochs rule */
-		{COST_LINEAR, 3, 1, 0, 0, 0, 1, 1e-4, 0, 0},	/* no early stopping */
+		{COST_LINEAR, 0, 1, 0, 0, 0, 1, 1e-4, 100, 50, 0},	/* softmax-like */
+		{COST_LINEAR, 0, 1, 0, 0, 0, 1, 1e-4, 100, 50, 0},	/* the same, converges sooner */
+		{COST_MLP, 2, 1, 32, 0, 32, 0, 1e-8, 0, 100, 0},	/* mlp: its epochs rule */
+		{COST_LINEAR, 3, 1, 0, 0, 0, 1, 1e-4, 0, 0, 0},	/* no early stopping */
 	};
 	const CostArm *knn = &fc_arms[2];
 	double		sizes[3 * MC],
@@ -2046,7 +2046,7 @@ TestCostFoldsAndPasses(void)
 				base[PK],
 				o;
 	CostModel	m;
-	CostData	data = {MC, sizes, folds, sec, train, passes};
+	CostData	data = {MC, sizes, folds, sec, train, passes, NULL};
 
 	/* folds: one split is CostLogComplexity's */
 	CHECK_NEAR(CostLogComplexityK(knn, 1000, 10, 2, 1), CostLogComplexity(knn, 1000, 10, 2), 1e-12,
@@ -2065,7 +2065,7 @@ TestCostFoldsAndPasses(void)
 	CHECK_NEAR(CostLogComplexityK(&pa[2], 50000, 10, 3, 5), log(5 * 8000.0 * 50 * (10 * 32 + 32 * 3 + 50 * 32)), 1e-9,
 			   "mlp on 5 folds of 2,000 rows: each fit's own epochs");
 	{
-		CostArm		two = {COST_MLP, 0, 1, 128, 128 * 64, 64, 0, 1e-9, 0, 100};
+		CostArm		two = {COST_MLP, 0, 1, 128, 128 * 64, 64, 0, 1e-9, 0, 100, 0};
 
 		CHECK_NEAR(CostLogComplexity(&two, 1000, 10, 3), log(800 * 200 * (10 * 128 + 8192 + 64 * 3 + 50 * 192.0)),
 				   1e-9, "mlp 128-64: products plus 50 per hidden unit of both layers");
@@ -2084,7 +2084,7 @@ TestCostFoldsAndPasses(void)
 	CHECK(CostModelFitData(&m, pa, PK, NULL) == 0, "reference fit");
 	for (int k = 0; k < PK; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(&m, 1000, 10, 2, 1, seconds, base, &o, est);
+	CostTaskEstimate(&m, 1000, 10, 2, 1, NAN, seconds, base, &o, est);
 	CHECK_NEAR(base[0], log(1e-4 * 1000 * 10 * 0.5), 1e-9, "reference: 50 of 100 passes");
 	CHECK_NEAR(base[2], log(1e-8) + CostLogComplexity(&pa[2], 1000, 10, 2) + log(100 / 200.0), 1e-9,
 			   "reference mlp: 100 of its 200 epochs");
@@ -2123,7 +2123,7 @@ TestCostFoldsAndPasses(void)
 		  m.log_stop[1] > log(7), "passes learned per model: %g, %g", exp(m.log_stop[0]), exp(m.log_stop[1]));
 	CHECK(isnan(m.log_stop[3]), "no passes for a family that does not stop early");
 	/* a new task: the convergent arm costs less than its twin; the mlp's 30 epochs */
-	CostTaskEstimate(&m, 3000, 20, 3, 1, seconds, base, &o, est);
+	CostTaskEstimate(&m, 3000, 20, 3, 1, NAN, seconds, base, &o, est);
 	CHECK(base[1] < base[0] - log(1.5), "fewer passes, less time (%g vs %g s)", exp(base[1]), exp(base[0]));
 	{
 		double		truth = 2 * 1e-8 * exp(CostLogComplexity(&pa[2], 3000, 20, 3)) * 30 /
@@ -2132,7 +2132,7 @@ TestCostFoldsAndPasses(void)
 		CHECK(fabs(base[2] - log(truth)) < 0.3, "mlp: 30 of its 167 epochs (%g s for %g)", exp(base[2]), truth);
 	}
 	/* a large task whose most epochs are fewer than the learned stop: all of them */
-	CostTaskEstimate(&m, 1e6, 20, 3, 1, seconds, base, &o, est);
+	CostTaskEstimate(&m, 1e6, 20, 3, 1, NAN, seconds, base, &o, est);
 	CHECK_NEAR(base[2], m.log_rate[2] + CostLogComplexity(&pa[2], 1e6, 20, 3), 1e-9,
 			   "10 epochs at most: the mlp makes them all");
 	CostModelFree(&m);
@@ -2204,7 +2204,7 @@ TestDecisionFamilyCost(void)
 	t = DecisionAddTask(&w, &s);
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, seconds, NULL, NULL, est);
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, NAN, seconds, NULL, NULL, est);
 	for (int k = 0; k < FC_K; k++)
 		CHECK(t && fabs(t->cost[k] - est[k]) < 1e-9 * est[k], "arm %d: world %g, model %g",
 			  k, t ? t->cost[k] : NAN, est[k]);
@@ -2234,14 +2234,216 @@ TestDecisionFamilyCost(void)
 	t = DecisionAddTask(&w, &s);
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(w.family_cost, 2000, 20, 5, 5, seconds, NULL, NULL, est);
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 5, NAN, seconds, NULL, NULL, est);
 	CHECK(t && fabs(t->cost[2] - est[2]) < 1e-9 * est[2], "5 folds: world %g, model %g",
 		  t ? t->cost[2] : NAN, est[2]);
-	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, seconds, NULL, NULL, est2);
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, NAN, seconds, NULL, NULL, est2);
 	CHECK(est[2] < est2[2], "knn: 5 folds of 400 rows cost less than one split of 2,000 (%g vs %g)",
 		  est[2], est2[2]);
 	DecisionWorldFree(&w);
 	RefitFree(&r);
+}
+
+/*
+ * What the data's histogram bins and a solver's passes do to an estimate
+ * (docs/scheduler.md 7.4): gbt's complexity counts the bins a tree scans
+ * at every split, which tree runs report (CostData.bins, a world task's
+ * bins); linear_svm's time grows as the square root of its passes.  Runs
+ * generated by the model's formulas at 2x the reference rate: the fit
+ * learns the same rate from tasks of few and of many bins, and a task's
+ * estimate follows its bins once it knows them.
+ */
+static void
+TestCostBinsAndPasses(void)
+{
+	enum {MC = 8, BK = 3};
+	/* formula, family, work, width, inner, out, per_class, ref_rate, max_passes, ref_passes, pass_power */
+	static const CostArm ba[BK] = {
+		{COST_BOOST, 0, 1, 0, 0, 0, 1, 1e-5, 0, 0, 0},	/* gbt */
+		{COST_LINEAR, 1, 1, 0, 0, 0, 1, 1e-4, 1000, 100, 0.5},	/* linear_svm, C small */
+		{COST_LINEAR, 1, 1, 0, 0, 0, 1, 1e-4, 1000, 100, 0.5},	/* the same, C large */
+	};
+	double		sizes[3 * MC],
+				bins[MC],
+				sec[MC * BK],
+				train[MC * BK],
+				passes[MC * BK],
+				seconds[BK],
+				est[BK],
+				est2[BK],
+				base[BK],
+				base2[BK],
+				o,
+				h,
+				g,
+				a;
+	CostData	data = {MC, sizes, NULL, sec, train, passes, bins};
+	CostModel	m;
+	RefitInput	in;
+	RefitState	r;
+	DecisionWorld w;
+	DecisionTaskSpec s;
+	DecisionTaskState ts;
+	DecisionTask *t;
+	unsigned char state[BK];
+	double		score[BK];
+	int			steps = 0;
+
+	/* 1,000 rows: 800 training rows, 31 leaves; bins known or d x 255 */
+	CHECK_NEAR(CostLogComplexityBins(&ba[0], 1000, 64, 10, 1, 883),
+			   log(10 * (800 * 64 + 31 * 883.0) / 0.8), 1e-9, "gbt: rows x features + leaves x bins");
+	CHECK_NEAR(CostLogComplexityK(&ba[0], 1000, 30, 2, 1), log((800 * 30 + 31 * 30 * 255.0) / 0.8),
+			   1e-9, "gbt, bins unknown: 255 a feature");
+	CHECK_NEAR(CostLogComplexityK(&ba[0], 200, 10, 2, 1), log((160 * 10 + 8 * 10 * 160.0) / 0.8),
+			   1e-9, "gbt on 200 rows: 8 leaves of 20, at most 160 bins a feature");
+	CHECK(CostLogComplexityBins(&ba[0], 1000, 30, 2, 1, 30 * 14) <
+		  CostLogComplexityBins(&ba[0], 1000, 30, 2, 1, 30 * 255) - log(4.0),
+		  "gbt: 14 bins a feature cost a fraction of 255");
+	{
+		CostArm		forest = {COST_FOREST, 2, 1, 0, 0, 0, 0, 1e-7, 0, 0, 0};
+
+		CHECK_NEAR(CostLogComplexity(&forest, 1000, 16, 1) - CostLogComplexity(&forest, 1000, 16, 2),
+				   log(4.0), 1e-9, "a regression forest: 4x the nodes of a classification forest");
+	}
+	CHECK_NEAR(CostReferencePassPower("linear_svm"), 0.5, 1e-12, "linear_svm: square root of passes");
+	CHECK_NEAR(CostReferencePassPower("softmax"), 1, 1e-12, "softmax: proportional to passes");
+
+	/* nothing measured: svm at the share of its reference passes, squared-rooted */
+	CHECK(CostModelFitData(&m, ba, BK, NULL) == 0, "reference fit");
+	for (int k = 0; k < BK; k++)
+		seconds[k] = NAN;
+	CostTaskEstimate(&m, 1000, 10, 2, 1, NAN, seconds, base, &o, est);
+	CHECK_NEAR(base[1], log(1e-4 * 1000 * 10 * sqrt(0.1)), 1e-9, "reference svm: sqrt(100 / 1,000)");
+	CostModelFree(&m);
+
+	/*
+	 * measured at 2x the reference: half the tasks have 14 bins a feature,
+	 * half 255; svm arm 1 makes 10 passes, arm 2 all 1,000
+	 */
+	for (int i = 0; i < MC; i++)
+	{
+		double		n = 1000 * (i + 1),
+					d = 10 + 10 * (i % 3);
+
+		sizes[3 * i] = n;
+		sizes[3 * i + 1] = d;
+		sizes[3 * i + 2] = 3;
+		bins[i] = d * (i % 2 ? 14 : 255);
+		for (int k = 0; k < BK; k++)
+		{
+			double		p = k == 1 ? 10 : 1000;
+			double		w = 2 * ba[k].ref_rate * exp(CostLogComplexityBins(&ba[k], n, d, 3, 1, bins[i])) *
+				(k > 0 ? sqrt(p / 1000) : 1);
+
+			passes[i * BK + k] = k > 0 ? p : NAN;
+			train[i * BK + k] = w;
+			sec[i * BK + k] = 0.3 + w;
+		}
+	}
+	CHECK(CostModelFitData(&m, ba, BK, &data) == 0, "fit with bins and passes");
+	/* every run says y = ln 2: machine 2/3 ln 2 (two groups, one more at 0), then the pseudo-runs */
+	h = log(2.0) * 2 / 3;
+	g = MC * (log(2.0) - h) / (MC + 2.0);
+	a = MC * (log(2.0) - h - g) / (MC + 1.0);
+	CHECK(fabs(m.log_rate[0] - (log(1e-5) + h + g + a)) < 1e-6,
+		  "gbt: one rate from tasks of few and of many bins (%g)", exp(m.log_rate[0]));
+	CHECK_NEAR(m.log_rate[1], m.log_rate[2], 1e-6,
+			   "svm: one rate per fit of all passes, whatever the passes made");
+	CostTaskEstimate(&m, 3000, 20, 3, 1, 20 * 14, seconds, base, &o, est);
+	CostTaskEstimate(&m, 3000, 20, 3, 1, NAN, seconds, base2, &o, est2);
+	CHECK_NEAR(base[0] - base2[0],
+			   CostLogComplexityBins(&ba[0], 3000, 20, 3, 1, 20 * 14) - CostLogComplexityK(&ba[0], 3000, 20, 3, 1),
+			   1e-9, "a task's bins, once known, replace the bound");
+	CHECK(base[0] < base2[0] - log(3.0), "few bins: gbt estimated at a fraction (%g vs %g s)",
+		  exp(base[0]), exp(base2[0]));
+	CHECK(base[1] < base[2] - log(5.0) && base[1] > base[2] - log(20.0),
+		  "svm of 10 passes: about sqrt(1 / 100) of 1,000 passes' time (%g vs %g s)",
+		  exp(base[1]), exp(base[2]));
+	CostModelFree(&m);
+
+	/* the world: a refit passes the bins on, a task's sync brings its own */
+	memset(&in, 0, sizeof(in));
+	in.K = BK;
+	in.cost = data;
+	in.arms = ba;
+	MakeWorld(&w, BK, "hybrid:cost", 1);
+	RefitInit(&r, BK, 0);
+	CHECK(RefitMaybeStart(&r, &in, 0.0) == 1, "refit started");
+	while (RefitStep(&r, &w) == 0 && steps++ < 100)
+		;
+	CHECK(r.have_live && r.live.have_fcost && w.family_cost == &r.live.fcost,
+		  "family cost model installed");
+	CHECK(w.family_cost && fabs(w.family_cost->log_rate[0] - (log(1e-5) + h + g + a)) < 1e-6,
+		  "the refit learned from the bins");
+	memset(&s, 0, sizeof(s));
+	s.kind = DECISION_CLASSIFICATION;
+	s.rows = 3000;
+	s.features = 20;
+	s.classes = 3;
+	s.id = 9;
+	t = DecisionAddTask(&w, &s);
+	CostTaskEstimate(w.family_cost, 3000, 20, 3, 1, NAN, seconds, NULL, NULL, est);
+	CHECK(t && fabs(t->cost[0] - est[0]) < 1e-9 * est[0], "bins unknown: world %g, model %g",
+		  t ? t->cost[0] : NAN, est[0]);
+	for (int k = 0; k < BK; k++)
+	{
+		state[k] = DECISION_ARM_AVAILABLE;
+		score[k] = NAN;
+	}
+	memset(&ts, 0, sizeof(ts));
+	ts.state = state;
+	ts.score = score;
+	ts.seconds = seconds;
+	ts.bins = 20 * 14;
+	if (t)
+		DecisionSyncTask(&w, t, &ts);
+	CostTaskEstimate(w.family_cost, 3000, 20, 3, 1, 20 * 14, seconds, NULL, NULL, est2);
+	CHECK(t && fabs(t->cost[0] - est2[0]) < 1e-9 * est2[0] && est2[0] < 0.5 * est[0],
+		  "a sync with the bins: world %g, model %g (was %g)", t ? t->cost[0] : NAN, est2[0], est[0]);
+	ts.bins = NAN;
+	if (t)
+		DecisionSyncTask(&w, t, &ts);
+	CHECK(t && fabs(t->cost[0] - est2[0]) < 1e-9 * est2[0], "a sync without bins keeps them");
+	DecisionWorldFree(&w);
+	RefitFree(&r);
+}
+
+/*
+ * CostTaskOverhead: the shortest run caps the model's overhead, not the
+ * mean of the runs that measure the task's: one fast run of a task whose
+ * overhead-bound runs took 1.6 to 2.4x the model's overhead (a loaded
+ * machine) must not turn their overhead into work that lifts the task's
+ * other estimates.
+ */
+static void
+TestCostOverheadRuns(void)
+{
+	double		seconds[FC_K],
+				est[FC_K],
+				est0[FC_K],
+				base[FC_K],
+				o,
+				o_model;
+	CostModel	m;
+
+	CHECK(CostModelFitData(&m, fc_arms, FC_K, NULL) == 0, "reference fit");
+	o_model = CostOverhead(&m, 50, 2);
+	for (int k = 0; k < FC_K; k++)
+		seconds[k] = NAN;
+	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, base, &o, est0);
+	for (int k = 0; k < 4; k++)
+		CHECK(exp(base[k]) < 0.1 * o_model, "arm %d: tiny work on 50 rows", k);
+	seconds[0] = 0.8 * o_model;
+	seconds[1] = 1.6 * o_model;
+	seconds[2] = 2.4 * o_model;
+	seconds[3] = 2.0 * o_model;
+	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, NULL, &o, est);
+	CHECK(o > 1.2 * o_model && o < 2.0 * o_model,
+		  "the overhead-bound runs set the task's overhead (%g; the model's %g, the shortest run %g)",
+		  o, o_model, seconds[0]);
+	CHECK(est[5] - o < 1.5 * (est0[5] - o_model),
+		  "their overhead is not work: the net's work stays (%g vs %g s)", est[5] - o, est0[5] - o_model);
+	CostModelFree(&m);
 }
 
 /*
@@ -2256,10 +2458,10 @@ TestRefitCostCold(void)
 	double		rt[3 * FC_K],
 				tr[3 * FC_K],
 				sz[3 * 3] = {1000, 10, 3, 4000, 30, 3, 2000, 5, 2};
-	CostData	none = {2, sz, NULL, rt, tr, NULL},
-				one = {1, sz, NULL, rt, tr, NULL},
-				two = {2, sz, NULL, rt, tr, NULL},
-				three = {3, sz, NULL, rt, tr, NULL};
+	CostData	none = {2, sz, NULL, rt, tr, NULL, NULL},
+				one = {1, sz, NULL, rt, tr, NULL, NULL},
+				two = {2, sz, NULL, rt, tr, NULL, NULL},
+				three = {3, sz, NULL, rt, tr, NULL, NULL};
 	CostModel	ref,
 				warm,
 				warm2;
@@ -3665,6 +3867,8 @@ main(void)
 	TestCostFoldsAndPasses();
 	TestDecisionFamilyCost();
 	TestRefitCostCold();
+	TestCostBinsAndPasses();
+	TestCostOverheadRuns();
 	TestRefitTwice();
 	TestAutoPolicy();
 	TestDecisionPosterior();

@@ -16,11 +16,13 @@
 # Prints, per family, the runs, the geometric mean rate and the spread of
 # ln(rate) (how well the formula describes the family across sizes); the
 # last line is RESULT <family>=<rate> ... for the table in costmodel.c.
-# The families that stop when they converge (softmax, mlp) count every
-# pass in their complexity: their rate is per pass made (a run's rate is
-# divided by the share of its most passes it made), and
+# The families that stop when they converge (softmax, mlp, linear_svm)
+# count every pass in their complexity: their rate is per pass made (a
+# run's rate is divided by the share of its most passes it made; for
+# linear_svm the share's square root, SVM_POWER), and
 # <family>_passes=<geometric mean of the passes made> is their reference
-# passes (FamilyRef.passes).
+# passes (FamilyRef.passes).  gbt's complexity counts the histogram bins
+# the trainer reports (metrics "bins").
 # The complexity formulas are repeated below from CostLogComplexity: keep
 # them equal.  There is no peer.
 set -euo pipefail
@@ -31,7 +33,7 @@ EASEML_WEKA_DATA=$(scripts/bench/weka_data.sh)
 export EASEML_WEKA_DATA
 make -s easeml-trainer >/dev/null
 tmp=$(mktemp -d)
-# EASEML_CALIBRATE_RUNS=FILE keeps the measured runs (data set, rows, features, model, family, params, train seconds, classes)
+# EASEML_CALIBRATE_RUNS=FILE keeps the measured runs (data set, rows, features, model, family, params, train seconds, classes, passes, histogram bins)
 trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" "$ROWS" <<'PY'
 import csv, os, sys
@@ -61,7 +63,7 @@ for ds in credit_g glass ionosphere fashion_mnist; do
 		fi
 		if ./easeml-trainer --csv "$tmp/$ds.csv" --target "$target" --family "$family" \
 			--params "$params" "${extra[@]}" --metrics-out "$tmp/m.json" >/dev/null 2>&1; then
-			echo "$ds|$n|$d|$model|$family|$params|$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m.get("train_seconds"), m.get("n_classes"), m.get("epochs"))' "$tmp/m.json")"
+			echo "$ds|$n|$d|$model|$family|$params|$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m.get("train_seconds"), m.get("n_classes"), m.get("epochs"), m.get("bins"))' "$tmp/m.json")"
 		fi
 	done <"$tmp/models"
 done >"$tmp/runs"
@@ -69,7 +71,7 @@ done >"$tmp/runs"
 python3 - "$tmp/runs" <<'PY'
 import json, math, sys, statistics as st
 # src/costmodel.c CostLogComplexity and sql _cost_shape, repeated
-FORM = {"ridge": "ridge", "knn": "knn", "random_forest": "forest", "gnb": "nb", "mlp": "mlp", "cnn": "net"}
+FORM = {"ridge": "ridge", "knn": "knn", "random_forest": "forest", "gnb": "nb", "mlp": "mlp", "cnn": "net", "gbt": "boost"}
 PER = {"gbt", "softmax", "linear_svm"}
 def shape(fam, p):
     num = lambda k, d: p[k] if isinstance(p.get(k), (int, float)) and p.get(k) > 0 else d
@@ -85,10 +87,15 @@ def shape(fam, p):
     if fam == "mlp":
         a = p.get("hidden", [128]); width = a[0]; inner = sum(a[i] * a[i + 1] for i in range(len(a) - 1)); out = a[-1]
     return work, width, inner, out
-def complexity(fam, p, n, d, c):
+def complexity(fam, p, n, d, c, bins):
     work, width, inner, out = shape(fam, p)
     f = FORM.get(fam, "linear")
     if f == "ridge": x = n * d * (d + c)
+    # gbt: each tree's rows x features, and leaves (<= 31, 20 rows each) x the data's bins (else d x min(255, rows))
+    elif f == "boost":
+        tr = 0.8 * n
+        b = bins if bins and bins > 0 else d * min(255, tr)
+        x = (tr * d + max(min(31, tr / 20), 1) * b) / 0.8
     # knn: validation x training row pairs plus 2.26 pairs per cell, over 0.16 (one split's pairs)
     elif f == "knn": x = (0.16 * n * n + 2.26 * n * d) / 0.16
     elif f == "forest":
@@ -105,8 +112,9 @@ def complexity(fam, p, n, d, c):
     else: x = n * d
     return x * (c if fam in PER and c > 2 else 1) * work
 def most_passes(fam, p, n):
-    # src/costmodel.c CostMaxPasses: softmax's max_iter, mlp's epochs rule
+    # src/costmodel.c CostMaxPasses: softmax's max_iter, mlp's epochs rule, linear_svm's 1,000
     if fam == "softmax": return 100 * shape(fam, p)[0]
+    if fam == "linear_svm": return 1000
     if fam == "mlp": return min(max(math.ceil(2000 / math.ceil(0.8 * n / 200)), 10), 200)
     return 0
 passes = {}
@@ -114,16 +122,18 @@ fams = {}
 for line in open(sys.argv[1]):
     # features as declared (the scheduler's count), classes as the trainer saw them
     ds, n, d, model, fam, params, rest = line.rstrip("\n").split("|")
-    train, c, epochs = rest.split(" ")
+    train, c, epochs, bins = rest.split(" ")
     most = most_passes(fam, json.loads(params), float(n))
     share = 1.0
     if most > 0 and epochs != "None":
         made = min(float(epochs), most)
         passes.setdefault(fam, []).append(math.log(made))
-        share = made / most
+        # linear_svm's time grows as the square root of its passes (SVM_POWER)
+        share = (made / most) ** (0.5 if fam == "linear_svm" else 1)
     if train == "None" or float(train) < 0.05:
         continue
-    y = math.log(float(train) / share / complexity(fam, json.loads(params), float(n), float(d), max(float(c), 2)))
+    y = math.log(float(train) / share / complexity(fam, json.loads(params), float(n), float(d), max(float(c), 2),
+                                                   None if bins == "None" else float(bins)))
     fams.setdefault(fam, []).append((ds, model, y))
 res = []
 for fam, l in sorted(fams.items()):

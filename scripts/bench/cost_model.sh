@@ -25,7 +25,8 @@
 # EASEML_COST_CSV=FILE (default scripts/bench/out/cost_model.csv) also
 # writes every succeeded run (task sizes, model,
 # params, measured and estimated seconds, the trainer's load and train
-# seconds and passes (its epochs), finish time) to FILE, to study
+# seconds and passes (its epochs), finish time, the histogram bins a
+# tree run reported) to FILE, to study
 # estimators offline.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -144,7 +145,8 @@ if [ -n "$EASEML_COST_CSV" ]; then
 			   t.n_classes, coalesce(t.folds, 1) AS folds, m.name AS model, m.family, m.params,
 			   r.seconds, d.est_seconds, r.metrics ->> 'load_seconds' AS load_seconds,
 			   r.metrics ->> 'train_seconds' AS train_seconds, r.metrics ->> 'epochs' AS passes,
-			   extract(epoch FROM r.started_at) AS started, extract(epoch FROM r.finished_at) AS finished
+			   extract(epoch FROM r.started_at) AS started, extract(epoch FROM r.finished_at) AS finished,
+			   r.metrics ->> 'bins' AS bins
 		  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id JOIN easeml.models m ON m.id = r.model_id
 		  LEFT JOIN easeml.decisions d ON d.run_id = r.id
 		 WHERE r.status = 'succeeded' ORDER BY r.finished_at) TO STDOUT WITH CSV HEADER" >"$EASEML_COST_CSV"

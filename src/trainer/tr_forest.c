@@ -586,6 +586,7 @@ ForestFit(const TrContext *ctx, TrResult *res)
 		json_object_object_add(res->extra, "n_nodes", json_object_new_int64(nodes));
 		json_object_object_add(res->extra, "max_features", json_object_new_int(sh.mtry));
 	}
+	TreeReportBins(&bins, res);
 
 	{
 		TrArtifact art;

@@ -792,6 +792,7 @@ GbtFit(const TrContext *ctx, TrResult *res)
 	btr = NULL;
 	if (GbtValidate(data, &m, &bins, res) != 0)
 		goto done;
+	TreeReportBins(&bins, res);
 	{
 		TrArtifact art;
 		int64_t		dims[1] = {m.kk};

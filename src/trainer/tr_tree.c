@@ -318,6 +318,26 @@ TreeAddToArtifact(TrArtifact *art, const Tree *trees, int ntrees, const Bins *bi
 }
 
 /* bins for the training and (bva not NULL) validation rows */
+/*
+ * The fit's histogram bins, all features together, as the run's metric
+ * "bins": a split search scans them per node (gbt: twice per split), so
+ * the scheduler's cost model counts them (src/costmodel.c, COST_BOOST).
+ * They depend on the data (how many distinct values each feature has),
+ * which the task's profile does not say.
+ */
+void
+TreeReportBins(const Bins *b, TrResult *res)
+{
+	int64_t		total = 0;
+
+	for (int j = 0; j < b->d; j++)
+		total += b->nbins[j];
+	if (res->extra == NULL)
+		res->extra = json_object_new_object();
+	if (res->extra != NULL)
+		json_object_object_add(res->extra, "bins", json_object_new_int64(total));
+}
+
 int
 TreePrepareBins(const TrData *data, int max_bins, Bins *bins, uint8_t **btr,
 				uint8_t **bva)

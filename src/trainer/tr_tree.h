@@ -48,6 +48,7 @@ extern int	TreePrepareBins(const TrData *data, int max_bins, Bins *bins,
 							uint8_t **btr, uint8_t **bva);
 extern void TreeBinsApply(const Bins *b, const float *X, int n, uint8_t *out);
 extern void TreeBinsFree(Bins *b);
+extern void TreeReportBins(const Bins *b, TrResult *res);
 extern void TreeFree(Tree *t);
 extern int	TreeNewNode(Tree *t);
 extern float *TreeMakeLeaf(Tree *t, int node, int width);
