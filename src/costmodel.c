@@ -105,6 +105,9 @@
 #define GBT_LEAVES		31
 #define GBT_MIN_LEAF	20
 #define GBT_MAX_BINS	255
+#define GBT_MOST_BINS	256		/* a feature's most bins in the trainer
+								 * (TREE_MAX_BINS): a reported total above d
+								 * x this is not believed */
 #define GBT_RATE		8.3e-07
 /*
  * A regression tree splits until its leaves reach the minimum size (a
@@ -332,6 +335,7 @@ CostLogComplexityBins(const CostArm *a, double n, double d, double c, double fol
 
 				if (!(bins > 0) || !isfinite(bins))
 					bins = d * fmin(GBT_MAX_BINS, fmax(train, 1));
+				bins = fmin(bins, d * GBT_MOST_BINS);
 				x = (train * d + leaves * bins) / 0.8;
 				break;
 			}

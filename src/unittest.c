@@ -2299,6 +2299,9 @@ TestCostBinsAndPasses(void)
 	CHECK(CostLogComplexityBins(&ba[0], 1000, 30, 2, 1, 30 * 14) <
 		  CostLogComplexityBins(&ba[0], 1000, 30, 2, 1, 30 * 255) - log(4.0),
 		  "gbt: 14 bins a feature cost a fraction of 255");
+	CHECK_NEAR(CostLogComplexityBins(&ba[0], 1000, 30, 2, 1, 1e300),
+			   CostLogComplexityBins(&ba[0], 1000, 30, 2, 1, 30 * 256.0), 1e-9,
+			   "gbt: a reported total above 256 bins a feature is not believed");
 	{
 		CostArm		forest = {COST_FOREST, 2, 1, 0, 0, 0, 0, 1e-7, 0, 0, 0};
 
