@@ -571,7 +571,7 @@ CnnKeepArtifact(const CnnPlan *p, const float *theta, const TrData *data,
 	TrArtifact	art;
 	int64_t		dims[4];
 	int32_t		arch[4 + CNN_MAX_CONV];
-	char		name[16];
+	char		name[24];		/* "conv%d.W" for any int */
 
 	TrArtifactBegin(&art, "cnn", data);
 	arch[0] = p->k;
