@@ -2412,6 +2412,130 @@ TestCostBinsAndPasses(void)
 }
 
 /*
+ * The passes of an early-stopping family on a task (CostLogBase): an arm
+ * that ran on the task takes the share of its passes it made, an arm that
+ * did not the passes the model learned moved by what the task's runs of
+ * the same family made (a task part; a run that made its most passes only
+ * says "at least"), other families nothing.  The world passes a synced
+ * task's passes on.  Runs of two mlp-like arms on tasks of 1,000 rows (at
+ * most 200 passes): arm 0 makes 100, arm 1 50, at the reference rate.
+ */
+static void
+TestCostTaskPasses(void)
+{
+	enum {MC = 6, PK = 4};
+	/* formula, family, work, width, inner, out, per_class, ref_rate, max_passes, ref_passes, pass_power */
+	static const CostArm pa[PK] = {
+		{COST_MLP, 0, 1, 64, 0, 0, 0, 1e-9, 0, 100, 1},	/* mlp-64 */
+		{COST_MLP, 0, 1, 256, 0, 0, 0, 1e-9, 0, 100, 1},	/* mlp-256 */
+		{COST_LINEAR, 1, 1, 0, 0, 0, 1, 1e-6, 100, 30, 1},	/* softmax */
+		{COST_BOOST, 2, 1, 0, 0, 0, 1, 1e-6, 0, 0, 0},	/* gbt */
+	};
+	double		sizes[3 * MC],
+				sec[MC * PK],
+				passes[MC * PK],
+				own[PK],
+				seconds[PK],
+				none[PK],
+				up[PK],
+				down[PK],
+				mine[PK],
+				est[PK];
+	CostData	data = {MC, sizes, NULL, sec, NULL, passes, NULL};
+	CostModel	m;
+	DecisionWorld w;
+	DecisionTaskSpec s;
+	DecisionTaskState ts;
+	DecisionTask *t;
+	unsigned char state[PK];
+	double		score[PK];
+
+	for (int i = 0; i < MC; i++)
+	{
+		sizes[3 * i] = 1000;
+		sizes[3 * i + 1] = 10 + i;
+		sizes[3 * i + 2] = 3;
+		for (int k = 0; k < PK; k++)
+		{
+			double		p = k == 0 ? 100 : k == 1 ? 50 : k == 2 ? 30 : NAN;
+			double		share = k < 3 ? p / CostMaxPasses(&pa[k], 1000, 1) : 1;
+
+			passes[i * PK + k] = p;
+			sec[i * PK + k] = 0.2 + pa[k].ref_rate * share *
+				exp(CostLogComplexity(&pa[k], 1000, 10 + i, 3));
+		}
+	}
+	CHECK(CostModelFitData(&m, pa, PK, &data) == 0, "fit with passes");
+	CHECK(CostMaxPasses(&pa[0], 1000, 1) == 200, "1,000 rows: an mlp makes at most 200 passes");
+	for (int k = 0; k < PK; k++)
+		own[k] = seconds[k] = NAN;
+	CostLogBase(&m, 2000, 12, 3, 1, NAN, NULL, none);
+	CostLogBase(&m, 2000, 12, 3, 1, NAN, own, est);
+	for (int k = 0; k < PK; k++)
+		CHECK(fabs(est[k] - none[k]) < 1e-12, "no runs on the task: its passes change nothing (arm %d)", k);
+
+	/* the task's arm 0 made all its 200 passes: arm 1 is expected to make more */
+	own[0] = 200;
+	CostLogBase(&m, 2000, 12, 3, 1, NAN, own, up);
+	CHECK(fabs(up[0] - none[0] - log(200 / exp(m.log_stop[0]))) < 1e-9,
+		  "an arm that ran makes the passes it made (%g learned)", exp(m.log_stop[0]));
+	CHECK(up[1] > none[1] + 0.3 && up[1] <= none[1] - m.log_stop[1] + log(200.0) + 1e-9,
+		  "its family's other arm: more passes, at most its most (%+.3f)", up[1] - none[1]);
+	CHECK_NEAR(up[2], none[2], 1e-12, "another family's passes: unchanged");
+	CHECK_NEAR(up[3], none[3], 1e-12, "a family that does not stop early: unchanged");
+
+	/* arm 0 made half what the model learned: arm 1 about half, shrunk a little */
+	own[0] = 50;
+	CostLogBase(&m, 2000, 12, 3, 1, NAN, own, down);
+	CHECK(down[1] < none[1] - 0.5 * log(2.0) && down[1] > none[1] - log(2.0),
+		  "a task that stops early: its other arms expected short (%+.3f)", down[1] - none[1]);
+
+	/* arm 1 ran too: its own passes, whatever arm 0's say */
+	own[1] = 150;
+	CostLogBase(&m, 2000, 12, 3, 1, NAN, own, mine);
+	CHECK_NEAR(mine[1] - none[1], log(150.0) - m.log_stop[1], 1e-9, "arm 1's own passes");
+
+	/* the world: a sync with the passes moves arm 1's estimate as the model does */
+	MakeWorld(&w, PK, "hybrid:cost", 1);
+	CHECK(DecisionSetFamilyCost(&w, &m) == POLICY_OK, "family cost installed");
+	memset(&s, 0, sizeof(s));
+	s.kind = DECISION_CLASSIFICATION;
+	s.rows = 2000;
+	s.features = 12;
+	s.classes = 3;
+	s.id = 5;
+	t = DecisionAddTask(&w, &s);
+	for (int k = 0; k < PK; k++)
+	{
+		state[k] = DECISION_ARM_AVAILABLE;
+		score[k] = NAN;
+		own[k] = NAN;
+	}
+	own[0] = 200;
+	seconds[0] = 0.2 + exp(up[0]);
+	state[0] = DECISION_ARM_OBSERVED;
+	score[0] = 0.5;
+	memset(&ts, 0, sizeof(ts));
+	ts.state = state;
+	ts.score = score;
+	ts.seconds = seconds;
+	ts.passes = own;
+	if (t)
+		DecisionSyncTask(&w, t, &ts);
+	CostTaskEstimate(&m, 2000, 12, 3, 1, NAN, seconds, own, NULL, NULL, est);
+	CHECK(t && fabs(t->cost[1] - est[1]) < 1e-9 * est[1], "world %g, model %g",
+		  t ? t->cost[1] : NAN, est[1]);
+	CostTaskEstimate(&m, 2000, 12, 3, 1, NAN, seconds, NULL, NULL, NULL, none);
+	CHECK(est[1] > 1.3 * none[1], "the passes lift arm 1 (%g s vs %g s without)", est[1], none[1]);
+	ts.passes = NULL;
+	if (t)
+		DecisionSyncTask(&w, t, &ts);
+	CHECK(t && fabs(t->cost[1] - none[1]) < 1e-9 * none[1], "a sync without passes: none known");
+	DecisionWorldFree(&w);
+	CostModelFree(&m);
+}
+
+/*
  * CostTaskOverhead: the shortest run caps the model's overhead, not the
  * mean of the runs that measure the task's: one fast run of a task whose
  * overhead-bound runs took 1.6 to 2.4x the model's overhead (a loaded
@@ -3871,6 +3995,7 @@ main(void)
 	TestDecisionFamilyCost();
 	TestRefitCostCold();
 	TestCostBinsAndPasses();
+	TestCostTaskPasses();
 	TestCostOverheadRuns();
 	TestRefitTwice();
 	TestAutoPolicy();
