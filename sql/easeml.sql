@@ -1468,6 +1468,11 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog
 AS $$
 BEGIN
+	IF role IS NULL THEN
+		RAISE EXCEPTION 'role must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Pass a tenant: SELECT easeml.set_tenant_limits(''lab_a'', max_tasks => 10);';
+	END IF;
 	IF NOT EXISTS (SELECT 1 FROM easeml.tenants WHERE name = role) THEN
 		RAISE EXCEPTION 'role "%" is not an easeml tenant', role
 			USING ERRCODE = 'undefined_object',

@@ -114,6 +114,7 @@ RESET ROLE;
 SELECT easeml.set_tenant_limits('regress_lab_b', max_tasks => 1, max_rows => 25);
 SELECT try($$SELECT easeml.set_tenant_limits('regress_lab_b', max_tasks => 0)$$);
 SELECT try($$SELECT easeml.set_tenant_limits('regress_nobody', 1)$$);
+SELECT try($$SELECT easeml.set_tenant_limits(NULL, 1)$$);
 CREATE TABLE public.points_small AS SELECT * FROM public.points WHERE x1 <= 10;
 GRANT SELECT ON public.points_small TO regress_lab_b;
 SET ROLE regress_lab_b;
