@@ -120,6 +120,10 @@ GRANT SELECT ON public.points_small TO regress_lab_b;
 SET ROLE regress_lab_b;
 SELECT name, max_parallel, max_tasks, max_rows FROM easeml.tenants;
 SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('big', 'public.points', 'label')$$);
+-- two rows of one INSERT: the second sees the first
+SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('small', 'public.points_small', 'label'),
+	('small_b', 'public.points_small', 'label')$$);
+SELECT count(*) AS tasks FROM easeml.tasks;
 SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('small', 'public.points_small', 'label')$$);
 SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('small2', 'public.points_small', 'label')$$);
 SELECT try($$SELECT easeml.set_tenant_limits('regress_lab_b', 5)$$);
