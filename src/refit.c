@@ -462,7 +462,8 @@ RefitApply(const RefitState *r, DecisionWorld *w)
 	if (r->live.have_cost)
 		DecisionSetCostOverhead(w, r->live.cost_overhead);
 	for (int k = 0; k < DECISION_KINDS; k++)
-		(void) DecisionSetMixtureRows(w, k, r->live.have_mix[k] ? &r->live.mix[k] : NULL,
+		(void) DecisionSetMixtureRows(w, k,
+									  r->live.have_mix[k] ? &r->live.mix[k] : NULL,
 									  r->live.mix_task[k]);
 	(void) DecisionInstallModels(w, priors, OwnOf, r,
 								 r->live.have_cost ? &r->live.cost : NULL,
