@@ -76,7 +76,8 @@ EasemlShmemStartupHook(void)
 
 /*
  * Check hook: the policy must be one src/policy.c knows and one the live
- * scheduler can run (PolicyLiveSpec).
+ * scheduler can run (PolicyLiveSpec: every known spec today, the history
+ * mixture's included).
  */
 static bool
 CheckPolicy(char **newval, void **extra, GucSource source)

@@ -701,7 +701,11 @@ PolicyUsesMixture(const PolicyParams *params)
 	return params->mix_arm || PolicyMixScore(params);
 }
 
-/* Whether spec can drive the live scheduler; see policy.h. */
+/*
+ * Whether spec can drive the live scheduler; see policy.h.  Every known
+ * spec can: the refit cycle fits the history mixture the options acq=mix
+ * and mrg=1 need (src/refit.c), as a replay does per draw.
+ */
 int
 PolicyLiveSpec(const char *spec, char *err, size_t errlen)
 {
@@ -709,11 +713,6 @@ PolicyLiveSpec(const char *spec, char *err, size_t errlen)
 
 	if (PolicyParseSpec(spec, &params, err, errlen) != POLICY_OK)
 		return POLICY_BAD_INPUT;
-	if (PolicyUsesMixture(&params))
-	{
-		SpecError(err, errlen, "policy \"%.60s\" uses the history mixture (acq=mix or mrg=1), which only replays fit%s", spec, "");
-		return POLICY_BAD_INPUT;
-	}
 	return POLICY_OK;
 }
 

@@ -282,9 +282,10 @@ extern int	PolicyRegretScore(const PolicyParams *params, int m,
 extern int	PolicyUsesMixture(const PolicyParams *params);
 /*
  * Whether spec can drive the live scheduler (easeml.policy,
- * easeml.set_policy): POLICY_OK, or POLICY_BAD_INPUT with the reason in err
- * -- an unknown spec, or one that needs the history mixture, which only a
- * replay fits (src/mixture.c; the live worker has none to run it with).
+ * easeml.set_policy): POLICY_OK, or POLICY_BAD_INPUT with the reason in err.
+ * Only an unknown spec is refused today: the specs that use the history
+ * mixture run live too (its refit cycle fits the mixture, src/refit.h).
+ * Kept as the one place a replay-only option would be refused.
  */
 extern int	PolicyLiveSpec(const char *spec, char *err, size_t errlen);
 /* Whether the task score is the mixture's remaining regret (mrg=1 with a

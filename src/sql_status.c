@@ -57,8 +57,9 @@ easeml_wake_trigger(PG_FUNCTION_ARGS)
 
 /*
  * easeml._policy_valid(name): is it a policy src/policy.c knows?  A known
- * one the live scheduler cannot run (PolicyLiveSpec) is an error of its
- * own, so that easeml.set_policy does not call it unknown.
+ * one the live scheduler cannot run (PolicyLiveSpec; none today, the
+ * history mixture's run live) is an error of its own, so that
+ * easeml.set_policy does not call it unknown.
  */
 Datum
 easeml_policy_valid(PG_FUNCTION_ARGS)
