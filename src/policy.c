@@ -701,21 +701,6 @@ PolicyUsesMixture(const PolicyParams *params)
 	return params->mix_arm || PolicyMixScore(params);
 }
 
-/*
- * Whether spec can drive the live scheduler; see policy.h.  Every known
- * spec can: the refit cycle fits the history mixture the options acq=mix
- * and mrg=1 need (src/refit.c), as a replay does per draw.
- */
-int
-PolicyLiveSpec(const char *spec, char *err, size_t errlen)
-{
-	PolicyParams params;
-
-	if (PolicyParseSpec(spec, &params, err, errlen) != POLICY_OK)
-		return POLICY_BAD_INPUT;
-	return POLICY_OK;
-}
-
 /* Whether the task score is the mixture's remaining regret; see policy.h. */
 int
 PolicyMixScore(const PolicyParams *params)

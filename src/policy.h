@@ -280,14 +280,6 @@ extern int	PolicyRegretScore(const PolicyParams *params, int m,
 
 /* Whether params use the history mixture (acq=mix or mrg=1). */
 extern int	PolicyUsesMixture(const PolicyParams *params);
-/*
- * Whether spec can drive the live scheduler (easeml.policy,
- * easeml.set_policy): POLICY_OK, or POLICY_BAD_INPUT with the reason in err.
- * Only an unknown spec is refused today: the specs that use the history
- * mixture run live too (its refit cycle fits the mixture, src/refit.h).
- * Kept as the one place a replay-only option would be refused.
- */
-extern int	PolicyLiveSpec(const char *spec, char *err, size_t errlen);
 /* Whether the task score is the mixture's remaining regret (mrg=1 with a
  * greedy EI rule). */
 extern int	PolicyMixScore(const PolicyParams *params);

@@ -2838,22 +2838,25 @@ ClusterRows(double *h, int m, int K, double sd, uint64_t *rng)
 		}
 }
 
-/* Only replays fit the history mixture: the live policy rejects it. */
+/*
+ * The specs the live scheduler takes (easeml.policy, easeml.set_policy):
+ * what PolicyParseSpec accepts, the history mixture's options included.
+ */
 static void
 TestPolicyLiveSpec(void)
 {
 	char		err[256];
+	PolicyParams p;
 
-	CHECK(PolicyLiveSpec("hybrid:cost", err, sizeof(err)) == POLICY_OK, "hybrid:cost runs live");
-	CHECK(PolicyLiveSpec("default", err, sizeof(err)) == POLICY_OK, "default runs live");
-	/* the refit cycle fits the history mixture: its options run live */
-	CHECK(PolicyLiveSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2", err, sizeof(err)) == POLICY_OK,
-		  "acq=mix runs live");
-	CHECK(PolicyLiveSpec("max_ei:cost:mrg=1", err, sizeof(err)) == POLICY_OK,
-		  "mrg=1 runs live");
-	CHECK(PolicyLiveSpec("sometimes", err, sizeof(err)) == POLICY_BAD_INPUT &&
+	CHECK(PolicyParseSpec("hybrid:cost", &p, err, sizeof(err)) == POLICY_OK, "hybrid:cost runs live");
+	CHECK(PolicyParseSpec("default", &p, err, sizeof(err)) == POLICY_OK, "default runs live");
+	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2", &p, err, sizeof(err)) == POLICY_OK &&
+		  PolicyUsesMixture(&p), "acq=mix runs live, with the mixture");
+	CHECK(PolicyParseSpec("max_ei:cost:mrg=1", &p, err, sizeof(err)) == POLICY_OK &&
+		  PolicyUsesMixture(&p), "mrg=1 runs live, with the mixture");
+	CHECK(PolicyParseSpec("sometimes", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
 		  strstr(err, "sometimes") != NULL, "an unknown policy is refused: %s", err);
-	CHECK(PolicyLiveSpec("hybrid:cost:acq=mix:mgp=2", err, sizeof(err)) == POLICY_BAD_INPUT,
+	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:mgp=2", &p, err, sizeof(err)) == POLICY_BAD_INPUT,
 		  "a bad mixture option is refused: %s", err);
 }
 
