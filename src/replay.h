@@ -316,7 +316,12 @@ extern void ReplayOutputFree(ReplayOutput *out);
  * replay) then hold the result.  ReplayAutoFree always.  ReplayAutoChoose
  * does it all at once (scores may be NULL).
  */
-#define REPLAY_AUTO_DRAWS	4
+/*
+ * 8 inner draws, one per step: with 4 the choice between candidates a few
+ * tens of percent apart was mostly noise (docs/scheduler.md 6.4); a step
+ * of the five candidates on 120 Oboe rows takes about 0.4 s.
+ */
+#define REPLAY_AUTO_DRAWS	8
 #define REPLAY_AUTO_MAX		8
 /* at most this many history rows, this many of them tenants (live too) */
 #define REPLAY_AUTO_MAX_ROWS	120

@@ -32,7 +32,9 @@
 # the shared 2-core machine).
 #
 # Environment: SEEDS ("101 ... 110"), DRAWS (2), OVERHEAD (1),
-# OUT (scripts/bench/out).
+# OUT (scripts/bench/out), AUTO_CANDIDATES (an experiment: what default =
+# auto chooses among instead of the live worker's list, easeml-replay
+# --auto-candidates).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -50,7 +52,8 @@ make -s easeml-replay
 replay() {
 	./easeml-replay --quality "$DATA/error_matrix.csv" --error \
 		--cost "$DATA/runtime_matrix.csv" --sizes "$DATA/dataset_sizes.csv" \
-		--thresholds "$THRESHOLDS" --draws "$DRAWS" --overhead "$OVERHEAD" "$@"
+		--thresholds "$THRESHOLDS" --draws "$DRAWS" --overhead "$OVERHEAD" \
+		${AUTO_CANDIDATES:+--auto-candidates "$AUTO_CANDIDATES"} "$@"
 }
 
 # value of KEY= on the RATIO/DEVICES line matching all the given fields
