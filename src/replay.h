@@ -310,7 +310,8 @@ extern void ReplayOutputFree(ReplayOutput *out);
  * playing tenants in each of REPLAY_AUTO_DRAWS seeded draws (or
  * base->auto_draws), and choose the candidate that reached the loss
  * targets soonest (geometric mean of the times; a target never reached
- * counts as twice the draw's last completion).  With fewer than two rows the choice is 0 (hybrid:cost).
+ * counts as twice the draw's last completion).  With fewer than two rows
+ * the choice is 0 (hybrid:cost).
  *
  * In steps, for a caller that must stay responsive: ReplayAutoBegin, then
  * ReplayAutoStep (one inner draw of every candidate) until it returns 1;
