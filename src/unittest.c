@@ -3753,6 +3753,26 @@ TestReplayRandom(void)
 				  c1 == c2 && c1 >= 0 && c1 < 3, "auto chooser: %d then %d", c1, c2);
 			CHECK(ReplayAutoChoose(&cfg, hist, 1, 8, 5, &c3, NULL, err, sizeof(err)) == 0 &&
 				  c3 == 0, "one history row: hybrid:cost (%d)", c3);
+			/* an experiment's inner draw count: that many steps, bounded */
+			{
+				ReplayAutoJob job;
+				int			nstep = 0,
+							arc;
+
+				cfg.auto_draws = 2;
+				arc = ReplayAutoBegin(&cfg, hist, 30, 8, 5, &job, err, sizeof(err));
+				while (arc == 0)
+				{
+					arc = ReplayAutoStep(&job, err, sizeof(err));
+					nstep++;
+				}
+				ReplayAutoFree(&job);
+				CHECK(arc == 1 && nstep == 2, "auto_draws 2: %d steps (%d)", nstep, arc);
+				cfg.auto_draws = REPLAY_AUTO_DRAWS_MAX + 1;
+				CHECK(ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c3, NULL, err, sizeof(err)) ==
+					  REPLAY_BAD_INPUT, "auto_draws out of range refused");
+				cfg.auto_draws = 0;
+			}
 			CHECK(ReplayAutoCandidate(0, nm, sizeof(nm)) && strcmp(nm, "hybrid:cost") == 0 &&
 				  ReplayAutoCandidate(3, nm, sizeof(nm)) == NULL, "candidate names");
 		}
