@@ -345,6 +345,7 @@ AllocTaskArrays(CatTask *t, int K)
 	t->eligible = CallerAlloc(K, true);
 	t->cost = CallerAlloc(sizeof(double) * K, false);
 	t->seconds = CallerAlloc(sizeof(double) * K, false);
+	t->passes = CallerAlloc(sizeof(double) * K, false);
 	t->obs_of = CallerAlloc(sizeof(int) * K, false);
 	t->in_flight = CallerAlloc(sizeof(bool) * K, true);
 	t->is_done = CallerAlloc(sizeof(bool) * K, true);
@@ -352,7 +353,7 @@ AllocTaskArrays(CatTask *t, int K)
 	{
 		t->obs_of[k] = -1;
 		t->cost[k] = 1.0;
-		t->seconds[k] = NAN;
+		t->seconds[k] = t->passes[k] = NAN;
 	}
 }
 

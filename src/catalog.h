@@ -78,6 +78,9 @@ typedef struct CatTask
 	unsigned char *eligible;	/* per model */
 	double	   *cost;			/* per model, easeml.cost_estimates seconds */
 	double	   *seconds;		/* per model, measured seconds, NaN if none */
+	double	   *passes;			/* per model, the passes (metrics "epochs")
+								 * of the run whose seconds those are, NaN
+								 * if none */
 	int		   *obs_of;			/* per model: index in obs_arm, or -1 */
 	bool	   *in_flight;		/* per model: in running_arm */
 	bool	   *is_done;		/* per model: in done_arm */

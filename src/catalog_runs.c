@@ -74,6 +74,7 @@ typedef struct StoredRun
 	double		score;			/* NaN: NULL */
 	double		seconds;		/* NaN: NULL */
 	double		bins;			/* metrics' histogram bins, NaN: none */
+	double		passes;			/* metrics' epochs, NaN: none */
 	char	   *error;
 	char	   *device;
 } StoredRun;
@@ -110,7 +111,9 @@ static int64 n_changed_rows = 0;
 	" coalesce(r.device_kind, 'cpu') = 'cpu', r.device, r.exit_code," \
 	" r.snapshot_version, r.finished_at, r.queued_at," \
 	" CASE WHEN jsonb_typeof(r.metrics -> 'bins') = 'number'" \
-	"      THEN (r.metrics ->> 'bins')::float8 END"
+	"      THEN (r.metrics ->> 'bins')::float8 END," \
+	" CASE WHEN jsonb_typeof(r.metrics -> 'epochs') = 'number'" \
+	"      THEN (r.metrics ->> 'epochs')::float8 END"
 
 static void
 StoreInit(RunStore *store, MemoryContext parent)
@@ -229,6 +232,7 @@ ApplyRows(RunStore *store, int col0)
 		r->finished_at = r->has_finished ? DatumGetTimestampTz(Get(row, col0 + 11)) : 0;
 		r->queued_at = DatumGetTimestampTz(Get(row, col0 + 12));
 		r->bins = GetFloat8(row, col0 + 13, NAN);
+		r->passes = GetFloat8(row, col0 + 14, NAN);
 		pfree(status);
 		applied++;
 	}
@@ -528,11 +532,12 @@ FoldRun(const CatState *state, CatTask *t, const StoredRun *r, MemoryContext cxt
 
 	{
 		/* what the world needs to know changed (src/liveworld.c) */
-		uint64		x[4] = {(uint64) r->model_id, (uint64) status << 8 | (uint64) second, 0, 0};
+		uint64		x[5] = {(uint64) r->model_id, (uint64) status << 8 | (uint64) second, 0, 0, 0};
 
 		memcpy(&x[2], &r->score, sizeof(double));
 		memcpy(&x[3], &cpu_seconds, sizeof(double));
-		for (int j = 0; j < 4; j++)
+		memcpy(&x[4], &r->passes, sizeof(double));
+		for (int j = 0; j < 5; j++)
 			t->runs_sig = (t->runs_sig ^ x[j]) * UINT64CONST(1099511628211);
 	}
 	if (status != 'i')
@@ -543,7 +548,10 @@ FoldRun(const CatState *state, CatTask *t, const StoredRun *r, MemoryContext cxt
 	if (k < 0)
 		return;					/* model disabled or deleted */
 	if (status == 's' && cpu_seconds > 0 && !(t->seconds[k] >= cpu_seconds))
+	{
 		t->seconds[k] = cpu_seconds;	/* the CPU's time: the cost model's */
+		t->passes[k] = r->passes;	/* and the passes it made (costmodel.h) */
+	}
 	if (status == 's' && !isnan(r->score))
 		AddScore(t, k, r->score);
 	else if (status == 'q' || status == 'r')
@@ -654,6 +662,10 @@ TaskDiffers(const CatTask *a, const CatTask *b, int K)
 			  (isnan(a->seconds[k]) && isnan(b->seconds[k]))) ||
 			a->cost[k] != b->cost[k])
 			return "measured seconds or cost estimates";
+	for (int k = 0; k < K; k++)
+		if (!(a->passes[k] == b->passes[k] ||
+			  (isnan(a->passes[k]) && isnan(b->passes[k]))))
+			return "measured passes";
 	if (!(a->n_bins == b->n_bins || (isnan(a->n_bins) && isnan(b->n_bins))))
 		return "histogram bins";
 	if (a->n_bans != b->n_bans)

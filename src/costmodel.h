@@ -166,10 +166,15 @@ extern double CostOverhead(const CostModel *m, double n, double d);
 
 /*
  * log(rate x complexity x the share of its passes it is expected to make)
- * of every arm on one task (K values).
+ * of every arm on one task (K values).  passes (K, NaN = not run; or NULL)
+ * are what the task's own runs reported: an arm that ran makes what it
+ * made, and the others of its family what the model learned moved by the
+ * task's part, which those runs show (the passes a solver needs are set
+ * by the data as much as by the model).
  */
 extern void CostLogBase(const CostModel *m, double n, double d, double c,
-						double folds, double bins, double *log_base);
+						double folds, double bins, const double *passes,
+						double *log_base);
 
 /*
  * A task's fixed part from its own runs: runs whose predicted work is
@@ -193,12 +198,14 @@ extern double CostResidual(double seconds, double overhead, double log_base);
  * Every arm's estimate for one task (bins as in CostLogComplexityBins):
  * cost[k] = overhead + exp(log_base[k] + the residual posterior's mean at
  * k), where the posterior is
- * conditioned on the task's finished runs (seconds, K, NaN = not run).
- * log_base may be NULL; *overhead may be NULL.  Returns 0, -1 on no
- * memory (cost then has the size part only).
+ * conditioned on the task's finished runs (seconds, K, NaN = not run) and
+ * log_base has the passes they reported (passes, as in CostLogBase; or
+ * NULL).  log_base may be NULL; *overhead may be NULL.  Returns 0, -1 on
+ * no memory (cost then has the size part only).
  */
 extern int	CostTaskEstimate(const CostModel *m, double n, double d, double c,
 							 double folds, double bins, const double *seconds,
-							 double *log_base, double *overhead, double *cost);
+							 const double *passes, double *log_base,
+							 double *overhead, double *cost);
 
 #endif							/* EASEML_COSTMODEL_H */

@@ -215,6 +215,7 @@ TaskFree(DecisionTask *t)
 	free(t->avail);
 	free(t->score);
 	free(t->seconds);
+	free(t->passes);
 	free(t->log_base);
 	free(t->fallback);
 	free(t->cost);
@@ -424,7 +425,8 @@ InitFamilyCosts(DecisionWorld *w, DecisionTask *t)
 	GpStateFree(&t->cgp);
 	t->have_cgp = 0;
 	if (CostTaskEstimate(w->family_cost, t->rows, t->features, t->classes, t->folds,
-						 t->bins, t->seconds, t->log_base, &t->overhead, t->cost) < 0)
+						 t->bins, t->seconds, t->passes, t->log_base, &t->overhead,
+						 t->cost) < 0)
 		w->gp_failed++;
 	MarkDirty(w, t, DIRTY_VIEW);
 }
@@ -687,10 +689,11 @@ DecisionAddTask(DecisionWorld *w, const DecisionTaskSpec *s)
 	t->avail = malloc(K);
 	t->score = malloc(sizeof(double) * K);
 	t->seconds = malloc(sizeof(double) * K);
+	t->passes = malloc(sizeof(double) * K);
 	t->log_base = malloc(sizeof(double) * K);
 	t->fallback = malloc(sizeof(double) * K);
 	t->cost = malloc(sizeof(double) * K);
-	if (!t->arm || !t->avail || !t->score || !t->seconds || !t->log_base ||
+	if (!t->arm || !t->avail || !t->score || !t->seconds || !t->passes || !t->log_base ||
 		!t->fallback || !t->cost)
 	{
 		TaskFree(t);
@@ -728,7 +731,7 @@ DecisionAddTask(DecisionWorld *w, const DecisionTaskSpec *s)
 	for (int k = 0; k < K; k++)
 	{
 		t->arm[k] = ArmFits(w, s, k) ? DECISION_ARM_AVAILABLE : DECISION_ARM_INELIGIBLE;
-		t->score[k] = t->seconds[k] = NAN;
+		t->score[k] = t->seconds[k] = t->passes[k] = NAN;
 	}
 	InitCosts(w, t);
 	DecisionResetTask(w, t);
@@ -1028,6 +1031,15 @@ SyncCosts(DecisionWorld *w, DecisionTask *t, const DecisionTaskState *s)
 	{
 		double		sec = s->seconds ? s->seconds[k] : NAN;
 		double		fb = s->fallback_cost ? s->fallback_cost[k] : t->fallback[k];
+		double		p = s->passes && s->passes[k] >= 1 && isfinite(s->passes[k]) ?
+			s->passes[k] : NAN;
+
+		/* the passes a run made: its arm's share and its family's (a new base) */
+		if (!SameBits(p, t->passes[k]) && !(isnan(p) && isnan(t->passes[k])))
+		{
+			t->passes[k] = p;
+			reinit = 1;
+		}
 
 		if (!(isfinite(fb) && fb > 0.0))
 			fb = 1.0;

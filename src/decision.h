@@ -85,6 +85,9 @@ typedef struct DecisionTask
 	unsigned char *avail;		/* K: arm == AVAILABLE (PolicyTopArms) */
 	double	   *score;			/* K: observed score, NaN if none */
 	double	   *seconds;		/* K: measured runtime, NaN if none */
+	double	   *passes;			/* K: the passes that run made (an
+								 * early-stopping trainer's epochs), NaN
+								 * if none */
 	int			n_left;			/* arms available */
 	int			n_obs;
 	int			n_running;
@@ -314,6 +317,8 @@ typedef struct DecisionTaskState
 	unsigned char *state;		/* K: DECISION_ARM_* (ineligible arms stay) */
 	double	   *score;			/* K: best score, NaN if none */
 	const double *seconds;		/* K: measured seconds, NaN if none; or NULL */
+	const double *passes;		/* K: the passes those runs made, NaN if
+								 * none; or NULL */
 	const double *fallback_cost;	/* K: caller's estimates, or NULL */
 	double		bins;			/* histogram bins, once known (> 0); NaN
 								 * or <= 0: what the task had */

@@ -87,6 +87,7 @@ TaskState(const DecisionWorld *w, const DecisionTask *t, unsigned char *state,
 	s->state = state;
 	s->score = score;
 	s->seconds = t->seconds;
+	s->passes = t->passes;
 	s->fallback_cost = NULL;
 	s->bins = t->bins;
 	s->n_runs = t->n_runs;

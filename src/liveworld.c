@@ -283,6 +283,7 @@ SyncTask(DecisionTask *dt, const CatTask *t, bool full)
 		s.state[k] = ArmState(t, k);
 	}
 	s.seconds = t->seconds;
+	s.passes = t->passes;
 	s.fallback_cost = full ? t->cost : NULL;
 	s.bins = t->n_bins;
 	s.n_runs = t->n_runs;

@@ -44,7 +44,14 @@
 	"       greatest(coalesce(t.folds, 1), 1)::float8," \
 	"       (SELECT max((r.metrics ->> 'bins')::float8) FROM easeml.runs r" \
 	"         WHERE r.task_id = t.id AND r.status = 'succeeded'" \
-	"           AND jsonb_typeof(r.metrics -> 'bins') = 'number')" \
+	"           AND jsonb_typeof(r.metrics -> 'bins') = 'number')," \
+	/* the passes of the run whose seconds are measured (catalog_runs.c) */ \
+	"       (SELECT CASE WHEN jsonb_typeof(r.metrics -> 'epochs') = 'number'" \
+	"                    THEN (r.metrics ->> 'epochs')::float8 END" \
+	"          FROM easeml.runs r" \
+	"         WHERE r.task_id = t.id AND r.model_id = m.id AND r.status = 'succeeded'" \
+	"           AND r.seconds > 0 AND coalesce(r.device_kind, 'cpu') = 'cpu'" \
+	"         ORDER BY r.seconds DESC, r.finished_at, r.id LIMIT 1)" \
 	"  FROM easeml.tasks t JOIN easeml.models m ON m.enabled AND t.kind = ANY (m.kinds)" \
 	" ORDER BY t.id, m.id"
 
@@ -60,7 +67,7 @@ Float8Col(HeapTuple tup, TupleDesc desc, int col)
 /* Estimates of one task's rows [from, to) of the SPI result. */
 static void
 EmitTask(ReturnSetInfo *rsinfo, const CostModel *model, const CatState *state,
-		 uint64 from, uint64 to, double *seconds, double *est)
+		 uint64 from, uint64 to, double *seconds, double *passes, double *est)
 {
 	TupleDesc	desc = SPI_tuptable->tupdesc;
 	HeapTuple	first = SPI_tuptable->vals[from];
@@ -68,7 +75,7 @@ EmitTask(ReturnSetInfo *rsinfo, const CostModel *model, const CatState *state,
 	bool		isnull;
 
 	for (int k = 0; k < state->n_models; k++)
-		seconds[k] = NAN;
+		seconds[k] = passes[k] = NAN;
 	for (uint64 i = from; i < to; i++)
 	{
 		int32		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], desc, 5, &isnull));
@@ -78,11 +85,14 @@ EmitTask(ReturnSetInfo *rsinfo, const CostModel *model, const CatState *state,
 			if (state->models[k].id == id)
 				arm[i - from] = k;
 		if (arm[i - from] >= 0)
+		{
 			seconds[arm[i - from]] = Float8Col(SPI_tuptable->vals[i], desc, 6);
+			passes[arm[i - from]] = Float8Col(SPI_tuptable->vals[i], desc, 9);
+		}
 	}
 	(void) CostTaskEstimate(model, Float8Col(first, desc, 2), Float8Col(first, desc, 3),
 							Float8Col(first, desc, 4), Float8Col(first, desc, 7),
-							Float8Col(first, desc, 8), seconds, NULL, NULL, est);
+							Float8Col(first, desc, 8), seconds, passes, NULL, NULL, est);
 	for (uint64 i = from; i < to; i++)
 	{
 		Datum		values[4];
@@ -110,6 +120,7 @@ easeml_cost_estimates(PG_FUNCTION_ARGS)
 	CostModel	model;
 	CostData	data;
 	double	   *seconds,
+			   *passes,
 			   *est;
 	uint64		from = 0;
 
@@ -123,6 +134,7 @@ easeml_cost_estimates(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("could not fit the cost model")));
 	seconds = palloc(sizeof(double) * state.n_models);
+	passes = palloc(sizeof(double) * state.n_models);
 	est = palloc(sizeof(double) * state.n_models);
 	PG_TRY();
 	{
@@ -138,7 +150,7 @@ easeml_cost_estimates(PG_FUNCTION_ARGS)
 				DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)) ==
 				DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[from], SPI_tuptable->tupdesc, 1, &isnull)))
 				continue;
-			EmitTask(rsinfo, &model, &state, from, i, seconds, est);
+			EmitTask(rsinfo, &model, &state, from, i, seconds, passes, est);
 			from = i;
 		}
 		SPI_finish();

@@ -1894,7 +1894,7 @@ TestFamilyCostModel(void)
 	CHECK_NEAR(CostOverhead(&m, 1000, 100), 0.1 + 0.5e-6 * 1e5, 1e-12, "reference overhead");
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(&m, 1000, 100, 2, 1, NAN, seconds, NULL, &o, est);
+	CostTaskEstimate(&m, 1000, 100, 2, 1, NAN, seconds, NULL, NULL, &o, est);
 	CHECK_NEAR(est[2], o + 1e-7 * (200.0 * 800 + 2.26 * 1000 * 100) / 0.16, 1e-9,
 			   "reference estimate of a knn");
 	CostModelFree(&m);
@@ -1932,7 +1932,7 @@ TestFamilyCostModel(void)
 		CostModelFree(&nofit);
 	}
 	/* a new size: every measured arm within 15%, the unmeasured knn within 40% */
-	CostTaskEstimate(&m, 5000, 40, 10, 1, NAN, seconds, base, &o, est);
+	CostTaskEstimate(&m, 5000, 40, 10, 1, NAN, seconds, NULL, base, &o, est);
 	for (int k = 0; k < FC_K; k++)
 	{
 		double		truth = 0.2 + 1e-6 * 5000 * 40 + FcTrueWork(k, 5000, 40, 10);
@@ -1943,7 +1943,7 @@ TestFamilyCostModel(void)
 
 	/* a task twice as slow as the model says: one heavy run rescales */
 	seconds[4] = o + 2 * exp(base[4]);
-	CostTaskEstimate(&m, 5000, 40, 10, 1, NAN, seconds, NULL, NULL, est2);
+	CostTaskEstimate(&m, 5000, 40, 10, 1, NAN, seconds, NULL, NULL, NULL, est2);
 	CHECK(fabs(log(est2[4] / seconds[4])) < 0.1, "the measured arm: about its time (%g vs %g)",
 		  est2[4], seconds[4]);
 	CHECK(est2[0] > 1.05 * est[0] && est2[0] < 1.5 * est[0] &&
@@ -1952,7 +1952,7 @@ TestFamilyCostModel(void)
 	/* a second family member moves more than another family */
 	seconds[4] = NAN;
 	seconds[2] = o + 2 * exp(base[2]);
-	CostTaskEstimate(&m, 5000, 40, 10, 1, NAN, seconds, NULL, NULL, est2);
+	CostTaskEstimate(&m, 5000, 40, 10, 1, NAN, seconds, NULL, NULL, NULL, est2);
 	CHECK(est2[3] / est[3] > est2[0] / est[0], "same family moves more: %g vs %g",
 		  est2[3] / est[3], est2[0] / est[0]);
 	/* a run that was mostly overhead says nothing about the work */
@@ -1966,16 +1966,16 @@ TestFamilyCostModel(void)
 	CHECK_NEAR(CostResidual(seconds[0], o, log(5 * o)), log(0.25 / 5), 1e-12,
 			   "a run far shorter than its expected work: floored work, a large negative residual");
 	/* ... but it measures the task's overhead, if its predicted work is small */
-	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, base, &o, est2);
+	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, NULL, base, &o, est2);
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
 	seconds[0] = 4 * CostOverhead(&m, 50, 2);
-	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, NULL, &o, est2);
+	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, NULL, NULL, &o, est2);
 	CHECK(o > 1.8 * CostOverhead(&m, 50, 2) && o < 4 * CostOverhead(&m, 50, 2),
 		  "a small task's own overhead counts (%g vs the model's %g)", o, CostOverhead(&m, 50, 2));
 	/* ... and no run is shorter than the overhead: a large task's line overshoots */
 	seconds[0] = 0.5 * CostOverhead(&m, 1e6, 100);
-	CostTaskEstimate(&m, 1e6, 100, 2, 1, NAN, seconds, NULL, &o, est2);
+	CostTaskEstimate(&m, 1e6, 100, 2, 1, NAN, seconds, NULL, NULL, &o, est2);
 	CHECK(fabs(o - seconds[0]) < 1e-12,
 		  "a run shorter than the model's overhead caps it (%g vs the model's %g)",
 		  o, CostOverhead(&m, 1e6, 100));
@@ -1999,8 +1999,8 @@ TestFamilyCostModel(void)
 	CHECK(CostModelFitData(&m, fc_arms, FC_K, &fc_data) == 0, "fit with regression tasks");
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(&m, 3000, 20, 1, 1, NAN, seconds, NULL, &o, est);
-	CostTaskEstimate(&m, 3000, 20, 2, 1, NAN, seconds, NULL, NULL, est2);
+	CostTaskEstimate(&m, 3000, 20, 1, 1, NAN, seconds, NULL, NULL, &o, est);
+	CostTaskEstimate(&m, 3000, 20, 2, 1, NAN, seconds, NULL, NULL, NULL, est2);
 	CHECK((est[4] - o) / (est2[4] - o) > 2.5 && (est[4] - o) / (est2[4] - o) < 5,
 		  "a family's regression tasks learn their own rate (%g x)", (est[4] - o) / (est2[4] - o));
 	CHECK(fabs(log((est[0] - o) / (est2[0] - o))) < 0.2,
@@ -2084,7 +2084,7 @@ TestCostFoldsAndPasses(void)
 	CHECK(CostModelFitData(&m, pa, PK, NULL) == 0, "reference fit");
 	for (int k = 0; k < PK; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(&m, 1000, 10, 2, 1, NAN, seconds, base, &o, est);
+	CostTaskEstimate(&m, 1000, 10, 2, 1, NAN, seconds, NULL, base, &o, est);
 	CHECK_NEAR(base[0], log(1e-4 * 1000 * 10 * 0.5), 1e-9, "reference: 50 of 100 passes");
 	CHECK_NEAR(base[2], log(1e-8) + CostLogComplexity(&pa[2], 1000, 10, 2) + log(100 / 200.0), 1e-9,
 			   "reference mlp: 100 of its 200 epochs");
@@ -2123,7 +2123,7 @@ TestCostFoldsAndPasses(void)
 		  m.log_stop[1] > log(7), "passes learned per model: %g, %g", exp(m.log_stop[0]), exp(m.log_stop[1]));
 	CHECK(isnan(m.log_stop[3]), "no passes for a family that does not stop early");
 	/* a new task: the convergent arm costs less than its twin; the mlp's 30 epochs */
-	CostTaskEstimate(&m, 3000, 20, 3, 1, NAN, seconds, base, &o, est);
+	CostTaskEstimate(&m, 3000, 20, 3, 1, NAN, seconds, NULL, base, &o, est);
 	CHECK(base[1] < base[0] - log(1.5), "fewer passes, less time (%g vs %g s)", exp(base[1]), exp(base[0]));
 	{
 		double		truth = 2 * 1e-8 * exp(CostLogComplexity(&pa[2], 3000, 20, 3)) * 30 /
@@ -2132,7 +2132,7 @@ TestCostFoldsAndPasses(void)
 		CHECK(fabs(base[2] - log(truth)) < 0.3, "mlp: 30 of its 167 epochs (%g s for %g)", exp(base[2]), truth);
 	}
 	/* a large task whose most epochs are fewer than the learned stop: all of them */
-	CostTaskEstimate(&m, 1e6, 20, 3, 1, NAN, seconds, base, &o, est);
+	CostTaskEstimate(&m, 1e6, 20, 3, 1, NAN, seconds, NULL, base, &o, est);
 	CHECK_NEAR(base[2], m.log_rate[2] + CostLogComplexity(&pa[2], 1e6, 20, 3), 1e-9,
 			   "10 epochs at most: the mlp makes them all");
 	CostModelFree(&m);
@@ -2204,7 +2204,7 @@ TestDecisionFamilyCost(void)
 	t = DecisionAddTask(&w, &s);
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, NAN, seconds, NULL, NULL, est);
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, NAN, seconds, NULL, NULL, NULL, est);
 	for (int k = 0; k < FC_K; k++)
 		CHECK(t && fabs(t->cost[k] - est[k]) < 1e-9 * est[k], "arm %d: world %g, model %g",
 			  k, t ? t->cost[k] : NAN, est[k]);
@@ -2234,10 +2234,10 @@ TestDecisionFamilyCost(void)
 	t = DecisionAddTask(&w, &s);
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(w.family_cost, 2000, 20, 5, 5, NAN, seconds, NULL, NULL, est);
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 5, NAN, seconds, NULL, NULL, NULL, est);
 	CHECK(t && fabs(t->cost[2] - est[2]) < 1e-9 * est[2], "5 folds: world %g, model %g",
 		  t ? t->cost[2] : NAN, est[2]);
-	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, NAN, seconds, NULL, NULL, est2);
+	CostTaskEstimate(w.family_cost, 2000, 20, 5, 1, NAN, seconds, NULL, NULL, NULL, est2);
 	CHECK(est[2] < est2[2], "knn: 5 folds of 400 rows cost less than one split of 2,000 (%g vs %g)",
 		  est[2], est2[2]);
 	DecisionWorldFree(&w);
@@ -2315,7 +2315,7 @@ TestCostBinsAndPasses(void)
 	CHECK(CostModelFitData(&m, ba, BK, NULL) == 0, "reference fit");
 	for (int k = 0; k < BK; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(&m, 1000, 10, 2, 1, NAN, seconds, base, &o, est);
+	CostTaskEstimate(&m, 1000, 10, 2, 1, NAN, seconds, NULL, base, &o, est);
 	CHECK_NEAR(base[1], log(1e-4 * 1000 * 10 * sqrt(0.1)), 1e-9, "reference svm: sqrt(100 / 1,000)");
 	CostModelFree(&m);
 
@@ -2352,8 +2352,8 @@ TestCostBinsAndPasses(void)
 		  "gbt: one rate from tasks of few and of many bins (%g)", exp(m.log_rate[0]));
 	CHECK_NEAR(m.log_rate[1], m.log_rate[2], 1e-6,
 			   "svm: one rate per fit of all passes, whatever the passes made");
-	CostTaskEstimate(&m, 3000, 20, 3, 1, 20 * 14, seconds, base, &o, est);
-	CostTaskEstimate(&m, 3000, 20, 3, 1, NAN, seconds, base2, &o, est2);
+	CostTaskEstimate(&m, 3000, 20, 3, 1, 20 * 14, seconds, NULL, base, &o, est);
+	CostTaskEstimate(&m, 3000, 20, 3, 1, NAN, seconds, NULL, base2, &o, est2);
 	CHECK_NEAR(base[0] - base2[0],
 			   CostLogComplexityBins(&ba[0], 3000, 20, 3, 1, 20 * 14) - CostLogComplexityK(&ba[0], 3000, 20, 3, 1),
 			   1e-9, "a task's bins, once known, replace the bound");
@@ -2385,7 +2385,7 @@ TestCostBinsAndPasses(void)
 	s.classes = 3;
 	s.id = 9;
 	t = DecisionAddTask(&w, &s);
-	CostTaskEstimate(w.family_cost, 3000, 20, 3, 1, NAN, seconds, NULL, NULL, est);
+	CostTaskEstimate(w.family_cost, 3000, 20, 3, 1, NAN, seconds, NULL, NULL, NULL, est);
 	CHECK(t && fabs(t->cost[0] - est[0]) < 1e-9 * est[0], "bins unknown: world %g, model %g",
 		  t ? t->cost[0] : NAN, est[0]);
 	for (int k = 0; k < BK; k++)
@@ -2400,7 +2400,7 @@ TestCostBinsAndPasses(void)
 	ts.bins = 20 * 14;
 	if (t)
 		DecisionSyncTask(&w, t, &ts);
-	CostTaskEstimate(w.family_cost, 3000, 20, 3, 1, 20 * 14, seconds, NULL, NULL, est2);
+	CostTaskEstimate(w.family_cost, 3000, 20, 3, 1, 20 * 14, seconds, NULL, NULL, NULL, est2);
 	CHECK(t && fabs(t->cost[0] - est2[0]) < 1e-9 * est2[0] && est2[0] < 0.5 * est[0],
 		  "a sync with the bins: world %g, model %g (was %g)", t ? t->cost[0] : NAN, est2[0], est[0]);
 	ts.bins = NAN;
@@ -2409,6 +2409,130 @@ TestCostBinsAndPasses(void)
 	CHECK(t && fabs(t->cost[0] - est2[0]) < 1e-9 * est2[0], "a sync without bins keeps them");
 	DecisionWorldFree(&w);
 	RefitFree(&r);
+}
+
+/*
+ * The passes of an early-stopping family on a task (CostLogBase): an arm
+ * that ran on the task takes the share of its passes it made, an arm that
+ * did not the passes the model learned moved by what the task's runs of
+ * the same family made (a task part; a run that made its most passes only
+ * says "at least"), other families nothing.  The world passes a synced
+ * task's passes on.  Runs of two mlp-like arms on tasks of 1,000 rows (at
+ * most 200 passes): arm 0 makes 100, arm 1 50, at the reference rate.
+ */
+static void
+TestCostTaskPasses(void)
+{
+	enum {MC = 6, PK = 4};
+	/* formula, family, work, width, inner, out, per_class, ref_rate, max_passes, ref_passes, pass_power */
+	static const CostArm pa[PK] = {
+		{COST_MLP, 0, 1, 64, 0, 0, 0, 1e-9, 0, 100, 1},	/* mlp-64 */
+		{COST_MLP, 0, 1, 256, 0, 0, 0, 1e-9, 0, 100, 1},	/* mlp-256 */
+		{COST_LINEAR, 1, 1, 0, 0, 0, 1, 1e-6, 100, 30, 1},	/* softmax */
+		{COST_BOOST, 2, 1, 0, 0, 0, 1, 1e-6, 0, 0, 0},	/* gbt */
+	};
+	double		sizes[3 * MC],
+				sec[MC * PK],
+				passes[MC * PK],
+				own[PK],
+				seconds[PK],
+				none[PK],
+				up[PK],
+				down[PK],
+				mine[PK],
+				est[PK];
+	CostData	data = {MC, sizes, NULL, sec, NULL, passes, NULL};
+	CostModel	m;
+	DecisionWorld w;
+	DecisionTaskSpec s;
+	DecisionTaskState ts;
+	DecisionTask *t;
+	unsigned char state[PK];
+	double		score[PK];
+
+	for (int i = 0; i < MC; i++)
+	{
+		sizes[3 * i] = 1000;
+		sizes[3 * i + 1] = 10 + i;
+		sizes[3 * i + 2] = 3;
+		for (int k = 0; k < PK; k++)
+		{
+			double		p = k == 0 ? 100 : k == 1 ? 50 : k == 2 ? 30 : NAN;
+			double		share = k < 3 ? p / CostMaxPasses(&pa[k], 1000, 1) : 1;
+
+			passes[i * PK + k] = p;
+			sec[i * PK + k] = 0.2 + pa[k].ref_rate * share *
+				exp(CostLogComplexity(&pa[k], 1000, 10 + i, 3));
+		}
+	}
+	CHECK(CostModelFitData(&m, pa, PK, &data) == 0, "fit with passes");
+	CHECK(CostMaxPasses(&pa[0], 1000, 1) == 200, "1,000 rows: an mlp makes at most 200 passes");
+	for (int k = 0; k < PK; k++)
+		own[k] = seconds[k] = NAN;
+	CostLogBase(&m, 2000, 12, 3, 1, NAN, NULL, none);
+	CostLogBase(&m, 2000, 12, 3, 1, NAN, own, est);
+	for (int k = 0; k < PK; k++)
+		CHECK(fabs(est[k] - none[k]) < 1e-12, "no runs on the task: its passes change nothing (arm %d)", k);
+
+	/* the task's arm 0 made all its 200 passes: arm 1 is expected to make more */
+	own[0] = 200;
+	CostLogBase(&m, 2000, 12, 3, 1, NAN, own, up);
+	CHECK(fabs(up[0] - none[0] - log(200 / exp(m.log_stop[0]))) < 1e-9,
+		  "an arm that ran makes the passes it made (%g learned)", exp(m.log_stop[0]));
+	CHECK(up[1] > none[1] + 0.3 && up[1] <= none[1] - m.log_stop[1] + log(200.0) + 1e-9,
+		  "its family's other arm: more passes, at most its most (%+.3f)", up[1] - none[1]);
+	CHECK_NEAR(up[2], none[2], 1e-12, "another family's passes: unchanged");
+	CHECK_NEAR(up[3], none[3], 1e-12, "a family that does not stop early: unchanged");
+
+	/* arm 0 made half what the model learned: arm 1 about half, shrunk a little */
+	own[0] = 50;
+	CostLogBase(&m, 2000, 12, 3, 1, NAN, own, down);
+	CHECK(down[1] < none[1] - 0.5 * log(2.0) && down[1] > none[1] - log(2.0),
+		  "a task that stops early: its other arms expected short (%+.3f)", down[1] - none[1]);
+
+	/* arm 1 ran too: its own passes, whatever arm 0's say */
+	own[1] = 150;
+	CostLogBase(&m, 2000, 12, 3, 1, NAN, own, mine);
+	CHECK_NEAR(mine[1] - none[1], log(150.0) - m.log_stop[1], 1e-9, "arm 1's own passes");
+
+	/* the world: a sync with the passes moves arm 1's estimate as the model does */
+	MakeWorld(&w, PK, "hybrid:cost", 1);
+	CHECK(DecisionSetFamilyCost(&w, &m) == POLICY_OK, "family cost installed");
+	memset(&s, 0, sizeof(s));
+	s.kind = DECISION_CLASSIFICATION;
+	s.rows = 2000;
+	s.features = 12;
+	s.classes = 3;
+	s.id = 5;
+	t = DecisionAddTask(&w, &s);
+	for (int k = 0; k < PK; k++)
+	{
+		state[k] = DECISION_ARM_AVAILABLE;
+		score[k] = NAN;
+		own[k] = NAN;
+	}
+	own[0] = 200;
+	seconds[0] = 0.2 + exp(up[0]);
+	state[0] = DECISION_ARM_OBSERVED;
+	score[0] = 0.5;
+	memset(&ts, 0, sizeof(ts));
+	ts.state = state;
+	ts.score = score;
+	ts.seconds = seconds;
+	ts.passes = own;
+	if (t)
+		DecisionSyncTask(&w, t, &ts);
+	CostTaskEstimate(&m, 2000, 12, 3, 1, NAN, seconds, own, NULL, NULL, est);
+	CHECK(t && fabs(t->cost[1] - est[1]) < 1e-9 * est[1], "world %g, model %g",
+		  t ? t->cost[1] : NAN, est[1]);
+	CostTaskEstimate(&m, 2000, 12, 3, 1, NAN, seconds, NULL, NULL, NULL, none);
+	CHECK(est[1] > 1.3 * none[1], "the passes lift arm 1 (%g s vs %g s without)", est[1], none[1]);
+	ts.passes = NULL;
+	if (t)
+		DecisionSyncTask(&w, t, &ts);
+	CHECK(t && fabs(t->cost[1] - none[1]) < 1e-9 * none[1], "a sync without passes: none known");
+	DecisionWorldFree(&w);
+	CostModelFree(&m);
 }
 
 /*
@@ -2433,14 +2557,14 @@ TestCostOverheadRuns(void)
 	o_model = CostOverhead(&m, 50, 2);
 	for (int k = 0; k < FC_K; k++)
 		seconds[k] = NAN;
-	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, base, &o, est0);
+	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, NULL, base, &o, est0);
 	for (int k = 0; k < 4; k++)
 		CHECK(exp(base[k]) < 0.1 * o_model, "arm %d: tiny work on 50 rows", k);
 	seconds[0] = 0.8 * o_model;
 	seconds[1] = 1.6 * o_model;
 	seconds[2] = 2.4 * o_model;
 	seconds[3] = 2.0 * o_model;
-	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, NULL, &o, est);
+	CostTaskEstimate(&m, 50, 2, 2, 1, NAN, seconds, NULL, NULL, &o, est);
 	CHECK(o > 1.2 * o_model && o < 2.0 * o_model,
 		  "the overhead-bound runs set the task's overhead (%g; the model's %g, the shortest run %g)",
 		  o, o_model, seconds[0]);
@@ -4028,6 +4152,7 @@ main(void)
 	TestDecisionFamilyCost();
 	TestRefitCostCold();
 	TestCostBinsAndPasses();
+	TestCostTaskPasses();
 	TestCostOverheadRuns();
 	TestRefitTwice();
 	TestAutoPolicy();
