@@ -69,6 +69,8 @@ reject "--auto-candidates: auto candidates: \"default\" is auto itself" --auto-c
 reject "--auto-candidates: auto candidates \"popular,,rr\": 1 to 8 specs" --auto-candidates popular,,rr
 reject "--auto-candidates: auto candidates \",rr\": 1 to 8 specs" --auto-candidates ,rr
 reject "--auto-candidates: unknown policy \"nope\"" --auto-candidates popular,nope
+reject "--auto-draws must be an integer" --auto-draws 0
+reject "--auto-draws must be an integer" --auto-draws 65
 
 # accepted: the subnormal cell parses, identical rows are counted
 checks=$((checks + 1))

@@ -45,11 +45,15 @@ SET ROLE regress_lab_a;
 SELECT try($$SELECT * FROM easeml.policy_status$$);
 RESET ROLE;
 SELECT try($$SELECT easeml.set_policy('sometimes')$$);
--- a policy that needs the history mixture runs in replays only: the live
--- scheduler has none to run it with
-SELECT try($$SELECT easeml.set_policy('hybrid:cost:acq=mix')$$);
-SELECT try($$SELECT easeml.set_policy('max_ei:cost:mrg=1')$$);
+-- a policy that uses the history mixture runs live too: the refit cycle
+-- fits the mixture from the history rows; a bad option is still refused
+SELECT easeml.set_policy('hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2');
+SELECT setting, auto, running FROM easeml.policy_status;
+SELECT easeml.set_policy('max_ei:cost:mrg=1');
+SELECT try($$SELECT easeml.set_policy('hybrid:cost:acq=mix:mgp=2')$$);
 ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix';
+ALTER SYSTEM RESET easeml.policy;
+ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix:mgp=2';
 SELECT easeml.set_policy(NULL) = current_setting('easeml.policy') AS back_to_guc;
 SELECT count(*) AS overrides FROM easeml.settings WHERE key = 'policy';
 

@@ -109,10 +109,45 @@ SELECT count(*) AS tasks_left FROM easeml.tasks;
 SELECT try($$SELECT easeml.drop_task('b_points')$$);
 RESET ROLE;
 
+-- [quota] an administrator limits a tenant's tasks and the usable rows of
+-- a task's source; what is over a limit is refused and loses nothing
+SELECT easeml.set_tenant_limits('regress_lab_b', max_tasks => 1, max_rows => 25);
+SELECT try($$SELECT easeml.set_tenant_limits('regress_lab_b', max_tasks => 0)$$);
+SELECT try($$SELECT easeml.set_tenant_limits('regress_nobody', 1)$$);
+SELECT try($$SELECT easeml.set_tenant_limits(NULL, 1)$$);
+CREATE TABLE public.points_small AS SELECT * FROM public.points WHERE x1 <= 10;
+GRANT SELECT ON public.points_small TO regress_lab_b;
+SET ROLE regress_lab_b;
+SELECT name, max_parallel, max_tasks, max_rows FROM easeml.tenants;
+SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('big', 'public.points', 'label')$$);
+-- two rows of one INSERT: the second sees the first
+SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('small', 'public.points_small', 'label'),
+	('small_b', 'public.points_small', 'label')$$);
+SELECT count(*) AS tasks FROM easeml.tasks;
+SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('small', 'public.points_small', 'label')$$);
+SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('small2', 'public.points_small', 'label')$$);
+SELECT try($$SELECT easeml.set_tenant_limits('regress_lab_b', 5)$$);
+RESET ROLE;
+-- the source grows past the limit: the refresh is refused, the snapshot kept
+INSERT INTO public.points_small SELECT * FROM public.points WHERE x1 > 10;
+SET ROLE regress_lab_b;
+SELECT try($$SELECT easeml.refresh('small')$$);
+SELECT name, n_rows, snapshot_version FROM easeml.tasks;
+RESET ROLE;
+-- re-adding the tenant keeps its limits; NULL lifts them
+SELECT easeml.add_tenant('regress_lab_b', 2);
+SELECT name, max_tasks, max_rows FROM easeml.tenants WHERE name = 'regress_lab_b';
+SELECT easeml.set_tenant_limits('regress_lab_b');
+SET ROLE regress_lab_b;
+SELECT try($$SELECT easeml.refresh('small')$$);
+SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('small2', 'public.points_small', 'label')$$);
+SELECT name, n_rows, snapshot_version FROM easeml.tasks ORDER BY name;
+RESET ROLE;
+
 -- clean up
 RESET ROLE;
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_%';
-DROP TABLE public.points;
+DROP TABLE public.points, public.points_small;
 DROP FUNCTION public.try(text);
 DROP OWNED BY regress_lab_a, regress_lab_b;
 DROP ROLE regress_lab_a, regress_lab_b;

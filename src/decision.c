@@ -489,27 +489,45 @@ DecisionSetPrior(DecisionWorld *w, int kind, const GpPrior *prior)
 int
 DecisionSetMixture(DecisionWorld *w, int kind, const MixPrior *mix)
 {
+	return DecisionSetMixtureRows(w, kind, mix, NULL);
+}
+
+int
+DecisionSetMixtureRows(DecisionWorld *w, int kind, const MixPrior *mix,
+					   const int64_t *row_task)
+{
+	int			rc = POLICY_OK;
+
 	if (kind < 0 || kind >= DECISION_KINDS || (mix && mix->K != w->K))
 		return POLICY_BAD_INPUT;
 	if (mix && mix->m > w->mix_cap)
 	{
 		double	   *a = realloc(w->mix_w, sizeof(double) * mix->m);
-		double	   *b;
+		double	   *b = a ? realloc(w->mix_off, sizeof(double) * mix->m) : NULL;
 
-		if (a == NULL)
-			return POLICY_NO_MEMORY;
-		w->mix_w = a;
-		b = realloc(w->mix_off, sizeof(double) * mix->m);
-		if (b == NULL)
-			return POLICY_NO_MEMORY;
-		w->mix_off = b;
-		w->mix_cap = mix->m;
+		if (a != NULL)
+			w->mix_w = a;
+		if (b != NULL)
+			w->mix_off = b;
+		if (a != NULL && b != NULL)
+			w->mix_cap = mix->m;
+		else
+		{
+			/*
+			 * The caller may have replaced the contents of the mixture in
+			 * use (the refit's live set): scratch too short for the new
+			 * one must not meet it, so the kind goes without.
+			 */
+			mix = NULL;
+			rc = POLICY_NO_MEMORY;
+		}
 	}
 	w->mix[kind] = mix;
+	w->mix_task[kind] = mix ? row_task : NULL;
 	for (int i = 0; i < w->n_tasks; i++)
 		if (w->tasks[i]->kind == kind)
 			MarkDirty(w, w->tasks[i], DIRTY_VIEW | DIRTY_ELIG);
-	return POLICY_OK;
+	return rc;
 }
 
 int
@@ -1257,12 +1275,18 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 			PolicyTenantView *v)
 {
 	const MixPrior *mp = w->mix[t->kind];
+	const int64_t *owner = w->mix_task[t->kind];
+	int			own = -1;
 	double		bw;
 	int			rc;
 
 	if (mp == NULL || !PolicyUsesMixture(&w->params))
 		return POLICY_OK;
-	bw = MixWeights(mp, &w->params, t->score, w->mix_w, w->mix_off);
+	/* the task's own history row, if the mixture has one (m ints: cheap) */
+	for (int r = 0; owner != NULL && r < mp->m && own < 0; r++)
+		if (owner[r] != 0 && owner[r] == t->id)
+			own = r;
+	bw = MixWeightsExcept(mp, &w->params, t->score, own, w->mix_w, w->mix_off);
 	if (w->params.mix_arm)
 	{
 		PolicyTenantView mv = *v;

@@ -140,6 +140,9 @@ typedef struct DecisionWorld
 	const MixPrior *mix[DECISION_KINDS];	/* borrowed, or NULL: the
 											 * mixture options (acq=mix,
 											 * mrg=1) use the GP */
+	const int64_t *mix_task[DECISION_KINDS];	/* borrowed, or NULL: each
+												 * mixture row's task id,
+												 * 0 for none */
 	double	   *mix_w;			/* scratch: row weights, offsets */
 	double	   *mix_off;
 	int			mix_cap;
@@ -248,6 +251,15 @@ extern int	DecisionSetFamilyCost(DecisionWorld *w, const CostModel *model);
  * prior use their kind's mixture too.
  */
 extern int	DecisionSetMixture(DecisionWorld *w, int kind, const MixPrior *mix);
+/*
+ * DecisionSetMixture, with each mixture row's task id (m values, 0: a row
+ * of no task; borrowed, or NULL): a task's own row weighs 0 for it, as its
+ * own GP prior leaves its row out (the live scheduler's history holds the
+ * rows of active tasks, src/refit.h).  On failure the kind has none.
+ */
+extern int	DecisionSetMixtureRows(DecisionWorld *w, int kind,
+								   const MixPrior *mix,
+								   const int64_t *row_task);
 /* Cost model and its known arms (both borrowed; NULL: fallbacks only). */
 extern int	DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 								 const unsigned char *known);

@@ -17,6 +17,12 @@
  *	 LiveWorldSync does for a task whose result is new), DecisionNext picks
  *	 the next (task, candidate), DecisionStart records it as running.
  *
+ * An optional third argument is the policy spec (default "hybrid"); one
+ * that uses the history mixture (acq=mix, mrg=1) gets the mixture fitted
+ * on the bench's history, as the refit cycle fits it (src/refit.c), with
+ * the fit timed apart (it is off the decision path).  decision.sh keeps
+ * the default: its scikit-learn peer makes hybrid's decisions.
+ *
  * That sequence is timed per decision.  It writes DIR/sequence.csv so that
  * scripts/bench/decision_sklearn.py makes the same decisions.  Besides the
  * per-decision time it reports what one full LiveWorldSync pass over every
@@ -98,8 +104,9 @@ TaskState(const DecisionWorld *w, const DecisionTask *t, unsigned char *state,
  * (task i last served at T n - n + i).
  */
 static int
-BuildWorld(DecisionWorld *w, GpPrior *prior, const ReplayMatrix *hist,
-		   const ReplayMatrix *truth, const ReplayMatrix *obs)
+BuildWorld(DecisionWorld *w, GpPrior *prior, MixPrior *mix, const char *spec,
+		   const ReplayMatrix *hist, const ReplayMatrix *truth,
+		   const ReplayMatrix *obs)
 {
 	int			n = truth->rows;
 	int			K = truth->cols;
@@ -111,9 +118,19 @@ BuildWorld(DecisionWorld *w, GpPrior *prior, const ReplayMatrix *hist,
 	opt.kernel = GP_KERNEL_RBF;
 	if (GpPriorFit(hist->data, hist->rows, K, &opt, prior) < 0)
 		return -1;
-	if (PolicyParseSpec("hybrid", &pp, NULL, 0) != 0 ||
+	if (PolicyParseSpec(spec, &pp, NULL, 0) != 0 ||
 		DecisionWorldInit(w, K, NULL, NULL, &pp) != 0)
 		return -1;
+	if (PolicyUsesMixture(&pp))
+	{
+		double		t0 = Now();
+
+		if (MixPriorFit(mix, hist->data, hist->rows, K, 0.0) != 0 ||
+			DecisionSetMixture(w, DECISION_CLASSIFICATION, mix) != 0)
+			return -1;
+		printf("# history mixture: %d rows, fitted in %.1f ms (refit cycle, off the decision path), bandwidth %.4f\n",
+			   mix->m, (Now() - t0) * 1e3, mix->bw);
+	}
 	w->slots = 2;
 	w->tenant_cap = -1;
 	w->explain = 1;
@@ -240,6 +257,8 @@ main(int argc, char **argv)
 				truth,
 				obs;
 	GpPrior		prior;
+	MixPrior	mix;
+	const char *spec = "hybrid";
 	DecisionWorld w;
 	unsigned char *state;
 	double	   *score,
@@ -256,19 +275,22 @@ main(int argc, char **argv)
 	openblas_set_num_threads(1);
 	if (argc < 2)
 	{
-		fprintf(stderr, "usage: easeml-decision-bench DUMP_DIR [DECISIONS]\n");
+		fprintf(stderr, "usage: easeml-decision-bench DUMP_DIR [DECISIONS [POLICY]]\n");
 		return 2;
 	}
 	dir = argv[1];
 	if (argc > 2)
 		N = atoi(argv[2]);
+	if (argc > 3)
+		spec = argv[3];
+	memset(&mix, 0, sizeof(mix));
 	if (N <= 0 || !ReadOrDie(dir, "history.csv", &hist) ||
 		!ReadOrDie(dir, "truth.csv", &truth) ||
 		!ReadOrDie(dir, "observations.csv", &obs))
 		return 2;
 	n = truth.rows;
 	K = truth.cols;
-	if (BuildWorld(&w, &prior, &hist, &truth, &obs) != 0)
+	if (BuildWorld(&w, &prior, &mix, spec, &hist, &truth, &obs) != 0)
 		return 1;
 
 	state = malloc(K);
@@ -286,8 +308,8 @@ main(int argc, char **argv)
 		return 1;
 	qsort(ms, done, sizeof(double), CmpDouble);
 	printf("# easeml-decision-bench: the worker's DecisionSyncTask + DecisionNext (src/decision.c)\n");
-	printf("# tasks=%d tenants=%d arms=%d obs/task=%d decisions=%d policy=hybrid fair-share=on slots=2 explain=on openblas_threads=1\n",
-		   n, (n + TASKS_PER_TENANT - 1) / TASKS_PER_TENANT, K, obs.rows / n, done);
+	printf("# tasks=%d tenants=%d arms=%d obs/task=%d decisions=%d policy=%s fair-share=on slots=2 explain=on openblas_threads=1\n",
+		   n, (n + TASKS_PER_TENANT - 1) / TASKS_PER_TENANT, K, obs.rows / n, done, spec);
 	printf("# mean per decision: sync of the ended task %.2f us, next (refresh + pick + runner-ups) %.2f us\n",
 		   done ? t_sync / done * 1e6 : NAN, done ? t_next / done * 1e6 : NAN);
 	printf("# one full sync of every task with nothing changed (once per catalog load): %.3f ms\n",
@@ -297,6 +319,7 @@ main(int argc, char **argv)
 	if (WriteSequence(dir, seq_t, seq_a, done) != 0)
 		return 1;
 	DecisionWorldFree(&w);
+	MixPriorFree(&mix);
 	GpPriorFree(&prior);
 	ReplayMatrixFree(&hist);
 	ReplayMatrixFree(&truth);

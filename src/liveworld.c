@@ -555,6 +555,33 @@ DescribePrior(const CatState *state, const DecisionTask *dt, StringInfo why)
 					 seed, tasks, dt->own_prior ? ", without this task's own scores" : "");
 }
 
+/*
+ * The history mixture the policy ranks by (acq=mix, mrg=1): how many rows
+ * weigh for this task (its own row does not), or that there is none yet
+ * and the GP ranks alone (decision.c).
+ */
+static void
+DescribeMixture(const DecisionTask *dt, StringInfo why)
+{
+	const MixPrior *mp = world.mix[dt->kind];
+	const int64_t *owner = world.mix_task[dt->kind];
+	bool		own = false;
+
+	if (!PolicyUsesMixture(&world.params))
+		return;
+	if (mp == NULL)
+	{
+		appendStringInfoString(why, "; history mixture: none yet (fewer than 2 history rows of this kind, or no refit yet), ranked by the GP");
+		return;
+	}
+	for (int r = 0; owner != NULL && r < mp->m; r++)
+		own |= owner[r] == dt->id;
+	appendStringInfo(why, "; history mixture: %d row(s)%s, bandwidth %.3g",
+					 mp->m - (own ? 1 : 0), own ? " besides this task's own" : "",
+					 world.params.mix_bw > 0 ? world.params.mix_bw :
+					 world.params.mix_shift ? mp->bw_shift : mp->bw);
+}
+
 /* Why the task would or would not get the next free slot. */
 static void
 DescribeTurn(const CatTask *t, DecisionTask *dt, StringInfo why)
@@ -615,6 +642,7 @@ LiveWorldExplain(const CatState *state, int64 task_id, DecisionCandidate *out,
 	DescribeTurn(t, dt, why);
 	appendStringInfo(why, "; candidates ranked by %s", PolicyAcqUnit(&world.params));
 	DescribePrior(state, dt, why);
+	DescribeMixture(dt, why);
 	return n;
 }
 

@@ -278,6 +278,13 @@ double
 MixWeights(const MixPrior *mp, const PolicyParams *params,
 		   const double *score, double *w, double *off)
 {
+	return MixWeightsExcept(mp, params, score, -1, w, off);
+}
+
+double
+MixWeightsExcept(const MixPrior *mp, const PolicyParams *params,
+				 const double *score, int skip, double *w, double *off)
+{
 	double		bw = params->mix_bw > 0.0 ? params->mix_bw :
 		(params->mix_shift ? mp->bw_shift : mp->bw);
 	double		c = 0.5 / (bw * bw),
@@ -309,7 +316,7 @@ MixWeights(const MixPrior *mp, const PolicyParams *params,
 				d2 += d * d;
 			}
 		off[r] = o;
-		w[r] = -c * d2;
+		w[r] = r == skip ? -INFINITY : -c * d2;
 		if (w[r] > mx)
 			mx = w[r];
 	}

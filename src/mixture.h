@@ -52,6 +52,15 @@ extern double MixWeights(const MixPrior *mp, const PolicyParams *params,
 						 const double *score, double *w, double *off);
 
 /*
+ * MixWeights with row skip (-1: none) weighing 0: the live scheduler's
+ * history holds each active task's own row, which must not explain that
+ * task's scores (src/refit.h).  Needs another row (m >= 2).
+ */
+extern double MixWeightsExcept(const MixPrior *mp, const PolicyParams *params,
+							   const double *score, int skip, double *w,
+							   double *off);
+
+/*
  * Arm choice under the mixture (acq=mix): the available arm of largest
  * expected improvement over view->best (bounded by q_max when set and
  * q_max_arm), per cost^ce when cost-aware.  Each row contributes N(r_k +

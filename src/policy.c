@@ -701,22 +701,6 @@ PolicyUsesMixture(const PolicyParams *params)
 	return params->mix_arm || PolicyMixScore(params);
 }
 
-/* Whether spec can drive the live scheduler; see policy.h. */
-int
-PolicyLiveSpec(const char *spec, char *err, size_t errlen)
-{
-	PolicyParams params;
-
-	if (PolicyParseSpec(spec, &params, err, errlen) != POLICY_OK)
-		return POLICY_BAD_INPUT;
-	if (PolicyUsesMixture(&params))
-	{
-		SpecError(err, errlen, "policy \"%.60s\" uses the history mixture (acq=mix or mrg=1), which only replays fit%s", spec, "");
-		return POLICY_BAD_INPUT;
-	}
-	return POLICY_OK;
-}
-
 /* Whether the task score is the mixture's remaining regret; see policy.h. */
 int
 PolicyMixScore(const PolicyParams *params)

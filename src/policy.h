@@ -280,13 +280,6 @@ extern int	PolicyRegretScore(const PolicyParams *params, int m,
 
 /* Whether params use the history mixture (acq=mix or mrg=1). */
 extern int	PolicyUsesMixture(const PolicyParams *params);
-/*
- * Whether spec can drive the live scheduler (easeml.policy,
- * easeml.set_policy): POLICY_OK, or POLICY_BAD_INPUT with the reason in err
- * -- an unknown spec, or one that needs the history mixture, which only a
- * replay fits (src/mixture.c; the live worker has none to run it with).
- */
-extern int	PolicyLiveSpec(const char *spec, char *err, size_t errlen);
 /* Whether the task score is the mixture's remaining regret (mrg=1 with a
  * greedy EI rule). */
 extern int	PolicyMixScore(const PolicyParams *params);

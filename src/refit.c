@@ -17,11 +17,15 @@
 #include "refit.h"
 
 /*
- * Steps of a cycle: the shared priors, one own prior per task row, costs,
- * then the "auto" choice (AUTO steps until AutoPolicyStep is done).
+ * Steps of a cycle: the shared priors, the mixtures, one own prior per
+ * task row, costs, then the "auto" choice (AUTO steps until
+ * AutoPolicyStep is done).  The mixtures are fitted whatever the policy:
+ * one costs about what a shared prior does (docs/scheduler.md 7), and
+ * "auto" may pick a policy that uses it at the end of the cycle.
  */
 #define STEP_SHARED		0		/* DECISION_KINDS steps */
-#define STEP_OWN		DECISION_KINDS	/* then one per snapshot row */
+#define STEP_MIX		DECISION_KINDS	/* DECISION_KINDS steps */
+#define STEP_OWN		(2 * DECISION_KINDS)	/* then one per snapshot row */
 
 static void
 SetFree(RefitSet *s)
@@ -32,6 +36,11 @@ SetFree(RefitSet *s)
 	for (int i = 0; i < s->n_own; i++)
 		GpPriorFree(&s->own[i].prior);
 	free(s->own);
+	for (int k = 0; k < DECISION_KINDS; k++)
+	{
+		MixPriorFree(&s->mix[k]);
+		free(s->mix_task[k]);
+	}
 	if (s->have_cost)
 		PolicyCostModelFree(&s->cost);
 	if (s->have_fcost)
@@ -244,6 +253,36 @@ FitShared(RefitState *r, int kind, double *buf)
 	return 1;
 }
 
+/*
+ * The history mixture of one kind, from the rows its shared prior learns
+ * from (quality in [0,1], as the tasks' scores), and each row's task id.
+ * The bandwidth is fitted on every row, as the shared prior's
+ * hyperparameters are; a task's own row is left out of its weights
+ * (DecisionSetMixtureRows).  None with fewer than 2 rows.
+ */
+static void
+FitMix(RefitState *r, int kind, double *buf)
+{
+	int			n = RowsOfKind(r, kind, -1, buf),
+				j = 0;
+	int64_t    *owner;
+
+	if (n < 2)
+		return;
+	owner = malloc(sizeof(int64_t) * n);
+	if (owner == NULL || MixPriorFit(&r->next.mix[kind], buf, n, r->K, 0.0) < 0)
+	{
+		free(owner);
+		r->failures++;
+		return;
+	}
+	for (int i = 0; i < r->snap.m; i++)
+		if (r->snap.row_kind[i] == kind)
+			owner[j++] = r->snap.row_task[i];
+	r->next.mix_task[kind] = owner;
+	r->next.have_mix[kind] = 1;
+}
+
 /* Row i's task's prior: every other row of its kind, shared hyperparameters. */
 static void
 FitOwn(RefitState *r, int i, double *buf)
@@ -422,6 +461,10 @@ RefitApply(const RefitState *r, DecisionWorld *w)
 		(void) DecisionSetFamilyCost(w, &r->live.fcost);
 	if (r->live.have_cost)
 		DecisionSetCostOverhead(w, r->live.cost_overhead);
+	for (int k = 0; k < DECISION_KINDS; k++)
+		(void) DecisionSetMixtureRows(w, k,
+									  r->live.have_mix[k] ? &r->live.mix[k] : NULL,
+									  r->live.mix_task[k]);
 	(void) DecisionInstallModels(w, priors, OwnOf, r,
 								 r->live.have_cost ? &r->live.cost : NULL,
 								 r->live.cost_known);
@@ -441,6 +484,16 @@ Install(RefitState *r, DecisionWorld *w)
 			r->next.prior[k] = old.prior[k];
 			r->next.have_prior[k] = 1;
 			old.have_prior[k] = 0;
+		}
+	for (int k = 0; k < DECISION_KINDS; k++)
+		if (!r->next.have_mix[k] && old.have_mix[k])
+		{
+			r->next.mix[k] = old.mix[k];
+			r->next.mix_task[k] = old.mix_task[k];
+			r->next.have_mix[k] = 1;
+			old.have_mix[k] = 0;
+			old.mix_task[k] = NULL;
+			memset(&old.mix[k], 0, sizeof(old.mix[k]));
 		}
 	if (!r->next.have_cost && old.have_cost)
 	{
@@ -531,8 +584,10 @@ RefitStep(RefitState *r, DecisionWorld *w)
 	buf = malloc(sizeof(double) * (size_t) (r->snap.m > 0 ? r->snap.m : 1) * r->K);
 	if (buf == NULL)
 		return -1;
-	if (r->step < STEP_OWN)
+	if (r->step < STEP_MIX)
 		(void) FitShared(r, r->step, buf);
+	else if (r->step < STEP_OWN)
+		FitMix(r, r->step - STEP_MIX, buf);
 	else if (r->step < last_own)
 		FitOwn(r, r->step - STEP_OWN, buf);
 	else

@@ -17,8 +17,11 @@
  * A cycle fits, per task kind, the shared prior (hyperparameters by
  * held-out likelihood) and then, for every task of that kind with a row in
  * the snapshot, a prior from every other row with the shared prior's
- * hyperparameters: a task's own scores never shape its own prior.  Then it
- * fits the cost model, and last it makes the "auto" policy's choice on the
+ * hyperparameters: a task's own scores never shape its own prior.  It
+ * also fits each kind's history mixture (src/mixture.h, for the policy
+ * options acq=mix and mrg=1) on the kind's rows, with every row's task id:
+ * a task's own row weighs 0 for it (DecisionSetMixtureRows), as its own
+ * prior leaves the row out.  Then it fits the cost model, and last it makes the "auto" policy's choice on the
  * snapshot (src/autopolicy.h) in REPLAY_AUTO_DRAWS steps -- skipped when
  * the complete block of the history it replays did not change.  Plain C,
  * no PostgreSQL headers.
@@ -37,6 +40,7 @@
 #include "costmodel.h"
 #include "decision.h"
 #include "gp.h"
+#include "mixture.h"
 #include "policy.h"
 
 /* What the caller knows now (copied when a cycle starts). */
@@ -75,6 +79,9 @@ typedef struct RefitSet
 	GpPrior		prior[DECISION_KINDS];
 	int			n_own;
 	RefitOwn   *own;			/* leave-one-out priors, by task */
+	int			have_mix[DECISION_KINDS];
+	MixPrior	mix[DECISION_KINDS];	/* history mixture of the kind's rows */
+	int64_t    *mix_task[DECISION_KINDS];	/* its rows' task ids (0: seed) */
 	int			have_cost;
 	PolicyCostModel cost;
 	double		cost_overhead;	/* seconds of every run besides its work */
@@ -135,9 +142,9 @@ extern uint64_t RefitSignature(const RefitInput *in);
 extern int	RefitMaybeStart(RefitState *r, const RefitInput *in, double now);
 
 /*
- * Do one step of the cycle under way (a prior or the cost model); when the
- * cycle completes, install it into the world and return 1, else 0.
- * Negative on no memory.
+ * Do one step of the cycle under way (a prior, a mixture or the cost
+ * model); when the cycle completes, install it into the world and return
+ * 1, else 0.  Negative on no memory.
  */
 extern int	RefitStep(RefitState *r, DecisionWorld *w);
 

@@ -1007,6 +1007,13 @@ ReplayAutoBegin(const ReplayConfig *base, const int *rows, int n_rows,
 	if (base->auto_candidates != NULL &&
 		ReplayAutoCheckCandidates(base->auto_candidates, err, errlen) != 0)
 		return REPLAY_BAD_INPUT;
+	if (base->auto_draws < 0 || base->auto_draws > REPLAY_AUTO_DRAWS_MAX)
+	{
+		SetErr(err, errlen, "auto draws %d: 0 (the default) to %d",
+			   base->auto_draws, REPLAY_AUTO_DRAWS_MAX);
+		return REPLAY_BAD_INPUT;
+	}
+	job->draws = base->auto_draws > 0 ? base->auto_draws : REPLAY_AUTO_DRAWS;
 	snprintf(job->list, sizeof(job->list), "%s",
 			 base->auto_candidates ? base->auto_candidates : POLICY_AUTO_CANDIDATES);
 	for (char *save = NULL, *tok = strtok_r(job->list, ",", &save);
@@ -1106,7 +1113,7 @@ ReplayAutoStep(ReplayAutoJob *job, char *err, size_t errlen)
 		}
 	job->n_terms += out.n_thresholds;
 	ReplayOutputFree(&out);
-	if (++job->draw < REPLAY_AUTO_DRAWS)
+	if (++job->draw < job->draws)
 		return 0;
 
 	job->choice = 0;

@@ -231,6 +231,8 @@ typedef struct ReplayConfig
 	 * = POLICY_AUTO_CANDIDATES, what the live worker uses.
 	 */
 	const char *auto_candidates;
+	/* "auto": inner draws (steps), an experiment; 0 = REPLAY_AUTO_DRAWS */
+	int			auto_draws;
 } ReplayConfig;
 
 extern void ReplayConfigDefault(ReplayConfig *cfg);
@@ -305,10 +307,11 @@ extern void ReplayOutputFree(ReplayOutput *out);
  * base->quality (and base->cost, base->sizes when set; K, thresholds,
  * cost model, prior options, overhead, devices and fair share from base;
  * its policy and draw fields are ignored), n_tenants of them (at most half)
- * playing tenants in each of REPLAY_AUTO_DRAWS seeded draws, and choose
- * the candidate that reached the loss targets soonest (geometric mean of
- * the times; a target never reached counts as twice the draw's last
- * completion).  With fewer than two rows the choice is 0 (hybrid:cost).
+ * playing tenants in each of REPLAY_AUTO_DRAWS seeded draws (or
+ * base->auto_draws), and choose the candidate that reached the loss
+ * targets soonest (geometric mean of the times; a target never reached
+ * counts as twice the draw's last completion).  With fewer than two rows
+ * the choice is 0 (hybrid:cost).
  *
  * In steps, for a caller that must stay responsive: ReplayAutoBegin, then
  * ReplayAutoStep (one inner draw of every candidate) until it returns 1;
@@ -317,6 +320,8 @@ extern void ReplayOutputFree(ReplayOutput *out);
  * does it all at once (scores may be NULL).
  */
 #define REPLAY_AUTO_DRAWS	4
+/* at most this many inner draws with ReplayConfig.auto_draws */
+#define REPLAY_AUTO_DRAWS_MAX	64
 #define REPLAY_AUTO_MAX		8
 /* at most this many history rows, this many of them tenants (live too) */
 #define REPLAY_AUTO_MAX_ROWS	120
@@ -332,6 +337,7 @@ typedef struct ReplayAutoJob
 	const char *cands[REPLAY_AUTO_MAX];
 	int			n_cand;
 	int			tenants;		/* rows that play tenants per inner draw */
+	int			draws;			/* inner draws in all */
 	int			draw;			/* next inner draw */
 	double		log_sum[REPLAY_AUTO_MAX];
 	int			n_terms;

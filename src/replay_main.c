@@ -72,6 +72,8 @@ Usage(void)
 			"  --times FILE        write per-draw times to each threshold (CSV)\n"
 			"  --auto-candidates P,P,..  what \"default\"/\"auto\" chooses among (an\n"
 			"                      experiment; default: the live worker's list)\n"
+			"  --auto-draws N      inner draws of its choice (an experiment, 1-64;\n"
+			"                      default: the live worker's 4)\n"
 			"  --runs FILE         write every finished run: devices, policy, draw, tenant,\n"
 			"                      arm, start, end, cost, quality, best, regret (CSV; the\n"
 			"                      input of scripts/bench/oracle_interleave.py)\n"
@@ -407,6 +409,7 @@ ParseReplayArgs(int argc, char **argv, ReplayCli *cli, ReplayConfig *cfg)
 		{"--times", OPT_STRING, &cli->times_path, 0, 0, 0},
 		{"--runs", OPT_STRING, &cli->runs_path, 0, 0, 0},
 		{"--auto-candidates", OPT_STRING, &cli->auto_arg, 0, 0, 0},
+		{"--auto-draws", OPT_INT, &cfg->auto_draws, 1, REPLAY_AUTO_DRAWS_MAX, 0},
 		{"--help", OPT_FLAG, &cli->help, 0, 0, 0},
 		{"-h", OPT_FLAG, &cli->help, 0, 0, 0},
 	};

@@ -55,26 +55,14 @@ easeml_wake_trigger(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-/*
- * easeml._policy_valid(name): is it a policy src/policy.c knows?  A known
- * one the live scheduler cannot run (PolicyLiveSpec) is an error of its
- * own, so that easeml.set_policy does not call it unknown.
- */
+/* easeml._policy_valid(name): is it a policy src/policy.c knows? */
 Datum
 easeml_policy_valid(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	PolicyParams params;
-	char		err[256];
 
-	if (PolicyParseSpec(name, &params, NULL, 0) != POLICY_OK)
-		PG_RETURN_BOOL(false);
-	if (PolicyLiveSpec(name, err, sizeof(err)) != POLICY_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s", err),
-				 errhint("Compare such policies with easeml.replay(); the live scheduler runs the others.")));
-	PG_RETURN_BOOL(true);
+	PG_RETURN_BOOL(PolicyParseSpec(name, &params, NULL, 0) == POLICY_OK);
 }
 
 /* easeml.policies(): every policy name. */

@@ -2962,20 +2962,26 @@ ClusterRows(double *h, int m, int K, double sd, uint64_t *rng)
 		}
 }
 
-/* Only replays fit the history mixture: the live policy rejects it. */
+/*
+ * The specs the live scheduler takes (easeml.policy, easeml.set_policy):
+ * what PolicyParseSpec accepts, the history mixture's options included.
+ */
 static void
 TestPolicyLiveSpec(void)
 {
 	char		err[256];
+	PolicyParams p;
 
-	CHECK(PolicyLiveSpec("hybrid:cost", err, sizeof(err)) == POLICY_OK, "hybrid:cost runs live");
-	CHECK(PolicyLiveSpec("default", err, sizeof(err)) == POLICY_OK, "default runs live");
-	CHECK(PolicyLiveSpec("hybrid:cost:acq=mix", err, sizeof(err)) == POLICY_BAD_INPUT &&
-		  strstr(err, "history mixture") != NULL, "acq=mix is refused live: %s", err);
-	CHECK(PolicyLiveSpec("max_ei:cost:mrg=1", err, sizeof(err)) == POLICY_BAD_INPUT,
-		  "mrg=1 is refused live");
-	CHECK(PolicyLiveSpec("sometimes", err, sizeof(err)) == POLICY_BAD_INPUT &&
-		  strstr(err, "history mixture") == NULL, "an unknown policy is unknown: %s", err);
+	CHECK(PolicyParseSpec("hybrid:cost", &p, err, sizeof(err)) == POLICY_OK, "hybrid:cost runs live");
+	CHECK(PolicyParseSpec("default", &p, err, sizeof(err)) == POLICY_OK, "default runs live");
+	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2", &p, err, sizeof(err)) == POLICY_OK &&
+		  PolicyUsesMixture(&p), "acq=mix runs live, with the mixture");
+	CHECK(PolicyParseSpec("max_ei:cost:mrg=1", &p, err, sizeof(err)) == POLICY_OK &&
+		  PolicyUsesMixture(&p), "mrg=1 runs live, with the mixture");
+	CHECK(PolicyParseSpec("sometimes", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  strstr(err, "sometimes") != NULL, "an unknown policy is refused: %s", err);
+	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:mgp=2", &p, err, sizeof(err)) == POLICY_BAD_INPUT,
+		  "a bad mixture option is refused: %s", err);
 }
 
 /*
@@ -3152,6 +3158,137 @@ TestDecisionMixture(void)
 	DecisionWorldFree(&w);
 	MixPriorFree(&mp);
 	GpPriorFree(&prior);
+}
+
+/*
+ * The live scheduler's history mixture (src/refit.c): the refit cycle fits
+ * one per kind from the kind's history rows and installs it into the
+ * world; a decision under acq=mix there equals the decision of a world
+ * built as easeml-replay builds a draw's (DecisionSetMixture of a mixture
+ * fitted on the other rows only, the same GP prior), i.e. the task's own
+ * row is no particle for it.  That the check can fail: the own row left in
+ * the weights changes the decision, and so does no mixture at all.  A
+ * second cycle replaces the mixture in place.
+ */
+static void
+TestLiveMixture(void)
+{
+	enum
+	{
+	K = 6, M = 9, MT = 12};
+	const char *spec = "hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2";
+	double		cells[MT * K],
+				other[MT * K],
+				cells2[MT * K];
+	int64_t		row_task[MT] = {0};
+	unsigned char row_kind[MT] = {0};
+	uint64_t	rng = 23;
+	RefitInput	in;
+	RefitState	r;
+	DecisionWorld live,
+				ref,
+				leak,
+				gp;
+	DecisionTask *t[4];
+	DecisionChoice c[4];
+	MixPrior	refmix;
+	const MixPrior *lm;
+	int			n_other = 0;
+
+	/* seed rows: two families of data sets, each row a noisy copy */
+	for (int i = 0; i < M; i++)
+		for (int k = 0; k < K; k++)
+			cells[i * K + k] = (i % 2 ? 0.9 - 0.08 * k : 0.5 + 0.08 * k) +
+				0.03 * PolicyRandUniform(&rng);
+	/* task 101, active: two scores, the rest unknown */
+	for (int k = 0; k < K; k++)
+		cells[M * K + k] = k < 2 ? 0.52 + 0.08 * k : NAN;
+	row_task[M] = 101;
+	/* task 102, another tenant's finished task, and a regression task */
+	for (int k = 0; k < K; k++)
+	{
+		cells[(M + 1) * K + k] = 0.55 + 0.07 * k;
+		cells[(M + 2) * K + k] = 0.3;
+	}
+	row_task[M + 1] = 102;
+	row_task[M + 2] = 103;
+	row_kind[M + 2] = DECISION_REGRESSION;
+	for (int i = 0; i < MT; i++)
+		if (row_kind[i] == DECISION_CLASSIFICATION && row_task[i] != 101)
+			memcpy(other + (size_t) n_other++ * K, cells + (size_t) i * K,
+				   sizeof(double) * K);
+	memset(&in, 0, sizeof(in));
+	in.K = K;
+	in.m = MT;
+	in.cells = cells;
+	in.row_task = row_task;
+	in.row_kind = row_kind;
+
+	MakeWorld(&live, K, spec, 1);
+	t[0] = AddTask(&live, 101, 0, NULL);
+	for (int k = 0; k < 2; k++)
+		DecisionObserve(&live, t[0], k, cells[M * K + k], 1.0);
+	RefitInit(&r, K, 0);
+	CHECK(RefitCycle(&r, &in, &live, 1.0) >= 0, "refit cycle");
+	lm = &r.live.mix[DECISION_CLASSIFICATION];
+	CHECK(r.live.have_mix[DECISION_CLASSIFICATION] && lm->m == M + 2 && lm->bw > 0,
+		  "a mixture of the %d classification rows (m=%d bw=%g)", M + 2, lm->m, lm->bw);
+	CHECK(!r.live.have_mix[DECISION_REGRESSION] && live.mix[DECISION_REGRESSION] == NULL,
+		  "one regression row: no mixture of that kind");
+	CHECK(live.mix[DECISION_CLASSIFICATION] == lm &&
+		  live.mix_task[DECISION_CLASSIFICATION][M] == 101, "installed with its rows' tasks");
+	CHECK(t[0]->own_prior == RefitOwnPrior(&r, 101) && t[0]->own_prior != NULL,
+		  "the task's own GP prior");
+
+	/* the replay's world: the same GP prior, a mixture of the other rows */
+	CHECK(MixPriorFit(&refmix, other, n_other, K, lm->bw) == 0, "reference mixture");
+	refmix.bw_shift = lm->bw_shift;
+	MakeWorld(&ref, K, spec, 1);
+	MakeWorld(&leak, K, spec, 1);
+	MakeWorld(&gp, K, spec, 1);
+	DecisionSetPrior(&ref, DECISION_CLASSIFICATION, t[0]->own_prior);
+	DecisionSetPrior(&leak, DECISION_CLASSIFICATION, t[0]->own_prior);
+	DecisionSetPrior(&gp, DECISION_CLASSIFICATION, t[0]->own_prior);
+	DecisionSetMixture(&ref, DECISION_CLASSIFICATION, &refmix);
+	DecisionSetMixture(&leak, DECISION_CLASSIFICATION, lm);	/* own row in */
+	t[1] = AddTask(&ref, 101, 0, NULL);
+	t[2] = AddTask(&leak, 101, 0, NULL);
+	t[3] = AddTask(&gp, 101, 0, NULL);
+	for (int k = 0; k < 2; k++)
+	{
+		DecisionObserve(&ref, t[1], k, cells[M * K + k], 1.0);
+		DecisionObserve(&leak, t[2], k, cells[M * K + k], 1.0);
+		DecisionObserve(&gp, t[3], k, cells[M * K + k], 1.0);
+	}
+	CHECK(DecisionNext(&live, &c[0]) == 0 && DecisionNext(&ref, &c[1]) == 0 &&
+		  DecisionNext(&leak, &c[2]) == 0 && DecisionNext(&gp, &c[3]) == 0 &&
+		  c[0].chosen.arm >= 2, "decisions (live arm %d)", c[0].chosen.arm);
+	CHECK(c[0].chosen.arm == c[1].chosen.arm &&
+		  fabs(live.views[0].ei - ref.views[0].ei) < 1e-12 &&
+		  fabs(live.views[0].acq - ref.views[0].acq) < 1e-12,
+		  "live = replay's decision: arm %d/%d, EI %.9g/%.9g", c[0].chosen.arm,
+		  c[1].chosen.arm, live.views[0].ei, ref.views[0].ei);
+	CHECK(fabs(leak.views[0].ei - live.views[0].ei) > 1e-6,
+		  "the own row as a particle would change it (EI %.9g vs %.9g)",
+		  leak.views[0].ei, live.views[0].ei);
+	CHECK(fabs(gp.views[0].ei - ref.views[0].ei) > 1e-6 ||
+		  c[3].chosen.arm != c[1].chosen.arm, "without the mixture it differs (EI %.9g vs %.9g, arm %d vs %d)", gp.views[0].ei, ref.views[0].ei, c[3].chosen.arm, c[1].chosen.arm);
+
+	/* a second cycle (changed history) replaces the mixture in place */
+	memcpy(cells2, cells, sizeof(cells));
+	for (int k = 0; k < K; k++)
+		cells2[(M + 1) * K + k] = 0.95 - 0.05 * k;
+	in.cells = cells2;
+	CHECK(RefitCycle(&r, &in, &live, 2.0) >= 0 && r.cycles == 2, "second cycle");
+	CHECK(live.mix[DECISION_CLASSIFICATION] == lm && lm->m == M + 2 &&
+		  fabs(lm->rows[(M + 1) * K] - 0.95) < 1e-12, "the new rows are installed");
+	CHECK(DecisionNext(&live, &c[0]) == 0 && c[0].chosen.arm >= 2, "a decision on them");
+	DecisionWorldFree(&live);
+	DecisionWorldFree(&ref);
+	DecisionWorldFree(&leak);
+	DecisionWorldFree(&gp);
+	MixPriorFree(&refmix);
+	RefitFree(&r);
 }
 
 /* Tasks by id survive many additions and removals (the id map). */
@@ -3740,6 +3877,26 @@ TestReplayRandom(void)
 				  c1 == c2 && c1 >= 0 && c1 < 3, "auto chooser: %d then %d", c1, c2);
 			CHECK(ReplayAutoChoose(&cfg, hist, 1, 8, 5, &c3, NULL, err, sizeof(err)) == 0 &&
 				  c3 == 0, "one history row: hybrid:cost (%d)", c3);
+			/* an experiment's inner draw count: that many steps, bounded */
+			{
+				ReplayAutoJob job;
+				int			nstep = 0,
+							arc;
+
+				cfg.auto_draws = 2;
+				arc = ReplayAutoBegin(&cfg, hist, 30, 8, 5, &job, err, sizeof(err));
+				while (arc == 0)
+				{
+					arc = ReplayAutoStep(&job, err, sizeof(err));
+					nstep++;
+				}
+				ReplayAutoFree(&job);
+				CHECK(arc == 1 && nstep == 2, "auto_draws 2: %d steps (%d)", nstep, arc);
+				cfg.auto_draws = REPLAY_AUTO_DRAWS_MAX + 1;
+				CHECK(ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c3, NULL, err, sizeof(err)) ==
+					  REPLAY_BAD_INPUT, "auto_draws out of range refused");
+				cfg.auto_draws = 0;
+			}
 			CHECK(ReplayAutoCandidate(0, nm, sizeof(nm)) && strcmp(nm, "hybrid:cost") == 0 &&
 				  ReplayAutoCandidate(3, nm, sizeof(nm)) == NULL, "candidate names");
 		}
@@ -4002,6 +4159,7 @@ main(void)
 	TestDecisionPosterior();
 	TestMixture();
 	TestPolicyLiveSpec();
+	TestLiveMixture();
 	TestDecisionMixture();
 	TestDecisionRandom();
 	TestDecisionSync();

@@ -161,6 +161,9 @@ $node->safe_psql('postgres', "ALTER SYSTEM SET easeml.enabled = off; SELECT pg_r
 ok($node->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM easeml.runs WHERE status IN ('queued', 'running')"),
 	'nothing in flight before the dump');
+# lab_a at its task limit: the restore brings its tasks and its limit back
+$node->safe_psql('postgres', q{SELECT easeml.set_tenant_limits('lab_a',
+	max_tasks => (SELECT count(*)::int FROM easeml.tasks WHERE tenant = 'lab_a'))});
 my $dump = PostgreSQL::Test::Utils::tempdir() . '/easeml.dump';
 $node->command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr('postgres'), '-f', $dump ],
 	'pg_dump of a database with easeml');
@@ -172,6 +175,13 @@ my $counts = q{SELECT (SELECT count(*) FROM easeml.tasks) || '/' || (SELECT coun
 	|| '/' || (SELECT count(*) FROM easeml.artifacts) || '/' || (SELECT count(*) FROM easeml.models)};
 is($node->safe_psql('restored', $counts), $node->safe_psql('postgres', $counts),
 	'the restored database has the same tasks, runs, events, decisions, artifacts and models');
+is($node->safe_psql('restored', q{SELECT max_tasks = (SELECT count(*) FROM easeml.tasks WHERE tenant = 'lab_a')
+	FROM easeml.tenants WHERE name = 'lab_a'}), 't', 'a tenant at its task limit is restored with it');
+my ($rc, $out, $err) = $node->psql('restored', q{
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('iris_over', 'public.iris', 'label')},
+	extra_params => [ '-U', 'lab_a' ]);
+like($err, qr/may have at most \d+ task/, 'a declaration over the restored limit is refused');
+$node->safe_psql('restored', q{SELECT easeml.set_tenant_limits('lab_a')});
 
 # the sequences came along: new rows get ids past the restored ones
 my $max_ids = q{SELECT (SELECT max(id) FROM easeml.tasks) || '/' || (SELECT max(id) FROM easeml.runs)

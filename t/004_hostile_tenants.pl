@@ -1,7 +1,7 @@
 # A tenant that tries to harm the service or other tenants: planting an
 # operator for the superuser scheduler to run, holding locks on its own
 # rows, queueing runs past its cap, re-queueing the same candidate, dropping
-# a task while it trains.  Other tenants keep being served.
+# a task while it trains, racing two declarations past its task limit.  Other tenants keep being served.
 use strict;
 use warnings;
 
@@ -220,6 +220,28 @@ ok($node->poll_query_until('postgres',
 $node->safe_psql('postgres', q{
 	ALTER SYSTEM RESET easeml.trainer_path; ALTER SYSTEM RESET easeml.max_workers;
 	SELECT pg_reload_conf();});
+
+# two declarations at once cannot both take the last place under a limit
+my $had = $node->safe_psql('postgres', "SELECT count(*) FROM easeml.tasks WHERE tenant = 'mallory'");
+$node->safe_psql('postgres',
+	"SELECT easeml.set_tenant_limits('mallory', max_tasks => " . ($had + 1) . ")");
+my $first = $node->background_psql('postgres', extra_params => [ '-U', 'mallory' ]);
+$first->query_safe(q{SET client_min_messages = warning; BEGIN;
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('race1', 'public.iris2', 'label');});
+my ($race_out, $race_err) = ('', '');
+my $second = IPC::Run::start [ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-U', 'mallory',
+	'-c', q{INSERT INTO easeml.tasks (name, source, target) VALUES ('race2', 'public.iris2', 'label')} ],
+  '>', \$race_out, '2>', \$race_err;
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"),
+	'a second declaration at the task limit waits for the first');
+$first->query_safe('COMMIT');
+$first->quit;
+$second->finish;
+like($race_err, qr/may have at most \d+ task/, 'and is refused once the first took the last place');
+is($node->safe_psql('postgres', "SELECT count(*) FROM easeml.tasks WHERE tenant = 'mallory'"),
+	$had + 1, 'one of the two was declared');
+$node->safe_psql('postgres', "SELECT easeml.set_tenant_limits('mallory')");
 
 is(scheduler_pid($node), $worker, 'the scheduler never restarted');
 $node->stop;

@@ -80,4 +80,25 @@ $node->poll_query_until('postgres',
   or die 'scheduler_status does not show the pinned policy';
 pass('scheduler_status shows the pinned policy');
 
+# a policy that uses the history mixture runs live: the refit cycle fits it
+# on the kind's history rows (src/refit.c), each task's own row left out
+my $mix = 'hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2';
+$node->safe_psql('postgres', "SELECT easeml.set_policy('$mix')");
+is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),
+	"$mix|f|$mix", 'a history-mixture policy is accepted live');
+query_as($node, 'lab_a', q{
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('petals', 'public.iris', 'label')});
+$node->poll_query_until('postgres', qq{
+	SELECT count(*) >= 2
+	  FROM easeml.decisions d JOIN easeml.tasks t ON t.id = d.task_id
+	  JOIN easeml.runs r ON r.id = d.run_id
+	 WHERE t.name = 'petals' AND d.policy = '$mix' AND r.status = 'succeeded'})
+  or die 'no run chosen under the history-mixture policy finished';
+pass('the worker decides under the history-mixture policy and its runs finish');
+like(query_as($node, 'lab_a', q{
+	SELECT why FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'petals'))
+	 WHERE rank = 1}),
+	qr/; history mixture: (1[1-9]|[2-9]\d) row\(s\) besides this task's own, bandwidth [0-9.e-]+/,
+	"explain: the mixture of the seed and task rows, without the task's own row");
+
 done_testing();

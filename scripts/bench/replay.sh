@@ -32,7 +32,9 @@
 # the shared 2-core machine).
 #
 # Environment: SEEDS ("101 ... 110"), DRAWS (2), OVERHEAD (1),
-# OUT (scripts/bench/out).
+# OUT (scripts/bench/out), AUTO_CANDIDATES and AUTO_DRAWS (experiments:
+# what default = auto chooses among and in how many inner draws, instead
+# of the live worker's, easeml-replay --auto-candidates / --auto-draws).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -50,7 +52,9 @@ make -s easeml-replay
 replay() {
 	./easeml-replay --quality "$DATA/error_matrix.csv" --error \
 		--cost "$DATA/runtime_matrix.csv" --sizes "$DATA/dataset_sizes.csv" \
-		--thresholds "$THRESHOLDS" --draws "$DRAWS" --overhead "$OVERHEAD" "$@"
+		--thresholds "$THRESHOLDS" --draws "$DRAWS" --overhead "$OVERHEAD" \
+		${AUTO_CANDIDATES:+--auto-candidates "$AUTO_CANDIDATES"} \
+		${AUTO_DRAWS:+--auto-draws "$AUTO_DRAWS"} "$@"
 }
 
 # value of KEY= on the RATIO/DEVICES line matching all the given fields
@@ -80,7 +84,7 @@ awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	"$OUT/single.txt" "$OUT/single_hybrid.txt"
 echo "(default = auto: on each draw it replays hybrid:cost, tenant_bo and popular on the prior"
 echo " rows alone and runs the winner; chose $(cat "$OUT"/single_s*.txt | awk '$1 == "AUTO" {
-	for (i = 4; i <= NF; i++) { split($i, kv, "="); n[kv[1]] += kv[2] } }
+	for (i = 4; i <= NF; i++) { j = match($i, /=[0-9]+$/); n[substr($i, 1, j - 1)] += substr($i, j + 1) } }
 	END { for (k in n) printf "%s %d, ", k, n[k] }' | sed 's/, $//'))"
 
 echo

@@ -33,8 +33,9 @@
 # wall on the shared 2-core machine).
 #
 # Environment: SEEDS, DRAWS (2), EXTRA (policy specs, comma list; "" for
-# none), OUT, AUTO_CANDIDATES (an experiment: what default = auto chooses
-# among instead of the live worker's list, easeml-replay --auto-candidates).
+# none), OUT, AUTO_CANDIDATES and AUTO_DRAWS (experiments: what default =
+# auto chooses among and in how many inner draws, instead of the live
+# worker's, easeml-replay --auto-candidates / --auto-draws).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -73,6 +74,7 @@ run() {
 		./easeml-replay "$@" --tenants "$tenants" --draws "$DRAWS" --seed "$s" \
 			--thresholds "$THRESHOLDS" --policies "$POLICIES" \
 			${AUTO_CANDIDATES:+--auto-candidates "$AUTO_CANDIDATES"} \
+			${AUTO_DRAWS:+--auto-draws "$AUTO_DRAWS"} \
 			--times "$OUT/${name}_s$s.csv" >"$OUT/${name}_s$s.txt"
 	done
 	for p in ${POLICIES//,/ }; do
