@@ -151,6 +151,28 @@ BuildWorld(const CatState *state)
 	return true;
 }
 
+/*
+ * Whether the refit cycle must fit the history mixtures: the policy in
+ * effect uses them, or "auto" runs and one of its candidates does.
+ */
+static int
+NeedMixture(void)
+{
+	char		list[sizeof(POLICY_AUTO_CANDIDATES)];
+	PolicyParams p;
+
+	if (PolicyUsesMixture(&world.params))
+		return 1;
+	if (!world.params.auto_select)
+		return 0;
+	strlcpy(list, POLICY_AUTO_CANDIDATES, sizeof(list));
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL;
+		 tok = strtok_r(NULL, ",", &save))
+		if (PolicyParseSpec(tok, &p, NULL, 0) == POLICY_OK && PolicyUsesMixture(&p))
+			return 1;
+	return 0;
+}
+
 /* The world's policy and caps from the settings; false if the spec is bad. */
 static bool
 ApplySettings(const LiveSettings *s)
@@ -473,6 +495,7 @@ LiveWorldRefitStart(CatState *state)
 	in.cost_task = (const int64_t *) state->cost_task;
 	in.devices = world.slots;
 	in.arms = state->cost_arms;
+	in.need_mix = NeedMixture();
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
 	last_offered = now;
 	return RefitMaybeStart(&refit, &in, now) != 0;

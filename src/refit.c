@@ -19,9 +19,10 @@
 /*
  * Steps of a cycle: the shared priors, the mixtures, one own prior per
  * task row, costs, then the "auto" choice (AUTO steps until
- * AutoPolicyStep is done).  The mixtures are fitted whatever the policy:
- * one costs about what a shared prior does (docs/scheduler.md 7), and
- * "auto" may pick a policy that uses it at the end of the cycle.
+ * AutoPolicyStep is done).  The mixtures only when a policy that may run
+ * uses them (RefitInput.need_mix): a fit on 1,011 rows x 41 models holds
+ * the worker 0.9 s, which live.sh's decision gap showed (docs/scheduler.md
+ * 7).
  */
 #define STEP_SHARED		0		/* DECISION_KINDS steps */
 #define STEP_MIX		DECISION_KINDS	/* DECISION_KINDS steps */
@@ -141,6 +142,7 @@ RefitSignature(const RefitInput *in)
 		h = HashWords(h, c->passes, sizeof(double) * (size_t) c->mc * in->K);
 	if (c->bins)
 		h = HashWords(h, c->bins, sizeof(double) * (size_t) c->mc);
+	h = HashWords(h, &in->need_mix, sizeof(in->need_mix));
 	return h;
 }
 
@@ -587,7 +589,10 @@ RefitStep(RefitState *r, DecisionWorld *w)
 	if (r->step < STEP_MIX)
 		(void) FitShared(r, r->step, buf);
 	else if (r->step < STEP_OWN)
-		FitMix(r, r->step - STEP_MIX, buf);
+	{
+		if (r->snap.need_mix)
+			FitMix(r, r->step - STEP_MIX, buf);
+	}
 	else if (r->step < last_own)
 		FitOwn(r, r->step - STEP_OWN, buf);
 	else

@@ -17,12 +17,13 @@
  * A cycle fits, per task kind, the shared prior (hyperparameters by
  * held-out likelihood) and then, for every task of that kind with a row in
  * the snapshot, a prior from every other row with the shared prior's
- * hyperparameters: a task's own scores never shape its own prior.  It
- * also fits each kind's history mixture (src/mixture.h, for the policy
- * options acq=mix and mrg=1) on the kind's rows, with every row's task id:
- * a task's own row weighs 0 for it (DecisionSetMixtureRows), as its own
- * prior leaves the row out.  Then it fits the cost model, and last it makes the "auto" policy's choice on the
- * snapshot (src/autopolicy.h) in REPLAY_AUTO_DRAWS steps -- skipped when
+ * hyperparameters: a task's own scores never shape its own prior.  When
+ * a policy that may run needs it (RefitInput.need_mix), it also fits each
+ * kind's history mixture (src/mixture.h, for the policy options acq=mix
+ * and mrg=1) on the kind's rows, with every row's task id: a task's own
+ * row weighs 0 for it (DecisionSetMixtureRows), as its own prior leaves
+ * the row out.  Then it fits the cost model, and last it makes the "auto"
+ * policy's choice on the snapshot (src/autopolicy.h) in REPLAY_AUTO_DRAWS steps -- skipped when
  * the complete block of the history it replays did not change.  Plain C,
  * no PostgreSQL headers.
  *
@@ -64,6 +65,9 @@ typedef struct RefitInput
 									 * (DecisionSetArmPerClass) */
 	/* the live scheduler's family cost model (src/costmodel.h), or NULL */
 	const CostArm *arms;		/* K: what drives each model's cost */
+	int			need_mix;		/* fit the history mixtures: the policy in
+								 * effect, or one "auto" may choose, uses
+								 * them (PolicyUsesMixture) */
 } RefitInput;
 
 typedef struct RefitOwn

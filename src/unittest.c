@@ -3224,6 +3224,15 @@ TestLiveMixture(void)
 	in.row_task = row_task;
 	in.row_kind = row_kind;
 
+	/* no policy that may run uses the mixture: none is fitted */
+	MakeWorld(&gp, K, "hybrid:cost", 1);
+	RefitInit(&r, K, 0);
+	CHECK(RefitCycle(&r, &in, &gp, 1.0) >= 0 && !r.live.have_mix[DECISION_CLASSIFICATION] &&
+		  gp.mix[DECISION_CLASSIFICATION] == NULL, "no mixture without need_mix");
+	RefitFree(&r);
+	DecisionWorldFree(&gp);
+	in.need_mix = 1;
+
 	MakeWorld(&live, K, spec, 1);
 	t[0] = AddTask(&live, 101, 0, NULL);
 	for (int k = 0; k < 2; k++)
