@@ -21,8 +21,7 @@
  * task row, costs, then the "auto" choice (AUTO steps until
  * AutoPolicyStep is done).  The mixtures only when a policy that may run
  * uses them (RefitInput.need_mix): a fit on 1,011 rows x 41 models holds
- * the worker 0.9 s, which live.sh's decision gap showed (docs/scheduler.md
- * 7).
+ * the worker 0.9 s (docs/scheduler.md 7).
  */
 #define STEP_SHARED		0		/* DECISION_KINDS steps */
 #define STEP_MIX		DECISION_KINDS	/* DECISION_KINDS steps */
