@@ -143,6 +143,10 @@ typedef struct DecisionWorld
 	const int64_t *mix_task[DECISION_KINDS];	/* borrowed, or NULL: each
 												 * mixture row's task id,
 												 * 0 for none */
+	struct MixLearn *mix_learn[DECISION_KINDS];	/* owned, or NULL: the
+												 * learned task score of
+												 * mrg=2, fitted on first
+												 * use (src/mixlearn.h) */
 	double	   *mix_w;			/* scratch: row weights, offsets */
 	double	   *mix_off;
 	int			mix_cap;

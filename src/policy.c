@@ -246,7 +246,7 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 	else if (strcmp(key, "rg") == 0 && val)
 		return OptInt(val, &p->regret_batch) && p->regret_batch <= POLICY_LOOKAHEAD_MAX;
 	else if (strcmp(key, "mrg") == 0 && val)
-		return OptInt(val, &p->mix_score) && p->mix_score <= 1;
+		return OptInt(val, &p->mix_score) && p->mix_score <= 2;
 	else if (strcmp(key, "msh") == 0 && val)
 		return OptInt(val, &p->mix_shift) && p->mix_shift <= 1;
 	else if (strcmp(key, "mbw") == 0 && val)

@@ -127,7 +127,8 @@ typedef struct PolicyParams
 								 * EI where no mixture is installed */
 	int			mix_score;		/* mrg=1, greedy EI rules: the task score
 								 * is the mixture's expected remaining
-								 * regret per second of the next run */
+								 * regret per second of the next run; 2:
+								 * the learned one (src/mixlearn.h) */
 	int			mix_shift;		/* msh=1: rows shifted by the task's mean
 								 * offset on its tried arms */
 	double		mix_bw;			/* mbw=X > 0: bandwidth; 0: fitted */
@@ -186,8 +187,10 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
  *	                by EI (M <= 16) per second of its next run
  *	 acq=mix        arm choice: EI under the empirical mixture over the
  *	                history rows (src/mixture.h)
- *	 mrg=0|1        greedy EI rules: task score = the mixture's remaining
- *	                regret per second of the next run
+ *	 mrg=0|1|2      greedy EI rules: task score = the mixture's remaining
+ *	                regret per second of the next run; 2: that regret as
+ *	                predicted by a regression learned from the history
+ *	                rows' own trajectories (src/mixlearn.h)
  *	 msh=0|1        mixture rows shifted by the task's mean offset
  *	 mbw=X          mixture bandwidth X > 0 (default: fitted on the history)
  *	 mh=X           mixture predictive kernel sd X >= 0 (default: bandwidth)

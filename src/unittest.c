@@ -35,6 +35,7 @@
 #include "refit.h"
 #include "gp.h"
 #include "mixture.h"
+#include "mixlearn.h"
 #include "placement.h"
 #include "policy.h"
 #include "replay.h"
@@ -3119,6 +3120,161 @@ TestMixture(void)
 }
 
 /* The world uses the mixture's arm where one is installed, else the GP's. */
+/*
+ * The learned task score (mrg=2, src/mixlearn.c): the small solver against
+ * a known solution, the features of a hand case, a fit on generated rows
+ * that solves its ridge problem and follows the states' true remaining
+ * regret, and a world that
+ * fits the model on first use, scores a task by it per second and drops
+ * it when its mixture is replaced.
+ */
+static void
+TestMixLearn(void)
+{
+	enum
+	{
+	K = 10, M = 30};
+	double		a[9] = {4, 2, 0, 2, 5, 1, 0, 1, 3},
+				b[3],
+				z[3] = {1.0, -2.0, 0.5},
+				bad[4] = {1, 2, 2, 1},
+				one[2] = {1, 1};
+	double	   *h = malloc(sizeof(double) * M * K);
+	double		score[K],
+				w[M],
+				off[M],
+				x[MIXL_FEATURES],
+				mx = 0.0,
+				reg,
+				w2 = 0.0;
+	unsigned char avail[K];
+	uint64_t	rng = 5;
+	MixPrior	mp;
+	MixLearn	ml,
+				ml2;
+	double	   *sx = malloc(sizeof(double) * MIXL_STATES * MIXL_FEATURES);
+	double	   *sy = malloc(sizeof(double) * MIXL_STATES);
+	double		grad[MIXL_FEATURES],
+				sxy = 0.0,
+				sxx = 0.0,
+				syy = 0.0,
+				my = 0.0;
+	int			ns = 0;
+	PolicyParams pp;
+	GpPrior		prior;
+	double		mu0[K],
+				cov[K * K];
+	DecisionWorld dw;
+	DecisionTaskSpec s;
+	DecisionTask *t;
+	DecisionChoice c;
+
+	for (int i = 0; i < 3; i++)
+		b[i] = a[3 * i] * z[0] + a[3 * i + 1] * z[1] + a[3 * i + 2] * z[2];
+	CHECK(MixLearnSolve(a, b, 3), "SPD system solved");
+	for (int i = 0; i < 3; i++)
+		CHECK_NEAR(b[i], z[i], 1e-12, "solution");
+	CHECK(!MixLearnSolve(bad, one, 2), "not positive definite: refused");
+
+	/* rows: a shared shape plus noise; every third row has one star arm */
+	for (int r = 0; r < M; r++)
+		for (int k = 0; k < K; k++)
+			h[r * K + k] = 0.5 + 0.02 * k + 0.05 * PolicyRandUniform(&rng) +
+				(r % 3 == 0 && k == r % K ? 0.3 : 0.0);
+	CHECK(MixPriorFit(&mp, h, M, K, 0.05) == POLICY_OK, "mixture");
+	PolicyParseSpec("max_ei:acq=mix:mh=0:mrg=2", &pp, NULL, 0);
+	CHECK(PolicyMixScore(&pp) && pp.mix_score == 2, "mrg=2 parsed");
+	CHECK(PolicyParseSpec("max_ei:mrg=3", &pp, NULL, 0) != 0, "mrg=3 refused");
+	PolicyParseSpec("max_ei:acq=mix:mh=0:mrg=2", &pp, NULL, 0);
+
+	/* features of a hand state: one result 0.55 on arm 0 */
+	for (int k = 0; k < K; k++)
+	{
+		score[k] = k == 0 ? 0.55 : NAN;
+		avail[k] = k != 0;
+	}
+	MixWeights(&mp, &pp, score, w, off);
+	reg = MixRemainingRegret(&mp, &pp, w, off, avail, 0.55);
+	for (int k = 1; k < K; k++)
+	{
+		double		ei = 0.0;
+
+		for (int r = 0; r < M; r++)
+			if (w[r] > 1e-12)
+				ei += w[r] * fmax(h[r * K + k] - 0.55, 0.0);
+		mx = fmax(mx, ei);
+	}
+	for (int r = 0; r < M; r++)
+		w2 += w[r] * w[r];
+	MixLearnFeatures(&mp, &pp, w, off, avail, 0.55, 1, 3, x);
+	CHECK(x[0] == 1.0 && x[7] == 0.55, "intercept and best");
+	CHECK_NEAR(x[1], log(reg + 1e-4), 1e-9, "log remaining regret");
+	CHECK_NEAR(x[2], log(mx + 1e-5), 1e-9, "log largest EI");
+	CHECK_NEAR(x[4], log(2.0), 1e-12, "log runs");
+	CHECK_NEAR(x[5], log(4.0), 1e-12, "log runs since the best improved");
+	CHECK_NEAR(x[6], -log(w2), 1e-9, "log effective rows");
+
+	/* the fit: deterministic, the ridge solution, and it ranks the states */
+	CHECK(MixLearnFit(&ml, &mp, &pp, NULL) == POLICY_OK && ml.ok && ml.n > 100,
+		  "fitted on %d states", ml.n);
+	MixLearnFit(&ml2, &mp, &pp, NULL);
+	CHECK(memcmp(ml.coef, ml2.coef, sizeof(ml.coef)) == 0, "deterministic");
+	CHECK(MixLearnStates(&mp, &pp, NULL, sx, sy, &ns) == POLICY_OK && ns == ml.n,
+		  "the fit's states");
+	for (int j = 0; j < MIXL_FEATURES; j++)
+		grad[j] = j > 0 ? MIXL_RIDGE * ns * ml.coef[j] : 0.0;
+	for (int i = 0; i < ns; i++)
+	{
+		double		e = log(MixLearnPredict(&ml, sx + i * MIXL_FEATURES)) - sy[i];
+
+		for (int j = 0; j < MIXL_FEATURES; j++)
+			grad[j] += e * sx[i * MIXL_FEATURES + j];
+		sxy += (e + sy[i]) * sy[i];
+		sxx += (e + sy[i]) * (e + sy[i]);
+		syy += sy[i] * sy[i];
+		my += sy[i] / ns;
+	}
+	for (int j = 0; j < MIXL_FEATURES; j++)
+		CHECK(fabs(grad[j]) < 1e-6 * ns, "ridge normal equation %d: %g", j, grad[j]);
+	/* correlation of prediction and truth (same mean: the intercept) */
+	CHECK((sxy - ns * my * my) /
+		  sqrt((sxx - ns * my * my) * (syy - ns * my * my)) > 0.3,
+		  "the prediction follows the true remaining regret");
+
+	/* a world: fitted on first use, the score per second, reset */
+	for (int k = 0; k < K; k++)
+	{
+		mu0[k] = 0.6;
+		for (int j = 0; j < K; j++)
+			cov[k * K + j] = k == j ? 0.02 : 0.0;
+	}
+	GpPriorInit(&prior, K, mu0, cov, 1e-4);
+	PolicyParseSpec("max_ei:cost:acq=mix:mh=0:mrg=2", &pp, NULL, 0);
+	DecisionWorldInit(&dw, K, NULL, NULL, &pp);
+	DecisionSetPrior(&dw, DECISION_CLASSIFICATION, &prior);
+	DecisionSetMixture(&dw, DECISION_CLASSIFICATION, &mp);
+	memset(&s, 0, sizeof(s));
+	s.tenant = DecisionAddTenant(&dw, 0);
+	t = DecisionAddTask(&dw, &s);
+	DecisionStart(&dw, t, 0);
+	DecisionObserve(&dw, t, 0, 0.55, 1.0);
+	DecisionEnd(&dw, t, 0, 0);
+	CHECK(DecisionNext(&dw, &c) == 0 && dw.mix_learn[0] != NULL &&
+		  dw.mix_learn[0]->ok, "fitted on first use");
+	MixLearnFeatures(&mp, &pp, w, off, avail, 0.55, 1, 0, x);
+	CHECK_NEAR(dw.views[t->index].score,
+			   MixLearnPredict(dw.mix_learn[0], x) / dw.views[t->index].cost,
+			   1e-9, "task score: learned regret per second");
+	DecisionSetMixture(&dw, DECISION_CLASSIFICATION, &mp);
+	CHECK(dw.mix_learn[0] == NULL, "refitted after a new mixture");
+	DecisionWorldFree(&dw);
+	GpPriorFree(&prior);
+	MixPriorFree(&mp);
+	free(h);
+	free(sx);
+	free(sy);
+}
+
 static void
 TestDecisionMixture(void)
 {
@@ -4170,6 +4326,7 @@ main(void)
 	TestPolicyLiveSpec();
 	TestLiveMixture();
 	TestDecisionMixture();
+	TestMixLearn();
 	TestDecisionRandom();
 	TestDecisionSync();
 	TestDecisionMap();
