@@ -75,17 +75,26 @@ EasemlShmemStartupHook(void)
 }
 
 /*
- * Check hook: the policy must be one src/policy.c knows (the live
- * scheduler runs every one of them, the history mixture's included).
+ * Check hook: the policy must be one src/policy.c knows and the live
+ * scheduler runs (the history mixture's included; PolicyLiveRefusal).
  */
 static bool
 CheckPolicy(char **newval, void **extra, GucSource source)
 {
-	if (*newval == NULL || PolicyParseSpec(*newval, &(PolicyParams) {0}, NULL, 0) != 0)
+	PolicyParams params;
+	const char *refusal;
+
+	if (*newval == NULL || PolicyParseSpec(*newval, &params, NULL, 0) != 0)
 	{
 		GUC_check_errdetail("Unknown scheduling policy \"%s\".",
 							*newval ? *newval : "");
 		GUC_check_errhint("SELECT easeml.policies() lists the known policies.");
+		return false;
+	}
+	if ((refusal = PolicyLiveRefusal(&params)) != NULL)
+	{
+		GUC_check_errdetail("%s", refusal);
+		GUC_check_errhint("Use mrg=1 in the live scheduler; easeml-replay compares the two.");
 		return false;
 	}
 	return true;

@@ -701,6 +701,19 @@ PolicyUsesMixture(const PolicyParams *params)
 	return params->mix_arm || PolicyMixScore(params);
 }
 
+/*
+ * mrg=2 fits its model in one piece, about a second on a few hundred
+ * history rows (src/mixlearn.c), the first time a decision needs it after
+ * each refit: on the live worker that is a pause between decisions.
+ */
+const char *
+PolicyLiveRefusal(const PolicyParams *params)
+{
+	if (params->mix_score == 2)
+		return "Option mrg=2 runs in replays only: its model is fitted in one piece, which would pause the live scheduler for about a second after every refit.";
+	return NULL;
+}
+
 /* Whether the task score is the mixture's remaining regret; see policy.h. */
 int
 PolicyMixScore(const PolicyParams *params)

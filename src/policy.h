@@ -281,8 +281,13 @@ extern int	PolicyRegretScore(const PolicyParams *params, int m,
 							  const double *mu, const double *cov,
 							  PolicyTenantView *view, double *regret);
 
-/* Whether params use the history mixture (acq=mix or mrg=1). */
+/* Whether params use the history mixture (acq=mix or mrg=1|2). */
 extern int	PolicyUsesMixture(const PolicyParams *params);
+/*
+ * Why the live scheduler refuses params that PolicyParseSpec accepts (a
+ * sentence), or NULL when it runs them.
+ */
+extern const char *PolicyLiveRefusal(const PolicyParams *params);
 /* Whether the task score is the mixture's remaining regret (mrg=1 with a
  * greedy EI rule). */
 extern int	PolicyMixScore(const PolicyParams *params);

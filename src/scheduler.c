@@ -1009,7 +1009,7 @@ SyncWorld(CatState *state)
 		if (TimestampDifferenceExceeds(last_policy_warning, now, 60000))
 		{
 			ereport(WARNING,
-					(errmsg("easeml: unknown policy \"%s\"; keeping the previous one",
+					(errmsg("easeml: policy \"%s\" is unknown or does not run live; keeping the previous one",
 							state->policy),
 					 errhint("SELECT easeml.set_policy('default') restores the default.")));
 			last_policy_warning = now;

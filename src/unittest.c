@@ -2965,7 +2965,8 @@ ClusterRows(double *h, int m, int K, double sd, uint64_t *rng)
 
 /*
  * The specs the live scheduler takes (easeml.policy, easeml.set_policy):
- * what PolicyParseSpec accepts, the history mixture's options included.
+ * what PolicyParseSpec accepts, the history mixture's options included,
+ * except what PolicyLiveRefusal names (mrg=2).
  */
 static void
 TestPolicyLiveSpec(void)
@@ -2983,6 +2984,12 @@ TestPolicyLiveSpec(void)
 		  strstr(err, "sometimes") != NULL, "an unknown policy is refused: %s", err);
 	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:mgp=2", &p, err, sizeof(err)) == POLICY_BAD_INPUT,
 		  "a bad mixture option is refused: %s", err);
+	CHECK(PolicyParseSpec("max_ei:cost:mrg=1", &p, err, sizeof(err)) == POLICY_OK &&
+		  PolicyLiveRefusal(&p) == NULL, "mrg=1: no refusal");
+	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2", &p, err,
+						  sizeof(err)) == POLICY_OK &&
+		  PolicyLiveRefusal(&p) != NULL && strstr(PolicyLiveRefusal(&p), "mrg=2"),
+		  "mrg=2 parses (replays) but the live scheduler refuses it");
 }
 
 /*
@@ -3204,10 +3211,9 @@ TestMixtureSliced(void)
 	free(h);
 }
 
-/* The world uses the mixture's arm where one is installed, else the GP's. */
 /*
- * The learned task score (mrg=2, src/mixlearn.c): the small solver against
- * a known solution, the features of a hand case, a fit on generated rows
+ * The learned task score (mrg=2, src/mixlearn.c): the features of a hand
+ * case, a fit on generated rows
  * that solves its ridge problem and follows the states' true remaining
  * regret, and a world that
  * fits the model on first use, scores a task by it per second and drops
@@ -3219,11 +3225,6 @@ TestMixLearn(void)
 	enum
 	{
 	K = 10, M = 30};
-	double		a[9] = {4, 2, 0, 2, 5, 1, 0, 1, 3},
-				b[3],
-				z[3] = {1.0, -2.0, 0.5},
-				bad[4] = {1, 2, 2, 1},
-				one[2] = {1, 1};
 	double	   *h = malloc(sizeof(double) * M * K);
 	double		score[K],
 				w[M],
@@ -3254,12 +3255,6 @@ TestMixLearn(void)
 	DecisionTask *t;
 	DecisionChoice c;
 
-	for (int i = 0; i < 3; i++)
-		b[i] = a[3 * i] * z[0] + a[3 * i + 1] * z[1] + a[3 * i + 2] * z[2];
-	CHECK(MixLearnSolve(a, b, 3), "SPD system solved");
-	for (int i = 0; i < 3; i++)
-		CHECK_NEAR(b[i], z[i], 1e-12, "solution");
-	CHECK(!MixLearnSolve(bad, one, 2), "not positive definite: refused");
 
 	/* rows: a shared shape plus noise; every third row has one star arm */
 	for (int r = 0; r < M; r++)
@@ -3360,6 +3355,7 @@ TestMixLearn(void)
 	free(sy);
 }
 
+/* The world uses the mixture's arm where one is installed, else the GP's. */
 static void
 TestDecisionMixture(void)
 {
