@@ -3586,7 +3586,8 @@ COMMENT ON VIEW easeml.cost_estimates IS
 -- ---------------------------------------------------------------------------
 
 -- At most max_rows rows of each table older than older_than (NULL: all of
--- them); what removed how many.  Kept however old: the decision of a run
+-- them; a launch record by when its trainer reported, else was launched);
+-- what removed how many.  Kept however old: the decision of a run
 -- still queued or running (the preemption rule and easeml.active_runs read
 -- its estimate), each task's latest decision (round-robin serves the task
 -- served longest ago first), the launch record of a run still queued or
@@ -3624,7 +3625,7 @@ BEGIN
 	DELETE FROM easeml.trainer_jobs j WHERE j.run_id IN (
 		SELECT r.id FROM easeml.trainer_jobs k JOIN easeml.runs r ON r.id = k.run_id
 		 WHERE r.status NOT IN ('queued', 'running')
-		   AND coalesce(r.finished_at, k.reported_at, k.submitted_at) < cutoff
+		   AND coalesce(k.reported_at, k.submitted_at) < cutoff
 		 ORDER BY r.id LIMIT max_rows);
 	GET DIAGNOSTICS deleted = ROW_COUNT;
 	table_name := 'trainer_jobs';

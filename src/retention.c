@@ -34,7 +34,7 @@
 #include "utils/timestamp.h"
 
 #define PURGE_INTERVAL_MS (3600 * 1000)
-#define PURGE_SLICE_MS 20
+#define PURGE_SLICE_MS 10
 #define PURGE_BATCH_ROWS 200
 
 static bool purge_pending = true;	/* a purge is due now */
