@@ -114,7 +114,9 @@ psql -At -F ' ' -c "
 echo "# runs by status: $(psql -At -c "SELECT string_agg(status || '=' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM easeml.runs GROUP BY 1) s")"
 
 # a backlog: copies of the demo's decisions and runner-ups, 60 days old
-# (foreign-key triggers off while it is built: a fixture, not measured)
+# (foreign-key triggers off while it is built: a fixture, not measured).
+# Copy g is decided g seconds after the backlog's start, which maps it back
+# to its source decision and that decision's runner-ups.
 backlog() {
 	psql -o /dev/null -c "SET session_replication_role = replica" -c "
 		WITH src AS (SELECT d.*, row_number() OVER (ORDER BY d.id) AS k, count(*) OVER () AS n
@@ -126,14 +128,14 @@ backlog() {
 				   s.run_id, s.policy, s.mu, s.sigma, s.acquisition, s.est_seconds, s.gp_status, s.rule,
 				   s.score, s.eligible
 			  FROM generate_series(1, $BACKLOG) g JOIN src s ON s.k = 1 + g % s.n
-			RETURNING id, run_id)
+			RETURNING id, decided_at)
 		INSERT INTO easeml.decision_candidates (decision_id, role, rank, task_id, tenant, model_id,
 			mu, sigma, est_seconds, acquisition, score)
 		SELECT c.id, dc.role, dc.rank, dc.task_id, dc.tenant, dc.model_id, dc.mu, dc.sigma,
 			   dc.est_seconds, dc.acquisition, dc.score
 		  FROM copies c
-		  JOIN LATERAL (SELECT min(d.id) AS id FROM easeml.decisions d WHERE d.run_id = c.run_id) o ON true
-		  JOIN easeml.decision_candidates dc ON dc.decision_id = o.id"
+		  JOIN src s ON s.k = 1 + round(extract(epoch FROM c.decided_at - (now() - interval '60 days')))::bigint % s.n
+		  JOIN easeml.decision_candidates dc ON dc.decision_id = s.id"
 	psql -c "VACUUM ANALYZE easeml.decisions, easeml.decision_candidates"
 }
 backlog
