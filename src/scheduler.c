@@ -48,6 +48,7 @@
 #include "pgstat.h"
 #include "policy.h"
 #include "policy_choice.h"
+#include "retention.h"
 #include "rundir.h"
 #include "storage/spin.h"
 #include "postmaster/bgworker.h"
@@ -1385,6 +1386,8 @@ Iterate(void)
 	if (easeml_check_catalog && easeml_enabled)
 		CheckCatalog();
 	RefitSlice();
+	/* after the decisions: expire the scheduler's own log (src/retention.c) */
+	RetentionStep();
 }
 
 /*
