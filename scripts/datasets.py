@@ -11,10 +11,11 @@ packages (see docs/datasets.md); nothing is downloaded and no dataset file
 is kept in the repository:
 
   python3-sklearn          iris, wine, breast_cancer, digits, diabetes_regression
-  python3-sklearn (OpenML  titanic, penguins, zoo, cpu_vendor: tables with text,
+  python3-sklearn (OpenML  titanic, penguins, zoo, kr_vs_kp, cpu_vendor: tables with text,
    test fixtures)          boolean and missing values, loaded with their types
   python-matplotlib-data   stocks: monthly prices 1990-2017 with their date
-  weka                     segment, ionosphere, diabetes, glass, vote, credit_g
+  weka                     segment, ionosphere, diabetes, glass, vote, credit_g,
+                           soybean, breast_cancer_lj
   dataset-fashion-mnist    fashion_mnist (28x28 pixels p0..p783, 0-255)
 
 --rows N takes a seeded random subset of N rows (kept in file order);
@@ -251,6 +252,14 @@ def load_credit_g():
     return _arff_dataset("credit-g.arff")
 
 
+def load_soybean():
+    return _arff_dataset("soybean.arff")
+
+
+def load_breast_cancer_lj():
+    return _arff_dataset("breast-cancer.arff")
+
+
 # ---- typed tables: the OpenML fixtures shipped with python3-sklearn -------
 # Each keeps its text and boolean columns as they are (no codes), so easeml's
 # handling of column types and missing values is tested on real data.
@@ -334,6 +343,13 @@ def load_zoo():
     """UCI zoo: 15 boolean columns, legs, and the animal's name (unique)."""
     header, rows, types = _read_arff_typed(62, "type", bools=ZOO_BOOLS)
     TYPED["zoo"] = types + ["text"]
+    return header, rows, "classification"
+
+
+def load_kr_vs_kp():
+    """Chess endgame king+rook vs king+pawn: 36 board features as text (t/f/n...)."""
+    header, rows, types = _read_arff_typed(3, "class")
+    TYPED["kr_vs_kp"] = types + ["text"]
     return header, rows, "classification"
 
 
@@ -424,6 +440,10 @@ DATASETS = {
     "glass": (load_glass, "weka glass: 214 x 9, 6 classes"),
     "vote": (load_vote, "weka vote: 435 x 16 (nominal as 0/1, missing cells), 2 classes"),
     "credit_g": (load_credit_g, "weka credit-g: 1000 x 20 (nominal as codes), 2 classes"),
+    "soybean": (load_soybean, "weka soybean: 683 x 35 (nominal as codes, missing cells), 19 classes"),
+    "breast_cancer_lj": (load_breast_cancer_lj,
+                         "weka breast-cancer (Ljubljana): 286 x 9 (nominal as codes), 2 classes"),
+    "kr_vs_kp": (load_kr_vs_kp, "OpenML kr-vs-kp: 3196 x 36 (text), 2 classes"),
     "titanic": (load_titanic, "OpenML titanic: 1309 x 11 (text, missing values), 2 classes"),
     "penguins": (load_penguins, "OpenML penguins: 344 x 6 (text, missing values), 3 classes"),
     "zoo": (load_zoo, "OpenML zoo: 101 x 17 (15 boolean, a unique name), 7 classes"),

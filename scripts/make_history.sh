@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-scripts/history/easeml_seed_history.csv}
-DATASETS=(iris wine segment ionosphere diabetes glass vote credit_g titanic penguins zoo)
+DATASETS=(iris wine segment ionosphere diabetes glass vote credit_g titanic penguins zoo breast_cancer_lj soybean kr_vs_kp)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -33,7 +33,6 @@
 
 #define MIX_HELDOUT 48			/* held-out rows of the bandwidth fit */
 #define MIX_PREDICT 8			/* cells scored per held-out case */
-#define MIX_GRID 14				/* s = MIX_GRID_MIN * MIX_GRID_STEP^g */
 #define MIX_GRID_MIN 0.002
 #define MIX_GRID_STEP 1.6
 #define MIX_SEED UINT64_C(0x6d69787475726521)
@@ -177,100 +176,159 @@ ScoreCase(const MixPrior *mp, int h, const int *cols, int nobs, int shift,
 	}
 }
 
-/* The grid bandwidth of largest leave-one-row-out likelihood. */
-static int
-FitBandwidth(const MixPrior *mp, int shift, double *bw)
+/* The grid bandwidth of largest likelihood in ll. */
+static double
+BestBandwidth(const double *ll)
 {
-	const int	m = mp->m,
-				K = mp->K;
-	int		   *cols = malloc(sizeof(int) * K);
-	double	   *d2 = malloc(sizeof(double) * m);
-	double	   *a = malloc(sizeof(double) * m);
-	double	   *e = malloc(sizeof(double) * m * MIX_PREDICT);
-	double		ll[MIX_GRID] = {0};
-	int			step = m > MIX_HELDOUT ? m / MIX_HELDOUT : 1,
-				best = 0;
+	int			best = 0;
 
-	if (cols == NULL || d2 == NULL || a == NULL || e == NULL)
-	{
-		free(cols);
-		free(d2);
-		free(a);
-		free(e);
-		return POLICY_NO_MEMORY;
-	}
-	for (int h = 0; h < m; h += step)
-	{
-		uint64_t	rng = MIX_SEED + (uint64_t) h;
-
-		for (int i = 0; i < (int) (sizeof(mix_observed) / sizeof(int)); i++)
-		{
-			int			nobs = mix_observed[i],
-						need = nobs + MIX_PREDICT;
-
-			if (need > K)
-				break;
-			/* the first 'need' of a seeded partial shuffle of the columns */
-			for (int k = 0; k < K; k++)
-				cols[k] = k;
-			for (int j = 0; j < need; j++)
-			{
-				int			p = j + (int) (PolicyRandUniform(&rng) * (K - j));
-				int			tmp = cols[j];
-
-				if (p >= K)
-					p = K - 1;
-				cols[j] = cols[p];
-				cols[p] = tmp;
-			}
-			ScoreCase(mp, h, cols, nobs, shift, d2, e, a, ll);
-		}
-	}
 	for (int g = 1; g < MIX_GRID; g++)
 		if (ll[g] > ll[best])
 			best = g;
-	*bw = MIX_GRID_MIN * pow(MIX_GRID_STEP, best);
-	free(cols);
-	free(d2);
-	free(a);
-	free(e);
+	return MIX_GRID_MIN * pow(MIX_GRID_STEP, best);
+}
+
+int
+MixFitBegin(MixFitJob *job, const double *history, int m, int K)
+{
+	double	   *mean;
+
+	memset(job, 0, sizeof(*job));
+	if (history == NULL || m < 2 || K < 1)
+		return POLICY_BAD_INPUT;
+	job->mp.rows = malloc(sizeof(double) * (size_t) m * K);
+	mean = malloc(sizeof(double) * K);
+	job->cols = malloc(sizeof(int) * K);
+	job->d2 = malloc(sizeof(double) * m);
+	job->a = malloc(sizeof(double) * m);
+	job->e = malloc(sizeof(double) * m * MIX_PREDICT);
+	if (job->mp.rows == NULL || mean == NULL || job->cols == NULL ||
+		job->d2 == NULL || job->a == NULL || job->e == NULL)
+	{
+		free(mean);
+		MixFitFree(job);
+		return POLICY_NO_MEMORY;
+	}
+	job->mp.m = m;
+	job->mp.K = K;
+	Impute(job->mp.rows, history, m, K, mean);
+	free(mean);
 	return POLICY_OK;
+}
+
+/* The columns of the job's next case: a seeded partial shuffle. */
+static void
+NextColumns(MixFitJob *job, int need)
+{
+	const int	K = job->mp.K;
+	int		   *cols = job->cols;
+
+	if (job->obs == 0)
+		job->rng = MIX_SEED + (uint64_t) job->h;
+	for (int k = 0; k < K; k++)
+		cols[k] = k;
+	for (int j = 0; j < need; j++)
+	{
+		int			p = j + (int) (PolicyRandUniform(&job->rng) * (K - j));
+		int			tmp = cols[j];
+
+		if (p >= K)
+			p = K - 1;
+		cols[j] = cols[p];
+		cols[p] = tmp;
+	}
+}
+
+/*
+ * The bandwidth of each pass is the grid point of largest leave-one-row-out
+ * likelihood over up to MIX_HELDOUT rows, each with a case per count of
+ * observed cells that leaves MIX_PREDICT cells to score.
+ */
+int
+MixFitStep(MixFitJob *job, double work)
+{
+	const int	m = job->mp.m,
+				n_obs = (int) (sizeof(mix_observed) / sizeof(int));
+	int			step = m > MIX_HELDOUT ? m / MIX_HELDOUT : 1;
+	double		spent = 0.0;
+
+	while (!job->done && (spent == 0.0 || spent < work))
+	{
+		int			nobs,
+					need;
+
+		if (job->h >= m)
+		{
+			if (job->shift)
+			{
+				job->mp.bw_shift = BestBandwidth(job->ll);
+				job->done = 1;
+				break;
+			}
+			job->mp.bw = BestBandwidth(job->ll);
+			memset(job->ll, 0, sizeof(job->ll));
+			job->shift = 1;
+			job->h = job->obs = 0;
+			continue;
+		}
+		nobs = job->obs < n_obs ? mix_observed[job->obs] : 0;
+		need = nobs + MIX_PREDICT;
+		if (job->obs >= n_obs || need > job->mp.K)
+		{
+			job->h += step;
+			job->obs = 0;
+			continue;
+		}
+		NextColumns(job, need);
+		ScoreCase(&job->mp, job->h, job->cols, nobs, job->shift,
+				  job->d2, job->e, job->a, job->ll);
+		spent += (double) m * (nobs + MIX_GRID * (MIX_PREDICT + 1));
+		job->obs++;
+	}
+	return job->done;
+}
+
+void
+MixFitTake(MixFitJob *job, MixPrior *out)
+{
+	*out = job->mp;
+	memset(&job->mp, 0, sizeof(job->mp));
+	MixFitFree(job);
+}
+
+void
+MixFitFree(MixFitJob *job)
+{
+	MixPriorFree(&job->mp);
+	free(job->cols);
+	free(job->d2);
+	free(job->a);
+	free(job->e);
+	memset(job, 0, sizeof(*job));
 }
 
 int
 MixPriorFit(MixPrior *mp, const double *history, int m, int K, double bw)
 {
-	double	   *mean;
+	MixFitJob	job;
 	int			rc;
 
 	if (mp == NULL)
 		return POLICY_BAD_INPUT;
 	memset(mp, 0, sizeof(*mp));
-	if (history == NULL || m < 2 || K < 1 || !(bw <= 0.0 || isfinite(bw)))
+	if (!(bw <= 0.0 || isfinite(bw)))
 		return POLICY_BAD_INPUT;
-	mp->rows = malloc(sizeof(double) * (size_t) m * K);
-	mean = malloc(sizeof(double) * K);
-	if (mp->rows == NULL || mean == NULL)
-	{
-		free(mean);
-		MixPriorFree(mp);
-		return POLICY_NO_MEMORY;
-	}
-	mp->m = m;
-	mp->K = K;
-	Impute(mp->rows, history, m, K, mean);
-	free(mean);
+	if ((rc = MixFitBegin(&job, history, m, K)) < 0)
+		return rc;
 	if (bw > 0.0)
 	{
-		mp->bw = mp->bw_shift = bw;
+		job.mp.bw = job.mp.bw_shift = bw;
+		MixFitTake(&job, mp);
 		return POLICY_OK;
 	}
-	if ((rc = FitBandwidth(mp, 0, &mp->bw)) < 0 ||
-		(rc = FitBandwidth(mp, 1, &mp->bw_shift)) < 0)
-	{
-		MixPriorFree(mp);
-		return rc;
-	}
+	while (!MixFitStep(&job, INFINITY))
+		;
+	MixFitTake(&job, mp);
 	return POLICY_OK;
 }
 

@@ -43,6 +43,40 @@ extern int	MixPriorFit(MixPrior *mp, const double *history, int m, int K,
 						double bw);
 extern void MixPriorFree(MixPrior *mp);
 
+#define MIX_GRID 14				/* bandwidths tried: MIX_GRID_MIN * STEP^g */
+
+/*
+ * MixPriorFit with bw <= 0 cut into steps, for the live scheduler's refit
+ * cycle, which must not hold the worker (src/refit.c): the same held-out
+ * cases in the same order, so the fitted bandwidths are bit-identical.
+ */
+typedef struct MixFitJob
+{
+	MixPrior	mp;				/* the rows; bandwidths set when done */
+	int			shift;			/* pass under way: 0 unshifted, 1 shifted */
+	int			h;				/* held-out row of the next case */
+	int			obs;			/* its next count of observed cells */
+	int			done;
+	uint64_t	rng;			/* the held-out row's column shuffle */
+	double		ll[MIX_GRID];	/* log likelihood per bandwidth, this pass */
+	int		   *cols;			/* scratch: K columns */
+	double	   *d2;				/* scratch: m */
+	double	   *a;				/* scratch: m */
+	double	   *e;				/* scratch: m x cells scored per case */
+} MixFitJob;
+
+/* Copy and impute the rows; POLICY_OK, POLICY_BAD_INPUT, POLICY_NO_MEMORY. */
+extern int	MixFitBegin(MixFitJob *job, const double *history, int m, int K);
+
+/*
+ * Score held-out cases until about 'work' cell operations are spent (at
+ * least one case).  Returns 1 when the fit is done: then MixFitTake moves
+ * the prior out.
+ */
+extern int	MixFitStep(MixFitJob *job, double work);
+extern void MixFitTake(MixFitJob *job, MixPrior *out);
+extern void MixFitFree(MixFitJob *job);
+
 /*
  * Normalised row weights for a task with scores score[k] (NaN: not
  * observed) into w (m values), and each row's offset into off (m values;

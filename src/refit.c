@@ -20,12 +20,14 @@
  * Steps of a cycle: the shared priors, the mixtures, one own prior per
  * task row, costs, then the "auto" choice (AUTO steps until
  * AutoPolicyStep is done).  The mixtures only when a policy that may run
- * uses them (RefitInput.need_mix): a fit on 1,011 rows x 41 models holds
- * the worker 0.9 s (docs/scheduler.md 7).
+ * uses them (RefitInput.need_mix); each mixture takes as many steps as
+ * its fit's slices (MixStep).
  */
 #define STEP_SHARED		0		/* DECISION_KINDS steps */
-#define STEP_MIX		DECISION_KINDS	/* DECISION_KINDS steps */
+#define STEP_MIX		DECISION_KINDS	/* DECISION_KINDS mixtures, sliced */
 #define STEP_OWN		(2 * DECISION_KINDS)	/* then one per snapshot row */
+#define MIX_STEP_WORK	1e5		/* cell operations per mixture slice: about
+								 * 2 ms on 1,011 rows */
 
 static void
 SetFree(RefitSet *s)
@@ -91,6 +93,7 @@ void
 RefitFree(RefitState *r)
 {
 	AutoPolicyFree(&r->auto_job);
+	MixFitFree(&r->mix_job);
 	SnapFree(r);
 	SetFree(&r->next);
 	SetFree(&r->live);
@@ -259,29 +262,50 @@ FitShared(RefitState *r, int kind, double *buf)
  * from (quality in [0,1], as the tasks' scores), and each row's task id.
  * The bandwidth is fitted on every row, as the shared prior's
  * hyperparameters are; a task's own row is left out of its weights
- * (DecisionSetMixtureRows).  None with fewer than 2 rows.
+ * (DecisionSetMixtureRows).  None with fewer than 2 rows.  The fit is cut
+ * into slices of about MIX_STEP_WORK cell operations: one fit on 1,011
+ * rows x 41 models takes 0.9 s, far over a slice.  Returns 1 when the
+ * kind is done.
  */
-static void
-FitMix(RefitState *r, int kind, double *buf)
+static int
+MixStep(RefitState *r, int kind)
 {
-	int			n = RowsOfKind(r, kind, -1, buf),
-				j = 0;
 	int64_t    *owner;
+	int			j = 0;
 
-	if (n < 2)
-		return;
-	owner = malloc(sizeof(int64_t) * n);
-	if (owner == NULL || MixPriorFit(&r->next.mix[kind], buf, n, r->K, 0.0) < 0)
+	if (!r->mix_job_on)
 	{
-		free(owner);
+		size_t		cells = (size_t) (r->snap.m > 0 ? r->snap.m : 1) * r->K;
+		double	   *buf = malloc(sizeof(double) * cells);
+		int			n = buf ? RowsOfKind(r, kind, -1, buf) : 0,
+					rc = POLICY_BAD_INPUT;
+
+		if (n >= 2)
+			rc = MixFitBegin(&r->mix_job, buf, n, r->K);
+		free(buf);
+		if (buf == NULL || rc == POLICY_NO_MEMORY)
+			r->failures++;
+		if (rc < 0)
+			return 1;
+		r->mix_job_on = 1;
+	}
+	if (!MixFitStep(&r->mix_job, MIX_STEP_WORK))
+		return 0;
+	r->mix_job_on = 0;
+	owner = malloc(sizeof(int64_t) * r->mix_job.mp.m);
+	if (owner == NULL)
+	{
+		MixFitFree(&r->mix_job);
 		r->failures++;
-		return;
+		return 1;
 	}
 	for (int i = 0; i < r->snap.m; i++)
 		if (r->snap.row_kind[i] == kind)
 			owner[j++] = r->snap.row_task[i];
+	MixFitTake(&r->mix_job, &r->next.mix[kind]);
 	r->next.mix_task[kind] = owner;
 	r->next.have_mix[kind] = 1;
+	return 1;
 }
 
 /* Row i's task's prior: every other row of its kind, shared hyperparameters. */
@@ -582,16 +606,17 @@ RefitStep(RefitState *r, DecisionWorld *w)
 		Install(r, w);
 		return 1;
 	}
+	if (r->step >= STEP_MIX && r->step < STEP_OWN)
+	{
+		if (!r->snap.need_mix || MixStep(r, r->step - STEP_MIX))
+			r->step++;
+		return 0;
+	}
 	buf = malloc(sizeof(double) * (size_t) (r->snap.m > 0 ? r->snap.m : 1) * r->K);
 	if (buf == NULL)
 		return -1;
 	if (r->step < STEP_MIX)
 		(void) FitShared(r, r->step, buf);
-	else if (r->step < STEP_OWN)
-	{
-		if (r->snap.need_mix)
-			FitMix(r, r->step - STEP_MIX, buf);
-	}
 	else if (r->step < last_own)
 		FitOwn(r, r->step - STEP_OWN, buf);
 	else

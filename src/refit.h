@@ -124,6 +124,8 @@ typedef struct RefitState
 	int64_t		only_task;		/* != 0: fit the own prior of this task
 								 * only (easeml.explain) */
 	AutoPolicyJob auto_job;		/* the "auto" choice under way */
+	MixFitJob	mix_job;		/* the history mixture fit under way */
+	int			mix_job_on;
 	int			auto_made;		/* choices made by a replay (or found
 								 * impossible) since RefitInit: the worker
 								 * records each (easeml.policy_choices) */

@@ -3400,6 +3400,91 @@ TestMixPlan(void)
 		  "random rows, offset prior: a case where the pair decides");
 }
 
+/*
+ * A refit cycle fits the mixture in many steps (the scheduler's 5 ms
+ * slices can stop between them) and installs the one-shot fit 'want'.
+ */
+static void
+TestRefitMixtureSliced(const double *h, int m, int K, const MixPrior *want)
+{
+	int64_t    *task = calloc(m, sizeof(int64_t));
+	unsigned char *kind = calloc(m, 1);
+	RefitInput	in;
+	RefitState	r;
+	DecisionWorld w;
+	int			plain,
+				mixed;
+
+	memset(&in, 0, sizeof(in));
+	in.K = K;
+	in.m = m;
+	in.cells = h;
+	in.row_task = task;
+	in.row_kind = kind;
+	MakeWorld(&w, K, "hybrid:cost", 1);
+	RefitInit(&r, K, 0);
+	plain = RefitCycle(&r, &in, &w, 1.0);
+	RefitFree(&r);
+	in.need_mix = 1;
+	RefitInit(&r, K, 0);
+	mixed = RefitCycle(&r, &in, &w, 1.0);
+	CHECK(plain >= 0 && mixed > plain + 20 && !r.running,
+		  "the mixture takes many refit steps: %d, %d without", mixed, plain);
+	CHECK(r.live.have_mix[DECISION_CLASSIFICATION] &&
+		  r.live.mix[DECISION_CLASSIFICATION].bw == want->bw &&
+		  r.live.mix[DECISION_CLASSIFICATION].bw_shift == want->bw_shift,
+		  "the refit installs the one-shot fit");
+	RefitFree(&r);
+	DecisionWorldFree(&w);
+	free(task);
+	free(kind);
+}
+
+/*
+ * The live refit slices the mixture's fit (MixFitStep): one case per call
+ * must give exactly the one-shot fit, likelihoods included.
+ */
+static void
+TestMixtureSliced(void)
+{
+	enum
+	{
+		M = 120, K = 30
+	};
+	double	   *h = malloc(sizeof(double) * M * K);
+	uint64_t	rng = 77;
+	MixFitJob	whole,
+				cut;
+	MixPrior	a,
+				b;
+	int			calls = 0;
+
+	ClusterRows(h, M, K, 0.03, &rng);
+	h[5] = NAN;
+	CHECK(MixFitBegin(&whole, h, M, K) == POLICY_OK &&
+		  MixFitBegin(&cut, h, M, K) == POLICY_OK, "begin");
+	CHECK(MixFitStep(&whole, INFINITY) == 1, "one step fits all");
+	while (!MixFitStep(&cut, 1.0) && calls < 100000)
+		calls++;
+	/* 2 passes x 60 held-out rows (every 2nd) x 5 cases, then the last pick */
+	CHECK(calls + 1 == 2 * 60 * 5 + 1, "one case per call: %d calls", calls + 1);
+	CHECK(memcmp(whole.ll, cut.ll, sizeof(whole.ll)) == 0,
+		  "sliced likelihoods equal the one-shot ones");
+	MixFitTake(&whole, &a);
+	MixFitTake(&cut, &b);
+	CHECK(a.bw == b.bw && a.bw_shift == b.bw_shift && a.bw > 0,
+		  "bandwidths %g/%g, sliced %g/%g", a.bw, a.bw_shift, b.bw, b.bw_shift);
+	CHECK(memcmp(a.rows, b.rows, sizeof(double) * M * K) == 0, "rows");
+	MixPriorFree(&b);
+	CHECK(MixPriorFit(&b, h, M, K, 0.0) == POLICY_OK &&
+		  b.bw == a.bw && b.bw_shift == a.bw_shift, "MixPriorFit is the same fit");
+	CHECK(MixFitBegin(&cut, h, 1, K) == POLICY_BAD_INPUT, "one row refused");
+	MixPriorFree(&b);
+	TestRefitMixtureSliced(h, M, K, &a);
+	MixPriorFree(&a);
+	free(h);
+}
+
 /* The world uses the mixture's arm where one is installed, else the GP's. */
 static void
 TestDecisionMixture(void)
@@ -4452,6 +4537,7 @@ main(void)
 	TestMixOffsetPrior();
 	TestMixTempered();
 	TestMixPlan();
+	TestMixtureSliced();
 	TestPolicyLiveSpec();
 	TestLiveMixture();
 	TestDecisionMixture();

@@ -11,7 +11,7 @@
 #   oboe30_unit                    Oboe restricted to its 30 cheapest models
 #                                  (median runtime), every run costs 1
 #   seed_history                   the project's own seed history
-#                                  (scripts/history/: 8 data sets x 36
+#                                  (scripts/history/: 14 data sets x 37
 #                                  easeml models), 3 tenants, unit costs
 #   openml_weka                    ASlib OPENML-WEKA-2017 (105 OpenML tasks
 #                                  x 30 Weka classifiers, accuracy; GPLv3,
