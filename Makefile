@@ -16,7 +16,8 @@ MODULE_big = easeml
 # src/sql_*.c hold the SQL-callable C functions, one file per job.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/catalog_runs.o src/supervisor.o src/rundir.o src/retention.o src/history.o src/csv.o src/gp.o \
-	src/policy.o src/mixture.o src/mixlearn.o src/costmodel.o src/decision.o src/refit.o src/autopolicy.o src/replay.o \
+	src/policy.o src/mixture.o src/mixlearn.o src/mixplan.o src/costmodel.o src/decision.o src/refit.o \
+	src/autopolicy.o src/replay.o \
 	src/liveworld.o src/policy_choice.o \
 	src/devices.o src/placement.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
@@ -66,7 +67,8 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
 CORE_LIBS = -lopenblas -llapacke -lm
 
-CORE_SRCS = src/csv.c src/gp.c src/policy.c src/mixture.c src/mixlearn.c src/costmodel.c src/decision.c src/refit.c \
+CORE_SRCS = src/csv.c src/gp.c src/policy.c src/mixture.c src/mixlearn.c src/mixplan.c src/costmodel.c \
+	src/decision.c src/refit.c \
 	src/autopolicy.c src/replay.c \
 	src/placement.c src/slurm_parse.c
 CORE_HDRS = $(wildcard src/*.h)
