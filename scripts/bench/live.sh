@@ -25,6 +25,10 @@
 #  - the scheduler's SQL per catalog load: pg_stat_statements over the
 #    scheduler's statements (calls, mean ms), and the mean time of a load.
 #
+# POLICY (environment; default: the extension's default) sets easeml.policy
+# for the run, e.g. POLICY=hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2 to load the
+# refit cycle with the history mixture's fit.
+#
 # There is no peer: the number is compared with the targets of issue 7
 # (p99 < 50 ms at 5,000 runs, busy >= 0.9).  On a 2-core machine the stub
 # trainers, the server and the scheduler share the cores.  Last line:
@@ -35,6 +39,8 @@ RUNS=${1:-5000}
 TENANTS=${2:-200}
 PER=${3:-5}
 TRAIN_SECONDS=${TRAIN_SECONDS:-0.2}
+POLICY=${POLICY:-}
+[[ $POLICY =~ ^[a-z_0-9:=.,-]*$ ]] || { echo "live.sh: POLICY has characters a policy spec does not" >&2; exit 1; }
 EARLY=500
 [ "$RUNS" -ge 700 ] || EARLY=$((RUNS / 2))
 
@@ -81,6 +87,7 @@ easeml.max_workers = 2
 easeml.enabled = off
 easeml.trainer_path = '$tmp/stub_trainer'
 EOF
+[ -z "$POLICY" ] || echo "easeml.policy = '$POLICY'" >>"$tmp/data/postgresql.conf"
 runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
 psql() { runuser -u postgres -- "$BINDIR/psql" -h "$tmp" -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
 
@@ -116,6 +123,7 @@ while :; do
 	fi
 	sleep 5
 done
+echo "# policy: $(psql -At -c "SELECT setting || ' (running ' || running || ')' FROM easeml.policy_status")"
 psql -c "ALTER SYSTEM SET easeml.enabled = off" -c "SELECT pg_reload_conf()" >/dev/null
 echo "# $done_runs runs finished in $(( $(date +%s) - start )) s; by status: \
 $(psql -At -c "SELECT string_agg(status || ' ' || n, ', ' ORDER BY status) FROM (SELECT status, count(*) AS n FROM easeml.runs GROUP BY status) s")"
