@@ -15,8 +15,9 @@ MODULE_big = easeml
 # placement.c and replay.c are plain C shared with the executables below;
 # src/sql_*.c hold the SQL-callable C functions, one file per job.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
-	src/catalog_runs.o src/supervisor.o src/rundir.o src/history.o src/csv.o src/gp.o \
-	src/policy.o src/mixture.o src/mixlearn.o src/costmodel.o src/decision.o src/refit.o src/autopolicy.o src/replay.o \
+	src/catalog_runs.o src/supervisor.o src/rundir.o src/retention.o src/history.o src/csv.o src/gp.o \
+	src/policy.o src/mixture.o src/mixlearn.o src/mixplan.o src/costmodel.o src/decision.o src/refit.o \
+	src/autopolicy.o src/replay.o \
 	src/liveworld.o src/policy_choice.o \
 	src/devices.o src/placement.o \
 	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
@@ -38,7 +39,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = install declare tenancy admin history replay bad_input attacks devices data explain predict results slurm
+REGRESS = install declare tenancy admin history replay bad_input attacks devices data explain predict results slurm retention
 REGRESS_OPTS = --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
@@ -66,7 +67,8 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
 CORE_LIBS = -lopenblas -llapacke -lm
 
-CORE_SRCS = src/csv.c src/gp.c src/policy.c src/mixture.c src/mixlearn.c src/costmodel.c src/decision.c src/refit.c \
+CORE_SRCS = src/csv.c src/gp.c src/policy.c src/mixture.c src/mixlearn.c src/mixplan.c src/costmodel.c \
+	src/decision.c src/refit.c \
 	src/autopolicy.c src/replay.c \
 	src/placement.c src/slurm_parse.c
 CORE_HDRS = $(wildcard src/*.h)

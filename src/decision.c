@@ -32,6 +32,7 @@
 
 #include "decision.h"
 #include "mixlearn.h"
+#include "mixplan.h"
 
 /* DecisionTask.dirty bits */
 #define DIRTY_VIEW	1			/* recompute its best candidate */
@@ -1366,8 +1367,13 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 	{
 		PolicyTenantView mv = *v;
 
-		rc = MixBestArm(mp, &w->params, w->mix_w, w->mix_off, bw,
-						t->gp.mu, t->gp.var, cost, avail, &mv);
+		if (w->params.mix_plan > 0)
+			rc = MixPlanBestArm(mp, &w->params, w->mix_w, w->mix_off, bw,
+								t->score, t->gp.mu, t->gp.var, cost, avail,
+								&mv);
+		else
+			rc = MixBestArm(mp, &w->params, w->mix_w, w->mix_off, bw,
+							t->gp.mu, t->gp.var, cost, avail, &mv);
 		if (rc < 0)
 			return rc;
 		if (mv.arm >= 0)

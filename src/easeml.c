@@ -49,6 +49,7 @@ bool		easeml_cost_aware = true;
 int			easeml_fairness_window = 0;
 int			easeml_max_parallel_per_tenant = -1;
 int			easeml_run_budget = 5;
+int			easeml_scheduler_log_retention = 0;
 int			easeml_artifact_max_bytes = 16 * 1024;
 bool		easeml_check_catalog = false;
 int			easeml_predict_cache_models = 16;
@@ -75,17 +76,26 @@ EasemlShmemStartupHook(void)
 }
 
 /*
- * Check hook: the policy must be one src/policy.c knows (the live
- * scheduler runs every one of them, the history mixture's included).
+ * Check hook: the policy must be one src/policy.c knows and the live
+ * scheduler runs (the history mixture's included; PolicyLiveRefusal).
  */
 static bool
 CheckPolicy(char **newval, void **extra, GucSource source)
 {
-	if (*newval == NULL || PolicyParseSpec(*newval, &(PolicyParams) {0}, NULL, 0) != 0)
+	PolicyParams params;
+	const char *refusal;
+
+	if (*newval == NULL || PolicyParseSpec(*newval, &params, NULL, 0) != 0)
 	{
 		GUC_check_errdetail("Unknown scheduling policy \"%s\".",
 							*newval ? *newval : "");
 		GUC_check_errhint("SELECT easeml.policies() lists the known policies.");
+		return false;
+	}
+	if ((refusal = PolicyLiveRefusal(&params)) != NULL)
+	{
+		GUC_check_errdetail("%s", refusal);
+		GUC_check_errhint("Use mrg=1 in the live scheduler; easeml-replay compares the two.");
 		return false;
 	}
 	return true;
@@ -180,6 +190,17 @@ DefineSchedulerSettings(void)
 							&easeml_run_budget,
 							5, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.scheduler_log_retention",
+							"Age after which the scheduler removes its own log.",
+							"Decisions and their runner-ups, launch records of ended runs and the "
+							"auto policy's choices older than this are removed in small batches "
+							"(easeml.purge_scheduler_log); runs, their events and results stay.  "
+							"0 keeps them forever.",
+							&easeml_scheduler_log_retention,
+							0, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MIN,
 							NULL, NULL, NULL);
 }
 

@@ -38,6 +38,7 @@ extern bool easeml_cost_aware;
 extern int	easeml_fairness_window;
 extern int	easeml_max_parallel_per_tenant;
 extern int	easeml_run_budget;
+extern int	easeml_scheduler_log_retention;
 extern int	easeml_artifact_max_bytes;
 extern bool easeml_check_catalog;
 extern int	easeml_predict_cache_models;

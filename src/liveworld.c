@@ -173,7 +173,11 @@ NeedMixture(void)
 	return 0;
 }
 
-/* The world's policy and caps from the settings; false if the spec is bad. */
+/*
+ * The world's policy and caps from the settings; false if the spec is bad
+ * or one the live scheduler refuses (a settings row written around
+ * set_policy).
+ */
 static bool
 ApplySettings(const LiveSettings *s)
 {
@@ -181,7 +185,8 @@ ApplySettings(const LiveSettings *s)
 
 	world.slots = Max(s->slots, 1);
 	world.tenant_cap = s->tenant_cap;
-	if (PolicyParseSpec(s->policy, &params, NULL, 0) != POLICY_OK)
+	if (PolicyParseSpec(s->policy, &params, NULL, 0) != POLICY_OK ||
+		PolicyLiveRefusal(&params) != NULL)
 		return false;
 	/* "auto" (the default) runs what the refit cycle's replay chose */
 	strlcpy(applied_label, s->policy, sizeof(applied_label));

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lapacke.h>
+
 #include "mixlearn.h"
 
 #define MIXL_MIN_WEIGHT 1e-12
@@ -88,43 +90,6 @@ MixLearnPredict(const MixLearn *ml, const double *x)
 	for (int j = 0; j < MIXL_FEATURES; j++)
 		s += ml->coef[j] * x[j];
 	return exp(s);
-}
-
-int
-MixLearnSolve(double *a, double *b, int n)
-{
-	/* Cholesky a = L L' in the lower triangle, then two triangular solves */
-	for (int j = 0; j < n; j++)
-	{
-		double		d = a[j * n + j];
-
-		for (int k = 0; k < j; k++)
-			d -= a[j * n + k] * a[j * n + k];
-		if (!(d > 0.0))
-			return 0;
-		a[j * n + j] = sqrt(d);
-		for (int i = j + 1; i < n; i++)
-		{
-			double		s = a[i * n + j];
-
-			for (int k = 0; k < j; k++)
-				s -= a[i * n + k] * a[j * n + k];
-			a[i * n + j] = s / a[j * n + j];
-		}
-	}
-	for (int i = 0; i < n; i++)
-	{
-		for (int k = 0; k < i; k++)
-			b[i] -= a[i * n + k] * b[k];
-		b[i] /= a[i * n + i];
-	}
-	for (int i = n - 1; i >= 0; i--)
-	{
-		for (int k = i + 1; k < n; k++)
-			b[i] -= a[k * n + i] * b[k];
-		b[i] /= a[i * n + i];
-	}
-	return 1;
 }
 
 /* The available arm of largest mixture mean (no row improves: explore). */
@@ -280,7 +245,8 @@ MixLearnFit(MixLearn *ml, const MixPrior *mp, const PolicyParams *params,
 		for (int j = 1; j < F; j++)
 			xtx[j * F + j] += MIXL_RIDGE * n;
 		ml->n = n;
-		ml->ok = n > F && MixLearnSolve(xtx, ml->coef, F);
+		ml->ok = n > F &&
+			LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', F, 1, xtx, F, ml->coef, 1) == 0;
 	}
 	free(x);
 	free(y);

@@ -65,7 +65,4 @@ extern int	MixLearnStates(const MixPrior *mp, const PolicyParams *params,
 /* Predicted remaining regret (+ MIXL_EPS) of a state with features x. */
 extern double MixLearnPredict(const MixLearn *ml, const double *x);
 
-/* Solve the n x n SPD system a z = b in place (b gets z); 0 if not SPD. */
-extern int	MixLearnSolve(double *a, double *b, int n);
-
 #endif							/* EASEML_MIXLEARN_H */

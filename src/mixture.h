@@ -86,6 +86,15 @@ extern double MixWeights(const MixPrior *mp, const PolicyParams *params,
 						 const double *score, double *w, double *off);
 
 /*
+ * With the shift and mtau=tau > 0 a row's offset is not free but has the
+ * prior N(0, tau^2): it is shrunk to sum_S d / (n + kappa) and the weight
+ * is the offset-marginal likelihood, exp(-(sum_S (d - o)^2 + kappa o^2) /
+ * (2 s^2)), kappa = s^2 / tau^2 (this function; 0 without mtau, where
+ * everything is as before).
+ */
+extern double MixOffsetKappa(const PolicyParams *params, double bw);
+
+/*
  * MixWeights with row skip (-1: none) weighing 0: the live scheduler's
  * history holds each active task's own row, which must not explain that
  * task's scores (src/refit.h).  Needs another row (m >= 2).

@@ -253,6 +253,12 @@ ApplyOption(PolicyParams *p, const char *key, const char *val)
 		return OptDouble(val, &p->mix_bw) && p->mix_bw > 0.0;
 	else if (strcmp(key, "mgp") == 0 && val)
 		return OptDouble(val, &p->mix_gp) && p->mix_gp >= 0.0 && p->mix_gp <= 1.0;
+	else if (strcmp(key, "mnc") == 0 && val)
+		return OptInt(val, &p->mix_ncap) && p->mix_ncap <= 1000;
+	else if (strcmp(key, "mtau") == 0 && val)
+		return OptDouble(val, &p->mix_tau) && p->mix_tau > 0.0;
+	else if (strcmp(key, "mpl") == 0 && val)
+		return OptInt(val, &p->mix_plan) && p->mix_plan <= 16;
 	else if (strcmp(key, "mh") == 0 && val)
 		return OptDouble(val, &p->mix_h) && p->mix_h >= 0.0;
 	else if (strcmp(key, "lap") == 0 && val)
@@ -699,6 +705,19 @@ int
 PolicyUsesMixture(const PolicyParams *params)
 {
 	return params->mix_arm || PolicyMixScore(params);
+}
+
+/*
+ * mrg=2 fits its model in one piece, about a second on a few hundred
+ * history rows (src/mixlearn.c), the first time a decision needs it after
+ * each refit: on the live worker that is a pause between decisions.
+ */
+const char *
+PolicyLiveRefusal(const PolicyParams *params)
+{
+	if (params->mix_score == 2)
+		return "Option mrg=2 runs in replays only: its model is fitted in one piece, which would pause the live scheduler for about a second after every refit.";
+	return NULL;
 }
 
 /* Whether the task score is the mixture's remaining regret; see policy.h. */

@@ -134,6 +134,15 @@ typedef struct PolicyParams
 	double		mix_bw;			/* mbw=X > 0: bandwidth; 0: fitted */
 	double		mix_gp;			/* mgp=A in [0, 1]: the arm choice's
 								 * predictive is (1 - A) mixture + A GP */
+	int			mix_plan;		/* mpl=L >= 1 with acq=mix: choose among
+								 * the L arms of largest mixture EI per
+								 * cost by a two-run plan (src/mixplan.h);
+								 * 0: myopic */
+	int			mix_ncap;		/* mnc=C > 0: the weights count a task's
+								 * results as at most C independent ones
+								 * (tempered likelihood); 0: all */
+	double		mix_tau;		/* mtau=X > 0 with msh=1: the offset's
+								 * prior sd (src/mixture.h); 0: free */
 	double		mix_h;			/* mh=X: predictive kernel sd of a row in
 								 * the arm choice; < 0 (default): the
 								 * bandwidth; 0: the row value itself */
@@ -281,8 +290,13 @@ extern int	PolicyRegretScore(const PolicyParams *params, int m,
 							  const double *mu, const double *cov,
 							  PolicyTenantView *view, double *regret);
 
-/* Whether params use the history mixture (acq=mix or mrg=1). */
+/* Whether params use the history mixture (acq=mix or mrg=1|2). */
 extern int	PolicyUsesMixture(const PolicyParams *params);
+/*
+ * Why the live scheduler refuses params that PolicyParseSpec accepts (a
+ * sentence), or NULL when it runs them.
+ */
+extern const char *PolicyLiveRefusal(const PolicyParams *params);
 /* Whether the task score is the mixture's remaining regret (mrg=1 with a
  * greedy EI rule). */
 extern int	PolicyMixScore(const PolicyParams *params);

@@ -48,6 +48,7 @@
 #include "pgstat.h"
 #include "policy.h"
 #include "policy_choice.h"
+#include "retention.h"
 #include "rundir.h"
 #include "storage/spin.h"
 #include "postmaster/bgworker.h"
@@ -1009,7 +1010,7 @@ SyncWorld(CatState *state)
 		if (TimestampDifferenceExceeds(last_policy_warning, now, 60000))
 		{
 			ereport(WARNING,
-					(errmsg("easeml: unknown policy \"%s\"; keeping the previous one",
+					(errmsg("easeml: policy \"%s\" is unknown or does not run live; keeping the previous one",
 							state->policy),
 					 errhint("SELECT easeml.set_policy('default') restores the default.")));
 			last_policy_warning = now;
@@ -1385,6 +1386,8 @@ Iterate(void)
 	if (easeml_check_catalog && easeml_enabled)
 		CheckCatalog();
 	RefitSlice();
+	/* after the decisions: expire the scheduler's own log (src/retention.c) */
+	RetentionStep();
 }
 
 /*

@@ -55,14 +55,26 @@ easeml_wake_trigger(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-/* easeml._policy_valid(name): is it a policy src/policy.c knows? */
+/*
+ * easeml._policy_valid(name): is it a policy src/policy.c knows?  One it
+ * knows that the live scheduler refuses is an error saying why.
+ */
 Datum
 easeml_policy_valid(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	PolicyParams params;
+	const char *refusal;
 
-	PG_RETURN_BOOL(PolicyParseSpec(name, &params, NULL, 0) == POLICY_OK);
+	if (PolicyParseSpec(name, &params, NULL, 0) != POLICY_OK)
+		PG_RETURN_BOOL(false);
+	if ((refusal = PolicyLiveRefusal(&params)) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("policy \"%s\" does not run in the live scheduler", name),
+				 errdetail("%s", refusal),
+				 errhint("Use mrg=1 in the live scheduler; easeml-replay compares the two.")));
+	PG_RETURN_BOOL(true);
 }
 
 /* easeml.policies(): every policy name. */
