@@ -31,31 +31,13 @@ MixLearnFeatures(const MixPrior *mp, const PolicyParams *params,
 				 const unsigned char *avail, double best, int n_obs,
 				 int streak, double *x)
 {
-	double		rg = 0.0,
-				pimp = 0.0,
+	double		pimp,
+				rg = MixRemainingRegretP(mp, params, w, off, avail, best, &pimp),
 				w2 = 0.0,
 				ei_max = 0.0;
 
 	for (int r = 0; r < mp->m; r++)
-	{
-		const double *row = mp->rows + (size_t) r * mp->K;
-		double		mx = -INFINITY;
-
 		w2 += w[r] * w[r];
-		if (!(w[r] > MIXL_MIN_WEIGHT))
-			continue;
-		for (int k = 0; k < mp->K; k++)
-			if (avail[k] && row[k] > mx)
-				mx = row[k];
-		mx += off[r];
-		if (params->q_max > 0.0 && mx > params->q_max)
-			mx = params->q_max;
-		if (mx > best)
-		{
-			rg += w[r] * (mx - best);
-			pimp += w[r];
-		}
-	}
 	for (int k = 0; k < mp->K; k++)
 	{
 		double		ei = 0.0;

@@ -513,7 +513,17 @@ MixRemainingRegret(const MixPrior *mp, const PolicyParams *params,
 				   const double *w, const double *off,
 				   const unsigned char *avail, double best)
 {
-	double		regret = 0.0;
+	return MixRemainingRegretP(mp, params, w, off, avail, best, NULL);
+}
+
+double
+MixRemainingRegretP(const MixPrior *mp, const PolicyParams *params,
+					const double *w, const double *off,
+					const unsigned char *avail, double best,
+					double *p_improve)
+{
+	double		regret = 0.0,
+				p = 0.0;
 
 	for (int r = 0; r < mp->m; r++)
 	{
@@ -529,7 +539,12 @@ MixRemainingRegret(const MixPrior *mp, const PolicyParams *params,
 		if (params->q_max > 0.0 && mx > params->q_max)
 			mx = params->q_max;
 		if (mx > best)
+		{
 			regret += w[r] * (mx - best);
+			p += w[r];
+		}
 	}
+	if (p_improve)
+		*p_improve = p;
 	return regret;
 }

@@ -127,5 +127,11 @@ extern int	MixBestArm(const MixPrior *mp, const PolicyParams *params,
 extern double MixRemainingRegret(const MixPrior *mp, const PolicyParams *params,
 								 const double *w, const double *off,
 								 const unsigned char *avail, double best);
+/* The same, and into *p_improve (if not NULL) the weight of the rows that
+ * would improve on best. */
+extern double MixRemainingRegretP(const MixPrior *mp, const PolicyParams *params,
+								  const double *w, const double *off,
+								  const unsigned char *avail, double best,
+								  double *p_improve);
 
 #endif							/* EASEML_MIXTURE_H */
