@@ -1299,8 +1299,9 @@ TypicalCost(const DecisionWorld *w, int kind, double *cost)
 /*
  * mrg=2: the learned remaining regret of task t (weights already in
  * w->mix_w), the model fitted on the kind's mixture on first use (off the
- * replay's clock, on the live worker's decision path: 1.1 s of CPU for 388
- * rows x 219 arms); mrg=1's estimate where it could not be fitted.
+ * replay's clock; 1.1 s of CPU for 388 rows x 219 arms, which is why the
+ * live scheduler refuses mrg=2, PolicyLiveRefusal); mrg=1's estimate where
+ * it could not be fitted.
  */
 static int
 LearnedRegret(DecisionWorld *w, const DecisionTask *t,
