@@ -708,15 +708,15 @@ PolicyUsesMixture(const PolicyParams *params)
 }
 
 /*
- * mrg=2 fits its model in one piece, about a second on a few hundred
- * history rows (src/mixlearn.c), the first time a decision needs it after
- * each refit: on the live worker that is a pause between decisions.
+ * Options that would hold the live worker between decisions are refused
+ * here.  None is now: mrg=2's model, once fitted in one piece on first
+ * use (about a second), is fitted in the refit cycle's slices
+ * (src/refit.c).  The mechanism stays for options to come.
  */
 const char *
 PolicyLiveRefusal(const PolicyParams *params)
 {
-	if (params->mix_score == 2)
-		return "Option mrg=2 runs in replays only: its model is fitted in one piece, which would pause the live scheduler for about a second after every refit.";
+	(void) params;
 	return NULL;
 }
 
