@@ -2968,7 +2968,7 @@ ClusterRows(double *h, int m, int K, double sd, uint64_t *rng)
  * The specs the live scheduler takes (easeml.policy, easeml.set_policy):
  * what PolicyParseSpec accepts, the history mixture's options included
  * (mrg=2 too, since its fit is sliced into the refit cycle), except what
- * PolicyLiveRefusal names.
+ * PolicyLiveRefusal names (mpl=L).
  */
 static void
 TestPolicyLiveSpec(void)
@@ -2992,6 +2992,10 @@ TestPolicyLiveSpec(void)
 						  sizeof(err)) == POLICY_OK &&
 		  PolicyLiveRefusal(&p) == NULL && PolicyUsesMixture(&p),
 		  "mrg=2 runs live: the refit cycle fits its model in slices");
+	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mpl=4", &p, err,
+						  sizeof(err)) == POLICY_OK &&
+		  PolicyLiveRefusal(&p) != NULL && strstr(PolicyLiveRefusal(&p), "mpl"),
+		  "mpl parses (replays) but the live scheduler refuses it");
 }
 
 /*
