@@ -92,8 +92,10 @@ easeml-replay: src/replay_main.c $(CORE_SRCS) $(CORE_HDRS)
 easeml-decision-bench: src/decision_bench.c $(CORE_SRCS) $(CORE_HDRS)
 	$(CC) $(CORE_CFLAGS) -o $@ src/decision_bench.c $(CORE_SRCS) $(CORE_LIBS)
 
-easeml-unittest: src/unittest.c $(CORE_SRCS) $(CORE_HDRS)
-	$(CC) $(CORE_CFLAGS) -o $@ src/unittest.c $(CORE_SRCS) $(CORE_LIBS)
+# the unit tests of the core, one file per module (src/test/test.h)
+UNITTEST_SRCS = $(wildcard src/test/*.c)
+easeml-unittest: $(UNITTEST_SRCS) src/test/test.h $(CORE_SRCS) $(CORE_HDRS)
+	$(CC) $(CORE_CFLAGS) -o $@ $(UNITTEST_SRCS) $(CORE_SRCS) $(CORE_LIBS)
 
 all: $(SCRIPTS_built)
 

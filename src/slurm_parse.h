@@ -6,7 +6,7 @@
  *	  the output of squeue and scontrol.
  *
  * Plain C, no PostgreSQL headers: src/launch_slurm.c uses it in the
- * server and src/unittest.c tests it without one.
+ * server and src/test/test_slurm.c tests it without one.
  *
  * IDENTIFICATION
  *	  src/slurm_parse.h

@@ -1,0 +1,260 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_refit.c
+ *	  Unit tests of the refit cycle (src/refit.c) and the auto policy
+ *	  (src/autopolicy.c): two refits in a row, the block auto cuts out of a
+ *	  history with gaps, its choice against ReplayAutoChoose's.
+ *
+ * IDENTIFICATION
+ *	  src/test/test_refit.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp.h"
+#include "policy.h"
+#include "decision.h"
+#include "refit.h"
+#include "autopolicy.h"
+#include "replay.h"
+#include "test/test.h"
+
+/*
+ * A second refit cycle installs new priors and a new cost model into the
+ * structs of the first (the live set keeps its addresses): the world's
+ * posteriors and costs must be those of a world that only saw the second.
+ */
+void
+TestRefitTwice(void)
+{
+	const int	K = 3,
+				m = 10;
+	double		h1[30],
+				h2[30],
+				rt1[30],
+				rt2[30],
+				sz[30];
+	int64_t		rows_task[10] = {0};
+	unsigned char rows_kind[10] = {0};
+	RefitInput	in1,
+				in2;
+	RefitState	r,
+				fresh;
+	DecisionWorld w,
+				w2;
+	DecisionTask *t,
+			   *t2;
+	uint64_t	rng = 11;
+	double		worst = 0;
+
+	for (int i = 0; i < m; i++)
+	{
+		sz[3 * i] = 100 + 100 * i;
+		sz[3 * i + 1] = 5;
+		sz[3 * i + 2] = 2;
+		for (int k = 0; k < K; k++)
+		{
+			h1[i * K + k] = 0.5 + 0.3 * PolicyRandUniform(&rng);
+			h2[i * K + k] = 0.2 + 0.1 * k + 0.05 * PolicyRandUniform(&rng);
+			rt1[i * K + k] = 0.01 * sz[3 * i] * (1 + k);
+			rt2[i * K + k] = 0.5 * sz[3 * i] * (3 - k) * (1 + PolicyRandUniform(&rng));
+		}
+	}
+	memset(&in1, 0, sizeof(in1));
+	in1.K = K;
+	in1.m = m;
+	in1.cells = h1;
+	in1.row_task = rows_task;
+	in1.row_kind = rows_kind;
+	in1.cost.mc = m;
+	in1.cost.seconds = rt1;
+	in1.cost.sizes = sz;
+	in2 = in1;
+	in2.cells = h2;
+	in2.cost.seconds = rt2;
+
+	MakeWorld(&w, K, "hybrid:cost", 1);
+	MakeWorld(&w2, K, "hybrid:cost", 1);
+	t = AddTask(&w, 1, 0, NULL);
+	t2 = AddTask(&w2, 1, 0, NULL);
+	RefitInit(&r, K, 0);
+	RefitInit(&fresh, K, 0);
+	CHECK(RefitCycle(&r, &in1, &w, 1.0) >= 0, "first cycle");
+	DecisionObserve(&w, t, 0, 0.9, 2.0);
+	DecisionObserve(&w2, t2, 0, 0.9, 2.0);
+	CHECK(RefitCycle(&r, &in2, &w, 2.0) >= 0, "second cycle");
+	CHECK(RefitCycle(&fresh, &in2, &w2, 2.0) >= 0, "fresh cycle");
+	for (int k = 0; k < K; k++)
+	{
+		worst = fmax(worst, fabs(t->gp.mu[k] - t2->gp.mu[k]));
+		worst = fmax(worst, fabs(t->gp.var[k] - t2->gp.var[k]));
+		worst = fmax(worst, fabs(log(t->cost[k]) - log(t2->cost[k])));
+	}
+	CHECK(worst < 1e-9, "refit twice: posterior and costs of the new models (diff %g)", worst);
+	DecisionWorldFree(&w);
+	DecisionWorldFree(&w2);
+	RefitFree(&r);
+	RefitFree(&fresh);
+}
+
+/*
+ * The "auto" policy's choice on an installed history (src/autopolicy.c):
+ * it replays the block of complete rows it cuts out of the history, with
+ * the code and seeds every "default" policy of easeml-replay uses, so its
+ * choice and scores equal ReplayAutoChoose's on that block; when the best
+ * model is 1,000 times the cost of one almost as good, "popular model
+ * first" (the prior mean's order, blind to cost) must lose; the refit
+ * cycle installs the choice, and a cycle whose block did not change keeps
+ * it without a replay.
+ */
+void
+TestAutoPolicy(void)
+{
+	enum
+	{
+	K = 6, M = 16, MT = 19};
+	double		cells[MT * K],
+				rt[M * K],
+				sz[M * 3],
+				block[M * (K - 1)],
+				bcost[M * (K - 1)],
+				bsize[M * 2],
+				scores[REPLAY_AUTO_MAX];
+	int64_t		row_task[MT],
+				cost_task[M];
+	unsigned char row_kind[MT];
+	int			idx[M],
+				choice = -1,
+				reused = -1,
+				steps = 0,
+				rc;
+	RefitInput	in;
+	AutoPolicyJob job;
+	AutoPolicyResult res;
+	ReplayConfig base;
+	RefitState	r;
+	DecisionWorld w;
+	uint64_t	rng = 5;
+	char		err[256];
+
+	/*
+	 * 16 classification tasks know models 0-4: model 0 is the best and
+	 * costs 1,000 s, model 1 is 0.001 below it and costs 1 s; model 5 is
+	 * known in 3 rows only.  Two regression rows and a partial row are
+	 * not in the block.
+	 */
+	for (int i = 0; i < MT; i++)
+	{
+		double		base_q = 0.6 + 0.3 * PolicyRandUniform(&rng);
+
+		row_task[i] = 100 + i;
+		row_kind[i] = i >= M && i < M + 2 ? DECISION_REGRESSION : DECISION_CLASSIFICATION;
+		for (int k = 0; k < K; k++)
+			cells[i * K + k] = k == 0 ? base_q : (k == 1 ? base_q - 0.001 :
+												  base_q - 0.05 - 0.1 * PolicyRandUniform(&rng));
+		if (i >= 3 && i < M)
+			cells[i * K + 5] = NAN;
+		if (i == M + 2)
+			cells[i * K + 2] = NAN;
+		if (i < M)
+		{
+			cost_task[i] = row_task[i];
+			sz[3 * i] = 100 * (i + 1);
+			sz[3 * i + 1] = 10;
+			sz[3 * i + 2] = 2;
+			for (int k = 0; k < K; k++)
+				rt[i * K + k] = k == 0 ? 1000.0 : 1.0 + k;
+		}
+	}
+	memset(&in, 0, sizeof(in));
+	in.K = K;
+	in.m = MT;
+	in.cells = cells;
+	in.row_task = row_task;
+	in.row_kind = row_kind;
+	in.cost.mc = M;
+	in.cost.seconds = rt;
+	in.cost.sizes = sz;
+	in.cost_task = cost_task;
+
+	rc = AutoPolicyBegin(&job, &in, NULL, &reused);
+	CHECK(rc == 0 && !reused, "auto: a replay starts (%d)", rc);
+	CHECK(job.res.kind == DECISION_CLASSIFICATION && job.res.rows == M &&
+		  job.res.cols == K - 1 && job.res.measured_costs,
+		  "auto: block of %d x %d, kind %d, costs %d", job.res.rows, job.res.cols,
+		  job.res.kind, job.res.measured_costs);
+	while ((rc = AutoPolicyStep(&job)) == 0)
+		steps++;
+	res = job.res;
+	AutoPolicyFree(&job);
+	CHECK(rc == 1 && res.have && steps == REPLAY_AUTO_DRAWS - 1,
+		  "auto: chose in %d steps: %s", steps + 1, res.reason);
+	CHECK(res.choice >= 0 && res.choice < res.n_cand &&
+		  strcmp(res.spec, res.cand[res.choice]) == 0, "auto: the chosen spec");
+	for (int i = 0; i < res.n_cand; i++)
+		CHECK(res.score[res.choice] <= res.score[i], "auto: the choice has the lowest score");
+	CHECK(strcmp(res.spec, "popular") != 0 && strcmp(res.cand[2], "popular") == 0 &&
+		  res.score[2] > 10 * res.score[res.choice],
+		  "auto: popular loses when the best model is costly (%g vs %g)",
+		  res.score[2], res.score[res.choice]);
+
+	/* the same block replayed by ReplayAutoChoose: the same choice and scores */
+	for (int i = 0; i < M; i++)
+	{
+		idx[i] = i;
+		for (int k = 0; k < K - 1; k++)
+		{
+			block[i * (K - 1) + k] = cells[i * K + k];
+			bcost[i * (K - 1) + k] = rt[i * K + k];
+		}
+		bsize[2 * i] = sz[3 * i];
+		bsize[2 * i + 1] = sz[3 * i + 1];
+	}
+	ReplayConfigDefault(&base);
+	base.quality = block;
+	base.cost = bcost;
+	base.sizes = bsize;
+	base.n_rows = M;
+	base.K = K - 1;
+	base.cost_model = POLICY_COST_SIZE_GP;
+	CHECK(ReplayAutoChoose(&base, idx, M, res.tenants, 1, &choice, scores,
+						   err, sizeof(err)) == 0 && choice == res.choice,
+		  "auto: ReplayAutoChoose agrees (%d vs %d) %s", choice, res.choice, err);
+	for (int i = 0; i < res.n_cand; i++)
+		CHECK_NEAR(scores[i], res.score[i], 1e-9 * scores[i], "auto: the same score");
+
+	/* the same block again: kept without a replay */
+	CHECK(AutoPolicyBegin(&job, &in, &res, &reused) == 1 && reused &&
+		  job.res.choice == res.choice, "auto: an unchanged block keeps its choice");
+	AutoPolicyFree(&job);
+
+	/* too little history: no choice, hybrid:cost runs */
+	in.m = 3;
+	CHECK(AutoPolicyBegin(&job, &in, NULL, &reused) == 1 && !job.res.have &&
+		  strcmp(job.res.spec, "hybrid:cost") == 0, "auto: no block, hybrid:cost");
+	AutoPolicyFree(&job);
+	in.m = MT;
+
+	/* in the refit cycle: installed, and not replayed again for a partial row */
+	MakeWorld(&w, K, "default", 1);
+	CHECK(w.params.auto_select == 1 && w.params.kind == POLICY_HYBRID &&
+		  w.params.cost_aware == 1, "default is auto, hybrid:cost until it has chosen");
+	RefitInit(&r, K, 0);
+	CHECK(RefitCycle(&r, &in, &w, 1.0) >= 0 && r.live.auto_pick.have &&
+		  r.live.auto_pick.choice == res.choice && r.auto_made == 1,
+		  "refit: the choice is installed (%d made)", r.auto_made);
+	cells[(M + 2) * K + 3] += 0.01;
+	CHECK(RefitCycle(&r, &in, &w, 2.0) >= 0 && r.cycles == 2 && r.auto_made == 1 &&
+		  r.live.auto_pick.choice == res.choice, "refit: same block, no new replay");
+	cells[0] -= 0.2;
+	CHECK(RefitCycle(&r, &in, &w, 3.0) >= 0 && r.auto_made == 2 && r.live.auto_pick.have,
+		  "refit: a changed block is replayed");
+	RefitFree(&r);
+	DecisionWorldFree(&w);
+}
