@@ -54,9 +54,14 @@ SELECT try($$SELECT easeml.set_policy('hybrid:cost:acq=mix:mgp=2')$$);
 ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix';
 ALTER SYSTEM RESET easeml.policy;
 ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix:mgp=2';
--- the learned task score (mrg=2) runs in replays only, and says why
-SELECT try($$SELECT easeml.set_policy('hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2')$$);
+-- the learned task score (mrg=2) runs live too: the refit cycle fits it
+SELECT easeml.set_policy('hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2');
+SELECT setting, auto, running FROM easeml.policy_status;
 ALTER SYSTEM SET easeml.policy = 'max_ei:cost:mrg=2';
+ALTER SYSTEM RESET easeml.policy;
+-- the two-run plan (mpl=L) runs in replays only, and says why
+SELECT try($$SELECT easeml.set_policy('hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mpl=4')$$);
+ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix:mpl=2';
 SELECT setting FROM easeml.policy_status;
 SELECT easeml.set_policy(NULL) = current_setting('easeml.policy') AS back_to_guc;
 SELECT count(*) AS overrides FROM easeml.settings WHERE key = 'policy';

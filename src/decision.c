@@ -528,12 +528,31 @@ DecisionSetMixtureRows(DecisionWorld *w, int kind, const MixPrior *mix,
 	}
 	w->mix[kind] = mix;
 	w->mix_task[kind] = mix ? row_task : NULL;
-	free(w->mix_learn[kind]);	/* refitted on first use */
+	free(w->mix_learn[kind]);	/* fitted on another mixture */
 	w->mix_learn[kind] = NULL;
 	for (int i = 0; i < w->n_tasks; i++)
 		if (w->tasks[i]->kind == kind)
 			MarkDirty(w, w->tasks[i], DIRTY_VIEW | DIRTY_ELIG);
 	return rc;
+}
+
+int
+DecisionSetMixLearn(DecisionWorld *w, int kind, const MixLearn *ml)
+{
+	MixLearn   *copy = NULL;
+
+	if (kind < 0 || kind >= DECISION_KINDS)
+		return POLICY_BAD_INPUT;
+	if (ml != NULL && (copy = malloc(sizeof(MixLearn))) == NULL)
+		return POLICY_NO_MEMORY;
+	if (copy != NULL)
+		*copy = *ml;
+	free(w->mix_learn[kind]);
+	w->mix_learn[kind] = copy;
+	for (int i = 0; i < w->n_tasks; i++)
+		if (w->tasks[i]->kind == kind)
+			MarkDirty(w, w->tasks[i], DIRTY_VIEW | DIRTY_ELIG);
+	return POLICY_OK;
 }
 
 int
@@ -1270,13 +1289,8 @@ RegretScore(const DecisionWorld *w, const DecisionTask *t,
 	return PolicyRegretScore(&w->params, n, mu, cov, v, NULL);
 }
 
-/*
- * Typical seconds per arm for the history's rows that play tasks in
- * MixLearnFit: the geometric mean of the estimates of the kind's tasks
- * (unit costs when none has any).  cost gets K values.
- */
-static void
-TypicalCost(const DecisionWorld *w, int kind, double *cost)
+void
+DecisionTypicalCost(const DecisionWorld *w, int kind, double *cost)
 {
 	int			n = 0;
 
@@ -1297,43 +1311,64 @@ TypicalCost(const DecisionWorld *w, int kind, double *cost)
 }
 
 /*
+ * mrg=2's model of a kind fitted on the decision path (replays: on first
+ * use, off the replay's clock; 1.1 s of CPU for 388 rows x 219 arms).
+ */
+static int
+FitLearned(DecisionWorld *w, int kind)
+{
+	MixLearn   *ml = calloc(1, sizeof(MixLearn));
+	double	   *cost = malloc(sizeof(double) * w->K);
+	int			rc = ml && cost ? POLICY_OK : POLICY_NO_MEMORY;
+
+	if (rc == POLICY_OK)
+	{
+		DecisionTypicalCost(w, kind, cost);
+		rc = MixLearnFit(ml, w->mix[kind], &w->params,
+						 w->params.cost_aware ? cost : NULL);
+	}
+	free(cost);
+	if (rc == POLICY_NO_MEMORY || ml == NULL)
+	{
+		free(ml);
+		return POLICY_NO_MEMORY;
+	}
+	free(w->mix_learn[kind]);
+	w->mix_learn[kind] = ml;	/* not ok (too few rows): mrg=1's */
+	w->mix_learn_fits++;
+	return POLICY_OK;
+}
+
+/*
  * mrg=2: the learned remaining regret of task t (weights already in
- * w->mix_w), the model fitted on the kind's mixture on first use (off the
- * replay's clock; 1.1 s of CPU for 388 rows x 219 arms, which is why the
- * live scheduler refuses mrg=2, PolicyLiveRefusal); mrg=1's estimate where
- * it could not be fitted.
+ * w->mix_w); mrg=1's estimate where no model fits the world's params.  A
+ * live world gets the model from the refit cycle, sliced between
+ * decisions (src/refit.c); a replay's fits it here on first use.
  */
 static int
 LearnedRegret(DecisionWorld *w, const DecisionTask *t,
 			  const unsigned char *avail, double *rg)
 {
 	const MixPrior *mp = w->mix[t->kind];
+	const MixLearn *ml = w->mix_learn[t->kind];
 	double		x[MIXL_FEATURES];
 
-	if (w->mix_learn[t->kind] == NULL)
+	if (ml != NULL && !MixLearnSameFit(&ml->params, &w->params))
+		ml = NULL;
+	if (ml == NULL && !w->mix_learn_by_refit)
 	{
-		MixLearn   *ml = calloc(1, sizeof(MixLearn));
-		double	   *cost = malloc(sizeof(double) * w->K);
-		int			rc = ml && cost ? POLICY_OK : POLICY_NO_MEMORY;
+		int			rc = FitLearned(w, t->kind);
 
-		if (rc == POLICY_OK)
-		{
-			TypicalCost(w, t->kind, cost);
-			rc = MixLearnFit(ml, mp, &w->params,
-							 w->params.cost_aware ? cost : NULL);
-		}
-		free(cost);
-		if (rc == POLICY_NO_MEMORY || ml == NULL)
-		{
-			free(ml);
-			return POLICY_NO_MEMORY;
-		}
-		w->mix_learn[t->kind] = ml; /* not ok (too few rows): mrg=1's */
+		if (rc < 0)
+			return rc;
+		ml = w->mix_learn[t->kind];
 	}
-	MixLearnFeatures(mp, &w->params, w->mix_w, w->mix_off, avail, t->best,
-					 t->n_obs, t->streak, x);
-	if (w->mix_learn[t->kind]->ok)
-		*rg = MixLearnPredict(w->mix_learn[t->kind], x);
+	if (ml != NULL && ml->ok)
+	{
+		MixLearnFeatures(mp, &w->params, w->mix_w, w->mix_off, avail,
+						 t->best, t->n_obs, t->streak, x);
+		*rg = MixLearnPredict(ml, x);
+	}
 	else
 		*rg = MixRemainingRegret(mp, &w->params, w->mix_w, w->mix_off,
 								 avail, t->best);

@@ -145,8 +145,12 @@ typedef struct DecisionWorld
 												 * 0 for none */
 	struct MixLearn *mix_learn[DECISION_KINDS];	/* owned, or NULL: the
 												 * learned task score of
-												 * mrg=2, fitted on first
-												 * use (src/mixlearn.h) */
+												 * mrg=2 (src/mixlearn.h) */
+	int			mix_learn_by_refit; /* 1 (live): only the refit cycle fits
+									 * mix_learn (DecisionSetMixLearn),
+									 * never the decision path; 0
+									 * (replay): fitted on first use */
+	int			mix_learn_fits; /* fits made on the decision path */
 	double	   *mix_w;			/* scratch: row weights, offsets */
 	double	   *mix_off;
 	int			mix_cap;
@@ -264,6 +268,21 @@ extern int	DecisionSetMixture(DecisionWorld *w, int kind, const MixPrior *mix);
 extern int	DecisionSetMixtureRows(DecisionWorld *w, int kind,
 								   const MixPrior *mix,
 								   const int64_t *row_task);
+/*
+ * mrg=2's learned task score for a kind's mixture (copied; NULL: none),
+ * fitted off the decision path (src/refit.c); setting the kind's mixture
+ * drops it.  Used while the world's params have its key
+ * (MixLearnSameFit); without one a live world (mix_learn_by_refit) ranks
+ * by mrg=1's estimate.
+ */
+extern int	DecisionSetMixLearn(DecisionWorld *w, int kind,
+								const struct MixLearn *ml);
+/*
+ * Typical seconds per arm of a kind's tasks, what mrg=2's fit charges its
+ * history rows: the geometric mean of the kind's tasks' estimates (unit
+ * costs when none has any); cost gets K values.
+ */
+extern void DecisionTypicalCost(const DecisionWorld *w, int kind, double *cost);
 /* Cost model and its known arms (both borrowed; NULL: fallbacks only). */
 extern int	DecisionSetCostModel(DecisionWorld *w, const PolicyCostModel *model,
 								 const unsigned char *known);

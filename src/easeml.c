@@ -95,7 +95,7 @@ CheckPolicy(char **newval, void **extra, GucSource source)
 	if ((refusal = PolicyLiveRefusal(&params)) != NULL)
 	{
 		GUC_check_errdetail("%s", refusal);
-		GUC_check_errhint("Use mrg=1 in the live scheduler; easeml-replay compares the two.");
+		GUC_check_errhint("easeml-replay runs every policy; docs/scheduler.md section 3 says which options the live scheduler refuses.");
 		return false;
 	}
 	return true;

@@ -51,6 +51,7 @@ static int	n_tenant_names = 0;
 static uint64 models_sig = 0;
 static char applied_policy[128] = "";
 static char applied_label[160] = "";	/* decisions.policy */
+static bool applied_cost_aware = true;	/* the settings' cost_aware, NeedLearn */
 static unsigned char *share_over = NULL;	/* by tenant, LiveWorldStarved */
 static int	n_share_over = 0;
 /* the cost model until the first refit cycle installs one */
@@ -138,6 +139,7 @@ BuildWorld(const CatState *state)
 	pfree(image);
 	if (!ok)
 		return false;
+	world.mix_learn_by_refit = 1;	/* mrg=2: fitted in the refit's slices */
 	RefitInit(&refit, state->n_models, REFIT_INTERVAL);
 	world.explain = 1;
 	memset(&ctl, 0, sizeof(ctl));
@@ -174,6 +176,38 @@ NeedMixture(void)
 }
 
 /*
+ * Whether the refit cycle must fit mrg=2's learned task score, and with
+ * which params: the policy in effect scores tasks by it, or "auto" runs
+ * and a candidate does (the first such; cost as the settings allow, the
+ * other settings do not enter the fit, MixLearnKey).  Until a cycle
+ * installs it, such a policy ranks tasks by mrg=1's estimate.
+ */
+static int
+NeedLearn(PolicyParams *out)
+{
+	char		list[sizeof(POLICY_AUTO_CANDIDATES)];
+
+	if (PolicyMixScore(&world.params) && world.params.mix_score == 2)
+	{
+		*out = world.params;
+		return 1;
+	}
+	if (!world.params.auto_select)
+		return 0;
+	strlcpy(list, POLICY_AUTO_CANDIDATES, sizeof(list));
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL;
+		 tok = strtok_r(NULL, ",", &save))
+		if (PolicyParseSpec(tok, out, NULL, 0) == POLICY_OK &&
+			PolicyMixScore(out) && out->mix_score == 2)
+		{
+			if (!applied_cost_aware)
+				out->cost_aware = 0;
+			return 1;
+		}
+	return 0;
+}
+
+/*
  * The world's policy and caps from the settings; false if the spec is bad
  * or one the live scheduler refuses (a settings row written around
  * set_policy).
@@ -197,6 +231,7 @@ ApplySettings(const LiveSettings *s)
 		snprintf(applied_label, sizeof(applied_label), "%s (auto: %s)", s->policy,
 				 refit.live.auto_pick.spec);
 	}
+	applied_cost_aware = s->cost_aware;
 	if (!s->cost_aware)
 		params.cost_aware = 0;
 	if (s->beta > 0)
@@ -501,6 +536,7 @@ LiveWorldRefitStart(CatState *state)
 	in.devices = world.slots;
 	in.arms = state->cost_arms;
 	in.need_mix = NeedMixture();
+	in.need_learn = in.need_mix && NeedLearn(&in.learn);
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
 	last_offered = now;
 	return RefitMaybeStart(&refit, &in, now) != 0;
@@ -584,9 +620,10 @@ DescribePrior(const CatState *state, const DecisionTask *dt, StringInfo why)
 }
 
 /*
- * The history mixture the policy ranks by (acq=mix, mrg=1): how many rows
- * weigh for this task (its own row does not), or that there is none yet
- * and the GP ranks alone (decision.c).
+ * The history mixture the policy ranks by (acq=mix, mrg=1|2): how many
+ * rows weigh for this task (its own row does not), or that there is none
+ * yet and the GP ranks alone (decision.c); with mrg=2 whether the learned
+ * task score is installed.
  */
 static void
 DescribeMixture(const DecisionTask *dt, StringInfo why)
@@ -608,6 +645,15 @@ DescribeMixture(const DecisionTask *dt, StringInfo why)
 					 mp->m - (own ? 1 : 0), own ? " besides this task's own" : "",
 					 world.params.mix_bw > 0 ? world.params.mix_bw :
 					 world.params.mix_shift ? mp->bw_shift : mp->bw);
+	if (PolicyMixScore(&world.params) && world.params.mix_score == 2)
+	{
+		const MixLearn *ml = world.mix_learn[dt->kind];
+
+		if (ml != NULL && ml->ok && MixLearnSameFit(&ml->params, &world.params))
+			appendStringInfo(why, "; learned task score: fitted on %d state(s) by the refit cycle", ml->n);
+		else
+			appendStringInfoString(why, "; learned task score: none yet for these options (fewer than 3 rows, or no refit since), ranked by the mixture's remaining regret");
+	}
 }
 
 /* Why the task would or would not get the next free slot. */

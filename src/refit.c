@@ -21,13 +21,16 @@
  * task row, costs, then the "auto" choice (AUTO steps until
  * AutoPolicyStep is done).  The mixtures only when a policy that may run
  * uses them (RefitInput.need_mix); each mixture takes as many steps as
- * its fit's slices (MixStep).
+ * its fit's slices (MixStep), and as many more as mrg=2's fit on it when
+ * that is needed (LearnStep).
  */
 #define STEP_SHARED		0		/* DECISION_KINDS steps */
 #define STEP_MIX		DECISION_KINDS	/* DECISION_KINDS mixtures, sliced */
 #define STEP_OWN		(2 * DECISION_KINDS)	/* then one per snapshot row */
 #define MIX_STEP_WORK	1e5		/* cell operations per mixture slice: about
 								 * 2 ms on 1,011 rows */
+#define LEARN_STEP_WORK	1e6		/* cells scanned per slice of mrg=2's fit
+								 * (MIXL_STATE_WORK): about 1 ms */
 
 static void
 SetFree(RefitSet *s)
@@ -93,6 +96,7 @@ void
 RefitFree(RefitState *r)
 {
 	AutoPolicyFree(&r->auto_job);
+	MixLearnFree(&r->learn_job);
 	MixFitFree(&r->mix_job);
 	SnapFree(r);
 	SetFree(&r->next);
@@ -145,6 +149,14 @@ RefitSignature(const RefitInput *in)
 	if (c->bins)
 		h = HashWords(h, c->bins, sizeof(double) * (size_t) c->mc);
 	h = HashWords(h, &in->need_mix, sizeof(in->need_mix));
+	h = HashWords(h, &in->need_learn, sizeof(in->need_learn));
+	if (in->need_learn)
+	{
+		double		key[MIXL_KEY];
+
+		MixLearnKey(&in->learn, key);
+		h = HashWords(h, key, sizeof(key));
+	}
 	return h;
 }
 
@@ -306,6 +318,78 @@ MixStep(RefitState *r, int kind)
 	r->next.mix_task[kind] = owner;
 	r->next.have_mix[kind] = 1;
 	return 1;
+}
+
+/*
+ * Start mrg=2's fit on the kind's new mixture: the history rows play tasks
+ * at the typical costs of the world's tasks of the kind now, the same
+ * geometric mean a replay's decision path takes on first use
+ * (DecisionTypicalCost; O(tasks x models), once per kind and cycle).  The
+ * costs come from the world, not the snapshot: they are the estimates the
+ * decisions use, and the cost model this cycle refits reaches them only
+ * at the next one.  Returns 1 when there is nothing to fit.
+ */
+static int
+LearnBegin(RefitState *r, DecisionWorld *w, int kind)
+{
+	double	   *cost = malloc(sizeof(double) * r->K);
+	int			rc = POLICY_NO_MEMORY;
+
+	if (cost != NULL)
+	{
+		DecisionTypicalCost(w, kind, cost);
+		rc = MixLearnBegin(&r->learn_job, &r->next.mix[kind], &r->snap.learn,
+						   r->snap.learn.cost_aware ? cost : NULL);
+	}
+	free(cost);
+	if (rc == POLICY_OK)
+	{
+		r->learn_job_on = 1;
+		return 0;
+	}
+	if (rc == POLICY_NO_MEMORY)
+		r->failures++;
+	else
+	{
+		/* too few rows: a model that says so (mrg=1's estimate) */
+		memset(&r->next.learn[kind], 0, sizeof(MixLearn));
+		r->next.learn[kind].params = r->snap.learn;
+		r->next.have_learn[kind] = 1;
+	}
+	return 1;
+}
+
+/* One slice of mrg=2's fit; 1 when it is done. */
+static int
+LearnStep(RefitState *r, int kind)
+{
+	if (!MixLearnStep(&r->learn_job, LEARN_STEP_WORK))
+		return 0;
+	r->learn_job_on = 0;
+	if (MixLearnTake(&r->learn_job, &r->next.learn[kind]) == POLICY_NO_MEMORY)
+		r->failures++;
+	else
+	{
+		r->next.have_learn[kind] = 1;
+		r->learn_fits++;
+	}
+	return 1;
+}
+
+/*
+ * A kind's mixture (MixStep), then, if the policy needs it, mrg=2's model
+ * on it (LearnStep), one slice per call; 1 when the kind is done.
+ */
+static int
+KindStep(RefitState *r, DecisionWorld *w, int kind)
+{
+	if (r->learn_job_on)
+		return LearnStep(r, kind);
+	if (!MixStep(r, kind))
+		return 0;
+	if (!r->snap.need_learn || !r->next.have_mix[kind])
+		return 1;
+	return LearnBegin(r, w, kind);
 }
 
 /* Row i's task's prior: every other row of its kind, shared hyperparameters. */
@@ -487,9 +571,13 @@ RefitApply(const RefitState *r, DecisionWorld *w)
 	if (r->live.have_cost)
 		DecisionSetCostOverhead(w, r->live.cost_overhead);
 	for (int k = 0; k < DECISION_KINDS; k++)
+	{
 		(void) DecisionSetMixtureRows(w, k,
 									  r->live.have_mix[k] ? &r->live.mix[k] : NULL,
 									  r->live.mix_task[k]);
+		if (r->live.have_mix[k] && r->live.have_learn[k])
+			(void) DecisionSetMixLearn(w, k, &r->live.learn[k]);
+	}
 	(void) DecisionInstallModels(w, priors, OwnOf, r,
 								 r->live.have_cost ? &r->live.cost : NULL,
 								 r->live.cost_known);
@@ -516,6 +604,8 @@ Install(RefitState *r, DecisionWorld *w)
 			r->next.mix[k] = old.mix[k];
 			r->next.mix_task[k] = old.mix_task[k];
 			r->next.have_mix[k] = 1;
+			r->next.learn[k] = old.learn[k];	/* fitted on that mixture */
+			r->next.have_learn[k] = old.have_learn[k];
 			old.have_mix[k] = 0;
 			old.mix_task[k] = NULL;
 			memset(&old.mix[k], 0, sizeof(old.mix[k]));
@@ -608,7 +698,7 @@ RefitStep(RefitState *r, DecisionWorld *w)
 	}
 	if (r->step >= STEP_MIX && r->step < STEP_OWN)
 	{
-		if (!r->snap.need_mix || MixStep(r, r->step - STEP_MIX))
+		if (!r->snap.need_mix || KindStep(r, w, r->step - STEP_MIX))
 			r->step++;
 		return 0;
 	}

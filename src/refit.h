@@ -22,7 +22,11 @@
  * kind's history mixture (src/mixture.h, for the policy options acq=mix
  * and mrg=1) on the kind's rows, with every row's task id: a task's own
  * row weighs 0 for it (DecisionSetMixtureRows), as its own prior leaves
- * the row out.  Then it fits the cost model, and last it makes the "auto"
+ * the row out; when the policy scores tasks by mrg=2
+ * (RefitInput.need_learn), the learned task score is fitted on each new
+ * mixture right after it (src/mixlearn.h), in slices too, and installed
+ * with it, so the live decision path never fits it.  Then it fits the
+ * cost model, and last it makes the "auto"
  * policy's choice on the snapshot (src/autopolicy.h) in REPLAY_AUTO_DRAWS steps -- skipped when
  * the complete block of the history it replays did not change.  Plain C,
  * no PostgreSQL headers.
@@ -41,6 +45,7 @@
 #include "costmodel.h"
 #include "decision.h"
 #include "gp.h"
+#include "mixlearn.h"
 #include "mixture.h"
 #include "policy.h"
 
@@ -68,6 +73,11 @@ typedef struct RefitInput
 	int			need_mix;		/* fit the history mixtures: the policy in
 								 * effect, or one "auto" may choose, uses
 								 * them (PolicyUsesMixture) */
+	int			need_learn;		/* with need_mix: fit mrg=2's learned task
+								 * score on each new mixture, with params
+								 * learn (the policy in effect, or the
+								 * candidate of "auto" that uses it) */
+	PolicyParams learn;
 } RefitInput;
 
 typedef struct RefitOwn
@@ -86,6 +96,8 @@ typedef struct RefitSet
 	int			have_mix[DECISION_KINDS];
 	MixPrior	mix[DECISION_KINDS];	/* history mixture of the kind's rows */
 	int64_t    *mix_task[DECISION_KINDS];	/* its rows' task ids (0: seed) */
+	int			have_learn[DECISION_KINDS];
+	MixLearn	learn[DECISION_KINDS];	/* mrg=2's model of that mixture */
 	int			have_cost;
 	PolicyCostModel cost;
 	double		cost_overhead;	/* seconds of every run besides its work */
@@ -126,6 +138,9 @@ typedef struct RefitState
 	AutoPolicyJob auto_job;		/* the "auto" choice under way */
 	MixFitJob	mix_job;		/* the history mixture fit under way */
 	int			mix_job_on;
+	MixLearnJob learn_job;		/* mrg=2's fit on it under way */
+	int			learn_job_on;
+	int			learn_fits;		/* mrg=2 models fitted since RefitInit */
 	int			auto_made;		/* choices made by a replay (or found
 								 * impossible) since RefitInit: the worker
 								 * records each (easeml.policy_choices) */

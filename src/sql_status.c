@@ -73,7 +73,7 @@ easeml_policy_valid(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("policy \"%s\" does not run in the live scheduler", name),
 				 errdetail("%s", refusal),
-				 errhint("Use mrg=1 in the live scheduler; easeml-replay compares the two.")));
+				 errhint("easeml-replay runs every policy; docs/scheduler.md section 3 says which options the live scheduler refuses.")));
 	PG_RETURN_BOOL(true);
 }
 

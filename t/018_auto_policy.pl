@@ -109,4 +109,26 @@ like(query_as($node, 'lab_a', q{
 	qr/; history mixture: (1[1-9]|[2-9]\d) row\(s\) besides this task's own, bandwidth [0-9.e-]+/,
 	"explain: the mixture of the seed and task rows, without the task's own row");
 
+# the learned task score (mrg=2) runs live too: the refit cycle fits its
+# model on the new mixture in slices and installs it with the mixture
+my $learn = "$mix:mrg=2";
+$node->safe_psql('postgres', "SELECT easeml.set_policy('$learn')");
+is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),
+	"$learn|f|$learn", 'a policy with mrg=2 is accepted live');
+query_as($node, 'lab_a', q{
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('sepals', 'public.iris', 'label')});
+$node->poll_query_until('postgres', qq{
+	SELECT count(*) >= 2
+	  FROM easeml.decisions d JOIN easeml.tasks t ON t.id = d.task_id
+	  JOIN easeml.runs r ON r.id = d.run_id
+	 WHERE t.name = 'sepals' AND d.policy = '$learn' AND r.status = 'succeeded'})
+  or die 'no run chosen under mrg=2 finished';
+pass('the worker decides under mrg=2 and its runs finish');
+ok( $node->poll_query_until(
+		'postgres', q{
+	SELECT why ~ '; learned task score: fitted on [0-9]+ state\(s\) by the refit cycle'
+	  FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'sepals'))
+	 WHERE rank = 1}),
+	'explain: the refit cycle installed the learned task score');
+
 done_testing();

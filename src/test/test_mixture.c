@@ -49,8 +49,9 @@ ClusterRows(double *h, int m, int K, double sd, uint64_t *rng)
 
 /*
  * The specs the live scheduler takes (easeml.policy, easeml.set_policy):
- * what PolicyParseSpec accepts, the history mixture's options included,
- * except what PolicyLiveRefusal names (mrg=2).
+ * what PolicyParseSpec accepts, the history mixture's options included
+ * (mrg=2 too, since its fit is sliced into the refit cycle), except what
+ * PolicyLiveRefusal names (mpl=L).
  */
 void
 TestPolicyLiveSpec(void)
@@ -72,8 +73,12 @@ TestPolicyLiveSpec(void)
 		  PolicyLiveRefusal(&p) == NULL, "mrg=1: no refusal");
 	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2", &p, err,
 						  sizeof(err)) == POLICY_OK &&
-		  PolicyLiveRefusal(&p) != NULL && strstr(PolicyLiveRefusal(&p), "mrg=2"),
-		  "mrg=2 parses (replays) but the live scheduler refuses it");
+		  PolicyLiveRefusal(&p) == NULL && PolicyUsesMixture(&p),
+		  "mrg=2 runs live: the refit cycle fits its model in slices");
+	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mpl=4", &p, err,
+						  sizeof(err)) == POLICY_OK &&
+		  PolicyLiveRefusal(&p) != NULL && strstr(PolicyLiveRefusal(&p), "mpl"),
+		  "mpl parses (replays) but the live scheduler refuses it");
 }
 
 /*
@@ -532,6 +537,125 @@ TestRefitMixtureSliced(const double *h, int m, int K, const MixPrior *want)
 }
 
 /*
+ * With a policy that scores by mrg=2 the refit fits the learned model on
+ * the new mixture in slices and installs it with the mixture: the world's
+ * model is the one-shot fit at the world's typical costs, and the
+ * decision path fits nothing, even where it may (mix_learn_by_refit 0).
+ */
+static void
+TestRefitLearn(const double *h, int m, int K)
+{
+	const char *spec = "hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2";
+	int64_t    *task = calloc(m, sizeof(int64_t));
+	unsigned char *kind = calloc(m, 1);
+	double	   *cost = malloc(sizeof(double) * K);
+	RefitInput	in;
+	RefitState	r;
+	DecisionWorld w;
+	DecisionTask *t;
+	DecisionChoice c;
+	MixLearn	want;
+	int			mixed,
+				learned;
+	uint64_t	sig;
+
+	memset(&in, 0, sizeof(in));
+	in.K = K;
+	in.m = m;
+	in.cells = h;
+	in.row_task = task;
+	in.row_kind = kind;
+	in.need_mix = 1;
+	MakeWorld(&w, K, spec, 1);
+	t = AddTask(&w, 7, 0, NULL);
+	RefitInit(&r, K, 0);
+	mixed = RefitCycle(&r, &in, &w, 1.0);
+	CHECK(w.mix_learn[0] == NULL && !r.live.have_learn[0],
+		  "no learned model without need_learn");
+	RefitFree(&r);
+	sig = RefitSignature(&in);
+	in.need_learn = 1;
+	PolicyParseSpec(spec, &in.learn, NULL, 0);
+	CHECK(RefitSignature(&in) != sig, "need_learn changes the signature");
+	RefitInit(&r, K, 0);
+	learned = RefitCycle(&r, &in, &w, 1.0);
+	CHECK(mixed > 0 && learned > mixed + 10 && !r.running && r.learn_fits == 1,
+		  "mrg=2's fit takes many refit steps: %d, %d without", learned, mixed);
+	DecisionTypicalCost(&w, 0, cost);
+	CHECK(MixLearnFit(&want, &r.live.mix[0], &w.params, cost) == POLICY_OK &&
+		  want.ok, "one-shot fit");
+	CHECK(w.mix_learn[0] != NULL && w.mix_learn[0]->n == want.n &&
+		  memcmp(w.mix_learn[0]->coef, want.coef, sizeof(want.coef)) == 0,
+		  "the refit installs the one-shot fit with the mixture");
+	DecisionStart(&w, t, 0);
+	DecisionObserve(&w, t, 0, h[0], 1.0);
+	DecisionEnd(&w, t, 0, 0);
+	CHECK(DecisionNext(&w, &c) == 0 && w.mix_learn_fits == 0 &&
+		  w.mix_learn[0] != NULL, "the decision path fits nothing");
+	/* a live world without a model ranks by mrg=1's estimate, fits none */
+	w.mix_learn_by_refit = 1;
+	DecisionSetMixLearn(&w, 0, NULL);
+	DecisionStart(&w, t, 1);
+	DecisionObserve(&w, t, 1, h[1], 1.0);
+	DecisionEnd(&w, t, 1, 0);
+	CHECK(DecisionNext(&w, &c) == 0 && w.mix_learn_fits == 0 &&
+		  w.mix_learn[0] == NULL, "live: never fitted on the decision path");
+	w.mix_learn_by_refit = 0;
+	DecisionSetMixLearn(&w, 0, NULL);
+	DecisionStart(&w, t, 2);
+	DecisionObserve(&w, t, 2, h[2], 1.0);
+	DecisionEnd(&w, t, 2, 0);
+	CHECK(DecisionNext(&w, &c) == 0 && w.mix_learn_fits == 1,
+		  "replay: fitted on first use (the counter counts)");
+	RefitFree(&r);
+	DecisionWorldFree(&w);
+	free(task);
+	free(kind);
+	free(cost);
+}
+
+/*
+ * mrg=2's fit sliced (MixLearnStep): one state per call must give exactly
+ * the one-shot fit, states and coefficients, with costs; many calls.
+ */
+static void
+TestMixLearnSliced(const MixPrior *mp)
+{
+	PolicyParams pp;
+	MixLearnJob whole,
+				cut;
+	MixLearn	a,
+				b,
+				c;
+	double	   *cost = malloc(sizeof(double) * mp->K);
+	int			calls = 1;
+
+	for (int k = 0; k < mp->K; k++)
+		cost[k] = 1.0 + (k % 7);
+	PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2", &pp, NULL, 0);
+	CHECK(MixLearnBegin(&whole, mp, &pp, cost) == POLICY_OK &&
+		  MixLearnBegin(&cut, mp, &pp, cost) == POLICY_OK, "learn begin");
+	CHECK(MixLearnStep(&whole, INFINITY) == 1, "one step fits all");
+	while (!MixLearnStep(&cut, 1.0) && calls < 100000)
+		calls++;
+	CHECK(cut.n == whole.n && cut.n > 100 && calls > cut.n,
+		  "one state per call: %d calls, %d states", calls, cut.n);
+	CHECK(memcmp(whole.x, cut.x, sizeof(double) * cut.n * MIXL_FEATURES) == 0 &&
+		  memcmp(whole.y, cut.y, sizeof(double) * cut.n) == 0,
+		  "sliced states equal the one-shot ones");
+	CHECK(MixLearnTake(&whole, &a) == POLICY_OK &&
+		  MixLearnTake(&cut, &b) == POLICY_OK && a.ok && b.ok &&
+		  a.n == b.n && memcmp(a.coef, b.coef, sizeof(a.coef)) == 0,
+		  "sliced coefficients equal the one-shot ones");
+	CHECK(MixLearnFit(&c, mp, &pp, cost) == POLICY_OK && c.n == a.n &&
+		  memcmp(a.coef, c.coef, sizeof(a.coef)) == 0 &&
+		  MixLearnSameFit(&c.params, &pp), "MixLearnFit is the same fit");
+	pp.mix_h = 0.01;
+	CHECK(!MixLearnSameFit(&c.params, &pp), "another mh needs another fit");
+	free(cost);
+}
+
+/*
  * The live refit slices the mixture's fit (MixFitStep): one case per call
  * must give exactly the one-shot fit, likelihoods included.
  */
@@ -572,6 +696,8 @@ TestMixtureSliced(void)
 	CHECK(MixFitBegin(&cut, h, 1, K) == POLICY_BAD_INPUT, "one row refused");
 	MixPriorFree(&b);
 	TestRefitMixtureSliced(h, M, K, &a);
+	TestMixLearnSliced(&a);
+	TestRefitLearn(h, M, K);
 	MixPriorFree(&a);
 	free(h);
 }
@@ -705,7 +831,7 @@ TestMixLearn(void)
 	DecisionObserve(&dw, t, 0, 0.55, 1.0);
 	DecisionEnd(&dw, t, 0, 0);
 	CHECK(DecisionNext(&dw, &c) == 0 && dw.mix_learn[0] != NULL &&
-		  dw.mix_learn[0]->ok, "fitted on first use");
+		  dw.mix_learn[0]->ok && dw.mix_learn_fits == 1, "fitted on first use");
 	MixLearnFeatures(&mp, &pp, w, off, avail, 0.55, 1, 0, x);
 	CHECK_NEAR(dw.views[t->index].score,
 			   MixLearnPredict(dw.mix_learn[0], x) / dw.views[t->index].cost,
