@@ -150,10 +150,26 @@ Grow(void **arr, int *cap, int need, size_t sz)
 	return 1;
 }
 
-/* Queue a task for DecisionNext's refresh. */
+/*
+ * Queue a task for DecisionNext's refresh.  While the caller installs new
+ * models (DecisionWorld.installing) a view is not queued but goes stale:
+ * the models changed, not the task, and its view stays the previous
+ * models' until DecisionRefreshStale, a pick or a change of the task
+ * refreshes it (decision.h).  A task already queued gets its refresh
+ * under the new models anyway.
+ */
 static void
 MarkDirty(DecisionWorld *w, DecisionTask *t, unsigned char bits)
 {
+	if ((bits & DIRTY_VIEW) && w->installing && !(t->dirty & DIRTY_VIEW))
+	{
+		if (!t->stale)
+			w->n_stale++;
+		t->stale = 1;
+		bits &= ~DIRTY_VIEW;
+		if (bits == 0)
+			return;
+	}
 	if (t->dirty == 0)
 		w->dirty_list[w->n_dirty++] = t->index;
 	t->dirty |= bits;
@@ -785,6 +801,8 @@ DecisionRemoveTask(DecisionWorld *w, DecisionTask *t)
 
 	if (t->ok)
 		tn->n_ok--;
+	if (t->stale)
+		w->n_stale--;
 	tn->running -= t->n_running;
 	UpdateWaiting(w, t->tenant);
 	UnlinkFromTenant(w, i);
@@ -981,7 +999,8 @@ SameBits(double a, double b)
 static void
 SyncScores(DecisionWorld *w, DecisionTask *t, const double *score)
 {
-	int			rebuild = 0;
+	int			rebuild = 0,
+				changed = 0;
 	double		best = 0.0;
 
 	for (int k = 0; k < w->K; k++)
@@ -1005,6 +1024,7 @@ SyncScores(DecisionWorld *w, DecisionTask *t, const double *score)
 					w->gp_failed++;
 			}
 			t->n_obs++;
+			changed = 1;
 		}
 		else if (!(score[k] == t->score[k]))
 		{
@@ -1014,7 +1034,9 @@ SyncScores(DecisionWorld *w, DecisionTask *t, const double *score)
 	}
 	if (rebuild)
 		(void) RebuildGp(w, t);
-	MarkDirty(w, t, DIRTY_VIEW | DIRTY_ELIG);
+	/* unchanged scores (every task on a full load) keep the view */
+	if (changed | rebuild)
+		MarkDirty(w, t, DIRTY_VIEW | DIRTY_ELIG);
 	/* the best score, at least 0 (NaN compares false: no branch to miss) */
 	for (int k = 0; k < w->K; k++)
 		best = t->score[k] > best ? t->score[k] : best;
@@ -1070,8 +1092,9 @@ SyncCosts(DecisionWorld *w, DecisionTask *t, const DecisionTaskState *s)
 			fb = 1.0;
 		if (fb != t->fallback[k])
 		{
+			/* the family cost model does not use them: same costs, view */
 			t->fallback[k] = fb;
-			changed = 1;
+			changed |= w->family_cost == NULL;
 		}
 		if (s->seconds ? KeptSeconds(sec, t->seconds[k]) : isnan(t->seconds[k]))
 			continue;
@@ -1453,6 +1476,7 @@ RefreshView(DecisionWorld *w, DecisionTask *t)
 				n = 0,
 				rc;
 
+	w->n_refreshed++;
 	v->id = t->id;
 	v->best = t->best;
 	v->n_obs = t->n_obs;
@@ -1569,6 +1593,11 @@ Refresh(DecisionWorld *w)
 
 		if (t->dirty & DIRTY_VIEW)
 		{
+			if (t->stale)
+			{
+				t->stale = 0;
+				w->n_stale--;
+			}
 			rc = RefreshView(w, t);
 			if (rc < 0)
 				return rc;
@@ -1663,9 +1692,27 @@ DecisionNext(DecisionWorld *w, DecisionChoice *c)
 	rc = Refresh(w);
 	if (rc < 0)
 		return rc;
+	for (int n = 0;; n++)
+	{
+		pick = PolicyIndexPick(&w->index, &w->params, w->decision_no, &w->rng,
+							   &c->rule);
+		if (pick < 0 || !w->tasks[pick]->stale || n == DECISION_STALE_PICKS)
+			break;
+
+		/*
+		 * The pick's view is the previous models': refresh it and pick
+		 * again, so that the chosen candidate is normally the installed
+		 * models' one.  Past the bound the stale view is used: it is what
+		 * the previous generation of models, fitted on a history a refit
+		 * interval older, makes of the task's current scores and
+		 * candidates (every change of the task refreshes its view), i.e.
+		 * the decision had the refit finished a little later.
+		 */
+		MarkDirty(w, w->tasks[pick], DIRTY_VIEW | DIRTY_ELIG);
+		if ((rc = Refresh(w)) < 0)
+			return rc;
+	}
 	c->n_eligible = w->index.n_elig;
-	pick = PolicyIndexPick(&w->index, &w->params, w->decision_no, &w->rng,
-						   &c->rule);
 	if (pick < -1)
 		return pick;
 	if (pick < 0)
@@ -1676,6 +1723,31 @@ DecisionNext(DecisionWorld *w, DecisionChoice *c)
 	if (w->explain)
 		RunnersUp(w, pick, round_robin, c);
 	return POLICY_OK;
+}
+
+int
+DecisionRefreshStale(DecisionWorld *w, int max)
+{
+	int			n = 0,
+				rc;
+
+	/* n_stale counts flags on tasks, so the scan ends within one lap */
+	while (w->n_stale > n && n < max)
+	{
+		DecisionTask *t;
+
+		if (w->stale_next >= w->n_tasks)
+			w->stale_next = 0;
+		t = w->tasks[w->stale_next++];
+		if (t->stale)
+		{
+			MarkDirty(w, t, DIRTY_VIEW | DIRTY_ELIG);
+			n++;
+		}
+	}
+	if (n > 0 && (rc = Refresh(w)) < 0)
+		return rc;
+	return w->n_stale;
 }
 
 int

@@ -111,6 +111,8 @@ typedef struct DecisionTask
 	int			index;			/* position in world->tasks, ->views */
 	int			next_of_tenant; /* index of the tenant's next task, -1 */
 	unsigned char dirty;		/* DIRTY_* bits (decision.c) */
+	unsigned char stale;		/* its view is from models installed
+								 * before the current ones (installing) */
 	uint64_t	sync_sig;		/* the caller's signature of the state it
 								 * last synced (0 on joining) */
 } DecisionTask;
@@ -134,6 +136,9 @@ typedef struct DecisionWorld
 								 * cap; < 0: a fair share of the slots
 								 * while several tenants wait (decision.c) */
 	int			explain;		/* fill runner-ups in DecisionNext */
+	int			installing;		/* the caller is installing new models:
+								 * unchanged tasks' views go stale
+								 * (DecisionRefreshStale) */
 	unsigned char *arm_kinds;	/* K: bit (1 << kind) per kind it serves */
 	unsigned char *arm_image;	/* K: needs an image task */
 	const GpPrior *prior[DECISION_KINDS];	/* borrowed */
@@ -177,6 +182,9 @@ typedef struct DecisionWorld
 	int			index_n;		/* tasks the index was built for, -1 */
 	int		   *dirty_list;
 	int			n_dirty;
+	int			n_stale;		/* tasks with stale views */
+	int64_t		n_refreshed;	/* views computed so far (RefreshView) */
+	int			stale_next;		/* where DecisionRefreshStale looks next */
 	int			n_tenants;
 	int			cap_tenants;
 	DecisionTenant *tenants;
@@ -369,6 +377,23 @@ extern void DecisionSetMaxRuns(DecisionWorld *w, DecisionTask *t,
  * Returns 0, or a negative POLICY_* status.
  */
 extern int	DecisionNext(DecisionWorld *w, DecisionChoice *choice);
+
+/*
+ * Stale views.  While the caller sets DecisionWorld.installing, installing
+ * models (DecisionInstallModels, DecisionSetMixtureRows,
+ * DecisionSetFamilyCost, ...) still rebuilds every posterior and cost at
+ * once but leaves the views (candidate, score) of tasks that did not
+ * change as the previous models made them, so that no decision pays for
+ * refreshing every task (the live scheduler: its refit's install, on
+ * 1,000 tasks with the history mixture about 0.1 s).  A stale task is
+ * refreshed when it changes, when DecisionNext picks it (at most
+ * DECISION_STALE_PICKS per decision) and by DecisionRefreshStale, which
+ * the caller runs off the decision path: at most max stale tasks per call.
+ * Returns the stale tasks left, or a negative POLICY_* status.  The replay
+ * never sets installing.
+ */
+#define DECISION_STALE_PICKS 4
+extern int	DecisionRefreshStale(DecisionWorld *w, int max);
 
 /*
  * The available candidates of one task, best first by the policy's

@@ -404,7 +404,9 @@ FitBootCost(const CatState *state)
 		CostModelFree(&boot_cost);
 	boot_cost = fitted;
 	have_boot_cost = true;
+	world.installing = 1;		/* new models: views go stale (decision.h) */
 	(void) DecisionSetFamilyCost(&world, &boot_cost);
+	world.installing = 0;
 }
 
 bool
@@ -523,7 +525,7 @@ LiveWorldRefitStart(CatState *state)
 	if (!world_ok)
 		return false;
 	if (refit.running || !state->full)
-		return refit.running;
+		return refit.running || world.n_stale > 0;
 	memset(&in, 0, sizeof(in));
 	in.K = state->n_models;
 	in.m = state->m_history;
@@ -539,17 +541,41 @@ LiveWorldRefitStart(CatState *state)
 	in.need_learn = in.need_mix && NeedLearn(&in.learn);
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
 	last_offered = now;
-	return RefitMaybeStart(&refit, &in, now) != 0;
+	return RefitMaybeStart(&refit, &in, now) != 0 || world.n_stale > 0;
 }
+
+/*
+ * Stale views refreshed per call of LiveWorldRefitWork: about 1 ms with
+ * the history mixture on 1,011 rows x 41 models; the scheduler's refit
+ * slice (REFIT_SLICE_MS) bounds the calls between decisions.
+ */
+#define STALE_BATCH 8
 
 bool
 LiveWorldRefitWork(void)
 {
-	if (!world_ok || !refit.running)
+	int			rc;
+
+	if (!world_ok)
 		return false;
-	if (RefitStep(&refit, &world) < 0)
+	/* the views the last install left stale first, a batch per call */
+	if (world.n_stale > 0)
+	{
+		int			left = DecisionRefreshStale(&world, STALE_BATCH);
+
+		if (left < 0)
+			ereport(WARNING, (errmsg("easeml: out of memory refreshing the decisions' views")));
+		return left > 0 || refit.running;
+	}
+	if (!refit.running)
+		return false;
+	/* an install must not refresh 1,000 views in one decision (decision.h) */
+	world.installing = 1;
+	rc = RefitStep(&refit, &world);
+	world.installing = 0;
+	if (rc < 0)
 		ereport(WARNING, (errmsg("easeml: out of memory refitting the priors")));
-	return refit.running;
+	return refit.running || world.n_stale > 0;
 }
 
 int

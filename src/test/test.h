@@ -77,6 +77,7 @@ extern void TestDecisionFairShare(void);
 extern void TestDecisionFairSharesFull(void);
 extern void TestDecisionPerClassCost(void);
 extern void TestDecisionPosterior(void);
+extern void TestLazyInstall(void);
 extern void TestDecisionMap(void);
 extern void TestDecisionRandom(void);
 

@@ -737,6 +737,24 @@ TestCostTaskPasses(void)
 	if (t)
 		DecisionSyncTask(&w, t, &ts);
 	CHECK(t && fabs(t->cost[1] - none[1]) < 1e-9 * none[1], "a sync without passes: none known");
+	/* new fallback estimates (every full load) change no cost here: no refresh */
+	if (t)
+	{
+		DecisionChoice c;
+		double		fb[PK];
+		int64_t		n0;
+
+		DecisionNext(&w, &c);
+		n0 = w.n_refreshed;
+		for (int k = 0; k < PK; k++)
+			fb[k] = 3.0 + k;
+		ts.fallback_cost = fb;
+		DecisionSyncTask(&w, t, &ts);
+		DecisionNext(&w, &c);
+		CHECK(t->fallback[1] == 4.0 && fabs(t->cost[1] - none[1]) < 1e-9 * none[1] &&
+			  w.n_refreshed == n0, "fallbacks kept, costs and view unchanged (%lld refreshes)",
+			  (long long) (w.n_refreshed - n0));
+	}
 	DecisionWorldFree(&w);
 	CostModelFree(&m);
 }

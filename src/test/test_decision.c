@@ -4,7 +4,8 @@
  *	  Unit tests of the decision module (src/decision.c) the live worker
  *	  and easeml-replay share: incremental task state against a rebuild,
  *	  the FIFO contract, fair shares, per-class costs, the posterior, the
- *	  task map, and random decision sequences.
+ *	  task map, random decision sequences, and the stale views a live
+ *	  install leaves (refreshed in batches).
  *
  * IDENTIFICATION
  *	  src/test/test_decision.c
@@ -424,6 +425,185 @@ TestDecisionPosterior(void)
 	GpPriorFree(&cls);
 	GpPriorFree(&reg);
 	GpPriorFree(&own);
+}
+
+/* Two views are the same decision, bit for bit. */
+static int
+ViewSame(const PolicyTenantView *a, const PolicyTenantView *b)
+{
+	return a->arm == b->arm &&
+		memcmp(&a->mu, &b->mu, sizeof(double)) == 0 &&
+		memcmp(&a->sigma, &b->sigma, sizeof(double)) == 0 &&
+		memcmp(&a->cost, &b->cost, sizeof(double)) == 0 &&
+		memcmp(&a->acq, &b->acq, sizeof(double)) == 0 &&
+		memcmp(&a->ei, &b->ei, sizeof(double)) == 0 &&
+		memcmp(&a->score, &b->score, sizeof(double)) == 0;
+}
+
+/* Tasks whose views differ between two worlds of the same tasks. */
+static int
+ViewsDiffer(const DecisionWorld *a, const DecisionWorld *b)
+{
+	int			n = 0;
+
+	for (int i = 0; i < a->n_tasks && i < b->n_tasks; i++)
+		n += !ViewSame(&a->views[i], &b->views[i]);
+	return n + abs(a->n_tasks - b->n_tasks);
+}
+
+/*
+ * DecisionWorld.installing (the live worker's refit steps): a refit's
+ * install leaves the views of unchanged tasks stale instead of refreshing
+ * every task in the next decision.  A decision then refreshes at most DECISION_STALE_PICKS
+ * of them (the picked ones), a task that changes is refreshed at once,
+ * and after DecisionRefreshStale in batches every view is bit for bit the
+ * one an eager world computes from scratch under the new models.
+ */
+void
+TestLazyInstall(void)
+{
+	enum
+	{
+	K = 6, M = 9, N = 30, MT = M + N, BATCH = 4};
+	const char *spec = "hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2";
+	double		cells[MT * K],
+				cells2[MT * K];
+	int64_t		row_task[MT] = {0};
+	unsigned char row_kind[MT] = {0};
+	uint64_t	rng = 31;
+	RefitInput	in;
+	RefitState	re,
+				rl;
+	DecisionWorld eager,
+				lazy;
+	PolicyTenantView before[N];
+	DecisionChoice c;
+	int			stale,
+				calls = 0,
+				left;
+	int64_t		n0;
+
+	for (int i = 0; i < M; i++)
+		for (int k = 0; k < K; k++)
+			cells[i * K + k] = (i % 2 ? 0.9 - 0.08 * k : 0.5 + 0.08 * k) +
+				0.03 * PolicyRandUniform(&rng);
+	MakeWorld(&eager, K, spec, N / 3);
+	MakeWorld(&lazy, K, spec, N / 3);
+	for (int j = 0; j < N; j++)
+	{
+		DecisionTask *te = AddTask(&eager, 1 + j, j / 3, NULL);
+		DecisionTask *tl = AddTask(&lazy, 1 + j, j / 3, NULL);
+
+		row_task[M + j] = 1 + j;
+		for (int k = 0; k < K; k++)
+		{
+			double		v = (j % 2 ? 0.85 - 0.07 * k : 0.45 + 0.07 * k) +
+				0.05 * PolicyRandUniform(&rng);
+
+			cells[(M + j) * K + k] = k < 2 + j % 2 ? v : NAN;
+			if (k < 2 + j % 2)
+			{
+				DecisionObserve(&eager, te, k, v, 1.0);
+				DecisionObserve(&lazy, tl, k, v, 1.0);
+			}
+		}
+	}
+	memset(&in, 0, sizeof(in));
+	in.K = K;
+	in.m = MT;
+	in.cells = cells;
+	in.row_task = row_task;
+	in.row_kind = row_kind;
+	in.need_mix = 1;
+	RefitInit(&re, K, 0);
+	RefitInit(&rl, K, 0);
+	lazy.installing = 1;		/* as the live worker runs its refit steps */
+	CHECK(RefitCycle(&re, &in, &eager, 1.0) >= 0 &&
+		  RefitCycle(&rl, &in, &lazy, 1.0) >= 0, "first cycles");
+	/* views never computed are not stale: they are made at once */
+	CHECK(lazy.n_stale == 0, "nothing stale before the first views (%d)", lazy.n_stale);
+	CHECK(DecisionNext(&eager, &c) == 0 && DecisionNext(&lazy, &c) == 0 &&
+		  c.chosen.task >= 0 && ViewsDiffer(&eager, &lazy) == 0,
+		  "first decisions: the same views");
+
+	/* a second cycle on a changed history installs new models */
+	memcpy(cells2, cells, sizeof(cells));
+	for (int i = 0; i < M; i++)
+		for (int k = 0; k < K; k++)
+			cells2[i * K + k] = 1.0 - cells[i * K + k];
+	in.cells = cells2;
+	memcpy(before, lazy.views, sizeof(before));
+	CHECK(RefitCycle(&re, &in, &eager, 2.0) >= 0 &&
+		  RefitCycle(&rl, &in, &lazy, 2.0) >= 0, "second cycles");
+	lazy.installing = 0;
+	CHECK(lazy.n_stale == N && eager.n_stale == 0,
+		  "every view stale in the lazy world only (%d, %d)", lazy.n_stale,
+		  eager.n_stale);
+	n0 = eager.n_refreshed;
+	CHECK(DecisionNext(&eager, &c) == 0 && eager.n_refreshed - n0 == N,
+		  "eager decision: %d refreshes", (int) (eager.n_refreshed - n0));
+	CHECK(ViewsDiffer(&eager, &lazy) > N / 2,
+		  "the new models change most views (%d of %d)",
+		  ViewsDiffer(&eager, &lazy), N);
+	stale = lazy.n_stale;
+	n0 = lazy.n_refreshed;
+	CHECK(DecisionNext(&lazy, &c) == 0 && c.chosen.task >= 0, "lazy decision");
+	CHECK(stale - lazy.n_stale >= 1 && stale - lazy.n_stale <= DECISION_STALE_PICKS &&
+		  lazy.n_refreshed - n0 == stale - lazy.n_stale,
+		  "a decision refreshes 1..%d views, not %d (%d)", DECISION_STALE_PICKS,
+		  stale, (int) (lazy.n_refreshed - n0));
+	for (int i = 0, bad = 0; i < N; i++)
+	{
+		const PolicyTenantView *v = &lazy.views[i];
+
+		if (lazy.tasks[i]->stale ? !ViewSame(v, &before[i]) :
+			!ViewSame(v, &eager.views[i]))
+			bad++;
+		if (i == N - 1)
+			CHECK(bad == 0, "stale views are the old ones, refreshed ones the new (%d bad)", bad);
+	}
+	CHECK(!lazy.tasks[c.chosen.task]->stale &&
+		  ViewSame(&lazy.views[c.chosen.task], &eager.views[c.chosen.task]),
+		  "the chosen task's view is the new models'");
+
+	/* a stale task that changes is refreshed by the next decision */
+	for (int i = 0; i < N; i++)
+		if (lazy.tasks[i]->stale)
+		{
+			stale = lazy.n_stale;
+			DecisionObserve(&eager, eager.tasks[i], 5, 0.7, 1.0);
+			DecisionObserve(&lazy, lazy.tasks[i], 5, 0.7, 1.0);
+			CHECK(DecisionNext(&eager, &c) == 0 && DecisionNext(&lazy, &c) == 0 &&
+				  !lazy.tasks[i]->stale && lazy.n_stale < stale &&
+				  ViewSame(&lazy.views[i], &eager.views[i]),
+				  "a changed stale task is refreshed under the new models");
+			break;
+		}
+	/* a stale task leaves the world */
+	for (int i = 0; i < lazy.n_tasks; i++)
+		if (lazy.tasks[i]->stale)
+		{
+			stale = lazy.n_stale;
+			DecisionRemoveTask(&eager, eager.tasks[i]);
+			DecisionRemoveTask(&lazy, lazy.tasks[i]);
+			CHECK(lazy.n_stale == stale - 1, "a removed task is no longer stale");
+			break;
+		}
+	/* the rest in batches, off the decision path */
+	stale = lazy.n_stale;
+	while ((left = DecisionRefreshStale(&lazy, BATCH)) > 0 && calls < 100)
+		calls++;
+	calls++;
+	CHECK(left == 0 && calls == (stale + BATCH - 1) / BATCH,
+		  "%d stale views in %d batches of %d (left %d)", stale, calls, BATCH, left);
+	CHECK(DecisionNext(&eager, &c) == 0 && DecisionNext(&lazy, &c) == 0 &&
+		  ViewsDiffer(&eager, &lazy) == 0, "then every view is the eager world's (%d differ)",
+		  ViewsDiffer(&eager, &lazy));
+	CHECK(DecisionRefreshStale(&lazy, BATCH) == 0, "nothing left to refresh");
+	DecisionWorldFree(&eager);
+	DecisionWorldFree(&lazy);
+	RefitFree(&re);
+	RefitFree(&rl);
 }
 
 /* Tasks by id survive many additions and removals (the id map). */

@@ -57,6 +57,7 @@ main(void)
 	TestMixtureSliced();
 	TestPolicyLiveSpec();
 	TestLiveMixture();
+	TestLazyInstall();
 	TestDecisionMixture();
 	TestMixLearn();
 	TestDecisionRandom();
