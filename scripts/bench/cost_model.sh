@@ -37,35 +37,13 @@ EASEML_WEKA_DATA=$(scripts/bench/weka_data.sh)
 export EASEML_WEKA_DATA
 
 [ "$(id -u)" = 0 ] || { echo "cost_model.sh: run as root" >&2; exit 1; }
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BINDIR=$($PG_CONFIG --bindir)
-SHAREDIR=$($PG_CONFIG --sharedir)
-make -s PG_CONFIG="$PG_CONFIG" >/dev/null
-make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
-
-tmp=$(mktemp -d)
-chown postgres: "$tmp"
-cleanup() {
-	if [ -f "$tmp/data/postmaster.pid" ]; then
-		runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-runuser -u postgres -- "$BINDIR/initdb" -D "$tmp/data" -A trust -U postgres --no-sync >/dev/null
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >>"$tmp/data/postgresql.conf" <<EOF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$tmp'
-shared_preload_libraries = 'easeml'
-easeml.database = postgres
-easeml.max_workers = 2
-easeml.enabled = off
-EOF
-runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
-# from the cluster's directory: postgres may not read the caller's
-psql() { (cd "$tmp" && runuser -u postgres -- env PGOPTIONS="-c client_min_messages=warning" "$BINDIR/psql" -h "$tmp" -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 "$@"); }
+. scripts/lib/cluster.sh
+SHAREDIR=$("$PG_CONFIG" --sharedir)
+cluster_install
+cluster_new
+cluster_start "shared_preload_libraries = 'easeml'" "easeml.database = postgres" \
+	"easeml.max_workers = 2" "easeml.enabled = off"
+psql() { PGOPTIONS="-c client_min_messages=warning" cluster_psql "$@"; }
 load() { /usr/bin/python3 scripts/load_dataset.py "$@" --schema demo | psql -o /dev/null; }
 
 psql -c "CREATE EXTENSION easeml"
