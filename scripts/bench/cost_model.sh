@@ -38,43 +38,21 @@ export EASEML_WEKA_DATA
 
 [ "$(id -u)" = 0 ] || { echo "cost_model.sh: run as root" >&2; exit 1; }
 . scripts/lib/cluster.sh
-SHAREDIR=$("$PG_CONFIG" --sharedir)
+. scripts/lib/demo.sh
 cluster_install
 cluster_new
 cluster_start "shared_preload_libraries = 'easeml'" "easeml.database = postgres" \
 	"easeml.max_workers = 2" "easeml.enabled = off"
 psql() { PGOPTIONS="-c client_min_messages=warning" cluster_psql "$@"; }
-load() { /usr/bin/python3 scripts/load_dataset.py "$@" --schema demo | psql -o /dev/null; }
 
 psql -c "CREATE EXTENSION easeml"
-load fashion_mnist fashion_mnist --rows "${EASEML_FASHION_ROWS:-6000}" --seed 1
-load breast_cancer breast_cancer
-load digits digits
-load diabetes_regression diabetes
-load segment segment
-psql -At -c "SELECT easeml.load_history('$SHAREDIR/extension/easeml_seed_history.csv', 'seed') || ' history cells'"
+demo_tasks
+demo_load segment segment
 psql -o /dev/null <<'SQL'
-CREATE ROLE lab_vision LOGIN; CREATE ROLE lab_medical LOGIN; CREATE ROLE lab_digits LOGIN;
-CREATE ROLE lab_clinic LOGIN; CREATE ROLE lab_new LOGIN;
-SELECT easeml.add_tenant(r) FROM unnest(ARRAY['lab_vision', 'lab_medical', 'lab_digits', 'lab_clinic', 'lab_new']) r;
-GRANT USAGE ON SCHEMA demo TO lab_vision, lab_medical, lab_digits, lab_clinic, lab_new;
-GRANT SELECT ON demo.fashion_mnist TO lab_vision;
-GRANT SELECT ON demo.breast_cancer TO lab_medical;
-GRANT SELECT ON demo.digits TO lab_digits;
-GRANT SELECT ON demo.diabetes TO lab_clinic;
+CREATE ROLE lab_new LOGIN;
+SELECT easeml.add_tenant('lab_new');
+GRANT USAGE ON SCHEMA demo TO lab_new;
 GRANT SELECT ON demo.segment TO lab_new;
-SET ROLE lab_vision;
-INSERT INTO easeml.tasks (name, source, target, input_shape)
-VALUES ('fashion', 'demo.fashion_mnist', 'label', '{1,28,28}');
-SET ROLE lab_digits;
-INSERT INTO easeml.tasks (name, source, target, input_shape)
-VALUES ('digits', 'demo.digits', 'label', '{1,8,8}');
-SET ROLE lab_medical;
-INSERT INTO easeml.tasks (name, source, target) VALUES ('cancer', 'demo.breast_cancer', 'label');
-SET ROLE lab_clinic;
-INSERT INTO easeml.tasks (name, source, target, kind)
-VALUES ('progression', 'demo.diabetes', 'target', 'regression');
-RESET ROLE;
 SQL
 
 # run until the time is up or nothing is left to train

@@ -28,43 +28,16 @@ BACKLOG=${2:-100000}
 
 [ "$(id -u)" = 0 ] || { echo "retention.sh: run as root" >&2; exit 1; }
 . scripts/lib/cluster.sh
-SHAREDIR=$("$PG_CONFIG" --sharedir)
+. scripts/lib/demo.sh
 cluster_install
 cluster_new
 tmp=$cluster_dir
 cluster_start "shared_preload_libraries = 'easeml'" "easeml.database = postgres" \
 	"easeml.max_workers = 2" "easeml.enabled = off"
 psql() { PGOPTIONS="-c client_min_messages=warning" cluster_psql "$@"; }
-load() { /usr/bin/python3 scripts/load_dataset.py "$@" --schema demo | psql -o /dev/null; }
 
 psql -c "CREATE EXTENSION easeml"
-load fashion_mnist fashion_mnist --rows "${EASEML_FASHION_ROWS:-6000}" --seed 1
-load breast_cancer breast_cancer
-load digits digits
-load diabetes_regression diabetes
-psql -At -c "SELECT easeml.load_history('$SHAREDIR/extension/easeml_seed_history.csv', 'seed') || ' history cells'"
-psql -o /dev/null <<'SQL'
-CREATE ROLE lab_vision LOGIN; CREATE ROLE lab_medical LOGIN; CREATE ROLE lab_digits LOGIN;
-CREATE ROLE lab_clinic LOGIN;
-SELECT easeml.add_tenant(r) FROM unnest(ARRAY['lab_vision', 'lab_medical', 'lab_digits', 'lab_clinic']) r;
-GRANT USAGE ON SCHEMA demo TO lab_vision, lab_medical, lab_digits, lab_clinic;
-GRANT SELECT ON demo.fashion_mnist TO lab_vision;
-GRANT SELECT ON demo.breast_cancer TO lab_medical;
-GRANT SELECT ON demo.digits TO lab_digits;
-GRANT SELECT ON demo.diabetes TO lab_clinic;
-SET ROLE lab_vision;
-INSERT INTO easeml.tasks (name, source, target, input_shape)
-VALUES ('fashion', 'demo.fashion_mnist', 'label', '{1,28,28}');
-SET ROLE lab_digits;
-INSERT INTO easeml.tasks (name, source, target, input_shape)
-VALUES ('digits', 'demo.digits', 'label', '{1,8,8}');
-SET ROLE lab_medical;
-INSERT INTO easeml.tasks (name, source, target) VALUES ('cancer', 'demo.breast_cancer', 'label');
-SET ROLE lab_clinic;
-INSERT INTO easeml.tasks (name, source, target, kind)
-VALUES ('progression', 'demo.diabetes', 'target', 'regression');
-RESET ROLE;
-SQL
+demo_tasks
 
 psql -c "ALTER SYSTEM SET easeml.enabled = on" -c "SELECT pg_reload_conf()" >/dev/null
 until=$(($(date +%s) + DEMO_MINUTES * 60))
