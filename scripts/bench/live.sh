@@ -45,20 +45,10 @@ EARLY=500
 [ "$RUNS" -ge 700 ] || EARLY=$((RUNS / 2))
 
 [ "$(id -u)" = 0 ] || { echo "live.sh: run as root" >&2; exit 1; }
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BINDIR=$($PG_CONFIG --bindir)
-make -s PG_CONFIG="$PG_CONFIG" >/dev/null
-make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
-
-tmp=$(mktemp -d)
-chown postgres: "$tmp"
-cleanup() {
-	if [ -f "$tmp/data/postmaster.pid" ]; then
-		runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. scripts/lib/cluster.sh
+cluster_install
+cluster_new
+tmp=$cluster_dir
 
 # the stub trainer: the real one for the device probe and model checks;
 # a run reports its score through the database with the run's token, as
@@ -74,22 +64,10 @@ exec "$BINDIR/psql" "\$EASEML_CONNINFO" -X -q -o /dev/null -v ON_ERROR_STOP=1 \\
 EOF
 chmod 755 "$tmp/stub_trainer"
 
-runuser -u postgres -- "$BINDIR/initdb" -D "$tmp/data" -A trust -U postgres --no-sync >/dev/null
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >>"$tmp/data/postgresql.conf" <<EOF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$tmp'
-shared_preload_libraries = 'easeml, pg_stat_statements'
-pg_stat_statements.track = all
-easeml.database = postgres
-easeml.max_workers = 2
-easeml.enabled = off
-easeml.trainer_path = '$tmp/stub_trainer'
-EOF
-[ -z "$POLICY" ] || echo "easeml.policy = '$POLICY'" >>"$tmp/data/postgresql.conf"
-runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
-psql() { runuser -u postgres -- "$BINDIR/psql" -h "$tmp" -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
+cluster_start "shared_preload_libraries = 'easeml, pg_stat_statements'" "pg_stat_statements.track = all" \
+	"easeml.database = postgres" "easeml.max_workers = 2" "easeml.enabled = off" \
+	"easeml.trainer_path = '$tmp/stub_trainer'" ${POLICY:+"easeml.policy = '$POLICY'"}
+psql() { cluster_psql "$@"; }
 
 psql -c "CREATE EXTENSION easeml; CREATE EXTENSION pg_stat_statements;"
 psql -c "CREATE TABLE public.small AS

@@ -37,35 +37,13 @@ READERS=4
 [ "$(id -u)" = 0 ] || { echo "load.sh: run as root" >&2; exit 1; }
 [ $((TOTAL % CLIENTS)) = 0 ] || { echo "load.sh: TENANTS x TASKS must be a multiple of $CLIENTS" >&2; exit 1; }
 [ $((QUERIES % READERS)) = 0 ] || { echo "load.sh: QUERIES must be a multiple of $READERS" >&2; exit 1; }
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BINDIR=$($PG_CONFIG --bindir)
-make -s PG_CONFIG="$PG_CONFIG" >/dev/null
-make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
-
-tmp=$(mktemp -d)
-chown postgres: "$tmp"
-cleanup() {
-	if [ -f "$tmp/data/postmaster.pid" ]; then
-		runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-runuser -u postgres -- "$BINDIR/initdb" -D "$tmp/data" -A trust -U postgres --no-sync >/dev/null
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >>"$tmp/data/postgresql.conf" <<EOF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$tmp'
-max_connections = 100
-shared_preload_libraries = 'easeml'
-easeml.database = 'postgres'
-easeml.max_workers = 2
-easeml.naptime = '200ms'
-EOF
-runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
-as_pg() { runuser -u postgres -- env PGHOST="$tmp" PGPORT="$port" "$@"; }
-PSQL=(as_pg "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
+. scripts/lib/cluster.sh
+cluster_install
+cluster_new
+tmp=$cluster_dir
+cluster_start "max_connections = 100" "shared_preload_libraries = 'easeml'" "easeml.database = 'postgres'" \
+	"easeml.max_workers = 2" "easeml.naptime = '200ms'"
+PSQL=(cluster_psql)
 
 echo "== setup: $TENANTS tenants, a busy tenant training on wine"
 "${PSQL[@]}" -c 'CREATE EXTENSION easeml'
@@ -115,7 +93,7 @@ sed 's|easeml.tasks (name, source, target)|public.plain_tasks (tenant, name, sou
 	"$tmp/declare.sql" >"$tmp/declare_plain.sql"
 chown postgres: "$tmp"/*.sql
 
-pgb() { as_pg "$BINDIR/pgbench" -n -U bench_app -d postgres "$@"; }
+pgb() { cluster_run "$BINDIR/pgbench" -n -U bench_app -d postgres "$@"; }
 tps_of() { sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$1" | head -1; }
 
 echo "== 1. $TOTAL declarations by $CLIENTS concurrent clients"

@@ -21,8 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 out=$root/scripts/bench/out/predict
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BINDIR=$($PG_CONFIG --bindir)
+. scripts/lib/cluster.sh
 PY=/usr/bin/python3
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 LC_ALL=C
 
@@ -30,29 +29,13 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 LC_ALL=C
 dpkg-query -W -f='${Status}' python3-sklearn 2>/dev/null | grep -q 'install ok installed' ||
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-sklearn
 
-make -s PG_CONFIG="$PG_CONFIG" >/dev/null
-make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
-
-tmp=$(mktemp -d)
+cluster_install
+cluster_new
+tmp=$cluster_dir
 chmod 755 "$tmp"
-chown postgres: "$tmp"
-cleanup() {
-	runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-runuser -u postgres -- "$BINDIR/initdb" -D "$tmp/data" -A trust -U postgres --no-sync >/dev/null
-cat >>"$tmp/data/postgresql.conf" <<CONF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$tmp'
-shared_preload_libraries = 'easeml'
-easeml.database = 'postgres'
-easeml.enabled = off
-CONF
-runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
-psql=("$BINDIR/psql" -h "$tmp" -p "$port" -U postgres -d postgres)
+cluster_start "shared_preload_libraries = 'easeml'" "easeml.database = 'postgres'" "easeml.enabled = off"
+# psql as root, not through runuser: predict_bench.py times it from its start
+psql=("$BINDIR/psql" -h "$tmp" -p "$cluster_port" -U postgres -d postgres)
 "${psql[@]}" -X -q -v ON_ERROR_STOP=1 <<'SQL'
 CREATE EXTENSION easeml;
 CREATE ROLE bench_tenant LOGIN;

@@ -27,64 +27,17 @@ DEMO_MINUTES=${1:-4}
 BACKLOG=${2:-100000}
 
 [ "$(id -u)" = 0 ] || { echo "retention.sh: run as root" >&2; exit 1; }
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BINDIR=$($PG_CONFIG --bindir)
-SHAREDIR=$($PG_CONFIG --sharedir)
-make -s PG_CONFIG="$PG_CONFIG" >/dev/null
-make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
-
-tmp=$(mktemp -d)
-chown postgres: "$tmp"
-cleanup() {
-	if [ -f "$tmp/data/postmaster.pid" ]; then
-		runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-runuser -u postgres -- "$BINDIR/initdb" -D "$tmp/data" -A trust -U postgres --no-sync >/dev/null
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >>"$tmp/data/postgresql.conf" <<EOF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$tmp'
-shared_preload_libraries = 'easeml'
-easeml.database = postgres
-easeml.max_workers = 2
-easeml.enabled = off
-EOF
-runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
-psql() { (cd "$tmp" && runuser -u postgres -- env PGOPTIONS="-c client_min_messages=warning" "$BINDIR/psql" -h "$tmp" -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 "$@"); }
-load() { /usr/bin/python3 scripts/load_dataset.py "$@" --schema demo | psql -o /dev/null; }
+. scripts/lib/cluster.sh
+. scripts/lib/demo.sh
+cluster_install
+cluster_new
+tmp=$cluster_dir
+cluster_start "shared_preload_libraries = 'easeml'" "easeml.database = postgres" \
+	"easeml.max_workers = 2" "easeml.enabled = off"
+psql() { PGOPTIONS="-c client_min_messages=warning" cluster_psql "$@"; }
 
 psql -c "CREATE EXTENSION easeml"
-load fashion_mnist fashion_mnist --rows "${EASEML_FASHION_ROWS:-6000}" --seed 1
-load breast_cancer breast_cancer
-load digits digits
-load diabetes_regression diabetes
-psql -At -c "SELECT easeml.load_history('$SHAREDIR/extension/easeml_seed_history.csv', 'seed') || ' history cells'"
-psql -o /dev/null <<'SQL'
-CREATE ROLE lab_vision LOGIN; CREATE ROLE lab_medical LOGIN; CREATE ROLE lab_digits LOGIN;
-CREATE ROLE lab_clinic LOGIN;
-SELECT easeml.add_tenant(r) FROM unnest(ARRAY['lab_vision', 'lab_medical', 'lab_digits', 'lab_clinic']) r;
-GRANT USAGE ON SCHEMA demo TO lab_vision, lab_medical, lab_digits, lab_clinic;
-GRANT SELECT ON demo.fashion_mnist TO lab_vision;
-GRANT SELECT ON demo.breast_cancer TO lab_medical;
-GRANT SELECT ON demo.digits TO lab_digits;
-GRANT SELECT ON demo.diabetes TO lab_clinic;
-SET ROLE lab_vision;
-INSERT INTO easeml.tasks (name, source, target, input_shape)
-VALUES ('fashion', 'demo.fashion_mnist', 'label', '{1,28,28}');
-SET ROLE lab_digits;
-INSERT INTO easeml.tasks (name, source, target, input_shape)
-VALUES ('digits', 'demo.digits', 'label', '{1,8,8}');
-SET ROLE lab_medical;
-INSERT INTO easeml.tasks (name, source, target) VALUES ('cancer', 'demo.breast_cancer', 'label');
-SET ROLE lab_clinic;
-INSERT INTO easeml.tasks (name, source, target, kind)
-VALUES ('progression', 'demo.diabetes', 'target', 'regression');
-RESET ROLE;
-SQL
+demo_tasks
 
 psql -c "ALTER SYSTEM SET easeml.enabled = on" -c "SELECT pg_reload_conf()" >/dev/null
 until=$(($(date +%s) + DEMO_MINUTES * 60))

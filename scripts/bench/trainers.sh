@@ -38,8 +38,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 out=$root/scripts/bench/out
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BINDIR=$($PG_CONFIG --bindir)
+. scripts/lib/cluster.sh
 PY=/usr/bin/python3
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 LC_ALL=C
 
@@ -67,8 +66,7 @@ if [ ! -f "$letter" ]; then
 	fi
 fi
 
-make -s PG_CONFIG="$PG_CONFIG" >/dev/null
-make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+cluster_install
 
 # ---- 1. speed and accuracy ----------------------------------------------------
 if [ "${1:-}" = --memory-only ]; then
@@ -84,29 +82,15 @@ speed=$(grep '^SPEED ' "$out/trainers.txt")
 
 # ---- 2. peak memory on full Fashion-MNIST, through the live path ----------------
 echo "== peak memory of the trainer on all of Fashion-MNIST (the scheduler's path)"
-tmp=$(mktemp -d)
-chown postgres: "$tmp"
-cleanup() {
-	runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-runuser -u postgres -- "$BINDIR/initdb" -D "$tmp/data" -A trust -U postgres --no-sync >/dev/null
-cat >>"$tmp/data/postgresql.conf" <<EOF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$tmp'
-shared_preload_libraries = 'easeml'
-easeml.database = 'postgres'
-easeml.enabled = off
+cluster_new
+tmp=$cluster_dir
 # LLVM spends a quarter of an hour compiling the 785-column profile query
 # that declaring the task runs (the data are 60,000 rows); nothing measured
-# here runs in the server
-jit = off
-EOF
-runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
-psql() { "$BINDIR/psql" -h "$tmp" -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
+# here runs in the server: jit = off
+cluster_start "shared_preload_libraries = 'easeml'" "easeml.database = 'postgres'" "easeml.enabled = off" \
+	"jit = off"
+port=$cluster_port
+psql() { cluster_psql "$@"; }
 psql -c 'CREATE EXTENSION easeml'
 "$PY" scripts/load_dataset.py fashion_mnist fashion | psql
 # one configuration per family, with the fewest epochs, rounds or trees
