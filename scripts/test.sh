@@ -21,22 +21,14 @@ if [ "$(id -u)" != 0 ]; then
 	echo "test.sh: run as root (it creates clusters owned by postgres)" >&2
 	exit 1
 fi
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+. scripts/lib/cluster.sh
 export PG_CONFIG
-BINDIR=$($PG_CONFIG --bindir)
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(unit regress tap)
 want() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 
-tmp=$(mktemp -d)
-chown postgres: "$tmp"
-cleanup() {
-	if [ -f "$tmp/data/postmaster.pid" ]; then
-		runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+cluster_new
+tmp=$cluster_dir
 
 echo "== build and install"
 make -s PG_CONFIG="$PG_CONFIG"
@@ -57,17 +49,10 @@ fi
 if want regress; then
 	echo "== pg_regress"
 	# a private cluster with the settings of scripts/regress.conf
-	runuser -u postgres -- "$BINDIR/initdb" -D "$tmp/data" -A trust -U postgres --no-sync >/dev/null
-	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	{
-		echo "port = $port"
-		echo "listen_addresses = ''"
-		echo "unix_socket_directories = '$tmp'"
-		grep -v '^[[:space:]]*\(#\|$\)' scripts/regress.conf
-	} >>"$tmp/data/postgresql.conf"
-	runuser -u postgres -- "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w start >/dev/null
+	mapfile -t settings <scripts/regress.conf
+	cluster_start "${settings[@]}"
 	rm -rf results regression.diffs regression.out
-	if ! PGHOST="$tmp" PGPORT="$port" PGUSER=postgres make -s PG_CONFIG="$PG_CONFIG" installcheck; then
+	if ! PGHOST="$tmp" PGPORT="$cluster_port" PGUSER=postgres make -s PG_CONFIG="$PG_CONFIG" installcheck; then
 		[ -f regression.diffs ] && cat regression.diffs
 		tail -n 40 "$tmp/server.log"
 		echo "test.sh: pg_regress failed" >&2

@@ -3468,8 +3468,8 @@ ALTER FUNCTION easeml._take_snapshot() SET jit = off;
 ALTER FUNCTION easeml.refresh(text) SET jit = off;
 
 -- The "auto" policy (the default, easeml.policy = 'default'): the scheduler
--- replays hybrid:cost, tenant_bo and popular on the installed history, off
--- the decision path, and runs the one that reached the loss targets soonest
+-- replays its candidates (docs/scheduler.md "The auto policy") on the
+-- installed history, off the decision path, and runs the one that reached the loss targets soonest
 -- (src/autopolicy.c, docs/scheduler.md "The auto policy").  Every choice it
 -- makes is recorded here, with why; admins read it (superuser only, like
 -- the history it summarises).

@@ -121,7 +121,7 @@ ResultInit(AutoPolicyResult *res)
 		res->score[i] = NAN;
 		res->n_cand++;
 	}
-	snprintf(res->spec, sizeof(res->spec), "%s", res->cand[0]);
+	snprintf(res->spec, sizeof(res->spec), "%s", POLICY_AUTO_FALLBACK);
 }
 
 /*
@@ -219,8 +219,8 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 	if (best_kind < 0)
 	{
 		snprintf(job->res.reason, sizeof(job->res.reason),
-				 "no choice: the history has no block of %d rows that know the same 2 or more models (hybrid:cost runs)",
-				 AUTO_MIN_ROWS);
+				 "no choice: the history has no block of %d rows that know the same 2 or more models (%s runs)",
+				 AUTO_MIN_ROWS, POLICY_AUTO_FALLBACK);
 		free(rows);
 		free(cols);
 		free(best_cols);

@@ -18,10 +18,12 @@
  *	 the next (task, candidate), DecisionStart records it as running.
  *
  * An optional third argument is the policy spec (default "hybrid"); one
- * that uses the history mixture (acq=mix, mrg=1) gets the mixture fitted
- * on the bench's history, as the refit cycle fits it (src/refit.c), with
- * the fit timed apart (it is off the decision path).  decision.sh keeps
- * the default: its scikit-learn peer makes hybrid's decisions.
+ * that uses the history mixture (acq=mix, mrg=1|2) gets the mixture, and
+ * mrg=2's learned score on it, fitted on the bench's history as the refit
+ * cycle fits them (src/refit.c), each fit timed apart (they are off the
+ * decision path).  decision.sh times "hybrid" against its scikit-learn
+ * peer, which makes hybrid's decisions, and the live default's mixture
+ * candidate alone (no peer makes its decisions).
  *
  * That sequence is timed per decision.  It writes DIR/sequence.csv so that
  * scripts/bench/decision_sklearn.py makes the same decisions.  Besides the
@@ -44,6 +46,7 @@
 
 #include "decision.h"
 #include "gp.h"
+#include "mixlearn.h"
 #include "policy.h"
 #include "replay.h"
 #include "sortutil.h"
@@ -95,6 +98,34 @@ TaskState(const DecisionWorld *w, const DecisionTask *t, unsigned char *state,
 	s->blocked = t->blocked;
 	s->last_served = t->last_served;
 	s->streak = t->streak;
+}
+
+/*
+ * mrg=2's learned score on the bench's mixture, fitted as the refit cycle
+ * fits it (at the tasks' typical costs) and installed, so that no decision
+ * fits it (mix_learn_by_refit, as in the live world).
+ */
+static int
+InstallLearned(DecisionWorld *w, const MixPrior *mix, const PolicyParams *pp)
+{
+	double	   *cost = malloc(sizeof(double) * w->K);
+	double		t0 = Now();
+	MixLearn	ml;
+	int			rc = -1;
+
+	if (cost == NULL)
+		return -1;
+	DecisionTypicalCost(w, DECISION_CLASSIFICATION, cost);
+	if (MixLearnFit(&ml, mix, pp, pp->cost_aware ? cost : NULL) == POLICY_OK &&
+		DecisionSetMixLearn(w, DECISION_CLASSIFICATION, &ml) == POLICY_OK)
+	{
+		w->mix_learn_by_refit = 1;
+		printf("# learned task score (mrg=2): %d states, fitted in %.1f ms (refit cycle, off the decision path)\n",
+			   ml.n, (Now() - t0) * 1e3);
+		rc = ml.ok ? 0 : -1;
+	}
+	free(cost);
+	return rc;
 }
 
 /*
@@ -160,7 +191,7 @@ BuildWorld(DecisionWorld *w, GpPrior *prior, MixPrior *mix, const char *spec,
 			DecisionStart(w, t, a);
 			DecisionObserve(w, t, a, truth->data[(size_t) i * K + a], 1.0);
 		}
-	return 0;
+	return pp.mix_score == 2 ? InstallLearned(w, mix, &pp) : 0;
 }
 
 /* What a catalog load costs the world when nothing changed, in ms. */

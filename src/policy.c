@@ -61,13 +61,13 @@ static const char *const policy_names[POLICY_NAMED_COUNT] = {
 /*
  * What the named specs expand to.  "default" is the live scheduler's
  * default policy (easeml.policy): "auto", which chooses by replay on the
- * history and runs "hybrid:cost" until it has chosen; docs/scheduler.md
+ * history and runs POLICY_AUTO_FALLBACK until it has chosen; docs/scheduler.md
  * says how it was chosen and on which seeds.
  */
 static const char *const policy_expansions[POLICY_NAMED_COUNT - POLICY__COUNT] = {
 	"auto",						/* default */
 	"rr:cost:acq=ei",			/* tenant_bo */
-	"hybrid:cost"				/* auto, until it has chosen */
+	POLICY_AUTO_FALLBACK		/* auto, until it has chosen */
 };
 
 static const char *const rule_names[POLICY_RULE__COUNT] = {

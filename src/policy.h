@@ -42,14 +42,17 @@ typedef enum PolicyKind
  * POLICY_NAMED_COUNT, expanded by PolicyParseSpec.  "default" is the live
  * scheduler's default policy, "auto": choose among POLICY_AUTO_CANDIDATES
  * by replaying them on the installed history (src/autopolicy.h), with
- * "hybrid:cost"'s parameters until a choice is made; "tenant_bo" is the
+ * POLICY_AUTO_FALLBACK's parameters until a choice is made; "tenant_bo" is the
  * fair per-tenant baseline (every task its own cost-aware GP-EI, tasks
  * served round-robin).
  */
 #define POLICY_NAMED_COUNT (POLICY__COUNT + 3)
 
 /* What "auto" chooses from, in this order; the first of equals wins. */
-#define POLICY_AUTO_CANDIDATES "hybrid:cost,tenant_bo,popular"
+#define POLICY_AUTO_CANDIDATES "hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2,popular"
+
+/* What the live "auto" runs until its replay has chosen (no mixture needed) */
+#define POLICY_AUTO_FALLBACK "hybrid:cost"
 
 /*
  * Acquisition for the arm of one task.  DEFAULT picks the policy's own: EI

@@ -187,7 +187,7 @@ easeml_explain(PG_FUNCTION_ARGS)
 	settings.policy = state.policy;
 	/* "auto" ranks as the scheduler runs it: its last recorded choice */
 	if (PolicyParseSpec(state.policy, &params, NULL, 0) == POLICY_OK && params.auto_select)
-		settings.policy = auto_spec ? auto_spec : "hybrid:cost";
+		settings.policy = auto_spec ? auto_spec : POLICY_AUTO_FALLBACK;
 	settings.slots = Max(easeml_max_workers, 1);
 	settings.tenant_cap = easeml_max_parallel_per_tenant;
 	settings.cost_aware = easeml_cost_aware;

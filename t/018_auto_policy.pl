@@ -1,6 +1,6 @@
-# The "auto" policy, the live default (issue 7): the scheduler replays
-# hybrid:cost, tenant_bo and popular on the installed history off the
-# decision path, runs the winner and records its choice, with every
+# The "auto" policy, the live default (issue 7): the scheduler replays its
+# candidates (the history mixture with the learned task score, and
+# popular) on the installed history off the decision path, runs the winner and records its choice, with every
 # candidate's replay score, in easeml.policy_choices; easeml.policy_status
 # shows what runs.  Pinning a policy with easeml.set_policy() overrides it.
 use strict;
@@ -40,7 +40,7 @@ my $row = $node->safe_psql('postgres', q{
 	  FROM easeml.policy_choices WHERE chosen ORDER BY id DESC LIMIT 1});
 my @f = split /\|/, $row;
 is($f[0], 't', 'the choice is one of the candidates');
-is($f[1], '{hybrid:cost,tenant_bo,popular}', 'the candidates');
+is($f[1], '{hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2,popular}', 'the candidates');
 is("$f[2] $f[3] $f[4] $f[5] $f[6] $f[7]",
 	"$n_rows $n_models $n_tenants runs classification default",
 	'replayed on the seed history: every row and model, half the rows as tenants, unit costs');

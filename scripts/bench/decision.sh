@@ -23,6 +23,9 @@
 #
 # Both sides run with one OpenBLAS thread.  The C time is the worse of two
 # runs bracketing the Python run (the machine is shared).
+# Then the same decisions under the live default's mixture candidate
+# (hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2; no peer makes them):
+# RESULT default_mixture_decision_ms=<C median>.
 # Last line: RESULT decision_ms=<C median> vs_sklearn=<sklearn median / C median>.
 #
 # Environment: OUT (scripts/bench/out), DECISIONS (5000), SK_DECISIONS (300).
@@ -50,4 +53,12 @@ C_MS=$(awk '$1 == "DECISION" { sub("median_ms=", "", $2); v[n++] = $2 }
 	END { if (n == 0) exit 1; m = v[0]; for (i = 1; i < n; i++) if (v[i] > m) m = v[i]; print m }' "$OUT/decision_c.txt")
 SK_MS=$(awk '$1 == "SKLEARN" { sub("median_ms=", "", $2); print $2 }' "$OUT/decision_sklearn.txt")
 echo "C median (worse of two runs): $C_MS ms; scikit-learn median: $SK_MS ms"
+# the live default's mixture candidate (auto runs it on most histories,
+# docs/scheduler.md 3): the same decisions' cost under it, no peer (nothing
+# else makes its decisions); its fits are off the decision path, as live
+MIX_SPEC=hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2
+rm -rf "$DUMP-mix" && cp -r "$DUMP" "$DUMP-mix"
+./easeml-decision-bench "$DUMP-mix" "$DECISIONS" "$MIX_SPEC" | tee "$OUT/decision_mix.txt"
+MIX_MS=$(awk '$1 == "DECISION" { sub("median_ms=", "", $2); print $2 }' "$OUT/decision_mix.txt")
+echo "RESULT default_mixture_decision_ms=$MIX_MS"
 awk -v c="$C_MS" -v s="$SK_MS" 'BEGIN { printf "RESULT decision_ms=%.4f vs_sklearn=%.0f\n", c, s / c }'

@@ -17,20 +17,23 @@
 #                                  x 30 Weka classifiers, accuracy; GPLv3,
 #                                  scripts/bench/data/openml_weka), unit costs
 # Policies: default (the live scheduler's default, src/policy.c: "auto",
-# which on each draw replays hybrid:cost, tenant_bo and popular on that
-# draw's prior rows alone, as the live worker does on its installed
-# history, and runs the winner) against popular (popular model first,
+# which on each draw replays its candidates on that draw's prior rows
+# alone, as the live worker does on its installed history, and runs the
+# winner) against popular (popular model first,
 # tenants round-robin) and tenant_bo (every tenant its own cost-aware GP-EI
 # with the same prior and cost model, tenants round-robin), plus EXTRA
 # policy specs (default: hybrid:cost, the fixed default before auto).
-# Seeds 101-110 x 2 draws (not used in development), pooled; 20 tenants.
+# Seeds 201-210 x 2 draws (not used in development nor to choose the
+# default; docs/scheduler.md 6), pooled; 20 tenants.
 # Per matrix and loss 0.01 / 0.005 / 0.002: the median per-draw ratio
 # time(base) / time(default) and the ratio of median times.
 # Last line: RESULT worst_vs_popular=<min median ratio over matrices and
 # losses> below_1=<cells where default is slower than popular>
 # worst_vs_tenant_bo=<min>, then the same for hybrid:cost
-# (hybrid_worst_vs_popular, hybrid_below_1, hybrid_worst_vs_tenant_bo).  About 1.5 minutes of CPU (3.5 min
-# wall on the shared 2-core machine).
+# (hybrid_worst_vs_popular, hybrid_below_1, hybrid_worst_vs_tenant_bo).
+# About 15 min wall on the shared 2-core machine (load average about 5;
+# the default's mixture candidate fits its learned score in every inner
+# draw; 1.7 min with the previous candidate list).
 #
 # Environment: SEEDS, DRAWS (2), EXTRA (policy specs, comma list; "" for
 # none), OUT, AUTO_CANDIDATES and AUTO_DRAWS (experiments: what default =
@@ -42,7 +45,7 @@ cd "$(dirname "$0")/../.."
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 OBOE=scripts/bench/data/oboe
 OUT=${OUT:-scripts/bench/out}/suite
-SEEDS=${SEEDS:-101 102 103 104 105 106 107 108 109 110}
+SEEDS=${SEEDS:-201 202 203 204 205 206 207 208 209 210}
 DRAWS=${DRAWS:-2}
 EXTRA=${EXTRA-hybrid:cost}
 THRESHOLDS=0.01,0.005,0.002

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# A throw-away PostgreSQL cluster for the benchmarks under scripts/bench/.
+# A throw-away PostgreSQL cluster for the benchmarks under scripts/bench/ and
+# the pg_regress part of scripts/test.sh.
 # Sourced (as root, from the repository's root), not run:
 #
 #   . scripts/lib/cluster.sh         # sets PG_CONFIG (default Debian's 15), BINDIR

@@ -327,28 +327,37 @@ TestReplayRandom(void)
 
 	/*
 	 * "default" (= "auto") runs the candidate it chose on each draw: its
-	 * times equal that candidate's times on the same draw (hybrid:cost,
-	 * tenant_bo and popular are deterministic), and the choice is one of
-	 * the candidates.
+	 * times equal that candidate's times on the same draw (the candidates
+	 * are deterministic), and the choice is one of the candidates.
 	 */
 	{
-		const char *apols[] = {"hybrid:cost", "tenant_bo", "popular", "default"};
-		int			n_diff = 0;
+		char		cands[REPLAY_AUTO_MAX][REPLAY_NAME_LEN];
+		const char *apols[REPLAY_AUTO_MAX + 1];
+		int			nc = 0,
+					n_diff = 0;
 
-		cfg.n_policies = 4;
+		while (nc < REPLAY_AUTO_MAX &&
+			   ReplayAutoCandidate(nc, cands[nc], REPLAY_NAME_LEN) != NULL)
+		{
+			apols[nc] = cands[nc];
+			nc++;
+		}
+		apols[nc] = "default";
+		CHECK(nc >= 2, "auto has %d candidates", nc);
+		cfg.n_policies = nc + 1;
 		cfg.policies = apols;
 		rc = ReplayRun(&cfg, &a, err, sizeof(err));
 		CHECK(rc == 0, "auto replay: %s", err);
 		for (int d = 0; rc == 0 && d < cfg.draws; d++)
 		{
-			int			ch = a.auto_choice[3 * cfg.draws + d];
+			int			ch = a.auto_choice[nc * cfg.draws + d];
 
-			CHECK(ch >= 0 && ch < 3, "auto choice %d", ch);
+			CHECK(ch >= 0 && ch < nc, "auto choice %d", ch);
 			CHECK(a.auto_choice[d] == -1, "no choice recorded for a plain policy");
-			if (ch < 0 || ch >= 3)
+			if (ch < 0 || ch >= nc)
 				continue;
 			for (k = 0; k < 2; k++)
-				n_diff += a.time_to[(3 * cfg.draws + d) * 2 + k] !=
+				n_diff += a.time_to[(nc * cfg.draws + d) * 2 + k] !=
 					a.time_to[(ch * cfg.draws + d) * 2 + k];
 		}
 		CHECK(n_diff == 0, "auto ran its chosen candidate (%d times differ)", n_diff);
@@ -364,9 +373,9 @@ TestReplayRandom(void)
 				hist[i] = 2 * i;
 			CHECK(ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c1, NULL, err, sizeof(err)) == 0 &&
 				  ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c2, NULL, err, sizeof(err)) == 0 &&
-				  c1 == c2 && c1 >= 0 && c1 < 3, "auto chooser: %d then %d", c1, c2);
+				  c1 == c2 && c1 >= 0 && c1 < nc, "auto chooser: %d then %d", c1, c2);
 			CHECK(ReplayAutoChoose(&cfg, hist, 1, 8, 5, &c3, NULL, err, sizeof(err)) == 0 &&
-				  c3 == 0, "one history row: hybrid:cost (%d)", c3);
+				  c3 == 0, "one history row: the first candidate (%d)", c3);
 			/* an experiment's inner draw count: that many steps, bounded */
 			{
 				ReplayAutoJob job;
@@ -387,8 +396,9 @@ TestReplayRandom(void)
 					  REPLAY_BAD_INPUT, "auto_draws out of range refused");
 				cfg.auto_draws = 0;
 			}
-			CHECK(ReplayAutoCandidate(0, nm, sizeof(nm)) && strcmp(nm, "hybrid:cost") == 0 &&
-				  ReplayAutoCandidate(3, nm, sizeof(nm)) == NULL, "candidate names");
+			CHECK(ReplayAutoCandidate(0, nm, sizeof(nm)) &&
+				  strncmp(POLICY_AUTO_CANDIDATES, nm, strlen(nm)) == 0 &&
+				  ReplayAutoCandidate(nc, nm, sizeof(nm)) == NULL, "candidate names");
 		}
 		if (rc == 0)
 			ReplayOutputFree(&a);
