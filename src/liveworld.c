@@ -153,6 +153,30 @@ BuildWorld(const CatState *state)
 	return true;
 }
 
+/* mrg=2: the task score learned from the history's trajectories */
+static int
+UsesLearned(const PolicyParams *p)
+{
+	return PolicyMixScore(p) && p->mix_score == 2;
+}
+
+/*
+ * The first of "auto"'s candidates (POLICY_AUTO_CANDIDATES) for which want
+ * holds, parsed into out; 0 if none.
+ */
+static int
+AutoCandidateWhere(int (*want) (const PolicyParams *), PolicyParams *out)
+{
+	char		list[sizeof(POLICY_AUTO_CANDIDATES)];
+
+	strlcpy(list, POLICY_AUTO_CANDIDATES, sizeof(list));
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL;
+		 tok = strtok_r(NULL, ",", &save))
+		if (PolicyParseSpec(tok, out, NULL, 0) == POLICY_OK && want(out))
+			return 1;
+	return 0;
+}
+
 /*
  * Whether the refit cycle must fit the history mixtures: the policy in
  * effect uses them, or "auto" runs and one of its candidates does.
@@ -160,19 +184,11 @@ BuildWorld(const CatState *state)
 static int
 NeedMixture(void)
 {
-	char		list[sizeof(POLICY_AUTO_CANDIDATES)];
 	PolicyParams p;
 
 	if (PolicyUsesMixture(&world.params))
 		return 1;
-	if (!world.params.auto_select)
-		return 0;
-	strlcpy(list, POLICY_AUTO_CANDIDATES, sizeof(list));
-	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL;
-		 tok = strtok_r(NULL, ",", &save))
-		if (PolicyParseSpec(tok, &p, NULL, 0) == POLICY_OK && PolicyUsesMixture(&p))
-			return 1;
-	return 0;
+	return world.params.auto_select && AutoCandidateWhere(PolicyUsesMixture, &p);
 }
 
 /*
@@ -185,26 +201,16 @@ NeedMixture(void)
 static int
 NeedLearn(PolicyParams *out)
 {
-	char		list[sizeof(POLICY_AUTO_CANDIDATES)];
-
-	if (PolicyMixScore(&world.params) && world.params.mix_score == 2)
+	if (UsesLearned(&world.params))
 	{
 		*out = world.params;
 		return 1;
 	}
-	if (!world.params.auto_select)
+	if (!world.params.auto_select || !AutoCandidateWhere(UsesLearned, out))
 		return 0;
-	strlcpy(list, POLICY_AUTO_CANDIDATES, sizeof(list));
-	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL;
-		 tok = strtok_r(NULL, ",", &save))
-		if (PolicyParseSpec(tok, out, NULL, 0) == POLICY_OK &&
-			PolicyMixScore(out) && out->mix_score == 2)
-		{
-			if (!applied_cost_aware)
-				out->cost_aware = 0;
-			return 1;
-		}
-	return 0;
+	if (!applied_cost_aware)
+		out->cost_aware = 0;
+	return 1;
 }
 
 /*
