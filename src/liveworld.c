@@ -569,9 +569,10 @@ LiveWorldRefitWork(void)
 	{
 		int			left = DecisionRefreshStale(&world, STALE_BATCH);
 
-		if (left < 0)
-			ereport(WARNING, (errmsg("easeml: out of memory refreshing the decisions' views")));
-		return left > 0 || refit.running;
+		if (left >= 0)
+			return left > 0 || refit.running;
+		/* the refit goes on: a stale pick is refreshed when it is picked */
+		ereport(WARNING, (errmsg("easeml: out of memory refreshing the decisions' views")));
 	}
 	if (!refit.running)
 		return false;

@@ -30,7 +30,7 @@
 #define MIX_STEP_WORK	1e5		/* cell operations per mixture slice: about
 								 * 2 ms on 1,011 rows */
 #define LEARN_STEP_WORK	1e6		/* cells scanned per slice of mrg=2's fit
-								 * (MIXL_STATE_WORK): about 1 ms */
+								 * (MIXL_STATE_WORK): 1.6-2.75 ms measured */
 
 static void
 SetFree(RefitSet *s)

@@ -60,5 +60,6 @@ MIX_SPEC=hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2
 rm -rf "$DUMP-mix" && cp -r "$DUMP" "$DUMP-mix"
 ./easeml-decision-bench "$DUMP-mix" "$DECISIONS" "$MIX_SPEC" | tee "$OUT/decision_mix.txt"
 MIX_MS=$(awk '$1 == "DECISION" { sub("median_ms=", "", $2); print $2 }' "$OUT/decision_mix.txt")
+rm -rf "$DUMP-mix"
 echo "RESULT default_mixture_decision_ms=$MIX_MS"
 awk -v c="$C_MS" -v s="$SK_MS" 'BEGIN { printf "RESULT decision_ms=%.4f vs_sklearn=%.0f\n", c, s / c }'

@@ -32,7 +32,7 @@
 # OpenBLAS runs single-threaded.  About 21 min wall on the shared 2-core
 # machine (load average about 5; 2.3 min with the previous candidate list).
 #
-# Environment: SEEDS ("101 ... 110"), DRAWS (2), OVERHEAD (1),
+# Environment: SEEDS ("201 ... 210"), DRAWS (2), OVERHEAD (1),
 # OUT (scripts/bench/out), AUTO_CANDIDATES and AUTO_DRAWS (experiments:
 # what default = auto chooses among and in how many inner draws, instead
 # of the live worker's, easeml-replay --auto-candidates / --auto-draws).
