@@ -50,6 +50,9 @@ extern void MakeWorld(DecisionWorld *w, int K, const char *spec, int ntenants);
 /* Add a classification task of tenant 'tenant' with the given id. */
 extern DecisionTask *AddTask(DecisionWorld *w, int64_t id, int tenant,
 							 const unsigned char *elig);
+/* A refit input of m history rows x K models, nothing else set. */
+extern void HistoryInput(RefitInput *in, int K, int m, const double *cells,
+						 const int64_t *row_task, const unsigned char *row_kind);
 /* Run one refit cycle of in into w; returns the steps it took. */
 extern int	RefitCycle(RefitState *r, const RefitInput *in, DecisionWorld *w,
 					   double now);

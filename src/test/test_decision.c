@@ -508,12 +508,7 @@ TestLazyInstall(void)
 			}
 		}
 	}
-	memset(&in, 0, sizeof(in));
-	in.K = K;
-	in.m = MT;
-	in.cells = cells;
-	in.row_task = row_task;
-	in.row_kind = row_kind;
+	HistoryInput(&in, K, MT, cells, row_task, row_kind);
 	in.need_mix = 1;
 	RefitInit(&re, K, 0);
 	RefitInit(&rl, K, 0);

@@ -83,6 +83,19 @@ AddTask(DecisionWorld *w, int64_t id, int tenant, const unsigned char *elig)
 	return DecisionAddTask(w, &s);
 }
 
+/* A refit input of m history rows x K models, nothing else set. */
+void
+HistoryInput(RefitInput *in, int K, int m, const double *cells,
+			 const int64_t *row_task, const unsigned char *row_kind)
+{
+	memset(in, 0, sizeof(*in));
+	in->K = K;
+	in->m = m;
+	in->cells = cells;
+	in->row_task = row_task;
+	in->row_kind = row_kind;
+}
+
 /* Run one refit cycle of in into w; returns the steps it took. */
 int
 RefitCycle(RefitState *r, const RefitInput *in, DecisionWorld *w, double now)

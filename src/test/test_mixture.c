@@ -511,12 +511,7 @@ TestRefitMixtureSliced(const double *h, int m, int K, const MixPrior *want)
 	int			plain,
 				mixed;
 
-	memset(&in, 0, sizeof(in));
-	in.K = K;
-	in.m = m;
-	in.cells = h;
-	in.row_task = task;
-	in.row_kind = kind;
+	HistoryInput(&in, K, m, h, task, kind);
 	MakeWorld(&w, K, "hybrid:cost", 1);
 	RefitInit(&r, K, 0);
 	plain = RefitCycle(&r, &in, &w, 1.0);
@@ -559,12 +554,7 @@ TestRefitLearn(const double *h, int m, int K)
 				learned;
 	uint64_t	sig;
 
-	memset(&in, 0, sizeof(in));
-	in.K = K;
-	in.m = m;
-	in.cells = h;
-	in.row_task = task;
-	in.row_kind = kind;
+	HistoryInput(&in, K, m, h, task, kind);
 	in.need_mix = 1;
 	MakeWorld(&w, K, spec, 1);
 	t = AddTask(&w, 7, 0, NULL);
@@ -945,12 +935,7 @@ TestLiveMixture(void)
 		if (row_kind[i] == DECISION_CLASSIFICATION && row_task[i] != 101)
 			memcpy(other + (size_t) n_other++ * K, cells + (size_t) i * K,
 				   sizeof(double) * K);
-	memset(&in, 0, sizeof(in));
-	in.K = K;
-	in.m = MT;
-	in.cells = cells;
-	in.row_task = row_task;
-	in.row_kind = row_kind;
+	HistoryInput(&in, K, MT, cells, row_task, row_kind);
 
 	/* no policy that may run uses the mixture: none is fitted */
 	MakeWorld(&gp, K, "hybrid:cost", 1);

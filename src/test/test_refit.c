@@ -66,12 +66,7 @@ TestRefitTwice(void)
 			rt2[i * K + k] = 0.5 * sz[3 * i] * (3 - k) * (1 + PolicyRandUniform(&rng));
 		}
 	}
-	memset(&in1, 0, sizeof(in1));
-	in1.K = K;
-	in1.m = m;
-	in1.cells = h1;
-	in1.row_task = rows_task;
-	in1.row_kind = rows_kind;
+	HistoryInput(&in1, K, m, h1, rows_task, rows_kind);
 	in1.cost.mc = m;
 	in1.cost.seconds = rt1;
 	in1.cost.sizes = sz;
@@ -173,12 +168,7 @@ TestAutoPolicy(void)
 				rt[i * K + k] = k == 0 ? 1000.0 : 1.0 + k;
 		}
 	}
-	memset(&in, 0, sizeof(in));
-	in.K = K;
-	in.m = MT;
-	in.cells = cells;
-	in.row_task = row_task;
-	in.row_kind = row_kind;
+	HistoryInput(&in, K, MT, cells, row_task, row_kind);
 	in.cost.mc = M;
 	in.cost.seconds = rt;
 	in.cost.sizes = sz;
