@@ -35,6 +35,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
+#include "memmodel.h"
 #include "placement.h"
 #include "trainer_protocol.h"
 
@@ -309,7 +310,10 @@ LoadModels(CatState *state)
 	int			n;
 
 	Exec("SELECT id, name, 'classification' = ANY (kinds), 'regression' = ANY (kinds),"
-		 "       needs_image, cost_factor, family, params::text"
+		 "       needs_image, cost_factor, family, params::text,"
+		 "       easeml._param_num(params, CASE family WHEN 'gbt' THEN 'n_rounds' ELSE 'n_trees' END, 100),"
+		 "       easeml._param_num(params, 'max_depth', 0),"
+		 "       easeml._param_num(params, 'min_samples_leaf', 1)"
 		 "  FROM easeml.models WHERE enabled ORDER BY id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
@@ -329,6 +333,10 @@ LoadModels(CatState *state)
 		m->cost_factor = GetFloat8(i, 6, 1);
 		m->family = GetText(i, 7);
 		m->params = GetText(i, 8);
+		m->mem.family = m->family;
+		m->mem.trees = GetFloat8(i, 9, 100);
+		m->mem.max_depth = GetFloat8(i, 10, 0);
+		m->mem.min_leaf = GetFloat8(i, 11, 1);
 	}
 	ModelWork(state);
 }
@@ -357,11 +365,27 @@ AllocTaskArrays(CatTask *t, int K)
 	}
 }
 
+/*
+ * Would a run of model m on task t surely need more than limit bytes
+ * (src/memmodel.c)?  Then easeml.trainer_memory_limit would stop it: the
+ * scheduler keeps the candidate off the task instead.
+ */
+bool
+CatalogOverMemory(const CatModel *m, const CatTask *t, double limit)
+{
+	double		rows = t->n_rows / Max(t->n_folds, 1.0);
+
+	return limit > 0 &&
+		MemEstimateBytes(&m->mem, rows, t->n_features, t->n_classes,
+						 !t->regression) > limit;
+}
+
 /* Active tasks in id order, with their tenant's cap and last decision. */
 static void
 LoadTasks(CatState *state)
 {
 	int			n;
+	double		memory_limit;
 
 	Exec("SELECT t.id, t.tenant, t.name, t.kind = 'regression', t.input_shape IS NOT NULL,"
 		 "       coalesce(t.max_runs, 0), coalesce(tn.max_parallel, 0),"
@@ -376,6 +400,7 @@ LoadTasks(CatState *state)
 	n = (int) SPI_processed;
 	state->n_tasks = n;
 	state->tasks = CallerAlloc(sizeof(CatTask) * Max(n, 1), true);
+	memory_limit = EasemlTrainerMemoryLimitBytes();
 	for (int i = 0; i < n; i++)
 	{
 		CatTask    *t = &state->tasks[i];
@@ -403,7 +428,8 @@ LoadTasks(CatState *state)
 			CatModel   *m = &state->models[k];
 
 			t->eligible[k] = (t->regression ? m->regression : m->classification) &&
-				(!m->needs_image || t->has_image);
+				(!m->needs_image || t->has_image) &&
+				!CatalogOverMemory(m, t, memory_limit);
 		}
 	}
 }

@@ -15,6 +15,7 @@
 
 #include "datatype/timestamp.h"
 #include "costmodel.h"
+#include "memmodel.h"
 #include "placement.h"
 
 /* A candidate model. */
@@ -35,6 +36,7 @@ typedef struct CatModel
 	int			n_device_kinds; /* device kinds it can use, preferred first */
 	PlaceKind	device_kinds[PLACE_N_KINDS];
 	double		kind_factor[PLACE_N_KINDS];	/* cost on a kind / on the CPU */
+	MemArm		mem;			/* what drives its memory (src/memmodel.h) */
 } CatModel;
 
 /* An active task and its runs, as arm indexes into the model array. */
@@ -205,6 +207,7 @@ extern char *CatalogBootstrapUser(void);
  */
 extern void CatalogLoadState(CatState *state, bool full);
 extern int	CatalogModelIndex(const CatState *state, int32 model_id);
+extern bool CatalogOverMemory(const CatModel *m, const CatTask *t, double limit);
 extern const CostData *CatalogCostData(const CatState *state, CostData *data);
 /* The same with the runs of the scheduler's kept store (src/catalog_runs.c). */
 extern void CatalogLoadStateKept(CatState *state, bool full);

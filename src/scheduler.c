@@ -117,6 +117,7 @@ static char *bootstrap_user = NULL;
  */
 #define PREEMPT_CHECK_MS 1000
 static TimestampTz last_preempt_check = 0;
+static double applied_memory_limit = -1;	/* bytes, when the world was built */
 static char preempt_for[EASEML_MAX_SLOTS][NAMEDATALEN];
 
 static void
@@ -353,6 +354,16 @@ EndStatus(int slot, const EasemlTrainer *t, int status, int exit_code,
 						  (long) ((GetCurrentTimestamp() - t->started) / USECS_PER_SEC),
 						  preempt_for[slot], easeml_run_budget, how);
 		return "interrupted";
+	}
+	if (status != -1 && WIFEXITED(status) &&
+		WEXITSTATUS(status) == EASEML_EXIT_MEMORY_LIMIT)
+	{
+		/* the trainer's report starts with the reason; else say it */
+		char	   *why = FailedError(t, report, how, detail);
+
+		*error = (*detail && strncmp(*detail, "memory limit", 12) == 0) ?
+			pstrdup(*detail) : psprintf("memory limit: %s", why);
+		return "failed";
 	}
 	if (t->stop_reason == EASEML_STOP_TIMEOUT)
 	{
@@ -730,6 +741,7 @@ TrainerEnvironment(char **envp, int64 run_id, const char *token,
 	envp[ne++] = psprintf("%s=%s", EASEML_ENV_DEVICE, device->name);
 	envp[ne++] = psprintf("%s=%s", EASEML_ENV_DEVICE_KIND, device->kind);
 	envp[ne++] = psprintf("%s=%d", EASEML_ENV_TIME_LIMIT, easeml_run_timeout);
+	envp[ne++] = psprintf("%s=%.0f", EASEML_ENV_MEMORY_LIMIT, EasemlTrainerMemoryLimitBytes());
 	envp[ne++] = psprintf("OPENBLAS_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = psprintf("OMP_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = "LC_ALL=C";
@@ -792,7 +804,7 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 	static const char *const exports[] = {
 		EASEML_ENV_CONNINFO, EASEML_ENV_RUN_ID, EASEML_ENV_RUN_TOKEN,
 		EASEML_ENV_DEVICE, EASEML_ENV_DEVICE_KIND, EASEML_ENV_TIME_LIMIT,
-		"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "LC_ALL", NULL
+		EASEML_ENV_MEMORY_LIMIT, "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "LC_ALL", NULL
 	};
 
 	argv[0] = path;
@@ -1197,6 +1209,17 @@ Schedule(void)
 	 * doing when the signal came.
 	 */
 	ReloadConfigIfPending();
+
+	/*
+	 * A task's candidates are sized against the memory limit when it joins
+	 * the world (CatalogOverMemory): a new limit rebuilds the world.
+	 */
+	if (EasemlTrainerMemoryLimitBytes() != applied_memory_limit)
+	{
+		if (applied_memory_limit >= 0)
+			LiveWorldReset();
+		applied_memory_limit = EasemlTrainerMemoryLimitBytes();
+	}
 	/* nothing is placed before the devices are known */
 	if (!easeml_enabled || !DevicesKnown())
 		return;

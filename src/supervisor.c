@@ -565,6 +565,9 @@ SupervisorDescribeExit(int status, char *buf, size_t len)
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DEVICE_UNAVAILABLE)
 		snprintf(buf, len, "trainer could not use its device (exit code %d)",
 				 EASEML_EXIT_DEVICE_UNAVAILABLE);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_MEMORY_LIMIT)
+		snprintf(buf, len, "trainer went over its memory limit (exit code %d)",
+				 EASEML_EXIT_MEMORY_LIMIT);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DISCONNECTED)
 		snprintf(buf, len, "trainer lost its database connection (exit code %d)",
 				 EASEML_EXIT_DISCONNECTED);
