@@ -536,7 +536,7 @@ GuardProcess(LiveCtx *c)
 	if (c->threads < 1)
 		c->threads = 1;
 	/* before anything large is allocated (tr_memory.c) */
-	if (TrMemoryLimitApply(getenv(EASEML_ENV_MEMORY_LIMIT), err, sizeof(err)) != 0)
+	if (TrMemoryLimitApply(getenv(EASEML_ENV_MEMORY_LIMIT), c->threads, err, sizeof(err)) != 0)
 		return Fail(c->run_dir, "%s", err);
 	return EASEML_EXIT_OK;
 }
