@@ -126,7 +126,9 @@ typedef struct CatState
 	unsigned char *per_class;	/* n_models: CatModel.per_class */
 	int			n_tenant_running;
 	char	  **tenant_names;	/* tenants with queued/running runs */
-	int		   *tenant_running;
+	int		   *tenant_running; /* their trainers (runs 'running') */
+	int		   *tenant_queued;	/* their own queued runs a slot could start */
+	int		   *tenant_caps;	/* their max_parallel, 0: none */
 } CatState;
 
 /* A candidate a decision saw (the chosen one or a runner-up). */
@@ -162,6 +164,9 @@ typedef struct CatDecision
 typedef struct CatClaim
 {
 	int64		run_id;
+	int64		task_id;
+	int32		model_id;
+	char	   *tenant;
 	int			slot;
 	const char *device;
 } CatClaim;
@@ -214,7 +219,12 @@ extern void CatalogLoadStateKept(CatState *state, bool full);
 /* CatalogLoadState as the bootstrap superuser, from a backend (sql_explain.c);
  * auto_spec (may be NULL) gets the auto policy's last choice. */
 extern void CatalogLoadAsScheduler(CatState *state, char **auto_spec);
-extern int	CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims);
+extern bool CatalogCancelQueued(void);
+extern int	CatalogClaimQueued(const CatSlot *slots, int nslots,
+							   const char *const *tenants, const int *caps,
+							   int ntenants, CatClaim *claims);
+extern void CatalogSetClaimEstimate(int64 run_id, double est_seconds);
+extern void CatalogRequeuePreempted(int64 run_id);
 extern int64 CatalogCreateRun(const CatDecision *decision, int slot,
 							  const CatDevice *device);
 extern void CatalogRunStarted(int64 run_id, int pid, const char *log_path);

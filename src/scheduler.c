@@ -284,6 +284,8 @@ typedef struct PendingResult
 	char	   *how;
 	char	   *source_error;	/* why the task's source could not be read */
 	bool		model_error;	/* the trainer cannot train the model row */
+	bool		preempted;		/* the run budget stopped it: a tenant's
+								 * queued request is queued again */
 	int			attempts;
 	TimestampTz next_try;
 } PendingResult;
@@ -469,6 +471,7 @@ BuildResult(int slot)
 	if (exit_code == EASEML_EXIT_SOURCE && strcmp(run_status, "failed") == 0)
 		r->source_error = pstrdup(detail && detail[0] ? detail : how);
 	r->model_error = (exit_code == EASEML_EXIT_MODEL && strcmp(run_status, "failed") == 0);
+	r->preempted = t->stop_reason == EASEML_STOP_PREEMPT && strcmp(run_status, "interrupted") == 0;
 	MemoryContextSwitchTo(old);
 	return r;
 }
@@ -502,6 +505,8 @@ RecordResultStep(void *arg)
 	/* a model row the trainer cannot train must not fail every task */
 	if (r->model_error)
 		CatalogDisableModelOfRun(r->run_id, r->error);
+	if (r->preempted)
+		CatalogRequeuePreempted(r->run_id);
 	CatalogCommit();
 	ereport(LOG,
 			(errmsg("easeml: run %lld %s (%s)", (long long) r->run_id, r->status, r->how)));
@@ -1187,6 +1192,50 @@ ReloadConfigIfPending(void)
 }
 
 /*
+ * Start the runs tenants queued themselves (easeml.enqueue) in free slots,
+ * oldest first, each while its tenant holds fewer trainers than its cap in
+ * the synced world: its max_parallel and, while other tenants wait, its
+ * fair share.  A tenant's queue goes before the policy's choices for it,
+ * never past its share (docs/scheduler.md 7.1).
+ */
+static void
+ClaimQueued(CatState *state, const CatSlot *free_slots, int nfree)
+{
+	CatClaim	claims[EASEML_MAX_SLOTS];
+	const char **tenants = palloc(sizeof(char *) * Max(state->n_tenant_running, 1));
+	int		   *caps = palloc(sizeof(int) * Max(state->n_tenant_running, 1));
+	int			n = 0;
+	int			nclaims;
+
+	for (int i = 0; i < state->n_tenant_running; i++)
+		if (state->tenant_queued[i] > 0)
+		{
+			tenants[n] = state->tenant_names[i];
+			caps[n++] = LiveWorldQueueCap(state->tenant_names[i]);
+		}
+	if (n == 0 || nfree == 0)
+		return;
+	CatalogBegin("easeml: claiming queued runs");
+	nclaims = CatalogClaimQueued(free_slots, nfree, tenants, caps, n, claims);
+	for (int i = 0; i < nclaims; i++)
+	{
+		int			k = CatalogModelIndex(state, claims[i].model_id);
+		double		est = k >= 0 ? LiveWorldCost(claims[i].task_id, k) : NAN;
+
+		if (isfinite(est) && est > 0)
+			CatalogSetClaimEstimate(claims[i].run_id, est);
+	}
+	CatalogCommit();
+	for (int i = 0; i < nclaims; i++)
+	{
+		LiveWorldClaimed(claims[i].tenant);
+		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
+	}
+	if (nclaims > 0)
+		world_changed = true;
+}
+
+/*
  * Fill free slots: first runs users queued, then the policy's choices,
  * each on a device placement chooses (src/devices.c).
  */
@@ -1195,10 +1244,9 @@ Schedule(void)
 {
 	CatSlot		free_slots[EASEML_MAX_SLOTS];
 	int			nfree;
-	CatClaim	claims[EASEML_MAX_SLOTS];
-	int			nclaims;
 	CatState	state;
 	bool		full;
+	bool		any_queued;
 
 	/*
 	 * Again here, not only at the top of the loop: a change committed after
@@ -1243,7 +1291,7 @@ Schedule(void)
 
 	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
 	CatalogBegin("easeml: loading tasks");
-	nclaims = CatalogClaimQueued(free_slots, nfree, claims);
+	any_queued = CatalogCancelQueued();
 	CatalogLoadStateKept(&state, LiveWorldRefitDue());
 	CatalogLoadPlacement(&state);
 	DevicesRestrict(&state);
@@ -1266,10 +1314,8 @@ Schedule(void)
 		refit_pending = LiveWorldRefitStart(&state);
 		return;
 	}
-	for (int i = 0; i < nclaims; i++)
-		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
-	if (nclaims > 0)
-		world_changed = true;
+	if (any_queued)
+		ClaimQueued(&state, free_slots, nfree);
 	DecideFreeSlots(&state);
 	refit_pending = LiveWorldRefitStart(&state);
 }
