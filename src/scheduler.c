@@ -85,7 +85,9 @@ static TimestampTz last_load = 0;
 #define COOLDOWN_SLOTS 64
 #define COOLDOWN_MS 10000
 #define LAUNCH_BACKOFF_MS 10000
+#define LAUNCH_BACKOFF_MAX_MS 160000
 static TimestampTz launch_backoff_until = 0;	/* no launches before */
+static int	launch_failures = 0;	/* unreachable launcher, in a row */
 static int64 cooldown_task[COOLDOWN_SLOTS];
 static TimestampTz cooldown_until[COOLDOWN_SLOTS];
 static TimestampTz last_policy_warning = 0;
@@ -766,7 +768,8 @@ TrainerEnvironment(char **envp, int64 run_id, const char *token,
 
 /*
  * A launch that failed: an unreachable cluster interrupts the run (its
- * candidate is trained again) and pauses launches for LAUNCH_BACKOFF_MS
+ * candidate is trained again) and pauses launches for LAUNCH_BACKOFF_MS,
+ * doubled for each such failure in a row up to LAUNCH_BACKOFF_MAX_MS,
  * instead of burning one candidate after another; anything else fails it.
  */
 static void
@@ -775,14 +778,78 @@ RecordFailedLaunch(int64 run_id, bool transient, const char *err)
 	CatalogBegin("easeml: recording a failed launch");
 	if (transient)
 	{
+		int			ms = LAUNCH_BACKOFF_MS;
+
 		CatalogFinishRun(run_id, "interrupted", INT_MIN, NULL,
 						 psprintf("interrupted: %s", err));
+		for (int i = 0; i < launch_failures && ms < LAUNCH_BACKOFF_MAX_MS; i++)
+			ms *= 2;
+		launch_failures++;
 		launch_backoff_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-														   LAUNCH_BACKOFF_MS);
+														   Min(ms, LAUNCH_BACKOFF_MAX_MS));
 	}
 	else
 		CatalogRunFailedToStart(run_id, err);
 	CatalogCommit();
+}
+
+/* The launch of the trainer in a slot is under way: record where it runs. */
+static void
+RecordLaunched(int slot, const CatDevice *device)
+{
+	EasemlTrainer *t = SupervisorSlot(slot);
+
+	CatalogBegin("easeml: recording a launch");
+	CatalogRunStarted(t->run_id, (int) t->pid, t->log_path);
+	if (t->job_id > 0)
+		TrainerJobSubmitted(t->run_id, t->job_id);
+	CatalogCommit();
+	if (t->job_id > 0)
+		ereport(LOG, (errmsg("easeml: run %lld submitted in slot %d to %s (Slurm job %lld)",
+							 (long long) t->run_id, slot, t->device, (long long) t->job_id)));
+	else
+		ereport(LOG, (errmsg("easeml: run %lld started in slot %d on %s (pid %d)",
+							 (long long) t->run_id, slot, device ? device->name : t->device,
+							 (int) t->pid)));
+}
+
+/*
+ * Read the answers of the Slurm submissions under way (sbatch runs in the
+ * background, src/supervisor.c): record the job of each one that was
+ * accepted, and the failure of each one that was not.  The loop never
+ * waits for sbatch.
+ */
+static void
+FinishSubmissions(void)
+{
+	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
+	{
+		EasemlTrainer *t = SupervisorSlot(slot);
+		char		err[512];
+		bool		transient;
+		int64		run_id = t->run_id;
+
+		if (!t->submitting)
+			continue;
+		switch (SupervisorSubmitted(slot, &transient, err, sizeof(err)))
+		{
+			case SUBMIT_NONE:
+			case SUBMIT_PENDING:
+				break;
+			case SUBMIT_DONE:
+				launch_failures = 0;
+				world_changed = true;
+				RecordLaunched(slot, NULL);
+				break;
+			case SUBMIT_FAILED:
+				SupervisorRelease(slot);
+				world_changed = true;
+				ereport(WARNING, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
+				RecordFailedLaunch(run_id, transient, err);
+				break;
+		}
+	}
+	SupervisorSlurmStep();
 }
 
 /*
@@ -845,20 +912,14 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 		return;
 	}
 
-	CatalogBegin("easeml: recording a launch");
-	CatalogRunStarted(run_id, (int) SupervisorSlot(slot)->pid,
-					  SupervisorSlot(slot)->log_path);
-	if (SupervisorSlot(slot)->job_id > 0)
-		TrainerJobSubmitted(run_id, SupervisorSlot(slot)->job_id);
-	CatalogCommit();
-	if (SupervisorSlot(slot)->job_id > 0)
-		ereport(LOG, (errmsg("easeml: run %lld submitted in slot %d to %s (Slurm job %lld)",
-							 (long long) run_id, slot, device->name,
-							 (long long) SupervisorSlot(slot)->job_id)));
-	else
-		ereport(LOG, (errmsg("easeml: run %lld started in slot %d on %s (pid %d)",
-							 (long long) run_id, slot, device->name,
-							 (int) SupervisorSlot(slot)->pid)));
+	/* sbatch answers later (FinishSubmissions) */
+	if (SupervisorSlot(slot)->submitting)
+	{
+		ereport(DEBUG1, (errmsg("easeml: run %lld: submitting in slot %d to %s",
+								(long long) run_id, slot, device->name)));
+		return;
+	}
+	RecordLaunched(slot, device);
 }
 
 /*
@@ -1444,6 +1505,7 @@ Iterate(void)
 			SweepRunDirectories();
 		return;
 	}
+	FinishSubmissions();
 	if (sweep_pending ||
 		TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(), SWEEP_INTERVAL_MS))
 		SweepRunDirectories();
