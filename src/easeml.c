@@ -280,16 +280,23 @@ DefineTrainerSettings(void)
 
 /*
  * The memory of this machine, or of the cgroup (v2) the server runs in
- * when that is lower; 0 when unknown.
+ * when that is lower; 0 when unknown.  Read once per process.
  */
 static double
 MachineMemoryBytes(void)
 {
-	long		pages = sysconf(_SC_PHYS_PAGES);
-	long		page = sysconf(_SC_PAGESIZE);
-	double		bytes = (pages > 0 && page > 0) ? (double) pages * page : 0;
-	FILE	   *f = fopen("/sys/fs/cgroup/memory.max", "r");
+	static double known = -1;
+	long		pages;
+	long		page;
+	double		bytes;
+	FILE	   *f;
 
+	if (known >= 0)
+		return known;
+	pages = sysconf(_SC_PHYS_PAGES);
+	page = sysconf(_SC_PAGESIZE);
+	bytes = (pages > 0 && page > 0) ? (double) pages * page : 0;
+	f = fopen("/sys/fs/cgroup/memory.max", "r");
 	if (f != NULL)
 	{
 		char		line[64];
@@ -303,6 +310,7 @@ MachineMemoryBytes(void)
 		}
 		fclose(f);
 	}
+	known = bytes;
 	return bytes;
 }
 

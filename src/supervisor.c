@@ -544,6 +544,9 @@ SupervisorSlurmStep(void)
 {
 	char		err[256];
 
+	/* an squeue whose jobs all ended meanwhile is read (and reaped) here */
+	if (SlurmCmdBusy(&queue_cmd))
+		RefreshJobs();
 	for (int i = 0; i < CANCEL_CMDS; i++)
 		if (SlurmCmdBusy(&cancel_cmd[i]) && SlurmCmdPoll(&cancel_cmd[i]) &&
 			!SlurmCancelFinish(&cancel_cmd[i], err, sizeof(err)))
