@@ -428,8 +428,12 @@ LoadTasks(CatState *state)
 			CatModel   *m = &state->models[k];
 
 			t->eligible[k] = (t->regression ? m->regression : m->classification) &&
-				(!m->needs_image || t->has_image) &&
-				!CatalogOverMemory(m, t, memory_limit);
+				(!m->needs_image || t->has_image);
+			if (t->eligible[k] && CatalogOverMemory(m, t, memory_limit))
+			{
+				t->eligible[k] = false;
+				t->n_over_memory++;
+			}
 		}
 	}
 }
@@ -1345,7 +1349,12 @@ CatalogCloseTasks(const CatState *state)
 						used = (t->done_arm[j] == k);
 					left = !used;
 				}
-				snprintf(reason, sizeof(reason), "every candidate has been tried");
+				if (t->n_over_memory > 0)
+					snprintf(reason, sizeof(reason),
+							 "every candidate has been tried; %d more would need more memory than easeml.trainer_memory_limit (%.0f MB)",
+							 t->n_over_memory, EasemlTrainerMemoryLimitBytes() / (1024 * 1024));
+				else
+					snprintf(reason, sizeof(reason), "every candidate has been tried");
 			}
 			if (!left)
 				status = "completed";

@@ -78,6 +78,8 @@ typedef struct CatTask
 	char	   *last_error;
 
 	unsigned char *eligible;	/* per model */
+	int			n_over_memory;	/* models of its kind kept off: their memory
+								 * floor is over easeml.trainer_memory_limit */
 	double	   *cost;			/* per model, easeml.cost_estimates seconds */
 	double	   *seconds;		/* per model, measured seconds, NaN if none */
 	double	   *passes;			/* per model, the passes (metrics "epochs")

@@ -109,6 +109,9 @@ is(run_of('many', 'rf-wide'), '',
 is((split /\|/, run_of('many', 'gnb'))[0], 'succeeded', 'the task\'s other candidates train');
 is($node->safe_psql('postgres', q{SELECT status FROM easeml.tasks WHERE name = 'many'}),
 	'completed', 'the task completes without it');
+is(query_as($node, 'lab_a', q{SELECT status_reason FROM easeml.tasks WHERE name = 'many'}),
+	'every candidate has been tried; 1 more would need more memory than easeml.trainer_memory_limit (64 MB)',
+	'and its tenant is told why');
 
 $node->stop;
 done_testing();

@@ -520,7 +520,6 @@ GuardProcess(LiveCtx *c)
 {
 	const char *sched_pid;
 	struct sigaction sa;
-	char		err[256];
 
 	/* the getppid() check closes the race */
 	(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -535,7 +534,19 @@ GuardProcess(LiveCtx *c)
 	c->threads = getenv("OPENBLAS_NUM_THREADS") ? atoi(getenv("OPENBLAS_NUM_THREADS")) : 1;
 	if (c->threads < 1)
 		c->threads = 1;
-	/* before anything large is allocated (tr_memory.c) */
+	return EASEML_EXIT_OK;
+}
+
+/*
+ * The memory cap (tr_memory.c), before the rows are loaded: after the
+ * device is opened, so that a CUDA context is part of the start-up
+ * footprint the cap comes on top of.
+ */
+static int
+CapMemory(LiveCtx *c)
+{
+	char		err[256];
+
 	if (TrMemoryLimitApply(getenv(EASEML_ENV_MEMORY_LIMIT), c->threads, err, sizeof(err)) != 0)
 		return Fail(c->run_dir, "%s", err);
 	return EASEML_EXIT_OK;
@@ -812,6 +823,7 @@ LiveRun(int argc, char **argv)
 		(rc = ConnectAndAttach(&c)) != EASEML_EXIT_OK ||
 		(rc = ReadSpec(&c)) != EASEML_EXIT_OK ||
 		(rc = PrepareCandidate(&c)) != EASEML_EXIT_OK ||
+		(rc = CapMemory(&c)) != EASEML_EXIT_OK ||
 		(rc = LoadRows(&c)) != EASEML_EXIT_OK)
 		return rc;
 	if (c.load_only)

@@ -12,18 +12,18 @@
  * made new: that is the trainer's own, wherever it runs (a Slurm node too).
  *
  * Cap.  EASEML_ENV_MEMORY_LIMIT (bytes) is what the trainer may allocate
- * beyond its start-up footprint; it becomes RLIMIT_DATA (the footprint
- * plus the cap) before anything large is allocated.  RLIMIT_DATA counts
- * private writable mappings (heap, anonymous mmap, thread stacks) but not
- * address space reserved without access, which the CUDA driver reserves in
- * large amounts (RLIMIT_AS would refuse a CUDA context outright).  OpenBLAS
- * mallocs a buffer of 128 MB of address space (mostly never touched) for
- * each thread of its first large product, and when that malloc fails it
- * retries for ever: its buffers are reserved first, one per BLAS thread
- * and one more, so that they are part of the footprint and never hit the
- * cap.  An allocation over the cap returns
- * NULL; the trainer's allocation calls go through TrNoteAllocation
- * (tr_main.c wraps malloc, calloc, realloc and the aligned allocators of
+ * beyond its start-up footprint (its libraries, a CUDA context); it
+ * becomes RLIMIT_DATA (the footprint plus the cap) before the rows are
+ * loaded.  RLIMIT_DATA counts private writable mappings (heap, anonymous
+ * mmap, thread stacks) but not address space reserved without access,
+ * which the CUDA driver reserves in large amounts (RLIMIT_AS would refuse
+ * a CUDA context outright).  OpenBLAS mallocs a buffer of 128 MB of
+ * address space (mostly never touched) for each thread of its first large
+ * product, and when that malloc fails it retries for ever: its buffers are
+ * reserved first, one per BLAS thread and one more, so that they are part
+ * of the footprint and never hit the cap.  An allocation over the cap
+ * returns NULL; the trainer's allocation calls go through TrNoteAllocation
+ * (tr_main.c wraps malloc, calloc, realloc and aligned_alloc for
  * easeml-trainer) so the run can tell the scheduler that the cap, not a
  * bug, ended it (EASEML_EXIT_MEMORY_LIMIT).
  *
