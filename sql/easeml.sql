@@ -1218,10 +1218,9 @@ BEGIN
 			(SELECT pg_catalog.string_agg(pg_catalog.quote_ident(c), ', ')
 			   FROM pg_catalog.unnest(t.cols) AS c), src));
 	EXCEPTION WHEN insufficient_privilege OR undefined_column OR undefined_table THEN
-		RAISE EXCEPTION 'tenant "%" may no longer read the source % of task "%": its snapshot is refused',
-			t.tenant, src, t.name
+		RAISE EXCEPTION 'tenant "%" may no longer read the source % of task "%" (%): its snapshot is refused',
+			t.tenant, src, t.name, SQLERRM
 			USING ERRCODE = 'insufficient_privilege',
-				  DETAIL = SQLERRM,
 				  HINT = format('A snapshot is readable only while its tenant may read what it copied: the source''s owner can GRANT SELECT again, or SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name);
 	END;
 	IF easeml._access_fingerprint(t.source) IS DISTINCT FROM access THEN

@@ -138,7 +138,7 @@ my $revoked_snap = query_as($node, 'lab_a', q{
 	  FROM easeml.tasks WHERE name = 'revoked'});
 ($rc, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM $revoked_snap",
 	extra_params => [ '-U', 'lab_a' ]);
-like($err, qr/tenant "lab_a" may no longer read the source public\.iris_revoked of task "revoked": its snapshot is refused/,
+like($err, qr/tenant "lab_a" may no longer read the source public\.iris_revoked of task "revoked" \(permission denied for table iris_revoked\): its snapshot is refused/,
 	'a tenant that lost SELECT on the source cannot read its snapshot');
 ($rc, $out, $err) = $node->psql('postgres', "SELECT easeml.enqueue('revoked', 'knn-1')",
 	extra_params => [ '-U', 'lab_a' ]);
