@@ -30,7 +30,7 @@ my $node = easeml_node('slurm_faults',
 	'easeml.launcher' => 'slurm',
 	'easeml.slurm_bindir' => $bin,
 	'easeml.slurm_output' => "$tmp/job-%j.out",
-	'easeml.slurm_job_prefix' => 'easeml-t023',
+	'easeml.slurm_job_prefix' => 'easeml-t035',
 	'easeml.run_timeout' => 0,
 	'easeml.enabled' => 'off');
 load_dataset($node, 'iris', 'iris');
