@@ -451,6 +451,22 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', '4', $c$SELECT count(*) FROM easeml.tasks WHERE name LIKE '%span_task' AND n_classes = 5$c$),
 	('harmless', '2', $c$SELECT easeml.refresh('span_task')::text$c$);
 
+-- [owner] issue 22 review, finding 4: a view over a snapshot table (any
+-- role may make one: a view needs no privilege on what it reads) does not
+-- keep the snapshot, or its task, from going.  mallory pins alice's
+-- snapshot (alice refreshes it below) and her own, which she then
+-- refreshes and drops.
+SET ROLE regress_mallory;
+INSERT INTO easeml.tasks (name, source, target) VALUES ('pin_task', 'public.mallory_data', 'label');
+RESET ROLE;
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', NULL, $c$DO $d$ BEGIN EXECUTE format('CREATE VIEW regress_mallory.pin_alice AS SELECT * FROM easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$SELECT count(*) FROM regress_mallory.pin_alice$c$),
+	('harmless', NULL, $c$DO $d$ BEGIN EXECUTE format('CREATE VIEW regress_mallory.pin_own AS SELECT * FROM easeml_snapshots.%I', (SELECT easeml._snapshot_name(id, snapshot_version) FROM easeml.tasks WHERE name = 'pin_task')); END $d$$c$),
+	('harmless', '2', $c$SELECT easeml.refresh('pin_task')::text$c$),
+	('harmless', '0', $c$SELECT count(*) FROM pg_class WHERE relname = 'pin_own'$c$),
+	('harmless', 'true', $c$SELECT easeml.drop_task('pin_task') IS NOT NULL$c$);
+
 -- [settings] issue 22 review, finding 3: the settings of mallory's session
 -- do not carry into easeml's statements as the superuser: a snapshot is not
 -- made in a tablespace she may not use (default_tablespace), on a
@@ -623,6 +639,13 @@ SELECT format('SELECT md5(string_agg(s::text, %L ORDER BY s::text)) = %L AS snap
 :q;
 SELECT t.snapshot_version = b.snapshot_version AS snapshot_version_unchanged
   FROM easeml.tasks t, snap_before b WHERE t.name = 'alice_task';
+
+-- [owner] mallory's view over alice's snapshot does not keep alice from
+-- refreshing her task (the view goes with the old version)
+SET ROLE regress_alice;
+SELECT easeml.refresh('alice_task') AS alice_refreshed;
+RESET ROLE;
+SELECT count(*) AS pin_alice_left FROM pg_class WHERE relname = 'pin_alice';
 
 -- the column name mallory chose is quoted in the trainer's COPY query
 INSERT INTO easeml.runs (task_id, model_id, status, started_at)

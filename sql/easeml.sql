@@ -1079,6 +1079,20 @@ CREATE TRIGGER tasks_wake
 	AFTER INSERT OR UPDATE ON easeml.tasks
 	FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger();
 
+-- [locks] Lock the caller's own row of easeml.tenants until the transaction
+-- ends (src/sql_tenant.c), as the superuser (a tenant has no UPDATE on it)
+-- and only ever the caller's own.  Not an advisory lock: any role may take
+-- any advisory lock, and a tenant that held another tenant's key blocked
+-- its declarations (issue 22 review).
+CREATE FUNCTION easeml._lock_own_tenant()
+RETURNS void
+AS 'MODULE_PATHNAME', 'easeml_lock_own_tenant'
+LANGUAGE C VOLATILE
+-- [identity] it switches identity (src/identity.c)
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml._lock_own_tenant() IS
+	'internal: lock the caller''s own row of easeml.tenants until the transaction ends';
+
 -- [quota] A tenant's limits (easeml.set_tenant_limits): how many tasks it
 -- may have and how many usable rows a task's source may hold.  It runs
 -- after tasks_validate (trigger names sort), which has measured n_rows by
@@ -1103,8 +1117,10 @@ BEGIN
 		RETURN NEW;
 	END IF;
 	IF TG_OP = 'INSERT' AND lim.max_tasks IS NOT NULL THEN
-		-- one declaration of a tenant at a time, so two cannot both pass
-		PERFORM pg_advisory_xact_lock(hashtext('easeml.tenant_limits'), hashtext(NEW.tenant));
+		-- one declaration of a tenant at a time, so two cannot both pass:
+		-- [locks] its own row of easeml.tenants (tasks_validate checked
+		-- that the tenant declares itself)
+		PERFORM easeml._lock_own_tenant();
 		SELECT count(*) INTO n FROM easeml.tasks WHERE tenant = NEW.tenant;
 		IF n >= lim.max_tasks THEN
 			RAISE EXCEPTION 'tenant "%" may have at most % task(s) and has %', NEW.tenant, lim.max_tasks, n
@@ -1404,7 +1420,10 @@ BEGIN
 			   AND c.relname LIKE format('task\_%s\_v%%', task_id)
 			   AND c.relname <> easeml._snapshot_name(task_id, version)
 		LOOP
-			EXECUTE format('DROP TABLE easeml_snapshots.%I', rel);
+			-- [owner] CASCADE: a snapshot table is easeml's, and no view
+			-- (anyone's: a view needs no privilege on what it reads) keeps
+			-- it, or the task, from going (easeml._drop_snapshots)
+			EXECUTE format('DROP TABLE easeml_snapshots.%I CASCADE', rel);
 		END LOOP;
 	END IF;
 	UPDATE easeml.tasks t
@@ -1440,6 +1459,11 @@ CREATE TRIGGER tasks_snapshot
 	EXECUTE FUNCTION easeml._take_snapshot();
 
 -- Snapshots go with their task (drop_task, a tenant removed, DELETE).
+-- [owner] With CASCADE: any role may make a view over a snapshot table
+-- (creating a view needs no privilege on what it reads; easeml_snapshots is
+-- usable by PUBLIC), and such a view would otherwise keep the task from
+-- being dropped or refreshed, by its tenant or an administrator.  What is
+-- built on a snapshot goes with it (docs/data.md, section 6).
 CREATE FUNCTION easeml._drop_snapshots()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -1458,8 +1482,10 @@ BEGIN
 		 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r'
 		   AND c.relname LIKE format('task\_%s\_v%%', OLD.id)
 	LOOP
-		EXECUTE format('DROP TABLE easeml_snapshots.%I', rel);
+		EXECUTE format('DROP TABLE easeml_snapshots.%I CASCADE', rel);
 	END LOOP;
+	-- [locks] and the task's deployment lock row
+	DELETE FROM easeml.deployment_locks l WHERE l.task_id = OLD.id;
 	RETURN NULL;
 END;
 $$;
@@ -3238,6 +3264,19 @@ GRANT SELECT ON SEQUENCE easeml.deployments_id_seq TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.deployments', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.deployments_id_seq', '');
 
+-- [locks] A row per task whose deployments have changed, locked by
+-- easeml._lock_deployments.  A row of a table no tenant has any privilege
+-- on, not an advisory lock: any role may take any advisory lock, and a
+-- tenant that held another tenant's key (task ids are sequential) kept
+-- that tenant's finished runs from being recorded (issue 22 review).  No
+-- foreign key (see deployments); the rows go with their task
+-- (easeml._drop_snapshots).
+CREATE TABLE easeml.deployment_locks (
+	task_id		bigint PRIMARY KEY
+);
+COMMENT ON TABLE easeml.deployment_locks IS
+	'internal: a row per task, locked while its deployments change';
+
 -- One event on channel easeml_events (docs/results.md).  Every role of the
 -- database may LISTEN to any channel, so the payload carries ids only: a
 -- tenant resolves the ids of its own tasks and runs through the RLS
@@ -3302,13 +3341,18 @@ END;
 $$;
 
 -- One task's deployments change one at a time: deploy, rollback and the
--- automatic deployment of a finished run wait for each other here.
+-- automatic deployment of a finished run wait for each other here, on the
+-- task's row of easeml.deployment_locks (made the first time).
 CREATE FUNCTION easeml._lock_deployments(task_id bigint)
 RETURNS void
-LANGUAGE sql
+LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT pg_advisory_xact_lock(hashtextextended('easeml.deployments', task_id))
+BEGIN
+	INSERT INTO easeml.deployment_locks VALUES (_lock_deployments.task_id)
+	ON CONFLICT ON CONSTRAINT deployment_locks_pkey DO NOTHING;
+	PERFORM FROM easeml.deployment_locks l WHERE l.task_id = _lock_deployments.task_id FOR UPDATE;
+END;
 $$;
 
 -- A task of the caller's by name, or an error that says which tasks exist.

@@ -1,16 +1,21 @@
--- [owner] [access] sql/easeml.sql makes the same changes
+-- [owner] [settings] [access] [locks] sql/easeml.sql makes the same changes
 -- ---------------------------------------------------------------------------
+-- Issue 22 review.
 -- [owner] Nothing of a tenant's runs as the superuser because of a table
 -- easeml owns (docs/security.md, "What runs as the superuser"): a snapshot
 -- column has a built-in type, so ANALYZE of a snapshot table (autovacuum's)
 -- never runs a tenant type's support functions (a range's subtype_diff) as
--- its owner, the bootstrap superuser.  Snapshots are new in 0.2.0: a 0.1.0
--- database has none to convert.
+-- its owner, the bootstrap superuser; a view over a snapshot no longer
+-- keeps it (or its task) from being dropped.  Snapshots are new in 0.2.0:
+-- a 0.1.0 database has none to convert.
+-- [settings] is src/identity.c's alone.
 -- [access] The digest of a source's access rules also covers owners, view
 -- options, the functions views and policies call and, as they resolve now,
 -- which policies apply to the tenant and the views' owners (a lost role
 -- membership), and is made under fixed output settings
 -- (easeml._access_fingerprint(oid, name) replaces the one-argument form).
+-- [locks] Row locks a tenant cannot take replace the advisory locks of
+-- deployments and tenant limits.
 -- ---------------------------------------------------------------------------
 
 -- [access] The rules that decide which rows of a source a tenant reads,
@@ -243,6 +248,167 @@ BEGIN
 						CASE WHEN version > 0 THEN format('easeml_snapshots.%I', snap) ELSE src END,
 						t.target, t.kind, src, t.target, t.kind, t.val_fraction,
 						coalesce(t.folds::text, 'NULL'));
+END;
+$$;
+
+-- Make snapshot `version` (0: none, the live source) current, with the
+-- usable rows and classes found on it: runs of older versions still queued
+-- move to it, running ones are cancelled (their result would be stale),
+-- older tables are dropped, and a completed or failed task is scheduled
+-- again.
+CREATE OR REPLACE FUNCTION easeml._snapshot_switch(task_id bigint, version int, n bigint, classes int)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	rel			text;
+BEGIN
+	IF version > 0 THEN
+		UPDATE easeml.runs SET snapshot_version = version
+		 WHERE runs.task_id = _snapshot_switch.task_id AND status = 'queued';
+		UPDATE easeml.runs SET cancel_requested = true
+		 WHERE runs.task_id = _snapshot_switch.task_id AND status = 'running'
+		   AND snapshot_version IS DISTINCT FROM version AND NOT cancel_requested;
+		FOR rel IN
+			SELECT c.relname FROM pg_class c
+			 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r'
+			   AND c.relname LIKE format('task\_%s\_v%%', task_id)
+			   AND c.relname <> easeml._snapshot_name(task_id, version)
+		LOOP
+			-- [owner] CASCADE: a snapshot table is easeml's, and no view
+			-- (anyone's: a view needs no privilege on what it reads) keeps
+			-- it, or the task, from going (easeml._drop_snapshots)
+			EXECUTE format('DROP TABLE easeml_snapshots.%I CASCADE', rel);
+		END LOOP;
+	END IF;
+	UPDATE easeml.tasks t
+	   SET snapshot_version = CASE WHEN version > 0 THEN version ELSE t.snapshot_version END,
+		   n_rows = n,
+		   n_classes = CASE WHEN t.kind = 'classification' THEN classes END,
+		   measured_at = clock_timestamp(),
+		   status = CASE WHEN t.status IN ('completed', 'failed') THEN 'active' ELSE t.status END,
+		   status_reason = CASE WHEN t.status IN ('completed', 'failed') THEN NULL ELSE t.status_reason END
+	 WHERE t.id = task_id;
+END;
+$$;
+
+-- Snapshots go with their task (drop_task, a tenant removed, DELETE).
+-- [owner] With CASCADE: any role may make a view over a snapshot table
+-- (creating a view needs no privilege on what it reads; easeml_snapshots is
+-- usable by PUBLIC), and such a view would otherwise keep the task from
+-- being dropped or refreshed, by its tenant or an administrator.  What is
+-- built on a snapshot goes with it (docs/data.md, section 6).
+CREATE OR REPLACE FUNCTION easeml._drop_snapshots()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	rel			text;
+BEGIN
+	IF TG_RELID <> 'easeml.tasks'::regclass THEN
+		RAISE EXCEPTION 'easeml._drop_snapshots() is a trigger of easeml.tasks only'
+			USING ERRCODE = 'triggered_action_exception';
+	END IF;
+	FOR rel IN
+		SELECT c.relname FROM pg_class c
+		 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r'
+		   AND c.relname LIKE format('task\_%s\_v%%', OLD.id)
+	LOOP
+		EXECUTE format('DROP TABLE easeml_snapshots.%I CASCADE', rel);
+	END LOOP;
+	-- [locks] and the task's deployment lock row
+	DELETE FROM easeml.deployment_locks l WHERE l.task_id = OLD.id;
+	RETURN NULL;
+END;
+$$;
+
+-- [locks] A row per task whose deployments have changed, locked by
+-- easeml._lock_deployments.  A row of a table no tenant has any privilege
+-- on, not an advisory lock: any role may take any advisory lock, and a
+-- tenant that held another tenant's key (task ids are sequential) kept
+-- that tenant's finished runs from being recorded (issue 22 review).  No
+-- foreign key (see deployments); the rows go with their task
+-- (easeml._drop_snapshots).
+CREATE TABLE easeml.deployment_locks (
+	task_id		bigint PRIMARY KEY
+);
+COMMENT ON TABLE easeml.deployment_locks IS
+	'internal: a row per task, locked while its deployments change';
+
+-- One task's deployments change one at a time: deploy, rollback and the
+-- automatic deployment of a finished run wait for each other here, on the
+-- task's row of easeml.deployment_locks (made the first time).
+CREATE OR REPLACE FUNCTION easeml._lock_deployments(task_id bigint)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	INSERT INTO easeml.deployment_locks VALUES (_lock_deployments.task_id)
+	ON CONFLICT ON CONSTRAINT deployment_locks_pkey DO NOTHING;
+	PERFORM FROM easeml.deployment_locks l WHERE l.task_id = _lock_deployments.task_id FOR UPDATE;
+END;
+$$;
+
+-- [locks] Lock the caller's own row of easeml.tenants until the transaction
+-- ends (src/sql_tenant.c), as the superuser (a tenant has no UPDATE on it)
+-- and only ever the caller's own.  Not an advisory lock: any role may take
+-- any advisory lock, and a tenant that held another tenant's key blocked
+-- its declarations (issue 22 review).
+CREATE FUNCTION easeml._lock_own_tenant()
+RETURNS void
+AS 'MODULE_PATHNAME', 'easeml_lock_own_tenant'
+LANGUAGE C VOLATILE
+-- [identity] it switches identity (src/identity.c)
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml._lock_own_tenant() IS
+	'internal: lock the caller''s own row of easeml.tenants until the transaction ends';
+
+-- [quota] A tenant's limits (easeml.set_tenant_limits): how many tasks it
+-- may have and how many usable rows a task's source may hold.  It runs
+-- after tasks_validate (trigger names sort), which has measured n_rows by
+-- then; easeml.refresh measures again and meets it through the UPDATE of
+-- n_rows, so a source that grew past the limit fails the refresh and the
+-- task keeps the snapshot it had.
+CREATE OR REPLACE FUNCTION easeml._check_tenant_limits()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	lim			record;
+	n			bigint;
+BEGIN
+	-- a superuser restoring a dump brings rows that were within limits
+	IF TG_OP = 'INSERT' AND NEW.created_at < now() AND easeml._is_admin() THEN
+		RETURN NEW;
+	END IF;
+	SELECT max_tasks, max_rows INTO lim FROM easeml.tenants WHERE name = NEW.tenant;
+	IF NOT FOUND THEN
+		RETURN NEW;
+	END IF;
+	IF TG_OP = 'INSERT' AND lim.max_tasks IS NOT NULL THEN
+		-- one declaration of a tenant at a time, so two cannot both pass:
+		-- [locks] its own row of easeml.tenants (tasks_validate checked
+		-- that the tenant declares itself)
+		PERFORM easeml._lock_own_tenant();
+		SELECT count(*) INTO n FROM easeml.tasks WHERE tenant = NEW.tenant;
+		IF n >= lim.max_tasks THEN
+			RAISE EXCEPTION 'tenant "%" may have at most % task(s) and has %', NEW.tenant, lim.max_tasks, n
+				USING ERRCODE = 'configuration_limit_exceeded',
+					  HINT = 'Drop a task with SELECT easeml.drop_task(name), or ask an administrator to raise max_tasks with easeml.set_tenant_limits.';
+		END IF;
+	END IF;
+	IF lim.max_rows IS NOT NULL AND NEW.n_rows > lim.max_rows THEN
+		RAISE EXCEPTION 'the source of task "%" has % usable rows, more than the % tenant "%" may use per task',
+			NEW.name, NEW.n_rows, lim.max_rows, NEW.tenant
+			USING ERRCODE = 'configuration_limit_exceeded',
+				  HINT = 'Declare the task over a view that selects fewer rows, or ask an administrator to raise max_rows with easeml.set_tenant_limits.';
+	END IF;
+	RETURN NEW;
 END;
 $$;
 
