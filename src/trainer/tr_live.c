@@ -617,7 +617,7 @@ ReadSpec(LiveCtx *c)
 		PQclear(res);
 		return LoadFailure(c->conn, last_sqlstate);
 	}
-	c->spec = json_tokener_parse(PQgetvalue(res, 0, 0));
+	c->spec = TrJsonParse(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (c->spec == NULL)
 		return Fail(c->run_dir, "the run's spec is not valid JSON");
