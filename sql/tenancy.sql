@@ -134,6 +134,15 @@ SET ROLE regress_lab_b;
 SELECT try($$SELECT easeml.refresh('small')$$);
 SELECT name, n_rows, snapshot_version FROM easeml.tasks;
 RESET ROLE;
+-- [hardening] a run reads at most max_rows + 1 rows with a target: the
+-- trainer's spec carries the limit, and its COPY query stops there
+INSERT INTO easeml.runs (task_id, model_id, status, started_at)
+SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
+ WHERE t.name = 'small' AND m.name = 'knn-5';
+SELECT s ->> 'max_rows' AS max_rows,
+	   regexp_replace(s ->> 'copy_query', 'task_\d+_v', 'task_N_v') AS copy_query
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
+ WHERE t.name = 'small' AND r.status = 'running';
 -- re-adding the tenant keeps its limits; NULL lifts them
 SELECT easeml.add_tenant('regress_lab_b', 2);
 SELECT name, max_tasks, max_rows FROM easeml.tenants WHERE name = 'regress_lab_b';
