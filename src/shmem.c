@@ -13,10 +13,11 @@
  * Any role can commit a transaction that wakes it (a tenant updating its
  * own task row, say), so wake-ups are rate-limited: a backend sets the
  * latch at most once per easeml.wake_interval, counted across backends; a
- * wake-up sooner than that is recorded as deferred, and the scheduler,
- * which after every wake-up sleeps no longer than the interval, takes it
- * up when the interval ends.  A flood of commits thus costs the scheduler
- * at most one iteration per interval, and no wake-up is lost.
+ * wake-up sooner than that is recorded as deferred, and the scheduler
+ * takes it up at its next iteration, at the latest when the interval ends
+ * (after every wake-up it sleeps no longer than the interval).  A flood of
+ * commits thus costs the scheduler at most one iteration per interval
+ * beyond its naptime, and no wake-up is lost.
  *
  * IDENTIFICATION
  *	  src/shmem.c
@@ -223,9 +224,11 @@ EasemlSweepAtCommit(void)
 }
 
 /*
- * In the scheduler: a wake-up deferred by the interval that has come due
- * (or comes due now that the scheduler looks).  Taking it counts as a
- * wake-up, so the interval starts again.
+ * In the scheduler, at each iteration: was a wake-up deferred since it
+ * last looked?  Its change is committed, so the scheduler takes it up now,
+ * whether the interval has ended or the scheduler woke for another reason
+ * (its naptime, a trainer's exit).  Taking it counts as a wake-up: the
+ * interval starts again.
  */
 bool
 EasemlTakeDeferredWake(void)
@@ -234,7 +237,7 @@ EasemlTakeDeferredWake(void)
 	bool		due = false;
 
 	SpinLockAcquire(&EasemlState->mutex);
-	if (EasemlState->wake_deferred && WakeIntervalPassed(now))
+	if (EasemlState->wake_deferred)
 	{
 		EasemlState->wake_deferred = false;
 		EasemlState->wake_sent_at = now;
