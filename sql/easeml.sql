@@ -1958,7 +1958,7 @@ BEGIN
 							 CASE WHEN r.kind = 'regression' THEN format('%I::float8', r.target)
 								  ELSE format('%I::text', r.target) END,
 							 relname, coalesce(usable, 'true'),
-							 CASE WHEN max_rows IS NOT NULL THEN format(' LIMIT %s', max_rows + 1) ELSE '' END));
+							 CASE WHEN max_rows < 9223372036854775807 THEN format(' LIMIT %s', max_rows + 1) ELSE '' END));
 END;
 $$;
 COMMENT ON FUNCTION easeml.trainer_spec(bigint) IS

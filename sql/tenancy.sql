@@ -143,6 +143,12 @@ SELECT s ->> 'max_rows' AS max_rows,
 	   regexp_replace(s ->> 'copy_query', 'task_\d+_v', 'task_N_v') AS copy_query
   FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
  WHERE t.name = 'small' AND r.status = 'running';
+-- the largest limit has no row past it: no LIMIT (the trainer still counts)
+SELECT easeml.set_tenant_limits('regress_lab_b', max_tasks => 1, max_rows => 9223372036854775807);
+SELECT s ->> 'max_rows' AS max_rows, s ->> 'copy_query' LIKE '%LIMIT%' AS limited
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
+ WHERE t.name = 'small' AND r.status = 'running';
+SELECT easeml.set_tenant_limits('regress_lab_b', max_tasks => 1, max_rows => 25);
 -- re-adding the tenant keeps its limits; NULL lifts them
 SELECT easeml.add_tenant('regress_lab_b', 2);
 SELECT name, max_tasks, max_rows FROM easeml.tenants WHERE name = 'regress_lab_b';
