@@ -159,6 +159,14 @@ SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('small2', '
 SELECT name, n_rows, snapshot_version FROM easeml.tasks ORDER BY name;
 RESET ROLE;
 
+-- [hardening] a paused task holds its tenant's own queue too: the run is
+-- accepted and waits, and a NOTICE says so (docs/operations.md)
+SET ROLE regress_lab_a;
+UPDATE easeml.tasks SET status = 'paused' WHERE name = 'points_y';
+SELECT easeml.enqueue('points_y', 'ridge-1') IS NOT NULL AS queued;
+SELECT r.status FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'points_y';
+RESET ROLE;
+
 -- clean up
 RESET ROLE;
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_%';
