@@ -333,6 +333,46 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$INSERT INTO easeml.run_progress (run_id, tenant, epoch) SELECT alice_running, 'regress_alice', 9 FROM ids$c$),
 	('refused', NULL, $c$DELETE FROM easeml.run_progress$c$);
 
+-- [identity] issue 22 §1: temporary objects that shadow the catalog for
+-- code running as another identity, temporary and catalog sources, and a
+-- fake pg_roles for easeml._is_admin().  regress_mallory.shadow() makes the
+-- shadows inside the case (a DO block), so they go with it: a temporary
+-- pg_roles saying mallory is role 10, a superuser, and temporary pg_class
+-- and pg_namespace mapping her task's source to alice's table.  A harmless
+-- case raises if it finds itself fooled.
+SET ROLE regress_mallory;
+CREATE FUNCTION regress_mallory.shadow() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	CREATE TEMP TABLE pg_roles (oid oid, rolname name, rolsuper bool);
+	INSERT INTO pg_temp.pg_roles VALUES (10, current_user, true);
+	CREATE TEMP TABLE pg_class AS
+	SELECT t.source::oid AS oid, 'alice_data'::name AS relname, 2200::oid AS relnamespace,
+		   'r'::"char" AS relkind, 'p'::"char" AS relpersistence
+	  FROM easeml.tasks t WHERE t.name = 'mallory_task';
+	CREATE TEMP TABLE pg_namespace AS SELECT 2200::oid AS oid, 'public'::name AS nspname;
+END $$;
+CREATE FUNCTION regress_mallory.unshadow() RETURNS void LANGUAGE sql AS $$
+	DROP TABLE pg_temp.pg_roles, pg_temp.pg_class, pg_temp.pg_namespace
+$$;
+-- a permanent view over a temporary function (it goes with the session)
+CREATE FUNCTION pg_temp.ident(x float8) RETURNS float8 LANGUAGE sql AS 'SELECT x';
+CREATE VIEW regress_mallory.over_temp AS
+  SELECT pg_temp.ident(x1) AS x1, x2, label FROM public.mallory_data;
+RESET ROLE;
+SET regress.section = 'identity: temp-schema shadowing, temporary and catalog sources';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$DO $d$ BEGIN CREATE TEMP VIEW v AS SELECT * FROM public.mallory_data; INSERT INTO easeml.tasks (name, source, target) VALUES ('tv', 'pg_temp.v', 'label'); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN CREATE TEMP TABLE t AS SELECT * FROM public.mallory_data; INSERT INTO easeml.tasks (name, source, target) VALUES ('tt', 'pg_temp.t', 'label'); END $d$$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('ot', 'regress_mallory.over_temp', 'label')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('auth', 'pg_catalog.pg_authid', 'rolname')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('cls', 'pg_catalog.pg_class', 'relkind')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('ist', 'information_schema.tables', 'table_type')$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); INSERT INTO easeml.runs (task_id, model_id) SELECT alice_task, 1 FROM ids; END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); UPDATE easeml.tasks SET status = 'completed' WHERE name = 'mallory_task'; END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml._read_source('SELECT 1 AS x FROM pg_catalog.pg_authid'); END $d$$c$),
+	('harmless', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); IF easeml._is_admin() THEN RAISE 'fooled'; END IF; PERFORM regress_mallory.unshadow(); END $d$$c$),
+	('harmless', '1', $c$WITH s AS (SELECT regress_mallory.shadow()), r AS (SELECT easeml.refresh('mallory_task') AS v FROM s) SELECT count(*) FROM r, regress_mallory.unshadow() u$c$);
+
 -- ===========================================================================
 -- [secdata] issue 22, sections 2.3, 2.4, 2.8 and 2.9, and the campaign's
 -- cases beyond them: wake-ups, limits, predict, settings, internal
@@ -440,14 +480,29 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$INSERT INTO regress_mallory.tasks_copy (name, source, target) VALUES ('x', 'public.alice_data', 'label')$c$),
 	('refused', NULL, $c$CREATE TRIGGER c AFTER UPDATE ON regress_mallory.fake_runs FOR EACH ROW EXECUTE FUNCTION easeml._run_changed()$c$),
 	('harmless', '0', $c$SELECT count(*) FROM regress_mallory.loot$c$);
+
+-- variants of issue 22 section 1 (regress_mallory.shadow() above): with
+-- the catalog shadowed, her own declaration reads her own table, and the
+-- functions that act on a run or task by name still see only hers
+SET regress.section = 'secdata: identity variants';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); INSERT INTO easeml.tasks (name, source, target, features) VALUES ('shadowed', 'public.mallory_data', 'label', '{x1}'); PERFORM regress_mallory.unshadow(); END $d$$c$),
+	('harmless', '30', $c$SELECT n_rows FROM easeml.tasks WHERE name = 'shadowed' AND source = 'public.mallory_data'::regclass$c$),
+	('harmless', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); IF EXISTS (SELECT 1 FROM easeml.tasks WHERE tenant <> current_user) THEN RAISE 'leak'; END IF; PERFORM regress_mallory.unshadow(); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.predict('alice_task', ARRAY[1, 2]::float8[]); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.run_log(alice_run) FROM ids; END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.deploy('alice_task'); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.cancel(alice_running) FROM ids; END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.set_tenant_limits('regress_mallory'); END $d$$c$);
 RESET regress.section;
 
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_attacks();
 \x on
--- (ids of runs and tasks depend on what ran before: shown as <id>)
+-- (ids of runs and tasks depend on what ran before: shown as <id>; so
+-- does the number of the session's temporary schema)
 SELECT n, expect, sql,
-	   regexp_replace(regexp_replace(outcome, '(run|task) [0-9]+ ', '\1 <id> ', 'g'),
-					  'task_[0-9]+_v', 'task_<id>_v', 'g') AS outcome, verdict
+	   regexp_replace(regexp_replace(regexp_replace(outcome, '(run|task) [0-9]+ ', '\1 <id> ', 'g'),
+					  'task_[0-9]+_v', 'task_<id>_v', 'g'), 'pg_temp_[0-9]+', 'pg_temp_<n>', 'g') AS outcome, verdict
   FROM results ORDER BY n;
 \x off
 SELECT count(*) AS attacks,

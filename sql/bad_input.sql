@@ -218,7 +218,7 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_out', $c$SELECT easeml.refresh('mine')$c$),
 	('regress_bad_a', $c$SELECT * FROM easeml._read_rows_as(0, 'SELECT 1') AS r(x int)$c$),
 	(NULL, $c$SELECT * FROM easeml._read_rows_as(0, 'SELECT 1') AS r(x int)$c$),
-	(NULL, $c$SELECT * FROM easeml._read_rows_as(10, 'SELECT 1::bigint') AS r(x int)$c$),
+	(NULL, $c$SELECT * FROM easeml._read_rows_as((SELECT oid FROM pg_roles WHERE rolname = 'regress_bad_a'), 'SELECT 1::bigint') AS r(x int)$c$),
 	('regress_bad_a', $c$SELECT easeml._snapshot_sql(their_task, 2) FROM ids$c$),
 	(NULL, $c$SELECT easeml._snapshot_sql(-1, 1)$c$),
 	('regress_bad_a', $c$SELECT easeml._snapshot_switch(their_task, 1, 0, 0) FROM ids$c$);

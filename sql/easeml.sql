@@ -287,7 +287,7 @@ REVOKE ALL ON FUNCTION easeml._wake_trigger() FROM PUBLIC;
 CREATE FUNCTION easeml._numeric_type(t oid)
 RETURNS boolean
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT coalesce((SELECT CASE WHEN typtype = 'd' THEN typbasetype ELSE oid END
 					 FROM pg_type WHERE oid = t)
@@ -295,19 +295,105 @@ AS $$
 						'float4'::regtype, 'float8'::regtype, 'numeric'::regtype), false)
 $$;
 
+-- [identity] the real role attribute: pg_catalog is searched before
+-- pg_temp, and named, so a tenant's temporary "pg_roles" cannot answer
 CREATE FUNCTION easeml._is_admin()
 RETURNS boolean
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false)
+	SELECT coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r
+					  WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER), false)
+$$;
+
+-- [identity] A source and, through views, every relation it reads (as
+-- the rules of the views record them); functions a view calls may read
+-- more, which no catalog records.
+CREATE FUNCTION easeml._source_relations(rel oid)
+RETURNS TABLE (rel oid)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	WITH RECURSIVE r(rel) AS (
+		SELECT _source_relations.rel
+		UNION
+		SELECT d.refobjid
+		  FROM r
+		  JOIN pg_catalog.pg_rewrite w ON w.ev_class = r.rel
+		  JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+			   AND d.objid = w.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+			   AND d.refobjid OPERATOR(pg_catalog.<>) r.rel)
+	SELECT r.rel FROM r
+$$;
+
+-- [identity] What may be a task's source (declaration, refresh, the start
+-- of a run): not a temporary relation, which the trainers' sessions cannot
+-- see (and which a tenant could use to shadow names), and not a system
+-- catalog, which is never a tenant's data.  Raises with the reason; a
+-- relation that does not exist is left to the caller to report.
+CREATE FUNCTION easeml._check_source(rel oid)
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c			record;
+	tmp			record;
+BEGIN
+	SELECT cl.relpersistence, n.oid AS nsp, n.nspname,
+		   pg_catalog.format('%I.%I', n.nspname, cl.relname) AS relname
+	  INTO c
+	  FROM pg_catalog.pg_class cl JOIN pg_catalog.pg_namespace n ON n.oid = cl.relnamespace
+	 WHERE cl.oid = rel;
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	IF c.relpersistence = 't' OR c.nsp = pg_catalog.pg_my_temp_schema()
+		OR pg_catalog.pg_is_other_temp_schema(c.nsp) OR c.nspname ~ '^pg_(toast_)?temp_' THEN
+		RAISE EXCEPTION '"%" is a temporary relation and cannot be the source of a task', c.relname
+			USING ERRCODE = 'wrong_object_type',
+				  HINT = 'The trainers read the source in sessions of their own, which cannot see temporary tables or views: create the table or view in a schema of yours.';
+	END IF;
+	IF c.nspname IN ('pg_catalog', 'information_schema') OR c.nspname ~ '^pg_toast' THEN
+		RAISE EXCEPTION '"%" is a system catalog and cannot be the source of a task', c.relname
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = 'Learn from a table or view of your own: copy the rows you need into one.';
+	END IF;
+	-- a permanent view may call a temporary function or read a temporary
+	-- table (through the views it reads, too): it goes with the session
+	SELECT pg_catalog.format('%s %I.%I', o.what, n.nspname, o.name) AS obj INTO tmp
+	  FROM easeml._source_relations(rel) r
+	  JOIN pg_catalog.pg_rewrite w ON w.ev_class = r.rel
+	  JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+		   AND d.objid = w.oid
+	  CROSS JOIN LATERAL (
+		SELECT 'function' AS what, p.proname AS name, p.pronamespace AS nsp
+		  FROM pg_catalog.pg_proc p
+		 WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND p.oid = d.refobjid
+		UNION ALL
+		SELECT 'type', t.typname, t.typnamespace
+		  FROM pg_catalog.pg_type t
+		 WHERE d.refclassid = 'pg_catalog.pg_type'::pg_catalog.regclass AND t.oid = d.refobjid
+		UNION ALL
+		SELECT 'relation', cl.relname, cl.relnamespace
+		  FROM pg_catalog.pg_class cl
+		 WHERE d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass AND cl.oid = d.refobjid) o
+	  JOIN pg_catalog.pg_namespace n ON n.oid = o.nsp
+	 WHERE n.nspname ~ '^pg_(toast_)?temp_'
+	 LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION '"%" uses the temporary %, and cannot be the source of a task', c.relname, tmp.obj
+			USING ERRCODE = 'wrong_object_type',
+				  HINT = 'Temporary objects end with their session, before the trainers read the source: use permanent ones.';
+	END IF;
+END;
 $$;
 
 -- [trust] the columns of a relation, for hints
 CREATE FUNCTION easeml._column_list(rel regclass)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT coalesce(string_agg(quote_ident(attname), ', ' ORDER BY attnum), '(none)')
 	  FROM pg_attribute
@@ -320,7 +406,9 @@ $$;
 CREATE FUNCTION easeml._read_source(query text)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'easeml_read_source'
-LANGUAGE C VOLATILE STRICT;
+LANGUAGE C VOLATILE STRICT
+-- [identity] it switches identity (src/identity.c)
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml._read_source(text) IS
 	'internal: the first row of a query over a task''s source as jsonb, read as the current role, read-only, in a security-restricted operation';
 
@@ -333,7 +421,7 @@ COMMENT ON FUNCTION easeml._read_source(text) IS
 CREATE FUNCTION easeml._base_type(t oid)
 RETURNS oid
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	WITH RECURSIVE b(oid, base, typtype) AS (
 		SELECT oid, typbasetype, typtype FROM pg_type WHERE oid = t
@@ -349,7 +437,7 @@ $$;
 CREATE FUNCTION easeml._feature_kind(t oid)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE
 			WHEN b.oid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype,
@@ -367,7 +455,7 @@ $$;
 CREATE FUNCTION easeml._key_reason(rel oid, att int2)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE
 			WHEN EXISTS (SELECT 1 FROM pg_index i
@@ -390,7 +478,7 @@ $$;
 CREATE FUNCTION easeml._nan_sql(v text, t oid)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE
 			WHEN easeml._base_type(t) IN ('float4'::regtype, 'float8'::regtype, 'numeric'::regtype)
@@ -410,7 +498,7 @@ $$;
 CREATE FUNCTION easeml._column_stats_sql(c text, t oid, kind text, find_keys boolean)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE
 		WHEN kind = 'numeric' AND b IN ('float4'::regtype, 'float8'::regtype, 'numeric'::regtype) THEN
@@ -442,7 +530,7 @@ CREATE FUNCTION easeml._profile(rel regclass, target text, kind text, cols text[
 								kinds text[], find_keys boolean)
 RETURNS jsonb
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	ttype		oid;
@@ -519,7 +607,7 @@ CREATE FUNCTION easeml._check_target(p jsonb, relname text, target text, kind te
 									 val_fraction float8, folds int,
 									 OUT n bigint, OUT classes int)
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	nval		bigint;
@@ -570,7 +658,7 @@ $$;
 CREATE FUNCTION easeml._check_data_options(t easeml.tasks)
 RETURNS text
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF NOT (coalesce(t.metric, (easeml._metrics(t.kind))[1]) = ANY (easeml._metrics(t.kind))) THEN
@@ -606,7 +694,7 @@ CREATE FUNCTION easeml._candidate_features(t easeml.tasks, relname text,
 										   OUT cols text[], OUT kinds text[],
 										   OUT left_out jsonb, OUT dropped text[])
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	col			record;
@@ -718,7 +806,7 @@ $$;
 CREATE FUNCTION easeml._declare_data(t easeml.tasks, relname text)
 RETURNS easeml.tasks
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	c			record;
@@ -826,7 +914,7 @@ $$;
 CREATE FUNCTION easeml._validate_task()
 RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	relkind		"char";
@@ -957,6 +1045,7 @@ BEGIN
 		RAISE EXCEPTION 'source relation with OID % does not exist', NEW.source::oid
 			USING ERRCODE = 'undefined_table';
 	END IF;
+	PERFORM easeml._check_source(NEW.source);
 	IF relkind NOT IN ('r', 'p', 'v', 'm', 'f') THEN
 		RAISE EXCEPTION '"%" is not a table or view', relname
 			USING ERRCODE = 'wrong_object_type',
@@ -1005,7 +1094,7 @@ CREATE TRIGGER tasks_wake
 CREATE FUNCTION easeml._check_tenant_limits()
 RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	lim			record;
@@ -1072,7 +1161,7 @@ CREATE FUNCTION easeml._snapshot_sql(task_id bigint, version int,
 									 OUT create_sql text, OUT grant_sql text, OUT fill_sql text,
 									 OUT check_sql text)
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	t			easeml.tasks;
@@ -1095,6 +1184,7 @@ BEGIN
 		RAISE EXCEPTION 'the source of task "%" no longer exists', t.name
 			USING ERRCODE = 'undefined_table';
 	END IF;
+	PERFORM easeml._check_source(t.source);
 	cols := t.features || t.target;
 	kinds := coalesce(t.feature_types, array_fill('numeric'::text, ARRAY[cardinality(t.features)]))
 		|| 'target'::text;
@@ -1113,9 +1203,10 @@ BEGIN
 	END LOOP;
 	create_sql := format('CREATE TABLE easeml_snapshots.%I (%s)', snap, array_to_string(defs, ', '));
 	grant_sql := format('GRANT SELECT ON easeml_snapshots.%I TO %I', snap, t.tenant);
-	-- read as the tenant, read-only and restricted; written by the superuser
-	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as(%s, %L) AS r(%s)',
-					   snap, (SELECT oid FROM pg_roles WHERE rolname = t.tenant),
+	-- read as the tenant ($1, passed by src/snapshot.c: the declaring or
+	-- refreshing role), read-only and restricted; written by the superuser
+	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as($1, %L) AS r(%s)',
+					   snap,
 					   format('SELECT %s FROM %s WHERE %I IS NOT NULL',
 							  array_to_string(exprs, ', '), src, t.target),
 					   array_to_string(defs, ', '));
@@ -1134,7 +1225,7 @@ $$;
 CREATE FUNCTION easeml._snapshot_switch(task_id bigint, version int, n bigint, classes int)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	rel			text;
@@ -1168,14 +1259,18 @@ $$;
 CREATE FUNCTION easeml._read_rows_as(role oid, query text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'easeml_read_rows_as'
-LANGUAGE C VOLATILE STRICT;
+LANGUAGE C VOLATILE STRICT
+-- [identity] it switches identity (src/identity.c)
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml._read_rows_as(oid, text) IS
 	'internal: the rows of a query read as another role, read-only, in a security-restricted operation (superuser only)';
 
 CREATE FUNCTION easeml._take_snapshot()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'easeml_take_snapshot'
-LANGUAGE C;
+LANGUAGE C
+-- [identity] it switches identity (src/identity.c)
+SET search_path = pg_catalog, pg_temp;
 
 CREATE TRIGGER tasks_snapshot
 	AFTER INSERT ON easeml.tasks
@@ -1187,7 +1282,7 @@ CREATE FUNCTION easeml._drop_snapshots()
 RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	rel			text;
@@ -1225,7 +1320,7 @@ CREATE FUNCTION easeml._log_run_event()
 RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	-- it runs as its owner: only on easeml.runs (a tenant must not attach it
@@ -1259,7 +1354,7 @@ CREATE FUNCTION easeml._finish_run(run_id bigint, new_status text, exit_code int
 								   metrics text, error text)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	m			jsonb;
@@ -1303,7 +1398,7 @@ $$;
 CREATE FUNCTION easeml._keep_artifacts(run_id bigint)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	cap			bigint := pg_size_bytes(coalesce(current_setting('easeml.artifact_max_bytes', true), '16MB'));
@@ -1428,7 +1523,7 @@ COMMENT ON VIEW easeml.cost_estimates IS
 CREATE FUNCTION easeml.add_tenant(role name, max_parallel int DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	r			record;
@@ -1471,7 +1566,7 @@ CREATE FUNCTION easeml.set_tenant_limits(role name, max_tasks int DEFAULT NULL,
 										 max_rows bigint DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF role IS NULL THEN
@@ -1501,7 +1596,7 @@ COMMENT ON FUNCTION easeml.set_tenant_limits(name, int, bigint) IS
 CREATE FUNCTION easeml.set_policy(policy text)
 RETURNS text
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF policy IS NULL THEN
@@ -1536,7 +1631,7 @@ CREATE FUNCTION easeml.load_history(path text, source text DEFAULT NULL,
 									kind text DEFAULT 'classification')
 RETURNS int
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	lines		int[];
@@ -1705,7 +1800,7 @@ COMMENT ON FUNCTION easeml.replay_curve(text, text, text, int, int, text[], int,
 CREATE FUNCTION easeml._guard_run()
 RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	t			record;
@@ -1800,7 +1895,7 @@ CREATE TRIGGER runs_sweep
 CREATE FUNCTION easeml.enqueue(task text, model text)
 RETURNS bigint
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	tid			bigint;
@@ -1859,7 +1954,7 @@ CREATE FUNCTION easeml.trainer_spec(run_id bigint)
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	r			record;
@@ -1889,6 +1984,7 @@ BEGIN
 		RAISE EXCEPTION 'the source table of task "%" no longer exists', r.task
 			USING ERRCODE = 'undefined_table';
 	END IF;
+	PERFORM easeml._check_source(r.source);
 	IF r.snapshot_version IS NOT NULL THEN
 		-- the run's own snapshot version (docs/data.md); a snapshot is used
 		-- only while its tenant may still read what it copied
@@ -1985,7 +2081,7 @@ COMMENT ON FUNCTION easeml.trainer_attach(bigint) IS
 CREATE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8)
 RETURNS void
 LANGUAGE sql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	UPDATE easeml.runs
 	   SET epoch = trainer_progress.epoch,
@@ -1999,7 +2095,7 @@ COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8) IS
 CREATE FUNCTION easeml.trainer_artifact(run_id bigint, data bytea)
 RETURNS void
 LANGUAGE sql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	INSERT INTO easeml.artifacts (run_id, tenant, bytes, data)
 	SELECT r.id, r.tenant, octet_length(trainer_artifact.data), trainer_artifact.data
@@ -2141,7 +2237,7 @@ COMMENT ON FUNCTION easeml._check_model(text, jsonb, text[], boolean) IS
 CREATE FUNCTION easeml._validate_model()
 RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	reason		text;
@@ -2271,7 +2367,7 @@ UPDATE easeml.models SET device_kinds = '{cuda,cpu}'
 CREATE FUNCTION easeml._device_slots(kind text, slots int)
 RETURNS int
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT coalesce(slots, CASE WHEN kind = 'cpu'
 								THEN coalesce(current_setting('easeml.max_workers', true)::int, 2)
@@ -2299,7 +2395,7 @@ COMMENT ON VIEW easeml.device_usage IS
 CREATE FUNCTION easeml._record_probe(output text, protocol int)
 RETURNS int
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	probe		jsonb;
@@ -2347,7 +2443,7 @@ $$;
 CREATE FUNCTION easeml._device_row(device text)
 RETURNS easeml.devices
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	d			easeml.devices;
@@ -2366,7 +2462,7 @@ $$;
 CREATE FUNCTION easeml.enable_device(device text)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	PERFORM easeml._device_row(device);
@@ -2380,7 +2476,7 @@ COMMENT ON FUNCTION easeml.enable_device(text) IS
 CREATE FUNCTION easeml.disable_device(device text)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	PERFORM easeml._device_row(device);
@@ -2394,7 +2490,7 @@ COMMENT ON FUNCTION easeml.disable_device(text) IS
 CREATE FUNCTION easeml.set_device_slots(device text, slots int)
 RETURNS int
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	d			easeml.devices;
@@ -2430,7 +2526,7 @@ CREATE FUNCTION easeml.add_custom_model(name text, command text[],
 										cost_factor float8 DEFAULT 1)
 RETURNS int
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	id			int;
@@ -2490,7 +2586,7 @@ COMMENT ON FUNCTION easeml.add_custom_model(text, text[], text[], text[], boolea
 CREATE FUNCTION easeml.trainer_command(run_id bigint)
 RETURNS text[]
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT m.command FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
 	 WHERE r.id = trainer_command.run_id
@@ -2537,7 +2633,7 @@ GRANT EXECUTE ON FUNCTION easeml.explain(bigint, int) TO PUBLIC;
 CREATE FUNCTION easeml._param_num(params jsonb, key text, dflt float8)
 RETURNS float8
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE WHEN jsonb_typeof(params -> key) = 'number' AND (params ->> key)::float8 > 0
 				THEN (params ->> key)::float8 ELSE dflt END
@@ -2546,7 +2642,7 @@ $$;
 CREATE FUNCTION easeml._param_sum(params jsonb, key text, dflt float8)
 RETURNS float8
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE WHEN jsonb_typeof(params -> key) = 'array'
 				THEN coalesce((SELECT sum(x::text::float8) FROM jsonb_array_elements(params -> key) x
@@ -2559,7 +2655,7 @@ $$;
 CREATE FUNCTION easeml._cost_work(family text, params jsonb)
 RETURNS float8
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE family
 		WHEN 'gbt' THEN easeml._param_num(params, 'n_rounds', 100) / 100
@@ -2579,7 +2675,7 @@ $$;
 CREATE FUNCTION easeml._cost_per_class(family text)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT family IN ('gbt', 'softmax', 'linear_svm')
 $$;
@@ -2593,7 +2689,7 @@ $$;
 CREATE FUNCTION easeml._cost_rates(OUT model_id int, OUT per_cell float8)
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	RETURN QUERY
@@ -2652,7 +2748,7 @@ CREATE INDEX runs_changed_idx ON easeml.runs (changed_by);
 CREATE FUNCTION easeml._run_changed()
 RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	NEW.changed_by := pg_current_xact_id();
@@ -2719,7 +2815,7 @@ ALTER FUNCTION easeml.trainer_spec(bigint) RENAME TO _trainer_spec;
 CREATE FUNCTION easeml.trainer_spec(run_id bigint)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	PERFORM easeml._trainer_authorize(run_id);
@@ -2732,7 +2828,7 @@ COMMENT ON FUNCTION easeml.trainer_spec(bigint) IS
 CREATE OR REPLACE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8)
 RETURNS void
 LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT easeml._trainer_authorize(trainer_progress.run_id);
 	UPDATE easeml.runs
@@ -2747,7 +2843,7 @@ COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8) IS
 CREATE OR REPLACE FUNCTION easeml.trainer_artifact(run_id bigint, data bytea)
 RETURNS void
 LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT easeml._trainer_authorize(trainer_artifact.run_id);
 	INSERT INTO easeml.artifacts (run_id, tenant, bytes, data)
@@ -2762,7 +2858,7 @@ COMMENT ON FUNCTION easeml.trainer_artifact(bigint, bytea) IS
 CREATE OR REPLACE FUNCTION easeml.trainer_command(run_id bigint)
 RETURNS text[]
 LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT easeml._trainer_authorize(trainer_command.run_id);
 	SELECT m.command FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
@@ -2777,7 +2873,7 @@ COMMENT ON FUNCTION easeml.trainer_command(bigint) IS
 CREATE FUNCTION easeml.trainer_result(run_id bigint, exit_code int, metrics text, error text)
 RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	PERFORM easeml._trainer_authorize(run_id);
@@ -2799,7 +2895,7 @@ COMMENT ON FUNCTION easeml.trainer_result(bigint, int, text, text) IS
 CREATE FUNCTION easeml.set_slurm_partition(partition text, slots int, kind text DEFAULT 'cpu')
 RETURNS text
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	device		text := 'slurm:' || partition;
@@ -2839,7 +2935,7 @@ COMMENT ON FUNCTION easeml.set_slurm_partition(text, int, text) IS
 CREATE FUNCTION easeml.grant_trainer(role name)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = role) THEN
@@ -2880,7 +2976,7 @@ REVOKE ALL ON FUNCTION easeml.trainer_attach(bigint, text), easeml._trainer_auth
 CREATE FUNCTION easeml._deployed_run(task_id bigint)
 RETURNS bigint
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT r.id
 	  FROM easeml.runs r
@@ -3011,7 +3107,7 @@ SELECT pg_catalog.pg_extension_config_dump('easeml.deployments_id_seq', '');
 CREATE FUNCTION easeml._notify(event text, task_id bigint, run_id bigint)
 RETURNS void
 LANGUAGE sql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT pg_notify('easeml_events',
 					 json_build_object('event', event, 'task_id', task_id, 'run_id', run_id)::text)
@@ -3024,7 +3120,7 @@ $$;
 CREATE FUNCTION easeml._best_deployable(task_id bigint)
 RETURNS bigint
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT r.id
 	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
@@ -3042,7 +3138,7 @@ $$;
 CREATE OR REPLACE FUNCTION easeml._deployed_run(task_id bigint)
 RETURNS bigint
 LANGUAGE sql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT coalesce((SELECT d.run_id FROM easeml.deployments d
 					  WHERE d.task_id = _deployed_run.task_id AND d.active),
@@ -3055,7 +3151,7 @@ COMMENT ON FUNCTION easeml._deployed_run(bigint) IS
 CREATE FUNCTION easeml._activate(task_id bigint, run_id bigint, strategy text, by name)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	UPDATE easeml.deployments d SET active = false
@@ -3072,7 +3168,7 @@ $$;
 CREATE FUNCTION easeml._lock_deployments(task_id bigint)
 RETURNS void
 LANGUAGE sql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT pg_advisory_xact_lock(hashtextextended('easeml.deployments', task_id))
 $$;
@@ -3081,7 +3177,7 @@ $$;
 CREATE FUNCTION easeml._own_task(caller name, task text)
 RETURNS easeml.tasks
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	t			easeml.tasks;
@@ -3107,7 +3203,7 @@ $$;
 CREATE FUNCTION easeml._deploy(caller name, task text, what text)
 RETURNS bigint
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	t			easeml.tasks;
@@ -3189,7 +3285,7 @@ $$;
 CREATE FUNCTION easeml._rollback(caller name, task text)
 RETURNS bigint
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	t			easeml.tasks;
@@ -3279,7 +3375,7 @@ GRANT SELECT ON easeml.deployed TO PUBLIC;
 CREATE FUNCTION easeml._run_ended()
 RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	t			easeml.tasks;
@@ -3329,7 +3425,7 @@ CREATE TRIGGER runs_ended
 CREATE OR REPLACE FUNCTION easeml._keep_artifacts(run_id bigint)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	cap			bigint := pg_size_bytes(coalesce(current_setting('easeml.artifact_max_bytes', true), '16MB'));
@@ -3395,7 +3491,7 @@ RETURNS void
 LANGUAGE plpgsql
 -- [slurm] a remote trainer's login role calls it: checked, as its owner
 SECURITY DEFINER
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	ten			name;
@@ -3440,7 +3536,7 @@ COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8, float8) IS
 CREATE OR REPLACE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8)
 RETURNS void
 LANGUAGE sql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT easeml.trainer_progress(run_id, epoch, loss, NULL::float8);
 $$;
@@ -3557,7 +3653,7 @@ REVOKE ALL ON easeml.policy_status FROM PUBLIC;
 CREATE FUNCTION easeml._cost_shape(family text, params jsonb,
 	OUT work float8, OUT width float8, OUT inner_products float8, OUT last_width float8)
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 	WITH h AS (
 		-- the numeric entries of the hidden / filters array, in order
@@ -3634,7 +3730,7 @@ COMMENT ON VIEW easeml.cost_estimates IS
 CREATE FUNCTION easeml._purge_scheduler_log(older_than interval, max_rows int)
 RETURNS TABLE (table_name text, deleted bigint)
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	cutoff		timestamptz := now() - older_than;
@@ -3689,7 +3785,7 @@ REVOKE ALL ON FUNCTION easeml._purge_scheduler_log(interval, int) FROM PUBLIC;
 CREATE FUNCTION easeml.purge_scheduler_log(older_than interval)
 RETURNS TABLE (table_name text, deleted bigint)
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF NOT easeml._is_admin() THEN

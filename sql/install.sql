@@ -39,3 +39,37 @@ SELECT 'fifo' = ANY (easeml.policies()) AS has_fifo,
 
 -- a bad policy in the configuration is refused with a hint
 ALTER SYSTEM SET easeml.policy = 'no_such_policy';
+
+-- [identity] Every function of easeml that runs with another identity
+-- (SECURITY DEFINER) or pins a search_path pins exactly pg_catalog, pg_temp:
+-- pg_temp last, so a tenant's temporary table never shadows a catalog
+-- (docs/security.md).  No row means none breaks the rule.
+WITH f AS (
+	SELECT p.oid::regprocedure AS function, p.prosecdef,
+		   (SELECT pg_catalog.array_agg(c) FROM pg_catalog.unnest(p.proconfig) c
+			 WHERE c LIKE 'search_path=%') AS paths
+	  FROM pg_catalog.pg_proc p
+	  JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid
+		   AND d.refclassid = 'pg_catalog.pg_extension'::regclass AND d.deptype = 'e'
+	  JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'easeml')
+SELECT function, prosecdef, paths
+  FROM f
+ WHERE (prosecdef OR paths IS NOT NULL)
+   AND paths IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']
+ ORDER BY 1::text;
+-- the scan saw them (a rule over nothing proves nothing), and the C
+-- functions that switch identity (src/identity.c) pin it too
+SELECT count(*) FILTER (WHERE p.prosecdef) >= 7 AS security_definers,
+	   count(*) FILTER (WHERE 'search_path=pg_catalog, pg_temp' = ANY (p.proconfig)) >= 75 AS pinned
+  FROM pg_catalog.pg_proc p
+ WHERE p.pronamespace = 'easeml'::regnamespace;
+SELECT count(*) AS switch_identity,
+	   pg_catalog.array_agg(p.oid::regprocedure) FILTER (
+		   WHERE NOT coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)) AS unpinned
+  FROM pg_catalog.pg_proc p
+ WHERE p.pronamespace = 'easeml'::regnamespace
+   AND p.prosrc IN ('easeml_read_source', 'easeml_read_rows_as', 'easeml_take_snapshot',
+					'easeml_refresh', 'easeml_drop_task', 'easeml_cancel', 'easeml_deploy',
+					'easeml_deploy_run', 'easeml_rollback', 'easeml_run_log', 'easeml_explain',
+					'easeml_cost_estimates', 'easeml_trainer_data_session',
+					'easeml_trainer_attach_token');

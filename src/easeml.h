@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "identity.h"
 #include "storage/latch.h"
 #include "storage/s_lock.h"
 
@@ -98,14 +99,7 @@ extern void TrainerSessionShmemStartup(void);
 extern int	TrainerSessionTerminate(int64 run_id);
 extern void TrainerSessionRegister(int64 run_id);
 
-/*
- * One statement as the bootstrap superuser, for SQL functions that act on
- * the caller's own rows (src/sql_tenant.c says why they cannot be SECURITY
- * DEFINER).  Call between SPI_connect and SPI_finish.
- */
-extern int	EasemlExecAsSuperuser(const char *sql, int nargs, Oid *types,
-								  Datum *values, const char *nulls,
-								  bool read_only, long count);
+/* running as another identity: src/identity.h */
 extern char *EasemlOwnRunStatus(int64 run_id);
 
 /* may this session act as a run's trainer? (src/sql_trainer_token.c) */

@@ -24,11 +24,13 @@
  * tenant, read-only and in a security-restricted operation, as
  * easeml._read_source does for the declaration's checks: the tenant's view
  * code can neither change role nor write, and the tenant never holds a
- * write privilege on the snapshot.
+ * write privilege on the snapshot.  The tenant is the declaring or
+ * refreshing role itself, passed as a parameter, never looked up by name.
  *
  * The statements themselves are SQL functions in sql/easeml.sql
  * (_snapshot_sql, _snapshot_switch); this file runs each one under the
- * right identity.
+ * right identity, through src/identity.c (search_path pg_catalog,
+ * pg_temp: a tenant's temporary tables never shadow a catalog).
  *
  * IDENTIFICATION
  *	  src/snapshot.c
@@ -50,7 +52,6 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -60,29 +61,6 @@
 PG_FUNCTION_INFO_V1(easeml_read_rows_as);
 PG_FUNCTION_INFO_V1(easeml_take_snapshot);
 PG_FUNCTION_INFO_V1(easeml_refresh);
-
-/*
- * Run one statement under the given identity; restricted adds a
- * security-restricted operation.  On error, (sub)transaction abort
- * restores the caller's identity.  Call between SPI_connect and
- * SPI_finish.
- */
-static int
-ExecAs(Oid role, bool restricted, const char *sql, int nargs, Oid *types,
-	   Datum *values, bool read_only)
-{
-	Oid			save_userid;
-	int			save_sec_context;
-	int			rc;
-
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(role,
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   (restricted ? SECURITY_RESTRICTED_OPERATION : 0));
-	rc = SPI_execute_with_args(sql, nargs, types, values, NULL, read_only, 0);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-	return rc;
-}
 
 /* OID of easeml.tasks */
 static Oid
@@ -113,26 +91,16 @@ easeml_read_rows_as(PG_FUNCTION_ARGS)
 	Oid			role = PG_GETARG_OID(0);
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			save_userid;
-	int			save_sec_context;
-	int			save_nestlevel;
-	bool		save_read_only = XactReadOnly;
+	EasemlIdentity saved;
 
 	if (!superuser())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("only a superuser may read rows as another role")));
-	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("role with OID %u does not exist", role)));
 	InitMaterializedSRF(fcinfo, 0);
 
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(role, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	save_nestlevel = NewGUCNestLevel();
-	XactReadOnly = true;
+	/* refuses a role that does not exist or is a superuser */
+	EasemlBeginTenant(&saved, role);
 	PG_TRY();
 	{
 		SPIPlanPtr	plan;
@@ -176,9 +144,7 @@ easeml_read_rows_as(PG_FUNCTION_ARGS)
 	}
 	PG_FINALLY();
 	{
-		AtEOXact_GUC(false, save_nestlevel);
-		XactReadOnly = save_read_only;
-		SetUserIdAndSecContext(save_userid, save_sec_context);
+		EasemlEndIdentity(&saved);
 	}
 	PG_END_TRY();
 	return (Datum) 0;
@@ -208,6 +174,8 @@ TakeSnapshot(int64 task_id, int32 version, Oid tenant)
 {
 	Oid			types[2] = {INT8OID, INT4OID};
 	Datum		values[2] = {Int64GetDatum(task_id), Int32GetDatum(version)};
+	Oid			ftypes[1] = {OIDOID};
+	Datum		fvalues[1] = {ObjectIdGetDatum(tenant)};
 	char	   *create_sql,
 			   *grant_sql,
 			   *fill_sql,
@@ -227,8 +195,11 @@ TakeSnapshot(int64 task_id, int32 version, Oid tenant)
 			ExecAsSuperuser(grant_sql, 0, NULL, NULL) != SPI_OK_UTILITY)
 			elog(ERROR, "could not create the snapshot table of task %lld",
 				 (long long) task_id);
-		/* the rows are read as the tenant inside easeml._read_rows_as */
-		if (ExecAsSuperuser(fill_sql, 0, NULL, NULL) != SPI_OK_INSERT)
+		/*
+		 * the rows are read as the tenant inside easeml._read_rows_as ($1:
+		 * the tenant, who declared or refreshed)
+		 */
+		if (ExecAsSuperuser(fill_sql, 1, ftypes, fvalues) != SPI_OK_INSERT)
 			elog(ERROR, "could not fill the snapshot of task %lld", (long long) task_id);
 	}
 
@@ -236,7 +207,7 @@ TakeSnapshot(int64 task_id, int32 version, Oid tenant)
 	 * Check the target on what the runs will read (the copy, or the live
 	 * source), as the tenant; it raises the declaration's errors.
 	 */
-	if (ExecAs(tenant, true, check_sql, 0, NULL, NULL, true) != SPI_OK_SELECT ||
+	if (EasemlExecAsTenant(tenant, check_sql, 0, NULL, NULL, NULL, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not check the snapshot of task %lld", (long long) task_id);
 	{

@@ -25,7 +25,6 @@
 #include "postgres.h"
 
 #include "catalog.h"
-#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "easeml.h"
 #include "executor/spi.h"
@@ -84,20 +83,17 @@ AutoChoice(MemoryContext into)
 void
 CatalogLoadAsScheduler(CatState *state, char **auto_spec)
 {
-	Oid			save_userid;
-	int			save_sec_context;
+	EasemlIdentity saved;
 	MemoryContext caller = CurrentMemoryContext;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	/* on error, transaction abort restores the identity */
+	EasemlBeginSuperuser(&saved);
+	/* on error, transaction abort restores the identity and settings */
 	CatalogAttach();
 	CatalogLoadState(state, true);
 	if (auto_spec != NULL)
 		*auto_spec = AutoChoice(caller);
 	CatalogDetach();
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	EasemlEndIdentity(&saved);
 }
 
 /* One output row; a NULL candidate gives a row with only the reason. */

@@ -5,8 +5,8 @@
  *	  a data session (easeml.trainer_data_session), and the declaration
  *	  trigger reads the source to count rows and classes
  *	  (easeml._read_source); both read as the tenant, inside a read-only
- *	  security-restricted operation, so a function a tenant's view calls
- *	  can neither change role nor write.
+ *	  security-restricted operation (src/identity.c), so a function a
+ *	  tenant's view calls can neither change role nor write.
  *
  * IDENTIFICATION
  *	  src/sql_source.c
@@ -16,7 +16,6 @@
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "easeml.h"
 #include "executor/spi.h"
@@ -24,38 +23,11 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(easeml_trainer_data_session);
 PG_FUNCTION_INFO_V1(easeml_read_source);
-
-/* Identity to restore when a trainer data session's transaction ends. */
-static bool data_session_active = false;
-static Oid	data_session_userid = InvalidOid;
-static int	data_session_sec_context = 0;
-static bool data_session_callback = false;
-
-static void
-DataSessionXactCallback(XactEvent event, void *arg)
-{
-	if (!data_session_active)
-		return;
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PREPARE:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PARALLEL_ABORT:
-			SetUserIdAndSecContext(data_session_userid, data_session_sec_context);
-			data_session_active = false;
-			break;
-		default:
-			break;
-	}
-}
 
 /*
  * easeml.trainer_data_session(run_id): for the rest of the current
@@ -76,31 +48,24 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 	Datum		values[1] = {Int64GetDatum(run_id)};
 	char	   *tenant;
 	Oid			roleid;
-	Oid			save_userid;
-	int			save_sec_context;
 
 	/* a superuser, or a trainer that proved the run's token */
 	if (!TrainerAuthorized(run_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("only a superuser or the run's trainer may open a trainer data session")));
-	if (!IsTransactionBlock() || GetCurrentTransactionNestLevel() != 1 ||
-		data_session_active)
+	if (!IsTransactionBlock() || GetCurrentTransactionNestLevel() != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
 				 errmsg("easeml.trainer_data_session() must be called at the top level of a transaction block"),
 				 errhint("Run BEGIN first; the tenant's identity ends with the transaction.")));
 
 	/* the run's row, read as a superuser (a trainer's login sees no rows) */
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT tenant::text FROM easeml.runs WHERE id = $1",
+	if (EasemlExecAsSuperuser("SELECT tenant::text FROM easeml.runs WHERE id = $1",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look up run");
-	SetUserIdAndSecContext(save_userid, save_sec_context);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -110,19 +75,7 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 	SPI_finish();
 
 	roleid = get_role_oid(tenant, false);
-
-	if (!data_session_callback)
-	{
-		RegisterXactCallback(DataSessionXactCallback, NULL);
-		data_session_callback = true;
-	}
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	data_session_userid = save_userid;
-	data_session_sec_context = save_sec_context;
-	data_session_active = true;
-	SetUserIdAndSecContext(roleid,
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
+	EasemlBecomeTenantForTransaction(roleid);
 
 	PG_RETURN_DATUM(DirectFunctionCall1(namein, CStringGetDatum(tenant)));
 }
@@ -135,25 +88,19 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
  * security-restricted operation and read-only, so that the view's code
  * cannot RESET ROLE when a superuser declares after SET ROLE, nor write.
  * Settings the view's code changes are undone, as PostgreSQL does around
- * index expressions.  Anyone may call it: it never reads more than the
- * caller could read itself.
+ * index expressions.  Anyone but a superuser may call it: it never reads
+ * more than the caller could read itself, and easeml reads no tenant's data
+ * with a superuser's privileges.
  */
 Datum
 easeml_read_source(PG_FUNCTION_ARGS)
 {
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	MemoryContext caller = CurrentMemoryContext;
-	Oid			save_userid;
-	int			save_sec_context;
-	int			save_nestlevel;
-	bool		save_read_only = XactReadOnly;
+	EasemlIdentity saved;
 	Jsonb	   *volatile result = NULL;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(save_userid,
-						   save_sec_context | SECURITY_RESTRICTED_OPERATION);
-	save_nestlevel = NewGUCNestLevel();
-	XactReadOnly = true;
+	EasemlBeginTenant(&saved, GetUserId());
 	PG_TRY();
 	{
 		bool		isnull;
@@ -191,9 +138,7 @@ easeml_read_source(PG_FUNCTION_ARGS)
 	}
 	PG_FINALLY();
 	{
-		AtEOXact_GUC(false, save_nestlevel);
-		XactReadOnly = save_read_only;
-		SetUserIdAndSecContext(save_userid, save_sec_context);
+		EasemlEndIdentity(&saved);
 	}
 	PG_END_TRY();
 	if (result == NULL)

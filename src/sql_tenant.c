@@ -3,8 +3,9 @@
  * sql_tenant.c
  *	  Tenant actions written in C: dropping a task and cancelling a run.
  *	  Both check ownership in their statement and then run it as the
- *	  bootstrap superuser, since tenants hold no UPDATE or DELETE privilege
- *	  on the tables the scheduler writes.
+ *	  bootstrap superuser (EasemlExecAsSuperuser, src/identity.c), since
+ *	  tenants hold no UPDATE or DELETE privilege on the tables the
+ *	  scheduler writes.
  *
  * IDENTIFICATION
  *	  src/sql_tenant.c
@@ -13,38 +14,13 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "easeml.h"
+#include "identity.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-
-/*
- * Run one statement as the bootstrap superuser, for a function that acts
- * on the caller's own rows.  Tenants have no UPDATE or DELETE privilege on
- * the tables the scheduler writes (which would also let them lock its rows
- * or tables); functions like easeml.cancel check ownership in the
- * statement itself.  They cannot be SECURITY DEFINER: they need to know
- * who called them.  Call between SPI_connect and SPI_finish.
- */
-int
-EasemlExecAsSuperuser(const char *sql, int nargs, Oid *types, Datum *values,
-					  const char *nulls, bool read_only, long count)
-{
-	Oid			save_userid;
-	int			save_sec_context;
-	int			rc;
-
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	/* on error, transaction abort restores the identity */
-	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, read_only, count);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-	return rc;
-}
 
 /*
  * easeml.drop_task(task): delete one of the caller's tasks with its runs;
