@@ -373,6 +373,44 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); IF easeml._is_admin() THEN RAISE 'fooled'; END IF; PERFORM regress_mallory.unshadow(); END $d$$c$),
 	('harmless', '1', $c$WITH s AS (SELECT regress_mallory.shadow()), r AS (SELECT easeml.refresh('mallory_task') AS v FROM s) SELECT count(*) FROM r, regress_mallory.unshadow() u$c$);
 
+-- [access] issue 22 §2.1: a snapshot is readable, and trainable, only
+-- while its tenant may read what it copied (docs/data.md, section 6).
+-- mallory snapshots two tables she may read, then loses SELECT on one and
+-- sees every row of the other hidden by its policy.
+CREATE TABLE public.mallory_revoked AS SELECT * FROM public.mallory_data;
+CREATE TABLE public.mallory_rls AS SELECT * FROM public.mallory_data;
+ALTER TABLE public.mallory_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY mallory_rows ON public.mallory_rls FOR SELECT TO regress_mallory USING (true);
+GRANT SELECT ON public.mallory_revoked, public.mallory_rls TO regress_mallory;
+SET ROLE regress_mallory;
+INSERT INTO easeml.tasks (name, source, target) VALUES
+	('revoked_task', 'public.mallory_revoked', 'label'), ('rls_task', 'public.mallory_rls', 'label');
+CREATE FUNCTION regress_mallory.snapshot_rows(task text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+BEGIN
+	EXECUTE format('SELECT count(*) FROM easeml_snapshots.%I',
+				   (SELECT easeml._snapshot_name(id, snapshot_version) FROM easeml.tasks WHERE name = task))
+	   INTO n;
+	RETURN n;
+END $$;
+-- before: both snapshots are hers to read
+SELECT regress_mallory.snapshot_rows('revoked_task') AS revoked_rows,
+	   regress_mallory.snapshot_rows('rls_task') AS rls_rows;
+RESET ROLE;
+REVOKE SELECT ON public.mallory_revoked FROM regress_mallory;
+ALTER POLICY mallory_rows ON public.mallory_rls USING (false);
+SET regress.section = 'access: snapshots after access is revoked';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$SELECT regress_mallory.snapshot_rows('revoked_task')$c$),
+	('refused', NULL, $c$SELECT regress_mallory.snapshot_rows('rls_task')$c$),
+	('refused', NULL, $c$SELECT easeml.enqueue('revoked_task', 'knn-1')$c$),
+	('refused', NULL, $c$SELECT easeml.enqueue('rls_task', 'knn-1')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.runs (task_id, model_id) SELECT t.id, m.id FROM easeml.tasks t, easeml.models m WHERE t.name = 'rls_task' AND m.name = 'knn-3'$c$),
+	('refused', NULL, $c$SELECT easeml.refresh('rls_task')$c$),
+	('refused', NULL, $c$SELECT easeml.refresh('revoked_task')$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name IN ('rls_task', 'revoked_task')$c$);
+
 -- ===========================================================================
 -- [secdata] issue 22, sections 2.3, 2.4, 2.8 and 2.9, and the campaign's
 -- cases beyond them: wake-ups, limits, predict, settings, internal
@@ -560,5 +598,6 @@ SELECT regexp_replace(s ->> 'copy_query', 'task_[0-9]+_v', 'task_<id>_v') AS cop
 DELETE FROM easeml.tenants WHERE name IN ('regress_alice', 'regress_mallory');
 DROP SCHEMA regress_mallory CASCADE;
 DROP TABLE public.alice_data, public.mallory_data;
+DROP TABLE public.mallory_revoked, public.mallory_rls;
 DROP OWNED BY regress_alice, regress_mallory;
 DROP ROLE regress_alice, regress_mallory;

@@ -1152,6 +1152,93 @@ AS $$
 	SELECT format('task_%s_v%s', task_id, version)
 $$;
 
+-- [access] The rules that decide which rows of a source a tenant reads,
+-- as one digest: for the source and every relation its views read
+-- (easeml._source_relations), its kind, whether row-level security is
+-- enabled and forced, its SELECT policies (name, permissive or not, roles,
+-- expression) and, for a view, its definition.  Names, not object ids, so
+-- a dump restores the same digest.  Privileges are not in it: they are
+-- checked as they are now (easeml._snapshot_readable).
+CREATE FUNCTION easeml._access_fingerprint(rel oid)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT pg_catalog.md5(pg_catalog.string_agg(f.x, E'\n' ORDER BY f.x))
+	  FROM (SELECT pg_catalog.format('%I.%I %s rls=%s force=%s %s', n.nspname, c.relname, c.relkind,
+									 c.relrowsecurity, c.relforcerowsecurity,
+									 CASE WHEN c.relkind IN ('v', 'm')
+										  THEN pg_catalog.pg_get_viewdef(c.oid) END) AS x
+			  FROM easeml._source_relations(rel) s
+			  JOIN pg_catalog.pg_class c ON c.oid = s.rel
+			  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+			UNION ALL
+			SELECT pg_catalog.format('%I.%I policy %I %s %s to %s using %s', n.nspname, c.relname,
+									 p.polname, p.polcmd, p.polpermissive,
+									 (SELECT pg_catalog.string_agg(r.name, ',' ORDER BY r.name)
+										FROM (SELECT CASE WHEN u.role OPERATOR(pg_catalog.=) 0 THEN 'public'
+														  ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(u.role))
+													 END AS name
+												FROM pg_catalog.unnest(p.polroles) AS u(role)) r),
+									 pg_catalog.pg_get_expr(p.polqual, p.polrelid))
+			  FROM easeml._source_relations(rel) s
+			  JOIN pg_catalog.pg_policy p ON p.polrelid = s.rel AND p.polcmd IN ('r', '*')
+			  JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
+			  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace) f
+$$;
+
+-- [access] Whether the caller may read a task's snapshot (docs/data.md,
+-- section 6).  The row-level security policy of every snapshot table calls
+-- it once per query (an InitPlan), as whoever reads: the tenant, directly
+-- or in the trainer's data session (the owner and superusers bypass it).  A
+-- snapshot is a copy made on the tenant's behalf, so it is readable only
+-- while the tenant may still read what it copied: 42501 when the tenant can
+-- no longer SELECT the copied columns of the source (as PostgreSQL decides
+-- for a query of them, through views too; the source gone counts), or when
+-- the source's row filters are no longer those the copy was made under
+-- (access: easeml._access_fingerprint then).  false for anyone else.
+CREATE FUNCTION easeml._snapshot_readable(task_id bigint, access text)
+RETURNS boolean
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t			record;
+	src			text;
+BEGIN
+	SELECT k.tenant, k.name, k.source, k.features || k.target AS cols INTO t
+	  FROM easeml.tasks k WHERE k.id = _snapshot_readable.task_id;
+	IF NOT FOUND OR t.tenant OPERATOR(pg_catalog.<>) CURRENT_USER THEN
+		RETURN false;
+	END IF;
+	SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) INTO src
+	  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+	 WHERE c.oid = t.source;
+	IF src IS NULL THEN
+		RAISE EXCEPTION 'the source of task "%" no longer exists: its snapshot is refused', t.name
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('A snapshot is readable only while its tenant may read its source. SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name);
+	END IF;
+	BEGIN
+		PERFORM easeml._read_source(pg_catalog.format('SELECT %s FROM %s LIMIT 0',
+			(SELECT pg_catalog.string_agg(pg_catalog.quote_ident(c), ', ')
+			   FROM pg_catalog.unnest(t.cols) AS c), src));
+	EXCEPTION WHEN insufficient_privilege OR undefined_column OR undefined_table THEN
+		RAISE EXCEPTION 'tenant "%" may no longer read the source % of task "%" (%): its snapshot is refused',
+			t.tenant, src, t.name, SQLERRM
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('A snapshot is readable only while its tenant may read what it copied: the source''s owner can GRANT SELECT again, or SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name);
+	END;
+	IF easeml._access_fingerprint(t.source) IS DISTINCT FROM access THEN
+		RAISE EXCEPTION 'the row-level security or view definitions of % changed since the snapshot of task "%" was taken: the snapshot is refused',
+			src, t.name
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('SELECT easeml.refresh(%L) copies what the tenant may read now; SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name, t.name);
+	END IF;
+	RETURN true;
+END;
+$$;
+
 -- The statements that take snapshot `version` of a task (run by
 -- src/snapshot.c, each under its identity), and the query that checks the
 -- target on what runs will read: the copy, or with version 0 the source.
@@ -1202,7 +1289,12 @@ BEGIN
 		exprs := exprs || format('%I::%s', cols[j], typ);
 	END LOOP;
 	create_sql := format('CREATE TABLE easeml_snapshots.%I (%s)', snap, array_to_string(defs, ', '));
-	grant_sql := format('GRANT SELECT ON easeml_snapshots.%I TO %I', snap, t.tenant);
+	-- [access] the tenant reads it only while it may read what it copied
+	grant_sql := format('GRANT SELECT ON easeml_snapshots.%I TO %I; '
+						'ALTER TABLE easeml_snapshots.%I ENABLE ROW LEVEL SECURITY; '
+						'CREATE POLICY tenant_access ON easeml_snapshots.%I FOR SELECT '
+						'USING ((SELECT easeml._snapshot_readable(%s, %L)))',
+						snap, t.tenant, snap, snap, task_id, easeml._access_fingerprint(t.source));
 	-- read as the tenant ($1, passed by src/snapshot.c: the declaring or
 	-- refreshing role), read-only and restricted; written by the superuser
 	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as($1, %L) AS r(%s)',
@@ -1844,6 +1936,14 @@ BEGIN
 		RAISE EXCEPTION 'model "%" needs an image task, and task "%" has no input_shape', m.name, t.name
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'Declare the task with an input_shape, or choose another model.';
+	END IF;
+	-- [access] the run would train on the snapshot: the tenant must still
+	-- be allowed to read it (its policy raises why not)
+	IF t.snapshot_version IS NOT NULL
+		AND pg_catalog.to_regclass(pg_catalog.format('easeml_snapshots.%I',
+			easeml._snapshot_name(t.id, t.snapshot_version))) IS NOT NULL THEN
+		EXECUTE pg_catalog.format('SELECT 1 FROM easeml_snapshots.%I LIMIT 1',
+								  easeml._snapshot_name(t.id, t.snapshot_version));
 	END IF;
 	IF EXISTS (SELECT 1 FROM easeml.runs r WHERE r.task_id = t.id AND r.model_id = m.id
 				AND r.status IN ('queued', 'running')) THEN

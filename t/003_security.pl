@@ -1,7 +1,9 @@
 # The trainer reads a task's rows with the tenant's own privileges, inside a
 # read-only, security-restricted transaction: a tenant's code cannot take
 # the trainer's identity, row-level security applies, and losing access
-# fails the run.
+# fails the run.  A snapshot outlives no access: losing SELECT, or a policy
+# that changed, refuses the snapshot to the tenant, to enqueue and to the
+# trainer.
 use strict;
 use warnings;
 
@@ -130,6 +132,17 @@ query_as($node, 'lab_a', q{
 	UPDATE easeml.tasks SET status = 'paused' WHERE name = 'revoked';
 	COMMIT;});
 $node->safe_psql('postgres', 'REVOKE SELECT ON public.iris_revoked FROM lab_a');
+# (issue 22 §2.1) its snapshot is refused to the tenant, and no run is queued on it
+my $revoked_snap = query_as($node, 'lab_a', q{
+	SELECT format('easeml_snapshots.%I', easeml._snapshot_name(id, snapshot_version))
+	  FROM easeml.tasks WHERE name = 'revoked'});
+($rc, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM $revoked_snap",
+	extra_params => [ '-U', 'lab_a' ]);
+like($err, qr/tenant "lab_a" may no longer read the source public\.iris_revoked of task "revoked" \(permission denied for table iris_revoked\): its snapshot is refused/,
+	'a tenant that lost SELECT on the source cannot read its snapshot');
+($rc, $out, $err) = $node->psql('postgres', "SELECT easeml.enqueue('revoked', 'knn-1')",
+	extra_params => [ '-U', 'lab_a' ]);
+like($err, qr/may no longer read the source public\.iris_revoked/, '... nor queue a run on it');
 query_as($node, 'lab_a', "UPDATE easeml.tasks SET status = 'active' WHERE name = 'revoked'");
 ok($node->poll_query_until('postgres',
 		"SELECT status = 'failed' FROM easeml.tasks WHERE name = 'revoked'"),
@@ -137,6 +150,50 @@ ok($node->poll_query_until('postgres',
 like($node->safe_psql('postgres',
 		"SELECT min(error) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'revoked'"),
 	qr/permission denied for table iris_revoked/, 'with the tenant\'s permission error');
+
+# (issue 22 §2.1) a snapshot is read, and trained on, only under the row
+# filters it was copied under: the source's policy hides every row after
+# the copy
+$node->safe_psql('postgres', q{
+	CREATE TABLE public.iris_hidden AS SELECT * FROM public.iris;
+	ALTER TABLE public.iris_hidden ENABLE ROW LEVEL SECURITY;
+	CREATE POLICY lab_a_rows ON public.iris_hidden FOR SELECT TO lab_a USING (true);
+	GRANT SELECT ON public.iris_hidden TO lab_a;});
+query_as($node, 'lab_a', q{
+	BEGIN;
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('hidden', 'public.iris_hidden', 'label');
+	UPDATE easeml.tasks SET status = 'paused' WHERE name = 'hidden';
+	COMMIT;});
+my $hidden_snap = query_as($node, 'lab_a', q{
+	SELECT format('easeml_snapshots.%I', easeml._snapshot_name(id, snapshot_version))
+	  FROM easeml.tasks WHERE name = 'hidden'});
+is(query_as($node, 'lab_a', "SELECT count(*) FROM $hidden_snap"), '150',
+	'the tenant reads its snapshot while the source\'s policy shows it the rows');
+$node->safe_psql('postgres', 'ALTER POLICY lab_a_rows ON public.iris_hidden USING (false)');
+($rc, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM $hidden_snap",
+	extra_params => [ '-U', 'lab_a' ]);
+like($err, qr/the row-level security or view definitions of public\.iris_hidden changed since the snapshot of task "hidden" was taken/,
+	'after the policy hides every row, the snapshot is refused');
+($rc, $out, $err) = $node->psql('postgres', "SELECT easeml.enqueue('hidden', 'knn-1')",
+	extra_params => [ '-U', 'lab_a' ]);
+like($err, qr/row-level security or view definitions of public\.iris_hidden changed/,
+	'... and no run can be queued on it');
+query_as($node, 'lab_a', "UPDATE easeml.tasks SET status = 'active' WHERE name = 'hidden'");
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'failed' FROM easeml.tasks WHERE name = 'hidden'"),
+	'the scheduler\'s runs of it fail: the trainer, reading as the tenant, is refused the snapshot');
+like($node->safe_psql('postgres',
+		"SELECT min(error) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'hidden'"),
+	qr/row-level security or view definitions of public\.iris_hidden changed/,
+	'with the reason');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'hidden' AND (r.status = 'succeeded' OR r.metrics ? 'rows_loaded')}),
+	'0', 'no run trained on the hidden rows');
+# the rules it was copied under again: readable again
+$node->safe_psql('postgres', 'ALTER POLICY lab_a_rows ON public.iris_hidden USING (true)');
+is(query_as($node, 'lab_a', "SELECT count(*) FROM $hidden_snap"), '150',
+	'with the policy back as it was, the snapshot is readable again');
 
 # tenants see only their own rows everywhere
 is(query_as($node, 'lab_a', q{

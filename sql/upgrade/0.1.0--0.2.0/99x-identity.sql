@@ -8,6 +8,10 @@
 -- reads the real role attribute; temporary relations and system catalogs
 -- cannot be a task's source; the snapshot's fill reads as the tenant its
 -- caller passes, never a role looked up by name.
+-- [access] A snapshot is read only while its tenant may read what it
+-- copied: each snapshot table gets row-level security whose policy calls
+-- easeml._snapshot_readable (snapshots are new in 0.2.0: a 0.1.0 database
+-- has none to convert).
 -- ---------------------------------------------------------------------------
 
 CREATE OR REPLACE FUNCTION easeml._is_admin()
@@ -91,6 +95,76 @@ BEGIN
 			USING ERRCODE = 'wrong_object_type',
 				  HINT = 'Temporary objects end with their session, before the trainers read the source: use permanent ones.';
 	END IF;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION easeml._access_fingerprint(rel oid)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT pg_catalog.md5(pg_catalog.string_agg(f.x, E'\n' ORDER BY f.x))
+	  FROM (SELECT pg_catalog.format('%I.%I %s rls=%s force=%s %s', n.nspname, c.relname, c.relkind,
+									 c.relrowsecurity, c.relforcerowsecurity,
+									 CASE WHEN c.relkind IN ('v', 'm')
+										  THEN pg_catalog.pg_get_viewdef(c.oid) END) AS x
+			  FROM easeml._source_relations(rel) s
+			  JOIN pg_catalog.pg_class c ON c.oid = s.rel
+			  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+			UNION ALL
+			SELECT pg_catalog.format('%I.%I policy %I %s %s to %s using %s', n.nspname, c.relname,
+									 p.polname, p.polcmd, p.polpermissive,
+									 (SELECT pg_catalog.string_agg(r.name, ',' ORDER BY r.name)
+										FROM (SELECT CASE WHEN u.role OPERATOR(pg_catalog.=) 0 THEN 'public'
+														  ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(u.role))
+													 END AS name
+												FROM pg_catalog.unnest(p.polroles) AS u(role)) r),
+									 pg_catalog.pg_get_expr(p.polqual, p.polrelid))
+			  FROM easeml._source_relations(rel) s
+			  JOIN pg_catalog.pg_policy p ON p.polrelid = s.rel AND p.polcmd IN ('r', '*')
+			  JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
+			  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace) f
+$$;
+
+CREATE OR REPLACE FUNCTION easeml._snapshot_readable(task_id bigint, access text)
+RETURNS boolean
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t			record;
+	src			text;
+BEGIN
+	SELECT k.tenant, k.name, k.source, k.features || k.target AS cols INTO t
+	  FROM easeml.tasks k WHERE k.id = _snapshot_readable.task_id;
+	IF NOT FOUND OR t.tenant OPERATOR(pg_catalog.<>) CURRENT_USER THEN
+		RETURN false;
+	END IF;
+	SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) INTO src
+	  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+	 WHERE c.oid = t.source;
+	IF src IS NULL THEN
+		RAISE EXCEPTION 'the source of task "%" no longer exists: its snapshot is refused', t.name
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('A snapshot is readable only while its tenant may read its source. SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name);
+	END IF;
+	BEGIN
+		PERFORM easeml._read_source(pg_catalog.format('SELECT %s FROM %s LIMIT 0',
+			(SELECT pg_catalog.string_agg(pg_catalog.quote_ident(c), ', ')
+			   FROM pg_catalog.unnest(t.cols) AS c), src));
+	EXCEPTION WHEN insufficient_privilege OR undefined_column OR undefined_table THEN
+		RAISE EXCEPTION 'tenant "%" may no longer read the source % of task "%" (%): its snapshot is refused',
+			t.tenant, src, t.name, SQLERRM
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('A snapshot is readable only while its tenant may read what it copied: the source''s owner can GRANT SELECT again, or SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name);
+	END;
+	IF easeml._access_fingerprint(t.source) IS DISTINCT FROM access THEN
+		RAISE EXCEPTION 'the row-level security or view definitions of % changed since the snapshot of task "%" was taken: the snapshot is refused',
+			src, t.name
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('SELECT easeml.refresh(%L) copies what the tenant may read now; SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name, t.name);
+	END IF;
+	RETURN true;
 END;
 $$;
 
@@ -306,7 +380,12 @@ BEGIN
 		exprs := exprs || format('%I::%s', cols[j], typ);
 	END LOOP;
 	create_sql := format('CREATE TABLE easeml_snapshots.%I (%s)', snap, array_to_string(defs, ', '));
-	grant_sql := format('GRANT SELECT ON easeml_snapshots.%I TO %I', snap, t.tenant);
+	-- [access] the tenant reads it only while it may read what it copied
+	grant_sql := format('GRANT SELECT ON easeml_snapshots.%I TO %I; '
+						'ALTER TABLE easeml_snapshots.%I ENABLE ROW LEVEL SECURITY; '
+						'CREATE POLICY tenant_access ON easeml_snapshots.%I FOR SELECT '
+						'USING ((SELECT easeml._snapshot_readable(%s, %L)))',
+						snap, t.tenant, snap, snap, task_id, easeml._access_fingerprint(t.source));
 	-- read as the tenant ($1, passed by src/snapshot.c: the declaring or
 	-- refreshing role), read-only and restricted; written by the superuser
 	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as($1, %L) AS r(%s)',
@@ -318,6 +397,91 @@ BEGIN
 						CASE WHEN version > 0 THEN format('easeml_snapshots.%I', snap) ELSE src END,
 						t.target, t.kind, src, t.target, t.kind, t.val_fraction,
 						coalesce(t.folds::text, 'NULL'));
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION easeml._guard_run()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t			record;
+	m			record;
+BEGIN
+	-- a run always belongs to its task's tenant, whoever inserts it, and
+	-- trains on the task's current snapshot (a restored run keeps its own)
+	NEW.tenant := (SELECT tenant FROM easeml.tasks WHERE id = NEW.task_id);
+	NEW.snapshot_version := coalesce(NEW.snapshot_version,
+									 (SELECT snapshot_version FROM easeml.tasks WHERE id = NEW.task_id));
+	IF easeml._is_admin() THEN
+		RETURN NEW;
+	END IF;
+	-- [trust]
+	IF NEW.task_id IS NULL OR NEW.model_id IS NULL THEN
+		RAISE EXCEPTION 'task_id and model_id must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'SELECT easeml.enqueue(task, model) queues a run by names.';
+	END IF;
+	SELECT * INTO t FROM easeml.tasks WHERE id = NEW.task_id AND tenant = current_user;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'task % does not exist', NEW.task_id
+			USING ERRCODE = 'undefined_object';
+	END IF;
+	IF t.status NOT IN ('active', 'paused', 'completed') THEN
+		RAISE EXCEPTION 'task "%" is %', t.name, t.status
+			USING ERRCODE = 'object_not_in_prerequisite_state';
+	END IF;
+	SELECT * INTO m FROM easeml.models WHERE id = NEW.model_id;
+	IF NOT FOUND OR NOT m.enabled THEN
+		RAISE EXCEPTION 'model % does not exist or is disabled', NEW.model_id
+			USING ERRCODE = 'undefined_object',
+				  HINT = 'SELECT id, name FROM easeml.models WHERE enabled lists the candidates.';
+	END IF;
+	IF NOT (t.kind = ANY (m.kinds)) THEN
+		RAISE EXCEPTION 'model "%" cannot train % task "%"', m.name, t.kind, t.name
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = format('It supports: %s.', array_to_string(m.kinds, ', '));
+	END IF;
+	IF m.needs_image AND t.input_shape IS NULL THEN
+		RAISE EXCEPTION 'model "%" needs an image task, and task "%" has no input_shape', m.name, t.name
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Declare the task with an input_shape, or choose another model.';
+	END IF;
+	-- [access] the run would train on the snapshot: the tenant must still
+	-- be allowed to read it (its policy raises why not)
+	IF t.snapshot_version IS NOT NULL
+		AND pg_catalog.to_regclass(pg_catalog.format('easeml_snapshots.%I',
+			easeml._snapshot_name(t.id, t.snapshot_version))) IS NOT NULL THEN
+		EXECUTE pg_catalog.format('SELECT 1 FROM easeml_snapshots.%I LIMIT 1',
+								  easeml._snapshot_name(t.id, t.snapshot_version));
+	END IF;
+	IF EXISTS (SELECT 1 FROM easeml.runs r WHERE r.task_id = t.id AND r.model_id = m.id
+				AND r.status IN ('queued', 'running')) THEN
+		RAISE EXCEPTION 'model "%" is already queued or running for task "%"', m.name, t.name
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Wait for that run to end, or stop it with easeml.cancel(run_id).';
+	END IF;
+	-- column privileges already limit tenants to task_id and model_id;
+	-- the values are set here too, so the rule does not rest on grants alone
+	NEW.slot := NULL;
+	NEW.status := 'queued';
+	NEW.requested_by := 'user';
+	NEW.queued_at := now();
+	NEW.started_at := NULL;
+	NEW.finished_at := NULL;
+	NEW.seconds := NULL;
+	NEW.score := NULL;
+	NEW.metrics := NULL;
+	NEW.error := NULL;
+	NEW.pid := NULL;
+	NEW.exit_code := NULL;
+	NEW.epoch := NULL;
+	NEW.loss := NULL;
+	NEW.progress_at := NULL;
+	NEW.cancel_requested := false;
+	NEW.log_path := NULL;
+	RETURN NEW;
 END;
 $$;
 
