@@ -462,6 +462,12 @@ BEGIN
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  HINT = 'Wait for that run to end, or stop it with easeml.cancel(run_id).';
 	END IF;
+	-- [hardening] a paused task starts nothing, not even its tenant's own
+	-- queue (docs/operations.md): say so, instead of a run that silently waits
+	IF t.status = 'paused' THEN
+		RAISE NOTICE 'task "%" is paused: the run of model "%" waits in the queue until the task is active again', t.name, m.name
+			USING HINT = format('UPDATE easeml.tasks SET status = ''active'' WHERE name = %L resumes it.', t.name);
+	END IF;
 	-- column privileges already limit tenants to task_id and model_id;
 	-- the values are set here too, so the rule does not rest on grants alone
 	NEW.slot := NULL;
