@@ -16,7 +16,7 @@ MODULE_big = easeml
 # src/sql_*.c hold the SQL-callable C functions, one file per job.
 OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/catalog_runs.o src/supervisor.o src/rundir.o src/retention.o src/history.o src/csv.o src/gp.o \
-	src/policy.o src/mixture.o src/mixlearn.o src/mixplan.o src/costmodel.o src/decision.o src/refit.o \
+	src/policy.o src/mixture.o src/mixlearn.o src/mixplan.o src/costmodel.o src/memmodel.o src/decision.o src/refit.o \
 	src/autopolicy.o src/replay.o \
 	src/liveworld.o src/policy_choice.o \
 	src/devices.o src/placement.o \
@@ -67,7 +67,7 @@ CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
 CORE_LIBS = -lopenblas -llapacke -lm
 
-CORE_SRCS = src/csv.c src/gp.c src/policy.c src/mixture.c src/mixlearn.c src/mixplan.c src/costmodel.c \
+CORE_SRCS = src/csv.c src/gp.c src/policy.c src/mixture.c src/mixlearn.c src/mixplan.c src/costmodel.c src/memmodel.c \
 	src/decision.c src/refit.c \
 	src/autopolicy.c src/replay.c \
 	src/placement.c src/slurm_parse.c
@@ -82,8 +82,12 @@ TRAINER_CFLAGS = -DTR_GPU_LIBDIR='"$(pkglibdir)"'
 PQ_INCLUDE = -I$(shell $(PG_CONFIG) --includedir)
 PQ_LIBDIR = -L$(shell $(PG_CONFIG) --libdir)
 
+# the allocators are wrapped so that one the memory cap refuses is noted
+# (src/trainer/tr_memory.c; the wrappers are in tr_main.c)
+TRAINER_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
+
 easeml-trainer: $(TRAINER_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
-	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
+	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl $(TRAINER_WRAP)
 
 easeml-replay: src/replay_main.c $(CORE_SRCS) $(CORE_HDRS)
 	$(CC) $(CORE_CFLAGS) -o $@ src/replay_main.c $(CORE_SRCS) $(CORE_LIBS)

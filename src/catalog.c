@@ -35,6 +35,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
+#include "memmodel.h"
 #include "placement.h"
 #include "trainer_protocol.h"
 
@@ -309,7 +310,10 @@ LoadModels(CatState *state)
 	int			n;
 
 	Exec("SELECT id, name, 'classification' = ANY (kinds), 'regression' = ANY (kinds),"
-		 "       needs_image, cost_factor, family, params::text"
+		 "       needs_image, cost_factor, family, params::text,"
+		 "       easeml._param_num(params, CASE family WHEN 'gbt' THEN 'n_rounds' ELSE 'n_trees' END, 100),"
+		 "       easeml._param_num(params, 'max_depth', 0),"
+		 "       easeml._param_num(params, 'min_samples_leaf', 1)"
 		 "  FROM easeml.models WHERE enabled ORDER BY id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
@@ -329,6 +333,10 @@ LoadModels(CatState *state)
 		m->cost_factor = GetFloat8(i, 6, 1);
 		m->family = GetText(i, 7);
 		m->params = GetText(i, 8);
+		m->mem.family = m->family;
+		m->mem.trees = GetFloat8(i, 9, 100);
+		m->mem.max_depth = GetFloat8(i, 10, 0);
+		m->mem.min_leaf = GetFloat8(i, 11, 1);
 	}
 	ModelWork(state);
 }
@@ -357,11 +365,27 @@ AllocTaskArrays(CatTask *t, int K)
 	}
 }
 
+/*
+ * Would a run of model m on task t surely need more than limit bytes
+ * (src/memmodel.c)?  Then easeml.trainer_memory_limit would stop it: the
+ * scheduler keeps the candidate off the task instead.
+ */
+bool
+CatalogOverMemory(const CatModel *m, const CatTask *t, double limit)
+{
+	double		rows = t->n_rows / Max(t->n_folds, 1.0);
+
+	return limit > 0 &&
+		MemEstimateBytes(&m->mem, rows, t->n_features, t->n_classes,
+						 !t->regression) > limit;
+}
+
 /* Active tasks in id order, with their tenant's cap and last decision. */
 static void
 LoadTasks(CatState *state)
 {
 	int			n;
+	double		memory_limit;
 
 	Exec("SELECT t.id, t.tenant, t.name, t.kind = 'regression', t.input_shape IS NOT NULL,"
 		 "       coalesce(t.max_runs, 0), coalesce(tn.max_parallel, 0),"
@@ -376,6 +400,7 @@ LoadTasks(CatState *state)
 	n = (int) SPI_processed;
 	state->n_tasks = n;
 	state->tasks = CallerAlloc(sizeof(CatTask) * Max(n, 1), true);
+	memory_limit = EasemlTrainerMemoryLimitBytes();
 	for (int i = 0; i < n; i++)
 	{
 		CatTask    *t = &state->tasks[i];
@@ -404,6 +429,11 @@ LoadTasks(CatState *state)
 
 			t->eligible[k] = (t->regression ? m->regression : m->classification) &&
 				(!m->needs_image || t->has_image);
+			if (t->eligible[k] && CatalogOverMemory(m, t, memory_limit))
+			{
+				t->eligible[k] = false;
+				t->n_over_memory++;
+			}
 		}
 	}
 }
@@ -720,17 +750,31 @@ LoadCounters(CatState *state)
 	p = GetText(0, 2);
 	strlcpy(state->policy, p ? p : "default", sizeof(state->policy));
 
-	Exec("SELECT tenant, count(*)::int FROM easeml.runs"
-		 " WHERE status IN ('queued', 'running') GROUP BY tenant ORDER BY tenant",
+	/*
+	 * Per tenant with runs in flight: its trainers, and its own queued runs
+	 * that a slot could start (CatalogClaimQueued), which wait for its
+	 * share like a task that could run.
+	 */
+	Exec("SELECT r.tenant, count(*) FILTER (WHERE r.status = 'running')::int,"
+		 "       count(*) FILTER (WHERE r.status = 'queued' AND NOT r.cancel_requested"
+		 "                          AND t.status IN ('active', 'completed'))::int,"
+		 "       coalesce(max(tn.max_parallel), 0)"
+		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
+		 "  LEFT JOIN easeml.tenants tn ON tn.name = r.tenant"
+		 " WHERE r.status IN ('queued', 'running') GROUP BY r.tenant ORDER BY r.tenant",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
 	state->n_tenant_running = n;
 	state->tenant_names = CallerAlloc(sizeof(char *) * Max(n, 1), false);
 	state->tenant_running = CallerAlloc(sizeof(int) * Max(n, 1), false);
+	state->tenant_queued = CallerAlloc(sizeof(int) * Max(n, 1), false);
+	state->tenant_caps = CallerAlloc(sizeof(int) * Max(n, 1), false);
 	for (int i = 0; i < n; i++)
 	{
 		state->tenant_names[i] = GetText(i, 1);
 		state->tenant_running[i] = GetInt32(i, 2, 0);
+		state->tenant_queued[i] = GetInt32(i, 3, 0);
+		state->tenant_caps[i] = GetInt32(i, 4, 0);
 	}
 }
 
@@ -817,42 +861,67 @@ CatalogRunBudgets(const int64 *run_ids, int n, CatRunBudget *out)
 }
 
 /*
- * Claim runs that users queued (oldest first) for the given free slots:
- * they become 'running' in this transaction, on the slot's device.  A
- * slot takes the oldest queued run whose candidate can use its device's
- * kind and did not fail because of that device before; the caller
- * lists GPU slots first, so a GPU-capable run takes a free GPU before a
- * CPU slot.  Queued runs whose cancel was requested are cancelled here.
- * Returns the number claimed.
+ * Before a load: cancel the queued runs whose cancel was requested, and
+ * say whether any queued run is left to claim.  Mostly nothing is queued:
+ * one probe of the index of runs in flight.
  */
-int
-CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims)
+bool
+CatalogCancelQueued(void)
 {
-	int			claimed = 0;
-
-	/*
-	 * Mostly nothing is queued: one probe of the index of runs in flight
-	 * instead of planning the claim for every free slot at every step.
-	 */
 	Exec("SELECT EXISTS (SELECT 1 FROM easeml.runs WHERE status = 'queued')",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	if (!GetBool(0, 1))
-		return 0;
-
+		return false;
 	Exec("UPDATE easeml.runs SET status = 'cancelled', finished_at = clock_timestamp(),"
 		 "       error = 'cancelled before it started'"
 		 " WHERE id IN (SELECT id FROM easeml.runs WHERE status = 'queued' AND cancel_requested"
 		 "               FOR UPDATE SKIP LOCKED)",
 		 SPI_OK_UPDATE, 0, NULL, NULL, NULL);
+	return true;
+}
+
+/*
+ * Claim runs that users queued (oldest first) for the given free slots:
+ * they become 'running' in this transaction, on the slot's device.  A
+ * slot takes the oldest queued run whose candidate can use its device's
+ * kind and did not fail because of that device before, of a tenant that
+ * holds fewer trainers than its cap: its max_parallel, and its cap in
+ * caps[] (its fair share, LiveWorldQueueCap: a tenant's queue counts
+ * against its share like the policy's choices).  A tenant not named in
+ * tenants[] (its queue is newer than the caller's load) waits for the next
+ * step.
+ * The caller lists GPU slots first, so a GPU-capable run takes a free GPU
+ * before a CPU slot.  Returns the number claimed.
+ */
+int
+CatalogClaimQueued(const CatSlot *slots, int nslots, const char *const *tenants,
+				   const int *caps, int ntenants, CatClaim *claims)
+{
+	int			claimed = 0;
+	Datum	   *names = palloc(sizeof(Datum) * Max(ntenants, 1));
+	Datum	   *capd = palloc(sizeof(Datum) * Max(ntenants, 1));
+	ArrayType  *name_array;
+	ArrayType  *cap_array;
+
+	for (int i = 0; i < ntenants; i++)
+	{
+		names[i] = DirectFunctionCall1(namein, CStringGetDatum(tenants[i]));
+		capd[i] = Int32GetDatum(caps[i]);
+	}
+	name_array = construct_array(names, ntenants, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR);
+	cap_array = construct_array(capd, ntenants, INT4OID, 4, true, TYPALIGN_INT);
 
 	for (int i = 0; i < nslots; i++)
 	{
-		Oid			types[5] = {INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID};
-		Datum		values[5] = {Int32GetDatum(slots[i].slot),
+		Oid			types[7] = {INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
+		NAMEARRAYOID, INT4ARRAYOID};
+		Datum		values[7] = {Int32GetDatum(slots[i].slot),
 			CStringGetTextDatum(slots[i].device),
 			CStringGetTextDatum(slots[i].kind),
 			Int32GetDatum(EASEML_EXIT_DEVICE_OOM),
-		Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE)};
+			Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE),
+			PointerGetDatum(name_array),
+		PointerGetDatum(cap_array)};
 
 		Exec("WITH c AS ("
 			 " UPDATE easeml.runs r SET status = 'running', slot = $1,"
@@ -861,6 +930,8 @@ CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims)
 			 "                 JOIN easeml.tasks t ON t.id = q.task_id"
 			 "                 JOIN easeml.tenants tn ON tn.name = q.tenant"
 			 "                 JOIN easeml.models m ON m.id = q.model_id"
+			 "                 CROSS JOIN LATERAL (SELECT count(*) AS n FROM easeml.runs x"
+			 "                         WHERE x.tenant = q.tenant AND x.status = 'running') held"
 			 "                WHERE q.status = 'queued' AND NOT q.cancel_requested"
 			 "                  AND t.status IN ('active', 'completed')"
 			 "                  AND $3 = ANY (m.device_kinds)"
@@ -868,9 +939,9 @@ CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims)
 			 "                        WHERE b.task_id = q.task_id AND b.model_id = q.model_id"
 			 "                          AND b.device = $2 AND b.status = 'failed'"
 			 "                          AND b.exit_code IN ($4, $5))"
-			 "                  AND (tn.max_parallel IS NULL OR tn.max_parallel >"
-			 "                       (SELECT count(*) FROM easeml.runs x"
-			 "                         WHERE x.tenant = q.tenant AND x.status = 'running'))"
+			 "                  AND (tn.max_parallel IS NULL OR tn.max_parallel > held.n)"
+			 "                  AND held.n < coalesce((SELECT a.cap FROM unnest($6::name[], $7::int[]) a (tenant, cap)"
+			 "                                          WHERE a.tenant = q.tenant), 0)"
 			 "                ORDER BY q.id LIMIT 1 FOR UPDATE OF q SKIP LOCKED)"
 			 " RETURNING r.id, r.task_id, r.tenant, r.model_id),"
 			 " d AS ("
@@ -879,16 +950,54 @@ CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims)
 			 "         coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),"
 			 "                  current_setting('easeml.policy')), 'tenant''s own queue'"
 			 "    FROM c)"
-			 " SELECT id FROM c",
-			 SPI_OK_SELECT, 5, types, values, NULL);
+			 " SELECT id, task_id, tenant::text, model_id FROM c",
+			 SPI_OK_SELECT, 7, types, values, NULL);
 		if (SPI_processed == 0)
-			continue;			/* nothing queued for this device kind */
+			continue;			/* nothing queued this slot may start */
 		claims[claimed].run_id = GetInt64(0, 1, 0);
+		claims[claimed].task_id = GetInt64(0, 2, 0);
+		claims[claimed].tenant = GetText(0, 3);
+		claims[claimed].model_id = GetInt32(0, 4, 0);
 		claims[claimed].slot = slots[i].slot;
 		claims[claimed].device = slots[i].device;
 		claimed++;
 	}
 	return claimed;
+}
+
+/*
+ * The estimate a claimed run's decision used, for the run budget
+ * (CatalogRunBudgets): a queued run is preempted like any other.
+ */
+void
+CatalogSetClaimEstimate(int64 run_id, double est_seconds)
+{
+	Oid			types[2] = {INT8OID, FLOAT8OID};
+	Datum		values[2] = {Int64GetDatum(run_id), Float8GetDatum(est_seconds)};
+
+	Exec("UPDATE easeml.decisions SET est_seconds = $2 WHERE run_id = $1",
+		 SPI_OK_UPDATE, 2, types, values, NULL);
+}
+
+/*
+ * A run the tenant queued and the run budget preempted is queued again,
+ * so that the request is not lost: it waits for its tenant's share with
+ * the rest of its queue.  Nothing when the candidate is queued or running
+ * again already, or the task is gone.
+ */
+void
+CatalogRequeuePreempted(int64 run_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run_id)};
+
+	Exec("INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, queued_at)"
+		 " SELECT p.task_id, p.tenant, p.model_id, 'queued', 'user', p.queued_at"
+		 "   FROM easeml.runs p JOIN easeml.tasks t ON t.id = p.task_id"
+		 "  WHERE p.id = $1 AND p.requested_by = 'user' AND p.status = 'interrupted'"
+		 "    AND t.status IN ('active', 'paused', 'completed')"
+		 " ON CONFLICT (task_id, model_id) WHERE status IN ('queued', 'running') DO NOTHING",
+		 SPI_OK_INSERT, 1, types, values, NULL);
 }
 
 /* A float8 parameter that is NULL unless finite. */
@@ -1243,7 +1352,12 @@ CatalogCloseTasks(const CatState *state)
 						used = (t->done_arm[j] == k);
 					left = !used;
 				}
-				snprintf(reason, sizeof(reason), "every candidate has been tried");
+				if (t->n_over_memory > 0)
+					snprintf(reason, sizeof(reason),
+							 "every candidate has been tried; %d more would need more memory than easeml.trainer_memory_limit (%.0f MB)",
+							 t->n_over_memory, EasemlTrainerMemoryLimitBytes() / (1024 * 1024));
+				else
+					snprintf(reason, sizeof(reason), "every candidate has been tried");
 			}
 			if (!left)
 				status = "completed";

@@ -15,6 +15,7 @@
 
 #include "datatype/timestamp.h"
 #include "costmodel.h"
+#include "memmodel.h"
 #include "placement.h"
 
 /* A candidate model. */
@@ -35,6 +36,7 @@ typedef struct CatModel
 	int			n_device_kinds; /* device kinds it can use, preferred first */
 	PlaceKind	device_kinds[PLACE_N_KINDS];
 	double		kind_factor[PLACE_N_KINDS];	/* cost on a kind / on the CPU */
+	MemArm		mem;			/* what drives its memory (src/memmodel.h) */
 } CatModel;
 
 /* An active task and its runs, as arm indexes into the model array. */
@@ -76,6 +78,8 @@ typedef struct CatTask
 	char	   *last_error;
 
 	unsigned char *eligible;	/* per model */
+	int			n_over_memory;	/* models of its kind kept off: their memory
+								 * floor is over easeml.trainer_memory_limit */
 	double	   *cost;			/* per model, easeml.cost_estimates seconds */
 	double	   *seconds;		/* per model, measured seconds, NaN if none */
 	double	   *passes;			/* per model, the passes (metrics "epochs")
@@ -124,7 +128,9 @@ typedef struct CatState
 	unsigned char *per_class;	/* n_models: CatModel.per_class */
 	int			n_tenant_running;
 	char	  **tenant_names;	/* tenants with queued/running runs */
-	int		   *tenant_running;
+	int		   *tenant_running; /* their trainers (runs 'running') */
+	int		   *tenant_queued;	/* their own queued runs a slot could start */
+	int		   *tenant_caps;	/* their max_parallel, 0: none */
 } CatState;
 
 /* A candidate a decision saw (the chosen one or a runner-up). */
@@ -160,6 +166,9 @@ typedef struct CatDecision
 typedef struct CatClaim
 {
 	int64		run_id;
+	int64		task_id;
+	int32		model_id;
+	char	   *tenant;
 	int			slot;
 	const char *device;
 } CatClaim;
@@ -205,13 +214,19 @@ extern char *CatalogBootstrapUser(void);
  */
 extern void CatalogLoadState(CatState *state, bool full);
 extern int	CatalogModelIndex(const CatState *state, int32 model_id);
+extern bool CatalogOverMemory(const CatModel *m, const CatTask *t, double limit);
 extern const CostData *CatalogCostData(const CatState *state, CostData *data);
 /* The same with the runs of the scheduler's kept store (src/catalog_runs.c). */
 extern void CatalogLoadStateKept(CatState *state, bool full);
 /* CatalogLoadState as the bootstrap superuser, from a backend (sql_explain.c);
  * auto_spec (may be NULL) gets the auto policy's last choice. */
 extern void CatalogLoadAsScheduler(CatState *state, char **auto_spec);
-extern int	CatalogClaimQueued(const CatSlot *slots, int nslots, CatClaim *claims);
+extern bool CatalogCancelQueued(void);
+extern int	CatalogClaimQueued(const CatSlot *slots, int nslots,
+							   const char *const *tenants, const int *caps,
+							   int ntenants, CatClaim *claims);
+extern void CatalogSetClaimEstimate(int64 run_id, double est_seconds);
+extern void CatalogRequeuePreempted(int64 run_id);
 extern int64 CatalogCreateRun(const CatDecision *decision, int slot,
 							  const CatDevice *device);
 extern void CatalogRunStarted(int64 run_id, int pid, const char *log_path);

@@ -699,6 +699,11 @@ CatalogStatesDiffer(const CatState *a, const CatState *b)
 		return psprintf("active tasks: %d vs %d", a->n_tasks, b->n_tasks);
 	if (a->decision_no != b->decision_no || a->n_tenant_running != b->n_tenant_running)
 		return pstrdup("counters");
+	for (int i = 0; i < a->n_tenant_running; i++)
+		if (strcmp(a->tenant_names[i], b->tenant_names[i]) != 0 ||
+			a->tenant_running[i] != b->tenant_running[i] ||
+			a->tenant_queued[i] != b->tenant_queued[i])
+			return psprintf("runs in flight of tenant \"%s\"", a->tenant_names[i]);
 	for (int i = 0; i < a->n_tasks; i++)
 	{
 		const char *what;

@@ -41,6 +41,9 @@
 #define TOP_ARMS DECISION_TOP_ARMS
 
 static void UpdateWaiting(DecisionWorld *w, int tenant);
+static int	TenantCap(const DecisionWorld *w, int tenant, int shared);
+static int	TenantWants(const DecisionWorld *w, int tenant);
+static int	FairShare(const DecisionWorld *w, int n_want);
 static void InitCosts(DecisionWorld *w, DecisionTask *t);
 static void InitFamilyCosts(DecisionWorld *w, DecisionTask *t);
 
@@ -685,6 +688,7 @@ DecisionSetTenantCap(DecisionWorld *w, int tenant, int cap)
 		return;
 	w->tenants[tenant].cap = cap > 0 ? cap : 0;
 	MarkTenantDirty(w, tenant);
+	UpdateWaiting(w, tenant);
 }
 
 /* Is arm k a candidate for a task of this spec at all? */
@@ -966,11 +970,37 @@ DecisionEnd(DecisionWorld *w, DecisionTask *t, int arm, int retry)
 void
 DecisionSetTenantExternal(DecisionWorld *w, int tenant, int n)
 {
-	if (tenant < 0 || tenant >= w->n_tenants || n < 0 ||
+	if (tenant < 0 || tenant >= w->n_tenants ||
 		w->tenants[tenant].external == n)
 		return;
 	w->tenants[tenant].external = n;
 	MarkTenantDirty(w, tenant);
+	/* a tenant without tasks in the world may wait for its queue */
+	UpdateWaiting(w, tenant);
+}
+
+void
+DecisionSetTenantQueued(DecisionWorld *w, int tenant, int n)
+{
+	if (tenant < 0 || tenant >= w->n_tenants || n < 0 ||
+		w->tenants[tenant].queued == n)
+		return;
+	w->tenants[tenant].queued = n;
+	MarkTenantDirty(w, tenant);
+	UpdateWaiting(w, tenant);
+}
+
+int
+DecisionTenantCap(const DecisionWorld *w, int tenant)
+{
+	int			n_want = 0;
+
+	if (tenant < 0 || tenant >= w->n_tenants)
+		return INT_MAX;
+	/* as DecisionFairShares counts: the views may not be refreshed yet */
+	for (int i = 0; i < w->n_tenants; i++)
+		n_want += TenantWants(w, i);
+	return TenantCap(w, tenant, FairShare(w, n_want));
 }
 
 int
@@ -1194,6 +1224,34 @@ Wants(const DecisionTask *t)
 		!(t->max_runs > 0 && t->n_runs >= t->max_runs);
 }
 
+/*
+ * Does a tenant want a slot now: a task of it could run, or its own queue
+ * holds a run, and it is below its own cap (a tenant at its own cap leaves
+ * its share to the others)?  From the tasks' own state, not from the
+ * views: valid between refreshes.
+ */
+static int
+TenantWants(const DecisionWorld *w, int tenant)
+{
+	const DecisionTenant *tn = &w->tenants[tenant];
+	int			wants = tn->queued > 0;
+
+	for (int j = tn->first_task; j >= 0 && !wants; j = w->tasks[j]->next_of_tenant)
+		wants = Wants(w->tasks[j]);
+	return wants && (tn->cap == 0 || tn->running + tn->external < tn->cap);
+}
+
+/* The fair share of the slots among the tenants that want one (INT_MAX: none). */
+static int
+FairShare(const DecisionWorld *w, int n_want)
+{
+	if (w->tenant_cap > 0)
+		return w->tenant_cap;
+	if (w->tenant_cap == 0 || n_want <= 1)
+		return INT_MAX;
+	return (w->slots + n_want - 1) / n_want;
+}
+
 int
 DecisionFairShares(const DecisionWorld *w, unsigned char *starved,
 				   unsigned char *over)
@@ -1204,21 +1262,10 @@ DecisionFairShares(const DecisionWorld *w, unsigned char *starved,
 
 	for (int i = 0; i < w->n_tenants; i++)
 	{
-		const DecisionTenant *tn = &w->tenants[i];
-		int			wants = 0;
-
-		for (int j = tn->first_task; j >= 0 && !wants; j = w->tasks[j]->next_of_tenant)
-			wants = Wants(w->tasks[j]);
-		/* a tenant at its own cap leaves its share to the others */
-		starved[i] = wants && (tn->cap == 0 || tn->running + tn->external < tn->cap);
+		starved[i] = TenantWants(w, i);
 		n_want += starved[i];
 	}
-	if (w->tenant_cap > 0)
-		share = w->tenant_cap;
-	else if (w->tenant_cap == 0 || n_want <= 1)
-		share = INT_MAX;
-	else
-		share = (w->slots + n_want - 1) / n_want;
+	share = FairShare(w, n_want);
 	for (int i = 0; i < w->n_tenants; i++)
 	{
 		const DecisionTenant *tn = &w->tenants[i];
@@ -1537,7 +1584,7 @@ static void
 UpdateWaiting(DecisionWorld *w, int tenant)
 {
 	DecisionTenant *tn = &w->tenants[tenant];
-	int			waiting = tn->n_ok > 0 &&
+	int			waiting = (tn->n_ok > 0 || tn->queued > 0) &&
 		(tn->cap == 0 || tn->running + tn->external < tn->cap);
 
 	if (waiting != tn->waiting)

@@ -121,9 +121,13 @@ typedef struct DecisionTenant
 {
 	int			cap;			/* its own cap (max_parallel), 0: none */
 	int			running;		/* runs in flight of its tasks in the world */
-	int			external;		/* its runs in flight outside the world */
+	int			external;		/* trainers it holds less running: its runs
+								 * outside the world, less the queued runs
+								 * counted in running (may be negative) */
+	int			queued;			/* its own queued runs waiting for a slot */
 	int			n_ok;			/* tasks that could run apart from caps */
-	int			waiting;		/* n_ok > 0 and below its own cap */
+	int			waiting;		/* n_ok > 0 or queued > 0, and below its own
+								 * cap */
 	int			first_task;		/* index of one of its tasks, -1 */
 } DecisionTenant;
 
@@ -362,9 +366,20 @@ typedef struct DecisionTaskState
 
 extern void DecisionSyncTask(DecisionWorld *w, DecisionTask *t,
 							 const DecisionTaskState *s);
-/* Runs of a tenant in flight outside the world (they count for caps). */
+/*
+ * What the caller knows of a tenant's slots beyond the world's tasks:
+ * external is added to the runs the world counts in flight so that the
+ * sum is the trainers the tenant holds (its runs of tasks outside the
+ * world count; its queued runs, which the world counts as in flight, do
+ * not: external may be negative).  queued is its own queued runs waiting
+ * for a slot: a tenant with one waits for its share like one with a task
+ * that could run (docs/scheduler.md 7.1).
+ */
 extern void DecisionSetTenantExternal(DecisionWorld *w, int tenant, int n);
+extern void DecisionSetTenantQueued(DecisionWorld *w, int tenant, int n);
 extern int	DecisionTenantRunning(const DecisionWorld *w, int tenant);
+/* The trainers a tenant may hold now: its cap or its fair share (INT_MAX: any). */
+extern int	DecisionTenantCap(const DecisionWorld *w, int tenant);
 
 /* The caller keeps a task out of decisions (cooldown, failures, paused). */
 extern void DecisionBlock(DecisionWorld *w, DecisionTask *t, int blocked);

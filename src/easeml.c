@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include <limits.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -45,6 +46,7 @@ int			easeml_trainer_threads = 1;
 int			easeml_run_timeout = 0;
 int			easeml_cancel_grace = 5000;
 int			easeml_max_failures = 3;
+int			easeml_trainer_memory_limit = -1;
 double		easeml_beta = 0;
 bool		easeml_cost_aware = true;
 int			easeml_fairness_window = 0;
@@ -272,6 +274,74 @@ DefineTrainerSettings(void)
 							3, 1, 1000,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.trainer_memory_limit",
+							"Memory each trainer may allocate; a run over it fails with reason \"memory limit\".",
+							"-1 (the default) means half of this machine's memory (or of its "
+							"cgroup's limit) divided by easeml.max_workers, at least 256 MB; 0 means no limit.  "
+							"Enforced as the trainer's RLIMIT_DATA; candidates whose predicted "
+							"memory exceeds it are not scheduled.",
+							&easeml_trainer_memory_limit,
+							-1, -1, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MB,
+							NULL, NULL, NULL);
+}
+
+/*
+ * The memory of this machine, or of the cgroup (v2) the server runs in
+ * when that is lower; 0 when unknown.  Read once per process.
+ */
+static double
+MachineMemoryBytes(void)
+{
+	static double known = -1;
+	long		pages;
+	long		page;
+	double		bytes;
+	FILE	   *f;
+
+	if (known >= 0)
+		return known;
+	pages = sysconf(_SC_PHYS_PAGES);
+	page = sysconf(_SC_PAGESIZE);
+	bytes = (pages > 0 && page > 0) ? (double) pages * page : 0;
+	f = fopen("/sys/fs/cgroup/memory.max", "r");
+	if (f != NULL)
+	{
+		char		line[64];
+
+		if (fgets(line, sizeof(line), f) != NULL && line[0] >= '0' && line[0] <= '9')
+		{
+			double		cg = strtod(line, NULL);
+
+			if (cg > 0 && (bytes == 0 || cg < bytes))
+				bytes = cg;
+		}
+		fclose(f);
+	}
+	known = bytes;
+	return bytes;
+}
+
+/*
+ * The memory cap of each trainer in bytes (easeml.trainer_memory_limit),
+ * 0 for none.  The default shares half of the machine among the trainers
+ * that may run at once, leaving the other half to PostgreSQL (shared
+ * buffers, the backends that serve the trainers' COPY) and the page cache.
+ */
+double
+EasemlTrainerMemoryLimitBytes(void)
+{
+	double		bytes;
+
+	if (easeml_trainer_memory_limit == 0)
+		return 0;
+	if (easeml_trainer_memory_limit > 0)
+		return (double) easeml_trainer_memory_limit * 1024 * 1024;
+	bytes = MachineMemoryBytes();
+	if (bytes <= 0)
+		return 0;
+	return Max(bytes / 2 / Max(easeml_max_workers, 1), 256.0 * 1024 * 1024);
 }
 
 /* What is kept of a run's model and how predict caches it. */

@@ -44,6 +44,10 @@ extern int	easeml_scheduler_log_retention;
 extern int	easeml_artifact_max_bytes;
 extern bool easeml_check_catalog;
 extern int	easeml_predict_cache_models;
+extern int	easeml_trainer_memory_limit;
+
+/* easeml.trainer_memory_limit in effect, in bytes; 0: none */
+extern double EasemlTrainerMemoryLimitBytes(void);
 
 
 /* Upper bound on concurrent trainers: sizes the scheduler's slot table. */

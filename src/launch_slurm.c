@@ -11,9 +11,13 @@
  * nothing a tenant wrote.  The trainer's secrets (its connection string
  * and the run's token) are in sbatch's environment and named in --export,
  * never in an argument (argument vectors are visible to every local user).
- * Each command has COMMAND_TIMEOUT_MS to answer; a command that fails
- * (slurmctld down) tells the supervisor nothing, and it asks again later.
- * Only src/supervisor.c calls these functions.
+ * Every command runs in the background (SlurmCmd): the supervisor starts
+ * it and polls it from the scheduler's loop without blocking, so a
+ * controller that is slow or hangs never holds up scheduling; a command
+ * gets COMMAND_TIMEOUT_MS to answer, then it is killed.  A command that
+ * fails (slurmctld down) tells the supervisor nothing, and it asks again
+ * after a bounded exponential backoff (SlurmBackoffMs).  Only
+ * src/supervisor.c calls these functions.
  *
  * IDENTIFICATION
  *	  src/launch_slurm.c
@@ -32,11 +36,14 @@
 #include "launcher.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #define COMMAND_TIMEOUT_MS 30000
 #define OUTPUT_MAX (4 * 1024 * 1024)
 #define SLURM_PARTITION_PREFIX "slurm:"
+
+static void AppendOut(SlurmCmd *cmd, const char *data, int n);
 
 /* The partition of a device of launcher slurm (slurm:<partition>). */
 const char *
@@ -82,14 +89,15 @@ SlurmEnvironment(char *const *extra)
 }
 
 /*
- * Run a Slurm command: input (may be NULL) on its stdin, its stdout and
- * stderr together into out.  Returns its wait status, or -1 when it could
- * not be started or did not end within COMMAND_TIMEOUT_MS (then it is
- * killed).
+ * Start a Slurm command in the background: input (may be NULL) on its
+ * stdin, its stdout and stderr together into cmd->out as SlurmCmdPoll
+ * reads them.  The command runs in its own process group, so that a
+ * timeout kills whatever it started too.  Returns false when it could not
+ * be started (cmd is then done, with status -1 and the reason in out).
  */
-static int
-RunSlurmCommand(char *const argv[], char *const envp[], const char *input,
-				StringInfo out)
+static bool
+StartSlurmCommand(SlurmCmd *cmd, char *const argv[], char *const envp[],
+				  const char *input, int timeout_ms)
 {
 	int			in_fds[2];
 	int			out_fds[2];
@@ -98,19 +106,32 @@ RunSlurmCommand(char *const argv[], char *const envp[], const char *input,
 	sigset_t	mask;
 	pid_t		pid;
 	int			rc;
-	int			status = -1;
-	TimestampTz start = GetCurrentTimestamp();
-	volatile bool timed_out = false;
-	volatile bool finished = false;
 
+	Assert(!SlurmCmdBusy(cmd));
+	SlurmCmdFree(cmd);
+	strlcpy(cmd->name, last_dir_separator(argv[0]) ? last_dir_separator(argv[0]) + 1 : argv[0],
+			sizeof(cmd->name));
+	cmd->out = MemoryContextAllocZero(TopMemoryContext, 1024);
+	cmd->cap = 1024;
+	cmd->status = -1;
+	cmd->started = GetCurrentTimestamp();
+	cmd->timeout_ms = timeout_ms;
 	if (pipe2(in_fds, O_CLOEXEC) != 0)
-		return -1;
+	{
+		AppendOut(cmd, psprintf("could not create a pipe: %m"), -1);
+		cmd->done = true;
+		return false;
+	}
 	if (pipe2(out_fds, O_CLOEXEC) != 0)
 	{
+		AppendOut(cmd, psprintf("could not create a pipe: %m"), -1);
 		close(in_fds[0]);
 		close(in_fds[1]);
-		return -1;
+		cmd->done = true;
+		return false;
 	}
+	/* only our end reads without blocking; the command's end is as usual */
+	(void) fcntl(out_fds[0], F_SETFL, O_NONBLOCK);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, in_fds[0], STDIN_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, out_fds[1], STDOUT_FILENO);
@@ -130,69 +151,127 @@ RunSlurmCommand(char *const argv[], char *const envp[], const char *input,
 	{
 		close(in_fds[1]);
 		close(out_fds[0]);
-		appendStringInfo(out, "could not run \"%s\": %s", argv[0], strerror(rc));
-		return -1;
+		AppendOut(cmd, psprintf("could not run \"%s\": %s", argv[0], strerror(rc)), -1);
+		cmd->done = true;
+		return false;
 	}
+	cmd->pid = pid;
+	cmd->fd = out_fds[0];
 
 	/* a batch script is a few hundred bytes: the pipe holds it */
 	if (input != NULL && write(in_fds[1], input, strlen(input)) != (ssize_t) strlen(input))
-		appendStringInfo(out, "could not write to \"%s\": %m\n", argv[0]);
+		AppendOut(cmd, psprintf("could not write to \"%s\": %m\n", argv[0]), -1);
 	close(in_fds[1]);
+	return true;
+}
 
-	PG_TRY();
+/* Append n bytes (n < 0: a string) to a command's output, up to OUTPUT_MAX. */
+static void
+AppendOut(SlurmCmd *cmd, const char *data, int n)
+{
+	if (n < 0)
+		n = strlen(data);
+	if (cmd->len + n > OUTPUT_MAX)
+		n = OUTPUT_MAX - cmd->len;
+	if (n <= 0)
+		return;
+	if (cmd->len + n + 1 > cmd->cap)
 	{
-		char		buf[8192];
-
-		for (;;)
-		{
-			struct pollfd pfd = {out_fds[0], POLLIN, 0};
-			ssize_t		n;
-
-			CHECK_FOR_INTERRUPTS();
-			if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), COMMAND_TIMEOUT_MS))
-			{
-				timed_out = true;
-				break;
-			}
-			rc = poll(&pfd, 1, 100);
-			if (rc < 0 && errno != EINTR)
-				break;
-			if (rc <= 0)
-				continue;
-			n = read(out_fds[0], buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			if (out->len < OUTPUT_MAX)
-				appendBinaryStringInfo(out, buf, n);
-		}
-		finished = true;
+		while (cmd->len + n + 1 > cmd->cap)
+			cmd->cap *= 2;
+		cmd->out = repalloc(cmd->out, cmd->cap);
 	}
-	PG_FINALLY();
+	memcpy(cmd->out + cmd->len, data, n);
+	cmd->len += n;
+	cmd->out[cmd->len] = '\0';
+}
+
+/* Read what the command wrote so far, without blocking; true at its end. */
+static bool
+ReadAvailable(SlurmCmd *cmd)
+{
+	char		buf[8192];
+
+	for (;;)
 	{
-		close(out_fds[0]);
-		/* timed out or interrupted: never leave the command behind */
-		if (timed_out || !finished)
-			(void) kill(-pid, SIGKILL);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		ssize_t		n = read(cmd->fd, buf, sizeof(buf));
+
+		if (n > 0)
+			AppendOut(cmd, buf, (int) n);
+		else if (n == 0)
+			return true;
+		else if (errno != EINTR)
+			return false;		/* EAGAIN: nothing more for now */
+	}
+}
+
+bool
+SlurmCmdPoll(SlurmCmd *cmd)
+{
+	bool		eof;
+	pid_t		rc;
+	int			status;
+
+	if (cmd->done || cmd->pid <= 0)
+	{
+		cmd->done = true;
+		return true;
+	}
+	eof = ReadAvailable(cmd);
+	rc = waitpid(cmd->pid, &status, WNOHANG);
+	if (rc == cmd->pid || (rc < 0 && errno == ECHILD))
+	{
+		/* what it wrote just before it exited */
+		if (!eof)
+			(void) ReadAvailable(cmd);
+		cmd->status = rc == cmd->pid ? status : -1;
+		cmd->done = true;
+	}
+	else if (TimestampDifferenceExceeds(cmd->started, GetCurrentTimestamp(), cmd->timeout_ms))
+	{
+		/* never leave it behind: it and whatever it started */
+		(void) kill(-cmd->pid, SIGKILL);
+		while (waitpid(cmd->pid, &status, 0) < 0 && errno == EINTR)
 			;
+		cmd->status = -1;
+		cmd->timed_out = true;
+		cmd->done = true;
+		AppendOut(cmd, psprintf("%s\"%s\" did not answer within %d s",
+								cmd->len > 0 ? "\n" : "", cmd->name, cmd->timeout_ms / 1000), -1);
 	}
-	PG_END_TRY();
-	if (timed_out)
+	if (cmd->done)
 	{
-		appendStringInfo(out, "\"%s\" did not answer within %d s", argv[0], COMMAND_TIMEOUT_MS / 1000);
-		return -1;
+		close(cmd->fd);
+		cmd->fd = -1;
+		cmd->pid = 0;
 	}
-	return status;
+	return cmd->done;
+}
+
+void
+SlurmCmdFree(SlurmCmd *cmd)
+{
+	if (SlurmCmdBusy(cmd))
+	{
+		int			status;
+
+		(void) kill(-cmd->pid, SIGKILL);
+		while (waitpid(cmd->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		close(cmd->fd);
+	}
+	if (cmd->out != NULL)
+		pfree(cmd->out);
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->fd = -1;
 }
 
 /*
  * Say that a Slurm command failed, at most once a minute: while the
- * controller is down the supervisor asks every second.
+ * controller is down the supervisor asks again and again (with a backoff).
  */
 static void
-LogFailure(const char *what, StringInfo out)
+LogFailure(const char *what, const SlurmCmd *cmd)
 {
 	static TimestampTz last = 0;
 
@@ -201,30 +280,28 @@ LogFailure(const char *what, StringInfo out)
 	last = GetCurrentTimestamp();
 	ereport(LOG,
 			(errmsg("easeml: %s failed: %s", what,
-					out->len > 0 ? pnstrdup(out->data, strcspn(out->data, "\n")) : "no output"),
-			 errdetail("easeml asks again every second; this message repeats at most once a minute.")));
+					cmd->len > 0 ? pnstrdup(cmd->out, strcspn(cmd->out, "\n")) : "no output"),
+			 errdetail("easeml asks again after 1 s, then after twice as long at each failure in a row (at most %d s); this message repeats at most once a minute.",
+					   SLURM_RETRY_MAX_MS / 1000)));
 }
 
 /* The first line of a command's output, for messages. */
 static char *
-FirstLine(StringInfo out)
+FirstLine(const SlurmCmd *cmd)
 {
-	char	   *s = pstrdup(out->data);
-
-	s[strcspn(s, "\n")] = '\0';
-	return s;
+	return pnstrdup(cmd->out, strcspn(cmd->out, "\n"));
 }
 
 /*
- * Submit a run as one batch job: its name carries the run id, its
- * partition is the device's, a GPU is requested on a cuda partition, and
- * its time limit is the run's budget.  Returns true with *job_id set, or
- * false with *transient telling whether Slurm could not be reached (try
- * again later) rather than refused the job.
+ * Start submitting a run as one batch job: its name carries the run id,
+ * its partition is the device's, a GPU is requested on a cuda partition,
+ * and its time limit is the run's budget.  sbatch runs in the background
+ * (SlurmSubmitFinish reads its answer): a controller slow to answer never
+ * holds up the scheduler.  Returns false with a message in err when the
+ * run cannot be submitted at all (then cmd is not busy).
  */
 bool
-SlurmSubmit(const LaunchRequest *req, int64 *job_id, bool *transient,
-			char *err, size_t errlen)
+SlurmSubmitStart(const LaunchRequest *req, SlurmCmd *cmd, char *err, size_t errlen)
 {
 	const char *partition = SlurmPartitionOf(req->device);
 	const char *trainer = easeml_slurm_trainer_path && easeml_slurm_trainer_path[0] ?
@@ -235,10 +312,7 @@ SlurmSubmit(const LaunchRequest *req, int64 *job_id, bool *transient,
 	char	   *argv[16];
 	int			n = 0;
 	StringInfoData exports;
-	StringInfoData out;
-	int			status;
 
-	*transient = false;
 	if (partition == NULL || !SlurmSafeWord(partition))
 	{
 		snprintf(err, errlen, "device \"%s\" is not a Slurm partition", req->device);
@@ -271,37 +345,49 @@ SlurmSubmit(const LaunchRequest *req, int64 *job_id, bool *transient,
 		argv[n++] = psprintf("--account=%s", easeml_slurm_account);
 	argv[n] = NULL;
 
-	initStringInfo(&out);
-	status = RunSlurmCommand(argv, SlurmEnvironment(req->envp), script, &out);
-	*job_id = status == 0 ? SlurmParseJobId(out.data) : 0;
-	if (*job_id <= 0)
-	{
-		/* not started, timed out, or could not reach the controller */
-		*transient = status == -1 || SlurmTransientError(out.data);
-		snprintf(err, errlen, "%s: %s",
-				 *transient ? "sbatch could not reach Slurm" : "sbatch refused the run",
-				 out.len > 0 ? FirstLine(&out) : "no output");
-		return false;
-	}
+	/* not started: the answer is a failure to reach Slurm (SlurmSubmitFinish) */
+	(void) StartSlurmCommand(cmd, argv, SlurmEnvironment(req->envp), script,
+							 COMMAND_TIMEOUT_MS);
 	return true;
 }
 
 /*
- * The state of some jobs, with squeue (which lists jobs Slurm still
- * remembers, ended ones for MinJobAge).  Returns how many it reported;
- * *ok is false when squeue failed (then nothing is known).
+ * sbatch's answer, once SlurmCmdPoll says it ended: true with *job_id
+ * set, or false with *transient telling whether Slurm could not be reached
+ * (try again later) rather than refused the job.  An answer that is no job
+ * id easeml can follow (SlurmParseJobId) is a refusal.  Frees cmd.
  */
-int
-SlurmQueue(const int64 *job_ids, int n, SlurmJob *jobs, int max, bool *ok)
+bool
+SlurmSubmitFinish(SlurmCmd *cmd, int64 *job_id, bool *transient, char *err, size_t errlen)
+{
+	*transient = false;
+	*job_id = cmd->status == 0 ? SlurmParseJobId(cmd->out) : 0;
+	if (*job_id <= 0)
+	{
+		/* not started, timed out, or could not reach the controller */
+		*transient = cmd->status == -1 || SlurmTransientError(cmd->out);
+		if (cmd->status == 0)
+			snprintf(err, errlen, "sbatch answered no job id easeml can follow: %s",
+					 cmd->len > 0 ? FirstLine(cmd) : "no output");
+		else
+			snprintf(err, errlen, "%s: %s",
+					 *transient ? "sbatch could not reach Slurm" : "sbatch refused the run",
+					 cmd->len > 0 ? FirstLine(cmd) : "no output");
+	}
+	SlurmCmdFree(cmd);
+	return *job_id > 0;
+}
+
+/*
+ * Ask squeue, in the background, about some jobs (it lists jobs Slurm
+ * still remembers, ended ones for MinJobAge).
+ */
+bool
+SlurmQueueStart(const int64 *job_ids, int n, SlurmCmd *cmd)
 {
 	char	   *argv[8];
 	StringInfoData ids;
-	StringInfoData out;
-	int			status;
 
-	*ok = true;
-	if (n == 0)
-		return 0;
 	initStringInfo(&ids);
 	for (int i = 0; i < n; i++)
 		appendStringInfo(&ids, "%s%lld", i > 0 ? "," : "", (long long) job_ids[i]);
@@ -311,31 +397,39 @@ SlurmQueue(const int64 *job_ids, int n, SlurmJob *jobs, int max, bool *ok)
 	argv[3] = psprintf("--jobs=%s", ids.data);
 	argv[4] = "--format=" SLURM_SQUEUE_FORMAT;
 	argv[5] = NULL;
-	initStringInfo(&out);
-	status = RunSlurmCommand(argv, SlurmEnvironment(NULL), NULL, &out);
-	if (status != 0)
-	{
-		/* every id forgotten: squeue says "Invalid job id specified" */
-		if (strstr(out.data, "Invalid job id") != NULL)
-			return 0;
-		*ok = false;
-		LogFailure("squeue", &out);
-		return 0;
-	}
-	return SlurmParseSqueue(out.data, easeml_slurm_job_prefix, jobs, max);
+	return StartSlurmCommand(cmd, argv, SlurmEnvironment(NULL), NULL, COMMAND_TIMEOUT_MS);
 }
 
 /*
- * How one job stands or ended, with its exit code and reason (scontrol
- * show job, else sacct).  False when Slurm does not know the job (any
- * more): *ok is then true, or false when scontrol itself failed.
+ * squeue's answer: how many jobs it reported; *ok is false when squeue
+ * failed (then nothing is known).  Frees cmd.
  */
-bool
-SlurmShowJob(int64 job_id, SlurmJob *job, bool *ok)
+int
+SlurmQueueFinish(SlurmCmd *cmd, SlurmJob *jobs, int max, bool *ok)
 {
-	char	   *argv[7];
-	StringInfoData out;
-	int			status;
+	int			found = 0;
+
+	*ok = true;
+	if (cmd->status != 0)
+	{
+		/* every id forgotten: squeue says "Invalid job id specified" */
+		if (strstr(cmd->out, "Invalid job id") == NULL)
+		{
+			*ok = false;
+			LogFailure("squeue", cmd);
+		}
+	}
+	else
+		found = SlurmParseSqueue(cmd->out, easeml_slurm_job_prefix, jobs, max);
+	SlurmCmdFree(cmd);
+	return found;
+}
+
+/* Ask scontrol show job, in the background, how one job stands or ended. */
+bool
+SlurmShowJobStart(int64 job_id, SlurmCmd *cmd)
+{
+	char	   *argv[6];
 
 	argv[0] = SlurmCommand("scontrol");
 	argv[1] = "--oneliner";
@@ -343,22 +437,41 @@ SlurmShowJob(int64 job_id, SlurmJob *job, bool *ok)
 	argv[3] = "job";
 	argv[4] = psprintf("%lld", (long long) job_id);
 	argv[5] = NULL;
-	initStringInfo(&out);
-	status = RunSlurmCommand(argv, SlurmEnvironment(NULL), NULL, &out);
-	*ok = true;
-	if (status == 0 && SlurmParseScontrol(out.data, easeml_slurm_job_prefix, job))
-		return true;
-	if (strstr(out.data, "Invalid job id") == NULL)
-	{
-		*ok = false;
-		LogFailure("scontrol show job", &out);
-		return false;
-	}
+	return StartSlurmCommand(cmd, argv, SlurmEnvironment(NULL), NULL, COMMAND_TIMEOUT_MS);
+}
 
-	/*
-	 * slurmctld forgot it (MinJobAge): the accounting database may still
-	 * know, where there is one (sacct fails without slurmdbd).
-	 */
+/*
+ * scontrol's answer: the job with its state, reason and exit code; that
+ * scontrol no longer knows it (then ask sacct); or that it failed.  Frees
+ * cmd.
+ */
+SlurmShow
+SlurmShowJobFinish(SlurmCmd *cmd, SlurmJob *job)
+{
+	SlurmShow	r;
+
+	if (cmd->status == 0 && SlurmParseScontrol(cmd->out, easeml_slurm_job_prefix, job))
+		r = SLURM_SHOW_FOUND;
+	else if (strstr(cmd->out, "Invalid job id") != NULL)
+		r = SLURM_SHOW_FORGOTTEN;
+	else
+	{
+		LogFailure("scontrol show job", cmd);
+		r = SLURM_SHOW_FAILED;
+	}
+	SlurmCmdFree(cmd);
+	return r;
+}
+
+/*
+ * slurmctld forgot the job (MinJobAge): ask the accounting database in the
+ * background, where there is one (sacct fails without slurmdbd).
+ */
+bool
+SlurmAcctStart(int64 job_id, SlurmCmd *cmd)
+{
+	char	   *argv[7];
+
 	argv[0] = SlurmCommand("sacct");
 	argv[1] = "--noheader";
 	argv[2] = "--parsable2";
@@ -366,21 +479,32 @@ SlurmShowJob(int64 job_id, SlurmJob *job, bool *ok)
 	argv[4] = "--format=" SLURM_SACCT_FORMAT;
 	argv[5] = psprintf("--jobs=%lld", (long long) job_id);
 	argv[6] = NULL;
-	resetStringInfo(&out);
-	status = RunSlurmCommand(argv, SlurmEnvironment(NULL), NULL, &out);
-	return status == 0 && SlurmParseSacct(out.data, easeml_slurm_job_prefix, job);
+	return StartSlurmCommand(cmd, argv, SlurmEnvironment(NULL), NULL, COMMAND_TIMEOUT_MS);
+}
+
+/* sacct's answer: true with the job when it knows it.  Frees cmd. */
+bool
+SlurmAcctFinish(SlurmCmd *cmd, SlurmJob *job)
+{
+	bool		found = cmd->status == 0 &&
+		SlurmParseSacct(cmd->out, easeml_slurm_job_prefix, job);
+
+	SlurmCmdFree(cmd);
+	return found;
 }
 
 /*
- * Cancel a job: Slurm sends SIGTERM, then SIGKILL after its KillWait;
- * kill sends SIGKILL at once (the grace time is over).
+ * Cancel a job in the background: Slurm sends SIGTERM, then SIGKILL after
+ * its KillWait; kill sends SIGKILL at once (the grace time is over).  With
+ * job_id 0, the job named after run_id (a submission whose answer never
+ * came).  False when scancel could not be started.
  */
 bool
-SlurmCancel(int64 job_id, bool kill, char *err, size_t errlen)
+SlurmCancelStart(int64 job_id, int64 run_id, bool kill, SlurmCmd *cmd)
 {
 	char	   *argv[6];
 	int			n = 0;
-	StringInfoData out;
+	char		name[128];
 
 	argv[n++] = SlurmCommand("scancel");
 	if (kill)
@@ -388,14 +512,25 @@ SlurmCancel(int64 job_id, bool kill, char *err, size_t errlen)
 		argv[n++] = "--full";
 		argv[n++] = "--signal=KILL";
 	}
-	argv[n++] = psprintf("%lld", (long long) job_id);
-	argv[n] = NULL;
-	initStringInfo(&out);
-	if (RunSlurmCommand(argv, SlurmEnvironment(NULL), NULL, &out) != 0)
+	if (job_id > 0)
+		argv[n++] = psprintf("%lld", (long long) job_id);
+	else
 	{
-		snprintf(err, errlen, "scancel %lld failed: %s", (long long) job_id,
-				 out.len > 0 ? FirstLine(&out) : "no output");
-		return false;
+		SlurmJobName(name, sizeof(name), easeml_slurm_job_prefix, run_id);
+		argv[n++] = psprintf("--name=%s", name);
 	}
-	return true;
+	argv[n] = NULL;
+	return StartSlurmCommand(cmd, argv, SlurmEnvironment(NULL), NULL, COMMAND_TIMEOUT_MS);
+}
+
+/* scancel's answer: false with the reason in err when it failed.  Frees cmd. */
+bool
+SlurmCancelFinish(SlurmCmd *cmd, char *err, size_t errlen)
+{
+	bool		ok = cmd->status == 0;
+
+	if (!ok)
+		snprintf(err, errlen, "scancel failed: %s", cmd->len > 0 ? FirstLine(cmd) : "no output");
+	SlurmCmdFree(cmd);
+	return ok;
 }

@@ -17,6 +17,7 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
 #include "slurm_parse.h"
 
 typedef enum EasemlLauncher
@@ -51,12 +52,57 @@ typedef struct LaunchRequest
 } LaunchRequest;
 
 /* ---- the Slurm launcher (src/launch_slurm.c) ---- */
+
+/*
+ * A Slurm command running in the background: started by one of the
+ * Slurm...Start functions, polled with SlurmCmdPoll (never blocks; true
+ * once it ended or was killed after its timeout), read by the matching
+ * Slurm...Finish, which frees it.  SlurmCmdFree kills one still running.
+ * Its output lives in TopMemoryContext: a command outlives loop iterations.
+ */
+typedef struct SlurmCmd
+{
+	pid_t		pid;			/* 0: none running */
+	int			fd;				/* our end of its stdout and stderr */
+	TimestampTz started;
+	int			timeout_ms;
+	bool		done;
+	bool		timed_out;
+	int			status;			/* its wait status; -1: not started or
+								 * timed out */
+	char	   *out;			/* what it wrote, NUL-terminated */
+	int			len;
+	int			cap;
+	char		name[16];		/* sbatch, squeue, ... */
+} SlurmCmd;
+
+static inline bool
+SlurmCmdBusy(const SlurmCmd *cmd)
+{
+	return cmd->pid > 0 && !cmd->done;
+}
+
+typedef enum SlurmShow
+{
+	SLURM_SHOW_FOUND,			/* scontrol knows the job */
+	SLURM_SHOW_FORGOTTEN,		/* it no longer does: ask sacct */
+	SLURM_SHOW_FAILED			/* scontrol failed: nothing is known */
+} SlurmShow;
+
 extern const char *SlurmPartitionOf(const char *device);
-extern bool SlurmSubmit(const LaunchRequest *req, int64 *job_id,
-						bool *transient, char *err, size_t errlen);
-extern int	SlurmQueue(const int64 *job_ids, int n, SlurmJob *jobs, int max,
-					   bool *ok);
-extern bool SlurmShowJob(int64 job_id, SlurmJob *job, bool *ok);
-extern bool SlurmCancel(int64 job_id, bool kill, char *err, size_t errlen);
+extern bool SlurmCmdPoll(SlurmCmd *cmd);
+extern void SlurmCmdFree(SlurmCmd *cmd);
+extern bool SlurmSubmitStart(const LaunchRequest *req, SlurmCmd *cmd,
+							 char *err, size_t errlen);
+extern bool SlurmSubmitFinish(SlurmCmd *cmd, int64 *job_id, bool *transient,
+							  char *err, size_t errlen);
+extern bool SlurmQueueStart(const int64 *job_ids, int n, SlurmCmd *cmd);
+extern int	SlurmQueueFinish(SlurmCmd *cmd, SlurmJob *jobs, int max, bool *ok);
+extern bool SlurmShowJobStart(int64 job_id, SlurmCmd *cmd);
+extern SlurmShow SlurmShowJobFinish(SlurmCmd *cmd, SlurmJob *job);
+extern bool SlurmAcctStart(int64 job_id, SlurmCmd *cmd);
+extern bool SlurmAcctFinish(SlurmCmd *cmd, SlurmJob *job);
+extern bool SlurmCancelStart(int64 job_id, int64 run_id, bool kill, SlurmCmd *cmd);
+extern bool SlurmCancelFinish(SlurmCmd *cmd, char *err, size_t errlen);
 
 #endif							/* EASEML_LAUNCHER_H */

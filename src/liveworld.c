@@ -22,6 +22,7 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
 #include <math.h>
 
 #include "easeml.h"
@@ -365,26 +366,89 @@ SyncTask(DecisionTask *dt, const CatTask *t, bool full)
 }
 
 /*
- * Runs in flight of tasks outside the world (paused, or a user's queued
- * run of a completed task) still count against their tenant's caps.
+ * What the world's tasks do not tell of a tenant's slots: the trainers it
+ * holds (runs of tasks outside the world, paused or completed, count; its
+ * queued runs, which the world counts as in flight, do not) and its own
+ * queued runs, which wait for its fair share like a task that could run.
+ * A tenant whose only work is its queue joins the world without tasks.
  */
 static void
 SyncExternalRuns(const CatState *state)
 {
-	int		   *ext = palloc0(sizeof(int) * Max(world.n_tenants, 1));
+	int		   *ext;
+	int		   *queued;
 
 	for (int i = 0; i < state->n_tenant_running; i++)
-	{
-		TenantEntry *e = hash_search(tenant_map, state->tenant_names[i], HASH_FIND, NULL);
-
-		if (e != NULL)
-			ext[e->index] = Max(state->tenant_running[i] -
-								DecisionTenantRunning(&world, e->index), 0);
-	}
-	/* a tenant absent from the list has nothing in flight any more */
+		if (state->tenant_queued[i] > 0)
+			(void) TenantIndex(state->tenant_names[i], state->tenant_caps[i]);
+	ext = palloc0(sizeof(int) * Max(world.n_tenants, 1));
+	queued = palloc0(sizeof(int) * Max(world.n_tenants, 1));
+	/* a tenant absent from the list holds nothing outside the world */
 	for (int i = 0; i < world.n_tenants; i++)
+		ext[i] = -DecisionTenantRunning(&world, i);
+	for (int i = 0; i < state->n_tenant_running; i++)
+	{
+		TenantEntry *e;
+		NameData	key;
+
+		namestrcpy(&key, state->tenant_names[i]);
+		e = hash_search(tenant_map, &key, HASH_FIND, NULL);
+		if (e == NULL)
+			continue;
+		ext[e->index] += state->tenant_running[i];
+		queued[e->index] = state->tenant_queued[i];
+		DecisionSetTenantCap(&world, e->index, state->tenant_caps[i]);
+	}
+	for (int i = 0; i < world.n_tenants; i++)
+	{
 		DecisionSetTenantExternal(&world, i, ext[i]);
+		DecisionSetTenantQueued(&world, i, queued[i]);
+	}
 	pfree(ext);
+	pfree(queued);
+}
+
+int
+LiveWorldQueueCap(const char *tenant)
+{
+	TenantEntry *e;
+	NameData	key;
+
+	if (!world_ok || tenant_map == NULL)
+		return INT_MAX;
+	namestrcpy(&key, tenant);
+	e = hash_search(tenant_map, &key, HASH_FIND, NULL);
+	return e == NULL ? INT_MAX : DecisionTenantCap(&world, e->index);
+}
+
+void
+LiveWorldClaimed(const char *tenant)
+{
+	TenantEntry *e;
+	NameData	key;
+	const DecisionTenant *tn;
+
+	if (!world_ok || tenant_map == NULL)
+		return;
+	namestrcpy(&key, tenant);
+	e = hash_search(tenant_map, &key, HASH_FIND, NULL);
+	if (e == NULL)
+		return;
+	tn = &world.tenants[e->index];
+	/* one more trainer, one less queued run; nothing else changed */
+	DecisionSetTenantExternal(&world, e->index, tn->external + 1);
+	DecisionSetTenantQueued(&world, e->index, Max(tn->queued - 1, 0));
+}
+
+double
+LiveWorldCost(int64 task_id, int model_index)
+{
+	DecisionTask *dt;
+
+	if (!world_ok || model_index < 0 || model_index >= world.K)
+		return NAN;
+	dt = DecisionFindTask(&world, task_id);
+	return dt != NULL ? dt->cost[model_index] : NAN;
 }
 
 /*

@@ -74,6 +74,17 @@ extern int	LiveWorldStarved(const char **one_starved);
 extern bool LiveWorldOverShare(const char *tenant);
 
 /*
+ * A tenant's own queued runs count against its fair share: the trainers it
+ * may hold now (INT_MAX: any), for the claim of its queued runs; after a
+ * claim, LiveWorldClaimed counts the new trainer before the next decision.
+ * LiveWorldCost: the world's estimate of a candidate of a task (NaN when
+ * the task is not in the world), for the run budget of a claimed run.
+ */
+extern int	LiveWorldQueueCap(const char *tenant);
+extern void LiveWorldClaimed(const char *tenant);
+extern double LiveWorldCost(int64 task_id, int model_index);
+
+/*
  * easeml.explain, in a backend: fit the priors and the cost model now, the
  * own prior of one task only (the scheduler does the same in slices), then
  * rank that task's candidates (best first, at most max) and say in why

@@ -85,7 +85,9 @@ static TimestampTz last_load = 0;
 #define COOLDOWN_SLOTS 64
 #define COOLDOWN_MS 10000
 #define LAUNCH_BACKOFF_MS 10000
+#define LAUNCH_BACKOFF_MAX_MS 160000
 static TimestampTz launch_backoff_until = 0;	/* no launches before */
+static int	launch_failures = 0;	/* unreachable launcher, in a row */
 static int64 cooldown_task[COOLDOWN_SLOTS];
 static TimestampTz cooldown_until[COOLDOWN_SLOTS];
 static TimestampTz last_policy_warning = 0;
@@ -117,6 +119,7 @@ static char *bootstrap_user = NULL;
  */
 #define PREEMPT_CHECK_MS 1000
 static TimestampTz last_preempt_check = 0;
+static double applied_memory_limit = -1;	/* bytes, when the world was built */
 static char preempt_for[EASEML_MAX_SLOTS][NAMEDATALEN];
 
 static void
@@ -283,6 +286,8 @@ typedef struct PendingResult
 	char	   *how;
 	char	   *source_error;	/* why the task's source could not be read */
 	bool		model_error;	/* the trainer cannot train the model row */
+	bool		preempted;		/* the run budget stopped it: a tenant's
+								 * queued request is queued again */
 	int			attempts;
 	TimestampTz next_try;
 } PendingResult;
@@ -353,6 +358,16 @@ EndStatus(int slot, const EasemlTrainer *t, int status, int exit_code,
 						  (long) ((GetCurrentTimestamp() - t->started) / USECS_PER_SEC),
 						  preempt_for[slot], easeml_run_budget, how);
 		return "interrupted";
+	}
+	if (status != -1 && WIFEXITED(status) &&
+		WEXITSTATUS(status) == EASEML_EXIT_MEMORY_LIMIT)
+	{
+		/* the trainer's report starts with the reason; else say it */
+		char	   *why = FailedError(t, report, how, detail);
+
+		*error = (*detail && strncmp(*detail, "memory limit", 12) == 0) ?
+			pstrdup(*detail) : psprintf("memory limit: %s", why);
+		return "failed";
 	}
 	if (t->stop_reason == EASEML_STOP_TIMEOUT)
 	{
@@ -458,6 +473,7 @@ BuildResult(int slot)
 	if (exit_code == EASEML_EXIT_SOURCE && strcmp(run_status, "failed") == 0)
 		r->source_error = pstrdup(detail && detail[0] ? detail : how);
 	r->model_error = (exit_code == EASEML_EXIT_MODEL && strcmp(run_status, "failed") == 0);
+	r->preempted = t->stop_reason == EASEML_STOP_PREEMPT && strcmp(run_status, "interrupted") == 0;
 	MemoryContextSwitchTo(old);
 	return r;
 }
@@ -491,6 +507,8 @@ RecordResultStep(void *arg)
 	/* a model row the trainer cannot train must not fail every task */
 	if (r->model_error)
 		CatalogDisableModelOfRun(r->run_id, r->error);
+	if (r->preempted)
+		CatalogRequeuePreempted(r->run_id);
 	CatalogCommit();
 	ereport(LOG,
 			(errmsg("easeml: run %lld %s (%s)", (long long) r->run_id, r->status, r->how)));
@@ -730,6 +748,7 @@ TrainerEnvironment(char **envp, int64 run_id, const char *token,
 	envp[ne++] = psprintf("%s=%s", EASEML_ENV_DEVICE, device->name);
 	envp[ne++] = psprintf("%s=%s", EASEML_ENV_DEVICE_KIND, device->kind);
 	envp[ne++] = psprintf("%s=%d", EASEML_ENV_TIME_LIMIT, easeml_run_timeout);
+	envp[ne++] = psprintf("%s=%.0f", EASEML_ENV_MEMORY_LIMIT, EasemlTrainerMemoryLimitBytes());
 	envp[ne++] = psprintf("OPENBLAS_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = psprintf("OMP_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = "LC_ALL=C";
@@ -749,7 +768,8 @@ TrainerEnvironment(char **envp, int64 run_id, const char *token,
 
 /*
  * A launch that failed: an unreachable cluster interrupts the run (its
- * candidate is trained again) and pauses launches for LAUNCH_BACKOFF_MS
+ * candidate is trained again) and pauses launches for LAUNCH_BACKOFF_MS,
+ * doubled for each such failure in a row up to LAUNCH_BACKOFF_MAX_MS,
  * instead of burning one candidate after another; anything else fails it.
  */
 static void
@@ -758,14 +778,78 @@ RecordFailedLaunch(int64 run_id, bool transient, const char *err)
 	CatalogBegin("easeml: recording a failed launch");
 	if (transient)
 	{
+		int			ms = LAUNCH_BACKOFF_MS;
+
 		CatalogFinishRun(run_id, "interrupted", INT_MIN, NULL,
 						 psprintf("interrupted: %s", err));
+		for (int i = 0; i < launch_failures && ms < LAUNCH_BACKOFF_MAX_MS; i++)
+			ms *= 2;
+		launch_failures++;
 		launch_backoff_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-														   LAUNCH_BACKOFF_MS);
+														   Min(ms, LAUNCH_BACKOFF_MAX_MS));
 	}
 	else
 		CatalogRunFailedToStart(run_id, err);
 	CatalogCommit();
+}
+
+/* The launch of the trainer in a slot is under way: record where it runs. */
+static void
+RecordLaunched(int slot, const CatDevice *device)
+{
+	EasemlTrainer *t = SupervisorSlot(slot);
+
+	CatalogBegin("easeml: recording a launch");
+	CatalogRunStarted(t->run_id, (int) t->pid, t->log_path);
+	if (t->job_id > 0)
+		TrainerJobSubmitted(t->run_id, t->job_id);
+	CatalogCommit();
+	if (t->job_id > 0)
+		ereport(LOG, (errmsg("easeml: run %lld submitted in slot %d to %s (Slurm job %lld)",
+							 (long long) t->run_id, slot, t->device, (long long) t->job_id)));
+	else
+		ereport(LOG, (errmsg("easeml: run %lld started in slot %d on %s (pid %d)",
+							 (long long) t->run_id, slot, device ? device->name : t->device,
+							 (int) t->pid)));
+}
+
+/*
+ * Read the answers of the Slurm submissions under way (sbatch runs in the
+ * background, src/supervisor.c): record the job of each one that was
+ * accepted, and the failure of each one that was not.  The loop never
+ * waits for sbatch.
+ */
+static void
+FinishSubmissions(void)
+{
+	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
+	{
+		EasemlTrainer *t = SupervisorSlot(slot);
+		char		err[512];
+		bool		transient;
+		int64		run_id = t->run_id;
+
+		if (!t->submitting)
+			continue;
+		switch (SupervisorSubmitted(slot, &transient, err, sizeof(err)))
+		{
+			case SUBMIT_NONE:
+			case SUBMIT_PENDING:
+				break;
+			case SUBMIT_DONE:
+				launch_failures = 0;
+				world_changed = true;
+				RecordLaunched(slot, NULL);
+				break;
+			case SUBMIT_FAILED:
+				SupervisorRelease(slot);
+				world_changed = true;
+				ereport(WARNING, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
+				RecordFailedLaunch(run_id, transient, err);
+				break;
+		}
+	}
+	SupervisorSlurmStep();
 }
 
 /*
@@ -792,7 +876,7 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 	static const char *const exports[] = {
 		EASEML_ENV_CONNINFO, EASEML_ENV_RUN_ID, EASEML_ENV_RUN_TOKEN,
 		EASEML_ENV_DEVICE, EASEML_ENV_DEVICE_KIND, EASEML_ENV_TIME_LIMIT,
-		"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "LC_ALL", NULL
+		EASEML_ENV_MEMORY_LIMIT, "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "LC_ALL", NULL
 	};
 
 	argv[0] = path;
@@ -828,20 +912,14 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 		return;
 	}
 
-	CatalogBegin("easeml: recording a launch");
-	CatalogRunStarted(run_id, (int) SupervisorSlot(slot)->pid,
-					  SupervisorSlot(slot)->log_path);
-	if (SupervisorSlot(slot)->job_id > 0)
-		TrainerJobSubmitted(run_id, SupervisorSlot(slot)->job_id);
-	CatalogCommit();
-	if (SupervisorSlot(slot)->job_id > 0)
-		ereport(LOG, (errmsg("easeml: run %lld submitted in slot %d to %s (Slurm job %lld)",
-							 (long long) run_id, slot, device->name,
-							 (long long) SupervisorSlot(slot)->job_id)));
-	else
-		ereport(LOG, (errmsg("easeml: run %lld started in slot %d on %s (pid %d)",
-							 (long long) run_id, slot, device->name,
-							 (int) SupervisorSlot(slot)->pid)));
+	/* sbatch answers later (FinishSubmissions) */
+	if (SupervisorSlot(slot)->submitting)
+	{
+		ereport(DEBUG1, (errmsg("easeml: run %lld: submitting in slot %d to %s",
+								(long long) run_id, slot, device->name)));
+		return;
+	}
+	RecordLaunched(slot, device);
 }
 
 /*
@@ -1175,6 +1253,50 @@ ReloadConfigIfPending(void)
 }
 
 /*
+ * Start the runs tenants queued themselves (easeml.enqueue) in free slots,
+ * oldest first, each while its tenant holds fewer trainers than its cap in
+ * the synced world: its max_parallel and, while other tenants wait, its
+ * fair share.  A tenant's queue goes before the policy's choices for it,
+ * never past its share (docs/scheduler.md 7.1).
+ */
+static void
+ClaimQueued(CatState *state, const CatSlot *free_slots, int nfree)
+{
+	CatClaim	claims[EASEML_MAX_SLOTS];
+	const char **tenants = palloc(sizeof(char *) * Max(state->n_tenant_running, 1));
+	int		   *caps = palloc(sizeof(int) * Max(state->n_tenant_running, 1));
+	int			n = 0;
+	int			nclaims;
+
+	for (int i = 0; i < state->n_tenant_running; i++)
+		if (state->tenant_queued[i] > 0)
+		{
+			tenants[n] = state->tenant_names[i];
+			caps[n++] = LiveWorldQueueCap(state->tenant_names[i]);
+		}
+	if (n == 0 || nfree == 0)
+		return;
+	CatalogBegin("easeml: claiming queued runs");
+	nclaims = CatalogClaimQueued(free_slots, nfree, tenants, caps, n, claims);
+	for (int i = 0; i < nclaims; i++)
+	{
+		int			k = CatalogModelIndex(state, claims[i].model_id);
+		double		est = k >= 0 ? LiveWorldCost(claims[i].task_id, k) : NAN;
+
+		if (isfinite(est) && est > 0)
+			CatalogSetClaimEstimate(claims[i].run_id, est);
+	}
+	CatalogCommit();
+	for (int i = 0; i < nclaims; i++)
+	{
+		LiveWorldClaimed(claims[i].tenant);
+		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
+	}
+	if (nclaims > 0)
+		world_changed = true;
+}
+
+/*
  * Fill free slots: first runs users queued, then the policy's choices,
  * each on a device placement chooses (src/devices.c).
  */
@@ -1183,10 +1305,9 @@ Schedule(void)
 {
 	CatSlot		free_slots[EASEML_MAX_SLOTS];
 	int			nfree;
-	CatClaim	claims[EASEML_MAX_SLOTS];
-	int			nclaims;
 	CatState	state;
 	bool		full;
+	bool		any_queued;
 
 	/*
 	 * Again here, not only at the top of the loop: a change committed after
@@ -1197,6 +1318,17 @@ Schedule(void)
 	 * doing when the signal came.
 	 */
 	ReloadConfigIfPending();
+
+	/*
+	 * A task's candidates are sized against the memory limit when it joins
+	 * the world (CatalogOverMemory): a new limit rebuilds the world.
+	 */
+	if (EasemlTrainerMemoryLimitBytes() != applied_memory_limit)
+	{
+		if (applied_memory_limit >= 0)
+			LiveWorldReset();
+		applied_memory_limit = EasemlTrainerMemoryLimitBytes();
+	}
 	/* nothing is placed before the devices are known */
 	if (!easeml_enabled || !DevicesKnown())
 		return;
@@ -1220,7 +1352,7 @@ Schedule(void)
 
 	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
 	CatalogBegin("easeml: loading tasks");
-	nclaims = CatalogClaimQueued(free_slots, nfree, claims);
+	any_queued = CatalogCancelQueued();
 	CatalogLoadStateKept(&state, LiveWorldRefitDue());
 	CatalogLoadPlacement(&state);
 	DevicesRestrict(&state);
@@ -1243,10 +1375,8 @@ Schedule(void)
 		refit_pending = LiveWorldRefitStart(&state);
 		return;
 	}
-	for (int i = 0; i < nclaims; i++)
-		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
-	if (nclaims > 0)
-		world_changed = true;
+	if (any_queued)
+		ClaimQueued(&state, free_slots, nfree);
 	DecideFreeSlots(&state);
 	refit_pending = LiveWorldRefitStart(&state);
 }
@@ -1379,6 +1509,7 @@ Iterate(void)
 			SweepRunDirectories();
 		return;
 	}
+	FinishSubmissions();
 	if (sweep_pending ||
 		TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(), SWEEP_INTERVAL_MS))
 		SweepRunDirectories();

@@ -63,6 +63,51 @@ SlurmStateClass(const char *state)
 	return SLURM_JOB_UNKNOWN;
 }
 
+/*
+ * A positive decimal id (a job id, a run id) that fills s up to its end or
+ * to one of the characters in stop ("" for none): no sign, no blanks, and
+ * no value beyond SLURM_ID_MAX (a longer number would be clamped by strtoll
+ * and name another job).  Returns the id, or 0 when s is not one; *rest
+ * (when not NULL) points past it.
+ */
+int64_t
+SlurmParseId(const char *s, const char *stop, const char **rest)
+{
+	int64_t		id = 0;
+	const char *p = s;
+
+	if (!isdigit((unsigned char) *p))
+		return 0;
+	for (; isdigit((unsigned char) *p); p++)
+	{
+		if (id > (SLURM_ID_MAX - (*p - '0')) / 10)
+			return 0;
+		id = id * 10 + (*p - '0');
+	}
+	if (*p != '\0' && strchr(stop, *p) == NULL)
+		return 0;
+	if (rest != NULL)
+		*rest = p;
+	return id;
+}
+
+/*
+ * How long to wait before asking Slurm again after the given number of
+ * failures in a row: SLURM_RETRY_MS doubled each time, at most
+ * SLURM_RETRY_MAX_MS (bounded exponential backoff); 0 failures: no wait.
+ */
+int
+SlurmBackoffMs(int failures)
+{
+	long		ms = SLURM_RETRY_MS;
+
+	if (failures <= 0)
+		return 0;
+	for (int i = 1; i < failures && ms < SLURM_RETRY_MAX_MS; i++)
+		ms *= 2;
+	return (int) (ms < SLURM_RETRY_MAX_MS ? ms : SLURM_RETRY_MAX_MS);
+}
+
 /* The job name of a run: <prefix>-run<id>.  Returns snprintf's count. */
 int
 SlurmJobName(char *buf, size_t len, const char *prefix, int64_t run_id)
@@ -75,19 +120,10 @@ int64_t
 SlurmJobNameRun(const char *name, const char *prefix)
 {
 	size_t		n = strlen(prefix);
-	const char *p;
-	char	   *end;
-	long long	id;
 
 	if (strncmp(name, prefix, n) != 0 || strncmp(name + n, "-run", 4) != 0)
 		return 0;
-	p = name + n + 4;
-	if (!isdigit((unsigned char) *p))
-		return 0;
-	id = strtoll(p, &end, 10);
-	if (*end != '\0' || id <= 0)
-		return 0;
-	return (int64_t) id;
+	return SlurmParseId(name + n + 4, "", NULL);
 }
 
 /*
@@ -151,23 +187,41 @@ SlurmBatchScript(char *buf, size_t len, const char *trainer, int64_t run_id)
 }
 
 /*
- * The job id in sbatch --parsable's output ("123" or "123;cluster"), or
- * 0 when there is none.
+ * The job id in sbatch --parsable's output ("123" or "123;cluster" on a
+ * line of its own; warnings on other lines are skipped), or 0 when there
+ * is none or it is not a number easeml can follow (too long, trailing
+ * text): such an answer is refused, never clamped into another job's id.
  */
 int64_t
 SlurmParseJobId(const char *out)
 {
-	char	   *end;
-	long long	id;
+	const char *line = out;
 
-	while (isspace((unsigned char) *out))
-		out++;
-	if (!isdigit((unsigned char) *out))
-		return 0;
-	id = strtoll(out, &end, 10);
-	if (*end != '\0' && *end != ';' && !isspace((unsigned char) *end))
-		return 0;
-	return id > 0 ? (int64_t) id : 0;
+	while (line != NULL && *line != '\0')
+	{
+		const char *p = line;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (isdigit((unsigned char) *p))
+		{
+			const char *rest;
+			int64_t		id = SlurmParseId(p, "; \t\r\n", &rest);
+
+			if (id <= 0)
+				return 0;
+			/* a cluster name may follow; then only blanks to the line's end */
+			if (*rest == ';')
+				rest += strcspn(rest, " \t\r\n");
+			while (*rest == ' ' || *rest == '\t' || *rest == '\r')
+				rest++;
+			return (*rest == '\n' || *rest == '\0') ? id : 0;
+		}
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	return 0;
 }
 
 /*
@@ -222,7 +276,6 @@ SlurmParseSqueue(const char *text, const char *prefix, SlurmJob *jobs, int max)
 		const char *p = line;
 		char		idbuf[32];
 		char		name[256];
-		char	   *end;
 
 		while (nf < 4)
 		{
@@ -243,8 +296,8 @@ SlurmParseSqueue(const char *text, const char *prefix, SlurmJob *jobs, int max)
 
 			CopyField(idbuf, sizeof(idbuf), f[0], flen[0]);
 			memset(j, 0, sizeof(*j));
-			j->job_id = strtoll(idbuf, &end, 10);
-			if (*end == '\0' && j->job_id > 0)
+			j->job_id = SlurmParseId(idbuf, "", NULL);
+			if (j->job_id > 0)
 			{
 				CopyField(name, sizeof(name), f[1], flen[1]);
 				j->run_id = SlurmJobNameRun(name, prefix);
@@ -292,13 +345,12 @@ bool
 SlurmParseScontrol(const char *line, const char *prefix, SlurmJob *job)
 {
 	char		buf[256];
-	char	   *end;
 
 	memset(job, 0, sizeof(*job));
 	if (!ScontrolField(line, "JobId", buf, sizeof(buf)))
 		return false;
-	job->job_id = strtoll(buf, &end, 10);
-	if (*end != '\0' || job->job_id <= 0)
+	job->job_id = SlurmParseId(buf, "", NULL);
+	if (job->job_id <= 0)
 		return false;
 	if (ScontrolField(line, "JobName", buf, sizeof(buf)))
 		job->run_id = SlurmJobNameRun(buf, prefix);
@@ -332,7 +384,6 @@ SlurmParseSacct(const char *text, const char *prefix, SlurmJob *job)
 	char		line[512];
 	char	   *f[4];
 	char	   *p;
-	char	   *end;
 	int			code,
 				sig;
 
@@ -348,8 +399,8 @@ SlurmParseSacct(const char *text, const char *prefix, SlurmJob *job)
 		if (p != NULL)
 			*p++ = '\0';
 	}
-	job->job_id = strtoll(f[0], &end, 10);
-	if (*end != '\0' || job->job_id <= 0 || f[2][0] == '\0')
+	job->job_id = SlurmParseId(f[0], "", NULL);
+	if (job->job_id <= 0 || f[2][0] == '\0')
 		return false;
 	job->run_id = SlurmJobNameRun(f[1], prefix);
 	/* "CANCELLED by 1000": the state is the first word */

@@ -53,7 +53,18 @@ extern int	SlurmTimeLimit(char *buf, size_t len, int seconds);
 extern int	SlurmBatchScript(char *buf, size_t len, const char *trainer,
 							 int64_t run_id);
 extern bool SlurmSafeWord(const char *s);
+/* ids beyond this are refused, not clamped (Slurm's own are 32-bit) */
+#define SLURM_ID_MAX INT64_C(999999999999)
+extern int64_t SlurmParseId(const char *s, const char *stop, const char **rest);
 extern int64_t SlurmParseJobId(const char *sbatch_output);
+
+/*
+ * Asking Slurm again after failures: SLURM_RETRY_MS, doubled per failure
+ * in a row up to SLURM_RETRY_MAX_MS.
+ */
+#define SLURM_RETRY_MS 1000
+#define SLURM_RETRY_MAX_MS 60000
+extern int	SlurmBackoffMs(int failures);
 extern bool SlurmTransientError(const char *output);
 extern int	SlurmParseSqueue(const char *text, const char *prefix,
 							 SlurmJob *jobs, int max);

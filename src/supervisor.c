@@ -50,6 +50,18 @@
 static EasemlTrainer trainers[EASEML_MAX_SLOTS];
 static pid_t probe_pid = 0;		/* the device probe, 0 when none runs */
 
+/*
+ * Slurm's commands run in the background (src/launch_slurm.c): per slot
+ * its sbatch while the run is submitted, then its scontrol or sacct; one
+ * squeue for every job; scancel in a pool of their own.
+ */
+static SlurmCmd slot_cmd[EASEML_MAX_SLOTS];
+static SlurmCmd queue_cmd;
+#define CANCEL_CMDS (2 * EASEML_MAX_SLOTS)
+static SlurmCmd cancel_cmd[CANCEL_CMDS];
+
+static SlurmCmd *NewCancelCmd(void);
+
 /* Slot table access for the scheduler. */
 EasemlTrainer *
 SupervisorSlot(int slot)
@@ -98,6 +110,7 @@ SupervisorReserve(int slot, int64 run_id, const char *device)
 {
 	EasemlTrainer *t = &trainers[slot];
 
+	SlurmCmdFree(&slot_cmd[slot]);
 	memset(t, 0, sizeof(*t));
 	t->run_id = run_id;
 	t->pid = 0;
@@ -108,6 +121,7 @@ SupervisorReserve(int slot, int64 run_id, const char *device)
 void
 SupervisorRelease(int slot)
 {
+	SlurmCmdFree(&slot_cmd[slot]);
 	memset(&trainers[slot], 0, sizeof(EasemlTrainer));
 }
 
@@ -262,31 +276,63 @@ LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
  * Start the trainer of a run in the given slot with the launcher
  * easeml.launcher names.  On failure returns false with a message in err
  * and *transient set when the launcher could not be reached (a cluster's
- * controller down); nothing is left running.
+ * controller down); nothing is left running.  A Slurm run is submitted in
+ * the background: the slot is then "submitting" until SupervisorSubmitted
+ * reads sbatch's answer.
  */
 bool
 SupervisorLaunch(int slot, const LaunchRequest *req, bool *transient,
 				 char *err, size_t errlen)
 {
 	EasemlTrainer *t = &trainers[slot];
-	int64		job_id;
 
 	*transient = false;
 	if (easeml_launcher != EASEML_LAUNCHER_SLURM)
 		return LocalSpawn(slot, req->run_id, req->device, req->run_dir,
 						  req->argv, req->envp, err, errlen);
-	if (!SlurmSubmit(req, &job_id, transient, err, errlen))
+	if (!SlurmSubmitStart(req, &slot_cmd[slot], err, errlen))
 		return false;
 	memset(t, 0, sizeof(*t));
 	t->run_id = req->run_id;
 	t->launcher = EASEML_LAUNCHER_SLURM;
+	t->submitting = true;
+	t->started = GetCurrentTimestamp();
+	strlcpy(t->device, req->device, sizeof(t->device));
+	snprintf(t->log_path, sizeof(t->log_path), "slurm job (being submitted): %s",
+			 easeml_slurm_output);
+	return true;
+}
+
+SubmitState
+SupervisorSubmitted(int slot, bool *transient, char *err, size_t errlen)
+{
+	EasemlTrainer *t = &trainers[slot];
+	int64		job_id;
+
+	*transient = false;
+	if (!t->submitting)
+		return SUBMIT_NONE;
+	if (!SlurmCmdPoll(&slot_cmd[slot]))
+		return SUBMIT_PENDING;
+	t->submitting = false;
+	if (slot_cmd[slot].timed_out)
+	{
+		/* it may have submitted a job nobody follows: cancel it by name */
+		SlurmCmd   *cancel = NewCancelCmd();
+
+		if (cancel != NULL && SlurmCancelStart(0, t->run_id, false, cancel))
+			ereport(LOG,
+					(errmsg("easeml: run %lld: sbatch did not answer; cancelling any job it submitted (by its name)",
+							(long long) t->run_id)));
+	}
+	if (!SlurmSubmitFinish(&slot_cmd[slot], &job_id, transient, err, errlen))
+		return SUBMIT_FAILED;
 	t->job_id = job_id;
 	t->job_class = SLURM_JOB_ALIVE;
 	t->started = GetCurrentTimestamp();
-	strlcpy(t->device, req->device, sizeof(t->device));
 	snprintf(t->log_path, sizeof(t->log_path), "slurm job %lld: %s",
 			 (long long) job_id, easeml_slurm_output);
-	return true;
+	return SUBMIT_DONE;
 }
 
 /*
@@ -299,6 +345,7 @@ SupervisorAttach(int slot, int64 run_id, const char *device, int64 job_id,
 {
 	EasemlTrainer *t = &trainers[slot];
 
+	SlurmCmdFree(&slot_cmd[slot]);
 	memset(t, 0, sizeof(*t));
 	t->run_id = run_id;
 	t->launcher = EASEML_LAUNCHER_SLURM;
@@ -313,79 +360,151 @@ SupervisorAttach(int slot, int64 run_id, const char *device, int64 job_id,
 #define SLURM_REFRESH_MS 1000
 #define SLURM_MISSING_GRACE_MS 10000
 
+/* squeue: when the next may start, the failures in a row, what it asks */
+static TimestampTz next_refresh = 0;
+static int	refresh_failures = 0;
+static int64 queried[EASEML_MAX_SLOTS];
+static int	n_queried = 0;
+
 /*
  * Ask squeue how the jobs of the Slurm slots stand, at most once every
- * SLURM_REFRESH_MS.  A job it no longer lists is marked missing; when
- * squeue fails nothing changes.
+ * SLURM_REFRESH_MS, in the background: this starts it, a later call reads
+ * its answer.  A job it no longer lists is marked missing; when squeue
+ * fails nothing changes, and it is asked again after a backoff
+ * (SlurmBackoffMs) that grows with the failures in a row.
  */
 static void
 RefreshJobs(void)
 {
-	static TimestampTz last = 0;
-	int64		ids[EASEML_MAX_SLOTS];
 	SlurmJob	jobs[EASEML_MAX_SLOTS];
-	int			n = 0;
 	int			found;
 	bool		ok;
+	TimestampTz now = GetCurrentTimestamp();
 
-	if (last != 0 && !TimestampDifferenceExceeds(last, GetCurrentTimestamp(), SLURM_REFRESH_MS))
+	if (SlurmCmdBusy(&queue_cmd))
+	{
+		if (!SlurmCmdPoll(&queue_cmd))
+			return;
+		found = SlurmQueueFinish(&queue_cmd, jobs, lengthof(jobs), &ok);
+		refresh_failures = ok ? 0 : refresh_failures + 1;
+		next_refresh = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												   ok ? SLURM_REFRESH_MS : SlurmBackoffMs(refresh_failures));
+		if (!ok)
+			return;
+		for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+		{
+			EasemlTrainer *t = &trainers[i];
+			bool		asked = false;
+
+			if (t->job_id <= 0 || t->exited)
+				continue;
+			/* a job submitted after squeue started is not in its answer */
+			for (int j = 0; j < n_queried && !asked; j++)
+				asked = queried[j] == t->job_id;
+			if (!asked)
+				continue;
+			t->job_missing = true;
+			for (int j = 0; j < found; j++)
+				if (jobs[j].job_id == t->job_id)
+				{
+					t->job_missing = false;
+					t->job_class = SlurmStateClass(jobs[j].state);
+				}
+		}
 		return;
-	last = GetCurrentTimestamp();
+	}
+	if (next_refresh != 0 && now < next_refresh)
+		return;
+	n_queried = 0;
 	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
 		if (trainers[i].job_id > 0 && !trainers[i].exited)
-			ids[n++] = trainers[i].job_id;
-	if (n == 0)
+			queried[n_queried++] = trainers[i].job_id;
+	if (n_queried == 0)
 		return;
-	found = SlurmQueue(ids, n, jobs, lengthof(jobs), &ok);
-	if (!ok)
-		return;
-	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+	next_refresh = TimestampTzPlusMilliseconds(now, SLURM_REFRESH_MS);
+	if (!SlurmQueueStart(queried, n_queried, &queue_cmd))
 	{
-		EasemlTrainer *t = &trainers[i];
-
-		if (t->job_id <= 0 || t->exited)
-			continue;
-		t->job_missing = true;
-		for (int j = 0; j < found; j++)
-			if (jobs[j].job_id == t->job_id)
-			{
-				t->job_missing = false;
-				t->job_class = SlurmStateClass(jobs[j].state);
-			}
+		(void) SlurmQueueFinish(&queue_cmd, jobs, lengthof(jobs), &ok);
+		refresh_failures++;
+		next_refresh = TimestampTzPlusMilliseconds(now, SlurmBackoffMs(refresh_failures));
 	}
+}
+
+/* A failed scontrol or sacct: ask about this job again after a backoff. */
+static void
+QueryFailed(EasemlTrainer *t)
+{
+	t->query_failures++;
+	t->next_query = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												SlurmBackoffMs(t->query_failures));
 }
 
 /*
  * Has the Slurm job of a slot ended?  Once squeue no longer says it is
- * alive, scontrol tells how: its exit status (as a wait status), and
- * whether Slurm lost it or its time limit ended it, in Slurm's words.
+ * alive, scontrol tells how (sacct, for a job slurmctld forgot): its exit
+ * status (as a wait status), and whether Slurm lost it or its time limit
+ * ended it, in Slurm's words.  Both run in the background (slot_cmd), one
+ * at a time per job, and after a failure not again before the job's
+ * backoff has passed.
  */
 static bool
-SlurmPoll(EasemlTrainer *t, int *status)
+SlurmPoll(int slot, EasemlTrainer *t, int *status)
 {
+	SlurmCmd   *cmd = &slot_cmd[slot];
 	SlurmJob	job;
 	SlurmJobClass cls;
-	bool		ok;
 
 	RefreshJobs();
-	if (t->job_class == SLURM_JOB_ALIVE && !t->job_missing)
-		return false;
-	/* squeue may not list a job it has just accepted */
-	if (t->job_class == SLURM_JOB_UNKNOWN && t->job_missing &&
-		!TimestampDifferenceExceeds(t->started, GetCurrentTimestamp(), SLURM_MISSING_GRACE_MS))
-		return false;
-	if (!t->job_missing && t->job_class == SLURM_JOB_UNKNOWN)
-		return false;
-	if (!SlurmShowJob(t->job_id, &job, &ok))
+	if (!SlurmCmdBusy(cmd))
 	{
-		if (!ok)
-			return false;		/* Slurm did not answer: ask again later */
-		*status = -1;
-		t->lost = true;
-		snprintf(t->end_reason, sizeof(t->end_reason),
-				 "Slurm no longer knows job %lld", (long long) t->job_id);
-		return true;
+		if (t->job_class == SLURM_JOB_ALIVE && !t->job_missing)
+			return false;
+		/* squeue may not list a job it has just accepted */
+		if (t->job_class == SLURM_JOB_UNKNOWN && t->job_missing &&
+			!TimestampDifferenceExceeds(t->started, GetCurrentTimestamp(), SLURM_MISSING_GRACE_MS))
+			return false;
+		if (!t->job_missing && t->job_class == SLURM_JOB_UNKNOWN)
+			return false;
+		if (t->next_query != 0 && GetCurrentTimestamp() < t->next_query)
+			return false;
+		if (!(t->query_acct ? SlurmAcctStart(t->job_id, cmd) : SlurmShowJobStart(t->job_id, cmd)))
+		{
+			SlurmCmdFree(cmd);
+			QueryFailed(t);
+		}
+		return false;			/* its exit wakes the loop (SIGCHLD) */
 	}
+	if (!SlurmCmdPoll(cmd))
+		return false;
+	if (t->query_acct)
+	{
+		t->query_acct = false;
+		if (!SlurmAcctFinish(cmd, &job))
+		{
+			*status = -1;
+			t->lost = true;
+			snprintf(t->end_reason, sizeof(t->end_reason),
+					 "Slurm no longer knows job %lld", (long long) t->job_id);
+			return true;
+		}
+	}
+	else
+	{
+		switch (SlurmShowJobFinish(cmd, &job))
+		{
+			case SLURM_SHOW_FAILED:
+				QueryFailed(t);
+				return false;	/* Slurm did not answer: ask again later */
+			case SLURM_SHOW_FORGOTTEN:
+				t->query_acct = true;
+				t->next_query = 0;
+				return false;	/* the next poll asks sacct */
+			case SLURM_SHOW_FOUND:
+				break;
+		}
+	}
+	t->query_failures = 0;
+	t->next_query = 0;
 	cls = SlurmStateClass(job.state);
 	if (cls == SLURM_JOB_ALIVE || cls == SLURM_JOB_UNKNOWN)
 	{
@@ -401,6 +520,37 @@ SlurmPoll(EasemlTrainer *t, int *status)
 	snprintf(t->end_reason, sizeof(t->end_reason), "Slurm job %lld ended %s (reason: %s)",
 			 (long long) t->job_id, job.state, job.reason[0] ? job.reason : "none");
 	return true;
+}
+
+/* A free command of the scancel pool (the oldest's answer is read first). */
+static SlurmCmd *
+NewCancelCmd(void)
+{
+	char		err[256];
+
+	for (int i = 0; i < CANCEL_CMDS; i++)
+	{
+		if (SlurmCmdBusy(&cancel_cmd[i]) && SlurmCmdPoll(&cancel_cmd[i]) &&
+			!SlurmCancelFinish(&cancel_cmd[i], err, sizeof(err)))
+			ereport(LOG, (errmsg("easeml: %s", err)));
+		if (!SlurmCmdBusy(&cancel_cmd[i]))
+			return &cancel_cmd[i];
+	}
+	return NULL;
+}
+
+void
+SupervisorSlurmStep(void)
+{
+	char		err[256];
+
+	/* an squeue whose jobs all ended meanwhile is read (and reaped) here */
+	if (SlurmCmdBusy(&queue_cmd))
+		RefreshJobs();
+	for (int i = 0; i < CANCEL_CMDS; i++)
+		if (SlurmCmdBusy(&cancel_cmd[i]) && SlurmCmdPoll(&cancel_cmd[i]) &&
+			!SlurmCancelFinish(&cancel_cmd[i], err, sizeof(err)))
+			ereport(LOG, (errmsg("easeml: %s", err)));
 }
 
 /*
@@ -430,7 +580,7 @@ SupervisorPoll(int slot, int *status)
 
 	if (t->job_id > 0)
 	{
-		if (!SlurmPoll(t, status))
+		if (!SlurmPoll(slot, t, status))
 			return false;
 		EndSessions(t);
 		return true;
@@ -465,8 +615,17 @@ SupervisorSignal(int slot, int sig)
 		return;
 	if (t->job_id > 0)
 	{
-		if (!SlurmCancel(t->job_id, sig == SIGKILL, err, sizeof(err)))
+		/* in the background: its answer is read by SupervisorSlurmStep */
+		SlurmCmd   *cmd = NewCancelCmd();
+
+		if (cmd == NULL || !SlurmCancelStart(t->job_id, 0, sig == SIGKILL, cmd))
+		{
+			if (cmd != NULL)
+				(void) SlurmCancelFinish(cmd, err, sizeof(err));
+			else
+				snprintf(err, sizeof(err), "too many scancel commands under way");
 			ereport(LOG, (errmsg("easeml: run %lld: %s", (long long) t->run_id, err)));
+		}
 	}
 	else if (t->pid > 0)
 		(void) kill(-t->pid, sig);
@@ -512,6 +671,26 @@ SupervisorStopAll(void)
 	bool		killed = false;
 
 	SupervisorProbeKill();
+	/* Slurm's commands in the background; a submission may have made a job */
+	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+	{
+		if (trainers[i].submitting && SlurmCmdBusy(&slot_cmd[i]))
+		{
+			SlurmCmd	cancel;
+
+			memset(&cancel, 0, sizeof(cancel));
+			SlurmCmdFree(&slot_cmd[i]);
+			/* left to finish on its own: its answer is not awaited */
+			if (SlurmCancelStart(0, trainers[i].run_id, false, &cancel))
+				ereport(LOG,
+						(errmsg("easeml: run %lld: its submission was interrupted; cancelling any job it made (by its name)",
+								(long long) trainers[i].run_id)));
+		}
+		SlurmCmdFree(&slot_cmd[i]);
+	}
+	SlurmCmdFree(&queue_cmd);
+	for (int i = 0; i < CANCEL_CMDS; i++)
+		SlurmCmdFree(&cancel_cmd[i]);
 	/* a reaped trainer's group id may belong to another process by now */
 	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
 		if (trainers[i].pid > 0 && !trainers[i].exited)
@@ -565,6 +744,9 @@ SupervisorDescribeExit(int status, char *buf, size_t len)
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DEVICE_UNAVAILABLE)
 		snprintf(buf, len, "trainer could not use its device (exit code %d)",
 				 EASEML_EXIT_DEVICE_UNAVAILABLE);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_MEMORY_LIMIT)
+		snprintf(buf, len, "trainer went over its memory limit (exit code %d)",
+				 EASEML_EXIT_MEMORY_LIMIT);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == EASEML_EXIT_DISCONNECTED)
 		snprintf(buf, len, "trainer lost its database connection (exit code %d)",
 				 EASEML_EXIT_DISCONNECTED);

@@ -50,7 +50,20 @@ typedef struct EasemlTrainer
 								 * rather than forgot the job */
 	bool		time_limit;		/* the cluster's time limit ended it */
 	char		end_reason[256];	/* the cluster's words on its end */
+	bool		submitting;		/* sbatch has not answered yet */
+	bool		query_acct;		/* scontrol forgot the job: ask sacct */
+	int			query_failures; /* scontrol/sacct failures in a row */
+	TimestampTz next_query;		/* no scontrol/sacct before (backoff) */
 } EasemlTrainer;
+
+/* How a Slurm submission stands (SupervisorSubmitted). */
+typedef enum SubmitState
+{
+	SUBMIT_NONE,				/* the slot is not submitting */
+	SUBMIT_PENDING,				/* sbatch has not answered yet */
+	SUBMIT_DONE,				/* the slot follows its job now */
+	SUBMIT_FAILED				/* err says why; the slot is to be released */
+} SubmitState;
 
 /* Has the slot's trainer been started (a process or a job)? */
 static inline bool
@@ -67,8 +80,12 @@ extern void SupervisorReserve(int slot, int64 run_id, const char *device);
 extern void SupervisorRelease(int slot);
 extern bool SupervisorLaunch(int slot, const LaunchRequest *req,
 							 bool *transient, char *err, size_t errlen);
+extern SubmitState SupervisorSubmitted(int slot, bool *transient, char *err,
+									   size_t errlen);
 extern void SupervisorAttach(int slot, int64 run_id, const char *device,
 							 int64 job_id, TimestampTz started);
+/* read the answers of Slurm commands in the background (scancel) */
+extern void SupervisorSlurmStep(void);
 extern bool SupervisorPoll(int slot, int *status);
 extern void SupervisorSignal(int slot, int sig);
 extern void SupervisorStop(int slot, EasemlStopReason reason);

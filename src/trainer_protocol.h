@@ -45,6 +45,9 @@
 #define EASEML_ENV_DEVICE			"EASEML_DEVICE" /* device name: "cpu", "cuda:0" */
 #define EASEML_ENV_DEVICE_KIND		"EASEML_DEVICE_KIND"	/* EASEML_KIND_CPU or _CUDA */
 #define EASEML_ENV_TIME_LIMIT		"EASEML_TIME_LIMIT" /* seconds, 0 = none */
+#define EASEML_ENV_MEMORY_LIMIT		"EASEML_MEMORY_LIMIT"	/* bytes the trainer may
+															 * allocate (its
+															 * RLIMIT_DATA), 0 = none */
 #define EASEML_ENV_CUDA_VISIBLE		"CUDA_VISIBLE_DEVICES"	/* the run's GPU, or empty */
 
 /* Device kinds, as in easeml.devices.kind and easeml.models.device_kinds. */
@@ -120,6 +123,15 @@
  * probe finds it, and the candidate is placed elsewhere.
  */
 #define EASEML_EXIT_DEVICE_UNAVAILABLE 6
+
+/*
+ * The trainer could not allocate memory under its cap
+ * (EASEML_ENV_MEMORY_LIMIT, easeml.trainer_memory_limit): the run fails
+ * with the reason "memory limit", and its candidate is not tried again for
+ * the task.  A custom trainer's command, which inherits the cap, exits with
+ * this status for the same reason.
+ */
+#define EASEML_EXIT_MEMORY_LIMIT	7
 
 /*
  * The database connection was lost (the server is shutting down or

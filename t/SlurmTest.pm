@@ -20,7 +20,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(slurm_missing start_slurm stop_slurm slurm_cmd slurm_job
-  start_slurmd kill_node wait_node_state stop_slurmctld start_slurmctld);
+  start_slurmd kill_node wait_node_state stop_slurmctld start_slurmctld
+  fake_slurm fake_mode fake_calls);
 
 my @DAEMONS = qw(/usr/sbin/munged /usr/sbin/mungekey /usr/sbin/slurmctld
   /usr/sbin/slurmd /usr/bin/sbatch /usr/bin/squeue /usr/bin/scontrol
@@ -181,6 +182,73 @@ sub slurm_job
 	my %f;
 	$f{$1} = $2 while $line =~ /(?:^|\s)(\w+)=(\S*)/g;
 	return \%f;
+}
+
+# Fake Slurm commands (no Slurm needed) in a directory to point
+# easeml.slurm_bindir at, for faults a real cluster does not make on
+# demand.  Each appends "<command> <unix time>" to calls.log and behaves
+# as the file <command>.mode says (fake_mode):
+#   sbatch    ok (default): prints job id 1000 + the run id of its
+#             --job-name; hang-once: this call sleeps 20 s first (logging
+#             hang-start and hang-end) and the mode goes back to ok;
+#             huge: prints 99999999999999999999999
+#   squeue    ok (default): exits 0 listing no job; down: cannot reach
+#             the controller
+#   scontrol  ok (default): the job COMPLETED with exit code 0; down:
+#             cannot reach the controller
+#   scancel   exits 0; sacct fails (no accounting database)
+sub fake_slurm
+{
+	my ($dir) = @_;
+	mkdir $dir;
+	my $down = 'echo "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"; exit 1';
+	my %body = (
+		sbatch => <<"SH",
+cat >/dev/null
+run=\$(echo "\$*" | sed -n 's/.*--job-name=[^ ]*-run\\([0-9]*\\).*/\\1/p')
+case "\$mode" in
+hang-once)
+	echo ok > $dir/sbatch.mode
+	echo "hang-start \$(date +%s.%N)" >> $dir/calls.log
+	sleep 20
+	echo "hang-end \$(date +%s.%N)" >> $dir/calls.log
+	echo \$((1000 + run)) ;;
+huge) echo 99999999999999999999999 ;;
+*) echo \$((1000 + run)) ;;
+esac
+SH
+		squeue => "case \"\$mode\" in down) $down ;; esac\nexit 0\n",
+		scontrol => "case \"\$mode\" in down) $down ;; esac\n"
+		  . "echo \"JobId=\$4 JobName=fake JobState=COMPLETED Reason=None ExitCode=0:0\"\n",
+		scancel => "exit 0\n",
+		sacct => "echo 'sacct: error: no accounting'; exit 1\n");
+	foreach my $cmd (keys %body)
+	{
+		write_file("$dir/$cmd",
+			"#!/bin/sh\necho \"$cmd \$(date +%s.%N)\" >> $dir/calls.log\n"
+			  . "mode=\$(cat $dir/$cmd.mode 2>/dev/null)\n"
+			  . $body{$cmd});
+		chmod 0755, "$dir/$cmd";
+	}
+	return $dir;
+}
+
+# Set the behaviour of one fake command (fake_slurm).
+sub fake_mode
+{
+	my ($dir, $cmd, $mode) = @_;
+	write_file("$dir/$cmd.mode", "$mode\n");
+	return;
+}
+
+# The calls.log lines of a fake command (or a hang marker) from a unix
+# time on.
+sub fake_calls
+{
+	my ($dir, $what, $since) = @_;
+	$since //= 0;
+	return grep { /^$what (\S+)/ && $1 >= $since }
+	  split /\n/, slurp_or_empty("$dir/calls.log");
 }
 
 sub slurp_or_empty

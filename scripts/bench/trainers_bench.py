@@ -359,7 +359,7 @@ def report(args, results, notes, sizes, t_start):
 
 
 def peak_rss(args):
-    """Train each run with the live trainer; its peak resident set and artifact size."""
+    """Train each run with the live trainer; its own peak resident set and artifact size."""
     env = dict(os.environ, EASEML_CONNINFO=args.conninfo, OPENBLAS_NUM_THREADS="1",
                OMP_NUM_THREADS="1", EASEML_DEVICE="cpu", EASEML_DEVICE_KIND="cpu")
     for run in args.runs:
@@ -380,8 +380,11 @@ def peak_rss(args):
         if not q.stdout.strip():
             sys.exit("trainer run %s reported no metrics; see %s/trainer.log" % (run, rd))
         m = json.loads(q.stdout)
+        # the trainer's own peak (VmHWM, metrics.peak_rss_bytes); wait4's
+        # ru_maxrss of a spawned child also holds this script's own peak
         print(json.dumps({"run": int(run), "family": m["family"], "model": m.get("model"),
-                          "peak_rss": usage.ru_maxrss * 1024, "artifact_bytes": m["artifact_bytes"],
+                          "peak_rss": m["peak_rss_bytes"], "wait4_maxrss": usage.ru_maxrss * 1024,
+                          "artifact_bytes": m["artifact_bytes"],
                           "rows": m.get("rows_loaded"), "features": m["n_features"],
                           "score": m["score"], "seconds": wall}), flush=True)
 

@@ -84,6 +84,9 @@ extern void TestLazyInstall(void);
 extern void TestDecisionMap(void);
 extern void TestDecisionRandom(void);
 
+/* test_memory.c */
+extern void TestMemoryModel(void);
+
 /* test_cost.c */
 extern void TestFamilyCostModel(void);
 extern void TestCostFoldsAndPasses(void);

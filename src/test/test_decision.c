@@ -284,6 +284,32 @@ TestDecisionFairSharesFull(void)
 	w.tenant_cap = 0;
 	CHECK(DecisionFairShares(&w, starved, over) == 0 && !over[0],
 		  "no shared cap: no fair share to enforce");
+	w.tenant_cap = -1;
+
+	/*
+	 * A tenant's own queue counts against its share (issue 22): tenant 0
+	 * holds both slots with runs it queued (the world counts a queued run
+	 * as in flight; external takes the not yet started ones back out of
+	 * what it holds), its task has nothing left, and tenant 1 waits.
+	 */
+	DecisionBlock(&w, a1, 1);
+	DecisionBlock(&w, b, 1);
+	CHECK(DecisionTenantCap(&w, 0) == INT_MAX, "nobody else waits: no cap");
+	DecisionSetTenantQueued(&w, 0, 3);
+	DecisionSetTenantExternal(&w, 0, 0);
+	CHECK(DecisionTenantCap(&w, 0) == INT_MAX, "a queue alone takes every slot");
+	DecisionBlock(&w, b, 0);
+	CHECK(DecisionTenantCap(&w, 0) == 1 && DecisionTenantCap(&w, 1) == 1,
+		  "a queue and another tenant's task: one slot each");
+	CHECK(DecisionFairShares(&w, starved, over) == 1 && starved[1] && over[0],
+		  "the queue's holder of both slots is over its share, the other starved");
+	DecisionSetTenantExternal(&w, 0, -1);
+	CHECK(DecisionFairShares(&w, starved, over) == 1 && !over[0] && starved[1],
+		  "a queued run counted in flight is not a slot held");
+	DecisionBlock(&w, b, 1);
+	DecisionSetTenantQueued(&w, 1, 1);
+	CHECK(DecisionTenantCap(&w, 0) == 1 && DecisionFairShares(&w, starved, over) == 1 &&
+		  starved[1], "a tenant whose only work is its queue waits for its share too");
 	DecisionWorldFree(&w);
 	GpPriorFree(&prior);
 }

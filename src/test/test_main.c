@@ -68,6 +68,7 @@ main(void)
 	TestReplayHand();
 	TestReplayRandom();
 	TestSlurmParse();
+	TestMemoryModel();
 	printf("easeml-unittest: %d checks, %d failed\n", n_checks, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }

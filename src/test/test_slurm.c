@@ -67,6 +67,40 @@ TestSlurmParse(void)
 		  !SlurmTransientError(""), "a refusal is not");
 	CHECK(SlurmParseJobId("sbatch: error: Batch job submission failed\n") == 0 &&
 		  SlurmParseJobId("") == 0 && SlurmParseJobId("12x") == 0, "no job id in an error");
+	/* issue 22: an id too long for easeml was clamped and accepted */
+	CHECK(SlurmParseJobId("99999999999999999999999\n") == 0 &&
+		  SlurmParseJobId("9223372036854775808\n") == 0 &&
+		  SlurmParseJobId("1000000000000\n") == 0, "ids beyond SLURM_ID_MAX are refused");
+	CHECK(SlurmParseJobId("999999999999\n") == INT64_C(999999999999) &&
+		  SlurmParseJobId("4294967295\n") == INT64_C(4294967295), "the largest ids are kept");
+	CHECK(SlurmParseJobId("-5\n") == 0 && SlurmParseJobId("+5\n") == 0 &&
+		  SlurmParseJobId("0\n") == 0 && SlurmParseJobId("123 456\n") == 0 &&
+		  SlurmParseJobId("12.5\n") == 0 && SlurmParseJobId("0x10\n") == 0,
+		  "signs, zero, two numbers, decimals and hex are not job ids");
+	CHECK(SlurmParseJobId("sbatch: warning: can't honor --ntasks\n88\n") == 88 &&
+		  SlurmParseJobId("  89 \r\n") == 89, "warnings on other lines and blanks are skipped");
+	CHECK(SlurmParseId("42", "", NULL) == 42 && SlurmParseId("42|x", "|", NULL) == 42 &&
+		  SlurmParseId("42|x", "", NULL) == 0 && SlurmParseId("", "", NULL) == 0,
+		  "SlurmParseId stops only where it is told");
+	CHECK(SlurmJobNameRun("easeml-7-run99999999999999999999", "easeml-7") == 0,
+		  "a run id too long is not ours");
+
+	/* bounded exponential backoff after failures in a row */
+	CHECK(SlurmBackoffMs(0) == 0, "no failure: no wait");
+	CHECK(SlurmBackoffMs(1) == SLURM_RETRY_MS && SlurmBackoffMs(2) == 2 * SLURM_RETRY_MS &&
+		  SlurmBackoffMs(3) == 4 * SLURM_RETRY_MS, "doubles: %d %d %d",
+		  SlurmBackoffMs(1), SlurmBackoffMs(2), SlurmBackoffMs(3));
+	CHECK(SlurmBackoffMs(7) == SLURM_RETRY_MAX_MS && SlurmBackoffMs(1000) == SLURM_RETRY_MAX_MS &&
+		  SlurmBackoffMs(INT_MAX) == SLURM_RETRY_MAX_MS, "bounded: %d", SlurmBackoffMs(1000));
+	{
+		long		total = 0;
+		int			calls = 0;
+
+		/* a controller down for ten minutes: how often is it asked? */
+		for (int f = 1; total < 600000; f++, calls++)
+			total += SlurmBackoffMs(f);
+		CHECK(calls <= 16, "ten minutes of failures cost %d commands, not hundreds a second", calls);
+	}
 
 	n = SlurmParseSqueue("5|easeml-7-run3|RUNNING|None\n"
 						 "6|easeml-7-run4|PENDING|Resources\n"

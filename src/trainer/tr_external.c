@@ -25,7 +25,8 @@
  *			 PATH, LC_ALL, HOME and PYTHONUNBUFFERED; never the database
  *			 connection string;
  *	 exit	 0 on success; 5 (EASEML_EXIT_DEVICE_OOM) when the device ran
- *			 out of memory.
+ *			 out of memory; 7 (EASEML_EXIT_MEMORY_LIMIT) when an allocation
+ *			 over the memory cap it inherits (RLIMIT_DATA) failed.
  *
  * The command line is the admin's array, nothing else: no value a tenant
  * wrote (task or column names, labels) reaches the command line or the
@@ -503,6 +504,9 @@ Outcome(int status, Said *said, Lines *err, const TrExternalRun *run, TrResult *
 	{
 		if (WEXITSTATUS(status) == EASEML_EXIT_DEVICE_OOM)
 			res->exit_code = EASEML_EXIT_DEVICE_OOM;
+		/* it inherited the trainer's memory cap (tr_memory.c) */
+		if (WEXITSTATUS(status) == EASEML_EXIT_MEMORY_LIMIT && TrMemoryLimit() > 0)
+			res->exit_code = EASEML_EXIT_MEMORY_LIMIT;
 		TrSetError(res, "the custom trainer exited with code %d%s%s",
 				   WEXITSTATUS(status), why[0] ? ": " : "", why);
 		return -1;

@@ -538,6 +538,21 @@ GuardProcess(LiveCtx *c)
 	return EASEML_EXIT_OK;
 }
 
+/*
+ * The memory cap (tr_memory.c), before the rows are loaded: after the
+ * device is opened, so that a CUDA context is part of the start-up
+ * footprint the cap comes on top of.
+ */
+static int
+CapMemory(LiveCtx *c)
+{
+	char		err[256];
+
+	if (TrMemoryLimitApply(getenv(EASEML_ENV_MEMORY_LIMIT), c->threads, err, sizeof(err)) != 0)
+		return Fail(c->run_dir, "%s", err);
+	return EASEML_EXIT_OK;
+}
+
 /* Connect and attach the session as the run's trainer. */
 static int
 ConnectAndAttach(LiveCtx *c)
@@ -786,13 +801,16 @@ StoreArtifact(LiveCtx *c, const TrResult *result, json_object *metrics)
 static void
 AddRunMetrics(const LiveCtx *c, json_object *metrics)
 {
-	struct rusage ru;
+	long long	peak = TrPeakRssBytes();
 
 	json_object_object_add(metrics, "load_seconds", json_object_new_double(c->load_seconds));
-	/* the trainer's high-water mark, to compare with the data's size */
-	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		json_object_object_add(metrics, "peak_rss_bytes",
-							   json_object_new_int64((int64_t) ru.ru_maxrss * 1024));
+
+	/*
+	 * The trainer's own high-water mark, to compare with the data's size:
+	 * not getrusage()'s, which holds the scheduler's peak (tr_memory.c).
+	 */
+	if (peak >= 0)
+		json_object_object_add(metrics, "peak_rss_bytes", json_object_new_int64(peak));
 	json_object_object_add(metrics, "rows_loaded", json_object_new_int64(c->tab.n));
 	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(c->bytes));
 	json_object_object_add(metrics, "model", json_object_new_string(JsonString(c->spec, "model")));
@@ -813,6 +831,7 @@ LiveRun(int argc, char **argv)
 		(rc = ConnectAndAttach(&c)) != EASEML_EXIT_OK ||
 		(rc = ReadSpec(&c)) != EASEML_EXIT_OK ||
 		(rc = PrepareCandidate(&c)) != EASEML_EXIT_OK ||
+		(rc = CapMemory(&c)) != EASEML_EXIT_OK ||
 		(rc = LoadRows(&c)) != EASEML_EXIT_OK)
 		return rc;
 	if (c.load_only)
@@ -865,6 +884,22 @@ TrLiveMain(int argc, char **argv)
 {
 	int			rc = LiveRun(argc, argv);
 
+	/*
+	 * An allocation the memory cap refused ended the run, whatever the
+	 * code that saw it said: the scheduler records it as over the limit.
+	 */
+	if (rc != EASEML_EXIT_OK && rc != EASEML_EXIT_USAGE &&
+		(TrMemoryLimitHit() || rc == EASEML_EXIT_MEMORY_LIMIT))
+	{
+		char		why[sizeof(fail_message)];
+
+		snprintf(why, sizeof(why), "%s", fail_message);
+		snprintf(fail_message, sizeof(fail_message),
+				 "memory limit: an allocation over the trainer's cap of %llu MB failed (easeml.trainer_memory_limit): %.1900s",
+				 TrMemoryLimit() / (1024 * 1024), why[0] ? why : "out of memory");
+		LogLine("error: %s", fail_message);
+		rc = EASEML_EXIT_MEMORY_LIMIT;
+	}
 	if (rc != EASEML_EXIT_USAGE)
 		ReportResult(rc);
 	if (live_conn != NULL)

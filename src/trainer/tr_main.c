@@ -41,6 +41,59 @@
 
 static volatile sig_atomic_t cancel_requested = 0;
 
+/*
+ * easeml-trainer is linked with --wrap for the allocators below (Makefile):
+ * every allocation of the trainer's own code passes through them, so that
+ * one refused by the memory cap is noted (tr_memory.c) and the run ends
+ * as over its memory limit rather than as a failure of the model.
+ */
+extern void *__real_malloc(size_t size);
+extern void *__real_calloc(size_t n, size_t size);
+extern void *__real_realloc(void *p, size_t size);
+extern void *__real_aligned_alloc(size_t alignment, size_t size);
+
+void	   *__wrap_malloc(size_t size);
+void	   *__wrap_calloc(size_t n, size_t size);
+void	   *__wrap_realloc(void *p, size_t size);
+void	   *__wrap_aligned_alloc(size_t alignment, size_t size);
+
+void *
+__wrap_malloc(size_t size)
+{
+	void	   *p = __real_malloc(size);
+
+	TrNoteAllocation(p, size);
+	return p;
+}
+
+void *
+__wrap_calloc(size_t n, size_t size)
+{
+	void	   *p = __real_calloc(n, size);
+
+	TrNoteAllocation(p, n != 0 && size != 0);
+	return p;
+}
+
+void *
+__wrap_realloc(void *old, size_t size)
+{
+	void	   *p = __real_realloc(old, size);
+
+	TrNoteAllocation(p, size);
+	return p;
+}
+
+void *
+__wrap_aligned_alloc(size_t alignment, size_t size)
+{
+	void	   *p = __real_aligned_alloc(alignment, size);
+
+	TrNoteAllocation(p, size);
+	return p;
+}
+
+
 static void
 HandleTerm(int sig)
 {

@@ -408,4 +408,17 @@ extern int	TrLiveMain(int argc, char **argv);
 /* tr_probe.c: the --probe mode that lists the devices */
 extern int	TrProbeMain(void);
 
+/*
+ * tr_memory.c: the trainer's own peak resident set (VmHWM; -1 if unknown)
+ * and the cap easeml.trainer_memory_limit sets (EASEML_ENV_MEMORY_LIMIT:
+ * what it may allocate beyond its start-up footprint, as RLIMIT_DATA);
+ * TrNoteAllocation records an allocation the cap refused.
+ */
+extern long long TrPeakRssBytes(void);
+extern int	TrMemoryLimitApply(const char *value, int threads, char *err,
+							   size_t errlen);
+extern unsigned long long TrMemoryLimit(void);
+extern void TrNoteAllocation(const void *p, size_t size);
+extern int	TrMemoryLimitHit(void);
+
 #endif							/* EASEML_TRAINER_H */
