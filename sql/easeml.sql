@@ -52,9 +52,10 @@ CREATE TABLE easeml.models (
 	kinds		text[] NOT NULL DEFAULT '{classification}'
 		CHECK (cardinality(kinds) > 0 AND kinds <@ ARRAY['classification', 'regression']),
 	needs_image boolean NOT NULL DEFAULT false,
-	-- [trust] NaN and Infinity are refused ('NaN' > 0 holds in PostgreSQL)
+	-- [trust] bounded (easeml._validate_model says why); NaN is refused by
+	-- the upper bound ('NaN' > 0 holds in PostgreSQL)
 	cost_factor float8 NOT NULL DEFAULT 1
-		CHECK (cost_factor > 0 AND cost_factor < 'Infinity'),
+		CHECK (cost_factor >= 1e-6 AND cost_factor <= 1e6),
 	enabled		boolean NOT NULL DEFAULT true,
 	builtin		boolean NOT NULL DEFAULT false,
 	created_at	timestamptz NOT NULL DEFAULT now()
@@ -274,6 +275,11 @@ CREATE FUNCTION easeml._wake_trigger()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'easeml_wake_trigger'
 LANGUAGE C;
+-- [hardening] only easeml's own triggers call it (a tenant's trigger on its
+-- own table would let it wake the scheduler at will); it also refuses to
+-- fire on any other table, and wake-ups are rate-limited
+-- (easeml.wake_interval, src/shmem.c)
+REVOKE ALL ON FUNCTION easeml._wake_trigger() FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------
 -- Task validation at INSERT (and guarded UPDATE)
@@ -1811,12 +1817,14 @@ CREATE FUNCTION easeml.scheduler_status(
 	OUT loop_at timestamptz,
 	OUT errors bigint,
 	OUT last_error_at timestamptz,
-	OUT last_error text)
+	OUT last_error text,
+	OUT wakeups bigint,
+	OUT wakeups_folded bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'easeml_scheduler_status'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION easeml.scheduler_status() IS
-	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats';
+	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats; wakeups how often committing transactions woke it since it started, wakeups_folded how many wake-ups easeml.wake_interval folded into later ones';
 
 -- ---------------------------------------------------------------------------
 -- Replay simulator (src/replay.c) over server-side CSV files, admin only
@@ -1943,6 +1951,12 @@ BEGIN
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  HINT = 'Wait for that run to end, or stop it with easeml.cancel(run_id).';
 	END IF;
+	-- [hardening] a paused task starts nothing, not even its tenant's own
+	-- queue (docs/operations.md): say so, instead of a run that silently waits
+	IF t.status = 'paused' THEN
+		RAISE NOTICE 'task "%" is paused: the run of model "%" waits in the queue until the task is active again', t.name, m.name
+			USING HINT = format('UPDATE easeml.tasks SET status = ''active'' WHERE name = %L resumes it.', t.name);
+	END IF;
 	-- column privileges already limit tenants to task_id and model_id;
 	-- the values are set here too, so the rule does not rest on grants alone
 	NEW.slot := NULL;
@@ -1972,6 +1986,11 @@ CREATE TRIGGER runs_guard
 CREATE TRIGGER runs_wake
 	AFTER INSERT OR UPDATE OF cancel_requested ON easeml.runs
 	FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger();
+-- [hardening] runs deleted (a task dropped): the scheduler removes their
+-- run directories at once, also while easeml.enabled is off
+CREATE TRIGGER runs_sweep
+	AFTER DELETE ON easeml.runs
+	FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger('sweep');
 
 CREATE FUNCTION easeml.enqueue(task text, model text)
 RETURNS bigint
@@ -2043,6 +2062,8 @@ DECLARE
 	cols		text;
 	kinds		text[];
 	col			text;
+	usable		text;
+	max_rows	bigint;
 BEGIN
 	SELECT ru.id, ru.status, ru.snapshot_version, t.id AS task_id, t.tenant, t.name AS task,
 		   t.source, t.target, t.features, t.kind, t.val_fraction, t.seed, t.input_shape,
@@ -2096,6 +2117,17 @@ BEGIN
 						ELSE format('%I::float8', f) END, ', ' ORDER BY ord)
 	  INTO cols
 	  FROM unnest(r.features) WITH ORDINALITY AS u(f, ord);
+	-- [hardening] only the rows the declaration counted (a target neither
+	-- NULL nor NaN), and no more than the tenant's max_rows + 1: a live
+	-- source (snapshot = false) may hold more than it showed at
+	-- declaration, even to the tenant alone (a view on session_user); the
+	-- trainer fails the run when it reads the row past the limit
+	SELECT format('%I IS NOT NULL AND NOT %s', r.target,
+				  easeml._nan_sql(format('%I', r.target), a.atttypid))
+	  INTO usable
+	  FROM pg_attribute a
+	 WHERE a.attrelid = r.source AND a.attname = r.target AND a.attnum > 0 AND NOT a.attisdropped;
+	SELECT tn.max_rows INTO max_rows FROM easeml.tenants tn WHERE tn.name = r.tenant;
 	RETURN jsonb_build_object(
 		'run_id', r.id,
 		'task_id', r.task_id,
@@ -2116,11 +2148,13 @@ BEGIN
 		'impute', r.impute,
 		'missing_indicator', r.missing_indicator,
 		'snapshot_version', r.snapshot_version,
-		'copy_query', format('COPY (SELECT %s, %s FROM %s) TO STDOUT (FORMAT binary)',
+		'max_rows', max_rows,
+		'copy_query', format('COPY (SELECT %s, %s FROM %s WHERE %s%s) TO STDOUT (FORMAT binary)',
 							 cols,
 							 CASE WHEN r.kind = 'regression' THEN format('%I::float8', r.target)
 								  ELSE format('%I::text', r.target) END,
-							 relname));
+							 relname, coalesce(usable, 'true'),
+							 CASE WHEN max_rows < 9223372036854775807 THEN format(' LIMIT %s', max_rows + 1) ELSE '' END));
 END;
 $$;
 COMMENT ON FUNCTION easeml.trainer_spec(bigint) IS
@@ -2336,8 +2370,11 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'For example kinds => ''{classification,regression}''.';
 	END IF;
-	IF NEW.cost_factor IS NULL OR NOT (NEW.cost_factor > 0 AND NEW.cost_factor < 'Infinity') THEN
-		RAISE EXCEPTION 'cost_factor of model "%" must be a finite number above 0, not %',
+	-- bounded, so that estimates (cost_factor x a per-unit time x cells)
+	-- stay finite and comparable: 1e-06 and 1e+06 are twelve orders of
+	-- magnitude apart, far beyond any two real models
+	IF NEW.cost_factor IS NULL OR NOT (NEW.cost_factor >= 1e-6 AND NEW.cost_factor <= 1e6) THEN
+		RAISE EXCEPTION 'cost_factor of model "%" must be between 1e-06 and 1e+06, not %',
 			NEW.name, coalesce(NEW.cost_factor::text, 'NULL')
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'cost_factor is the training time relative to other models, e.g. 1 for a softmax regression.';
@@ -2628,9 +2665,10 @@ BEGIN
 		RAISE EXCEPTION 'params must be a JSON object'
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	IF cost_factor IS NULL OR NOT cost_factor > 0 THEN
-		RAISE EXCEPTION 'cost_factor must be positive'
-			USING ERRCODE = 'invalid_parameter_value';
+	IF cost_factor IS NULL OR NOT (cost_factor >= 1e-6 AND cost_factor <= 1e6) THEN
+		RAISE EXCEPTION 'cost_factor must be between 1e-06 and 1e+06, not %', coalesce(cost_factor::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'cost_factor is the training time relative to other models, e.g. 1 for a softmax regression.';
 	END IF;
 	INSERT INTO easeml.models (name, family, params, kinds, needs_image, cost_factor,
 							   device_kinds, command)
