@@ -913,6 +913,7 @@ DecisionObserve(DecisionWorld *w, DecisionTask *t, int arm, double score,
 		return GP_BAD_INPUT;
 	if (t->arm[arm] != DECISION_ARM_INELIGIBLE)
 		SetArm(w, t, arm, DECISION_ARM_OBSERVED);
+	w->work += (double) w->K * (t->n_obs + 1);
 	if (isnan(t->score[arm]))
 	{
 		t->score[arm] = score;
@@ -1417,6 +1418,8 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 
 	if (mp == NULL || !PolicyUsesMixture(&w->params))
 		return POLICY_OK;
+	/* the weights, the arm scan and the task score: a few passes each */
+	w->work += 3.0 * mp->m * w->K;
 	/* the task's own history row, if the mixture has one (m ints: cheap) */
 	for (int r = 0; owner != NULL && r < mp->m && own < 0; r++)
 		if (owner[r] != 0 && owner[r] == t->id)
@@ -1477,6 +1480,7 @@ RefreshView(DecisionWorld *w, DecisionTask *t)
 				rc;
 
 	w->n_refreshed++;
+	w->work += w->K;
 	v->id = t->id;
 	v->best = t->best;
 	v->n_obs = t->n_obs;

@@ -184,6 +184,10 @@ typedef struct DecisionWorld
 	int			n_dirty;
 	int			n_stale;		/* tasks with stale views */
 	int64_t		n_refreshed;	/* views computed so far (RefreshView) */
+	double		work;			/* cell operations of the views computed
+								 * and observations added so far: the
+								 * replay's deterministic work units
+								 * (src/replay.h) */
 	int			stale_next;		/* where DecisionRefreshStale looks next */
 	int			n_tenants;
 	int			cap_tenants;

@@ -51,8 +51,13 @@ typedef enum PolicyKind
 /* What "auto" chooses from, in this order; the first of equals wins. */
 #define POLICY_AUTO_CANDIDATES "hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2,popular"
 
-/* What the live "auto" runs until its replay has chosen (no mixture needed) */
-#define POLICY_AUTO_FALLBACK "hybrid:cost"
+/*
+ * What "auto" runs where its replay cannot choose -- before its first
+ * choice, with too little history, or where the replay would pass its
+ * work limit (src/replay.h) -- in the live worker and in replays alike:
+ * the users' heuristic itself, so that no fallback is slower than it.
+ */
+#define POLICY_AUTO_FALLBACK "popular"
 
 /*
  * Acquisition for the arm of one task.  DEFAULT picks the policy's own: EI
