@@ -249,7 +249,7 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 	ain.sizes = job->sizes;
 	ain.n_rows = job->res.rows;
 	ain.K = job->res.cols;
-	ain.devices = in->devices > 0 ? in->devices : 1;
+	ain.devices = job->res.devices = in->devices > 0 ? in->devices : 1;
 	if (ReplayAutoBegin(&ain, &job->replay, err, sizeof(err)) < 0)
 		goto nomem;
 	job->res.tenants = job->replay.tenants;
@@ -273,10 +273,10 @@ Explain(AutoPolicyResult *res)
 	int			n;
 
 	n = snprintf(res->reason, sizeof(res->reason),
-				 "%s reached loss 0.01/0.005/0.002 soonest replayed on %d %s history rows x %d models (%d as tenants, %d draws, %s): geometric mean",
+				 "%s reached loss 0.01/0.005/0.002 soonest replayed on %d %s history rows x %d models (%d as tenants, %d slot(s), %d draws, %s): geometric mean",
 				 res->spec, res->rows,
 				 res->kind == DECISION_REGRESSION ? "regression" : "classification",
-				 res->cols, res->tenants, REPLAY_AUTO_DRAWS,
+				 res->cols, res->tenants, res->devices, REPLAY_AUTO_DRAWS,
 				 res->measured_costs ? "measured runtimes" : "every run costs 1");
 	for (int i = 0; i < res->n_cand && n > 0 && n < (int) sizeof(res->reason); i++)
 		n += snprintf(res->reason + n, sizeof(res->reason) - n, "%s %s %.3g%s",

@@ -73,6 +73,7 @@ typedef struct AutoPolicyResult
 	int			rows;			/* history rows of the block */
 	int			cols;			/* models of the block */
 	int			tenants;		/* rows that played tenants per draw */
+	int			devices;		/* slots the replay ran on */
 	int			measured_costs; /* 1: runtimes; 0: every run cost 1 */
 	double		seconds;		/* time spent in its steps */
 	double		work;			/* the replay's work units */
