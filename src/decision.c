@@ -913,12 +913,13 @@ DecisionObserve(DecisionWorld *w, DecisionTask *t, int arm, double score,
 		return GP_BAD_INPUT;
 	if (t->arm[arm] != DECISION_ARM_INELIGIBLE)
 		SetArm(w, t, arm, DECISION_ARM_OBSERVED);
-	w->work += (double) w->K * (t->n_obs + 1);
 	if (isnan(t->score[arm]))
 	{
 		t->score[arm] = score;
-		if (t->gp.prior != NULL)
+		if (t->gp.prior != NULL && !w->skip_posterior)
 		{
+			/* O(t^2 + K t), a triangular solve's worth per cell */
+			w->work += 2.5 * w->K * (t->n_obs + 1);
 			rc = GpStateAdd(&t->gp, arm, score);
 			if (rc == GP_JITTER)
 				w->gp_jitter++;
@@ -943,8 +944,9 @@ DecisionObserve(DecisionWorld *w, DecisionTask *t, int arm, double score,
 	if (seconds > 0.0 && isfinite(seconds) && isnan(t->seconds[arm]))
 	{
 		t->seconds[arm] = seconds;
-		if (t->have_cgp)
+		if (t->have_cgp && !w->skip_posterior)
 		{
+			w->work += 2.5 * w->K * (t->cgp.t + 1);
 			AddCostResidual(w, t, arm);
 			RefreshCosts(w, t);
 		}

@@ -301,6 +301,12 @@ extern int	PolicyRegretScore(const PolicyParams *params, int m,
 /* Whether params use the history mixture (acq=mix or mrg=1|2). */
 extern int	PolicyUsesMixture(const PolicyParams *params);
 /*
+ * Whether decisions under params read the tasks' quality and cost
+ * posteriors: every rule but the fixed orders of popular and fifo, and
+ * those too with a mixture option (the mixture blends the GP in).
+ */
+extern int	PolicyReadsPosterior(const PolicyParams *params);
+/*
  * Why the live scheduler refuses params that PolicyParseSpec accepts (a
  * sentence), or NULL when it runs them.
  */

@@ -633,8 +633,8 @@ Dispatch(DrawCtx *c, double now, char *err, size_t errlen)
 			SetErr(err, errlen, "the policy picked an unavailable arm");
 			return REPLAY_BAD_INPUT;
 		}
-		/* how good was the cost estimate the policy used? */
-		if (c->cfg->cost)
+		/* how good was the cost estimate the policy used (if it reads one)? */
+		if (c->cfg->cost && !w->skip_posterior)
 		{
 			double		e = log(t->cost[arm]) -
 				log(TrueCost(c->cfg, c->tenant_row[choice.chosen.task], arm));
@@ -708,6 +708,7 @@ SimBegin(DrawCtx *c, const PolicyParams *params, uint64_t rng_seed,
 	double		loss = 0.0;
 
 	DecisionSetParams(w, params);
+	w->skip_posterior = !PolicyReadsPosterior(params);
 	w->rng = rng_seed;
 	w->decision_no = 0;
 	for (int t = 0; t < c->n; t++)
@@ -808,7 +809,7 @@ Permute(const DrawCtx *c, int draw, int *perm)
 static double
 FitWork(int n, int K)
 {
-	return 0.05 * ((double) n * K * K + 40.0 * (double) n * n * K);
+	return 20.0 * K * K + 0.2 * (double) n * K * K + 2.0 * (double) n * n * K;
 }
 
 /*

@@ -283,7 +283,8 @@ typedef struct ReplayOutput
 	double		mix_bw;			/* history mixture bandwidths, draw 0; */
 	double		mix_bw_shift;	/* 0 when no policy uses the mixture */
 	double		cost_log_rmse;	/* rms error of log cost estimates at the
-								 * time of each dispatch, all policies */
+								 * time of each dispatch, of the policies
+								 * that read them (not popular, fifo) */
 	/* per policy p and draw d (p * draws + d): for an "auto" policy, the
 	 * index in its candidates it chose, or REPLAY_AUTO_FALLBACK; -2 for
 	 * any other policy */
