@@ -32,6 +32,7 @@ PG_FUNCTION_INFO_V1(easeml_wake_scheduler);
 PG_FUNCTION_INFO_V1(easeml_wake_trigger);
 PG_FUNCTION_INFO_V1(easeml_policy_valid);
 PG_FUNCTION_INFO_V1(easeml_policies);
+PG_FUNCTION_INFO_V1(easeml_policy_fallback);
 PG_FUNCTION_INFO_V1(easeml_scheduler_status);
 
 /*
@@ -117,6 +118,13 @@ easeml_policies(PG_FUNCTION_ARGS)
 	}
 	PG_RETURN_ARRAYTYPE_P(construct_array(elems, n, TEXTOID, -1, false,
 										  TYPALIGN_INT));
+}
+
+/* easeml._policy_fallback(): what "auto" runs where it cannot choose. */
+Datum
+easeml_policy_fallback(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(POLICY_AUTO_FALLBACK));
 }
 
 /*
