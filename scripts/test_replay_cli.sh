@@ -4,7 +4,8 @@
 # used to run with atoi's guess: --tenants 4294967297 ran 1 tenant,
 # --thresholds 0.1,,x ran with 0 for x); CSVs accept subnormal numbers and
 # reject repeated row ids; identical rows are removed and counted before
-# tenants are drawn; --overhead charges every run.
+# tenants are drawn; --overhead charges every run; choose prints the
+# default policy's choice on a history.
 # Run by scripts/test.sh unit; needs only the built ./easeml-replay.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -81,11 +82,12 @@ elif ! grep -q "identical rows removed before drawing tenants: 2 (4 distinct row
 	fail "identical rows not reported: $out"
 fi
 
-# --auto-candidates: default chooses among the given specs and says so
+# --auto-candidates: default chooses among the given specs and says so;
+# with 2 distinct prior rows (fewer than 4) it runs the fallback, popular
 checks=$((checks + 1))
 out=$("$BIN" --quality "$tmp/q.csv" --draws 1 --tenants 2 --policies default \
 	--auto-candidates rr,popular 2>&1)
-if [ $? -ne 0 ] || ! grep -Eq '^AUTO devices=1 policy=default rr=[01] popular=[01]$' <<<"$out"; then
+if [ $? -ne 0 ] || ! grep -Eq '^AUTO devices=1 policy=default rr=0 popular=0 fallback:popular=1$' <<<"$out"; then
 	fail "--auto-candidates rr,popular: $out"
 fi
 
@@ -139,6 +141,26 @@ fi
 checks=$((checks + 1))
 if ! out=$(/usr/bin/python3 scripts/bench/test_oracle_interleave.py 2>&1); then
 	fail "oracle_interleave.py: $out"
+fi
+
+# choose: the default policy's choice on a history, every row in file
+# order; too little history gives the fallback, popular
+checks=$((checks + 1))
+out=$("$BIN" choose --quality "$tmp/q8.csv" 2>&1)
+if [ $? -ne 0 ] || ! grep -qE '^CHOICE policy=\S+ index=[0-9]+ chosen=1 rows=8 models=4 tenants=4 ' <<<"$out" ||
+	[ "$(grep -c '^SCORE candidate=' <<<"$out")" -lt 2 ]; then
+	fail "choose on 8 rows: $out"
+fi
+checks=$((checks + 1))
+head -4 "$tmp/q8.csv" >"$tmp/q3.csv"
+out=$("$BIN" choose --quality "$tmp/q3.csv" 2>&1)
+if [ $? -ne 0 ] || ! grep -q '^CHOICE policy=popular index=-1 chosen=0 rows=3 ' <<<"$out"; then
+	fail "choose on 3 rows: want the fallback popular ($out)"
+fi
+checks=$((checks + 1))
+out=$("$BIN" choose --quality "$tmp/q8.csv" --devices 1,2 2>&1)
+if [ $? -ne 2 ] || ! grep -q 'devices takes one value' <<<"$out"; then
+	fail "choose --devices 1,2: want status 2 and why ($out)"
 fi
 
 echo "test_replay_cli.sh: $checks checks, $fails failed"

@@ -30,13 +30,14 @@ INSERT INTO easeml.tasks (name, source, target, kind, features)
 VALUES ('points_y', 'public.points', 'y', 'regression', '{x1,x2}');
 RESET ROLE;
 
--- the default is auto: hybrid:cost runs until the scheduler has chosen by
--- replay on the history (no choice here: the test database has no worker)
-SELECT setting, auto, running, chosen FROM easeml.policy_status;
+-- the default is auto: its fallback, popular (the users' heuristic), runs
+-- until the scheduler has chosen by replay on the history (no choice here:
+-- the test database has no worker), and policy_status says so
+SELECT setting, auto, running, chosen, fallback, on_fallback FROM easeml.policy_status;
 SELECT easeml.set_policy('fifo');
 SELECT value FROM easeml.settings WHERE key = 'policy';
 -- a pinned policy runs as it is
-SELECT setting, auto, running FROM easeml.policy_status;
+SELECT setting, auto, running, on_fallback FROM easeml.policy_status;
 SELECT easeml.set_policy('auto:w=60');
 SELECT setting, auto, running FROM easeml.policy_status;
 SELECT easeml.set_policy('fifo');

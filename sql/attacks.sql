@@ -121,9 +121,12 @@ SELECT (SELECT md5(string_agg(t::text, '|' ORDER BY t.id)) FROM easeml.tasks t W
 	   (SELECT md5(string_agg(m::text, '|' ORDER BY m.id)) FROM easeml.models m) AS models,
 	   current_setting('application_name') AS appname;
 
--- Each case runs as regress_mallory in its own subtransaction.
+-- Each case runs as regress_mallory in its own subtransaction.  A case
+-- belongs to the section named by regress.section when it is added (the
+-- summary at the end counts them by section).
 CREATE TEMP TABLE cases (n serial, expect text CHECK (expect IN ('refused', 'harmless')),
-						 harmless_if text, sql text);
+						 harmless_if text, sql text,
+						 section text DEFAULT nullif(current_setting('regress.section', true), ''));
 CREATE FUNCTION pg_temp.attempt(sql text) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -163,6 +166,7 @@ END;
 $$;
 
 -- reading another tenant's tasks, runs, results and data
+SET regress.section = 'reading another tenant''s tasks, runs, results and data';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', '0', $c$SELECT count(*) FROM easeml.tasks WHERE tenant <> current_user$c$),
 	('harmless', '0', $c$SELECT count(*) FROM easeml.tasks WHERE name = 'alice_task'$c$),
@@ -189,6 +193,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT lo_import('/etc/passwd')$c$);
 
 -- changing another tenant's tasks and runs
+SET regress.section = 'changing another tenant''s tasks and runs';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$INSERT INTO easeml.tasks (tenant, name, source, target) VALUES ('regress_alice', 'planted', 'public.mallory_data', 'label')$c$),
 	('harmless', '0', $c$WITH u AS (UPDATE easeml.tasks SET status = 'paused' WHERE tenant = 'regress_alice' RETURNING 1) SELECT count(*) FROM u$c$),
@@ -213,6 +218,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$UPDATE easeml.tenants SET max_parallel = 1 WHERE name = 'regress_alice'$c$);
 
 -- posing as the scheduler or the trainer
+SET regress.section = 'posing as the scheduler or the trainer';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml._finish_run(alice_running, 'failed', 1, NULL, 'sabotage') FROM ids$c$),
 	('refused', NULL, $c$SELECT easeml.trainer_progress(alice_running, 1, 99) FROM ids$c$),
@@ -221,6 +227,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml._keep_artifacts(alice_run) FROM ids$c$);
 
 -- taking over the service
+SET regress.section = 'taking over the service';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml.add_tenant('regress_mallory', 64)$c$),
 	('refused', NULL, $c$SELECT easeml.set_policy('fifo')$c$),
@@ -251,6 +258,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$ALTER TABLE easeml.tasks OWNER TO regress_mallory$c$);
 
 -- through the source of her own task, read at declaration
+SET regress.section = 'through the source of her own task';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('steal', 'public.alice_data', 'label')$c$),
 	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('steal2', 'regress_mallory.alice_view', 'label')$c$),
@@ -271,6 +279,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', '0', $c$SELECT count(*) FROM regress_mallory.loot$c$);
 
 -- [data] alice's snapshot and easeml's snapshot functions
+SET regress.section = 'data: snapshots';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('SELECT count(*) FROM easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
 	('refused', NULL, $c$DO $d$ BEGIN EXECUTE format('DELETE FROM easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
@@ -291,6 +300,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', '0', $c$WITH u AS (UPDATE easeml.tasks SET max_runs = 1 WHERE name = 'alice_task' RETURNING 1) SELECT count(*) FROM u$c$);
 
 -- [results] alice's deployments (docs/results.md)
+SET regress.section = 'results: deployments';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', '0', $c$SELECT count(*) FROM easeml.deployments WHERE tenant <> current_user$c$),
 	('harmless', '0', $c$SELECT count(*) FROM easeml.deployments WHERE task_id = (SELECT alice_task FROM ids)$c$),
@@ -312,6 +322,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$CREATE TRIGGER t AFTER UPDATE ON regress_mallory.fake_runs FOR EACH ROW EXECUTE FUNCTION easeml._run_ended()$c$);
 
 -- [results] alice's logs, learning curves and active runs
+SET regress.section = 'results: logs, learning curves, active runs';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml.run_log(alice_run) FROM ids$c$),
 	('refused', NULL, $c$SELECT easeml.run_log(alice_running, 1048576) FROM ids$c$),
@@ -348,6 +359,7 @@ CREATE FUNCTION pg_temp.ident(x float8) RETURNS float8 LANGUAGE sql AS 'SELECT x
 CREATE VIEW regress_mallory.over_temp AS
   SELECT pg_temp.ident(x1) AS x1, x2, label FROM public.mallory_data;
 RESET ROLE;
+SET regress.section = 'identity: temp-schema shadowing, temporary and catalog sources';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$DO $d$ BEGIN CREATE TEMP VIEW v AS SELECT * FROM public.mallory_data; INSERT INTO easeml.tasks (name, source, target) VALUES ('tv', 'pg_temp.v', 'label'); END $d$$c$),
 	('refused', NULL, $c$DO $d$ BEGIN CREATE TEMP TABLE t AS SELECT * FROM public.mallory_data; INSERT INTO easeml.tasks (name, source, target) VALUES ('tt', 'pg_temp.t', 'label'); END $d$$c$),
@@ -388,6 +400,7 @@ SELECT regress_mallory.snapshot_rows('revoked_task') AS revoked_rows,
 RESET ROLE;
 REVOKE SELECT ON public.mallory_revoked FROM regress_mallory;
 ALTER POLICY mallory_rows ON public.mallory_rls USING (false);
+SET regress.section = 'access: snapshots after access is revoked';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT regress_mallory.snapshot_rows('revoked_task')$c$),
 	('refused', NULL, $c$SELECT regress_mallory.snapshot_rows('rls_task')$c$),
@@ -397,6 +410,129 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml.refresh('rls_task')$c$),
 	('refused', NULL, $c$SELECT easeml.refresh('revoked_task')$c$),
 	('harmless', '0', $c$SELECT count(*) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name IN ('rls_task', 'revoked_task')$c$);
+
+-- ===========================================================================
+-- [secdata] issue 22, sections 2.3, 2.4, 2.8 and 2.9, and the campaign's
+-- cases beyond them: wake-ups, limits, predict, settings, internal
+-- functions reached directly or as triggers, cross-tenant ids, hostile
+-- strings.  Objects they need are made here.
+-- ===========================================================================
+SET ROLE regress_mallory;
+-- view code that reads a server file, or writes through easeml, at declaration
+CREATE VIEW regress_mallory.readfile_view AS
+  SELECT x1, x2, label, pg_read_file('/etc/passwd') AS f FROM public.mallory_data;
+CREATE VIEW regress_mallory.enqueue_view AS
+  SELECT easeml.enqueue('mallory_task', 'gnb')::float8 AS x1, x2, label FROM public.mallory_data;
+-- tables shaped like easeml's, for easeml's PUBLIC trigger functions
+CREATE TABLE regress_mallory.runs_copy (LIKE easeml.runs);
+CREATE TABLE regress_mallory.tasks_copy (LIKE easeml.tasks INCLUDING DEFAULTS);
+RESET ROLE;
+
+SET regress.section = 'secdata: wake-ups and settings';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$CREATE TRIGGER wake AFTER INSERT ON regress_mallory.loot FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger()$c$),
+	('refused', NULL, $c$CREATE TRIGGER sweep AFTER DELETE ON regress_mallory.loot FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger('sweep')$c$),
+	('refused', NULL, $c$SELECT easeml._wake_trigger()$c$),
+	('refused', NULL, $c$SET easeml.wake_interval = 0$c$),
+	('refused', NULL, $c$SELECT set_config('easeml.wake_interval', '0', false)$c$),
+	('refused', NULL, $c$SET easeml.enabled = off$c$),
+	('refused', NULL, $c$SET easeml.max_workers = 64$c$),
+	('refused', NULL, $c$SELECT set_config('easeml.trainer_path', '/bin/sh', false)$c$),
+	('refused', NULL, $c$SET easeml.trainer_conninfo = 'user=regress_mallory'$c$),
+	('refused', NULL, $c$SET easeml.run_directory = '/tmp'$c$),
+	('refused', NULL, $c$SELECT pg_reload_conf()$c$),
+	('refused', NULL, $c$SELECT pg_cancel_backend(pid) FROM easeml.scheduler_status() WHERE pid IS NOT NULL$c$),
+	('refused', NULL, $c$SELECT pg_terminate_backend(pid) FROM easeml.scheduler_status() WHERE pid IS NOT NULL$c$),
+	('harmless', NULL, $c$SET easeml.predict_cache_models = 1$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.scheduler_status() WHERE last_error IS NOT NULL$c$),
+	('harmless', NULL, $c$SELECT pg_notify('easeml_events', '{"event": "run", "run_id": 1, "status": "succeeded"}')$c$);
+
+SET regress.section = 'secdata: limits';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$UPDATE easeml.tenants SET max_rows = NULL WHERE name = current_user$c$),
+	('refused', NULL, $c$UPDATE easeml.tenants SET max_tasks = NULL, max_parallel = NULL WHERE name = current_user$c$),
+	('refused', NULL, $c$SELECT easeml.set_tenant_limits('regress_mallory')$c$),
+	('refused', NULL, $c$SELECT easeml.set_tenant_limits('regress_alice', 1, 1)$c$),
+	('refused', NULL, $c$UPDATE easeml.tasks SET snapshot = false WHERE name = 'mallory_task'$c$),
+	('refused', NULL, $c$UPDATE easeml.tasks SET source = 'public.alice_data'::regclass WHERE name = 'mallory_task'$c$),
+	('refused', NULL, $c$UPDATE easeml.tasks SET n_rows = 1, snapshot_version = NULL WHERE name = 'mallory_task'$c$);
+
+SET regress.section = 'secdata: predict';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$SELECT easeml.predict('alice_task', ARRAY[1, 2]::float8[])$c$),
+	('refused', NULL, $c$SELECT easeml.predict_proba('alice_task', ARRAY['1', '2'])$c$),
+	('refused', NULL, $c$SELECT easeml.predict_value('alice_task', m) FROM public.mallory_data m$c$),
+	('refused', NULL, $c$SELECT easeml.predict(U&'alice\005ftask', ARRAY['Infinity', 2]::float8[])$c$),
+	('refused', NULL, $c$SELECT easeml.predict('mallory_task', a) FROM public.alice_data a$c$),
+	('refused', NULL, $c$SELECT easeml.predict($q$alice_task' OR tenant <> current_user OR name = '$q$, ARRAY[1, 2]::float8[])$c$),
+	('harmless', '0', $c$SELECT count(*) FROM generate_series(1, 200) id WHERE easeml._deployed_run(id) IS NOT NULL$c$),
+	('harmless', '', $c$SELECT easeml._best_deployable(alice_task) FROM ids$c$);
+
+SET regress.section = 'secdata: cross-tenant ids and hostile strings';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$SELECT easeml.cancel(id) FROM generate_series((SELECT alice_running FROM ids), (SELECT alice_running FROM ids) + 5) id$c$),
+	('refused', NULL, $c$SELECT easeml.run_log(id) FROM generate_series(1, 200) id$c$),
+	('refused', NULL, $c$SELECT easeml.deploy('mallory_task', id) FROM generate_series(1, 200) id$c$),
+	('refused', NULL, $c$SELECT e.* FROM ids, easeml.explain(alice_task) e$c$),
+	('refused', NULL, $c$SELECT e.* FROM ids, easeml.explain(alice_task, 1000) e$c$),
+	('refused', NULL, $c$SELECT easeml.trainer_attach(alice_running, repeat('0', 64)) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.trainer_result(alice_running, 0, '{"score": 1}', NULL) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml.trainer_command(alice_running) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml._own_task('regress_alice', 'alice_task')$c$),
+	('refused', NULL, $c$SELECT easeml.refresh('alice_task'' OR true --')$c$),
+	('refused', NULL, $c$SELECT easeml.enqueue('mallory_task', 'knn-5''); DELETE FROM easeml.runs; --')$c$),
+	('refused', NULL, $c$SELECT easeml.drop_task('alice_task ')$c$),
+	('refused', NULL, $c$SELECT easeml.rollback(upper('alice_task'))$c$);
+
+SET regress.section = 'secdata: the service''s admin functions and logs';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$SELECT easeml.add_custom_model('trojan', ARRAY['/bin/sh', '-c', 'id > /tmp/easeml_pwned'])$c$),
+	('refused', NULL, $c$SELECT easeml.set_device_slots('cpu', 64)$c$),
+	('refused', NULL, $c$SELECT easeml.disable_device('cpu')$c$),
+	('refused', NULL, $c$SELECT easeml.probe_devices()$c$),
+	('refused', NULL, $c$SELECT easeml.grant_trainer('regress_mallory')$c$),
+	('refused', NULL, $c$SELECT easeml.set_slurm_partition('evil', 64, 'cpu')$c$),
+	('refused', NULL, $c$SELECT easeml._record_probe('{"devices": []}', 1)$c$),
+	('refused', NULL, $c$SELECT * FROM easeml.purge_scheduler_log('0')$c$),
+	('refused', NULL, $c$SELECT * FROM easeml._purge_scheduler_log('0', NULL)$c$),
+	('refused', NULL, $c$SELECT count(*) FROM easeml.trainer_jobs$c$),
+	('refused', NULL, $c$SELECT count(*) FROM easeml.policy_choices$c$),
+	('harmless', '0', $c$SELECT count(*) FROM easeml.decision_candidates c JOIN ids ON true WHERE c.decision_id IN (SELECT id FROM easeml.decisions WHERE task_id = ids.alice_task)$c$);
+
+SET regress.section = 'secdata: internal functions, directly and as triggers';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', 'false', $c$SELECT easeml._is_admin()$c$),
+	('refused', NULL, $c$SELECT easeml._profile('public.alice_data', 'label', 'classification', '{x1}', '{numeric}', false)$c$),
+	('refused', NULL, $c$SELECT easeml._profile('regress_mallory.alice_view', 'label', 'classification', '{x1}', '{numeric}', false)$c$),
+	('refused', NULL, $c$SELECT easeml._read_source('SELECT pg_read_file(''/etc/passwd'') AS f')$c$),
+	('refused', NULL, $c$SELECT easeml._read_source('SELECT easeml.cancel(' || alice_running || ') AS s') FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml._read_source('SELECT easeml.enqueue(''mallory_task'', ''gnb'') AS r')$c$),
+	('refused', NULL, $c$SELECT easeml._read_source('SELECT easeml.drop_task(''mallory_task'') AS r')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('readfile', 'regress_mallory.readfile_view', 'label')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('enqueue', 'regress_mallory.enqueue_view', 'label')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('stats', 'pg_catalog.pg_statistic', 'starelid')$c$),
+	('refused', NULL, $c$INSERT INTO easeml.tasks (name, source, target) VALUES ('lo', 'pg_catalog.pg_largeobject', 'pageno')$c$),
+	('harmless', NULL, $c$CREATE TRIGGER g BEFORE INSERT ON regress_mallory.runs_copy FOR EACH ROW EXECUTE FUNCTION easeml._guard_run()$c$),
+	('refused', NULL, $c$INSERT INTO regress_mallory.runs_copy (task_id, model_id) SELECT alice_task, 1 FROM ids$c$),
+	('harmless', NULL, $c$CREATE TRIGGER v BEFORE INSERT ON regress_mallory.tasks_copy FOR EACH ROW EXECUTE FUNCTION easeml._validate_task()$c$),
+	('refused', NULL, $c$INSERT INTO regress_mallory.tasks_copy (name, source, target) VALUES ('x', 'public.alice_data', 'label')$c$),
+	('refused', NULL, $c$CREATE TRIGGER c AFTER UPDATE ON regress_mallory.fake_runs FOR EACH ROW EXECUTE FUNCTION easeml._run_changed()$c$),
+	('harmless', '0', $c$SELECT count(*) FROM regress_mallory.loot$c$);
+
+-- variants of issue 22 section 1 (regress_mallory.shadow() above): with
+-- the catalog shadowed, her own declaration reads her own table, and the
+-- functions that act on a run or task by name still see only hers
+SET regress.section = 'secdata: identity variants';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); INSERT INTO easeml.tasks (name, source, target, features) VALUES ('shadowed', 'public.mallory_data', 'label', '{x1}'); PERFORM regress_mallory.unshadow(); END $d$$c$),
+	('harmless', '30', $c$SELECT n_rows FROM easeml.tasks WHERE name = 'shadowed' AND source = 'public.mallory_data'::regclass$c$),
+	('harmless', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); IF EXISTS (SELECT 1 FROM easeml.tasks WHERE tenant <> current_user) THEN RAISE 'leak'; END IF; PERFORM regress_mallory.unshadow(); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.predict('alice_task', ARRAY[1, 2]::float8[]); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.run_log(alice_run) FROM ids; END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.deploy('alice_task'); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.cancel(alice_running) FROM ids; END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.set_tenant_limits('regress_mallory'); END $d$$c$);
+RESET regress.section;
 
 -- [owner] issue 22 review, finding 1: a tenant's type in a table easeml
 -- owns.  ANALYZE (autovacuum's, an administrator's) runs a column type's
@@ -446,6 +582,7 @@ SELECT t.name, a.attname, format_type(a.atttypid, a.atttypmod) AS type
  WHERE t.name LIKE '%span_task' AND a.attnum > 0
  ORDER BY t.name, a.attnum;
 RESET ROLE;
+SET regress.section = 'secfix: a tenant''s types in tables easeml owns';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', '0', $c$SELECT count(*) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND a.attnum > 0 AND a.atttypid >= 16384$c$),
 	('harmless', '4', $c$SELECT count(*) FROM easeml.tasks WHERE name LIKE '%span_task' AND n_classes = 5$c$),
@@ -459,6 +596,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 SET ROLE regress_mallory;
 INSERT INTO easeml.tasks (name, source, target) VALUES ('pin_task', 'public.mallory_data', 'label');
 RESET ROLE;
+SET regress.section = 'secfix: views over snapshots';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', NULL, $c$DO $d$ BEGIN EXECUTE format('CREATE VIEW regress_mallory.pin_alice AS SELECT * FROM easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
 	('refused', NULL, $c$SELECT count(*) FROM regress_mallory.pin_alice$c$),
@@ -474,6 +612,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 SET allow_in_place_tablespaces = on;
 CREATE TABLESPACE regress_reserved LOCATION '';
 RESET allow_in_place_tablespaces;
+SET regress.section = 'secfix: the tenant''s settings in easeml''s statements';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', NULL, $c$DO $d$ BEGIN PERFORM set_config('default_tablespace', 'regress_reserved', true); INSERT INTO easeml.tasks (name, source, target) VALUES ('ts_task', 'public.mallory_data', 'label'); PERFORM set_config('default_tablespace', '', true); END $d$$c$),
 	('harmless', NULL, $c$DO $d$ BEGIN PERFORM set_config('default_tablespace', 'regress_reserved', true); PERFORM easeml.refresh('ts_task'); PERFORM set_config('default_tablespace', '', true); END $d$$c$),
@@ -528,6 +667,7 @@ RESET ROLE;
 REVOKE regress_analysts FROM regress_mallory;
 ALTER VIEW public.mallory_view SET (security_invoker = true);
 ALTER POLICY since ON public.mallory_ts USING (ts >= '2020-01-01 05:00+00');
+SET regress.section = 'secfix: what the access digest sees';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', '0', $c$SELECT count(*) FROM public.mallory_role$c$),
 	('refused', NULL, $c$SELECT regress_mallory.snapshot_rows('role_task')$c$),
@@ -537,6 +677,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml.enqueue('view_task', 'knn-1')$c$),
 	('refused', NULL, $c$DO $d$ BEGIN PERFORM set_config('TimeZone', 'UTC+5', true); PERFORM set_config('DateStyle', 'Postgres, MDY', true); PERFORM regress_mallory.snapshot_rows('since_task'); END $d$$c$),
 	('harmless', '300', $c$SELECT regress_mallory.snapshot_rows('tz_task')$c$);
+RESET regress.section;
 
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_attacks();
 -- [owner] ANALYZE every snapshot table as the superuser, as autovacuum
@@ -565,6 +706,17 @@ SELECT count(*) AS attacks,
 	   count(*) FILTER (WHERE expect = 'refused') AS refused,
 	   count(*) FILTER (WHERE expect = 'harmless') AS harmless,
 	   count(*) FILTER (WHERE verdict <> 'as expected') AS unexpected
+  FROM results;
+-- the campaign by section, and its size (issue 22: at least 180 attacks,
+-- each refused or harmless as classified)
+SELECT coalesce(c.section, '(none)') AS section, count(*) AS attacks,
+	   count(*) FILTER (WHERE r.expect = 'refused') AS refused,
+	   count(*) FILTER (WHERE r.expect = 'harmless') AS harmless,
+	   count(*) FILTER (WHERE r.verdict <> 'as expected') AS unexpected
+  FROM results r JOIN cases c ON c.n = r.n
+ GROUP BY c.section ORDER BY min(r.n);
+SELECT count(*) >= 180 AS at_least_180_attacks,
+	   count(*) FILTER (WHERE verdict <> 'as expected') = 0 AS each_as_classified
   FROM results;
 
 -- nothing of alice's changed, and mallory's view code left no trace
@@ -639,6 +791,9 @@ SELECT format('SELECT md5(string_agg(s::text, %L ORDER BY s::text)) = %L AS snap
 :q;
 SELECT t.snapshot_version = b.snapshot_version AS snapshot_version_unchanged
   FROM easeml.tasks t, snap_before b WHERE t.name = 'alice_task';
+
+-- [secdata] the attempts to run a command wrote no file
+SELECT pg_stat_file('/tmp/easeml_pwned', true) IS NULL AS no_file_written;
 
 -- [owner] mallory's view over alice's snapshot does not keep alice from
 -- refreshing her task (the view goes with the old version)

@@ -62,8 +62,11 @@ SELECT (SELECT r.id FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
 GRANT SELECT ON ids TO PUBLIC;
 
 -- Each case runs as its role (NULL: the superuser running this file) in its
--- own subtransaction; the outcome is its SQLSTATE, message and hint.
-CREATE TEMP TABLE cases (n serial, role name, sql text);
+-- own subtransaction; the outcome is its SQLSTATE, message and hint.  A case
+-- belongs to the section named by regress.section when it is added (the
+-- summary at the end counts them by section).
+CREATE TEMP TABLE cases (n serial, role name, sql text,
+						 section text DEFAULT nullif(current_setting('regress.section', true), ''));
 CREATE FUNCTION pg_temp.outcome(sql text) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -96,6 +99,7 @@ END;
 $$;
 
 -- declaring a task (as tenant regress_bad_a unless said)
+SET regress.section = 'declaring a task';
 INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (tenant, name, source, target) VALUES (NULL, 't', 'public.bad_points', 'label')$c$),
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (tenant, name, source, target) VALUES ('regress_bad_b', 't', 'public.bad_points', 'label')$c$),
@@ -176,6 +180,7 @@ INSERT INTO cases (role, sql) VALUES
 	(NULL, $c$INSERT INTO easeml.tasks (tenant, name, source, target, reactivated_at) VALUES ('regress_bad_a', 't', 'public.bad_points', 'label', now())$c$);
 
 -- [data] the data, its options and snapshots (docs/data.md)
+SET regress.section = 'data: options and snapshots';
 INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_typed', 'flabel', '{x}')$c$),
 	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_typed', 'tlabel', '{x}')$c$),
@@ -219,6 +224,7 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml._snapshot_switch(their_task, 1, 0, 0) FROM ids$c$);
 
 -- changing a task
+SET regress.section = 'changing a task';
 INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$UPDATE easeml.tasks SET status = 'completed' WHERE name = 'mine'$c$),
 	('regress_bad_a', $c$UPDATE easeml.tasks SET status = 'failed' WHERE name = 'mine'$c$),
@@ -244,6 +250,7 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$DELETE FROM easeml.tasks WHERE name = 'mine'$c$);
 
 -- queueing, cancelling, dropping
+SET regress.section = 'queueing, cancelling, dropping';
 INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml.enqueue(NULL, 'knn-5')$c$),
 	('regress_bad_a', $c$SELECT easeml.enqueue('mine', NULL)$c$),
@@ -276,6 +283,7 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml.drop_task('')$c$);
 
 -- admin functions (as the superuser)
+SET regress.section = 'admin functions';
 INSERT INTO cases (role, sql) VALUES
 	(NULL, $c$SELECT easeml.add_tenant(NULL)$c$),
 	(NULL, $c$SELECT easeml.add_tenant('regress_no_such_role')$c$),
@@ -303,6 +311,7 @@ INSERT INTO cases (role, sql) VALUES
 	(NULL, $c$SELECT * FROM easeml.replay_curve('q.csv', draws => -1)$c$);
 
 -- model rows (as the superuser)
+SET regress.section = 'model rows';
 INSERT INTO cases (role, sql) VALUES
 	(NULL, $c$INSERT INTO easeml.models (name, family) VALUES ('m', 'no_such_family')$c$),
 	(NULL, $c$INSERT INTO easeml.models (name, family) VALUES ('m', NULL)$c$),
@@ -337,6 +346,7 @@ INSERT INTO cases (role, sql) VALUES
 	(NULL, $c$SELECT easeml._check_model('knn', '{"k": 3}', '{classification}', NULL)$c$);
 
 -- internal functions (the trainer's and the scheduler's)
+SET regress.section = 'internal functions';
 INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml.trainer_spec(1)$c$),
 	('regress_bad_a', $c$SELECT easeml.trainer_data_session(1)$c$),
@@ -360,6 +370,7 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml._read_source('')$c$);
 
 -- tables only the system writes
+SET regress.section = 'tables only the system writes';
 INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$INSERT INTO easeml.tenants (name) VALUES ('regress_bad_a')$c$),
 	('regress_bad_a', $c$UPDATE easeml.tenants SET max_parallel = 64$c$),
@@ -375,6 +386,7 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$LOCK TABLE easeml.runs IN ROW EXCLUSIVE MODE$c$);
 
 -- [results] deploying and rolling back (docs/results.md)
+SET regress.section = 'results: deploying and rolling back';
 INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml.deploy(NULL)$c$),
 	('regress_bad_a', $c$SELECT easeml.deploy('no_such_task')$c$),
@@ -402,6 +414,7 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_out', $c$SELECT easeml.deploy('mine')$c$);
 
 -- [results] reading a run's log
+SET regress.section = 'results: reading a run''s log';
 INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml.run_log(NULL)$c$),
 	('regress_bad_a', $c$SELECT easeml.run_log(done_run, NULL) FROM ids$c$),
@@ -414,6 +427,140 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml.run_log(done_run) FROM ids$c$),
 	('regress_bad_out', $c$SELECT easeml.run_log(done_run) FROM ids$c$),
 	('regress_bad_a', $c$SELECT easeml.trainer_progress(done_run, 1, 0.5, 0.5) FROM ids$c$);
+
+-- ===========================================================================
+-- [secdata] issue 22, sections 2.4 and 2.9, and the campaign's cases beyond
+-- them: predict with non-finite, malformed and foreign input, model rows
+-- with extreme numbers, the wake-up trigger where it does not belong,
+-- tenant limits and settings out of range, NULL and hostile arguments of
+-- the functions not covered above.  Two tasks with real models of the
+-- trainer (the artifacts of sql/predict.sql: softmax on four features, two
+-- of them categorical; ridge on two numbers).
+-- ===========================================================================
+SET ROLE regress_bad_a;
+INSERT INTO easeml.tasks (name, source, target, features)
+VALUES ('pred', 'public.bad_points', 'label', '{x1,x2,note,flag}');
+INSERT INTO easeml.tasks (name, source, target, kind, features)
+VALUES ('pred_y', 'public.bad_points', 'y', 'regression', '{x1,x2}');
+RESET ROLE;
+CREATE TEMP TABLE pred_runs (task text, model text, art bytea);
+INSERT INTO pred_runs VALUES
+	('pred', 'softmax-l2-1e-4', decode(
+'454153454d4c413107000000736f66746d61780000000007000000030000000000000000000000000000000300000061'
+	|| '6e74030000006265650300000063617409000000707265702e6d65616e02000000010000000700000000000000000000'
+	|| '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000'
+	|| '00000000000a000000707265702e7363616c6502000000010000000700000000000000000000000000f03f0000000000'
+	|| '00f03f000000000000f03f000000000000f03f000000000000f03f000000000000f03f000000000000f03f0d00000070'
+	|| '7265702e656e636f6465727304000000010000001d010000000000000400000001000000010000002400000000000000'
+	|| 'd7f682379ba001400000000000000000d7f682379ba00140515efac783a8e43f01000000010000002400000000000000'
+	|| 'f31aca6b28af11400000000000000000f31aca6b28af1140a4658a55fa46d73f02000000030000005c00000000000000'
+	|| '0000000000000000000000000300000004000000626c756505000000677265656e03000000726564515e43790de5d53f'
+	|| 'c0e93818e6dc0040515e43790de5d53fc0e93818e6dc00405e43790de535d43fbc46e198ea3501400200000002000000'
+	|| '4500000000000000000000000000000000000000020000000500000066616c73650400000074727565790de53594d7e0'
+	|| '3fd6397958af0500400de53594d750de3fd6397958af0500400100000057020000000200000007000000000000000300'
+	|| '000000000000656f9b961f8422c072c1695f1a83bfbfaf01cac625c32240e86a22a69ce4e73f1cf7272f317bfc3f227d'
+	|| '28ffbf3604c0fa44907873e0fbbfd3d0157e59c4d1bfe5f232dbc4280040f7c2aec542c7e73f596b86c809df01409743'
+	|| '2ae2d9d007c0fb95fdbb3851f03fd5e22da439f2ffbfb2d7f5680242ef3ffa6cb0cbe6d3e33f47f1fff0a970d33fea74'
+	|| '8f343a8cedbf9a96966ae7d3e3bf368b8b60ac70d3bfbbd1bd203a8ced3f010000006202000000010000000300000000'
+	|| '0000004387ce732af4f8bfa3e74af4001c004009929d655c0fddbf00000000', 'hex')),
+	('pred_y', 'ridge-1', decode(
+'454153454d4c413105000000726964676501000000020000000000000000000000000000000000000009000000707265'
+	|| '702e6d65616e02000000010000000200000000000000000000000000000000000000000000000a000000707265702e73'
+	|| '63616c6502000000010000000200000000000000000000000000f03f000000000000f03f0d000000707265702e656e63'
+	|| '6f646572730400000001000000640000000000000002000000010000000100000024000000000000006c828aad9af3fe'
+	|| '3f00000000000000006c828aad9af3fe3f2629e25769e2e23f01000000010000002400000000000000790de53594d710'
+	|| '400000000000000000790de53594d710408f03ea03173cd73f0100000057020000000200000002000000000000000100'
+	|| '0000000000002a769c5a98e913409ac82341ea31f5bf01000000620200000001000000010000000000000034926d5a0a'
+	|| 'e00d4000000000', 'hex'));
+WITH r AS (
+	INSERT INTO easeml.runs (task_id, model_id, status, score, seconds, finished_at)
+	SELECT t.id, m.id, 'succeeded', 0.5, 1, now()
+	  FROM pred_runs p JOIN easeml.tasks t ON t.name = p.task JOIN easeml.models m ON m.name = p.model
+	RETURNING id, task_id, tenant)
+INSERT INTO easeml.artifacts (run_id, tenant, bytes, data)
+SELECT r.id, r.tenant, length(p.art), p.art
+  FROM r JOIN easeml.tasks t ON t.id = r.task_id JOIN pred_runs p ON p.task = t.name;
+-- a table an administrator wrongly gave easeml's wake-up trigger
+CREATE TABLE public.bad_noise (x int);
+CREATE TRIGGER bad_noise_wake AFTER INSERT ON public.bad_noise
+	FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger();
+
+SET regress.section = 'secdata: predict';
+INSERT INTO cases (role, sql) VALUES
+	('regress_bad_a', $c$SELECT easeml.predict('pred', ARRAY['Infinity', '2', 'a', 'true'])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict_proba('pred', ARRAY['1', '-Infinity', 'a', 'true'])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred', r) FROM (VALUES ('Infinity'::float8, 2, 'row 1', true)) r(x1, x2, note, flag)$c$),
+	('regress_bad_a', $c$SELECT easeml.predict_value('pred_y', ARRAY['Infinity', 1]::float8[])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred_y', ARRAY[1, '-Infinity']::float8[])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict_value('pred_y', r) FROM (VALUES ('Infinity'::numeric, 1)) r(x1, x2)$c$),
+	('regress_bad_a', $c$SELECT easeml.predict_value('pred_y', ARRAY['1e308', '1'])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict_proba('pred', ARRAY['-1e300', '2', 'a', 'true'])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred_y', '{}'::float8[])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred_y', ARRAY[1, 2, 3]::float8[])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred_y', ARRAY[[1, 2], [3, 4]]::float8[])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred_y', ARRAY[1, 2])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred_y', ARRAY['1', 'two'])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred_y', ARRAY['1e400', '1'])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred', ARRAY[1, 2, 3, 4]::float8[])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred_y', ROW(1, 2))$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred_y', r) FROM (VALUES ('2024-01-01'::date, 1)) r(x1, x2)$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred', r) FROM (VALUES (now(), 2, 'a', true)) r(x1, x2, note, flag)$c$),
+	('regress_bad_a', $c$SELECT easeml.predict_value('pred', ARRAY['1', '2', 'a', 'true'])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict_proba('pred_y', ARRAY[1, 2]::float8[])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('no_such_task', ARRAY[1, 2]::float8[])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('theirs', ARRAY['1', '2'])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('mine', ARRAY['1'])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('', ARRAY[1, 2]::float8[])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict(repeat('t', 300), ARRAY[1, 2]::float8[])$c$),
+	('regress_bad_a', $c$SELECT easeml.predict('pred_y''; DROP TABLE public.bad_points; --', ARRAY[1, 2]::float8[])$c$),
+	('regress_bad_out', $c$SELECT easeml.predict('pred_y', ARRAY[1, 2]::float8[])$c$);
+
+SET regress.section = 'secdata: model rows with extreme numbers';
+INSERT INTO cases (role, sql) VALUES
+	(NULL, $c$INSERT INTO easeml.models (name, family, cost_factor) VALUES ('m', 'knn', 1.7e308)$c$),
+	(NULL, $c$INSERT INTO easeml.models (name, family, cost_factor) VALUES ('m', 'knn', 5e-324)$c$),
+	(NULL, $c$INSERT INTO easeml.models (name, family, cost_factor) VALUES ('m', 'knn', 1e7)$c$),
+	(NULL, $c$UPDATE easeml.models SET cost_factor = 1e-7 WHERE name = 'knn-5'$c$),
+	(NULL, $c$INSERT INTO easeml.models (name, family, params) VALUES ('m', 'ridge', '{"alpha": 1e308}')$c$),
+	(NULL, $c$INSERT INTO easeml.models (name, family, params) VALUES ('m', 'ridge', '{"alpha": -1e308}')$c$),
+	(NULL, $c$INSERT INTO easeml.models (name, family, params) VALUES ('m', 'knn', '{"k": 1e20}')$c$),
+	(NULL, $c$INSERT INTO easeml.models (name, family, params) VALUES ('m', 'mlp', '{"hidden": [1e20]}')$c$),
+	(NULL, $c$INSERT INTO easeml.models (name, family, params) VALUES ('m', 'softmax', '{"l2": 1e400}')$c$),
+	(NULL, $c$SELECT easeml.add_custom_model('m', ARRAY['/bin/true'], cost_factor => 1e300)$c$),
+	(NULL, $c$SELECT easeml.add_custom_model('m', ARRAY['/bin/true'], cost_factor => 'NaN')$c$),
+	(NULL, $c$SELECT easeml.add_custom_model(NULL, ARRAY['/bin/true'])$c$),
+	(NULL, $c$SELECT easeml.add_custom_model('m', NULL)$c$),
+	(NULL, $c$SELECT easeml.add_custom_model('m', ARRAY[NULL]::text[])$c$),
+	(NULL, $c$SELECT easeml.add_custom_model('m', ARRAY['/bin/true'], kinds => NULL)$c$),
+	(NULL, $c$SELECT easeml.add_custom_model('m', ARRAY['/bin/true'], device_kinds => '{}')$c$);
+
+SET regress.section = 'secdata: wake-ups, limits and settings';
+INSERT INTO cases (role, sql) VALUES
+	(NULL, $c$INSERT INTO public.bad_noise VALUES (1)$c$),
+	(NULL, $c$SELECT easeml._wake_trigger()$c$),
+	('regress_bad_a', $c$SELECT easeml.set_tenant_limits('regress_bad_a', 1, 1)$c$),
+	(NULL, $c$SELECT easeml.set_tenant_limits('regress_bad_a', max_rows => 0)$c$),
+	(NULL, $c$SELECT easeml.set_tenant_limits('regress_bad_a', max_tasks => -1)$c$),
+	(NULL, $c$SELECT easeml.set_tenant_limits('regress_bad_a', max_rows => -9223372036854775808)$c$),
+	(NULL, $c$SELECT easeml.set_tenant_limits('regress_bad_nologin', 1)$c$),
+	(NULL, $c$SELECT set_config('easeml.wake_interval', '-1', false)$c$),
+	(NULL, $c$SET easeml.predict_cache_models = 0$c$),
+	(NULL, $c$SET easeml.predict_cache_models = 'many'$c$);
+
+SET regress.section = 'secdata: names, ids and NULLs';
+INSERT INTO cases (role, sql) VALUES
+	('regress_bad_a', $c$SELECT easeml.enqueue('mine', 'knn-5 ')$c$),
+	('regress_bad_a', $c$SELECT easeml.enqueue(' mine', 'knn-5')$c$),
+	('regress_bad_a', $c$SELECT easeml.enqueue('mine', 'KNN-5')$c$),
+	('regress_bad_a', $c$SELECT easeml.enqueue('mine', repeat('m', 10000))$c$),
+	('regress_bad_a', $c$SELECT easeml.enqueue('mine', 'knn-5' || chr(10))$c$),
+	('regress_bad_a', $c$SELECT * FROM ids, easeml.explain(their_task)$c$),
+	('regress_bad_a', $c$SELECT e.* FROM easeml.tasks t, easeml.explain(t.id, -3) e WHERE t.name = 'mine'$c$),
+	('regress_bad_a', $c$SELECT * FROM easeml.explain(9223372036854775807)$c$),
+	('regress_bad_a', $c$SELECT easeml.refresh('mine''; SELECT 1; --')$c$),
+	('regress_bad_a', $c$SELECT easeml.deploy(repeat(U&'\00e9', 64))$c$),
+	('regress_bad_a', $c$SELECT easeml.run_log(-9223372036854775808)$c$);
+RESET regress.section;
 
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_cases();
 \x on
@@ -428,11 +575,22 @@ SELECT count(*) AS cases,
 	   count(*) FILTER (WHERE outcome ~ '^XX') AS internal_errors,
 	   count(*) FILTER (WHERE outcome ~ '\nHINT: ') AS with_hint
   FROM results;
+-- the corpus by section, and its size (issue 22: at least 300 bad inputs,
+-- none accepted, none an internal error)
+SELECT coalesce(c.section, '(none)') AS section, count(*) AS cases,
+	   count(*) FILTER (WHERE r.outcome = 'ok') AS accepted,
+	   count(*) FILTER (WHERE r.outcome ~ '^XX') AS internal_errors,
+	   count(*) FILTER (WHERE r.outcome ~ '\nHINT: ') AS with_hint
+  FROM results r JOIN cases c ON c.n = r.n
+ GROUP BY c.section ORDER BY min(r.n);
+SELECT count(*) >= 300 AS at_least_300_bad_inputs,
+	   count(*) FILTER (WHERE outcome = 'ok' OR outcome ~ '^XX') = 0 AS each_refused_cleanly
+  FROM results;
 
 -- clean up
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_bad\_%';
 DROP TABLE public.bad_points, public.bad_one_class, public.bad_tiny, public.bad_empty,
-	public.bad_words, public.bad_secret, public.bad_cols, public.bad_typed;
+	public.bad_words, public.bad_secret, public.bad_cols, public.bad_typed, public.bad_noise;
 DROP SEQUENCE public.bad_seq;
 DROP TYPE public.bad_type;
 DROP OWNED BY regress_bad_a, regress_bad_b, regress_bad_out;

@@ -52,9 +52,10 @@ CREATE TABLE easeml.models (
 	kinds		text[] NOT NULL DEFAULT '{classification}'
 		CHECK (cardinality(kinds) > 0 AND kinds <@ ARRAY['classification', 'regression']),
 	needs_image boolean NOT NULL DEFAULT false,
-	-- [trust] NaN and Infinity are refused ('NaN' > 0 holds in PostgreSQL)
+	-- [trust] bounded (easeml._validate_model says why); NaN is refused by
+	-- the upper bound ('NaN' > 0 holds in PostgreSQL)
 	cost_factor float8 NOT NULL DEFAULT 1
-		CHECK (cost_factor > 0 AND cost_factor < 'Infinity'),
+		CHECK (cost_factor >= 1e-6 AND cost_factor <= 1e6),
 	enabled		boolean NOT NULL DEFAULT true,
 	builtin		boolean NOT NULL DEFAULT false,
 	created_at	timestamptz NOT NULL DEFAULT now()
@@ -274,6 +275,11 @@ CREATE FUNCTION easeml._wake_trigger()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'easeml_wake_trigger'
 LANGUAGE C;
+-- [hardening] only easeml's own triggers call it (a tenant's trigger on its
+-- own table would let it wake the scheduler at will); it also refuses to
+-- fire on any other table, and wake-ups are rate-limited
+-- (easeml.wake_interval, src/shmem.c)
+REVOKE ALL ON FUNCTION easeml._wake_trigger() FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------
 -- Task validation at INSERT (and guarded UPDATE)
@@ -1913,12 +1919,14 @@ CREATE FUNCTION easeml.scheduler_status(
 	OUT loop_at timestamptz,
 	OUT errors bigint,
 	OUT last_error_at timestamptz,
-	OUT last_error text)
+	OUT last_error text,
+	OUT wakeups bigint,
+	OUT wakeups_folded bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'easeml_scheduler_status'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION easeml.scheduler_status() IS
-	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats';
+	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats; wakeups how often committing transactions woke it since it started, wakeups_folded how many wake-ups easeml.wake_interval folded into later ones';
 
 -- ---------------------------------------------------------------------------
 -- Replay simulator (src/replay.c) over server-side CSV files, admin only
@@ -2045,6 +2053,12 @@ BEGIN
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  HINT = 'Wait for that run to end, or stop it with easeml.cancel(run_id).';
 	END IF;
+	-- [hardening] a paused task starts nothing, not even its tenant's own
+	-- queue (docs/operations.md): say so, instead of a run that silently waits
+	IF t.status = 'paused' THEN
+		RAISE NOTICE 'task "%" is paused: the run of model "%" waits in the queue until the task is active again', t.name, m.name
+			USING HINT = format('UPDATE easeml.tasks SET status = ''active'' WHERE name = %L resumes it.', t.name);
+	END IF;
 	-- column privileges already limit tenants to task_id and model_id;
 	-- the values are set here too, so the rule does not rest on grants alone
 	NEW.slot := NULL;
@@ -2074,6 +2088,11 @@ CREATE TRIGGER runs_guard
 CREATE TRIGGER runs_wake
 	AFTER INSERT OR UPDATE OF cancel_requested ON easeml.runs
 	FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger();
+-- [hardening] runs deleted (a task dropped): the scheduler removes their
+-- run directories at once, also while easeml.enabled is off
+CREATE TRIGGER runs_sweep
+	AFTER DELETE ON easeml.runs
+	FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger('sweep');
 
 CREATE FUNCTION easeml.enqueue(task text, model text)
 RETURNS bigint
@@ -2145,6 +2164,8 @@ DECLARE
 	cols		text;
 	kinds		text[];
 	col			text;
+	usable		text;
+	max_rows	bigint;
 BEGIN
 	SELECT ru.id, ru.status, ru.snapshot_version, t.id AS task_id, t.tenant, t.name AS task,
 		   t.source, t.target, t.features, t.kind, t.val_fraction, t.seed, t.input_shape,
@@ -2198,6 +2219,17 @@ BEGIN
 						ELSE format('%I::float8', f) END, ', ' ORDER BY ord)
 	  INTO cols
 	  FROM unnest(r.features) WITH ORDINALITY AS u(f, ord);
+	-- [hardening] only the rows the declaration counted (a target neither
+	-- NULL nor NaN), and no more than the tenant's max_rows + 1: a live
+	-- source (snapshot = false) may hold more than it showed at
+	-- declaration, even to the tenant alone (a view on session_user); the
+	-- trainer fails the run when it reads the row past the limit
+	SELECT format('%I IS NOT NULL AND NOT %s', r.target,
+				  easeml._nan_sql(format('%I', r.target), a.atttypid))
+	  INTO usable
+	  FROM pg_attribute a
+	 WHERE a.attrelid = r.source AND a.attname = r.target AND a.attnum > 0 AND NOT a.attisdropped;
+	SELECT tn.max_rows INTO max_rows FROM easeml.tenants tn WHERE tn.name = r.tenant;
 	RETURN jsonb_build_object(
 		'run_id', r.id,
 		'task_id', r.task_id,
@@ -2218,11 +2250,13 @@ BEGIN
 		'impute', r.impute,
 		'missing_indicator', r.missing_indicator,
 		'snapshot_version', r.snapshot_version,
-		'copy_query', format('COPY (SELECT %s, %s FROM %s) TO STDOUT (FORMAT binary)',
+		'max_rows', max_rows,
+		'copy_query', format('COPY (SELECT %s, %s FROM %s WHERE %s%s) TO STDOUT (FORMAT binary)',
 							 cols,
 							 CASE WHEN r.kind = 'regression' THEN format('%I::float8', r.target)
 								  ELSE format('%I::text', r.target) END,
-							 relname));
+							 relname, coalesce(usable, 'true'),
+							 CASE WHEN max_rows < 9223372036854775807 THEN format(' LIMIT %s', max_rows + 1) ELSE '' END));
 END;
 $$;
 COMMENT ON FUNCTION easeml.trainer_spec(bigint) IS
@@ -2438,8 +2472,11 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'For example kinds => ''{classification,regression}''.';
 	END IF;
-	IF NEW.cost_factor IS NULL OR NOT (NEW.cost_factor > 0 AND NEW.cost_factor < 'Infinity') THEN
-		RAISE EXCEPTION 'cost_factor of model "%" must be a finite number above 0, not %',
+	-- bounded, so that estimates (cost_factor x a per-unit time x cells)
+	-- stay finite and comparable: 1e-06 and 1e+06 are twelve orders of
+	-- magnitude apart, far beyond any two real models
+	IF NEW.cost_factor IS NULL OR NOT (NEW.cost_factor >= 1e-6 AND NEW.cost_factor <= 1e6) THEN
+		RAISE EXCEPTION 'cost_factor of model "%" must be between 1e-06 and 1e+06, not %',
 			NEW.name, coalesce(NEW.cost_factor::text, 'NULL')
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'cost_factor is the training time relative to other models, e.g. 1 for a softmax regression.';
@@ -2730,9 +2767,10 @@ BEGIN
 		RAISE EXCEPTION 'params must be a JSON object'
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	IF cost_factor IS NULL OR NOT cost_factor > 0 THEN
-		RAISE EXCEPTION 'cost_factor must be positive'
-			USING ERRCODE = 'invalid_parameter_value';
+	IF cost_factor IS NULL OR NOT (cost_factor >= 1e-6 AND cost_factor <= 1e6) THEN
+		RAISE EXCEPTION 'cost_factor must be between 1e-06 and 1e+06, not %', coalesce(cost_factor::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'cost_factor is the training time relative to other models, e.g. 1 for a softmax regression.';
 	END IF;
 	INSERT INTO easeml.models (name, family, params, kinds, needs_image, cost_factor,
 							   device_kinds, command)
@@ -3811,18 +3849,28 @@ REVOKE ALL ON easeml.policy_choices FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices_id_seq', '');
 
--- What policy runs now and why: the setting, and for auto its last choice.
+-- What "auto" runs where its replay cannot choose (src/policy.h).
+CREATE FUNCTION easeml._policy_fallback()
+RETURNS text
+AS 'MODULE_PATHNAME', 'easeml_policy_fallback'
+LANGUAGE C IMMUTABLE;
+
+-- What policy runs now and why: the setting, and for auto its last choice
+-- or, where the replay has not chosen, the fallback it runs instead.
 CREATE VIEW easeml.policy_status AS
 SELECT s.setting,
-	   s.setting ~ '^(auto|default)(:|$)' AS auto,
-	   CASE WHEN s.setting ~ '^(auto|default)(:|$)'
-			THEN coalesce(c.policy, 'hybrid:cost') ELSE s.setting END AS running,
-	   c.chosen_at, c.chosen, c.reason, c.candidates, c.scores, c.score_unit
-  FROM (SELECT coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),
-						current_setting('easeml.policy')) AS setting) s
+	   s.auto,
+	   CASE WHEN s.auto THEN coalesce(c.policy, easeml._policy_fallback())
+			ELSE s.setting END AS running,
+	   c.chosen_at, c.chosen, c.reason, c.candidates, c.scores, c.score_unit,
+	   easeml._policy_fallback() AS fallback,
+	   s.auto AND NOT coalesce(c.chosen, false) AS on_fallback
+  FROM (SELECT setting, setting ~ '^(auto|default)(:|$)' AS auto
+		  FROM (SELECT coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),
+								current_setting('easeml.policy')) AS setting) s0) s
   LEFT JOIN LATERAL (SELECT * FROM easeml.policy_choices ORDER BY id DESC LIMIT 1) c ON true;
 COMMENT ON VIEW easeml.policy_status IS
-	'the scheduling policy in effect: the setting (easeml.set_policy or the easeml.policy GUC), whether it is auto, the spec that runs, and auto''s last recorded choice';
+	'the scheduling policy in effect: the setting (easeml.set_policy or the easeml.policy GUC), whether it is auto, the spec that runs, auto''s last recorded choice, the fallback auto runs where its replay has not chosen (before its first choice, with too little history, or where the replay would pass its work limit) and whether it runs now';
 REVOKE ALL ON easeml.policy_status FROM PUBLIC;
 -- [cost] fn: what a model's parameters add to its family's complexity
 -- formula (src/costmodel.h): work multiplies the whole formula (rounds,

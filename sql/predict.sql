@@ -183,6 +183,24 @@ SELECT ptry($$SELECT easeml.predict('shop', ARRAY[['1', '2'], ['red', 'true']])$
 SELECT ptry($$SELECT easeml.predict('shop_y', ARRAY['one', '2'])$$);
 SELECT ptry($$SELECT easeml.predict_value('shop', s) FROM public.shop s$$);
 SELECT ptry($$SELECT easeml.predict_proba('shop_y', s) FROM public.shop s$$);
+-- non-finite features (issue 22): an infinite number is refused in every
+-- function and input form, as the declaration refuses one; a finite value
+-- that overflows the model's single precision is refused too; NaN stays a
+-- missing value
+SELECT ptry($$SELECT easeml.predict('shop_y', ARRAY['Infinity', 2]::float8[])$$);
+SELECT ptry($$SELECT easeml.predict_value('shop_y', ARRAY[1, '-Infinity']::float8[])$$);
+SELECT ptry($$SELECT easeml.predict_value('shop_y', ARRAY['inf', '2'])$$);
+SELECT ptry($$SELECT easeml.predict_value('shop_y', r) FROM (VALUES ('Infinity'::float8, 2)) r(x, qty)$$);
+SELECT ptry($$SELECT easeml.predict('shop', ARRAY['Infinity', '2', 'red', 'true'])$$);
+SELECT ptry($$SELECT easeml.predict_proba('shop', ARRAY['-Infinity', '2', 'red', 'true'])$$);
+SELECT ptry($$SELECT easeml.predict('shop', r) FROM (VALUES ('Infinity'::numeric, 2, 'red', true)) r(x, qty, colour, member)$$);
+SELECT ptry($$SELECT easeml.predict_proba('shop', r) FROM (VALUES ('-Infinity'::float8, 2, 'red', true)) r(x, qty, colour, member)$$);
+SELECT ptry($$SELECT easeml.predict_value('shop_y', ARRAY[1e308, 2]::float8[])$$);
+SELECT ptry($$SELECT easeml.predict_proba('shop', ARRAY['-1e300', '2', 'red', 'true'])$$);
+SELECT round(easeml.predict_value('shop_y', ARRAY['NaN', 2]::float8[])::numeric, 6) =
+	   round(easeml.predict_value('shop_y', ARRAY[NULL, 2]::float8[])::numeric, 6) AS nan_is_missing,
+	   easeml.predict('shop', ARRAY['NaN', '2', 'red', 'true']) =
+	   easeml.predict('shop', ARRAY[NULL, '2', 'red', 'true']) AS nan_is_missing_too;
 -- NULL in, NULL out
 SELECT easeml.predict(NULL, s) IS NULL AS null_task FROM public.shop s LIMIT 1;
 RESET ROLE;

@@ -134,6 +134,21 @@ SET ROLE regress_lab_b;
 SELECT try($$SELECT easeml.refresh('small')$$);
 SELECT name, n_rows, snapshot_version FROM easeml.tasks;
 RESET ROLE;
+-- [hardening] a run reads at most max_rows + 1 rows with a target: the
+-- trainer's spec carries the limit, and its COPY query stops there
+INSERT INTO easeml.runs (task_id, model_id, status, started_at)
+SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
+ WHERE t.name = 'small' AND m.name = 'knn-5';
+SELECT s ->> 'max_rows' AS max_rows,
+	   regexp_replace(s ->> 'copy_query', 'task_\d+_v', 'task_N_v') AS copy_query
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
+ WHERE t.name = 'small' AND r.status = 'running';
+-- the largest limit has no row past it: no LIMIT (the trainer still counts)
+SELECT easeml.set_tenant_limits('regress_lab_b', max_tasks => 1, max_rows => 9223372036854775807);
+SELECT s ->> 'max_rows' AS max_rows, s ->> 'copy_query' LIKE '%LIMIT%' AS limited
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
+ WHERE t.name = 'small' AND r.status = 'running';
+SELECT easeml.set_tenant_limits('regress_lab_b', max_tasks => 1, max_rows => 25);
 -- re-adding the tenant keeps its limits; NULL lifts them
 SELECT easeml.add_tenant('regress_lab_b', 2);
 SELECT name, max_tasks, max_rows FROM easeml.tenants WHERE name = 'regress_lab_b';
@@ -142,6 +157,14 @@ SET ROLE regress_lab_b;
 SELECT try($$SELECT easeml.refresh('small')$$);
 SELECT try($$INSERT INTO easeml.tasks (name, source, target) VALUES ('small2', 'public.points_small', 'label')$$);
 SELECT name, n_rows, snapshot_version FROM easeml.tasks ORDER BY name;
+RESET ROLE;
+
+-- [hardening] a paused task holds its tenant's own queue too: the run is
+-- accepted and waits, and a NOTICE says so (docs/operations.md)
+SET ROLE regress_lab_a;
+UPDATE easeml.tasks SET status = 'paused' WHERE name = 'points_y';
+SELECT easeml.enqueue('points_y', 'ridge-1') IS NOT NULL AS queued;
+SELECT r.status FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'points_y';
 RESET ROLE;
 
 -- clean up

@@ -103,13 +103,6 @@ Hash(uint64_t h, const void *data, size_t bytes)
 	return h;
 }
 
-/* Stop a step that runs past its deadline (ReplayConfig.cancel). */
-static int
-PastDeadline(void *arg)
-{
-	return AutoPolicyClock() > ((AutoPolicyJob *) arg)->step_deadline;
-}
-
 /* Fill the candidate names and the fallback spec of a result. */
 static void
 ResultInit(AutoPolicyResult *res)
@@ -121,6 +114,8 @@ ResultInit(AutoPolicyResult *res)
 		res->score[i] = NAN;
 		res->n_cand++;
 	}
+	res->choice = REPLAY_AUTO_FALLBACK;
+	res->fallback = 1;
 	snprintf(res->spec, sizeof(res->spec), "%s", POLICY_AUTO_FALLBACK);
 }
 
@@ -191,10 +186,9 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 	double		best_share = 1.0;
 	long		best_area = 0;
 	int			nr,
-				nc,
-				idx[AUTO_MAX_ROWS];
+				nc;
 	uint64_t	sig = 14695981039346656037ULL;
-	ReplayConfig base;
+	ReplayAutoInput ain;
 	char		err[256];
 
 	memset(job, 0, sizeof(*job));
@@ -249,24 +243,16 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 		return 1;
 	}
 
-	ReplayConfigDefault(&base);
-	base.quality = job->q;
-	base.cost = job->cost;
-	base.sizes = job->sizes;
-	base.n_rows = job->res.rows;
-	base.K = job->res.cols;
-	base.cost_model = job->cost ? POLICY_COST_SIZE_GP : POLICY_COST_NONE;
-	base.devices = in->devices > 0 ? in->devices : 1;
-	base.cancel = PastDeadline;
-	base.cancel_arg = job;
-	for (int i = 0; i < job->res.rows; i++)
-		idx[i] = i;
-	job->res.tenants = job->res.rows / 2 < AUTO_MAX_TENANTS ? job->res.rows / 2 : AUTO_MAX_TENANTS;
-	if (ReplayAutoBegin(&base, idx, job->res.rows, job->res.tenants, 1,
-						&job->replay, err, sizeof(err)) < 0)
+	memset(&ain, 0, sizeof(ain));
+	ain.quality = job->q;
+	ain.cost = job->cost;
+	ain.sizes = job->sizes;
+	ain.n_rows = job->res.rows;
+	ain.K = job->res.cols;
+	ain.devices = job->res.devices = in->devices > 0 ? in->devices : 1;
+	if (ReplayAutoBegin(&ain, &job->replay, err, sizeof(err)) < 0)
 		goto nomem;
 	job->res.tenants = job->replay.tenants;
-	job->started = AutoPolicyClock();
 	job->running = 1;
 	return 0;
 
@@ -287,10 +273,10 @@ Explain(AutoPolicyResult *res)
 	int			n;
 
 	n = snprintf(res->reason, sizeof(res->reason),
-				 "%s reached loss 0.01/0.005/0.002 soonest replayed on %d %s history rows x %d models (%d as tenants, %d draws, %s): geometric mean",
+				 "%s reached loss 0.01/0.005/0.002 soonest replayed on %d %s history rows x %d models (%d as tenants, %d slot(s), %d draws, %s): geometric mean",
 				 res->spec, res->rows,
 				 res->kind == DECISION_REGRESSION ? "regression" : "classification",
-				 res->cols, res->tenants, REPLAY_AUTO_DRAWS,
+				 res->cols, res->tenants, res->devices, REPLAY_AUTO_DRAWS,
 				 res->measured_costs ? "measured runtimes" : "every run costs 1");
 	for (int i = 0; i < res->n_cand && n > 0 && n < (int) sizeof(res->reason); i++)
 		n += snprintf(res->reason + n, sizeof(res->reason) - n, "%s %s %.3g%s",
@@ -301,21 +287,39 @@ int
 AutoPolicyStep(AutoPolicyJob *job)
 {
 	char		err[200];
+	double		t0 = AutoPolicyClock();
 	int			rc;
 
 	if (!job->running)
 		return 1;
-	job->step_deadline = AutoPolicyClock() + AUTO_STEP_SECONDS;
-	rc = ReplayAutoStep(&job->replay, err, sizeof(err));
+	rc = ReplayAutoStep(&job->replay, AUTO_SLICE_WORK, err, sizeof(err));
+	job->res.seconds += AutoPolicyClock() - t0;
+	job->res.work = ReplayAutoWork(&job->replay);
 	if (rc == 0)
 		return 0;
-	job->res.seconds = AutoPolicyClock() - job->started;
 	if (rc < 0)
-		snprintf(job->res.reason, sizeof(job->res.reason), "no choice: %s%s", err,
-				 rc == REPLAY_CANCELLED ? " (a step ran past its time limit)" : "");
+		snprintf(job->res.reason, sizeof(job->res.reason), "no choice: %s", err);
+	else if (job->replay.choice == REPLAY_AUTO_FALLBACK)
+	{
+		/* final by the chooser's rules: a replay's "default" does the same */
+		job->res.have = 1;
+		if (job->replay.over_limit)
+			snprintf(job->res.reason, sizeof(job->res.reason),
+					 "%s runs: replaying %d %s history rows x %d models would pass the chooser's limit of %.3g work units",
+					 POLICY_AUTO_FALLBACK, job->res.rows,
+					 job->res.kind == DECISION_REGRESSION ? "regression" : "classification",
+					 job->res.cols, (double) REPLAY_AUTO_WORK_MAX);
+		else
+			snprintf(job->res.reason, sizeof(job->res.reason),
+					 "%s runs: fewer than %d of the %d %s history rows x %d models differ",
+					 POLICY_AUTO_FALLBACK, REPLAY_AUTO_MIN_ROWS, job->res.rows,
+					 job->res.kind == DECISION_REGRESSION ? "regression" : "classification",
+					 job->res.cols);
+	}
 	else
 	{
 		job->res.have = 1;
+		job->res.fallback = 0;
 		job->res.choice = job->replay.choice;
 		snprintf(job->res.spec, sizeof(job->res.spec), "%s", job->res.cand[job->res.choice]);
 		for (int i = 0; i < job->res.n_cand; i++)

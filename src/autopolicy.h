@@ -15,14 +15,18 @@
  * (src/replay.h) -- the code every "default" policy of easeml-replay runs
  * on its draw's prior rows -- replays the candidates, half the rows at
  * most playing tenants, and the one that reaches the loss targets soonest
- * wins.  The result says what was chosen and why (per-candidate scores,
- * the block it was chosen on); the worker records it in
- * easeml.policy_choices.
+ * wins: the very chooser a replay's "default" runs, on the same inputs
+ * (the rows and the slots; src/replay.h fixes the rest).  The result says
+ * what was chosen and why (per-candidate scores, the block it was chosen
+ * on); the worker records it in easeml.policy_choices.
  *
- * Bounded: at most AUTO_MAX_ROWS rows and AUTO_MAX_TENANTS tenants,
- * REPLAY_AUTO_DRAWS steps, and a step that runs past AUTO_STEP_SECONDS is
- * cancelled (the choice is then abandoned and the previous one kept).  A
- * history whose block did not change keeps its choice without a replay.
+ * Sliced: each AutoPolicyStep does about AUTO_SLICE_WORK of the replay's
+ * deterministic work units (a couple of milliseconds), so the worker
+ * never waits on it and never abandons it.  Bounded: at most
+ * AUTO_MAX_ROWS rows, AUTO_MAX_TENANTS tenants and REPLAY_AUTO_WORK_MAX
+ * units; a replay that would need more chooses POLICY_AUTO_FALLBACK, as a
+ * replay's "default" does on the same rows.  A history whose block did
+ * not change keeps its choice without a replay.
  *
  * Plain C, no PostgreSQL headers.
  *
@@ -40,17 +44,25 @@
 
 #define AUTO_MAX_ROWS		REPLAY_AUTO_MAX_ROWS
 #define AUTO_MAX_TENANTS	REPLAY_AUTO_MAX_TENANTS
-#define AUTO_MIN_ROWS		4	/* fewer complete rows: no choice */
-#define AUTO_STEP_SECONDS	2.0
+#define AUTO_MIN_ROWS		REPLAY_AUTO_MIN_ROWS	/* fewer complete rows:
+													 * no choice */
+/* work units of one step (src/replay.h), a few milliseconds */
+#define AUTO_SLICE_WORK		2e6
 
 struct RefitInput;
 
 /* What the chooser decided, and why. */
 typedef struct AutoPolicyResult
 {
-	int			have;			/* a replay chose (else reason says why
-								 * not, and the fallback hybrid:cost runs) */
-	int			choice;			/* index in POLICY_AUTO_CANDIDATES */
+	int			have;			/* final: a replay chose, or fell back by
+								 * its rules (else reason says why not, and
+								 * the previous choice or the fallback
+								 * runs) */
+	int			fallback;		/* spec is POLICY_AUTO_FALLBACK: no replay
+								 * chose (too little history, or the
+								 * replay would pass its work limit) */
+	int			choice;			/* index in POLICY_AUTO_CANDIDATES, or
+								 * REPLAY_AUTO_FALLBACK */
 	char		spec[REPLAY_NAME_LEN];	/* the spec that runs */
 	int			n_cand;
 	char		cand[REPLAY_AUTO_MAX][REPLAY_NAME_LEN];
@@ -61,8 +73,10 @@ typedef struct AutoPolicyResult
 	int			rows;			/* history rows of the block */
 	int			cols;			/* models of the block */
 	int			tenants;		/* rows that played tenants per draw */
+	int			devices;		/* slots the replay ran on */
 	int			measured_costs; /* 1: runtimes; 0: every run cost 1 */
-	double		seconds;		/* wall time of the replay */
+	double		seconds;		/* time spent in its steps */
+	double		work;			/* the replay's work units */
 	uint64_t	sig;			/* signature of the block */
 	char		reason[256];
 } AutoPolicyResult;
@@ -74,8 +88,6 @@ typedef struct AutoPolicyJob
 	double	   *q;				/* the block: rows x cols */
 	double	   *cost;			/* rows x cols, or NULL */
 	double	   *sizes;			/* rows x 2, or NULL */
-	double		started;
-	double		step_deadline;
 	AutoPolicyResult res;
 } AutoPolicyJob;
 

@@ -1165,8 +1165,11 @@ CatalogFinishRun(int64 run_id, const char *status, int exit_code,
  * or column, a revoked privilege, the view's code failing): every other
  * candidate would fail the same way, so the task becomes 'failed' with the
  * reason.  The tenant fixes the source and sets the task 'active' again.
- * A task row its tenant keeps locked is left alone: its next run fails the
- * same way and tries again.
+ * A completed task fails too (a run the tenant queued on it found the
+ * source gone: the task can no longer be trained, and its status must say
+ * so); a paused one stays paused, as its tenant set it.  A task row its
+ * tenant keeps locked is left alone: its next run fails the same way and
+ * tries again.
  */
 void
 CatalogFailTaskOfRun(int64 run_id, const char *error)
@@ -1180,7 +1183,7 @@ CatalogFailTaskOfRun(int64 run_id, const char *error)
 		 "   SET status = 'failed',"
 		 "       status_reason = 'its source could not be read: ' || $2"
 		 " WHERE t.id = (SELECT x.id FROM easeml.tasks x JOIN easeml.runs r ON r.task_id = x.id"
-		 "                WHERE r.id = $1 AND x.status = 'active'"
+		 "                WHERE r.id = $1 AND x.status IN ('active', 'completed')"
 		 "                FOR UPDATE OF x SKIP LOCKED)",
 		 SPI_OK_UPDATE, 2, types, values, NULL);
 	if (SPI_processed > 0)

@@ -920,8 +920,10 @@ DecisionObserve(DecisionWorld *w, DecisionTask *t, int arm, double score,
 	if (isnan(t->score[arm]))
 	{
 		t->score[arm] = score;
-		if (t->gp.prior != NULL)
+		if (t->gp.prior != NULL && !w->skip_posterior)
 		{
+			/* O(t^2 + K t), a triangular solve's worth per cell */
+			w->work += 2.5 * w->K * (t->n_obs + 1);
 			rc = GpStateAdd(&t->gp, arm, score);
 			if (rc == GP_JITTER)
 				w->gp_jitter++;
@@ -946,8 +948,9 @@ DecisionObserve(DecisionWorld *w, DecisionTask *t, int arm, double score,
 	if (seconds > 0.0 && isfinite(seconds) && isnan(t->seconds[arm]))
 	{
 		t->seconds[arm] = seconds;
-		if (t->have_cgp)
+		if (t->have_cgp && !w->skip_posterior)
 		{
+			w->work += 2.5 * w->K * (t->cgp.t + 1);
 			AddCostResidual(w, t, arm);
 			RefreshCosts(w, t);
 		}
@@ -1464,6 +1467,8 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 
 	if (mp == NULL || !PolicyUsesMixture(&w->params))
 		return POLICY_OK;
+	/* the weights, the arm scan and the task score: a few passes each */
+	w->work += 3.0 * mp->m * w->K;
 	/* the task's own history row, if the mixture has one (m ints: cheap) */
 	for (int r = 0; owner != NULL && r < mp->m && own < 0; r++)
 		if (owner[r] != 0 && owner[r] == t->id)
@@ -1524,6 +1529,7 @@ RefreshView(DecisionWorld *w, DecisionTask *t)
 				rc;
 
 	w->n_refreshed++;
+	w->work += w->K;
 	v->id = t->id;
 	v->best = t->best;
 	v->n_obs = t->n_obs;

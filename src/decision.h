@@ -188,6 +188,17 @@ typedef struct DecisionWorld
 	int			n_dirty;
 	int			n_stale;		/* tasks with stale views */
 	int64_t		n_refreshed;	/* views computed so far (RefreshView) */
+	int			skip_posterior; /* results update neither the quality
+								 * nor the cost posteriors: a replay sets
+								 * it for a policy that reads neither
+								 * (PolicyReadsPosterior: popular's prior
+								 * order costs O(K) a run instead of O(K
+								 * t)); never live, where the policy may
+								 * change at any time */
+	double		work;			/* cell operations of the views computed
+								 * and observations added so far: the
+								 * replay's deterministic work units
+								 * (src/replay.h) */
 	int			stale_next;		/* where DecisionRefreshStale looks next */
 	int			n_tenants;
 	int			cap_tenants;

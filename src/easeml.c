@@ -36,6 +36,7 @@ extern void openblas_set_num_threads(int num_threads);
 char	   *easeml_database = NULL;
 int			easeml_max_workers = 2;
 int			easeml_naptime = 1000;
+int			easeml_wake_interval = 50;
 char	   *easeml_policy = NULL;
 bool		easeml_enabled = true;
 char	   *easeml_trainer_path = NULL;
@@ -120,6 +121,14 @@ DefineSchedulerSettings(void)
 							"New tasks, cancels and finished trainers wake it earlier.",
 							&easeml_naptime,
 							1000, 10, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.wake_interval",
+							"Shortest time between two wake-ups of the scheduler by committing transactions.",
+							"Wake-ups closer together are folded into one at the end of the interval; 0: no limit.",
+							&easeml_wake_interval,
+							50, 0, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 

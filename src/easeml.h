@@ -25,6 +25,7 @@
 extern char *easeml_database;
 extern int	easeml_max_workers;
 extern int	easeml_naptime;
+extern int	easeml_wake_interval;
 extern char *easeml_policy;
 extern bool easeml_enabled;
 extern char *easeml_trainer_path;
@@ -72,6 +73,12 @@ typedef struct EasemlShared
 	int64		loop_errors;	/* iterations that ended in an error */
 	TimestampTz error_at;		/* when the latest of them ended */
 	char		last_error[256];	/* its SQLSTATE and message */
+	/* wake-ups by committing backends (easeml.wake_interval) */
+	TimestampTz wake_sent_at;	/* when one last set the scheduler's latch */
+	bool		wake_deferred;	/* one came sooner since: due at the interval */
+	bool		sweep_requested;	/* runs were deleted: sweep run directories */
+	int64		wakeups;		/* latches set since the scheduler started */
+	int64		wakeups_folded; /* wake-ups folded into a later one */
 } EasemlShared;
 
 extern EasemlShared *EasemlState;
@@ -81,6 +88,10 @@ extern void EasemlShmemStartup(void);
 extern bool EasemlShmemRegisterScheduler(void);
 extern void EasemlShmemUnregisterScheduler(void);
 extern void EasemlWakeAtCommit(void);
+extern void EasemlSweepAtCommit(void);
+extern bool EasemlTakeDeferredWake(void);
+extern long EasemlDeferredWakeDelay(void);
+extern bool EasemlTakeSweepRequest(void);
 extern bool EasemlIsScheduler(void);
 
 /* ----------

@@ -248,6 +248,7 @@ MixLearnStep(MixLearnJob *job, double work)
 		{
 			rc = PlayState(job);
 			spent += MIXL_STATE_WORK(&job->mp);
+			job->spent += MIXL_STATE_WORK(&job->mp);
 		}
 		if (rc < 0)
 		{

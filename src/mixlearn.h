@@ -85,6 +85,8 @@ typedef struct MixLearnJob
 	double	   *x;				/* MIXL_STATES x MIXL_FEATURES */
 	double	   *y;				/* MIXL_STATES */
 	int			n;				/* states recorded */
+	double		spent;			/* cell operations so far (MIXL_STATE_WORK
+								 * per state) */
 	MixLearn	res;			/* the fit, when done */
 } MixLearnJob;
 

@@ -283,6 +283,7 @@ MixFitStep(MixFitJob *job, double work)
 		ScoreCase(&job->mp, job->h, job->cols, nobs, job->shift,
 				  job->d2, job->e, job->a, job->ll);
 		spent += (double) m * (nobs + MIX_GRID * (MIX_PREDICT + 1));
+		job->spent += (double) m * (nobs + MIX_GRID * (MIX_PREDICT + 1));
 		job->obs++;
 	}
 	return job->done;

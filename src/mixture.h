@@ -59,6 +59,7 @@ typedef struct MixFitJob
 	int			done;
 	uint64_t	rng;			/* the held-out row's column shuffle */
 	double		ll[MIX_GRID];	/* log likelihood per bandwidth, this pass */
+	double		spent;			/* cell operations so far */
 	int		   *cols;			/* scratch: K columns */
 	double	   *d2;				/* scratch: m */
 	double	   *a;				/* scratch: m */

@@ -707,6 +707,13 @@ PolicyUsesMixture(const PolicyParams *params)
 	return params->mix_arm || PolicyMixScore(params);
 }
 
+int
+PolicyReadsPosterior(const PolicyParams *params)
+{
+	return (params->kind != POLICY_POPULAR && params->kind != POLICY_FIFO) ||
+		PolicyUsesMixture(params);
+}
+
 /*
  * Options that would hold the live worker between decisions.  mrg=2 is
  * not one any more: its model is fitted in the refit cycle's slices

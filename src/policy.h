@@ -51,8 +51,13 @@ typedef enum PolicyKind
 /* What "auto" chooses from, in this order; the first of equals wins. */
 #define POLICY_AUTO_CANDIDATES "hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2,popular"
 
-/* What the live "auto" runs until its replay has chosen (no mixture needed) */
-#define POLICY_AUTO_FALLBACK "hybrid:cost"
+/*
+ * What "auto" runs where its replay cannot choose -- before its first
+ * choice, with too little history, or where the replay would pass its
+ * work limit (src/replay.h) -- in the live worker and in replays alike:
+ * the users' heuristic itself, so that no fallback is slower than it.
+ */
+#define POLICY_AUTO_FALLBACK "popular"
 
 /*
  * Acquisition for the arm of one task.  DEFAULT picks the policy's own: EI
@@ -295,6 +300,12 @@ extern int	PolicyRegretScore(const PolicyParams *params, int m,
 
 /* Whether params use the history mixture (acq=mix or mrg=1|2). */
 extern int	PolicyUsesMixture(const PolicyParams *params);
+/*
+ * Whether decisions under params read the tasks' quality and cost
+ * posteriors: every rule but the fixed orders of popular and fifo, and
+ * those too with a mixture option (the mixture blends the GP in).
+ */
+extern int	PolicyReadsPosterior(const PolicyParams *params);
 /*
  * Why the live scheduler refuses params that PolicyParseSpec accepts (a
  * sentence), or NULL when it runs them.

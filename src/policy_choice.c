@@ -59,7 +59,8 @@ PolicyChoiceRecord(void)
 
 	values[0] = CStringGetTextDatum(setting);
 	values[1] = CStringGetTextDatum(res->spec);
-	values[2] = BoolGetDatum(res->have != 0);
+	/* chosen: a replay chose (not the fallback its rules fell back to) */
+	values[2] = BoolGetDatum(res->have != 0 && !res->fallback);
 	values[3] = CStringGetTextDatum(res->reason);
 	values[4] = CandidateArray(res, false);
 	values[5] = CandidateArray(res, true);
@@ -80,7 +81,8 @@ PolicyChoiceRecord(void)
 		elog(ERROR, "easeml: could not record the auto policy's choice");
 	CatalogCommit();
 	ereport(LOG,
-			(errmsg("easeml: policy auto %s %s", res->have ? "chose" : "made no choice:",
-					res->have ? res->spec : ""),
+			(errmsg("easeml: policy auto %s %s",
+					res->have && !res->fallback ? "chose" : "made no choice, runs",
+					res->spec),
 			 errdetail_internal("%s", res->reason)));
 }

@@ -44,6 +44,8 @@
 #include "csv.h"
 #include "decision.h"
 #include "gp.h"
+#include "mixlearn.h"
+#include "mixture.h"
 #include "policy.h"
 #include "replay.h"
 
@@ -631,8 +633,8 @@ Dispatch(DrawCtx *c, double now, char *err, size_t errlen)
 			SetErr(err, errlen, "the policy picked an unavailable arm");
 			return REPLAY_BAD_INPUT;
 		}
-		/* how good was the cost estimate the policy used? */
-		if (c->cfg->cost)
+		/* how good was the cost estimate the policy used (if it reads one)? */
+		if (c->cfg->cost && !w->skip_posterior)
 		{
 			double		e = log(t->cost[arm]) -
 				log(TrueCost(c->cfg, c->tenant_row[choice.chosen.task], arm));
@@ -686,20 +688,27 @@ Complete(DrawCtx *c, double now)
 }
 
 /*
- * Simulate one policy on the current draw; fills the event list and the
- * per-threshold results.
+ * Simulation of one policy on the current draw, one event at a time:
+ * SimBegin resets the tenants, SimAdvance dispatches every free device and
+ * completes the next run(s).
  */
+typedef struct SimState
+{
+	EventList  *events;
+	double	   *time_to;
+	double	   *worst;
+	double		now;
+} SimState;
+
 static int
-SimulateOne(DrawCtx *c, const PolicyParams *params, uint64_t rng_seed,
-			EventList *events, double *time_to, double *worst, int *n_dec,
-			char *err, size_t errlen)
+SimBegin(DrawCtx *c, const PolicyParams *params, uint64_t rng_seed,
+		 SimState *s, EventList *events, double *time_to, double *worst)
 {
 	DecisionWorld *w = &c->world;
-	double		now = 0.0;
-	double		loss;
-	int			rc = REPLAY_OK;
+	double		loss = 0.0;
 
 	DecisionSetParams(w, params);
+	w->skip_posterior = !PolicyReadsPosterior(params);
 	w->rng = rng_seed;
 	w->decision_no = 0;
 	for (int t = 0; t < c->n; t++)
@@ -711,45 +720,47 @@ SimulateOne(DrawCtx *c, const PolicyParams *params, uint64_t rng_seed,
 	}
 	for (int d = 0; d < c->M; d++)
 		c->dev_busy[d] = 0;
+	s->events = events;
+	s->time_to = time_to;
+	s->worst = worst;
+	s->now = 0.0;
 	events->n = 0;
-	loss = 0.0;
 	for (int t = 0; t < c->n; t++)
 		loss += c->fstar[t];
-	if (!EventPush(events, 0.0, loss / c->n))
-		goto nomem;
+	return EventPush(events, 0.0, loss / c->n) ? REPLAY_OK : REPLAY_NO_MEMORY;
+}
 
-	for (;;)
+/* One event; 1 when the simulation is over (nothing runs or can run). */
+static int
+SimAdvance(DrawCtx *c, SimState *s, char *err, size_t errlen)
+{
+	DecisionWorld *w = &c->world;
+	double		next = INFINITY,
+				loss = 0.0;
+	int			rc;
+
+	rc = Dispatch(c, s->now, err, errlen);
+	if (rc < 0)
+		return rc;
+	for (int d = 0; d < c->M; d++)
+		if (c->dev_busy[d] && c->dev_end[d] < next)
+			next = c->dev_end[d];
+	if (isinf(next))
+		return 1;				/* nothing runs and nothing can: done */
+	s->now = next;
+	Complete(c, s->now);
+
+	/* summed afresh (O(n)) so that the loss is exactly 0 at the end */
+	for (int t = 0; t < c->n; t++)
+		loss += c->fstar[t] - w->tasks[t]->best;
+	loss /= c->n;
+	if (!EventPush(s->events, s->now, loss))
 	{
-		double		next = INFINITY;
-
-		rc = Dispatch(c, now, err, errlen);
-		if (rc < 0)
-			return rc;
-		for (int d = 0; d < c->M; d++)
-			if (c->dev_busy[d] && c->dev_end[d] < next)
-				next = c->dev_end[d];
-		if (isinf(next))
-			break;				/* nothing runs and nothing can: done */
-		now = next;
-		Complete(c, now);
-
-		/* summed afresh (O(n)) so that the loss is exactly 0 at the end */
-		loss = 0.0;
-		for (int t = 0; t < c->n; t++)
-			loss += c->fstar[t] - w->tasks[t]->best;
-		loss /= c->n;
-		if (!EventPush(events, now, loss))
-			goto nomem;
-		CheckTargets(c, now, loss, time_to, worst);
-		if (loss <= c->cfg->stop_loss + 1e-12)
-			break;
+		SetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
 	}
-	*n_dec = (int) w->decision_no;
-	return REPLAY_OK;
-
-nomem:
-	SetErr(err, errlen, "out of memory");
-	return REPLAY_NO_MEMORY;
+	CheckTargets(c, s->now, loss, s->time_to, s->worst);
+	return loss <= c->cfg->stop_loss + 1e-12 ? 1 : 0;
 }
 
 /* Free a draw context's per-draw parts. */
@@ -791,13 +802,25 @@ Permute(const DrawCtx *c, int draw, int *perm)
 }
 
 /*
+ * Work units of a prior fit on n rows x K models (the shared prior or the
+ * size_gp cost model's residual prior): the K x K covariance and the
+ * held-out scoring of its hyperparameter grid (src/gp.c).
+ */
+static double
+FitWork(int n, int K)
+{
+	return 20.0 * K * K + 0.2 * (double) n * K * K + 2.0 * (double) n * n * K;
+}
+
+/*
  * Fit the prior and the cost model on the draw's prior rows perm[n ..
- * n + n_prior).  Prior rows' runtimes carry the overhead as well, as the
- * live scheduler's measured seconds do.
+ * n + n_prior), and start the history mixture's fit (*mix, stepped by the
+ * caller) when a policy uses it.  Prior rows' runtimes carry the overhead
+ * as well, as the live scheduler's measured seconds do.
  */
 static int
 FitModels(DrawCtx *c, const int *prior_rows, int n_prior, int draw,
-		  char *err, size_t errlen)
+		  MixFitJob *mix, int *mix_on, char *err, size_t errlen)
 {
 	const ReplayConfig *cfg = c->cfg;
 	const int	K = c->K;
@@ -807,6 +830,7 @@ FitModels(DrawCtx *c, const int *prior_rows, int n_prior, int draw,
 	int			rc = REPLAY_OK,
 				grc;
 
+	*mix_on = 0;
 	hist = malloc(sizeof(double) * (size_t) (n_prior > 0 ? n_prior : 1) * K);
 	if (hist == NULL)
 		goto nomem;
@@ -821,9 +845,12 @@ FitModels(DrawCtx *c, const int *prior_rows, int n_prior, int draw,
 		goto done;
 	}
 	/* the history mixture, from the same rows (none with fewer than 2) */
-	if (c->use_mix && n_prior >= 2 &&
-		MixPriorFit(&c->mix, hist, n_prior, K, 0.0) < 0)
-		goto nomem;
+	if (c->use_mix && n_prior >= 2)
+	{
+		if (MixFitBegin(mix, hist, n_prior, K) < 0)
+			goto nomem;
+		*mix_on = 1;
+	}
 	c->use_cost_model = 0;
 	if (!cfg->oracle_cost && cfg->cost && cfg->cost_model != POLICY_COST_NONE)
 	{
@@ -923,10 +950,12 @@ nomem:
 
 /*
  * Set up draw 'draw': permute the usable rows, fit the prior and the cost
- * model on the prior rows, and build the tenants.
+ * model on the prior rows (and start the mixture's fit), and note the
+ * tenants; BuildWorld makes them tasks once the mixture is fitted.
  */
 static int
-DrawSetup(DrawCtx *c, int draw, int *perm, char *err, size_t errlen)
+DrawSetup(DrawCtx *c, int draw, int *perm, MixFitJob *mix, int *mix_on,
+		  char *err, size_t errlen)
 {
 	const ReplayConfig *cfg = c->cfg;
 	int			n_prior;
@@ -938,7 +967,7 @@ DrawSetup(DrawCtx *c, int draw, int *perm, char *err, size_t errlen)
 		n_prior = cfg->n_prior;
 	c->prior_row = perm + c->n;
 	c->n_prior = n_prior;
-	rc = FitModels(c, perm + c->n, n_prior, draw, err, errlen);
+	rc = FitModels(c, perm + c->n, n_prior, draw, mix, mix_on, err, errlen);
 	if (rc < 0)
 		return rc;
 	c->tenant_row = malloc(sizeof(int) * c->n);
@@ -956,7 +985,7 @@ DrawSetup(DrawCtx *c, int draw, int *perm, char *err, size_t errlen)
 			if (cfg->quality[(size_t) perm[t] * c->K + k] > c->fstar[t])
 				c->fstar[t] = cfg->quality[(size_t) perm[t] * c->K + k];
 	}
-	return BuildWorld(c, err, errlen);
+	return REPLAY_OK;
 }
 
 /*
@@ -983,261 +1012,6 @@ DistinctRows(const ReplayConfig *cfg, int *rows)
 			rows[n++] = r;
 	}
 	return n;
-}
-
-/*
- * "auto": replay POLICY_AUTO_CANDIDATES on history rows alone -- some of
- * them play tenants, the others build their prior, as an installed history
- * would live -- one inner draw per step, and choose the candidate whose
- * times to the loss targets have the smallest geometric mean over the
- * inner draws (a target never reached counts as twice the inner draw's
- * last completion).  See replay.h.  [R]
- */
-int
-ReplayAutoBegin(const ReplayConfig *base, const int *rows, int n_rows,
-				int n_tenants, uint64_t seed, ReplayAutoJob *job, char *err,
-				size_t errlen)
-{
-	static const double default_thr[] = {0.01, 0.005, 0.002};
-	const int	K = base->K;
-	const int	m = n_rows;
-	ReplayConfig *in = &job->in;
-
-	memset(job, 0, sizeof(*job));
-	if (base->auto_candidates != NULL &&
-		ReplayAutoCheckCandidates(base->auto_candidates, err, errlen) != 0)
-		return REPLAY_BAD_INPUT;
-	if (base->auto_draws < 0 || base->auto_draws > REPLAY_AUTO_DRAWS_MAX)
-	{
-		SetErr(err, errlen, "auto draws %d: 0 (the default) to %d",
-			   base->auto_draws, REPLAY_AUTO_DRAWS_MAX);
-		return REPLAY_BAD_INPUT;
-	}
-	job->draws = base->auto_draws > 0 ? base->auto_draws : REPLAY_AUTO_DRAWS;
-	snprintf(job->list, sizeof(job->list), "%s",
-			 base->auto_candidates ? base->auto_candidates : POLICY_AUTO_CANDIDATES);
-	for (char *save = NULL, *tok = strtok_r(job->list, ",", &save);
-		 tok && job->n_cand < REPLAY_AUTO_MAX; tok = strtok_r(NULL, ",", &save))
-		job->cands[job->n_cand++] = tok;
-	for (int p = 0; p < job->n_cand; p++)
-		job->score[p] = NAN;
-	if (m / 2 < 1 || n_tenants < 1)
-	{
-		job->done = 1;			/* too little history: the first candidate */
-		return REPLAY_OK;
-	}
-
-	job->q = malloc(sizeof(double) * (size_t) m * K);
-	if (base->cost)
-		job->cost = malloc(sizeof(double) * (size_t) m * K);
-	if (base->sizes)
-		job->sizes = malloc(sizeof(double) * (size_t) m * 2);
-	if (job->q == NULL || (base->cost && job->cost == NULL) ||
-		(base->sizes && job->sizes == NULL))
-	{
-		ReplayAutoFree(job);
-		SetErr(err, errlen, "out of memory");
-		return REPLAY_NO_MEMORY;
-	}
-	for (int i = 0; i < m; i++)
-	{
-		int			r = rows[i];
-
-		memcpy(job->q + (size_t) i * K, base->quality + (size_t) r * K, sizeof(double) * K);
-		if (job->cost)
-			memcpy(job->cost + (size_t) i * K, base->cost + (size_t) r * K, sizeof(double) * K);
-		if (job->sizes)
-		{
-			job->sizes[2 * i] = base->sizes[2 * r];
-			job->sizes[2 * i + 1] = base->sizes[2 * r + 1];
-		}
-	}
-
-	ReplayConfigDefault(in);
-	in->quality = job->q;
-	in->cost = job->cost;
-	in->sizes = job->sizes;
-	in->n_rows = m;
-	in->K = K;
-	in->n_tenants = n_tenants < m / 2 ? n_tenants : m / 2;
-	in->devices = base->devices > 0 ? base->devices : 1;
-	in->n_policies = job->n_cand;
-	in->policies = job->cands;
-	in->draws = 1;				/* one inner draw per step: first_draw */
-	in->seed = seed;
-	in->n_thresholds = base->n_thresholds > 0 ? base->n_thresholds : 3;
-	in->thresholds = base->n_thresholds > 0 ? base->thresholds : default_thr;
-	in->cost_model = base->cost_model;
-	in->oracle_cost = base->oracle_cost;
-	in->prior = base->prior;
-	in->max_devices_per_tenant = base->max_devices_per_tenant;
-	in->fair_share = base->fair_share;
-	in->overhead = base->overhead;
-	in->grid_points = 2;
-	in->cancel = base->cancel;
-	in->cancel_arg = base->cancel_arg;
-	/* nothing after the last target matters to the choice */
-	in->stop_loss = in->thresholds[0];
-	for (int k = 1; k < in->n_thresholds; k++)
-		if (in->thresholds[k] < in->stop_loss)
-			in->stop_loss = in->thresholds[k];
-	job->tenants = in->n_tenants;
-	return REPLAY_OK;
-}
-
-/* One inner draw of every candidate; 1 when the choice is made. */
-int
-ReplayAutoStep(ReplayAutoJob *job, char *err, size_t errlen)
-{
-	ReplayOutput out;
-	double		horizon = 0.0;
-	int			rc;
-
-	if (job->done)
-		return 1;
-	job->in.first_draw = job->draw;
-	rc = ReplayRun(&job->in, &out, err, errlen);
-	if (rc < 0)
-		return rc;
-	for (int p = 0; p < job->n_cand; p++)
-		if (out.final_time[p] > horizon)
-			horizon = out.final_time[p];
-	for (int p = 0; p < job->n_cand; p++)
-		for (int k = 0; k < out.n_thresholds; k++)
-		{
-			double		t = out.time_to[(size_t) p * out.n_thresholds + k];
-
-			if (isinf(t))
-				t = 2.0 * horizon;
-			job->log_sum[p] += log(t > 1e-9 ? t : 1e-9);
-		}
-	job->n_terms += out.n_thresholds;
-	ReplayOutputFree(&out);
-	if (++job->draw < job->draws)
-		return 0;
-
-	job->choice = 0;
-	for (int p = 0; p < job->n_cand; p++)
-	{
-		job->score[p] = exp(job->log_sum[p] / job->n_terms);
-		if (job->log_sum[p] < job->log_sum[job->choice])
-			job->choice = p;
-	}
-	job->done = 1;
-	return 1;
-}
-
-void
-ReplayAutoFree(ReplayAutoJob *job)
-{
-	free(job->q);
-	free(job->cost);
-	free(job->sizes);
-	job->q = job->cost = job->sizes = NULL;
-}
-
-/* The whole choice at once (what ReplayRun's "auto" policies call). */
-int
-ReplayAutoChoose(const ReplayConfig *base, const int *rows, int n_rows,
-				 int n_tenants, uint64_t seed, int *choice, double *scores,
-				 char *err, size_t errlen)
-{
-	ReplayAutoJob job;
-	int			rc;
-
-	*choice = 0;
-	rc = ReplayAutoBegin(base, rows, n_rows, n_tenants, seed, &job, err, errlen);
-	while (rc == 0)
-		rc = ReplayAutoStep(&job, err, errlen);
-	if (rc == 1)
-	{
-		*choice = job.choice;
-		if (scores)
-			memcpy(scores, job.score, sizeof(double) * job.n_cand);
-		rc = REPLAY_OK;
-	}
-	ReplayAutoFree(&job);
-	return rc;
-}
-
-/* Name of candidate i of a list (into buf), or NULL when out of range. */
-const char *
-ReplayAutoCandidateOf(const char *list, int i, char *buf, size_t buflen)
-{
-	char		copy[REPLAY_NAME_LEN * 2];
-	int			n = 0;
-
-	snprintf(copy, sizeof(copy), "%s", list);
-	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
-		 tok = strtok_r(NULL, ",", &save), n++)
-		if (n == i)
-		{
-			snprintf(buf, buflen, "%s", tok);
-			return buf;
-		}
-	return NULL;
-}
-
-/* Name of auto candidate i (into buf), or NULL when i is out of range. */
-const char *
-ReplayAutoCandidate(int i, char *buf, size_t buflen)
-{
-	return ReplayAutoCandidateOf(POLICY_AUTO_CANDIDATES, i, buf, buflen);
-}
-
-/* An auto_candidates list: 1 to REPLAY_AUTO_MAX specs, none "auto". */
-int
-ReplayAutoCheckCandidates(const char *list, char *err, size_t errlen)
-{
-	char		name[REPLAY_NAME_LEN];
-	PolicyParams pp;
-	int			n = 0;
-
-	if (strlen(list) >= REPLAY_NAME_LEN * 2 || list[0] == '\0' || list[0] == ',' ||
-		list[strlen(list) - 1] == ',' || strstr(list, ",,") != NULL)
-	{
-		SetErr(err, errlen, "auto candidates \"%.40s\": 1 to %d specs, comma-separated, at most %d characters",
-			   list, REPLAY_AUTO_MAX, REPLAY_NAME_LEN * 2 - 1);
-		return REPLAY_BAD_INPUT;
-	}
-	while (ReplayAutoCandidateOf(list, n, name, sizeof(name)) != NULL)
-	{
-		if (PolicyParseSpec(name, &pp, err, errlen) != POLICY_OK)
-			return REPLAY_BAD_INPUT;
-		if (pp.auto_select || ++n > REPLAY_AUTO_MAX)
-		{
-			SetErr(err, errlen, "auto candidates: \"%.40s\" is auto itself or one too many", name);
-			return REPLAY_BAD_INPUT;
-		}
-	}
-	return REPLAY_OK;
-}
-
-/*
- * "auto" in a replay: choose on the draw's prior rows (the tenant rows are
- * never read) and fill *params with the winner's.
- */
-static int
-ChooseAuto(const DrawCtx *c, int draw, PolicyParams *params, int *choice,
-		   char *err, size_t errlen)
-{
-	char		name[REPLAY_NAME_LEN];
-	int			rc;
-
-	/* bounded as the live worker's choice is (src/autopolicy.h) */
-	rc = ReplayAutoChoose(c->cfg, c->prior_row,
-						  c->n_prior < REPLAY_AUTO_MAX_ROWS ? c->n_prior : REPLAY_AUTO_MAX_ROWS,
-						  c->n < REPLAY_AUTO_MAX_TENANTS ? c->n : REPLAY_AUTO_MAX_TENANTS,
-						  c->cfg->seed * 0x9E3779B97F4A7C15ULL +
-						  (uint64_t) draw * 7919 + 17,
-						  choice, NULL, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (ReplayAutoCandidateOf(c->cfg->auto_candidates ? c->cfg->auto_candidates :
-							  POLICY_AUTO_CANDIDATES, *choice, name, sizeof(name)) == NULL ||
-		PolicyParseSpec(name, params, err, errlen) != POLICY_OK)
-		return REPLAY_BAD_INPUT;
-	return REPLAY_OK;
 }
 
 /* Free a replay output. */
@@ -1495,73 +1269,6 @@ UsesMixture(const ReplayConfig *cfg, const ReplayPolicy *pols, int P)
 }
 
 /*
- * Draw d: every policy on the same tenants and prior (auto choosing
- * first where it is asked for), events into lists[p * D + d].
- */
-static int
-ReplayDraw(DrawCtx *c, const ReplayPolicy *pols, int d, int *perm,
-		   EventList *lists, ReplayOutput *out, char *err, size_t errlen)
-{
-	const ReplayConfig *cfg = c->cfg;
-	int			P = cfg->n_policies,
-				D = cfg->draws,
-				NK = cfg->n_thresholds;
-	double		horizon = 0.0;
-	int			rc = DrawSetup(c, d, perm, err, errlen);
-
-	if (rc < 0)
-		return rc;
-	if (d == 0)
-	{
-		out->prior_noise_var = c->prior.noise_var;
-		out->prior_shrinkage = c->prior.shrinkage;
-		out->prior_lengthscale = c->prior.lengthscale;
-		out->prior_signal_var = c->prior.signal_var;
-		out->mix_bw = c->mix.bw;
-		out->mix_bw_shift = c->mix.bw_shift;
-	}
-	for (int p = 0; p < P; p++)
-	{
-		size_t		pd = (size_t) p * D + d;
-		EventList  *l = &lists[pd];
-		PolicyParams run_params = pols[p].params;
-
-		if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
-		{
-			SetErr(err, errlen, "replay cancelled");
-			return REPLAY_CANCELLED;
-		}
-		out->auto_choice[pd] = -1;
-		if (pols[p].auto_select &&
-			(rc = ChooseAuto(c, d, &run_params, &out->auto_choice[pd], err, errlen)) < 0)
-			return rc;
-		c->cur_policy = p;
-		c->cur_draw = d;
-		rc = SimulateOne(c, &run_params,
-						 cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
-						 l, out->time_to + pd * NK, out->worst_regret + pd * NK,
-						 &out->decisions[pd], err, errlen);
-		if (rc < 0)
-			return rc;
-		out->gp_jitter += c->world.gp_jitter;
-		out->gp_failed += c->world.gp_failed;
-		c->world.gp_jitter = c->world.gp_failed = 0;
-		out->final_time[pd] = l->ev[l->n - 1].time;
-		out->final_loss[pd] = l->ev[l->n - 1].loss;
-		if (out->final_time[pd] > horizon)
-			horizon = out->final_time[pd];
-	}
-	for (int p = 0; p < P; p++)
-	{
-		size_t		pd = (size_t) p * D + d;
-
-		out->auc[pd] = StepArea(lists[pd].ev, lists[pd].n, horizon);
-	}
-	DrawFree(c);
-	return REPLAY_OK;
-}
-
-/*
  * The loss curves on a common log-spaced grid from the first completion
  * to the last: mean and median over draws.
  */
@@ -1630,112 +1337,890 @@ OutputKeepEvents(ReplayOutput *out, EventList *lists)
 	return 0;
 }
 
-/* Run every policy on every draw; see replay.h. */
-int
-ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
+/* ----------------------------------------------------------------------
+ * The replay as a job in slices (replay.h); ReplayRun runs it to the end.
+ * ----------------------------------------------------------------------
+ */
+
+/* Where a job is. */
+typedef enum JobStage
 {
-	ReplayPolicy *pols = NULL;
+	JOB_DRAW,					/* permute; fit the prior and cost model */
+	JOB_MIX,					/* the history mixture's fit, in pieces */
+	JOB_WORLD,					/* the tenants become tasks */
+	JOB_POLICY,					/* the next policy of the draw */
+	JOB_AUTO,					/* "auto" chooses, in pieces */
+	JOB_START,					/* the policy's simulation begins */
+	JOB_LEARN,					/* mrg=2's model, in pieces */
+	JOB_SIM,					/* one simulated event per piece */
+	JOB_DONE
+} JobStage;
+
+/* Units of one piece of a sliced fit or of a nested auto choice. */
+#define PIECE_WORK 1e5
+
+struct ReplayJob
+{
+	ReplayConfig cfg;
+	ReplayPolicy *pols;
 	DrawCtx		c;
-	EventList  *lists = NULL;
-	int		   *perm = NULL;
-	int		   *rows = NULL;
-	double	   *tmp = NULL;
+	EventList  *lists;
+	int		   *perm;
+	int		   *rows;
+	double	   *tmp;
+	ReplayOutput out;
+	int			have_out;
+	JobStage	stage;
+	int			d;				/* draw under way */
+	int			p;				/* its policy under way */
+	PolicyParams run;			/* what policy p runs */
+	SimState	sim;
+	double		horizon;		/* the draw's last completion so far */
+	MixFitJob	mix;
+	int			mix_on;
+	MixLearnJob learn;
+	int			learn_on;
+	ReplayAutoJob autojob;
+	int			auto_on;
+	double		work;			/* units spent */
+	double		world_seen;		/* c.world.work already counted */
+};
+
+/* Whether policy params rank tasks by mrg=2's model and it must be fitted. */
+static int
+NeedLearnFit(const DecisionWorld *w, const PolicyParams *params)
+{
+	const MixLearn *ml = w->mix_learn[DECISION_CLASSIFICATION];
+
+	return w->mix[DECISION_CLASSIFICATION] != NULL &&
+		PolicyUsesMixture(params) && PolicyMixScore(params) &&
+		params->mix_score == 2 &&
+		(ml == NULL || !MixLearnSameFit(&ml->params, params));
+}
+
+/*
+ * "auto" in a replay: the chooser on the draw's prior rows (the tenant rows
+ * are never read), as the live worker's on its history: the first
+ * REPLAY_AUTO_MAX_ROWS of them, their runtimes with the overhead (what a
+ * live measurement holds).
+ */
+static int
+AutoBeginOnPrior(ReplayJob *job, char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = &job->cfg;
+	const DrawCtx *c = &job->c;
+	const int	K = c->K;
+	int			m = c->n_prior < REPLAY_AUTO_MAX_ROWS ? c->n_prior : REPLAY_AUTO_MAX_ROWS;
+	double	   *q = malloc(sizeof(double) * (size_t) (m > 0 ? m : 1) * K);
+	double	   *cost = cfg->cost ? malloc(sizeof(double) * (size_t) (m > 0 ? m : 1) * K) : NULL;
+	double	   *sizes = cfg->cost && cfg->sizes ? malloc(sizeof(double) * (m > 0 ? m : 1) * 2) : NULL;
+	ReplayAutoInput ain;
+	int			rc;
+
+	if (q == NULL || (cfg->cost && cost == NULL) || (cfg->cost && cfg->sizes && sizes == NULL))
+	{
+		free(q);
+		free(cost);
+		free(sizes);
+		SetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	for (int i = 0; i < m; i++)
+	{
+		int			row = c->prior_row[i];
+
+		memcpy(q + (size_t) i * K, cfg->quality + (size_t) row * K, sizeof(double) * K);
+		for (int k = 0; cost && k < K; k++)
+			cost[(size_t) i * K + k] = TrueCost(cfg, row, k);
+		if (sizes)
+		{
+			sizes[2 * i] = cfg->sizes[2 * row];
+			sizes[2 * i + 1] = cfg->sizes[2 * row + 1];
+		}
+	}
+	memset(&ain, 0, sizeof(ain));
+	ain.quality = q;
+	ain.cost = cost;
+	ain.sizes = sizes;
+	ain.n_rows = m;
+	ain.K = K;
+	ain.devices = cfg->devices;
+	ain.candidates = cfg->auto_candidates;
+	ain.draws = cfg->auto_draws;
+	rc = ReplayAutoBegin(&ain, &job->autojob, err, errlen);
+	free(q);
+	free(cost);
+	free(sizes);
+	if (rc == 0)
+		job->auto_on = 1;
+	return rc;
+}
+
+/* The policy under way has finished its draw. */
+static void
+PolicyDone(ReplayJob *job)
+{
+	DrawCtx    *c = &job->c;
+	size_t		pd = (size_t) job->p * job->cfg.draws + job->d;
+	EventList  *l = &job->lists[pd];
+
+	job->out.decisions[pd] = (int) c->world.decision_no;
+	job->out.gp_jitter += c->world.gp_jitter;
+	job->out.gp_failed += c->world.gp_failed;
+	c->world.gp_jitter = c->world.gp_failed = 0;
+	job->out.final_time[pd] = l->ev[l->n - 1].time;
+	job->out.final_loss[pd] = l->ev[l->n - 1].loss;
+	if (job->out.final_time[pd] > job->horizon)
+		job->horizon = job->out.final_time[pd];
+}
+
+/* One piece of work; updates job->stage and job->work. */
+static int
+JobPiece(ReplayJob *job, char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = &job->cfg;
+	DrawCtx    *c = &job->c;
+	const int	P = cfg->n_policies,
+				D = cfg->draws,
+				NK = cfg->n_thresholds;
+	size_t		pd = (size_t) job->p * D + job->d;
+	int			rc;
+
+	switch (job->stage)
+	{
+		case JOB_DRAW:
+			rc = DrawSetup(c, job->d, job->perm, &job->mix, &job->mix_on, err, errlen);
+			if (rc < 0)
+				return rc;
+			job->work += FitWork(c->n_prior, c->K) * (c->use_cost_model ? 2 : 1) +
+				(double) c->n_prior * c->K;
+			if (job->d == 0)
+			{
+				job->out.prior_noise_var = c->prior.noise_var;
+				job->out.prior_shrinkage = c->prior.shrinkage;
+				job->out.prior_lengthscale = c->prior.lengthscale;
+				job->out.prior_signal_var = c->prior.signal_var;
+			}
+			job->stage = job->mix_on ? JOB_MIX : JOB_WORLD;
+			return REPLAY_OK;
+
+		case JOB_MIX:
+			{
+				double		before = job->mix.spent;
+
+				/* its cells cost about 8 of ours (exp, log) */
+				if (MixFitStep(&job->mix, PIECE_WORK / 8))
+				{
+					job->work += 8 * (job->mix.spent - before);
+					MixFitTake(&job->mix, &c->mix);
+					job->mix_on = 0;
+					job->stage = JOB_WORLD;
+				}
+				else
+					job->work += 8 * (job->mix.spent - before);
+				return REPLAY_OK;
+			}
+
+		case JOB_WORLD:
+			if ((rc = BuildWorld(c, err, errlen)) < 0)
+				return rc;
+			job->work += 50.0 * c->n * c->K;
+			if (job->d == 0)
+			{
+				job->out.mix_bw = c->mix.bw;
+				job->out.mix_bw_shift = c->mix.bw_shift;
+			}
+			job->world_seen = c->world.work;
+			job->horizon = 0.0;
+			job->p = 0;
+			job->stage = JOB_POLICY;
+			return REPLAY_OK;
+
+		case JOB_POLICY:
+			if (job->p == P)
+			{
+				/* the draw is over: areas up to its last completion */
+				for (int p = 0; p < P; p++)
+				{
+					size_t		i = (size_t) p * D + job->d;
+
+					job->out.auc[i] = StepArea(job->lists[i].ev, job->lists[i].n,
+											   job->horizon);
+				}
+				DrawFree(c);
+				job->stage = ++job->d < D ? JOB_DRAW : JOB_DONE;
+				return REPLAY_OK;
+			}
+			if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
+			{
+				SetErr(err, errlen, "replay cancelled");
+				return REPLAY_CANCELLED;
+			}
+			job->run = job->pols[job->p].params;
+			job->out.auto_choice[pd] = -2;
+			if (job->pols[job->p].auto_select)
+			{
+				if ((rc = AutoBeginOnPrior(job, err, errlen)) < 0)
+					return rc;
+				job->stage = JOB_AUTO;
+			}
+			else
+				job->stage = JOB_START;
+			return REPLAY_OK;
+
+		case JOB_AUTO:
+			{
+				double		before = ReplayAutoWork(&job->autojob);
+				char		name[REPLAY_NAME_LEN];
+
+				if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
+				{
+					SetErr(err, errlen, "replay cancelled");
+					return REPLAY_CANCELLED;
+				}
+				rc = ReplayAutoStep(&job->autojob, PIECE_WORK * 100, err, errlen);
+				job->work += ReplayAutoWork(&job->autojob) - before;
+				if (rc < 0)
+					return rc;
+				if (rc == 0)
+					return REPLAY_OK;
+				job->out.auto_choice[pd] = job->autojob.choice;
+				ReplayAutoFree(&job->autojob);
+				job->auto_on = 0;
+				if (ReplayAutoSpec(cfg->auto_candidates, job->out.auto_choice[pd],
+								   name, sizeof(name)) == NULL ||
+					PolicyParseSpec(name, &job->run, err, errlen) != POLICY_OK)
+					return REPLAY_BAD_INPUT;
+				job->stage = JOB_START;
+				return REPLAY_OK;
+			}
+
+		case JOB_START:
+			c->cur_policy = job->p;
+			c->cur_draw = job->d;
+			rc = SimBegin(c, &job->run, cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
+						  &job->sim, &job->lists[pd], job->out.time_to + pd * NK,
+						  job->out.worst_regret + pd * NK);
+			if (rc < 0)
+			{
+				SetErr(err, errlen, "out of memory");
+				return rc;
+			}
+			job->stage = JOB_SIM;
+			if (NeedLearnFit(&c->world, &job->run))
+			{
+				double	   *typ = malloc(sizeof(double) * c->K);
+
+				/* as a replay's decision path would on first use (decision.c) */
+				if (typ == NULL)
+				{
+					SetErr(err, errlen, "out of memory");
+					return REPLAY_NO_MEMORY;
+				}
+				DecisionTypicalCost(&c->world, DECISION_CLASSIFICATION, typ);
+				rc = MixLearnBegin(&job->learn, c->world.mix[DECISION_CLASSIFICATION],
+								   &job->run, job->run.cost_aware ? typ : NULL);
+				free(typ);
+				if (rc == POLICY_BAD_INPUT)
+				{
+					/* too few rows: a model that is not ok, mrg=1's score */
+					MixLearn	none;
+
+					memset(&none, 0, sizeof(none));
+					none.params = job->run;
+					rc = DecisionSetMixLearn(&c->world, DECISION_CLASSIFICATION, &none);
+				}
+				else if (rc == POLICY_OK)
+				{
+					job->learn_on = 1;
+					job->stage = JOB_LEARN;
+				}
+				if (rc == POLICY_NO_MEMORY)
+				{
+					SetErr(err, errlen, "out of memory");
+					return REPLAY_NO_MEMORY;
+				}
+			}
+			job->work += c->world.work - job->world_seen;
+			job->world_seen = c->world.work;
+			return REPLAY_OK;
+
+		case JOB_LEARN:
+			{
+				double		before = job->learn.spent;
+				MixLearn	ml;
+
+				rc = MixLearnStep(&job->learn, PIECE_WORK * 10);
+				job->work += job->learn.spent - before;
+				if (!rc)
+					return REPLAY_OK;
+				rc = MixLearnTake(&job->learn, &ml);
+				job->learn_on = 0;
+				if (rc == POLICY_NO_MEMORY ||
+					DecisionSetMixLearn(&c->world, DECISION_CLASSIFICATION, &ml) < 0)
+				{
+					SetErr(err, errlen, "out of memory");
+					return REPLAY_NO_MEMORY;
+				}
+				job->stage = JOB_SIM;
+				return REPLAY_OK;
+			}
+
+		case JOB_SIM:
+			rc = SimAdvance(c, &job->sim, err, errlen);
+			job->work += c->world.work - job->world_seen;
+			job->world_seen = c->world.work;
+			if (rc < 0)
+				return rc;
+			if (rc == 1)
+			{
+				PolicyDone(job);
+				job->p++;
+				job->stage = JOB_POLICY;
+			}
+			return REPLAY_OK;
+
+		case JOB_DONE:
+			return REPLAY_OK;
+	}
+	return REPLAY_OK;
+}
+
+int
+ReplayJobBegin(const ReplayConfig *cfg, ReplayJob **jobp, char *err,
+			   size_t errlen)
+{
+	ReplayJob  *job;
+	DrawCtx    *c;
 	int			P,
 				D,
 				NK;
-	int			rc = REPLAY_OK;
 
-	memset(&c, 0, sizeof(c));
-	if (out == NULL || cfg == NULL)
+	*jobp = NULL;
+	if (cfg == NULL)
 	{
 		SetErr(err, errlen, "no config or output");
 		return REPLAY_BAD_INPUT;
 	}
-	memset(out, 0, sizeof(*out));
 	if (!CheckConfig(cfg, err, errlen))
 		return REPLAY_BAD_INPUT;
+	job = calloc(1, sizeof(ReplayJob));
+	if (job == NULL)
+	{
+		SetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	*jobp = job;
+	job->cfg = *cfg;
+	c = &job->c;
 	P = cfg->n_policies;
 	D = cfg->draws;
 	NK = cfg->n_thresholds;
-	pols = calloc(P, sizeof(ReplayPolicy));
-	if (pols == NULL)
+	job->pols = calloc(P, sizeof(ReplayPolicy));
+	if (job->pols == NULL)
 		goto nomem;
 	for (int p = 0; p < P; p++)
-		if ((rc = ReplayParsePolicy(cfg->policies[p], &pols[p], err, errlen)) < 0)
-			goto done;
-	lists = calloc((size_t) P * D, sizeof(EventList));
-	perm = malloc(sizeof(int) * cfg->n_rows);
-	rows = malloc(sizeof(int) * cfg->n_rows);
-	tmp = malloc(sizeof(double) * (D > NK ? D : NK + 1));
-	if (OutputAlloc(out, P, D, NK, cfg->grid_points > 0 ? cfg->grid_points : 200) != 0 ||
-		lists == NULL || perm == NULL || rows == NULL || tmp == NULL)
-		goto nomem;
-	for (int p = 0; p < P; p++)
-		snprintf(out->names[p], REPLAY_NAME_LEN, "%s", pols[p].name);
-	c.use_mix = UsesMixture(cfg, pols, P);
-	for (int k = 0; k < NK; k++)
-		out->thresholds[k] = cfg->thresholds[k];
+	{
+		int			rc = ReplayParsePolicy(cfg->policies[p], &job->pols[p], err, errlen);
 
-	c.cfg = cfg;
-	c.K = cfg->K;
-	c.n = cfg->n_tenants;
-	c.M = cfg->devices;
-	c.rows = rows;
-	c.n_rows = DistinctRows(cfg, rows);
-	out->rows_used = c.n_rows;
-	out->rows_removed = cfg->n_rows - c.n_rows;
-	if (c.n > c.n_rows)
+		if (rc < 0)
+		{
+			ReplayJobFree(job);
+			*jobp = NULL;
+			return rc;
+		}
+	}
+	job->lists = calloc((size_t) P * D, sizeof(EventList));
+	job->perm = malloc(sizeof(int) * cfg->n_rows);
+	job->rows = malloc(sizeof(int) * cfg->n_rows);
+	job->tmp = malloc(sizeof(double) * (D > NK ? D : NK + 1));
+	job->have_out = 1;
+	if (OutputAlloc(&job->out, P, D, NK, cfg->grid_points > 0 ? cfg->grid_points : 200) != 0 ||
+		job->lists == NULL || job->perm == NULL || job->rows == NULL || job->tmp == NULL)
+		goto nomem;
+	for (int p = 0; p < P; p++)
+		snprintf(job->out.names[p], REPLAY_NAME_LEN, "%s", job->pols[p].name);
+	for (int k = 0; k < NK; k++)
+		job->out.thresholds[k] = cfg->thresholds[k];
+
+	c->cfg = &job->cfg;
+	c->use_mix = UsesMixture(cfg, job->pols, P);
+	c->K = cfg->K;
+	c->n = cfg->n_tenants;
+	c->M = cfg->devices;
+	c->rows = job->rows;
+	c->n_rows = DistinctRows(cfg, job->rows);
+	job->work += (double) cfg->n_rows * cfg->K;
+	job->out.rows_used = c->n_rows;
+	job->out.rows_removed = cfg->n_rows - c->n_rows;
+	if (c->n > c->n_rows)
 	{
 		SetErr(err, errlen, "%d tenants need as many distinct rows; the matrix has %d (%d repeated rows left out)",
-			   c.n, c.n_rows, cfg->n_rows - c.n_rows);
-		rc = REPLAY_BAD_INPUT;
-		goto done;
+			   c->n, c->n_rows, cfg->n_rows - c->n_rows);
+		ReplayJobFree(job);
+		*jobp = NULL;
+		return REPLAY_BAD_INPUT;
 	}
-	c.dev_busy = calloc(c.M, sizeof(int));
-	c.dev_end = calloc(c.M, sizeof(double));
-	c.dev_task = calloc(c.M, sizeof(int));
-	c.dev_arm = calloc(c.M, sizeof(int));
-	if (c.dev_busy == NULL || c.dev_end == NULL || c.dev_task == NULL ||
-		c.dev_arm == NULL)
+	c->dev_busy = calloc(c->M, sizeof(int));
+	c->dev_end = calloc(c->M, sizeof(double));
+	c->dev_task = calloc(c->M, sizeof(int));
+	c->dev_arm = calloc(c->M, sizeof(int));
+	if (c->dev_busy == NULL || c->dev_end == NULL || c->dev_task == NULL ||
+		c->dev_arm == NULL)
 		goto nomem;
-	for (int d = 0; d < D; d++)
-		if ((rc = ReplayDraw(&c, pols, d, perm, lists, out, err, errlen)) < 0)
-			goto done;
-	out->cost_log_rmse = c.cost_n > 0 ? sqrt(c.cost_sq_err / c.cost_n) : 0.0;
+	job->stage = JOB_DRAW;
+	return REPLAY_OK;
 
+nomem:
+	ReplayJobFree(job);
+	*jobp = NULL;
+	SetErr(err, errlen, "out of memory");
+	return REPLAY_NO_MEMORY;
+}
+
+int
+ReplayJobStep(ReplayJob *job, double work, double limit, char *err,
+			  size_t errlen)
+{
+	double		start = job->work;
+
+	while (job->stage != JOB_DONE)
+	{
+		int			rc = JobPiece(job, err, errlen);
+
+		if (rc < 0)
+			return rc;
+		if (job->stage == JOB_DONE)
+			break;
+		if (job->work > limit)
+		{
+			SetErr(err, errlen, "the replay passed its limit of %.3g work units", limit);
+			return REPLAY_WORK_LIMIT;
+		}
+		if (job->work - start >= work)
+			return 0;
+	}
+	return 1;
+}
+
+double
+ReplayJobWork(const ReplayJob *job)
+{
+	return job ? job->work : 0.0;
+}
+
+int
+ReplayJobTake(ReplayJob *job, ReplayOutput *out, char *err, size_t errlen)
+{
+	const int	P = job->cfg.n_policies,
+				D = job->cfg.draws,
+				NK = job->cfg.n_thresholds;
+	const DrawCtx *c = &job->c;
+
+	memset(out, 0, sizeof(*out));
+	if (job->stage != JOB_DONE || !job->have_out)
+	{
+		SetErr(err, errlen, "the replay has not finished");
+		return REPLAY_BAD_INPUT;
+	}
+	job->out.cost_log_rmse = c->cost_n > 0 ? sqrt(c->cost_sq_err / c->cost_n) : 0.0;
 	/* medians of the time to each threshold */
 	for (int p = 0; p < P; p++)
 		for (int k = 0; k < NK; k++)
 		{
 			for (int d = 0; d < D; d++)
-				tmp[d] = out->time_to[((size_t) p * D + d) * NK + k];
-			out->median_time[p * NK + k] = Median(tmp, D);
+				job->tmp[d] = job->out.time_to[((size_t) p * D + d) * NK + k];
+			job->out.median_time[p * NK + k] = Median(job->tmp, D);
 		}
-	if (OutputCurves(out, lists) != 0 ||
-		(cfg->keep_events && OutputKeepEvents(out, lists) != 0))
-		goto nomem;
-	goto done;
+	if (OutputCurves(&job->out, job->lists) != 0 ||
+		(job->cfg.keep_events && OutputKeepEvents(&job->out, job->lists) != 0))
+	{
+		SetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	job->out.work = job->work;
+	*out = job->out;
+	memset(&job->out, 0, sizeof(job->out));
+	job->have_out = 0;
+	return REPLAY_OK;
+}
 
-nomem:
-	SetErr(err, errlen, "out of memory");
-	rc = REPLAY_NO_MEMORY;
-done:
-	DrawFree(&c);
-	free(c.dev_busy);
-	free(c.dev_end);
-	free(c.dev_task);
-	free(c.dev_arm);
-	if (lists)
-		for (int pd = 0; pd < P * D; pd++)
-			free(lists[pd].ev);
-	free(lists);
-	free(perm);
-	free(rows);
-	free(tmp);
-	free(pols);
-	if (rc < 0)
-		ReplayOutputFree(out);
+void
+ReplayJobFree(ReplayJob *job)
+{
+	DrawCtx    *c;
+
+	if (job == NULL)
+		return;
+	c = &job->c;
+	DrawFree(c);
+	free(c->dev_busy);
+	free(c->dev_end);
+	free(c->dev_task);
+	free(c->dev_arm);
+	if (job->lists)
+		for (int pd = 0; pd < job->cfg.n_policies * job->cfg.draws; pd++)
+			free(job->lists[pd].ev);
+	free(job->lists);
+	free(job->perm);
+	free(job->rows);
+	free(job->tmp);
+	free(job->pols);
+	if (job->mix_on)
+		MixFitFree(&job->mix);
+	if (job->learn_on)
+		MixLearnFree(&job->learn);
+	if (job->auto_on)
+		ReplayAutoFree(&job->autojob);
+	if (job->have_out)
+		ReplayOutputFree(&job->out);
+	free(job);
+}
+
+/* The rows draw 'draw' uses, tenants first; see replay.h. */
+int
+ReplayDrawRows(const ReplayConfig *cfg, int draw, int *rows, int *n_rows)
+{
+	DrawCtx		c;
+	int		   *distinct = malloc(sizeof(int) * (cfg->n_rows > 0 ? cfg->n_rows : 1));
+
+	*n_rows = 0;
+	if (distinct == NULL)
+		return REPLAY_NO_MEMORY;
+	memset(&c, 0, sizeof(c));
+	c.cfg = cfg;
+	c.rows = distinct;
+	c.n_rows = DistinctRows(cfg, distinct);
+	Permute(&c, draw, rows);
+	*n_rows = c.n_rows;
+	free(distinct);
+	return REPLAY_OK;
+}
+
+/* Run every policy on every draw; see replay.h. */
+int
+ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err, size_t errlen)
+{
+	ReplayJob  *job;
+	int			rc;
+
+	if (out == NULL)
+	{
+		SetErr(err, errlen, "no config or output");
+		return REPLAY_BAD_INPUT;
+	}
+	memset(out, 0, sizeof(*out));
+	rc = ReplayJobBegin(cfg, &job, err, errlen);
+	while (rc == 0)
+		rc = ReplayJobStep(job, INFINITY, INFINITY, err, errlen);
+	if (rc == 1)
+		rc = ReplayJobTake(job, out, err, errlen);
+	ReplayJobFree(job);
 	return rc;
+}
+
+/*
+ * The "auto" chooser (replay.h): replay the candidates on history rows
+ * alone -- some of them play tenants, the others build their prior, as an
+ * installed history would live -- and choose the candidate whose times to
+ * the loss targets have the smallest geometric mean over the inner draws
+ * (a target never reached counts as twice the inner draw's last
+ * completion).  Every input besides the rows and the devices is fixed
+ * here, so the live worker and a replay's "default" choose alike.  [R]
+ */
+static const double auto_thresholds[] = {0.01, 0.005, 0.002};
+
+/* Distinct rows among the first m (a replay draws tenants from those). */
+static int
+DistinctCount(const double *q, int m, int K)
+{
+	int			n = 0;
+
+	for (int i = 0; i < m; i++)
+	{
+		int			dup = 0;
+
+		for (int j = 0; j < i && !dup; j++)
+			dup = memcmp(q + (size_t) i * K, q + (size_t) j * K,
+						 sizeof(double) * K) == 0;
+		n += !dup;
+	}
+	return n;
+}
+
+int
+ReplayAutoBegin(const ReplayAutoInput *ain, ReplayAutoJob *job, char *err,
+				size_t errlen)
+{
+	const int	K = ain->K;
+	const int	m = ain->n_rows < REPLAY_AUTO_MAX_ROWS ? ain->n_rows : REPLAY_AUTO_MAX_ROWS;
+	const int	NK = (int) (sizeof(auto_thresholds) / sizeof(auto_thresholds[0]));
+	ReplayConfig *in = &job->in;
+	int			distinct;
+
+	memset(job, 0, sizeof(*job));
+	job->choice = REPLAY_AUTO_FALLBACK;
+	if (ain->candidates != NULL &&
+		ReplayAutoCheckCandidates(ain->candidates, err, errlen) != 0)
+		return REPLAY_BAD_INPUT;
+	if (ain->draws < 0 || ain->draws > REPLAY_AUTO_DRAWS_MAX)
+	{
+		SetErr(err, errlen, "auto draws %d: 0 (the default) to %d",
+			   ain->draws, REPLAY_AUTO_DRAWS_MAX);
+		return REPLAY_BAD_INPUT;
+	}
+	job->draws = ain->draws > 0 ? ain->draws : REPLAY_AUTO_DRAWS;
+	job->work_max = ain->work_max > 0 ? ain->work_max : REPLAY_AUTO_WORK_MAX;
+	snprintf(job->list, sizeof(job->list), "%s",
+			 ain->candidates ? ain->candidates : POLICY_AUTO_CANDIDATES);
+	for (char *save = NULL, *tok = strtok_r(job->list, ",", &save);
+		 tok && job->n_cand < REPLAY_AUTO_MAX; tok = strtok_r(NULL, ",", &save))
+		job->cands[job->n_cand++] = tok;
+	for (int p = 0; p < job->n_cand; p++)
+		job->score[p] = NAN;
+	if (m < REPLAY_AUTO_MIN_ROWS || K < 2 || ain->quality == NULL)
+	{
+		job->done = 1;			/* too little history: the fallback */
+		return REPLAY_OK;
+	}
+
+	job->q = malloc(sizeof(double) * (size_t) m * K);
+	if (ain->cost)
+		job->cost = malloc(sizeof(double) * (size_t) m * K);
+	if (ain->cost && ain->sizes)
+		job->sizes = malloc(sizeof(double) * (size_t) m * 2);
+	if (job->q == NULL || (ain->cost && job->cost == NULL) ||
+		(ain->cost && ain->sizes && job->sizes == NULL))
+	{
+		ReplayAutoFree(job);
+		SetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	memcpy(job->q, ain->quality, sizeof(double) * (size_t) m * K);
+	if (job->cost)
+		memcpy(job->cost, ain->cost, sizeof(double) * (size_t) m * K);
+	if (job->sizes)
+		memcpy(job->sizes, ain->sizes, sizeof(double) * (size_t) m * 2);
+	/* a replay draws its tenants among distinct rows */
+	distinct = DistinctCount(job->q, m, K);
+	job->work = (double) m * m * K / 2;
+	if (distinct < REPLAY_AUTO_MIN_ROWS)
+	{
+		job->done = 1;
+		return REPLAY_OK;
+	}
+
+	ReplayConfigDefault(in);
+	in->quality = job->q;
+	in->cost = job->cost;
+	in->sizes = job->sizes;
+	in->n_rows = m;
+	in->K = K;
+	in->n_tenants = distinct / 2 < REPLAY_AUTO_MAX_TENANTS ? distinct / 2 :
+		REPLAY_AUTO_MAX_TENANTS;
+	in->devices = ain->devices > 0 ? ain->devices : 1;
+	in->n_policies = job->n_cand;
+	in->policies = job->cands;
+	in->draws = 1;				/* one inner draw at a time: first_draw */
+	in->seed = REPLAY_AUTO_SEED;
+	in->n_thresholds = NK;
+	in->thresholds = auto_thresholds;
+	/* measured seconds with the live cost model, or 1 per run */
+	in->cost_model = job->sizes ? POLICY_COST_SIZE_GP : POLICY_COST_NONE;
+	in->grid_points = 2;
+	/* nothing after the last target matters to the choice */
+	in->stop_loss = auto_thresholds[NK - 1];
+	job->tenants = in->n_tenants;
+	return REPLAY_OK;
+}
+
+double
+ReplayAutoWork(const ReplayAutoJob *job)
+{
+	return job->work + (job->inner ? ReplayJobWork(job->inner) : 0.0);
+}
+
+/* A finished inner draw's times into the candidates' sums. */
+static int
+AutoAddDraw(ReplayAutoJob *job, char *err, size_t errlen)
+{
+	ReplayOutput out;
+	double		horizon = 0.0;
+	int			rc;
+
+	rc = ReplayJobTake(job->inner, &out, err, errlen);
+	job->work += ReplayJobWork(job->inner);
+	ReplayJobFree(job->inner);
+	job->inner = NULL;
+	if (rc < 0)
+		return rc;
+	for (int p = 0; p < job->n_cand; p++)
+		if (out.final_time[p] > horizon)
+			horizon = out.final_time[p];
+	for (int p = 0; p < job->n_cand; p++)
+		for (int k = 0; k < out.n_thresholds; k++)
+		{
+			double		t = out.time_to[(size_t) p * out.n_thresholds + k];
+
+			if (isinf(t))
+				t = 2.0 * horizon;
+			job->log_sum[p] += log(t > 1e-9 ? t : 1e-9);
+		}
+	job->n_terms += out.n_thresholds;
+	ReplayOutputFree(&out);
+	return REPLAY_OK;
+}
+
+/* About 'work' units of the choice; 1 when it is made. */
+int
+ReplayAutoStep(ReplayAutoJob *job, double work, char *err, size_t errlen)
+{
+	double		start = ReplayAutoWork(job);
+
+	while (!job->done)
+	{
+		int			rc;
+
+		if (job->inner == NULL)
+		{
+			job->in.first_draw = job->draw;
+			rc = ReplayJobBegin(&job->in, &job->inner, err, errlen);
+			if (rc < 0)
+				return rc;
+		}
+		rc = ReplayJobStep(job->inner, work - (ReplayAutoWork(job) - start),
+						   job->work_max - job->work, err, errlen);
+		if (rc == REPLAY_WORK_LIMIT)
+		{
+			/* too big to replay within the limit: the fallback */
+			job->work += ReplayJobWork(job->inner);
+			ReplayJobFree(job->inner);
+			job->inner = NULL;
+			job->over_limit = 1;
+			job->done = 1;
+			break;
+		}
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return 0;			/* the slice is spent */
+		if ((rc = AutoAddDraw(job, err, errlen)) < 0)
+			return rc;
+		if (++job->draw < job->draws)
+		{
+			if (ReplayAutoWork(job) - start >= work)
+				return 0;
+			continue;
+		}
+		job->choice = 0;
+		for (int p = 0; p < job->n_cand; p++)
+		{
+			job->score[p] = exp(job->log_sum[p] / job->n_terms);
+			if (job->log_sum[p] < job->log_sum[job->choice])
+				job->choice = p;
+		}
+		job->done = 1;
+	}
+	return 1;
+}
+
+void
+ReplayAutoFree(ReplayAutoJob *job)
+{
+	ReplayJobFree(job->inner);
+	job->inner = NULL;
+	free(job->q);
+	free(job->cost);
+	free(job->sizes);
+	job->q = job->cost = job->sizes = NULL;
+}
+
+/* The whole choice at once. */
+int
+ReplayAutoChoose(const ReplayAutoInput *in, int *choice, double *scores,
+				 char *err, size_t errlen)
+{
+	ReplayAutoJob job;
+	int			rc;
+
+	*choice = REPLAY_AUTO_FALLBACK;
+	rc = ReplayAutoBegin(in, &job, err, errlen);
+	while (rc == 0)
+		rc = ReplayAutoStep(&job, INFINITY, err, errlen);
+	if (rc == 1)
+	{
+		*choice = job.choice;
+		if (scores)
+			memcpy(scores, job.score, sizeof(double) * job.n_cand);
+		rc = REPLAY_OK;
+	}
+	ReplayAutoFree(&job);
+	return rc;
+}
+
+const char *
+ReplayAutoSpec(const char *list, int choice, char *buf, size_t buflen)
+{
+	if (choice == REPLAY_AUTO_FALLBACK)
+	{
+		snprintf(buf, buflen, "%s", POLICY_AUTO_FALLBACK);
+		return buf;
+	}
+	return ReplayAutoCandidateOf(list ? list : POLICY_AUTO_CANDIDATES, choice,
+								 buf, buflen);
+}
+
+/* Name of candidate i of a list (into buf), or NULL when out of range. */
+const char *
+ReplayAutoCandidateOf(const char *list, int i, char *buf, size_t buflen)
+{
+	char		copy[REPLAY_NAME_LEN * 2];
+	int			n = 0;
+
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
+		 tok = strtok_r(NULL, ",", &save), n++)
+		if (n == i)
+		{
+			snprintf(buf, buflen, "%s", tok);
+			return buf;
+		}
+	return NULL;
+}
+
+/* Name of auto candidate i (into buf), or NULL when i is out of range. */
+const char *
+ReplayAutoCandidate(int i, char *buf, size_t buflen)
+{
+	return ReplayAutoCandidateOf(POLICY_AUTO_CANDIDATES, i, buf, buflen);
+}
+
+/* An auto_candidates list: 1 to REPLAY_AUTO_MAX specs, none "auto". */
+int
+ReplayAutoCheckCandidates(const char *list, char *err, size_t errlen)
+{
+	char		name[REPLAY_NAME_LEN];
+	PolicyParams pp;
+	int			n = 0;
+
+	if (strlen(list) >= REPLAY_NAME_LEN * 2 || list[0] == '\0' || list[0] == ',' ||
+		list[strlen(list) - 1] == ',' || strstr(list, ",,") != NULL)
+	{
+		SetErr(err, errlen, "auto candidates \"%.40s\": 1 to %d specs, comma-separated, at most %d characters",
+			   list, REPLAY_AUTO_MAX, REPLAY_NAME_LEN * 2 - 1);
+		return REPLAY_BAD_INPUT;
+	}
+	while (ReplayAutoCandidateOf(list, n, name, sizeof(name)) != NULL)
+	{
+		if (PolicyParseSpec(name, &pp, err, errlen) != POLICY_OK)
+			return REPLAY_BAD_INPUT;
+		if (pp.auto_select || ++n > REPLAY_AUTO_MAX)
+		{
+			SetErr(err, errlen, "auto candidates: \"%.40s\" is auto itself or one too many", name);
+			return REPLAY_BAD_INPUT;
+		}
+	}
+	return REPLAY_OK;
 }
 
 /* Median and maximum per-draw speedup; see replay.h. */

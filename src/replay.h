@@ -283,10 +283,14 @@ typedef struct ReplayOutput
 	double		mix_bw;			/* history mixture bandwidths, draw 0; */
 	double		mix_bw_shift;	/* 0 when no policy uses the mixture */
 	double		cost_log_rmse;	/* rms error of log cost estimates at the
-								 * time of each dispatch, all policies */
+								 * time of each dispatch, of the policies
+								 * that read them (not popular, fifo) */
 	/* per policy p and draw d (p * draws + d): for an "auto" policy, the
-	 * index in POLICY_AUTO_CANDIDATES it chose; -1 otherwise */
+	 * index in its candidates it chose, or REPLAY_AUTO_FALLBACK; -2 for
+	 * any other policy */
 	int		   *auto_choice;
+	/* work units of the whole replay (ReplayJobWork) */
+	double		work;
 } ReplayOutput;
 
 /*
@@ -301,35 +305,108 @@ extern int	ReplayRun(const ReplayConfig *cfg, ReplayOutput *out, char *err,
 extern void ReplayOutputFree(ReplayOutput *out);
 
 /*
- * The "auto" choice for a caller with an installed history (the live
- * worker, src/autopolicy.c, and every "auto" policy of ReplayRun): replay
- * every POLICY_AUTO_CANDIDATES spec on the history rows rows[0..n_rows) of
- * base->quality (and base->cost, base->sizes when set; K, thresholds,
- * cost model, prior options, overhead, devices and fair share from base;
- * its policy and draw fields are ignored), n_tenants of them (at most half)
- * playing tenants in each of REPLAY_AUTO_DRAWS seeded draws (or
- * base->auto_draws), and choose the candidate that reached the loss
- * targets soonest (geometric mean of the times; a target never reached
- * counts as twice the draw's last completion).  With fewer than two rows
- * the choice is 0 (hybrid:cost).
+ * The rows draw 'draw' of cfg uses, repeated rows left out: its tenant
+ * rows first, then the rows that build its prior (all of the rest, or the
+ * first cfg->n_prior of them); rows needs cfg->n_rows entries, *n_rows
+ * gets how many are filled.  A "default" policy chooses on the first
+ * REPLAY_AUTO_MAX_ROWS prior rows (tests compare it with the live
+ * worker's choice on the same rows).
+ */
+extern int	ReplayDrawRows(const ReplayConfig *cfg, int draw, int *rows,
+						   int *n_rows);
+
+/*
+ * A replay in slices, for a caller that must stay responsive (the live
+ * worker's "auto" choice runs one inside its refit cycle): ReplayJobBegin,
+ * then ReplayJobStep until it returns 1, then ReplayJobTake; ReplayJobFree
+ * always.  ReplayRun is exactly this run to the end.
  *
- * In steps, for a caller that must stay responsive: ReplayAutoBegin, then
- * ReplayAutoStep (one inner draw of every candidate) until it returns 1;
- * job->choice and job->score[] (geometric mean seconds, or NaN without a
- * replay) then hold the result.  ReplayAutoFree always.  ReplayAutoChoose
- * does it all at once (scores may be NULL).
+ * Work is counted in deterministic units, about one per cell operation
+ * (a history cell scanned, a candidate scored): the prior and cost-model
+ * fits by their size, the history mixture's and mrg=2's fits as their
+ * sliced fits count (src/mixture.h, src/mixlearn.h), each simulated
+ * decision and result as the decision code counts them
+ * (DecisionWorld.work).  A step does at least one piece (one simulated
+ * event, one slice of a fit, one fit of a prior) and stops once it has
+ * spent 'work' units; with a finite 'limit' the job stops with
+ * REPLAY_WORK_LIMIT as soon as its total passes it.  Results, and whether
+ * a limit is passed, do not depend on how the job is sliced.
+ */
+typedef struct ReplayJob ReplayJob;
+
+#define REPLAY_WORK_LIMIT	(-6)
+
+extern int	ReplayJobBegin(const ReplayConfig *cfg, ReplayJob **job, char *err,
+						   size_t errlen);
+extern int	ReplayJobStep(ReplayJob *job, double work, double limit, char *err,
+						  size_t errlen);
+extern double ReplayJobWork(const ReplayJob *job);
+/* The output of a finished job (free with ReplayOutputFree). */
+extern int	ReplayJobTake(ReplayJob *job, ReplayOutput *out, char *err,
+						  size_t errlen);
+extern void ReplayJobFree(ReplayJob *job);
+
+/*
+ * The "auto" choice (the default policy): one chooser, used by the live
+ * worker on its installed history (src/autopolicy.c) and by every "auto"
+ * policy of ReplayRun on its draw's prior rows.  Its only inputs are the
+ * history rows and the devices (ReplayAutoInput); everything else is
+ * fixed here, the same for both callers:
+ *
+ *	 - the first REPLAY_AUTO_MAX_ROWS rows, in the order given; n/2 of them
+ *	   (at most REPLAY_AUTO_MAX_TENANTS) play tenants in each inner draw,
+ *	   the others build the prior, the mixture and the cost model;
+ *	 - REPLAY_AUTO_DRAWS inner draws of seed REPLAY_AUTO_SEED;
+ *	 - loss targets 0.01, 0.005 and 0.002; the candidate whose times to
+ *	   them have the smallest geometric mean wins (a target never reached
+ *	   counts as twice the inner draw's last completion; ties go to the
+ *	   first);
+ *	 - costs are the rows' measured seconds (fixed per-run costs included,
+ *	   as live measurements include them) with the size_gp cost model, or
+ *	   1 per run when the rows have none; the default prior; fair shares;
+ *	 - at most REPLAY_AUTO_WORK_MAX work units in all.
+ *
+ * Where it cannot choose -- fewer than REPLAY_AUTO_MIN_ROWS rows or 2
+ * models, or a replay that would pass the work limit -- the choice is
+ * REPLAY_AUTO_FALLBACK: POLICY_AUTO_FALLBACK runs, the policy that never
+ * loses to the users' heuristic because it is that heuristic.
+ *
+ * In steps: ReplayAutoBegin, then ReplayAutoStep(job, work) (about 'work'
+ * units each) until it returns 1; job->choice and job->score[] (geometric
+ * mean seconds, or runs with unit costs; NaN without a replay) then hold
+ * the result.  ReplayAutoFree always.  ReplayAutoChoose does it all at
+ * once (scores may be NULL).  The choice does not depend on the slicing.
  */
 #define REPLAY_AUTO_DRAWS	4
-/* at most this many inner draws with ReplayConfig.auto_draws */
+/* at most this many inner draws with ReplayAutoInput.draws */
 #define REPLAY_AUTO_DRAWS_MAX	64
 #define REPLAY_AUTO_MAX		8
-/* at most this many history rows, this many of them tenants (live too) */
+/* at most this many history rows, this many of them tenants */
 #define REPLAY_AUTO_MAX_ROWS	120
 #define REPLAY_AUTO_MAX_TENANTS 20
+#define REPLAY_AUTO_MIN_ROWS	4
+#define REPLAY_AUTO_SEED	1
+#define REPLAY_AUTO_WORK_MAX	5e10
+#define REPLAY_AUTO_FALLBACK	(-1)
+
+typedef struct ReplayAutoInput
+{
+	const double *quality;		/* n_rows x K, in [0, 1] */
+	const double *cost;			/* measured seconds per run, or NULL */
+	const double *sizes;		/* n_rows x 2 (rows, features); with cost */
+	int			n_rows;
+	int			K;
+	int			devices;		/* slots (0: 1) */
+	/* experiments only: NULL / 0 = what the live worker uses */
+	const char *candidates;		/* comma-separated specs */
+	int			draws;			/* inner draws */
+	double		work_max;		/* work limit (tests) */
+} ReplayAutoInput;
 
 typedef struct ReplayAutoJob
 {
 	ReplayConfig in;			/* the inner replay */
+	ReplayJob  *inner;			/* the inner draw under way, or NULL */
 	double	   *q;				/* the history rows' copies */
 	double	   *cost;
 	double	   *sizes;
@@ -338,23 +415,30 @@ typedef struct ReplayAutoJob
 	int			n_cand;
 	int			tenants;		/* rows that play tenants per inner draw */
 	int			draws;			/* inner draws in all */
-	int			draw;			/* next inner draw */
+	int			draw;			/* inner draw under way */
 	double		log_sum[REPLAY_AUTO_MAX];
 	int			n_terms;
+	double		work;			/* units spent by finished inner draws */
+	double		work_max;		/* the limit */
 	int			done;
-	int			choice;
+	int			choice;			/* index in the list, or
+								 * REPLAY_AUTO_FALLBACK */
+	int			over_limit;		/* the fallback: the work limit passed */
 	double		score[REPLAY_AUTO_MAX];
 } ReplayAutoJob;
 
-extern int	ReplayAutoBegin(const ReplayConfig *base, const int *rows,
-							int n_rows, int n_tenants, uint64_t seed,
-							ReplayAutoJob *job, char *err, size_t errlen);
-extern int	ReplayAutoStep(ReplayAutoJob *job, char *err, size_t errlen);
+extern int	ReplayAutoBegin(const ReplayAutoInput *in, ReplayAutoJob *job,
+							char *err, size_t errlen);
+extern int	ReplayAutoStep(ReplayAutoJob *job, double work, char *err,
+						   size_t errlen);
+/* Work units spent so far. */
+extern double ReplayAutoWork(const ReplayAutoJob *job);
 extern void ReplayAutoFree(ReplayAutoJob *job);
-extern int	ReplayAutoChoose(const ReplayConfig *base, const int *rows,
-							 int n_rows, int n_tenants, uint64_t seed,
-							 int *choice, double *scores, char *err,
-							 size_t errlen);
+extern int	ReplayAutoChoose(const ReplayAutoInput *in, int *choice,
+							 double *scores, char *err, size_t errlen);
+/* The spec a choice runs: candidate 'choice' of list (NULL: the live one). */
+extern const char *ReplayAutoSpec(const char *list, int choice, char *buf,
+								  size_t buflen);
 extern const char *ReplayAutoCandidate(int i, char *buf, size_t buflen);
 /* The same in a given comma-separated list. */
 extern const char *ReplayAutoCandidateOf(const char *list, int i, char *buf,

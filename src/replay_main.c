@@ -41,6 +41,7 @@ Usage(void)
 {
 	fprintf(stderr,
 			"usage: easeml-replay --quality FILE [options]\n"
+			"       easeml-replay choose --quality FILE [options]\n"
 			"       easeml-replay bench-decision [options]\n"
 			"\n"
 			"replay options:\n"
@@ -77,6 +78,13 @@ Usage(void)
 			"  --runs FILE         write every finished run: devices, policy, draw, tenant,\n"
 			"                      arm, start, end, cost, quality, best, regret (CSV; the\n"
 			"                      input of scripts/bench/oracle_interleave.py)\n"
+			"\n"
+			"choose: the default policy's choice on a history, as the live worker makes\n"
+			"  it: every row of the files in their order (the first 120) is history;\n"
+			"  options --quality, --error, --cost, --sizes, --overhead (added to every\n"
+			"  runtime, as a measurement holds it), --devices M (slots), and the\n"
+			"  experiments --auto-candidates, --auto-draws.  Prints CHOICE and SCORE\n"
+			"  lines (scores as easeml.policy_choices records them).\n"
 			"\n"
 			"bench-decision options:\n"
 			"  --tenants N (1000) --arms K (200) --obs T (50) --history M (100)\n"
@@ -291,16 +299,24 @@ PrintAutoChoices(const ReplayOutput *out, int devices, const char *auto_list)
 		names[nc++] = tok;
 	for (int p = 0; p < out->n_policies; p++)
 	{
-		int			count[8] = {0};
+		int			count[8] = {0},
+					fallback = 0;
 
-		if (out->auto_choice[(size_t) p * out->draws] < 0)
-			continue;
+		if (out->auto_choice[(size_t) p * out->draws] < REPLAY_AUTO_FALLBACK)
+			continue;			/* not an "auto" policy */
 		for (int d = 0; d < out->draws; d++)
-			count[out->auto_choice[(size_t) p * out->draws + d]]++;
+		{
+			int			ch = out->auto_choice[(size_t) p * out->draws + d];
+
+			if (ch == REPLAY_AUTO_FALLBACK)
+				fallback++;
+			else
+				count[ch]++;
+		}
 		printf("AUTO devices=%d policy=%s", devices, out->names[p]);
 		for (int i = 0; i < nc; i++)
 			printf(" %s=%d", names[i], count[i]);
-		printf("\n");
+		printf(" fallback:%s=%d\n", POLICY_AUTO_FALLBACK, fallback);
 	}
 }
 
@@ -862,6 +878,91 @@ done:
 	return rc;
 }
 
+/*
+ * choose: the "auto" choice on a history given as files, every row in
+ * file order, exactly as the live worker makes it on its installed
+ * history (src/autopolicy.c; src/replay.h fixes every other input).
+ */
+static int
+ChooseMain(int argc, char **argv)
+{
+	ReplayCli	cli = {.cost_model_name = "size_gp",.kernel_name = "empirical"};
+	ReplayMatrix q = {0},
+				c = {0},
+				s = {0};
+	double	   *sizes = NULL,
+			   *cost = NULL;
+	ReplayConfig cfg;
+	ReplayAutoInput in;
+	ReplayAutoJob job;
+	char		err[512],
+				name[REPLAY_NAME_LEN];
+	int			rc;
+
+	ReplayConfigDefault(&cfg);
+	if ((rc = ParseReplayArgs(argc, argv, &cli, &cfg)) != 0)
+		return rc == 1 ? 0 : rc;
+	if (ParseReplayLists(&cli) != 0 || ParseReplayModels(&cli, &cfg) != 0)
+		return 2;
+	if (cli.ndev != 1)
+	{
+		fprintf(stderr, "easeml-replay choose: --devices takes one value\n");
+		return 2;
+	}
+	rc = 1;
+	if (!ReadReplayInputs(&cli, &q, &c, &s, &sizes))
+		goto done;
+	/* the live worker keeps every score in [0, 1] (R^2 may fall below) */
+	for (size_t i = 0; i < (size_t) q.rows * q.cols; i++)
+		q.data[i] = q.data[i] < 0.0 ? 0.0 : (q.data[i] > 1.0 ? 1.0 : q.data[i]);
+	if (cli.cost_path)
+	{
+		/* a measurement holds the fixed part of a run too */
+		cost = malloc(sizeof(double) * (size_t) q.rows * q.cols);
+		if (cost == NULL)
+			goto done;
+		for (size_t i = 0; i < (size_t) q.rows * q.cols; i++)
+			cost[i] = c.data[i] + cfg.overhead;
+	}
+	memset(&in, 0, sizeof(in));
+	in.quality = q.data;
+	in.cost = cost;
+	in.sizes = cost ? sizes : NULL;
+	in.n_rows = q.rows;
+	in.K = q.cols;
+	in.devices = cli.devices[0];
+	in.candidates = cfg.auto_candidates;
+	in.draws = cfg.auto_draws;
+	rc = ReplayAutoBegin(&in, &job, err, sizeof(err));
+	while (rc == 0)
+		rc = ReplayAutoStep(&job, INFINITY, err, sizeof(err));
+	if (rc < 0)
+	{
+		fprintf(stderr, "easeml-replay choose: %s\n", err);
+		ReplayAutoFree(&job);
+		rc = 1;
+		goto done;
+	}
+	printf("CHOICE policy=%s index=%d chosen=%d rows=%d models=%d tenants=%d work=%.6g%s\n",
+		   ReplayAutoSpec(cfg.auto_candidates, job.choice, name, sizeof(name)),
+		   job.choice, job.choice != REPLAY_AUTO_FALLBACK,
+		   q.rows < REPLAY_AUTO_MAX_ROWS ? q.rows : REPLAY_AUTO_MAX_ROWS, q.cols,
+		   job.tenants, ReplayAutoWork(&job),
+		   job.over_limit ? " (the replay would pass its work limit: the fallback)" : "");
+	for (int i = 0; i < job.n_cand; i++)
+		printf("SCORE candidate=%s score=%.17g\n", job.cands[i], job.score[i]);
+	ReplayAutoFree(&job);
+	rc = 0;
+
+done:
+	ReplayMatrixFree(&q);
+	ReplayMatrixFree(&c);
+	ReplayMatrixFree(&s);
+	free(sizes);
+	free(cost);
+	return rc;
+}
+
 /* ----------------------------------------------------------------------
  * bench-decision: steady-state cost of one scheduling decision
  * ----------------------------------------------------------------------
@@ -1333,5 +1434,7 @@ main(int argc, char **argv)
 	openblas_set_num_threads(1);
 	if (argc > 1 && strcmp(argv[1], "bench-decision") == 0)
 		return BenchDecision(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "choose") == 0)
+		return ChooseMain(argc - 1, argv + 1);
 	return ReplayMain(argc, argv);
 }

@@ -1460,6 +1460,10 @@ Iterate(void)
 	bool		was_ready = extension_ready;
 	CatalogStatus catalog;
 
+	/* runs were deleted: their directories go now, not at the hourly sweep */
+	if (EasemlTakeSweepRequest())
+		sweep_pending = true;
+
 	/* before reaping: a dropped extension has nothing to record into */
 	CatalogBegin("easeml: checking the extension");
 	catalog = CatalogReady();
@@ -1528,16 +1532,22 @@ Iterate(void)
 static long
 SleepTime(void)
 {
+	long		nap = easeml_naptime;
+	long		wake = EasemlDeferredWakeDelay();
+
+	/* a wake-up folded by easeml.wake_interval is due when it ends */
+	if (wake >= 0)
+		nap = Min(nap, wake);
 	if (refit_pending)
-		return Min(REFIT_NAP_MS, easeml_naptime);
+		return Min(REFIT_NAP_MS, nap);
 	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 	{
 		EasemlTrainer *t = SupervisorSlot(slot);
 
 		if (SupervisorStarted(t) && (t->term_sent != 0 || t->exited))
-			return Min(100, easeml_naptime);
+			return Min(100, nap);
 	}
-	return easeml_naptime;
+	return nap;
 }
 
 /*
@@ -1643,6 +1653,9 @@ EasemlSchedulerMain(Datum main_arg)
 
 		CHECK_FOR_INTERRUPTS();
 		ReloadConfigIfPending();
+		/* a committed change whose wake-up easeml.wake_interval deferred */
+		if (EasemlTakeDeferredWake())
+			world_changed = true;
 
 		MemoryContextSwitchTo(loop_context);
 		PG_TRY();

@@ -10,6 +10,15 @@
  * the transaction commits, so the scheduler always sees the change when it
  * wakes.  This follows logical replication's ApplyLauncherWakeupAtCommit.
  *
+ * Any role can commit a transaction that wakes it (a tenant updating its
+ * own task row, say), so wake-ups are rate-limited: a backend sets the
+ * latch at most once per easeml.wake_interval, counted across backends; a
+ * wake-up sooner than that is recorded as deferred, and the scheduler
+ * takes it up at its next iteration, at the latest when the interval ends
+ * (after every wake-up it sleeps no longer than the interval).  A flood of
+ * commits thus costs the scheduler at most one iteration per interval
+ * beyond its naptime, and no wake-up is lost.
+ *
  * IDENTIFICATION
  *	  src/shmem.c
  *
@@ -29,6 +38,7 @@
 EasemlShared *EasemlState = NULL;
 
 static bool wake_pending = false;
+static bool sweep_pending = false;
 static bool xact_callback_registered = false;
 
 /* shmem_request_hook body: reserve space for the shared struct. */
@@ -83,6 +93,9 @@ EasemlShmemRegisterScheduler(void)
 		EasemlState->loop_errors = 0;
 		EasemlState->error_at = 0;
 		EasemlState->last_error[0] = '\0';
+		EasemlState->wake_deferred = false;
+		EasemlState->wakeups = 0;
+		EasemlState->wakeups_folded = 0;
 	}
 	SpinLockRelease(&EasemlState->mutex);
 	return ok;
@@ -111,6 +124,45 @@ EasemlIsScheduler(void)
 	return EasemlState != NULL && EasemlState->scheduler_pid == MyProcPid;
 }
 
+/* Has easeml.wake_interval passed since the latch was last set?  Under the mutex. */
+static bool
+WakeIntervalPassed(TimestampTz now)
+{
+	TimestampTz last = EasemlState->wake_sent_at;
+
+	return easeml_wake_interval <= 0 || last == 0 || now < last ||
+		now - last >= (int64) easeml_wake_interval * 1000;
+}
+
+/* At commit: set the scheduler's latch, or defer the wake-up (see above). */
+static void
+WakeNow(bool sweep)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	Latch	   *latch = NULL;
+
+	SpinLockAcquire(&EasemlState->mutex);
+	if (sweep)
+		EasemlState->sweep_requested = true;
+	if (EasemlState->scheduler_latch != NULL)
+	{
+		if (WakeIntervalPassed(now))
+		{
+			latch = EasemlState->scheduler_latch;
+			EasemlState->wake_sent_at = now;
+			EasemlState->wakeups++;
+		}
+		else
+		{
+			EasemlState->wake_deferred = true;
+			EasemlState->wakeups_folded++;
+		}
+	}
+	SpinLockRelease(&EasemlState->mutex);
+	if (latch != NULL)
+		SetLatch(latch);
+}
+
 static void
 WakeXactCallback(XactEvent event, void *arg)
 {
@@ -118,25 +170,29 @@ WakeXactCallback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
-			if (wake_pending && EasemlState != NULL)
-			{
-				Latch	   *latch;
-
-				SpinLockAcquire(&EasemlState->mutex);
-				latch = EasemlState->scheduler_latch;
-				SpinLockRelease(&EasemlState->mutex);
-				if (latch != NULL)
-					SetLatch(latch);
-			}
+			if ((wake_pending || sweep_pending) && EasemlState != NULL)
+				WakeNow(sweep_pending);
 			wake_pending = false;
+			sweep_pending = false;
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
 			wake_pending = false;
+			sweep_pending = false;
 			break;
 		default:
 			break;
+	}
+}
+
+static void
+RegisterWakeCallback(void)
+{
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(WakeXactCallback, NULL);
+		xact_callback_registered = true;
 	}
 }
 
@@ -149,10 +205,81 @@ EasemlWakeAtCommit(void)
 {
 	if (EasemlState == NULL || EasemlIsScheduler())
 		return;
-	if (!xact_callback_registered)
-	{
-		RegisterXactCallback(WakeXactCallback, NULL);
-		xact_callback_registered = true;
-	}
+	RegisterWakeCallback();
 	wake_pending = true;
+}
+
+/*
+ * Runs were deleted (a task dropped): when the transaction commits, ask
+ * the scheduler to remove their run directories at its next iteration,
+ * whether or not it is starting runs (easeml.enabled), and wake it.
+ */
+void
+EasemlSweepAtCommit(void)
+{
+	if (EasemlState == NULL || EasemlIsScheduler())
+		return;
+	RegisterWakeCallback();
+	sweep_pending = true;
+}
+
+/*
+ * In the scheduler, at each iteration: was a wake-up deferred since it
+ * last looked?  Its change is committed, so the scheduler takes it up now,
+ * whether the interval has ended or the scheduler woke for another reason
+ * (its naptime, a trainer's exit).  Taking it counts as a wake-up: the
+ * interval starts again.
+ */
+bool
+EasemlTakeDeferredWake(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	bool		due = false;
+
+	SpinLockAcquire(&EasemlState->mutex);
+	if (EasemlState->wake_deferred)
+	{
+		EasemlState->wake_deferred = false;
+		EasemlState->wake_sent_at = now;
+		due = true;
+	}
+	SpinLockRelease(&EasemlState->mutex);
+	return due;
+}
+
+/*
+ * In the scheduler, before it sleeps: milliseconds until the interval that
+ * began with the latest wake-up ends, 0 when a deferred wake-up is due
+ * now, -1 when neither.  A wake-up deferred while the scheduler sleeps is
+ * due when the interval ends, so the scheduler never sleeps past it.
+ */
+long
+EasemlDeferredWakeDelay(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz last;
+	bool		deferred;
+
+	SpinLockAcquire(&EasemlState->mutex);
+	last = EasemlState->wake_sent_at;
+	deferred = EasemlState->wake_deferred;
+	if (WakeIntervalPassed(now))
+		last = 0;
+	SpinLockRelease(&EasemlState->mutex);
+	if (last == 0)
+		return deferred ? 0 : -1;
+	return (long) ((last + (int64) easeml_wake_interval * 1000 - now + 999) / 1000);
+}
+
+/* In the scheduler: were runs deleted since it last looked? */
+bool
+EasemlTakeSweepRequest(void)
+{
+	bool		requested;
+
+	SpinLockAcquire(&EasemlState->mutex);
+	requested = EasemlState->sweep_requested;
+	EasemlState->sweep_requested = false;
+	SpinLockRelease(&EasemlState->mutex);
+	return requested;
 }

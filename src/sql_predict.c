@@ -279,6 +279,65 @@ ReadText(CallSite *cs, FunctionCallInfo fcinfo)
 	}
 }
 
+/*
+ * An infinite number, date or timestamp is refused, as the declaration
+ * refuses one in the source: the model never saw such a value, and no
+ * answer for it would mean anything.  NaN and NULL are missing values,
+ * filled as in training.
+ */
+static void
+CheckFinite(const CallSite *cs)
+{
+	const PredictTask *pt = &cs->task;
+
+	for (int j = 0; j < pt->nfeat; j++)
+		if (!TrModelColumnIsCategorical(pt->model, j) && isinf(cs->num[j]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("feature \"%s\" of task \"%s\" is %s",
+							pt->features[j], pt->name, cs->num[j] > 0 ? "Infinity" : "-Infinity"),
+					 errhint("Pass a finite value, or NULL for a missing value (filled in as in training).")));
+}
+
+/*
+ * A finite value so far from the training values that the model's single
+ * precision overflows once it is scaled, or a model whose outputs overflow,
+ * has no meaningful prediction either: refused, never returned as NaN or
+ * as the first class.
+ */
+static void
+CheckEncoded(const CallSite *cs)
+{
+	const PredictTask *pt = &cs->task;
+	const TrModel *m = pt->model;
+	int			k = 0;
+
+	for (int j = 0; j < pt->nfeat && k < m->d; j++)
+	{
+		int			width = m->encoders ? m->encoders[j].n_out : 1;
+
+		for (int i = 0; i < width && k < m->d; i++, k++)
+			if (!isfinite(cs->x[k]))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("feature \"%s\" of task \"%s\" is %s, too far from the training values for the model",
+								pt->features[j], pt->name, float8out_internal(cs->num[j])),
+						 errhint("The model computes in single precision: check the value and its unit.")));
+	}
+}
+
+static void
+CheckOutputs(const CallSite *cs)
+{
+	for (int c = 0; c < cs->task.model->n_out; c++)
+		if (!isfinite(cs->out[c]))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("the model of task \"%s\" has no finite prediction for these features",
+							cs->task.name),
+					 errhint("A feature is too far from the values the model was trained on: check the values and their units.")));
+}
+
 /* read the features, encode and predict into cs->out */
 static CallSite *
 PredictRow(FunctionCallInfo fcinfo, InputForm form)
@@ -292,9 +351,12 @@ PredictRow(FunctionCallInfo fcinfo, InputForm form)
 		ReadFloat8(cs, fcinfo);
 	else
 		ReadText(cs, fcinfo);
+	CheckFinite(cs);
 	(void) TrModelEncode(m, cs->num, cs->str, cs->lens, cs->x);
+	CheckEncoded(cs);
 	if (TrModelPredict(m, cs->x, 1, cs->out) != TR_ART_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory predicting")));
+	CheckOutputs(cs);
 	return cs;
 }
 

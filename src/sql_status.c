@@ -24,12 +24,15 @@
 #include "utils/array.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(easeml_wake_scheduler);
 PG_FUNCTION_INFO_V1(easeml_wake_trigger);
 PG_FUNCTION_INFO_V1(easeml_policy_valid);
 PG_FUNCTION_INFO_V1(easeml_policies);
+PG_FUNCTION_INFO_V1(easeml_policy_fallback);
 PG_FUNCTION_INFO_V1(easeml_scheduler_status);
 
 /*
@@ -43,15 +46,37 @@ easeml_wake_scheduler(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* Statement trigger on tasks and runs: wake the scheduler at commit. */
+/*
+ * Statement trigger on tasks and runs: wake the scheduler at commit; with
+ * the argument 'sweep' (after runs are deleted) also have it remove their
+ * run directories.  It fires only on easeml's own tables: attached to a
+ * table of anyone else's (EXECUTE is not PUBLIC's, but an administrator
+ * could grant it), it would let that table's writers wake the scheduler.
+ */
 Datum
 easeml_wake_trigger(PG_FUNCTION_ARGS)
 {
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	char	   *nsp;
+
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("easeml._wake_trigger() must be called as a trigger")));
-	EasemlWakeAtCommit();
+	rel = trigdata->tg_relation;
+	nsp = get_namespace_name(RelationGetNamespace(rel));
+	if (nsp == NULL || strcmp(nsp, "easeml") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("easeml._wake_trigger() fires only on easeml's own tables, not on \"%s\"",
+						RelationGetRelationName(rel)),
+				 errhint("Drop the trigger; easeml's tables already wake the scheduler.")));
+	if (trigdata->tg_trigger->tgnargs > 0 &&
+		strcmp(trigdata->tg_trigger->tgargs[0], "sweep") == 0)
+		EasemlSweepAtCommit();
+	else
+		EasemlWakeAtCommit();
 	return PointerGetDatum(NULL);
 }
 
@@ -95,6 +120,13 @@ easeml_policies(PG_FUNCTION_ARGS)
 										  TYPALIGN_INT));
 }
 
+/* easeml._policy_fallback(): what "auto" runs where it cannot choose. */
+Datum
+easeml_policy_fallback(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(POLICY_AUTO_FALLBACK));
+}
+
 /*
  * easeml.scheduler_status(): the scheduler as shared memory sees it.  The
  * latest error may name any tenant's task: only roles that may read every
@@ -104,8 +136,8 @@ Datum
 easeml_scheduler_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10] = {0};
+	Datum		values[12];
+	bool		nulls[12] = {0};
 	pid_t		pid = 0;
 	int			running = 0;
 	int64		decisions = 0;
@@ -115,6 +147,8 @@ easeml_scheduler_status(PG_FUNCTION_ARGS)
 	int64		errors = 0;
 	TimestampTz error_at = 0;
 	char		error[sizeof(EasemlState->last_error)] = "";
+	int64		wakeups = 0;
+	int64		folded = 0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -134,6 +168,8 @@ easeml_scheduler_status(PG_FUNCTION_ARGS)
 		errors = EasemlState->loop_errors;
 		error_at = EasemlState->error_at;
 		strlcpy(error, EasemlState->last_error, sizeof(error));
+		wakeups = EasemlState->wakeups;
+		folded = EasemlState->wakeups_folded;
 		SpinLockRelease(&EasemlState->mutex);
 	}
 
@@ -160,6 +196,8 @@ easeml_scheduler_status(PG_FUNCTION_ARGS)
 		values[9] = CStringGetTextDatum(error);
 	else
 		nulls[9] = true;
+	values[10] = Int64GetDatum(wakeups);
+	values[11] = Int64GetDatum(folded);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

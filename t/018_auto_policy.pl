@@ -15,6 +15,10 @@ use Test::More;
 my $node = easeml_node('auto_policy');
 is($node->safe_psql('postgres', 'SELECT setting, auto FROM easeml.policy_status'),
 	'default|t', 'the default policy is auto');
+# until its replay has chosen, auto runs its fallback: the users' heuristic
+is($node->safe_psql('postgres',
+		'SELECT running, fallback, on_fallback, coalesce(chosen, false) FROM easeml.policy_status'),
+	'popular|popular|t|f', 'before a choice: the fallback popular runs, and policy_status says so');
 
 # the seed history installed with the extension: its data sets x models
 my $csv = $node->config_data('--sharedir') . '/extension/easeml_seed_history.csv';
@@ -52,8 +56,49 @@ diag "choice: $row";
 
 my ($chosen) = $node->safe_psql('postgres', q{
 	SELECT policy FROM easeml.policy_choices WHERE chosen ORDER BY id DESC LIMIT 1});
-is($node->safe_psql('postgres', 'SELECT running, chosen FROM easeml.policy_status'),
-	"$chosen|t", 'policy_status: auto runs its choice');
+is($node->safe_psql('postgres', 'SELECT running, chosen, on_fallback FROM easeml.policy_status'),
+	"$chosen|t|f", 'policy_status: auto runs its choice, not the fallback');
+
+# One chooser (issue 23): a replay's default makes the same choice on the
+# same history.  The history as the worker reads it -- rows by key, the
+# models every row knows by id -- replayed by easeml-replay choose gives
+# the recorded choice and the same scores.
+my @hist = split /\n/, $node->safe_psql('postgres', q{
+	WITH d AS (SELECT DISTINCT 'h:' || kind || ':' || dataset AS key, dataset
+				 FROM easeml.history WHERE kind = 'classification'),
+		 m AS (SELECT h.model_id FROM easeml.history h JOIN easeml.models mo ON mo.id = h.model_id
+				WHERE h.kind = 'classification' AND mo.enabled
+				GROUP BY h.model_id HAVING count(*) = (SELECT count(*) FROM d))
+	SELECT string_agg(h.quality::text, ',' ORDER BY h.model_id)
+	  FROM d JOIN easeml.history h ON h.dataset = d.dataset AND h.kind = 'classification'
+	 WHERE h.model_id IN (SELECT model_id FROM m)
+	 GROUP BY d.key ORDER BY d.key});
+my $n_cols = scalar(split /,/, $hist[0]);
+my $block = PostgreSQL::Test::Utils::tempdir() . '/history.csv';
+open(my $bf, '>', $block) or die "$block: $!";
+print $bf join(',', 'id', map { "m$_" } 1 .. $n_cols), "\n";
+print $bf join("\n", map { ($_ + 1) . ",$hist[$_]" } 0 .. $#hist), "\n";
+close($bf);
+my ($slots) = $node->safe_psql('postgres', q{
+	SELECT reason FROM easeml.policy_choices WHERE chosen ORDER BY id DESC LIMIT 1})
+  =~ /(\d+) slot\(s\)/;
+my $replayed = `easeml-replay choose --quality $block --devices $slots`;
+is($?, 0, 'easeml-replay choose runs');
+my ($rpolicy) = $replayed =~ /^CHOICE policy=(\S+)/m;
+is($rpolicy, $chosen, "a replay's default chooses what the worker chose on the same history");
+my %rscore = $replayed =~ /^SCORE candidate=(\S+) score=(\S+)$/mg;
+my @live = split /[|\n]/, $node->safe_psql('postgres', q{
+	SELECT c, s FROM easeml.policy_choices, unnest(candidates, scores) AS u(c, s)
+	 WHERE chosen AND id = (SELECT max(id) FROM easeml.policy_choices WHERE chosen)
+	 ORDER BY c});
+my $agree = 0;
+for (my $i = 0; $i < @live; $i += 2)
+{
+	my ($c, $s) = @live[ $i, $i + 1 ];
+	$agree++ if defined $rscore{$c} && abs($rscore{$c} - $s) <= 1e-12 * abs($s);
+}
+is($agree, scalar(keys %rscore), 'and every candidate has the score the worker recorded');
+cmp_ok($agree, '>=', 2, 'two or more candidates compared');
 
 # tenants cannot read the choices (they summarise every tenant's history),
 # but easeml.explain ranks their candidates as the chosen policy does

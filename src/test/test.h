@@ -100,6 +100,7 @@ extern void TestCostModel(void);
 /* test_refit.c */
 extern void TestRefitTwice(void);
 extern void TestAutoPolicy(void);
+extern void TestAutoSameChoice(void);
 
 /* test_mixture.c */
 extern void TestPolicyLiveSpec(void);

@@ -104,7 +104,7 @@ RefitCycle(RefitState *r, const RefitInput *in, DecisionWorld *w, double now)
 
 	if (RefitMaybeStart(r, in, now) != 1)
 		return -1;
-	while (RefitStep(r, w) == 0 && steps < 1000)
+	while (RefitStep(r, w) == 0 && steps < 1000000)
 		steps++;
 	return steps;
 }

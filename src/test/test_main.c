@@ -49,6 +49,7 @@ main(void)
 	TestCostOverheadRuns();
 	TestRefitTwice();
 	TestAutoPolicy();
+	TestAutoSameChoice();
 	TestDecisionPosterior();
 	TestMixture();
 	TestMixOffsetPrior();

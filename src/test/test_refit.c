@@ -124,8 +124,7 @@ TestAutoPolicy(void)
 	int64_t		row_task[MT],
 				cost_task[M];
 	unsigned char row_kind[MT];
-	int			idx[M],
-				choice = -1,
+	int			choice = -1,
 				reused = -1,
 				steps = 0,
 				pop = -1,
@@ -133,7 +132,7 @@ TestAutoPolicy(void)
 	RefitInput	in;
 	AutoPolicyJob job;
 	AutoPolicyResult res;
-	ReplayConfig base;
+	ReplayAutoInput ain;
 	RefitState	r;
 	DecisionWorld w;
 	uint64_t	rng = 5;
@@ -184,7 +183,7 @@ TestAutoPolicy(void)
 		steps++;
 	res = job.res;
 	AutoPolicyFree(&job);
-	CHECK(rc == 1 && res.have && steps == REPLAY_AUTO_DRAWS - 1,
+	CHECK(rc == 1 && res.have && !res.fallback,
 		  "auto: chose in %d steps: %s", steps + 1, res.reason);
 	CHECK(res.choice >= 0 && res.choice < res.n_cand &&
 		  strcmp(res.spec, res.cand[res.choice]) == 0, "auto: the chosen spec");
@@ -200,7 +199,6 @@ TestAutoPolicy(void)
 	/* the same block replayed by ReplayAutoChoose: the same choice and scores */
 	for (int i = 0; i < M; i++)
 	{
-		idx[i] = i;
 		for (int k = 0; k < K - 1; k++)
 		{
 			block[i * (K - 1) + k] = cells[i * K + k];
@@ -209,35 +207,38 @@ TestAutoPolicy(void)
 		bsize[2 * i] = sz[3 * i];
 		bsize[2 * i + 1] = sz[3 * i + 1];
 	}
-	ReplayConfigDefault(&base);
-	base.quality = block;
-	base.cost = bcost;
-	base.sizes = bsize;
-	base.n_rows = M;
-	base.K = K - 1;
-	base.cost_model = POLICY_COST_SIZE_GP;
-	CHECK(ReplayAutoChoose(&base, idx, M, res.tenants, 1, &choice, scores,
-						   err, sizeof(err)) == 0 && choice == res.choice,
-		  "auto: ReplayAutoChoose agrees (%d vs %d) %s", choice, res.choice, err);
+	memset(&ain, 0, sizeof(ain));
+	ain.quality = block;
+	ain.cost = bcost;
+	ain.sizes = bsize;
+	ain.n_rows = M;
+	ain.K = K - 1;
+	ain.devices = 1;
+	CHECK(ReplayAutoChoose(&ain, &choice, scores, err, sizeof(err)) == 0 &&
+		  choice == res.choice, "auto: ReplayAutoChoose agrees (%d vs %d) %s",
+		  choice, res.choice, err);
 	for (int i = 0; i < res.n_cand; i++)
-		CHECK_NEAR(scores[i], res.score[i], 1e-9 * scores[i], "auto: the same score");
+		CHECK(scores[i] == res.score[i], "auto: the same score (%.17g vs %.17g)",
+			  scores[i], res.score[i]);
+	CHECK(res.work > 0, "auto: the replay's work is recorded (%g)", res.work);
 
 	/* the same block again: kept without a replay */
 	CHECK(AutoPolicyBegin(&job, &in, &res, &reused) == 1 && reused &&
 		  job.res.choice == res.choice, "auto: an unchanged block keeps its choice");
 	AutoPolicyFree(&job);
 
-	/* too little history: no choice, hybrid:cost runs */
+	/* too little history: no choice, the fallback (popular) runs */
 	in.m = 3;
 	CHECK(AutoPolicyBegin(&job, &in, NULL, &reused) == 1 && !job.res.have &&
-		  strcmp(job.res.spec, "hybrid:cost") == 0, "auto: no block, hybrid:cost");
+		  job.res.fallback && strcmp(job.res.spec, POLICY_AUTO_FALLBACK) == 0 &&
+		  strcmp(job.res.spec, "popular") == 0, "auto: no block, popular");
 	AutoPolicyFree(&job);
 	in.m = MT;
 
 	/* in the refit cycle: installed, and not replayed again for a partial row */
 	MakeWorld(&w, K, "default", 1);
-	CHECK(w.params.auto_select == 1 && w.params.kind == POLICY_HYBRID &&
-		  w.params.cost_aware == 1, "default is auto, hybrid:cost until it has chosen");
+	CHECK(w.params.auto_select == 1 && w.params.kind == POLICY_POPULAR,
+		  "default is auto, popular until it has chosen");
 	RefitInit(&r, K, 0);
 	CHECK(RefitCycle(&r, &in, &w, 1.0) >= 0 && r.live.auto_pick.have &&
 		  r.live.auto_pick.choice == res.choice && r.auto_made == 1,
@@ -250,4 +251,137 @@ TestAutoPolicy(void)
 		  "refit: a changed block is replayed");
 	RefitFree(&r);
 	DecisionWorldFree(&w);
+}
+
+/*
+ * One chooser (issue 23): on every draw, a replay's "default" runs what
+ * the live worker's chooser (AutoPolicyBegin/Step, sliced as the refit
+ * cycle runs it) chooses on a history made of that draw's prior rows --
+ * their runtimes with the overhead as measured seconds, their sizes --
+ * with the same scores.  The replay's own loss targets do not enter the
+ * choice (the live worker's are fixed).  The test fails if the replay's
+ * chooser reads its command line's thresholds, seed or overhead, or the
+ * live one its wall clock.
+ */
+void
+TestAutoSameChoice(void)
+{
+	enum
+	{
+	R = 44, K = 10, N = 6, D = 6};
+	double		q[R * K],
+				c[R * K],
+				sz[R * 2],
+				cells[R * K],
+				rt[R * K],
+				sz3[R * 3],
+				thr[] = {0.05, 0.02},
+				thr2[] = {0.03};
+	int64_t		task[R];
+	unsigned char kind[R];
+	int			rows[R],
+				n_rows,
+				same = 0,
+				same_thr = 0,
+				n_mix = 0,
+				rc;
+	const char *pols[] = {"default"};
+	uint64_t	rng = 23;
+	ReplayConfig cfg;
+	ReplayOutput out,
+				out2;
+	char		err[256];
+
+	/* a few dominant models, and a cheap model almost as good on some rows */
+	for (int i = 0; i < R; i++)
+	{
+		double		hard = 0.3 * PolicyRandUniform(&rng);
+
+		sz[2 * i] = 100 + 2000 * PolicyRandUniform(&rng);
+		sz[2 * i + 1] = 4 + 30 * PolicyRandUniform(&rng);
+		for (int k = 0; k < K; k++)
+		{
+			q[i * K + k] = 0.9 - hard - 0.02 * k + 0.08 * PolicyRandUniform(&rng);
+			c[i * K + k] = 0.002 * sz[2 * i] * (k < 3 && i % 3 ? 400.0 : 1.0 + k) *
+				(0.5 + PolicyRandUniform(&rng));
+		}
+	}
+	ReplayConfigDefault(&cfg);
+	cfg.quality = q;
+	cfg.cost = c;
+	cfg.sizes = sz;
+	cfg.n_rows = R;
+	cfg.K = K;
+	cfg.n_tenants = N;
+	cfg.draws = D;
+	cfg.seed = 3;
+	cfg.overhead = 5;
+	cfg.n_policies = 1;
+	cfg.policies = pols;
+	cfg.n_thresholds = 2;
+	cfg.thresholds = thr;
+	rc = ReplayRun(&cfg, &out, err, sizeof(err));
+	CHECK(rc == 0, "replay: %s", err);
+	if (rc != 0)
+		return;
+	cfg.n_thresholds = 1;
+	cfg.thresholds = thr2;
+	rc = ReplayRun(&cfg, &out2, err, sizeof(err));
+	CHECK(rc == 0, "replay, other targets: %s", err);
+	for (int d = 0; rc == 0 && d < D; d++)
+	{
+		RefitInput	in;
+		AutoPolicyJob job;
+		AutoPolicyResult res;
+		int			m,
+					reused = 0,
+					steps = 0;
+
+		same_thr += out2.auto_choice[d] == out.auto_choice[d];
+		CHECK(ReplayDrawRows(&cfg, d, rows, &n_rows) == 0 && n_rows == R,
+			  "draw %d rows", d);
+		m = n_rows - N < REPLAY_AUTO_MAX_ROWS ? n_rows - N : REPLAY_AUTO_MAX_ROWS;
+		/* the history the live worker would hold: the prior rows, measured */
+		for (int i = 0; i < m; i++)
+		{
+			int			r = rows[N + i];
+
+			task[i] = 1000 + i;
+			kind[i] = DECISION_CLASSIFICATION;
+			for (int k = 0; k < K; k++)
+			{
+				cells[i * K + k] = q[r * K + k];
+				rt[i * K + k] = c[r * K + k] + cfg.overhead;
+			}
+			sz3[3 * i] = sz[2 * r];
+			sz3[3 * i + 1] = sz[2 * r + 1];
+			sz3[3 * i + 2] = 2;
+		}
+		HistoryInput(&in, K, m, cells, task, kind);
+		in.cost.mc = m;
+		in.cost.seconds = rt;
+		in.cost.sizes = sz3;
+		in.cost_task = task;
+		in.devices = cfg.devices;
+		CHECK(AutoPolicyBegin(&job, &in, NULL, &reused) == 0 && job.res.rows == m &&
+			  job.res.cols == K && job.res.measured_costs, "draw %d: the live chooser starts", d);
+		while ((rc = AutoPolicyStep(&job)) == 0)
+			steps++;
+		res = job.res;
+		AutoPolicyFree(&job);
+		rc = 0;
+		CHECK(res.have && steps > 0, "draw %d: chosen in %d slices: %s", d, steps + 1, res.reason);
+		CHECK(res.choice == out.auto_choice[d],
+			  "draw %d: the replay's default chose %d, the live chooser %d", d,
+			  out.auto_choice[d], res.choice);
+		same += res.choice == out.auto_choice[d];
+		n_mix += res.choice == 0;
+	}
+	CHECK(same == D && same_thr == D,
+		  "one chooser: %d of %d draws the same, %d with other targets", same, D, same_thr);
+	/* the draws must not all choose alike, or the test proves little */
+	CHECK(n_mix > 0 && n_mix < D, "one chooser: %d of %d draws chose the first candidate",
+		  n_mix, D);
+	ReplayOutputFree(&out);
+	ReplayOutputFree(&out2);
 }

@@ -353,7 +353,7 @@ TestReplayRandom(void)
 			int			ch = a.auto_choice[nc * cfg.draws + d];
 
 			CHECK(ch >= 0 && ch < nc, "auto choice %d", ch);
-			CHECK(a.auto_choice[d] == -1, "no choice recorded for a plain policy");
+			CHECK(a.auto_choice[d] == -2, "no choice recorded for a plain policy");
 			if (ch < 0 || ch >= nc)
 				continue;
 			for (k = 0; k < 2; k++)
@@ -361,41 +361,102 @@ TestReplayRandom(void)
 					a.time_to[(ch * cfg.draws + d) * 2 + k];
 		}
 		CHECK(n_diff == 0, "auto ran its chosen candidate (%d times differ)", n_diff);
-		/* the chooser on its own: deterministic, and default without history */
+		/*
+		 * The chooser on its own: deterministic; the fallback without
+		 * history; the same choice, scores and work however it is sliced;
+		 * past its work limit, the fallback.
+		 */
 		{
-			int			hist[30],
-						c1 = -1,
-						c2 = -2,
-						c3 = -3;
+			double		hq[30 * K],
+						hc[30 * K],
+						hs[30 * 2],
+						s1[REPLAY_AUTO_MAX],
+						s2[REPLAY_AUTO_MAX],
+						w1;
+			ReplayAutoInput ain;
+			ReplayAutoJob job;
+			int			c1 = -3,
+						c2 = -4,
+						c3 = -5,
+						nstep = 0,
+						arc;
 			char		nm[REPLAY_NAME_LEN];
 
 			for (i = 0; i < 30; i++)
-				hist[i] = 2 * i;
-			CHECK(ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c1, NULL, err, sizeof(err)) == 0 &&
-				  ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c2, NULL, err, sizeof(err)) == 0 &&
-				  c1 == c2 && c1 >= 0 && c1 < nc, "auto chooser: %d then %d", c1, c2);
-			CHECK(ReplayAutoChoose(&cfg, hist, 1, 8, 5, &c3, NULL, err, sizeof(err)) == 0 &&
-				  c3 == 0, "one history row: the first candidate (%d)", c3);
-			/* an experiment's inner draw count: that many steps, bounded */
 			{
-				ReplayAutoJob job;
-				int			nstep = 0,
-							arc;
-
-				cfg.auto_draws = 2;
-				arc = ReplayAutoBegin(&cfg, hist, 30, 8, 5, &job, err, sizeof(err));
-				while (arc == 0)
-				{
-					arc = ReplayAutoStep(&job, err, sizeof(err));
-					nstep++;
-				}
-				ReplayAutoFree(&job);
-				CHECK(arc == 1 && nstep == 2, "auto_draws 2: %d steps (%d)", nstep, arc);
-				cfg.auto_draws = REPLAY_AUTO_DRAWS_MAX + 1;
-				CHECK(ReplayAutoChoose(&cfg, hist, 30, 8, 5, &c3, NULL, err, sizeof(err)) ==
-					  REPLAY_BAD_INPUT, "auto_draws out of range refused");
-				cfg.auto_draws = 0;
+				memcpy(hq + i * K, q + 2 * i * K, sizeof(double) * K);
+				memcpy(hc + i * K, c + 2 * i * K, sizeof(double) * K);
+				hs[2 * i] = sz[4 * i];
+				hs[2 * i + 1] = sz[4 * i + 1];
 			}
+			memset(&ain, 0, sizeof(ain));
+			ain.quality = hq;
+			ain.cost = hc;
+			ain.sizes = hs;
+			ain.n_rows = 30;
+			ain.K = K;
+			ain.devices = 1;
+			CHECK(ReplayAutoChoose(&ain, &c1, s1, err, sizeof(err)) == 0 &&
+				  ReplayAutoChoose(&ain, &c2, s2, err, sizeof(err)) == 0 &&
+				  c1 == c2 && c1 >= 0 && c1 < nc && memcmp(s1, s2, sizeof(double) * nc) == 0,
+				  "auto chooser: %d then %d", c1, c2);
+			ain.n_rows = REPLAY_AUTO_MIN_ROWS - 1;
+			CHECK(ReplayAutoChoose(&ain, &c3, NULL, err, sizeof(err)) == 0 &&
+				  c3 == REPLAY_AUTO_FALLBACK, "too little history: the fallback (%d)", c3);
+			CHECK(ReplayAutoSpec(NULL, c3, nm, sizeof(nm)) &&
+				  strcmp(nm, POLICY_AUTO_FALLBACK) == 0 && strcmp(nm, "popular") == 0,
+				  "the fallback is popular, the users' heuristic (%s)", nm);
+			ain.n_rows = 30;
+
+			/* in slices of 10^4 units: many steps, the same result */
+			arc = ReplayAutoBegin(&ain, &job, err, sizeof(err));
+			while (arc == 0)
+			{
+				arc = ReplayAutoStep(&job, 1e4, err, sizeof(err));
+				nstep++;
+			}
+			CHECK(arc == 1 && job.choice == c1 && nstep > 100 &&
+				  memcmp(job.score, s1, sizeof(double) * nc) == 0,
+				  "sliced chooser: choice %d in %d steps (%d)", job.choice, nstep, arc);
+			w1 = ReplayAutoWork(&job);
+			ReplayAutoFree(&job);
+			arc = ReplayAutoBegin(&ain, &job, err, sizeof(err));
+			while (arc == 0)
+				arc = ReplayAutoStep(&job, INFINITY, err, sizeof(err));
+			CHECK(arc == 1 && ReplayAutoWork(&job) == w1 && w1 > 1e5,
+				  "the work counted does not depend on the slicing (%g vs %g)",
+				  ReplayAutoWork(&job), w1);
+			ReplayAutoFree(&job);
+
+			/* a limit below the work needed: the fallback, sliced or not */
+			ain.work_max = w1 / 2;
+			CHECK(ReplayAutoChoose(&ain, &c3, NULL, err, sizeof(err)) == 0 &&
+				  c3 == REPLAY_AUTO_FALLBACK, "over the work limit: the fallback (%d)", c3);
+			nstep = 0;
+			arc = ReplayAutoBegin(&ain, &job, err, sizeof(err));
+			while (arc == 0 && nstep++ < 100000)
+				arc = ReplayAutoStep(&job, 1e4, err, sizeof(err));
+			CHECK(arc == 1 && job.over_limit && job.choice == REPLAY_AUTO_FALLBACK &&
+				  ReplayAutoWork(&job) > w1 / 2 && ReplayAutoWork(&job) < w1,
+				  "sliced, over the limit: the fallback after %g units", ReplayAutoWork(&job));
+			ReplayAutoFree(&job);
+			ain.work_max = w1 + 1;
+			CHECK(ReplayAutoChoose(&ain, &c3, NULL, err, sizeof(err)) == 0 && c3 == c1,
+				  "within the limit: the choice (%d)", c3);
+			ain.work_max = 0;
+
+			/* an experiment's inner draw count: that many draws, bounded */
+			ain.draws = 2;
+			arc = ReplayAutoBegin(&ain, &job, err, sizeof(err));
+			while (arc == 0)
+				arc = ReplayAutoStep(&job, INFINITY, err, sizeof(err));
+			CHECK(arc == 1 && job.draw == 2 && ReplayAutoWork(&job) < w1,
+				  "auto draws 2: %d draws (%d)", job.draw, arc);
+			ReplayAutoFree(&job);
+			ain.draws = REPLAY_AUTO_DRAWS_MAX + 1;
+			CHECK(ReplayAutoChoose(&ain, &c3, NULL, err, sizeof(err)) ==
+				  REPLAY_BAD_INPUT, "auto draws out of range refused");
+			ain.draws = 0;
 			CHECK(ReplayAutoCandidate(0, nm, sizeof(nm)) &&
 				  strncmp(POLICY_AUTO_CANDIDATES, nm, strlen(nm)) == 0 &&
 				  ReplayAutoCandidate(nc, nm, sizeof(nm)) == NULL, "candidate names");

@@ -131,7 +131,7 @@ TrCheckModelMain(int argc, char **argv)
 	}
 	if (params_text != NULL)
 	{
-		params = json_tokener_parse(params_text);
+		params = TrJsonParse(params_text);
 		if (params == NULL || !json_object_is_type(params, json_type_object))
 		{
 			printf("params must be a JSON object\n");

@@ -22,6 +22,13 @@
  * holds no more than libpq's current message, an incomplete tuple and the
  * rows in their final form.
  *
+ * The tenant's max_rows is enforced here, as the rows arrive: the rows
+ * with a target are counted, and the one past the limit stops the load
+ * (the query is cancelled, the run fails with the reason).  The COPY query
+ * already asks for at most max_rows + 1 of them; the count does not rely
+ * on it.  The declaration's count cannot be trusted for this: a live
+ * source may show the tenant fewer rows than it gives the trainer.
+ *
  * IDENTIFICATION
  *	  src/trainer/tr_copy.c
  *
@@ -79,6 +86,9 @@ typedef struct CopyParser
 	unsigned char *carry;		/* bytes of an incomplete tuple */
 	size_t		carry_len;
 	size_t		carry_cap;
+	long		max_rows;		/* rows with a target allowed; 0: no limit */
+	long		usable;			/* rows with a target read */
+	int			over_limit;		/* the row past max_rows came */
 	char	   *err;
 	size_t		errlen;
 } CopyParser;
@@ -233,6 +243,15 @@ DecodeTarget(CopyParser *p, const unsigned char *q)
 	return 0;
 }
 
+/* Does the row just decoded have a target (a label, a number not NaN)? */
+static int
+RowHasTarget(const CopyParser *p)
+{
+	if (p->kind == TR_KIND_CLASSIFICATION)
+		return p->tab->labels[p->tab->n] != NULL;
+	return !isnan(p->tab->t[p->tab->n]);
+}
+
 /*
  * Parse as many complete items (header, tuples) as buf holds.  Returns the
  * number of bytes consumed, or -1 on a format error.
@@ -276,8 +295,19 @@ ParseBuffer(CopyParser *p, const unsigned char *buf, size_t len)
 		if (tab->n >= p->cap && Grow(p) != 0)
 			return -1;
 		q += 2;
-		if (DecodeFeatures(p, &q, p->row) != 0 || DecodeTarget(p, q) != 0 ||
-			TrRowsAppend(tab, p->row, p->err, p->errlen) != 0)
+		if (DecodeFeatures(p, &q, p->row) != 0 || DecodeTarget(p, q) != 0)
+			return -1;
+		if (p->max_rows > 0 && RowHasTarget(p) && ++p->usable > p->max_rows)
+		{
+			if (p->kind == TR_KIND_CLASSIFICATION)
+				free(tab->labels[tab->n]);
+			p->over_limit = 1;
+			snprintf(p->err, p->errlen,
+					 "the source holds more than %ld rows with a target, its tenant's max_rows (easeml.set_tenant_limits); reading stopped at row %ld: select fewer rows in a view, or ask an administrator to raise the limit",
+					 p->max_rows, p->max_rows + 1);
+			return -1;
+		}
+		if (TrRowsAppend(tab, p->row, p->err, p->errlen) != 0)
 			return -1;
 		tab->n++;
 		pos += need;
@@ -457,7 +487,12 @@ ReadCopyData(PGconn *conn, CopyParser *p, volatile sig_atomic_t *cancel, long *b
 		}
 		*bytes += n;
 		if (rc == 0 && FeedChunk(p, (unsigned char *) buf, (size_t) n) != 0)
+		{
 			rc = -1;
+			/* past max_rows: the server need not produce the rest */
+			if (p->over_limit)
+				CancelQuery(conn);
+		}
 		PQfreemem(buf);
 	}
 }
@@ -486,14 +521,16 @@ FinishCopy(PGconn *conn, int rc, char *sqlstate, char *err, size_t errlen)
  * Run a COPY ... TO STDOUT (FORMAT binary) query and load its rows.
  * d is the number of feature columns (the target is the last column);
  * kinds gives their TR_COL_* kinds (NULL: all numeric): a categorical
- * column arrives as text, every other one as float8.
+ * column arrives as text, every other one as float8.  At most max_rows
+ * rows with a target are loaded (0: no limit).
  * Returns 0, or -1 with err set, and sqlstate (6 bytes, may be NULL) set
  * to the server's SQLSTATE when the server raised the error (empty
- * otherwise); on error *out is freed.
+ * otherwise), or TR_COPY_OVER_LIMIT with err set when the rows went past
+ * max_rows; on error *out is freed.
  */
 int
 TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
-		   volatile sig_atomic_t *cancel, TrTable *out, long *bytes,
+		   long max_rows, volatile sig_atomic_t *cancel, TrTable *out, long *bytes,
 		   char *sqlstate, char *err, size_t errlen)
 {
 	CopyParser	p;
@@ -508,6 +545,7 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 	p.d = d;
 	p.err = err;
 	p.errlen = errlen;
+	p.max_rows = max_rows > 0 ? max_rows : 0;
 	*bytes = 0;
 	if (sqlstate != NULL)
 		sqlstate[0] = '\0';
@@ -548,5 +586,7 @@ TrCopyLoad(PGconn *conn, const char *query, int d, int kind, const int *kinds,
 	free(p.row);
 	if (rc != 0)
 		TrTableFree(out);
+	if (rc != 0 && p.over_limit && !(cancel != NULL && *cancel))
+		return TR_COPY_OVER_LIMIT;
 	return rc == 0 ? 0 : -1;
 }

@@ -15,10 +15,13 @@
 
 #include "trainer.h"
 
+/* TrCopyLoad's result when the rows went past max_rows */
+#define TR_COPY_OVER_LIMIT	(-3)
+
 extern int	TrCopyLoad(PGconn *conn, const char *query, int d, int kind,
-					   const int *kinds, volatile sig_atomic_t *cancel,
-					   TrTable *out, long *bytes, char *sqlstate, char *err,
-					   size_t errlen);
+					   const int *kinds, long max_rows,
+					   volatile sig_atomic_t *cancel, TrTable *out, long *bytes,
+					   char *sqlstate, char *err, size_t errlen);
 
 extern const char *TrServerMessage(const PGresult *res, PGconn *conn);
 

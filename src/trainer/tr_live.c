@@ -479,6 +479,7 @@ typedef struct LiveCtx
 	json_object *params;		/* the model's, or NULL */
 	const char *family;
 	const char *query;			/* the COPY query of the rows */
+	long		max_rows;		/* the tenant's limit on rows with a target; 0: none */
 	int			kind;
 	int			d;				/* feature columns */
 	TrPrepOptions opt;
@@ -632,13 +633,15 @@ ReadSpec(LiveCtx *c)
 		PQclear(res);
 		return LoadFailure(c->conn, last_sqlstate);
 	}
-	c->spec = json_tokener_parse(PQgetvalue(res, 0, 0));
+	c->spec = TrJsonParse(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (c->spec == NULL)
 		return Fail(c->run_dir, "the run's spec is not valid JSON");
 	kind_s = JsonString(c->spec, "kind");
 	c->family = JsonString(c->spec, "family");
 	c->query = JsonString(c->spec, "copy_query");
+	if (json_object_object_get_ex(c->spec, "max_rows", &v) && json_object_is_type(v, json_type_int))
+		c->max_rows = (long) json_object_get_int64(v);
 	if (!kind_s || !c->family || !c->query ||
 		!json_object_object_get_ex(c->spec, "features", &v) ||
 		!json_object_is_type(v, json_type_array))
@@ -692,6 +695,7 @@ LoadRows(LiveCtx *c)
 	char		err[2048];
 	int		   *kinds;
 	double		t0;
+	int			rc;
 	json_object *v;
 
 	/* the kind of each feature column: how its values arrive */
@@ -707,10 +711,14 @@ LoadRows(LiveCtx *c)
 		Fail(c->run_dir, "could not open the data session: %s", err);
 		return LoadFailure(c->conn, last_sqlstate);
 	}
-	if (TrCopyLoad(c->conn, c->query, c->d, c->kind, kinds, &cancel_requested, &c->tab,
-				   &c->bytes, last_sqlstate, err, sizeof(err)) != 0)
+	if ((rc = TrCopyLoad(c->conn, c->query, c->d, c->kind, kinds, c->max_rows,
+						 &cancel_requested, &c->tab, &c->bytes, last_sqlstate,
+						 err, sizeof(err))) != 0)
 	{
 		Fail(c->run_dir, "%s", err);
+		/* every candidate would read past the limit: the task fails */
+		if (rc == TR_COPY_OVER_LIMIT)
+			return EASEML_EXIT_SOURCE;
 		return cancel_requested ? EASEML_EXIT_FAILED : LoadFailure(c->conn, last_sqlstate);
 	}
 	free(kinds);

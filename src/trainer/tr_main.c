@@ -523,7 +523,7 @@ OfflineMain(int argc, char **argv)
 		return rc == OPT_EXIT_OK ? 0 : 1;
 	if (a.params_text != NULL)
 	{
-		params = json_tokener_parse(a.params_text);
+		params = TrJsonParse(a.params_text);
 		if (params == NULL || !json_object_is_type(params, json_type_object))
 		{
 			fprintf(stderr, "easeml-trainer: --params is not a JSON object: %s\n", a.params_text);

@@ -111,6 +111,66 @@ TrParamInt(json_object *params, const char *key, int dflt)
 	return dflt;
 }
 
+/*
+ * json_tokener_parse(), except that an integer literal too long for 64
+ * bits is read as the number it is.  PostgreSQL's jsonb writes 1e308 as
+ * 309 digits, which json-c clamps to 2^64 - 1, so a parameter of 1e308
+ * would be checked (and reported) as 1.84467e+19; a ".0" after its digits
+ * makes json-c read it with strtod.  NULL when the text is not JSON.
+ */
+json_object *
+TrJsonParse(const char *text)
+{
+	size_t		len = strlen(text);
+	/* each literal widened has 19 digits or more and gains 2 bytes */
+	char	   *buf = malloc(len + len / 9 + 3);
+	char	   *o = buf;
+	const char *p = text;
+	json_object *obj;
+
+	if (buf == NULL)
+		return NULL;
+	while (*p)
+	{
+		if (*p == '"')
+		{
+			/* a string, escapes included, as it is */
+			*o++ = *p++;
+			while (*p && *p != '"')
+			{
+				if (*p == '\\' && p[1])
+					*o++ = *p++;
+				*o++ = *p++;
+			}
+			if (*p)
+				*o++ = *p++;
+		}
+		else if (*p == '-' || (*p >= '0' && *p <= '9'))
+		{
+			const char *start = p;
+			int			digits = 0;
+
+			if (*p == '-')
+				p++;
+			while (*p >= '0' && *p <= '9')
+				p++, digits++;
+			memcpy(o, start, p - start);
+			o += p - start;
+			if (digits > 18 && *p != '.' && *p != 'e' && *p != 'E')
+			{
+				*o++ = '.';
+				*o++ = '0';
+			}
+		}
+		else
+			*o++ = *p++;
+	}
+	*o = '\0';
+	obj = json_tokener_parse(buf);
+	free(buf);
+	return obj;
+}
+
 double
 TrParamDouble(json_object *params, const char *key, double dflt)
 {

@@ -306,6 +306,7 @@ extern double TrRandUniform(uint64_t *state);	/* [0, 1) */
 extern double TrRandNormal(uint64_t *state);
 extern int	TrParamInt(json_object *params, const char *key, int dflt);
 extern double TrParamDouble(json_object *params, const char *key, double dflt);
+extern json_object *TrJsonParse(const char *text);	/* big integers kept */
 extern const char *TrParamString(json_object *params, const char *key,
 								 const char *dflt);
 extern double TrNow(void);		/* monotonic seconds */

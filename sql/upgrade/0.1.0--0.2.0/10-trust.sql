@@ -13,7 +13,8 @@ COMMENT ON FUNCTION easeml.trainer_attach(bigint) IS
 	'internal: record this session as the database session of the run''s trainer, which the scheduler ends when the trainer ends';
 REVOKE ALL ON FUNCTION easeml.trainer_attach(bigint) FROM PUBLIC;
 
--- Model rows: NaN and Infinity cost factors and empty kinds are refused, and
+-- Model rows: cost factors outside [1e-6, 1e6] (NaN and Infinity among
+-- them) and empty kinds are refused, and
 -- every row is checked by the trainer when it is written.  Rows a 0.1.0
 -- catalog holds that break the new rules are disabled first, with a warning.
 DO $$
@@ -21,12 +22,12 @@ DECLARE
 	m			record;
 BEGIN
 	FOR m IN SELECT id, name FROM easeml.models
-			  WHERE NOT (cost_factor > 0 AND cost_factor < 'Infinity') OR cardinality(kinds) = 0
+			  WHERE NOT (cost_factor >= 1e-6 AND cost_factor <= 1e6) OR cardinality(kinds) = 0
 	LOOP
 		RAISE WARNING 'easeml: model "%" is disabled: its cost_factor or kinds are invalid', m.name;
 		UPDATE easeml.models
 		   SET enabled = false,
-			   cost_factor = CASE WHEN cost_factor > 0 AND cost_factor < 'Infinity' THEN cost_factor ELSE 1 END,
+			   cost_factor = CASE WHEN cost_factor >= 1e-6 AND cost_factor <= 1e6 THEN cost_factor ELSE 1 END,
 			   kinds = CASE WHEN cardinality(kinds) > 0 THEN kinds ELSE '{classification}' END
 		 WHERE id = m.id;
 	END LOOP;
@@ -38,7 +39,7 @@ ALTER TABLE easeml.models
 		CHECK (cardinality(kinds) > 0 AND kinds <@ ARRAY['classification', 'regression']),
 	DROP CONSTRAINT models_cost_factor_check,
 	ADD CONSTRAINT models_cost_factor_check
-		CHECK (cost_factor > 0 AND cost_factor < 'Infinity');
+		CHECK (cost_factor >= 1e-6 AND cost_factor <= 1e6);
 
 CREATE FUNCTION easeml._check_model(family text, params jsonb, kinds text[],
 									needs_image boolean)
@@ -101,8 +102,11 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'For example kinds => ''{classification,regression}''.';
 	END IF;
-	IF NEW.cost_factor IS NULL OR NOT (NEW.cost_factor > 0 AND NEW.cost_factor < 'Infinity') THEN
-		RAISE EXCEPTION 'cost_factor of model "%" must be a finite number above 0, not %',
+	-- bounded, so that estimates (cost_factor x a per-unit time x cells)
+	-- stay finite and comparable: 1e-06 and 1e+06 are twelve orders of
+	-- magnitude apart, far beyond any two real models
+	IF NEW.cost_factor IS NULL OR NOT (NEW.cost_factor >= 1e-6 AND NEW.cost_factor <= 1e6) THEN
+		RAISE EXCEPTION 'cost_factor of model "%" must be between 1e-06 and 1e+06, not %',
 			NEW.name, coalesce(NEW.cost_factor::text, 'NULL')
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'cost_factor is the training time relative to other models, e.g. 1 for a softmax regression.';

@@ -927,6 +927,12 @@ BEGIN
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  HINT = 'Wait for that run to end, or stop it with easeml.cancel(run_id).';
 	END IF;
+	-- [hardening] a paused task starts nothing, not even its tenant's own
+	-- queue (docs/operations.md): say so, instead of a run that silently waits
+	IF t.status = 'paused' THEN
+		RAISE NOTICE 'task "%" is paused: the run of model "%" waits in the queue until the task is active again', t.name, m.name
+			USING HINT = format('UPDATE easeml.tasks SET status = ''active'' WHERE name = %L resumes it.', t.name);
+	END IF;
 	-- column privileges already limit tenants to task_id and model_id;
 	-- the values are set here too, so the rule does not rest on grants alone
 	NEW.slot := NULL;
@@ -962,6 +968,8 @@ DECLARE
 	cols		text;
 	kinds		text[];
 	col			text;
+	usable		text;
+	max_rows	bigint;
 BEGIN
 	SELECT ru.id, ru.status, ru.snapshot_version, t.id AS task_id, t.tenant, t.name AS task,
 		   t.source, t.target, t.features, t.kind, t.val_fraction, t.seed, t.input_shape,
@@ -1014,6 +1022,17 @@ BEGIN
 						ELSE format('%I::float8', f) END, ', ' ORDER BY ord)
 	  INTO cols
 	  FROM unnest(r.features) WITH ORDINALITY AS u(f, ord);
+	-- [hardening] only the rows the declaration counted (a target neither
+	-- NULL nor NaN), and no more than the tenant's max_rows + 1: a live
+	-- source (snapshot = false) may hold more than it showed at
+	-- declaration, even to the tenant alone (a view on session_user); the
+	-- trainer fails the run when it reads the row past the limit
+	SELECT format('%I IS NOT NULL AND NOT %s', r.target,
+				  easeml._nan_sql(format('%I', r.target), a.atttypid))
+	  INTO usable
+	  FROM pg_attribute a
+	 WHERE a.attrelid = r.source AND a.attname = r.target AND a.attnum > 0 AND NOT a.attisdropped;
+	SELECT tn.max_rows INTO max_rows FROM easeml.tenants tn WHERE tn.name = r.tenant;
 	RETURN jsonb_build_object(
 		'run_id', r.id,
 		'task_id', r.task_id,
@@ -1034,11 +1053,13 @@ BEGIN
 		'impute', r.impute,
 		'missing_indicator', r.missing_indicator,
 		'snapshot_version', r.snapshot_version,
-		'copy_query', format('COPY (SELECT %s, %s FROM %s) TO STDOUT (FORMAT binary)',
+		'max_rows', max_rows,
+		'copy_query', format('COPY (SELECT %s, %s FROM %s WHERE %s%s) TO STDOUT (FORMAT binary)',
 							 cols,
 							 CASE WHEN r.kind = 'regression' THEN format('%I::float8', r.target)
 								  ELSE format('%I::text', r.target) END,
-							 relname));
+							 relname, coalesce(usable, 'true'),
+							 CASE WHEN max_rows < 9223372036854775807 THEN format(' LIMIT %s', max_rows + 1) ELSE '' END));
 END;
 $$;
 COMMENT ON FUNCTION easeml.trainer_spec(bigint) IS

@@ -246,9 +246,10 @@ BEGIN
 		RAISE EXCEPTION 'params must be a JSON object'
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	IF cost_factor IS NULL OR NOT cost_factor > 0 THEN
-		RAISE EXCEPTION 'cost_factor must be positive'
-			USING ERRCODE = 'invalid_parameter_value';
+	IF cost_factor IS NULL OR NOT (cost_factor >= 1e-6 AND cost_factor <= 1e6) THEN
+		RAISE EXCEPTION 'cost_factor must be between 1e-06 and 1e+06, not %', coalesce(cost_factor::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'cost_factor is the training time relative to other models, e.g. 1 for a softmax regression.';
 	END IF;
 	INSERT INTO easeml.models (name, family, params, kinds, needs_image, cost_factor,
 							   device_kinds, command)

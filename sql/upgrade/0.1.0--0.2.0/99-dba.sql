@@ -41,9 +41,11 @@ CREATE FUNCTION easeml.scheduler_status(
 	OUT loop_at timestamptz,
 	OUT errors bigint,
 	OUT last_error_at timestamptz,
-	OUT last_error text)
+	OUT last_error text,
+	OUT wakeups bigint,
+	OUT wakeups_folded bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'easeml_scheduler_status'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION easeml.scheduler_status() IS
-	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats';
+	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats; wakeups how often committing transactions woke it since it started, wakeups_folded how many wake-ups easeml.wake_interval folded into later ones';

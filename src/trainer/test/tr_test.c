@@ -1108,6 +1108,41 @@ TestArtifact(void)
 	TrTableFree(&t);
 }
 
+/*
+ * TrJsonParse: integers too long for 64 bits (jsonb writes 1e308 as 309
+ * digits) are read as what they are, not clamped; everything else is
+ * json_tokener_parse()'s.
+ */
+static void
+TestJsonParse(void)
+{
+	char		big[512];
+	json_object *o;
+	json_object *v;
+
+	snprintf(big, sizeof(big), "{\"alpha\": 1%0308d, \"neg\": -1%025d, \"k\": 5, \"lr\": 0.25,"
+			 " \"s\": \"x\\\" 123456789012345678901\", \"l\": [12345678901234567890123, 1e5]}", 0, 0);
+	o = TrJsonParse(big);
+	CHECK(o != NULL && json_object_is_type(o, json_type_object), "big integers: still a JSON object");
+	CHECK(o && json_object_object_get_ex(o, "alpha", &v) && json_object_get_double(v) == 1e308,
+		  "1 followed by 308 zeros reads as 1e308, not as 2^64 - 1");
+	CHECK(o && json_object_object_get_ex(o, "neg", &v) && json_object_get_double(v) == -1e25,
+		  "a negative one reads as -1e25");
+	CHECK(o && json_object_object_get_ex(o, "k", &v) && json_object_is_type(v, json_type_int) &&
+		  json_object_get_int(v) == 5, "a small integer stays an integer");
+	CHECK(o && json_object_object_get_ex(o, "lr", &v) && json_object_get_double(v) == 0.25,
+		  "a fraction is unchanged");
+	CHECK(o && json_object_object_get_ex(o, "s", &v) &&
+		  strcmp(json_object_get_string(v), "x\" 123456789012345678901") == 0,
+		  "digits inside a string (after an escaped quote) are left alone");
+	CHECK(o && json_object_object_get_ex(o, "l", &v) &&
+		  json_object_get_double(json_object_array_get_idx(v, 0)) == 12345678901234567890123.0 &&
+		  json_object_get_double(json_object_array_get_idx(v, 1)) == 1e5,
+		  "array elements too");
+	json_object_put(o);
+	CHECK(TrJsonParse("{\"a\": ") == NULL, "text that is not JSON gives NULL");
+}
+
 static void
 TestConstantTarget(void)
 {
@@ -1193,6 +1228,7 @@ main(void)
 	TestProgressAndCancel();
 	TestArtifact();
 	TestConstantTarget();
+	TestJsonParse();
 	TestIris();
 	TestData();
 	TestPredict();
