@@ -534,7 +534,166 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.set_tenant_limits('regress_mallory'); END $d$$c$);
 RESET regress.section;
 
+-- [owner] issue 22 review, finding 1: a tenant's type in a table easeml
+-- owns.  ANALYZE (autovacuum's, an administrator's) runs a column type's
+-- support functions as the table's owner; a snapshot table's owner is the
+-- bootstrap superuser.  mallory's range type has a subtype_diff function
+-- that, when it finds itself a superuser, records it in her loot and makes
+-- her one; her tasks' targets have that type, its multirange, an array of
+-- it, and a domain whose CHECK calls the same code.  The snapshots hold
+-- them as text (or the domain's base type), so the ANALYZE of every
+-- snapshot table below, as the superuser, runs nothing of hers.
+SET ROLE regress_mallory;
+CREATE FUNCTION regress_mallory.pwn() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		INSERT INTO regress_mallory.loot VALUES ('superuser ' || current_user);
+		ALTER ROLE regress_mallory SUPERUSER;
+	END IF;
+	RETURN true;
+END $$;
+CREATE FUNCTION regress_mallory.diff(a float8, b float8) RETURNS float8
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	PERFORM regress_mallory.pwn();
+	RETURN a - b;
+END $$;
+CREATE FUNCTION regress_mallory.fine(v int) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	RETURN regress_mallory.pwn();
+END $$;
+CREATE TYPE regress_mallory.span AS RANGE (subtype = float8, subtype_diff = regress_mallory.diff);
+CREATE DOMAIN regress_mallory.checked AS int CHECK (regress_mallory.fine(VALUE));
+CREATE TABLE regress_mallory.spans AS
+  SELECT x1, x2, regress_mallory.span(x2, x2 + 1) AS label,
+		 regress_mallory.span_multirange(regress_mallory.span(x2, x2 + 1)) AS mlabel,
+		 ARRAY[regress_mallory.span(x2, x2 + 1)] AS alabel, (x2::int)::regress_mallory.checked AS dlabel
+	FROM public.mallory_data;
+INSERT INTO easeml.tasks (name, source, target, features) VALUES
+	('span_task', 'regress_mallory.spans', 'label', '{x1}'),
+	('mspan_task', 'regress_mallory.spans', 'mlabel', '{x1}'),
+	('aspan_task', 'regress_mallory.spans', 'alabel', '{x1}'),
+	('dspan_task', 'regress_mallory.spans', 'dlabel', '{x1}');
+-- what her snapshots hold
+SELECT t.name, a.attname, format_type(a.atttypid, a.atttypmod) AS type
+  FROM easeml.tasks t
+  JOIN pg_attribute a ON a.attrelid = format('easeml_snapshots.%I', easeml._snapshot_name(t.id, t.snapshot_version))::regclass
+ WHERE t.name LIKE '%span_task' AND a.attnum > 0
+ ORDER BY t.name, a.attnum;
+RESET ROLE;
+SET regress.section = 'secfix: a tenant''s types in tables easeml owns';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', '0', $c$SELECT count(*) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND a.attnum > 0 AND a.atttypid >= 16384$c$),
+	('harmless', '4', $c$SELECT count(*) FROM easeml.tasks WHERE name LIKE '%span_task' AND n_classes = 5$c$),
+	('harmless', '2', $c$SELECT easeml.refresh('span_task')::text$c$);
+
+-- [owner] issue 22 review, finding 4: a view over a snapshot table (any
+-- role may make one: a view needs no privilege on what it reads) does not
+-- keep the snapshot, or its task, from going.  mallory pins alice's
+-- snapshot (alice refreshes it below) and her own, which she then
+-- refreshes and drops.
+SET ROLE regress_mallory;
+INSERT INTO easeml.tasks (name, source, target) VALUES ('pin_task', 'public.mallory_data', 'label');
+RESET ROLE;
+SET regress.section = 'secfix: views over snapshots';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', NULL, $c$DO $d$ BEGIN EXECUTE format('CREATE VIEW regress_mallory.pin_alice AS SELECT * FROM easeml_snapshots.%I', (SELECT relname FROM snap_before)); END $d$$c$),
+	('refused', NULL, $c$SELECT count(*) FROM regress_mallory.pin_alice$c$),
+	('harmless', NULL, $c$DO $d$ BEGIN EXECUTE format('CREATE VIEW regress_mallory.pin_own AS SELECT * FROM easeml_snapshots.%I', (SELECT easeml._snapshot_name(id, snapshot_version) FROM easeml.tasks WHERE name = 'pin_task')); END $d$$c$),
+	('harmless', '2', $c$SELECT easeml.refresh('pin_task')::text$c$),
+	('harmless', '0', $c$SELECT count(*) FROM pg_class WHERE relname = 'pin_own'$c$),
+	('harmless', 'true', $c$SELECT easeml.drop_task('pin_task') IS NOT NULL$c$);
+
+-- [settings] issue 22 review, finding 3: the settings of mallory's session
+-- do not carry into easeml's statements as the superuser: a snapshot is not
+-- made in a tablespace she may not use (default_tablespace), on a
+-- declaration nor on a refresh.
+SET allow_in_place_tablespaces = on;
+CREATE TABLESPACE regress_reserved LOCATION '';
+RESET allow_in_place_tablespaces;
+SET regress.section = 'secfix: the tenant''s settings in easeml''s statements';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', NULL, $c$DO $d$ BEGIN PERFORM set_config('default_tablespace', 'regress_reserved', true); INSERT INTO easeml.tasks (name, source, target) VALUES ('ts_task', 'public.mallory_data', 'label'); PERFORM set_config('default_tablespace', '', true); END $d$$c$),
+	('harmless', NULL, $c$DO $d$ BEGIN PERFORM set_config('default_tablespace', 'regress_reserved', true); PERFORM easeml.refresh('ts_task'); PERFORM set_config('default_tablespace', '', true); END $d$$c$),
+	('harmless', '0', $c$SELECT count(*) FROM pg_class WHERE reltablespace = (SELECT oid FROM pg_tablespace WHERE spcname = 'regress_reserved')$c$),
+	('harmless', '2', $c$SELECT snapshot_version::text FROM easeml.tasks WHERE name = 'ts_task'$c$);
+
+-- [access] issue 22 review, findings 2 and 5: what the digest of the
+-- access rules sees.  (a) A policy TO a role mallory held, with SELECT
+-- granted to her directly: she loses the role and reads no row of the
+-- source.  (b) A view owned by a superuser over a table whose policy shows
+-- one class: it becomes security_invoker, and she reads a third of the
+-- rows.  (c) A policy with a timestamptz constant tightened by five hours:
+-- her TimeZone five hours off printed the old digest (the digest is made
+-- under fixed settings now), and (d) a snapshot declared under another
+-- TimeZone stays readable in her own.
+CREATE ROLE regress_analysts;
+GRANT regress_analysts TO regress_mallory;
+CREATE TABLE public.mallory_role AS SELECT * FROM public.mallory_data;
+ALTER TABLE public.mallory_role ENABLE ROW LEVEL SECURITY;
+CREATE POLICY analysts_rows ON public.mallory_role FOR SELECT TO regress_analysts USING (true);
+CREATE TABLE public.mallory_base AS SELECT * FROM public.mallory_data;
+ALTER TABLE public.mallory_base ENABLE ROW LEVEL SECURITY;
+CREATE POLICY one_class ON public.mallory_base FOR SELECT USING (label = '1');
+CREATE VIEW public.mallory_view AS SELECT * FROM public.mallory_base;
+CREATE TABLE public.mallory_ts AS
+  SELECT d.*, timestamptz '2020-01-01 00:00+00' + i * interval '1 hour' AS ts
+	FROM public.mallory_data d, generate_series(0, 9) i;
+ALTER TABLE public.mallory_ts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY since ON public.mallory_ts FOR SELECT USING (ts >= '2020-01-01 00:00+00');
+CREATE TABLE public.mallory_tz AS SELECT * FROM public.mallory_ts;
+ALTER TABLE public.mallory_tz ENABLE ROW LEVEL SECURITY;
+CREATE POLICY since ON public.mallory_tz FOR SELECT USING (ts >= '2020-01-01 00:00+00');
+GRANT SELECT ON public.mallory_role, public.mallory_base, public.mallory_view, public.mallory_ts,
+	public.mallory_tz TO regress_mallory;
+SET ROLE regress_mallory;
+INSERT INTO easeml.tasks (name, source, target, features) VALUES
+	('role_task', 'public.mallory_role', 'label', '{x1,x2}'),
+	('view_task', 'public.mallory_view', 'label', '{x1,x2}');
+SET TimeZone = 'UTC';
+SET DateStyle = 'Postgres, MDY';
+INSERT INTO easeml.tasks (name, source, target, features) VALUES
+	('since_task', 'public.mallory_ts', 'label', '{x1,x2}');
+SET TimeZone = 'America/New_York';
+INSERT INTO easeml.tasks (name, source, target, features) VALUES
+	('tz_task', 'public.mallory_tz', 'label', '{x1,x2}');
+RESET TimeZone;
+RESET DateStyle;
+SELECT regress_mallory.snapshot_rows('role_task') AS role_rows,
+	   regress_mallory.snapshot_rows('view_task') AS view_rows,
+	   regress_mallory.snapshot_rows('since_task') AS since_rows;
+RESET ROLE;
+REVOKE regress_analysts FROM regress_mallory;
+ALTER VIEW public.mallory_view SET (security_invoker = true);
+ALTER POLICY since ON public.mallory_ts USING (ts >= '2020-01-01 05:00+00');
+SET regress.section = 'secfix: what the access digest sees';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', '0', $c$SELECT count(*) FROM public.mallory_role$c$),
+	('refused', NULL, $c$SELECT regress_mallory.snapshot_rows('role_task')$c$),
+	('refused', NULL, $c$SELECT easeml.enqueue('role_task', 'knn-1')$c$),
+	('harmless', '10', $c$SELECT count(*) FROM public.mallory_view$c$),
+	('refused', NULL, $c$SELECT regress_mallory.snapshot_rows('view_task')$c$),
+	('refused', NULL, $c$SELECT easeml.enqueue('view_task', 'knn-1')$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM set_config('TimeZone', 'UTC+5', true); PERFORM set_config('DateStyle', 'Postgres, MDY', true); PERFORM regress_mallory.snapshot_rows('since_task'); END $d$$c$),
+	('harmless', '300', $c$SELECT regress_mallory.snapshot_rows('tz_task')$c$);
+RESET regress.section;
+
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_attacks();
+-- [owner] ANALYZE every snapshot table as the superuser, as autovacuum
+-- would (its finding is in mallory_privileged and loot below)
+DO $$
+DECLARE
+	rel text;
+BEGIN
+	FOR rel IN SELECT c.relname FROM pg_class c
+				WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r' LOOP
+		EXECUTE format('ANALYZE easeml_snapshots.%I', rel);
+	END LOOP;
+END $$;
+SELECT count(DISTINCT tablename) >= 10 AS snapshots_analyzed,
+	   count(*) FILTER (WHERE attname IN ('label', 'mlabel', 'alabel', 'dlabel')) >= 8 AS targets_analyzed
+  FROM pg_stats WHERE schemaname = 'easeml_snapshots';
 \x on
 -- (ids of runs and tasks depend on what ran before: shown as <id>; so
 -- does the number of the session's temporary schema)
@@ -576,6 +735,56 @@ SELECT (SELECT md5(string_agg(t::text, '|' ORDER BY t.id)) FROM easeml.tasks t W
 	   (SELECT rolbypassrls OR rolsuper FROM pg_roles WHERE rolname = 'regress_mallory') AS mallory_privileged
   FROM before b;
 
+-- [owner] Nothing of a tenant's runs as the superuser because of an
+-- object easeml owns (docs/security.md, "What runs as the superuser"):
+-- every column of every relation in easeml and easeml_snapshots has a type
+-- made by initdb (object id below 16384) or by the extension, and the
+-- relations, their indexes, defaults, constraints, triggers, policies and
+-- rules depend on nothing else but each other.  No row means none breaks
+-- the rule; then the scan's size (a rule over nothing proves nothing).
+WITH rels AS (
+	SELECT c.oid FROM pg_class c
+	 WHERE c.relnamespace IN ('easeml'::regnamespace, 'easeml_snapshots'::regnamespace)),
+ext AS (
+	SELECT d.classid, d.objid FROM pg_depend d
+	 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'easeml')),
+objs(classid, objid) AS (
+	SELECT 'pg_class'::regclass, oid FROM rels
+	UNION ALL SELECT 'pg_class'::regclass, indexrelid FROM pg_index WHERE indrelid IN (SELECT oid FROM rels)
+	UNION ALL SELECT 'pg_attrdef'::regclass, oid FROM pg_attrdef WHERE adrelid IN (SELECT oid FROM rels)
+	UNION ALL SELECT 'pg_constraint'::regclass, oid FROM pg_constraint WHERE conrelid IN (SELECT oid FROM rels)
+	UNION ALL SELECT 'pg_trigger'::regclass, oid FROM pg_trigger WHERE tgrelid IN (SELECT oid FROM rels)
+	UNION ALL SELECT 'pg_policy'::regclass, oid FROM pg_policy WHERE polrelid IN (SELECT oid FROM rels)
+	UNION ALL SELECT 'pg_rewrite'::regclass, oid FROM pg_rewrite WHERE ev_class IN (SELECT oid FROM rels))
+SELECT 'column ' || a.attrelid::regclass || '.' || a.attname AS object,
+	   format_type(a.atttypid, NULL) AS uses
+  FROM pg_attribute a
+ WHERE a.attrelid IN (SELECT oid FROM rels) AND a.attnum > 0 AND NOT a.attisdropped
+   AND a.atttypid >= 16384
+   AND a.atttypid NOT IN (SELECT objid FROM ext WHERE classid = 'pg_type'::regclass)
+   AND a.atttypid NOT IN (SELECT t.typarray FROM pg_type t JOIN ext ON ext.objid = t.oid
+							WHERE ext.classid = 'pg_type'::regclass)
+UNION ALL
+SELECT pg_describe_object(d.classid, d.objid, d.objsubid),
+	   pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid)
+  FROM pg_depend d JOIN objs o ON o.classid = d.classid AND o.objid = d.objid
+ WHERE d.refobjid >= 16384
+   AND (d.refclassid, d.refobjid) NOT IN (SELECT classid, objid FROM ext)
+   AND (d.refclassid, d.refobjid) NOT IN (SELECT classid, objid FROM objs)
+   AND NOT (d.refclassid = 'pg_namespace'::regclass
+			AND d.refobjid IN ('easeml'::regnamespace, 'easeml_snapshots'::regnamespace))
+   AND NOT (d.refclassid = 'pg_extension'::regclass
+			AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'easeml'))
+ ORDER BY 1, 2;
+SELECT count(*) FILTER (WHERE c.relnamespace = 'easeml_snapshots'::regnamespace) >= 10 AS snapshots_scanned,
+	   count(*) >= 30 AS relations_scanned,
+	   (SELECT count(*) FROM pg_attribute a JOIN pg_class c2 ON c2.oid = a.attrelid
+		 WHERE c2.relnamespace IN ('easeml'::regnamespace, 'easeml_snapshots'::regnamespace)
+		   AND a.attnum > 0) >= 300 AS columns_scanned
+  FROM pg_class c
+ WHERE c.relnamespace IN ('easeml'::regnamespace, 'easeml_snapshots'::regnamespace);
+
 -- [data] alice's snapshot is untouched
 SELECT format('SELECT md5(string_agg(s::text, %L ORDER BY s::text)) = %L AS snapshot_unchanged FROM easeml_snapshots.%I s',
 			  '|', :'snap_md5', relname) AS q FROM snap_before \gset
@@ -585,6 +794,13 @@ SELECT t.snapshot_version = b.snapshot_version AS snapshot_version_unchanged
 
 -- [secdata] the attempts to run a command wrote no file
 SELECT pg_stat_file('/tmp/easeml_pwned', true) IS NULL AS no_file_written;
+
+-- [owner] mallory's view over alice's snapshot does not keep alice from
+-- refreshing her task (the view goes with the old version)
+SET ROLE regress_alice;
+SELECT easeml.refresh('alice_task') AS alice_refreshed;
+RESET ROLE;
+SELECT count(*) AS pin_alice_left FROM pg_class WHERE relname = 'pin_alice';
 
 -- the column name mallory chose is quoted in the trainer's COPY query
 INSERT INTO easeml.runs (task_id, model_id, status, started_at)
@@ -599,5 +815,8 @@ DELETE FROM easeml.tenants WHERE name IN ('regress_alice', 'regress_mallory');
 DROP SCHEMA regress_mallory CASCADE;
 DROP TABLE public.alice_data, public.mallory_data;
 DROP TABLE public.mallory_revoked, public.mallory_rls;
+DROP VIEW public.mallory_view;
+DROP TABLE public.mallory_role, public.mallory_base, public.mallory_ts, public.mallory_tz;
+DROP TABLESPACE regress_reserved;
 DROP OWNED BY regress_alice, regress_mallory;
-DROP ROLE regress_alice, regress_mallory;
+DROP ROLE regress_alice, regress_mallory, regress_analysts;

@@ -1085,6 +1085,20 @@ CREATE TRIGGER tasks_wake
 	AFTER INSERT OR UPDATE ON easeml.tasks
 	FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger();
 
+-- [locks] Lock the caller's own row of easeml.tenants until the transaction
+-- ends (src/sql_tenant.c), as the superuser (a tenant has no UPDATE on it)
+-- and only ever the caller's own.  Not an advisory lock: any role may take
+-- any advisory lock, and a tenant that held another tenant's key blocked
+-- its declarations (issue 22 review).
+CREATE FUNCTION easeml._lock_own_tenant()
+RETURNS void
+AS 'MODULE_PATHNAME', 'easeml_lock_own_tenant'
+LANGUAGE C VOLATILE
+-- [identity] it switches identity (src/identity.c)
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml._lock_own_tenant() IS
+	'internal: lock the caller''s own row of easeml.tenants until the transaction ends';
+
 -- [quota] A tenant's limits (easeml.set_tenant_limits): how many tasks it
 -- may have and how many usable rows a task's source may hold.  It runs
 -- after tasks_validate (trigger names sort), which has measured n_rows by
@@ -1109,8 +1123,10 @@ BEGIN
 		RETURN NEW;
 	END IF;
 	IF TG_OP = 'INSERT' AND lim.max_tasks IS NOT NULL THEN
-		-- one declaration of a tenant at a time, so two cannot both pass
-		PERFORM pg_advisory_xact_lock(hashtext('easeml.tenant_limits'), hashtext(NEW.tenant));
+		-- one declaration of a tenant at a time, so two cannot both pass:
+		-- [locks] its own row of easeml.tenants (tasks_validate checked
+		-- that the tenant declares itself)
+		PERFORM easeml._lock_own_tenant();
 		SELECT count(*) INTO n FROM easeml.tasks WHERE tenant = NEW.tenant;
 		IF n >= lim.max_tasks THEN
 			RAISE EXCEPTION 'tenant "%" may have at most % task(s) and has %', NEW.tenant, lim.max_tasks, n
@@ -1153,38 +1169,93 @@ AS $$
 $$;
 
 -- [access] The rules that decide which rows of a source a tenant reads,
--- as one digest: for the source and every relation its views read
--- (easeml._source_relations), its kind, whether row-level security is
--- enabled and forced, its SELECT policies (name, permissive or not, roles,
--- expression) and, for a view, its definition.  Names, not object ids, so
--- a dump restores the same digest.  Privileges are not in it: they are
--- checked as they are now (easeml._snapshot_readable).
-CREATE FUNCTION easeml._access_fingerprint(rel oid)
+-- as one digest (docs/data.md, section 6).  For the source and every
+-- relation its views read (easeml._source_relations): its kind, owner,
+-- whether row-level security is enabled and forced, for a view its options
+-- (security_invoker, security_barrier) and definition; each SELECT policy
+-- (name, permissive or not, roles, expression); the definition of each
+-- function a view or policy calls.  And the rules as they resolve now for
+-- the roles that read the rows (the tenant, and the owner of each view, as
+-- whom a view that is not security_invoker reads): whether a role
+-- bypasses row-level security, owns a relation (its owner is not bound by
+-- its policies), and which policies apply to it (a policy TO a role
+-- applies through membership, so a lost membership changes the digest).
+-- Names, not object ids, so a dump restores the same digest; the text is
+-- made under fixed settings, so that the reader's DateStyle, TimeZone or
+-- extra_float_digits cannot change how a policy's constants print.
+-- Privileges are not in it: they are checked as they are now
+-- (easeml._snapshot_readable).
+CREATE FUNCTION easeml._access_fingerprint(rel oid, tenant name)
 RETURNS text
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
+SET DateStyle = 'ISO, MDY'
+SET IntervalStyle = 'postgres'
+SET TimeZone = 'UTC'
+SET extra_float_digits = 1
+SET bytea_output = 'hex'
+SET quote_all_identifiers = off
+SET standard_conforming_strings = on
+SET lc_monetary = 'C'
 AS $$
+	WITH rels AS (
+		SELECT DISTINCT c.oid, c.relkind, c.relowner, c.relrowsecurity, c.relforcerowsecurity,
+			   c.reloptions, pg_catalog.format('%I.%I', n.nspname, c.relname) AS name
+		  FROM easeml._source_relations(rel) s
+		  JOIN pg_catalog.pg_class c ON c.oid = s.rel
+		  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace),
+	readers AS (
+		SELECT r.oid, pg_catalog.quote_ident(r.rolname) AS name, r.rolsuper OR r.rolbypassrls AS bypass
+		  FROM pg_catalog.pg_roles r
+		 WHERE r.rolname OPERATOR(pg_catalog.=) _access_fingerprint.tenant
+			OR r.oid IN (SELECT v.relowner FROM rels v WHERE v.relkind = 'v')),
+	pols AS (
+		SELECT p.oid, p.polname, p.polpermissive, p.polroles, p.polqual, p.polrelid, c.name AS relname
+		  FROM rels c JOIN pg_catalog.pg_policy p ON p.polrelid = c.oid AND p.polcmd IN ('r', '*'))
 	SELECT pg_catalog.md5(pg_catalog.string_agg(f.x, E'\n' ORDER BY f.x))
-	  FROM (SELECT pg_catalog.format('%I.%I %s rls=%s force=%s %s', n.nspname, c.relname, c.relkind,
+	  FROM (SELECT pg_catalog.format('%s %s owner=%s rls=%s force=%s %s %s', c.name, c.relkind,
+									 pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(c.relowner)),
 									 c.relrowsecurity, c.relforcerowsecurity,
+									 CASE WHEN c.relkind = 'v' THEN c.reloptions::text END,
 									 CASE WHEN c.relkind IN ('v', 'm')
 										  THEN pg_catalog.pg_get_viewdef(c.oid) END) AS x
-			  FROM easeml._source_relations(rel) s
-			  JOIN pg_catalog.pg_class c ON c.oid = s.rel
-			  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+			  FROM rels c
 			UNION ALL
-			SELECT pg_catalog.format('%I.%I policy %I %s %s to %s using %s', n.nspname, c.relname,
-									 p.polname, p.polcmd, p.polpermissive,
-									 (SELECT pg_catalog.string_agg(r.name, ',' ORDER BY r.name)
+			SELECT pg_catalog.format('reader %s bypass=%s', r.name, r.bypass)
+			  FROM readers r
+			UNION ALL
+			SELECT pg_catalog.format('%s read by %s as owner=%s', c.name, r.name,
+									 pg_catalog.pg_has_role(r.oid, c.relowner, 'USAGE'))
+			  FROM rels c CROSS JOIN readers r
+			 WHERE c.relrowsecurity
+			UNION ALL
+			SELECT pg_catalog.format('%s policy %I %s to %s using %s', p.relname, p.polname, p.polpermissive,
+									 (SELECT pg_catalog.string_agg(o.name, ',' ORDER BY o.name)
 										FROM (SELECT CASE WHEN u.role OPERATOR(pg_catalog.=) 0 THEN 'public'
 														  ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(u.role))
 													 END AS name
-												FROM pg_catalog.unnest(p.polroles) AS u(role)) r),
+												FROM pg_catalog.unnest(p.polroles) AS u(role)) o),
 									 pg_catalog.pg_get_expr(p.polqual, p.polrelid))
-			  FROM easeml._source_relations(rel) s
-			  JOIN pg_catalog.pg_policy p ON p.polrelid = s.rel AND p.polcmd IN ('r', '*')
-			  JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
-			  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace) f
+			  FROM pols p
+			UNION ALL
+			SELECT pg_catalog.format('%s policy %I applies to %s=%s', p.relname, p.polname, r.name,
+									 0::oid OPERATOR(pg_catalog.=) ANY (p.polroles)
+									 OR EXISTS (SELECT 1 FROM pg_catalog.unnest(p.polroles) AS u(role)
+												 WHERE pg_catalog.pg_has_role(r.oid, u.role, 'USAGE')))
+			  FROM pols p CROSS JOIN readers r
+			UNION ALL
+			SELECT DISTINCT pg_catalog.format('function %s owner=%s definer=%s config=%s source=%s',
+											  f.oid::pg_catalog.regprocedure,
+											  pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(f.proowner)),
+											  f.prosecdef, f.proconfig, pg_catalog.md5(f.prosrc))
+			  FROM pg_catalog.pg_depend d
+			  JOIN pg_catalog.pg_proc f ON f.oid = d.refobjid
+			 WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+			   AND ((d.classid = 'pg_catalog.pg_policy'::pg_catalog.regclass
+					 AND d.objid IN (SELECT p.oid FROM pols p))
+					OR (d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+						AND d.objid IN (SELECT w.oid FROM pg_catalog.pg_rewrite w
+										 WHERE w.ev_class IN (SELECT c.oid FROM rels c))))) f
 $$;
 
 -- [access] Whether the caller may read a task's snapshot (docs/data.md,
@@ -1195,8 +1266,9 @@ $$;
 -- while the tenant may still read what it copied: 42501 when the tenant can
 -- no longer SELECT the copied columns of the source (as PostgreSQL decides
 -- for a query of them, through views too; the source gone counts), or when
--- the source's row filters are no longer those the copy was made under
--- (access: easeml._access_fingerprint then).  false for anyone else.
+-- the rules that decide which rows of the source the tenant reads are no
+-- longer those the copy was made under (access: easeml._access_fingerprint
+-- then).  false for anyone else.
 CREATE FUNCTION easeml._snapshot_readable(task_id bigint, access text)
 RETURNS boolean
 LANGUAGE plpgsql STABLE
@@ -1229,9 +1301,9 @@ BEGIN
 			USING ERRCODE = 'insufficient_privilege',
 				  HINT = format('A snapshot is readable only while its tenant may read what it copied: the source''s owner can GRANT SELECT again, or SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name);
 	END;
-	IF easeml._access_fingerprint(t.source) IS DISTINCT FROM access THEN
-		RAISE EXCEPTION 'the row-level security or view definitions of % changed since the snapshot of task "%" was taken: the snapshot is refused',
-			src, t.name
+	IF easeml._access_fingerprint(t.source, t.tenant) IS DISTINCT FROM access THEN
+		RAISE EXCEPTION 'the rules that decide which rows of % tenant "%" reads (row-level security, policies and whom they apply to, owners, views) changed since the snapshot of task "%" was taken: the snapshot is refused',
+			src, t.tenant, t.name
 			USING ERRCODE = 'insufficient_privilege',
 				  HINT = format('SELECT easeml.refresh(%L) copies what the tenant may read now; SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name, t.name);
 	END IF;
@@ -1239,11 +1311,32 @@ BEGIN
 END;
 $$;
 
+-- [owner] The type of a snapshot column: text for a categorical feature,
+-- else the column's base type when it is built in (made by initdb: an
+-- object id below FirstNormalObjectId, 16384), else text, read through the
+-- type's cast or output function as the tenant.  A snapshot table belongs
+-- to the bootstrap superuser, and ANALYZE (autovacuum's, an
+-- administrator's) runs a column type's support functions as the table's
+-- owner: a tenant's range type would run its subtype_diff function, code
+-- the tenant wrote, as the superuser (docs/security.md, "What runs as the
+-- superuser").  A built-in type's support functions are built in.
+CREATE FUNCTION easeml._snapshot_type(t oid, kind text)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT CASE WHEN kind = 'categorical' OR b.oid IS NULL
+					 OR b.oid OPERATOR(pg_catalog.>=) 16384::oid THEN 'text'
+				ELSE pg_catalog.format_type(b.oid, NULL) END
+	  FROM (SELECT easeml._base_type(t) AS oid) b
+$$;
+
 -- The statements that take snapshot `version` of a task (run by
 -- src/snapshot.c, each under its identity), and the query that checks the
 -- target on what runs will read: the copy, or with version 0 the source.
 -- Feature columns are copied in the task's order; categorical ones as text,
--- the others (and the target) as their base type.
+-- the others (and the target) as their base type if it is built in, else
+-- as text (easeml._snapshot_type).
 CREATE FUNCTION easeml._snapshot_sql(task_id bigint, version int,
 									 OUT create_sql text, OUT grant_sql text, OUT fill_sql text,
 									 OUT check_sql text)
@@ -1283,8 +1376,7 @@ BEGIN
 				USING ERRCODE = 'undefined_column',
 					  HINT = 'Restore the column, or declare a new task.';
 		END IF;
-		typ := CASE WHEN kinds[j] = 'categorical' THEN 'text'
-					ELSE format_type(easeml._base_type(a.atttypid), NULL) END;
+		typ := easeml._snapshot_type(a.atttypid, kinds[j]);
 		defs := defs || format('%I %s', cols[j], typ);
 		exprs := exprs || format('%I::%s', cols[j], typ);
 	END LOOP;
@@ -1294,7 +1386,7 @@ BEGIN
 						'ALTER TABLE easeml_snapshots.%I ENABLE ROW LEVEL SECURITY; '
 						'CREATE POLICY tenant_access ON easeml_snapshots.%I FOR SELECT '
 						'USING ((SELECT easeml._snapshot_readable(%s, %L)))',
-						snap, t.tenant, snap, snap, task_id, easeml._access_fingerprint(t.source));
+						snap, t.tenant, snap, snap, task_id, easeml._access_fingerprint(t.source, t.tenant));
 	-- read as the tenant ($1, passed by src/snapshot.c: the declaring or
 	-- refreshing role), read-only and restricted; written by the superuser
 	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as($1, %L) AS r(%s)',
@@ -1334,7 +1426,10 @@ BEGIN
 			   AND c.relname LIKE format('task\_%s\_v%%', task_id)
 			   AND c.relname <> easeml._snapshot_name(task_id, version)
 		LOOP
-			EXECUTE format('DROP TABLE easeml_snapshots.%I', rel);
+			-- [owner] CASCADE: a snapshot table is easeml's, and no view
+			-- (anyone's: a view needs no privilege on what it reads) keeps
+			-- it, or the task, from going (easeml._drop_snapshots)
+			EXECUTE format('DROP TABLE easeml_snapshots.%I CASCADE', rel);
 		END LOOP;
 	END IF;
 	UPDATE easeml.tasks t
@@ -1370,6 +1465,11 @@ CREATE TRIGGER tasks_snapshot
 	EXECUTE FUNCTION easeml._take_snapshot();
 
 -- Snapshots go with their task (drop_task, a tenant removed, DELETE).
+-- [owner] With CASCADE: any role may make a view over a snapshot table
+-- (creating a view needs no privilege on what it reads; easeml_snapshots is
+-- usable by PUBLIC), and such a view would otherwise keep the task from
+-- being dropped or refreshed, by its tenant or an administrator.  What is
+-- built on a snapshot goes with it (docs/data.md, section 6).
 CREATE FUNCTION easeml._drop_snapshots()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -1388,8 +1488,10 @@ BEGIN
 		 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r'
 		   AND c.relname LIKE format('task\_%s\_v%%', OLD.id)
 	LOOP
-		EXECUTE format('DROP TABLE easeml_snapshots.%I', rel);
+		EXECUTE format('DROP TABLE easeml_snapshots.%I CASCADE', rel);
 	END LOOP;
+	-- [locks] and the task's deployment lock row
+	DELETE FROM easeml.deployment_locks l WHERE l.task_id = OLD.id;
 	RETURN NULL;
 END;
 $$;
@@ -3200,6 +3302,19 @@ GRANT SELECT ON SEQUENCE easeml.deployments_id_seq TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.deployments', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.deployments_id_seq', '');
 
+-- [locks] A row per task whose deployments have changed, locked by
+-- easeml._lock_deployments.  A row of a table no tenant has any privilege
+-- on, not an advisory lock: any role may take any advisory lock, and a
+-- tenant that held another tenant's key (task ids are sequential) kept
+-- that tenant's finished runs from being recorded (issue 22 review).  No
+-- foreign key (see deployments); the rows go with their task
+-- (easeml._drop_snapshots).
+CREATE TABLE easeml.deployment_locks (
+	task_id		bigint PRIMARY KEY
+);
+COMMENT ON TABLE easeml.deployment_locks IS
+	'internal: a row per task, locked while its deployments change';
+
 -- One event on channel easeml_events (docs/results.md).  Every role of the
 -- database may LISTEN to any channel, so the payload carries ids only: a
 -- tenant resolves the ids of its own tasks and runs through the RLS
@@ -3264,13 +3379,18 @@ END;
 $$;
 
 -- One task's deployments change one at a time: deploy, rollback and the
--- automatic deployment of a finished run wait for each other here.
+-- automatic deployment of a finished run wait for each other here, on the
+-- task's row of easeml.deployment_locks (made the first time).
 CREATE FUNCTION easeml._lock_deployments(task_id bigint)
 RETURNS void
-LANGUAGE sql
+LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT pg_advisory_xact_lock(hashtextextended('easeml.deployments', task_id))
+BEGIN
+	INSERT INTO easeml.deployment_locks VALUES (_lock_deployments.task_id)
+	ON CONFLICT ON CONSTRAINT deployment_locks_pkey DO NOTHING;
+	PERFORM FROM easeml.deployment_locks l WHERE l.task_id = _lock_deployments.task_id FOR UPDATE;
+END;
 $$;
 
 -- A task of the caller's by name, or an error that says which tasks exist.

@@ -72,4 +72,4 @@ SELECT count(*) AS switch_identity,
 					'easeml_refresh', 'easeml_drop_task', 'easeml_cancel', 'easeml_deploy',
 					'easeml_deploy_run', 'easeml_rollback', 'easeml_run_log', 'easeml_explain',
 					'easeml_cost_estimates', 'easeml_trainer_data_session',
-					'easeml_trainer_attach_token');
+					'easeml_trainer_attach_token', 'easeml_lock_own_tenant');

@@ -31,15 +31,60 @@
 #include "utils/guc.h"
 #include "utils/syscache.h"
 
-/* set the section's search_path at a new GUC nest level */
+/*
+ * What a superuser section pins besides search_path: a statement of
+ * easeml's means the same, and makes the same objects, in every session
+ * (docs/security.md, "Identity switching").  Each of these is a setting
+ * any role may change in its own session, and would otherwise carry into
+ * the superuser's statements: where and how the snapshot tables are made
+ * (a tenant's default_tablespace put its snapshot into a tablespace it may
+ * not use), how easeml's own SQL text is parsed (string literals, "=
+ * NULL", array literals), and how values are turned into text and back
+ * (the catalog loader reads numbers as text; names are quoted).  The
+ * tenant's sections keep the tenant's own settings: they are the tenant's
+ * reads.  Settings only a superuser may change (session_replication_role)
+ * are not the tenant's to set.
+ */
+static const struct
+{
+	const char *name;
+	const char *value;
+}			superuser_settings[] =
+{
+	{"default_tablespace", ""},
+	{"temp_tablespaces", ""},
+	{"default_table_access_method", "heap"},
+	{"default_toast_compression", "pglz"},
+	{"standard_conforming_strings", "on"},
+	{"transform_null_equals", "off"},
+	{"array_nulls", "on"},
+	{"backslash_quote", "safe_encoding"},
+	{"check_function_bodies", "on"},
+	{"quote_all_identifiers", "off"},
+	{"DateStyle", "ISO, MDY"},
+	{"IntervalStyle", "postgres"},
+	{"extra_float_digits", "1"},
+	{"bytea_output", "hex"},
+};
+
+/*
+ * Set the section's search_path (and in a superuser section the settings
+ * above) at a new GUC nest level, so that the section's end undoes them.
+ */
 static int
-PinSearchPath(void)
+PinSettings(bool superuser_section)
 {
 	int			nestlevel = NewGUCNestLevel();
 
 	(void) set_config_option("search_path", EASEML_SAFE_SEARCH_PATH,
 							 PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
+	if (superuser_section)
+		for (int i = 0; i < lengthof(superuser_settings); i++)
+			(void) set_config_option(superuser_settings[i].name,
+									 superuser_settings[i].value,
+									 PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
 	return nestlevel;
 }
 
@@ -72,7 +117,7 @@ EasemlBeginSuperuser(EasemlIdentity *saved)
 	saved->read_only = XactReadOnly;
 	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
 						   saved->sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	saved->nestlevel = PinSearchPath();
+	saved->nestlevel = PinSettings(true);
 }
 
 /*
@@ -89,7 +134,7 @@ EasemlBeginTenant(EasemlIdentity *saved, Oid role)
 	/* restricted: SET ROLE and the like are refused, as they are there */
 	SetUserIdAndSecContext(role,
 						   saved->sec_context | SECURITY_RESTRICTED_OPERATION);
-	saved->nestlevel = PinSearchPath();
+	saved->nestlevel = PinSettings(false);
 	XactReadOnly = true;
 }
 
@@ -192,6 +237,6 @@ EasemlBecomeTenantForTransaction(Oid role)
 	SetUserIdAndSecContext(role,
 						   tenant_xact_sec_context | SECURITY_RESTRICTED_OPERATION);
 	/* the transaction's end pops this level */
-	(void) PinSearchPath();
+	(void) PinSettings(false);
 	XactReadOnly = true;
 }

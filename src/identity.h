@@ -14,7 +14,10 @@
  *
  * As the bootstrap superuser (EasemlBeginSuperuser, EasemlExecAsSuperuser)
  * only easeml's own statements run: names built by easeml, qualified,
- * values passed as parameters; no tenant code.
+ * values passed as parameters; no tenant code.  The section also pins the
+ * settings a tenant's session could otherwise carry into them (where
+ * tables are made, how SQL text is parsed and values printed: see
+ * superuser_settings in identity.c).
  *
  * As a tenant (EasemlBeginTenant, EasemlExecAsTenant, the trainer's data
  * session) the section is a security-restricted operation (no SET ROLE,

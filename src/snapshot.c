@@ -40,6 +40,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
@@ -162,6 +163,37 @@ SpiText(int col)
 }
 
 /*
+ * The snapshot table belongs to the bootstrap superuser, and ANALYZE runs
+ * its column types' support functions (a range's subtype_diff, say) as
+ * the table's owner, autovacuum's included: every column must have a type
+ * made by initdb, whose functions are built in, never a tenant's
+ * (easeml._snapshot_type chooses them so; docs/security.md, "What runs as
+ * the superuser").  Checked on the table itself, before anything is
+ * committed.
+ */
+static void
+CheckSnapshotTypes(int64 task_id, int32 version)
+{
+	Oid			types[3] = {INT8OID, INT4OID, OIDOID};
+	Datum		values[3] = {Int64GetDatum(task_id), Int32GetDatum(version),
+	ObjectIdGetDatum(FirstNormalObjectId)};
+
+	if (ExecAsSuperuser("SELECT a.attname::text, a.atttypid::pg_catalog.regtype::text"
+						"  FROM pg_catalog.pg_attribute a"
+						" WHERE a.attrelid = pg_catalog.to_regclass(pg_catalog.format("
+						"         'easeml_snapshots.%I', easeml._snapshot_name($1, $2)))"
+						"   AND a.attnum > 0 AND a.atttypid >= $3",
+						3, types, values) != SPI_OK_SELECT)
+		elog(ERROR, "could not check the snapshot of task %lld", (long long) task_id);
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("column \"%s\" of the snapshot of task %lld has type %s, which is not built in",
+						SpiText(1), (long long) task_id, SpiText(2)),
+				 errdetail("A snapshot table belongs to the superuser, so its columns may only have built-in types.")));
+}
+
+/*
  * Take snapshot version `version` of task task_id: create its table, fill
  * it as the tenant, check the target on the copy, and make it the task's
  * current version (older versions are dropped and their runs in flight
@@ -195,6 +227,7 @@ TakeSnapshot(int64 task_id, int32 version, Oid tenant)
 			ExecAsSuperuser(grant_sql, 0, NULL, NULL) != SPI_OK_UTILITY)
 			elog(ERROR, "could not create the snapshot table of task %lld",
 				 (long long) task_id);
+		CheckSnapshotTypes(task_id, version);
 		/*
 		 * the rows are read as the tenant inside easeml._read_rows_as ($1:
 		 * the tenant, who declared or refreshed)

@@ -159,3 +159,31 @@ easeml_cancel(PG_FUNCTION_ARGS)
 	EasemlWakeAtCommit();
 	PG_RETURN_TEXT_P(cstring_to_text(status));
 }
+
+/*
+ * easeml._lock_own_tenant(): lock the caller's own row of easeml.tenants
+ * until the transaction ends, so that the declarations of one tenant
+ * under max_tasks count its tasks one at a time.  As the superuser, since
+ * a tenant has no UPDATE privilege on easeml.tenants (which would let it
+ * lock rows), and only the caller's own row: a tenant can hold up only
+ * itself.  Advisory locks are no use here: any role may take any advisory
+ * lock, another tenant's key too.
+ */
+PG_FUNCTION_INFO_V1(easeml_lock_own_tenant);
+
+Datum
+easeml_lock_own_tenant(PG_FUNCTION_ARGS)
+{
+	Oid			types[1] = {NAMEOID};
+	Datum		values[1];
+
+	values[0] = DirectFunctionCall1(namein,
+									CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (EasemlExecAsSuperuser("SELECT 1 FROM easeml.tenants WHERE name = $1 FOR NO KEY UPDATE",
+							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the tenant's row");
+	SPI_finish();
+	PG_RETURN_VOID();
+}

@@ -172,11 +172,11 @@ is(query_as($node, 'lab_a', "SELECT count(*) FROM $hidden_snap"), '150',
 $node->safe_psql('postgres', 'ALTER POLICY lab_a_rows ON public.iris_hidden USING (false)');
 ($rc, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM $hidden_snap",
 	extra_params => [ '-U', 'lab_a' ]);
-like($err, qr/the row-level security or view definitions of public\.iris_hidden changed since the snapshot of task "hidden" was taken/,
+like($err, qr/the rules that decide which rows of public\.iris_hidden tenant "lab_a" reads \(row-level security, policies and whom they apply to, owners, views\) changed since the snapshot of task "hidden" was taken/,
 	'after the policy hides every row, the snapshot is refused');
 ($rc, $out, $err) = $node->psql('postgres', "SELECT easeml.enqueue('hidden', 'knn-1')",
 	extra_params => [ '-U', 'lab_a' ]);
-like($err, qr/row-level security or view definitions of public\.iris_hidden changed/,
+like($err, qr/rules that decide which rows of public\.iris_hidden tenant "lab_a" reads/,
 	'... and no run can be queued on it');
 query_as($node, 'lab_a', "UPDATE easeml.tasks SET status = 'active' WHERE name = 'hidden'");
 ok($node->poll_query_until('postgres',
@@ -184,7 +184,7 @@ ok($node->poll_query_until('postgres',
 	'the scheduler\'s runs of it fail: the trainer, reading as the tenant, is refused the snapshot');
 like($node->safe_psql('postgres',
 		"SELECT min(error) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'hidden'"),
-	qr/row-level security or view definitions of public\.iris_hidden changed/,
+	qr/rules that decide which rows of public\.iris_hidden tenant "lab_a" reads/,
 	'with the reason');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id

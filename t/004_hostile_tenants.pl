@@ -233,7 +233,7 @@ my $second = IPC::Run::start [ 'psql', '-X', '-q', '-d', $node->connstr('postgre
 	'-c', q{INSERT INTO easeml.tasks (name, source, target) VALUES ('race2', 'public.iris2', 'label')} ],
   '>', \$race_out, '2>', \$race_err;
 ok($node->poll_query_until('postgres',
-		"SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"),
+		"SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'mallory' AND wait_event_type = 'Lock'"),
 	'a second declaration at the task limit waits for the first');
 $first->query_safe('COMMIT');
 $first->quit;

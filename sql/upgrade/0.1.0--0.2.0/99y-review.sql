@@ -1,0 +1,415 @@
+-- [owner] [settings] [access] [locks] sql/easeml.sql makes the same changes
+-- ---------------------------------------------------------------------------
+-- Issue 22 review.
+-- [owner] Nothing of a tenant's runs as the superuser because of a table
+-- easeml owns (docs/security.md, "What runs as the superuser"): a snapshot
+-- column has a built-in type, so ANALYZE of a snapshot table (autovacuum's)
+-- never runs a tenant type's support functions (a range's subtype_diff) as
+-- its owner, the bootstrap superuser; a view over a snapshot no longer
+-- keeps it (or its task) from being dropped.  Snapshots are new in 0.2.0:
+-- a 0.1.0 database has none to convert.
+-- [settings] is src/identity.c's alone.
+-- [access] The digest of a source's access rules also covers owners, view
+-- options, the functions views and policies call and, as they resolve now,
+-- which policies apply to the tenant and the views' owners (a lost role
+-- membership), and is made under fixed output settings
+-- (easeml._access_fingerprint(oid, name) replaces the one-argument form).
+-- [locks] Row locks a tenant cannot take replace the advisory locks of
+-- deployments and tenant limits.
+-- ---------------------------------------------------------------------------
+
+-- [access] The rules that decide which rows of a source a tenant reads,
+-- as one digest (docs/data.md, section 6).  For the source and every
+-- relation its views read (easeml._source_relations): its kind, owner,
+-- whether row-level security is enabled and forced, for a view its options
+-- (security_invoker, security_barrier) and definition; each SELECT policy
+-- (name, permissive or not, roles, expression); the definition of each
+-- function a view or policy calls.  And the rules as they resolve now for
+-- the roles that read the rows (the tenant, and the owner of each view, as
+-- whom a view that is not security_invoker reads): whether a role
+-- bypasses row-level security, owns a relation (its owner is not bound by
+-- its policies), and which policies apply to it (a policy TO a role
+-- applies through membership, so a lost membership changes the digest).
+-- Names, not object ids, so a dump restores the same digest; the text is
+-- made under fixed settings, so that the reader's DateStyle, TimeZone or
+-- extra_float_digits cannot change how a policy's constants print.
+-- Privileges are not in it: they are checked as they are now
+-- (easeml._snapshot_readable).
+CREATE FUNCTION easeml._access_fingerprint(rel oid, tenant name)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+SET DateStyle = 'ISO, MDY'
+SET IntervalStyle = 'postgres'
+SET TimeZone = 'UTC'
+SET extra_float_digits = 1
+SET bytea_output = 'hex'
+SET quote_all_identifiers = off
+SET standard_conforming_strings = on
+SET lc_monetary = 'C'
+AS $$
+	WITH rels AS (
+		SELECT DISTINCT c.oid, c.relkind, c.relowner, c.relrowsecurity, c.relforcerowsecurity,
+			   c.reloptions, pg_catalog.format('%I.%I', n.nspname, c.relname) AS name
+		  FROM easeml._source_relations(rel) s
+		  JOIN pg_catalog.pg_class c ON c.oid = s.rel
+		  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace),
+	readers AS (
+		SELECT r.oid, pg_catalog.quote_ident(r.rolname) AS name, r.rolsuper OR r.rolbypassrls AS bypass
+		  FROM pg_catalog.pg_roles r
+		 WHERE r.rolname OPERATOR(pg_catalog.=) _access_fingerprint.tenant
+			OR r.oid IN (SELECT v.relowner FROM rels v WHERE v.relkind = 'v')),
+	pols AS (
+		SELECT p.oid, p.polname, p.polpermissive, p.polroles, p.polqual, p.polrelid, c.name AS relname
+		  FROM rels c JOIN pg_catalog.pg_policy p ON p.polrelid = c.oid AND p.polcmd IN ('r', '*'))
+	SELECT pg_catalog.md5(pg_catalog.string_agg(f.x, E'\n' ORDER BY f.x))
+	  FROM (SELECT pg_catalog.format('%s %s owner=%s rls=%s force=%s %s %s', c.name, c.relkind,
+									 pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(c.relowner)),
+									 c.relrowsecurity, c.relforcerowsecurity,
+									 CASE WHEN c.relkind = 'v' THEN c.reloptions::text END,
+									 CASE WHEN c.relkind IN ('v', 'm')
+										  THEN pg_catalog.pg_get_viewdef(c.oid) END) AS x
+			  FROM rels c
+			UNION ALL
+			SELECT pg_catalog.format('reader %s bypass=%s', r.name, r.bypass)
+			  FROM readers r
+			UNION ALL
+			SELECT pg_catalog.format('%s read by %s as owner=%s', c.name, r.name,
+									 pg_catalog.pg_has_role(r.oid, c.relowner, 'USAGE'))
+			  FROM rels c CROSS JOIN readers r
+			 WHERE c.relrowsecurity
+			UNION ALL
+			SELECT pg_catalog.format('%s policy %I %s to %s using %s', p.relname, p.polname, p.polpermissive,
+									 (SELECT pg_catalog.string_agg(o.name, ',' ORDER BY o.name)
+										FROM (SELECT CASE WHEN u.role OPERATOR(pg_catalog.=) 0 THEN 'public'
+														  ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(u.role))
+													 END AS name
+												FROM pg_catalog.unnest(p.polroles) AS u(role)) o),
+									 pg_catalog.pg_get_expr(p.polqual, p.polrelid))
+			  FROM pols p
+			UNION ALL
+			SELECT pg_catalog.format('%s policy %I applies to %s=%s', p.relname, p.polname, r.name,
+									 0::oid OPERATOR(pg_catalog.=) ANY (p.polroles)
+									 OR EXISTS (SELECT 1 FROM pg_catalog.unnest(p.polroles) AS u(role)
+												 WHERE pg_catalog.pg_has_role(r.oid, u.role, 'USAGE')))
+			  FROM pols p CROSS JOIN readers r
+			UNION ALL
+			SELECT DISTINCT pg_catalog.format('function %s owner=%s definer=%s config=%s source=%s',
+											  f.oid::pg_catalog.regprocedure,
+											  pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(f.proowner)),
+											  f.prosecdef, f.proconfig, pg_catalog.md5(f.prosrc))
+			  FROM pg_catalog.pg_depend d
+			  JOIN pg_catalog.pg_proc f ON f.oid = d.refobjid
+			 WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+			   AND ((d.classid = 'pg_catalog.pg_policy'::pg_catalog.regclass
+					 AND d.objid IN (SELECT p.oid FROM pols p))
+					OR (d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+						AND d.objid IN (SELECT w.oid FROM pg_catalog.pg_rewrite w
+										 WHERE w.ev_class IN (SELECT c.oid FROM rels c))))) f
+$$;
+
+-- [access] Whether the caller may read a task's snapshot (docs/data.md,
+-- section 6).  The row-level security policy of every snapshot table calls
+-- it once per query (an InitPlan), as whoever reads: the tenant, directly
+-- or in the trainer's data session (the owner and superusers bypass it).  A
+-- snapshot is a copy made on the tenant's behalf, so it is readable only
+-- while the tenant may still read what it copied: 42501 when the tenant can
+-- no longer SELECT the copied columns of the source (as PostgreSQL decides
+-- for a query of them, through views too; the source gone counts), or when
+-- the rules that decide which rows of the source the tenant reads are no
+-- longer those the copy was made under (access: easeml._access_fingerprint
+-- then).  false for anyone else.
+CREATE OR REPLACE FUNCTION easeml._snapshot_readable(task_id bigint, access text)
+RETURNS boolean
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t			record;
+	src			text;
+BEGIN
+	SELECT k.tenant, k.name, k.source, k.features || k.target AS cols INTO t
+	  FROM easeml.tasks k WHERE k.id = _snapshot_readable.task_id;
+	IF NOT FOUND OR t.tenant OPERATOR(pg_catalog.<>) CURRENT_USER THEN
+		RETURN false;
+	END IF;
+	SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) INTO src
+	  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+	 WHERE c.oid = t.source;
+	IF src IS NULL THEN
+		RAISE EXCEPTION 'the source of task "%" no longer exists: its snapshot is refused', t.name
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('A snapshot is readable only while its tenant may read its source. SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name);
+	END IF;
+	BEGIN
+		PERFORM easeml._read_source(pg_catalog.format('SELECT %s FROM %s LIMIT 0',
+			(SELECT pg_catalog.string_agg(pg_catalog.quote_ident(c), ', ')
+			   FROM pg_catalog.unnest(t.cols) AS c), src));
+	EXCEPTION WHEN insufficient_privilege OR undefined_column OR undefined_table THEN
+		RAISE EXCEPTION 'tenant "%" may no longer read the source % of task "%" (%): its snapshot is refused',
+			t.tenant, src, t.name, SQLERRM
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('A snapshot is readable only while its tenant may read what it copied: the source''s owner can GRANT SELECT again, or SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name);
+	END;
+	IF easeml._access_fingerprint(t.source, t.tenant) IS DISTINCT FROM access THEN
+		RAISE EXCEPTION 'the rules that decide which rows of % tenant "%" reads (row-level security, policies and whom they apply to, owners, views) changed since the snapshot of task "%" was taken: the snapshot is refused',
+			src, t.tenant, t.name
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = format('SELECT easeml.refresh(%L) copies what the tenant may read now; SELECT easeml.drop_task(%L) removes the task with its snapshots.', t.name, t.name);
+	END IF;
+	RETURN true;
+END;
+$$;
+
+-- [owner] The type of a snapshot column: text for a categorical feature,
+-- else the column's base type when it is built in (made by initdb: an
+-- object id below FirstNormalObjectId, 16384), else text, read through the
+-- type's cast or output function as the tenant.  A snapshot table belongs
+-- to the bootstrap superuser, and ANALYZE (autovacuum's, an
+-- administrator's) runs a column type's support functions as the table's
+-- owner: a tenant's range type would run its subtype_diff function, code
+-- the tenant wrote, as the superuser (docs/security.md, "What runs as the
+-- superuser").  A built-in type's support functions are built in.
+CREATE FUNCTION easeml._snapshot_type(t oid, kind text)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT CASE WHEN kind = 'categorical' OR b.oid IS NULL
+					 OR b.oid OPERATOR(pg_catalog.>=) 16384::oid THEN 'text'
+				ELSE pg_catalog.format_type(b.oid, NULL) END
+	  FROM (SELECT easeml._base_type(t) AS oid) b
+$$;
+
+-- The statements that take snapshot `version` of a task (run by
+-- src/snapshot.c, each under its identity), and the query that checks the
+-- target on what runs will read: the copy, or with version 0 the source.
+-- Feature columns are copied in the task's order; categorical ones as text,
+-- the others (and the target) as their base type if it is built in, else
+-- as text (easeml._snapshot_type).
+CREATE OR REPLACE FUNCTION easeml._snapshot_sql(task_id bigint, version int,
+									 OUT create_sql text, OUT grant_sql text, OUT fill_sql text,
+									 OUT check_sql text)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t			easeml.tasks;
+	src			text;
+	snap		text := easeml._snapshot_name(task_id, version);
+	defs		text[] := '{}';
+	exprs		text[] := '{}';
+	typ			text;
+	a			record;
+	cols		text[];
+	kinds		text[];
+BEGIN
+	SELECT * INTO t FROM easeml.tasks WHERE id = task_id;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'task % does not exist', task_id USING ERRCODE = 'undefined_object';
+	END IF;
+	SELECT format('%I.%I', n.nspname, c.relname) INTO src
+	  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = t.source;
+	IF src IS NULL THEN
+		RAISE EXCEPTION 'the source of task "%" no longer exists', t.name
+			USING ERRCODE = 'undefined_table';
+	END IF;
+	PERFORM easeml._check_source(t.source);
+	cols := t.features || t.target;
+	kinds := coalesce(t.feature_types, array_fill('numeric'::text, ARRAY[cardinality(t.features)]))
+		|| 'target'::text;
+	FOR j IN 1..cardinality(cols) LOOP
+		SELECT a2.atttypid INTO a FROM pg_attribute a2
+		 WHERE a2.attrelid = t.source AND a2.attname = cols[j] AND a2.attnum > 0 AND NOT a2.attisdropped;
+		IF NOT FOUND THEN
+			RAISE EXCEPTION 'column "%" of task "%" no longer exists in %', cols[j], t.name, src
+				USING ERRCODE = 'undefined_column',
+					  HINT = 'Restore the column, or declare a new task.';
+		END IF;
+		typ := easeml._snapshot_type(a.atttypid, kinds[j]);
+		defs := defs || format('%I %s', cols[j], typ);
+		exprs := exprs || format('%I::%s', cols[j], typ);
+	END LOOP;
+	create_sql := format('CREATE TABLE easeml_snapshots.%I (%s)', snap, array_to_string(defs, ', '));
+	-- [access] the tenant reads it only while it may read what it copied
+	grant_sql := format('GRANT SELECT ON easeml_snapshots.%I TO %I; '
+						'ALTER TABLE easeml_snapshots.%I ENABLE ROW LEVEL SECURITY; '
+						'CREATE POLICY tenant_access ON easeml_snapshots.%I FOR SELECT '
+						'USING ((SELECT easeml._snapshot_readable(%s, %L)))',
+						snap, t.tenant, snap, snap, task_id, easeml._access_fingerprint(t.source, t.tenant));
+	-- read as the tenant ($1, passed by src/snapshot.c: the declaring or
+	-- refreshing role), read-only and restricted; written by the superuser
+	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as($1, %L) AS r(%s)',
+					   snap,
+					   format('SELECT %s FROM %s WHERE %I IS NOT NULL',
+							  array_to_string(exprs, ', '), src, t.target),
+					   array_to_string(defs, ', '));
+	check_sql := format('SELECT n, classes FROM easeml._check_target(easeml._profile(%L, %L, %L, ''{}'', ''{}'', false), %L, %L, %L, %s, %s)',
+						CASE WHEN version > 0 THEN format('easeml_snapshots.%I', snap) ELSE src END,
+						t.target, t.kind, src, t.target, t.kind, t.val_fraction,
+						coalesce(t.folds::text, 'NULL'));
+END;
+$$;
+
+-- Make snapshot `version` (0: none, the live source) current, with the
+-- usable rows and classes found on it: runs of older versions still queued
+-- move to it, running ones are cancelled (their result would be stale),
+-- older tables are dropped, and a completed or failed task is scheduled
+-- again.
+CREATE OR REPLACE FUNCTION easeml._snapshot_switch(task_id bigint, version int, n bigint, classes int)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	rel			text;
+BEGIN
+	IF version > 0 THEN
+		UPDATE easeml.runs SET snapshot_version = version
+		 WHERE runs.task_id = _snapshot_switch.task_id AND status = 'queued';
+		UPDATE easeml.runs SET cancel_requested = true
+		 WHERE runs.task_id = _snapshot_switch.task_id AND status = 'running'
+		   AND snapshot_version IS DISTINCT FROM version AND NOT cancel_requested;
+		FOR rel IN
+			SELECT c.relname FROM pg_class c
+			 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r'
+			   AND c.relname LIKE format('task\_%s\_v%%', task_id)
+			   AND c.relname <> easeml._snapshot_name(task_id, version)
+		LOOP
+			-- [owner] CASCADE: a snapshot table is easeml's, and no view
+			-- (anyone's: a view needs no privilege on what it reads) keeps
+			-- it, or the task, from going (easeml._drop_snapshots)
+			EXECUTE format('DROP TABLE easeml_snapshots.%I CASCADE', rel);
+		END LOOP;
+	END IF;
+	UPDATE easeml.tasks t
+	   SET snapshot_version = CASE WHEN version > 0 THEN version ELSE t.snapshot_version END,
+		   n_rows = n,
+		   n_classes = CASE WHEN t.kind = 'classification' THEN classes END,
+		   measured_at = clock_timestamp(),
+		   status = CASE WHEN t.status IN ('completed', 'failed') THEN 'active' ELSE t.status END,
+		   status_reason = CASE WHEN t.status IN ('completed', 'failed') THEN NULL ELSE t.status_reason END
+	 WHERE t.id = task_id;
+END;
+$$;
+
+-- Snapshots go with their task (drop_task, a tenant removed, DELETE).
+-- [owner] With CASCADE: any role may make a view over a snapshot table
+-- (creating a view needs no privilege on what it reads; easeml_snapshots is
+-- usable by PUBLIC), and such a view would otherwise keep the task from
+-- being dropped or refreshed, by its tenant or an administrator.  What is
+-- built on a snapshot goes with it (docs/data.md, section 6).
+CREATE OR REPLACE FUNCTION easeml._drop_snapshots()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	rel			text;
+BEGIN
+	IF TG_RELID <> 'easeml.tasks'::regclass THEN
+		RAISE EXCEPTION 'easeml._drop_snapshots() is a trigger of easeml.tasks only'
+			USING ERRCODE = 'triggered_action_exception';
+	END IF;
+	FOR rel IN
+		SELECT c.relname FROM pg_class c
+		 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r'
+		   AND c.relname LIKE format('task\_%s\_v%%', OLD.id)
+	LOOP
+		EXECUTE format('DROP TABLE easeml_snapshots.%I CASCADE', rel);
+	END LOOP;
+	-- [locks] and the task's deployment lock row
+	DELETE FROM easeml.deployment_locks l WHERE l.task_id = OLD.id;
+	RETURN NULL;
+END;
+$$;
+
+-- [locks] A row per task whose deployments have changed, locked by
+-- easeml._lock_deployments.  A row of a table no tenant has any privilege
+-- on, not an advisory lock: any role may take any advisory lock, and a
+-- tenant that held another tenant's key (task ids are sequential) kept
+-- that tenant's finished runs from being recorded (issue 22 review).  No
+-- foreign key (see deployments); the rows go with their task
+-- (easeml._drop_snapshots).
+CREATE TABLE easeml.deployment_locks (
+	task_id		bigint PRIMARY KEY
+);
+COMMENT ON TABLE easeml.deployment_locks IS
+	'internal: a row per task, locked while its deployments change';
+
+-- One task's deployments change one at a time: deploy, rollback and the
+-- automatic deployment of a finished run wait for each other here, on the
+-- task's row of easeml.deployment_locks (made the first time).
+CREATE OR REPLACE FUNCTION easeml._lock_deployments(task_id bigint)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	INSERT INTO easeml.deployment_locks VALUES (_lock_deployments.task_id)
+	ON CONFLICT ON CONSTRAINT deployment_locks_pkey DO NOTHING;
+	PERFORM FROM easeml.deployment_locks l WHERE l.task_id = _lock_deployments.task_id FOR UPDATE;
+END;
+$$;
+
+-- [locks] Lock the caller's own row of easeml.tenants until the transaction
+-- ends (src/sql_tenant.c), as the superuser (a tenant has no UPDATE on it)
+-- and only ever the caller's own.  Not an advisory lock: any role may take
+-- any advisory lock, and a tenant that held another tenant's key blocked
+-- its declarations (issue 22 review).
+CREATE FUNCTION easeml._lock_own_tenant()
+RETURNS void
+AS 'MODULE_PATHNAME', 'easeml_lock_own_tenant'
+LANGUAGE C VOLATILE
+-- [identity] it switches identity (src/identity.c)
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml._lock_own_tenant() IS
+	'internal: lock the caller''s own row of easeml.tenants until the transaction ends';
+
+-- [quota] A tenant's limits (easeml.set_tenant_limits): how many tasks it
+-- may have and how many usable rows a task's source may hold.  It runs
+-- after tasks_validate (trigger names sort), which has measured n_rows by
+-- then; easeml.refresh measures again and meets it through the UPDATE of
+-- n_rows, so a source that grew past the limit fails the refresh and the
+-- task keeps the snapshot it had.
+CREATE OR REPLACE FUNCTION easeml._check_tenant_limits()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	lim			record;
+	n			bigint;
+BEGIN
+	-- a superuser restoring a dump brings rows that were within limits
+	IF TG_OP = 'INSERT' AND NEW.created_at < now() AND easeml._is_admin() THEN
+		RETURN NEW;
+	END IF;
+	SELECT max_tasks, max_rows INTO lim FROM easeml.tenants WHERE name = NEW.tenant;
+	IF NOT FOUND THEN
+		RETURN NEW;
+	END IF;
+	IF TG_OP = 'INSERT' AND lim.max_tasks IS NOT NULL THEN
+		-- one declaration of a tenant at a time, so two cannot both pass:
+		-- [locks] its own row of easeml.tenants (tasks_validate checked
+		-- that the tenant declares itself)
+		PERFORM easeml._lock_own_tenant();
+		SELECT count(*) INTO n FROM easeml.tasks WHERE tenant = NEW.tenant;
+		IF n >= lim.max_tasks THEN
+			RAISE EXCEPTION 'tenant "%" may have at most % task(s) and has %', NEW.tenant, lim.max_tasks, n
+				USING ERRCODE = 'configuration_limit_exceeded',
+					  HINT = 'Drop a task with SELECT easeml.drop_task(name), or ask an administrator to raise max_tasks with easeml.set_tenant_limits.';
+		END IF;
+	END IF;
+	IF lim.max_rows IS NOT NULL AND NEW.n_rows > lim.max_rows THEN
+		RAISE EXCEPTION 'the source of task "%" has % usable rows, more than the % tenant "%" may use per task',
+			NEW.name, NEW.n_rows, lim.max_rows, NEW.tenant
+			USING ERRCODE = 'configuration_limit_exceeded',
+				  HINT = 'Declare the task over a view that selects fewer rows, or ask an administrator to raise max_rows with easeml.set_tenant_limits.';
+	END IF;
+	RETURN NEW;
+END;
+$$;
+
+DROP FUNCTION easeml._access_fingerprint(oid);
