@@ -677,6 +677,32 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml.enqueue('view_task', 'knn-1')$c$),
 	('refused', NULL, $c$DO $d$ BEGIN PERFORM set_config('TimeZone', 'UTC+5', true); PERFORM set_config('DateStyle', 'Postgres, MDY', true); PERFORM regress_mallory.snapshot_rows('since_task'); END $d$$c$),
 	('harmless', '300', $c$SELECT regress_mallory.snapshot_rows('tz_task')$c$);
+
+-- [binding] issue 22 review, finding 6: a tenant's role is dropped (the
+-- tenant is not removed) and another role made with its name; mallory
+-- may act as the new role.  It sees nothing of the old tenant's and may
+-- do nothing with it.
+CREATE ROLE regress_ghost LOGIN;
+SELECT easeml.add_tenant('regress_ghost');
+GRANT SELECT ON public.mallory_data TO regress_ghost;
+SET ROLE regress_ghost;
+INSERT INTO easeml.tasks (name, source, target, features) VALUES
+	('ghost_task', 'public.mallory_data', 'label', '{x1,x2}');
+RESET ROLE;
+DROP OWNED BY regress_ghost;
+DROP ROLE regress_ghost;
+CREATE ROLE regress_ghost LOGIN;
+GRANT SELECT ON public.mallory_data TO regress_ghost;
+GRANT regress_ghost TO regress_mallory;
+SET regress.section = 'secfix: a new role with a tenant''s name';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('harmless', NULL, $c$DO $d$ BEGIN SET LOCAL ROLE regress_ghost; IF (SELECT count(*) FROM easeml.tasks) + (SELECT count(*) FROM easeml.tenants) + (SELECT count(*) FROM easeml.run_events) > 0 THEN RAISE 'sees the old tenant''s rows'; END IF; END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN SET LOCAL ROLE regress_ghost; PERFORM easeml.drop_task('ghost_task'); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN SET LOCAL ROLE regress_ghost; PERFORM easeml.refresh('ghost_task'); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN SET LOCAL ROLE regress_ghost; PERFORM easeml.deploy('ghost_task'); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN SET LOCAL ROLE regress_ghost; PERFORM easeml.enqueue('ghost_task', 'knn-1'); END $d$$c$),
+	('refused', NULL, $c$DO $d$ BEGIN SET LOCAL ROLE regress_ghost; INSERT INTO easeml.tasks (name, source, target) VALUES ('ghost_again', 'public.mallory_data', 'label'); END $d$$c$),
+	('harmless', '1', $c$SELECT count(*) FROM pg_roles r JOIN pg_auth_members m ON m.roleid = r.oid WHERE r.rolname = 'regress_ghost'$c$);
 RESET regress.section;
 
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_attacks();
@@ -811,7 +837,7 @@ SELECT regexp_replace(s ->> 'copy_query', 'task_[0-9]+_v', 'task_<id>_v') AS cop
  WHERE t.name = 'quoted';
 
 -- clean up
-DELETE FROM easeml.tenants WHERE name IN ('regress_alice', 'regress_mallory');
+DELETE FROM easeml.tenants WHERE name IN ('regress_alice', 'regress_mallory', 'regress_ghost');
 DROP SCHEMA regress_mallory CASCADE;
 DROP TABLE public.alice_data, public.mallory_data;
 DROP TABLE public.mallory_revoked, public.mallory_rls;
@@ -819,4 +845,5 @@ DROP VIEW public.mallory_view;
 DROP TABLE public.mallory_role, public.mallory_base, public.mallory_ts, public.mallory_tz;
 DROP TABLESPACE regress_reserved;
 DROP OWNED BY regress_alice, regress_mallory;
-DROP ROLE regress_alice, regress_mallory, regress_analysts;
+DROP OWNED BY regress_ghost;
+DROP ROLE regress_alice, regress_mallory, regress_analysts, regress_ghost;

@@ -36,10 +36,50 @@ CREATE TABLE easeml.tenants (
 	max_parallel int CHECK (max_parallel IS NULL OR max_parallel > 0),
 	created_at	timestamptz NOT NULL DEFAULT now(),
 	max_tasks	int CHECK (max_tasks IS NULL OR max_tasks > 0),
-	max_rows	bigint CHECK (max_rows IS NULL OR max_rows > 0)
+	max_rows	bigint CHECK (max_rows IS NULL OR max_rows > 0),
+	role_oid	oid
 );
 COMMENT ON TABLE easeml.tenants IS
 	'roles allowed to declare tasks; name is the tenant''s database role';
+COMMENT ON COLUMN easeml.tenants.role_oid IS
+	'the role registered under name: a role made later with the same name is not the tenant';
+
+-- [binding] A tenant is the role registered under its name, not any role
+-- that has the name later (issue 22 review): DROP ROLE lab_a; CREATE ROLE
+-- lab_a would otherwise make the new role the owner of the old one's
+-- tasks, runs, artifacts and deployments.  Each row records its role's
+-- object id when it is inserted (easeml.add_tenant, or a superuser's
+-- restore, which binds the restored tenants to the roles of this cluster).
+CREATE FUNCTION easeml._bind_tenant()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	NEW.role_oid := (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = NEW.name);
+	RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER tenants_bind
+	BEFORE INSERT ON easeml.tenants
+	FOR EACH ROW EXECUTE FUNCTION easeml._bind_tenant();
+REVOKE ALL ON FUNCTION easeml._bind_tenant() FROM PUBLIC;
+
+-- [binding] The current role's name when it is the role registered as
+-- that tenant, else NULL: the row-level security of every table with a
+-- tenant column compares with it (once per query), so a role that only
+-- has a registered tenant's name sees none of its rows.
+CREATE FUNCTION easeml._bound_tenant()
+RETURNS name
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT t.name FROM easeml.tenants t
+	 WHERE t.name OPERATOR(pg_catalog.=) CURRENT_USER
+	   AND t.role_oid OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles r
+											   WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
+$$;
 
 -- ---------------------------------------------------------------------------
 -- Candidate models (the catalog every task selects from)
@@ -251,7 +291,7 @@ COMMENT ON TABLE easeml.decision_candidates IS
 	'runner-ups of each decision: the next tasks and the chosen task''s next candidates, with their scores (a tenant sees the rows of its own tasks)';
 ALTER TABLE easeml.decision_candidates ENABLE ROW LEVEL SECURITY;
 CREATE POLICY decision_candidates_own ON easeml.decision_candidates
-	FOR SELECT USING (tenant = current_user);
+	FOR SELECT USING (tenant = (SELECT easeml._bound_tenant()));
 GRANT SELECT ON easeml.decision_candidates TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.decision_candidates', '');
 
@@ -1749,8 +1789,11 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'NULL leaves the tenant without a cap of its own (the fair share still applies).';
 	END IF;
+	-- [binding] easeml._bind_tenant records the role's object id; adding
+	-- a tenant again binds its name to the role that has it now
 	INSERT INTO easeml.tenants (name, max_parallel) VALUES (role, max_parallel)
-	ON CONFLICT (name) DO UPDATE SET max_parallel = EXCLUDED.max_parallel;
+	ON CONFLICT (name) DO UPDATE SET max_parallel = EXCLUDED.max_parallel,
+									 role_oid = EXCLUDED.role_oid;
 END;
 $$;
 COMMENT ON FUNCTION easeml.add_tenant(name, int) IS
@@ -2312,24 +2355,31 @@ COMMENT ON FUNCTION easeml.trainer_artifact(bigint, bytea) IS
 -- Row-level security and privileges
 -- ---------------------------------------------------------------------------
 ALTER TABLE easeml.tenants ENABLE ROW LEVEL SECURITY;
-CREATE POLICY tenants_self ON easeml.tenants FOR SELECT USING (name = current_user);
+CREATE POLICY tenants_self ON easeml.tenants FOR SELECT
+	USING (name = current_user
+		   AND role_oid = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user));
 
 ALTER TABLE easeml.tasks ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tasks_own ON easeml.tasks
-	USING (tenant = current_user) WITH CHECK (tenant = current_user);
+	USING (tenant = (SELECT easeml._bound_tenant()))
+	WITH CHECK (tenant = (SELECT easeml._bound_tenant()));
 
 ALTER TABLE easeml.runs ENABLE ROW LEVEL SECURITY;
 CREATE POLICY runs_own ON easeml.runs
-	USING (tenant = current_user) WITH CHECK (tenant = current_user);
+	USING (tenant = (SELECT easeml._bound_tenant()))
+	WITH CHECK (tenant = (SELECT easeml._bound_tenant()));
 
 ALTER TABLE easeml.run_events ENABLE ROW LEVEL SECURITY;
-CREATE POLICY run_events_own ON easeml.run_events FOR SELECT USING (tenant = current_user);
+CREATE POLICY run_events_own ON easeml.run_events FOR SELECT
+	USING (tenant = (SELECT easeml._bound_tenant()));
 
 ALTER TABLE easeml.artifacts ENABLE ROW LEVEL SECURITY;
-CREATE POLICY artifacts_own ON easeml.artifacts FOR SELECT USING (tenant = current_user);
+CREATE POLICY artifacts_own ON easeml.artifacts FOR SELECT
+	USING (tenant = (SELECT easeml._bound_tenant()));
 
 ALTER TABLE easeml.decisions ENABLE ROW LEVEL SECURITY;
-CREATE POLICY decisions_own ON easeml.decisions FOR SELECT USING (tenant = current_user);
+CREATE POLICY decisions_own ON easeml.decisions FOR SELECT
+	USING (tenant = (SELECT easeml._bound_tenant()));
 
 GRANT USAGE ON SCHEMA easeml TO PUBLIC;
 GRANT SELECT ON easeml.tenants, easeml.models, easeml.run_events, easeml.decisions, easeml.artifacts,
@@ -3296,7 +3346,8 @@ COMMENT ON TABLE easeml.deployments IS
 	'every deployment of every task: the active row names the run predict uses; rolled-back rows say when and by whom';
 
 ALTER TABLE easeml.deployments ENABLE ROW LEVEL SECURITY;
-CREATE POLICY deployments_own ON easeml.deployments FOR SELECT USING (tenant = current_user);
+CREATE POLICY deployments_own ON easeml.deployments FOR SELECT
+	USING (tenant = (SELECT easeml._bound_tenant()));
 GRANT SELECT ON easeml.deployments TO PUBLIC;
 GRANT SELECT ON SEQUENCE easeml.deployments_id_seq TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.deployments', '');
@@ -3693,7 +3744,8 @@ CREATE INDEX run_progress_run_idx ON easeml.run_progress (run_id, id);
 COMMENT ON TABLE easeml.run_progress IS
 	'progress reports of runs while they train: epoch, training loss, validation score when measured (the last report), time';
 ALTER TABLE easeml.run_progress ENABLE ROW LEVEL SECURITY;
-CREATE POLICY run_progress_own ON easeml.run_progress FOR SELECT USING (tenant = current_user);
+CREATE POLICY run_progress_own ON easeml.run_progress FOR SELECT
+	USING (tenant = (SELECT easeml._bound_tenant()));
 GRANT SELECT ON easeml.run_progress TO PUBLIC;
 GRANT SELECT ON SEQUENCE easeml.run_progress_id_seq TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.run_progress', '');

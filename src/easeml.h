@@ -105,6 +105,7 @@ extern void TrainerSessionRegister(int64 run_id);
 
 /* running as another identity: src/identity.h */
 extern char *EasemlOwnRunStatus(int64 run_id);
+extern char *EasemlCallerName(void);
 
 /* may this session act as a run's trainer? (src/sql_trainer_token.c) */
 extern bool TrainerAuthorized(int64 run_id);

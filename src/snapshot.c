@@ -324,7 +324,7 @@ easeml_refresh(PG_FUNCTION_ARGS)
 {
 	text	   *task;
 	Oid			caller = GetUserId();
-	char	   *caller_name = GetUserNameFromId(caller, false);
+	char	   *caller_name;
 	Oid			types[2] = {NAMEOID, TEXTOID};
 	Datum		values[2];
 	int64		task_id;
@@ -337,6 +337,8 @@ easeml_refresh(PG_FUNCTION_ARGS)
 				 errmsg("task must not be NULL"),
 				 errhint("For example SELECT easeml.refresh('my_task');")));
 	task = PG_GETARG_TEXT_PP(0);
+	/* [binding] refused if the caller only has a tenant's name */
+	caller_name = EasemlCallerName();
 	values[0] = DirectFunctionCall1(namein, CStringGetDatum(caller_name));
 	values[1] = PointerGetDatum(task);
 

@@ -44,8 +44,8 @@ CallAsSuperuser(const char *sql, int ntext, Datum *text_args, bool *isnull)
 	int64		result;
 
 	Assert(ntext <= 2);
-	values[0] = DirectFunctionCall1(namein,
-									CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
+	/* [binding] the caller, refused if it only has a tenant's name */
+	values[0] = DirectFunctionCall1(namein, CStringGetDatum(EasemlCallerName()));
 	for (int i = 0; i < ntext; i++)
 	{
 		values[i + 1] = text_args[i];

@@ -48,6 +48,8 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 	Datum		values[1] = {Int64GetDatum(run_id)};
 	char	   *tenant;
 	Oid			roleid;
+	Oid			bound;
+	bool		bound_null;
 
 	/* a superuser, or a trainer that proved the run's token */
 	if (!TrainerAuthorized(run_id))
@@ -63,7 +65,9 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 	/* the run's row, read as a superuser (a trainer's login sees no rows) */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (EasemlExecAsSuperuser("SELECT tenant::text FROM easeml.runs WHERE id = $1",
+	if (EasemlExecAsSuperuser("SELECT r.tenant::text, n.role_oid FROM easeml.runs r"
+							  "  LEFT JOIN easeml.tenants n ON n.name = r.tenant"
+							  " WHERE r.id = $1",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look up run");
 	if (SPI_processed == 0)
@@ -72,9 +76,22 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 				 errmsg("run %lld does not exist", (long long) run_id)));
 	tenant = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	tenant = MemoryContextStrdup(TopTransactionContext, tenant);
+	bound = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+										   &bound_null));
 	SPI_finish();
 
+	/*
+	 * [binding] the role registered as the tenant: a role made later with
+	 * its name is not the tenant, and never reads the tenant's data
+	 */
 	roleid = get_role_oid(tenant, false);
+	if (bound_null || bound != roleid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("role \"%s\" is not the role registered as tenant \"%s\"", tenant, tenant),
+				 errdetail("The tenant's role was dropped and another role was made with its name."),
+				 errhint("An administrator makes this role the tenant with SELECT easeml.add_tenant(%s).",
+						 quote_literal_cstr(tenant))));
 	EasemlBecomeTenantForTransaction(roleid);
 
 	PG_RETURN_DATUM(DirectFunctionCall1(namein, CStringGetDatum(tenant)));

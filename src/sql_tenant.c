@@ -33,7 +33,7 @@ Datum
 easeml_drop_task(PG_FUNCTION_ARGS)
 {
 	text	   *task;
-	char	   *caller = GetUserNameFromId(GetUserId(), false);
+	char	   *caller = EasemlCallerName();
 	Oid			types[2] = {NAMEOID, TEXTOID};
 	Datum		values[2];
 	int64		task_id;
@@ -79,8 +79,7 @@ EasemlOwnRunStatus(int64 run_id)
 	char	   *status = NULL;
 
 	values[0] = Int64GetDatum(run_id);
-	values[1] = DirectFunctionCall1(namein,
-									CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
+	values[1] = DirectFunctionCall1(namein, CStringGetDatum(EasemlCallerName()));
 	values[2] = BoolGetDatum(superuser());
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -106,7 +105,7 @@ Datum
 easeml_cancel(PG_FUNCTION_ARGS)
 {
 	int64		run_id;
-	char	   *caller = GetUserNameFromId(GetUserId(), false);
+	char	   *caller = EasemlCallerName();
 	Oid			types[3] = {INT8OID, NAMEOID, BOOLOID};
 	Datum		values[3];
 	char	   *status;
@@ -186,4 +185,44 @@ easeml_lock_own_tenant(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not lock the tenant's row");
 	SPI_finish();
 	PG_RETURN_VOID();
+}
+
+/*
+ * The caller's role name, for the statements that act on the caller's own
+ * rows as the bootstrap superuser (drop_task, cancel, run_log, deploy,
+ * rollback, refresh), which row-level security does not guard.  A tenant
+ * is the role registered under its name (easeml.tenants.role_oid): a role
+ * that has a registered tenant's name but is not that role (the tenant's
+ * role was dropped and another made with its name) is refused, and sees
+ * none of the tenant's rows through row-level security either.
+ */
+char *
+EasemlCallerName(void)
+{
+	Oid			caller = GetUserId();
+	char	   *name = GetUserNameFromId(caller, false);
+	Oid			types[2] = {NAMEOID, OIDOID};
+	Datum		values[2];
+	bool		unbound;
+
+	if (superuser_arg(caller))
+		return name;
+	values[0] = DirectFunctionCall1(namein, CStringGetDatum(name));
+	values[1] = ObjectIdGetDatum(caller);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (EasemlExecAsSuperuser("SELECT 1 FROM easeml.tenants"
+							  " WHERE name = $1 AND role_oid IS DISTINCT FROM $2",
+							  2, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the tenant");
+	unbound = SPI_processed > 0;
+	SPI_finish();
+	if (unbound)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("role \"%s\" is not the role registered as tenant \"%s\"", name, name),
+				 errdetail("The tenant's role was dropped and another role was made with its name."),
+				 errhint("An administrator makes this role the tenant, with the old role's tasks, with SELECT easeml.add_tenant(%s), or removes the old tenant with DELETE FROM easeml.tenants WHERE name = %s.",
+						 quote_literal_cstr(name), quote_literal_cstr(name))));
+	return name;
 }

@@ -1,4 +1,4 @@
--- [owner] [settings] [access] [locks] sql/easeml.sql makes the same changes
+-- [owner] [settings] [access] [locks] [binding] sql/easeml.sql makes the same changes
 -- ---------------------------------------------------------------------------
 -- Issue 22 review.
 -- [owner] Nothing of a tenant's runs as the superuser because of a table
@@ -14,6 +14,8 @@
 -- which policies apply to the tenant and the views' owners (a lost role
 -- membership), and is made under fixed output settings
 -- (easeml._access_fingerprint(oid, name) replaces the one-argument form).
+-- [binding] A tenant is the role registered under its name (its object
+-- id), not a role made later with the name.
 -- [locks] Row locks a tenant cannot take replace the advisory locks of
 -- deployments and tenant limits.
 -- ---------------------------------------------------------------------------
@@ -409,6 +411,108 @@ BEGIN
 				  HINT = 'Declare the task over a view that selects fewer rows, or ask an administrator to raise max_rows with easeml.set_tenant_limits.';
 	END IF;
 	RETURN NEW;
+END;
+$$;
+
+-- [binding] tenants are bound to their role's object id
+ALTER TABLE easeml.tenants ADD COLUMN role_oid oid;
+COMMENT ON COLUMN easeml.tenants.role_oid IS
+	'the role registered under name: a role made later with the same name is not the tenant';
+UPDATE easeml.tenants t SET role_oid = r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = t.name;
+-- [binding] A tenant is the role registered under its name, not any role
+-- that has the name later (issue 22 review): DROP ROLE lab_a; CREATE ROLE
+-- lab_a would otherwise make the new role the owner of the old one's
+-- tasks, runs, artifacts and deployments.  Each row records its role's
+-- object id when it is inserted (easeml.add_tenant, or a superuser's
+-- restore, which binds the restored tenants to the roles of this cluster).
+CREATE FUNCTION easeml._bind_tenant()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	NEW.role_oid := (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = NEW.name);
+	RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER tenants_bind
+	BEFORE INSERT ON easeml.tenants
+	FOR EACH ROW EXECUTE FUNCTION easeml._bind_tenant();
+REVOKE ALL ON FUNCTION easeml._bind_tenant() FROM PUBLIC;
+
+-- [binding] The current role's name when it is the role registered as
+-- that tenant, else NULL: the row-level security of every table with a
+-- tenant column compares with it (once per query), so a role that only
+-- has a registered tenant's name sees none of its rows.
+CREATE FUNCTION easeml._bound_tenant()
+RETURNS name
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT t.name FROM easeml.tenants t
+	 WHERE t.name OPERATOR(pg_catalog.=) CURRENT_USER
+	   AND t.role_oid OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles r
+											   WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
+$$;
+
+
+ALTER POLICY tenants_self ON easeml.tenants
+	USING (name = current_user
+		   AND role_oid = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user));
+ALTER POLICY tasks_own ON easeml.tasks
+	USING (tenant = (SELECT easeml._bound_tenant()))
+	WITH CHECK (tenant = (SELECT easeml._bound_tenant()));
+ALTER POLICY runs_own ON easeml.runs
+	USING (tenant = (SELECT easeml._bound_tenant()))
+	WITH CHECK (tenant = (SELECT easeml._bound_tenant()));
+ALTER POLICY run_events_own ON easeml.run_events USING (tenant = (SELECT easeml._bound_tenant()));
+ALTER POLICY artifacts_own ON easeml.artifacts USING (tenant = (SELECT easeml._bound_tenant()));
+ALTER POLICY decisions_own ON easeml.decisions USING (tenant = (SELECT easeml._bound_tenant()));
+ALTER POLICY decision_candidates_own ON easeml.decision_candidates USING (tenant = (SELECT easeml._bound_tenant()));
+ALTER POLICY deployments_own ON easeml.deployments USING (tenant = (SELECT easeml._bound_tenant()));
+ALTER POLICY run_progress_own ON easeml.run_progress USING (tenant = (SELECT easeml._bound_tenant()));
+
+CREATE OR REPLACE FUNCTION easeml.add_tenant(role name, max_parallel int DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	r			record;
+BEGIN
+	-- [trust] a tenant is an ordinary login role that row-level security binds
+	IF role IS NULL THEN
+		RAISE EXCEPTION 'role must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Pass a login role: SELECT easeml.add_tenant(''lab_a'');';
+	END IF;
+	SELECT rolsuper, rolbypassrls, rolcanlogin INTO r FROM pg_roles WHERE rolname = role;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'role "%" does not exist', role
+			USING ERRCODE = 'undefined_object',
+				  HINT = format('Create it first: CREATE ROLE %I LOGIN;', role);
+	END IF;
+	IF r.rolsuper OR r.rolbypassrls THEN
+		RAISE EXCEPTION 'role "%" cannot be a tenant: it is a superuser or bypasses row-level security', role
+			USING ERRCODE = 'invalid_role_specification',
+				  HINT = 'Row-level security keeps tenants apart and does not bind such roles: create an ordinary role for the tenant.';
+	END IF;
+	IF NOT r.rolcanlogin THEN
+		RAISE EXCEPTION 'role "%" cannot be a tenant: it cannot log in', role
+			USING ERRCODE = 'invalid_role_specification',
+				  HINT = format('Allow it with ALTER ROLE %I LOGIN;', role);
+	END IF;
+	IF max_parallel IS NOT NULL AND max_parallel < 1 THEN
+		RAISE EXCEPTION 'max_parallel must be positive or NULL'
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'NULL leaves the tenant without a cap of its own (the fair share still applies).';
+	END IF;
+	-- [binding] easeml._bind_tenant records the role's object id; adding
+	-- a tenant again binds its name to the role that has it now
+	INSERT INTO easeml.tenants (name, max_parallel) VALUES (role, max_parallel)
+	ON CONFLICT (name) DO UPDATE SET max_parallel = EXCLUDED.max_parallel,
+									 role_oid = EXCLUDED.role_oid;
 END;
 $$;
 
