@@ -192,8 +192,9 @@ sub slurm_job
 #             --job-name; hang-once: this call sleeps 20 s first (logging
 #             hang-start and hang-end) and the mode goes back to ok;
 #             huge: prints 99999999999999999999999
-#   squeue    ok (default): exits 0 listing no job; down: cannot reach
-#             the controller
+#   squeue    ok (default): exits 0 listing no job; done: lists every
+#             job it is asked about as COMPLETED; down: cannot reach the
+#             controller
 #   scontrol  ok (default): the job COMPLETED with exit code 0; down:
 #             cannot reach the controller
 #   scancel   exits 0; sacct fails (no accounting database)
@@ -217,7 +218,16 @@ huge) echo 99999999999999999999999 ;;
 *) echo \$((1000 + run)) ;;
 esac
 SH
-		squeue => "case \"\$mode\" in down) $down ;; esac\nexit 0\n",
+		squeue => <<"SH",
+case "\$mode" in
+down) $down ;;
+done)
+	for id in \$(echo "\$3" | sed 's/^--jobs=//' | tr , ' '); do
+		echo "\$id|fake-run\$((id - 1000))|COMPLETED|None"
+	done ;;
+esac
+exit 0
+SH
 		scontrol => "case \"\$mode\" in down) $down ;; esac\n"
 		  . "echo \"JobId=\$4 JobName=fake JobState=COMPLETED Reason=None ExitCode=0:0\"\n",
 		scancel => "exit 0\n",
