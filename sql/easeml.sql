@@ -2878,6 +2878,39 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.explain(bigint, int) IS
 	'what the scheduler would train next for one of your tasks: its candidates best first (predicted score and its standard deviation in the task''s score units, estimated seconds, the policy''s acquisition value) and, on the first row, whether and when the task is served, by which rule, and what its prior learned from (docs/scheduler.md)';
 GRANT EXECUTE ON FUNCTION easeml.explain(bigint, int) TO PUBLIC;
+-- easeml.explain by the task's name, as every other tenant function takes
+-- it; the id form above stays.  It runs as the caller: the C function
+-- checks the task is the caller's.
+CREATE FUNCTION easeml.explain(task text, candidates int DEFAULT 5,
+	OUT rank int, OUT model text, OUT predicted_score float8,
+	OUT score_sd float8, OUT est_seconds float8, OUT acquisition float8,
+	OUT why text)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	tid			bigint;
+BEGIN
+	IF task IS NULL THEN
+		RAISE EXCEPTION 'task must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Pass the name or id of one of your tasks: SELECT id, name FROM easeml.tasks.';
+	END IF;
+	SELECT t.id INTO tid FROM easeml.tasks t
+	 WHERE t.tenant OPERATOR(pg_catalog.=) current_user
+	   AND t.name OPERATOR(pg_catalog.=) task;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'task "%" does not exist for tenant "%"', task, current_user
+			USING ERRCODE = 'undefined_object',
+				  HINT = 'SELECT name FROM easeml.tasks lists your tasks.';
+	END IF;
+	RETURN QUERY SELECT * FROM easeml.explain(tid, candidates);
+END;
+$$;
+COMMENT ON FUNCTION easeml.explain(text, int) IS
+	'easeml.explain(bigint, int) for one of your tasks by name';
+GRANT EXECUTE ON FUNCTION easeml.explain(text, int) TO PUBLIC;
 -- [live] fn: what drives the cost of a fit, for the scheduler's cost model
 -- (src/catalog.c, docs/scheduler.md 7.4).  A parameter of a model row is
 -- read as a positive number or not at all: a row the trainer refuses never
