@@ -82,6 +82,26 @@ draw() {
 	echo "$png"
 }
 
+# "set <axis>range" around the values of column col of the files when they
+# are all one value: gnuplot warns of an autoscaled range that is empty
+range_for() {
+	local axis=$1 col=$2
+	shift 2
+	awk -F'\t' -v col="$col" -v axis="$axis" '
+		NF >= col && $col != "" && $col != "NaN" {
+			v = $col + 0
+			if (n == 0 || v < lo) lo = v
+			if (n == 0 || v > hi) hi = v
+			n++
+		}
+		END {
+			if (n > 0 && lo == hi) {
+				d = (lo < 0 ? -lo : lo) * 0.1 + 0.05
+				printf "set %srange [%.17g:%.17g]\n", axis, lo - d, hi + d
+			}
+		}' "$@"
+}
+
 # the terminal and the look every plot shares
 header() {
 	cat <<EOF
@@ -119,6 +139,8 @@ set title "Global average accuracy loss over time"
 set xlabel "seconds since the first result"
 set ylabel "average over tasks of (final best - best so far)"
 set key off
+$(range_for x 1 "$tmp/global.tsv")
+$(range_for y 2 "$tmp/global.tsv")
 plot "$tmp/global.tsv" using 1:2 with steps linewidth 2
 EOF
 		} >"$tmp/global.gp"
@@ -140,6 +162,8 @@ set key off
 set xtics rotate by -45 noenhanced
 set ylabel "score"
 set yrange [*:*]
+$(range_for y 3 "$tmp/lb-$task.tsv")
+$([ "$(wc -l <"$tmp/lb-$task.tsv")" = 1 ] && echo 'set xrange [-1:1]')
 plot "$tmp/lb-$task.tsv" using 0:3:xticlabels(2) with boxes
 EOF
 		} >"$tmp/lb-$task.gp"
@@ -181,6 +205,8 @@ set xlabel "seconds since the task was declared"
 set ylabel "best score so far"
 set key noenhanced
 titles = system("cat '$tmp/bsf-$n.titles'")
+$(range_for x 1 "$tmp"/bsf-"$n"-*.tsv)
+$(range_for y 2 "$tmp"/bsf-"$n"-*.tsv)
 plot for [i = 0:$((ntasks - 1))] sprintf("$tmp/bsf-$n-%d.tsv", i) using 1:2 with steps linewidth 2 title word(titles, i + 1)
 EOF
 		} >"$tmp/bsf-$n.gp"
@@ -202,23 +228,19 @@ EOF
 			>"$tmp/curve-$run.title"
 		# families without a training loss (k-NN, forests) show their score only
 		lines='"" using 1:3 axes x1y2 with points pointtype 7 pointsize 1.5 title "validation score"'
+		ycol=3
 		if [ "$(query "SELECT count(loss) > 0 FROM easeml.run_progress WHERE run_id = $run")" = t ]; then
+			ycol=2
 			lines="\"$tmp/curve-$run.tsv\" using 1:2 with linespoints title \"training loss\", $lines"
 		else
 			lines="\"$tmp/curve-$run.tsv\" using 1:3 axes x1y2 with points pointtype 7 pointsize 1.5 title \"validation score\""
 			lines="$lines, \"\" using 1:3 with points pointtype 7 pointsize 1.5 notitle"
 		fi
-		# one epoch is one point: give gnuplot ranges around it, as an
-		# autoscaled range of one value is empty (and warned about)
-		ranges=
-		if [ "$(wc -l <"$tmp/curve-$run.tsv")" = 1 ]; then
-			ranges=$(awk -F'\t' '
-				function around(v) { d = (v < 0 ? -v : v) * 0.1 + 0.05; return "[" v - d ":" v + d "]" }
-				{ print "set xrange [" $1 - 1 ":" $1 + 1 "]"
-				  print "set xtics 1"
-				  if ($2 != "NaN") print "set yrange " around($2)
-				  if ($3 != "NaN") print "set y2range " around($3) }' "$tmp/curve-$run.tsv")
-		fi
+		# one epoch is one point, a constant loss a flat line: ranges
+		# around them (an autoscaled range of one value is empty)
+		ranges="$(range_for x 1 "$tmp/curve-$run.tsv")
+$(range_for y "$ycol" "$tmp/curve-$run.tsv")
+$(range_for y2 3 "$tmp/curve-$run.tsv")"
 		{
 			header "$out/curve-$run.png"
 			cat <<EOF
