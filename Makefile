@@ -2,6 +2,7 @@
 #
 #   make && make install                 build and install (PG_CONFIG selects the server)
 #   make unittest                        GP/policy/trainer unit tests, no PostgreSQL needed
+#   make unittest TEST="TestCsv ..."     only the named tests (./easeml-unittest --list)
 #   make installcheck                    pg_regress (needs a running server, see scripts/test.sh)
 #   make tapcheck                        TAP tests (run as the postgres OS user, see scripts/test.sh)
 #
@@ -105,7 +106,7 @@ all: $(SCRIPTS_built)
 
 .PHONY: unittest tapcheck
 unittest: easeml-unittest
-	./easeml-unittest
+	./easeml-unittest $(TEST)
 
 # TAP tests: run as a non-root user on a tree it can write (scripts/test.sh).
 tapcheck:

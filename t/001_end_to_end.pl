@@ -124,12 +124,17 @@ is(query_as($node, 'lab_b', "SELECT count(*) FROM easeml.artifacts WHERE tenant 
 	'0', 'a tenant sees only its own artifacts');
 
 # a reload keeps the worker; a long naptime shows the commit-time wake-up
+my $reloaded_at = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
 $node->safe_psql('postgres',
 	"ALTER SYSTEM SET easeml.naptime = '10min'; SELECT pg_reload_conf();");
 ok($node->poll_query_until('postgres',
 		"SELECT status <> 'active' FROM easeml.tasks WHERE name = 'diabetes'"),
 	'the regression task finishes');
-sleep 1;    # let the worker take the reload before it goes to sleep
+# the worker has taken the reload once it ran a loop since (a reload
+# wakes it; the finished task's runs did too)
+ok($node->poll_query_until('postgres',
+		"SELECT loop_at > '$reloaded_at' FROM easeml.scheduler_status()"),
+	'the worker runs its loop after the reload');
 is(scheduler_pid($node), $worker, 'the worker survives a configuration reload');
 
 my $t0 = time();

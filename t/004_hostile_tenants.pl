@@ -62,8 +62,9 @@ ok($node->poll_query_until('postgres',
 for (1 .. 3)
 {
 	my $run = query_as($node, 'mallory', "SELECT easeml.enqueue('again', 'gnb')");
-	$node->poll_query_until('postgres',
-		"SELECT status NOT IN ('queued', 'running') FROM easeml.runs WHERE id = $run");
+	ok($node->poll_query_until('postgres',
+			"SELECT status NOT IN ('queued', 'running') FROM easeml.runs WHERE id = $run"),
+		'the enqueued run ends');
 }
 query_as($node, 'mallory', "UPDATE easeml.tasks SET max_runs = 14, status = 'active' WHERE name = 'again'");
 ok($node->poll_query_until('postgres',

@@ -147,9 +147,9 @@ for my $i (1 .. 50)
 	my ($krun, $kpid, $kbackend) = @$k;
 	my $sig = $i % 2 ? 'KILL' : 'SEGV';
 	$killed += kill($sig, $kpid);
-	$node->poll_query_until('postgres',
-		"SELECT status = 'failed' FROM easeml.runs WHERE id = $krun")
-	  or diag("run $krun was not marked failed");
+	ok($node->poll_query_until('postgres',
+			"SELECT status = 'failed' FROM easeml.runs WHERE id = $krun"),
+		"killed run $krun is marked failed");
 	next if seconds_until_gone($kpid, $kbackend, time, 10) < 10;
 	# left behind: count it, and end it so that the loop can go on
 	$sessions_left++;
@@ -183,8 +183,9 @@ for my $round (1 .. 10)
 	$node->start;
 	foreach my $f (@flight)
 	{
-		$node->poll_query_until('postgres',
-			"SELECT status NOT IN ('running', 'queued') FROM easeml.runs WHERE id = $f->[0]");
+		ok($node->poll_query_until('postgres',
+				"SELECT status NOT IN ('running', 'queued') FROM easeml.runs WHERE id = $f->[0]"),
+			"run $f->[0] in flight at the stop ends");
 		my $st = $node->safe_psql('postgres', "SELECT status FROM easeml.runs WHERE id = $f->[0]");
 		$not_interrupted++ if $st ne 'interrupted';
 		push @interrupted, $f->[0];
@@ -206,8 +207,9 @@ is($node->safe_psql('postgres', $blocked_sessions), '0',
 # ---- a trainer that lost its database connection -----------------------------
 $node->safe_psql('postgres', q{
 	UPDATE easeml.tasks SET status = 'paused' WHERE name IN ('slow1', 'slow2')});
-$node->poll_query_until('postgres',
-	"SELECT count(*) = 0 FROM easeml.runs WHERE status IN ('queued', 'running')");
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM easeml.runs WHERE status IN ('queued', 'running')"),
+	'the paused tasks have no run in flight');
 my $tmp = PostgreSQL::Test::Utils::tempdir();
 my $real = $node->config_data('--bindir') . '/easeml-trainer';
 my $once = trainer_script($tmp, 'lose_connection_once', qq{

@@ -178,8 +178,9 @@ ok( $live->wait_for_log(
 		$offset),
 	'a scheduler over an older catalog says it waits for ALTER EXTENSION UPDATE');
 # several naptimes pass: nothing is recorded, nothing fails
-$live->poll_query_until('postgres',
-	"SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'easeml scheduler'");
+ok($live->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'easeml scheduler'"),
+	'the scheduler runs over the older catalog');
 $live->safe_psql('postgres', 'SELECT pg_sleep(1)');
 is($live->safe_psql('postgres', "SELECT string_agg(status, ',') FROM easeml.runs"),
 	'queued', 'the queued run is left alone while the catalog is older');

@@ -35,9 +35,10 @@ ok($node->poll_query_until('postgres',
 like($node->safe_psql('postgres', "SELECT status_reason FROM easeml.tasks WHERE name = 'flowers'"),
 	qr/its source could not be read: .*"petal_width"( of relation "flowers")? does not exist/,
 	'its reason names the missing column');
-$node->poll_query_until('postgres', q{
-	SELECT count(*) = 0 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE t.name = 'flowers' AND r.status IN ('queued', 'running')});
+ok( $node->poll_query_until('postgres', q{
+		SELECT count(*) = 0 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+		 WHERE t.name = 'flowers' AND r.status IN ('queued', 'running')}),
+	'no run of the broken task is left in flight');
 my $failed = $node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
 	 WHERE t.name = 'flowers' AND r.status = 'failed'});
