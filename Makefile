@@ -26,7 +26,7 @@ OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
 	src/sql_explain.o src/sql_cost.o src/sql_deploy.o src/sql_runlog.o \
 	src/launcher.o src/launch_slurm.o src/slurm_parse.o src/trainer_jobs.o \
 	src/sql_trainer_token.o src/identity.o \
-	src/sql_predict.o src/predict_cache.o src/predict_conv.o $(PREDICT_OBJS)
+	src/sql_predict.o src/predict_cache.o src/predict_conv.o src/predict_stats.o $(PREDICT_OBJS)
 # the predict module the trainer scores with (plain C, no CUDA): easeml.so
 # links the same code (docs/predict.md)
 PREDICT_OBJS = src/encode.o src/trainer/tr_artifact.o src/trainer/tr_predict.o \

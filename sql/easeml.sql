@@ -490,28 +490,51 @@ AS $$
 	  FROM pg_type b WHERE b.oid = easeml._base_type(t)
 $$;
 
--- Why column att of relation rel identifies rows (a primary-key column, a
--- unique, identity or serial column), or NULL.
+-- [keys] The table column that column att of a simple view shows, through
+-- any stack of simple views (src/sql_source.c), or NULL.
+CREATE FUNCTION easeml._view_base_column(rel oid, att int2, OUT base oid, OUT base_att int2)
+AS 'MODULE_PATHNAME', 'easeml_view_base_column'
+LANGUAGE C STABLE STRICT
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml._view_base_column(oid, int2) IS
+	'internal: the table column a column of a simple view shows, or NULL';
+
+-- [keys] Why column att of relation rel is a key by declaration, or NULL:
+-- the column alone is the primary key; an identity column; a nextval()
+-- default (serial); the column alone has a unique index (no predicate, no
+-- expression) and is an integer or a uuid.  Never by its values: a column
+-- of distinct consecutive integers (a year) is a feature.  A column of a
+-- simple view is looked up in the table it shows (easeml._view_base_column),
+-- and the reason names that table; other views declare no keys.
 CREATE FUNCTION easeml._key_reason(rel oid, att int2)
 RETURNS text
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE
+			WHEN c.relkind = 'v'
+				THEN (SELECT easeml._key_reason(b.base, b.base_att) || format(' of %s', b.base::regclass)
+						FROM easeml._view_base_column(rel, att) b
+					   WHERE b.base IS NOT NULL)
 			WHEN EXISTS (SELECT 1 FROM pg_index i
-						  WHERE i.indrelid = rel AND i.indisprimary AND att = ANY (i.indkey))
+						  WHERE i.indrelid = rel AND i.indisprimary AND i.indnkeyatts = 1
+							AND i.indkey[0] = att)
 				THEN 'primary key'
-			WHEN EXISTS (SELECT 1 FROM pg_index i
-						  WHERE i.indrelid = rel AND i.indisunique AND i.indnkeyatts = 1
-							AND i.indkey[0] = att AND i.indpred IS NULL)
-				THEN 'unique'
 			WHEN a.attidentity <> '' THEN 'identity column'
 			WHEN EXISTS (SELECT 1 FROM pg_attrdef d
 						  WHERE d.adrelid = rel AND d.adnum = att
 							AND pg_get_expr(d.adbin, d.adrelid) LIKE 'nextval(%')
-				THEN 'serial'
+				THEN 'nextval default'
+			WHEN easeml._base_type(a.atttypid) IN ('int2'::regtype, 'int4'::regtype,
+												   'int8'::regtype, 'uuid'::regtype)
+				THEN (SELECT 'unique index ' || quote_ident(ic.relname)
+						FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+					   WHERE i.indrelid = rel AND i.indisunique AND i.indnkeyatts = 1
+						 AND i.indkey[0] = att AND i.indpred IS NULL
+					   ORDER BY ic.relname LIMIT 1)
 		   END
-	  FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum = att
+	  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+	 WHERE a.attrelid = rel AND a.attnum = att
 $$;
 
 -- SQL that is true when a target value v (SQL text) of type t is NaN
@@ -531,10 +554,11 @@ $$;
 
 -- The per-column statistics a profile computes, as SQL over alias c (the
 -- column) and u (the row has a usable target): a jsonb array
--- [non-null values, constant, distinct values, infinite values, span of an
--- integer column (max - min + 1)].  NaN counts as missing; distinct values
--- are counted where they decide something (categorical columns; integers
--- when keys are looked for).
+-- [non-null values, constant, distinct values, infinite values, NULL].
+-- NaN counts as missing; distinct values are counted where they decide
+-- something (categorical columns).  [keys] The last entry was the span of
+-- an integer column and integers were counted distinct, for a row-number
+-- rule that is gone; find_keys is kept for the signature and unused.
 CREATE FUNCTION easeml._column_stats_sql(c text, t oid, kind text, find_keys boolean)
 RETURNS text
 LANGUAGE sql STABLE
@@ -547,9 +571,7 @@ AS $$
 				   'NULL, count(*) FILTER (WHERE u AND %1$s IN (''Infinity'', ''-Infinity'')), NULL)', c)
 		WHEN kind = 'numeric' THEN
 			format('jsonb_build_array(count(%1$s) FILTER (WHERE u), '
-				   'min(%1$s) FILTER (WHERE u) IS NOT DISTINCT FROM max(%1$s) FILTER (WHERE u), %2$s, 0, '
-				   'max(%1$s::numeric) FILTER (WHERE u) - min(%1$s::numeric) FILTER (WHERE u) + 1)',
-				   c, CASE WHEN find_keys THEN format('count(DISTINCT %s) FILTER (WHERE u)', c) ELSE 'NULL' END)
+				   'min(%1$s) FILTER (WHERE u) IS NOT DISTINCT FROM max(%1$s) FILTER (WHERE u), NULL, 0, NULL)', c)
 		WHEN kind = 'categorical' THEN
 			format('jsonb_build_array(count(%1$s) FILTER (WHERE u), count(DISTINCT %1$s) FILTER (WHERE u) <= 1, '
 				   'count(DISTINCT %1$s) FILTER (WHERE u), 0, NULL)', c)
@@ -815,9 +837,10 @@ BEGIN
 			   AND a.attname <> t.target
 			 ORDER BY a.attnum
 		LOOP
-			why := CASE WHEN col.kind IS NULL
-						THEN format('type %s is not supported', format_type(col.atttypid, NULL))
-						ELSE col.key END;
+			-- [keys] a key says so even when its type is not supported (a uuid)
+			why := coalesce(col.key,
+							CASE WHEN col.kind IS NULL
+								 THEN format('type %s is not supported', format_type(col.atttypid, NULL)) END);
 			IF why IS NULL THEN
 				cols := cols || col.attname;
 				kinds := kinds || col.kind;
@@ -877,8 +900,11 @@ $$;
 
 -- Why a candidate feature cannot help, from its profile statistics
 -- (easeml._column_stats_sql) over the n rows with a target, or NULL.  An
--- image keeps every pixel; identifiers and row numbers are looked for
--- among default features only (a listed column is the tenant's choice).
+-- image keeps every pixel; identifiers (text with nearly every value
+-- distinct) are looked for among default features only (a listed column
+-- is the tenant's choice).  [keys] No rule looks at the values of an
+-- integer column: a key is one by declaration (easeml._key_reason), and
+-- distinct consecutive integers may well be a feature (a year).
 CREATE FUNCTION easeml._useless_reason(st jsonb, kind text, n bigint, listed boolean,
 									   image boolean)
 RETURNS text
@@ -892,10 +918,6 @@ AS $$
 			 AND (st ->> 2)::bigint >= 0.9 * (st ->> 0)::bigint
 			THEN format('%s distinct values in %s rows: an identifier or free text',
 						st ->> 2, st ->> 0)
-		WHEN NOT listed AND kind = 'numeric' AND n >= 20
-			 AND (st ->> 0)::bigint = n AND (st ->> 2)::bigint = n
-			 AND (st ->> 4)::numeric <= 2 * n
-			THEN format('%s distinct integers in a range of %s: a row number', n, st ->> 4)
 		END
 $$;
 
@@ -3386,65 +3408,102 @@ COMMENT ON FUNCTION easeml._deployed_run(bigint) IS
 	'internal: the run whose model easeml.predict uses for a task (NULL: none yet)';
 
 -- predict: the label of a classification task (as the label column's
--- ::text), or the value of a regression task as text
-CREATE FUNCTION easeml.predict(task text, "row" anyelement)
+-- ::text), or the value of a regression task as text.  [inputs] strict:
+-- a category the model was not trained on is an error (22023), not an
+-- unknown category (docs/predict.md).
+CREATE FUNCTION easeml.predict(task text, "row" anyelement, strict boolean DEFAULT false)
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_predict_row'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-CREATE FUNCTION easeml.predict(task text, features float8[])
+CREATE FUNCTION easeml.predict(task text, features float8[], strict boolean DEFAULT false)
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_predict_float8'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-CREATE FUNCTION easeml.predict(task text, features text[])
+CREATE FUNCTION easeml.predict(task text, features text[], strict boolean DEFAULT false)
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_predict_text'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION easeml.predict(text, anyelement) IS
+COMMENT ON FUNCTION easeml.predict(text, anyelement, boolean) IS
 	'the deployed model''s prediction for a row with the task''s feature columns: the label, or the value as text';
-COMMENT ON FUNCTION easeml.predict(text, float8[]) IS
+COMMENT ON FUNCTION easeml.predict(text, float8[], boolean) IS
 	'the deployed model''s prediction for features in tasks.features order (numbers; dates as epoch seconds)';
-COMMENT ON FUNCTION easeml.predict(text, text[]) IS
+COMMENT ON FUNCTION easeml.predict(text, text[], boolean) IS
 	'the deployed model''s prediction for features in tasks.features order, each as text';
 
 -- predict_value: a regression task's prediction as float8
-CREATE FUNCTION easeml.predict_value(task text, "row" anyelement)
+CREATE FUNCTION easeml.predict_value(task text, "row" anyelement, strict boolean DEFAULT false)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'easeml_predict_value_row'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-CREATE FUNCTION easeml.predict_value(task text, features float8[])
+CREATE FUNCTION easeml.predict_value(task text, features float8[], strict boolean DEFAULT false)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'easeml_predict_value_float8'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-CREATE FUNCTION easeml.predict_value(task text, features text[])
+CREATE FUNCTION easeml.predict_value(task text, features text[], strict boolean DEFAULT false)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'easeml_predict_value_text'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION easeml.predict_value(text, anyelement) IS
+COMMENT ON FUNCTION easeml.predict_value(text, anyelement, boolean) IS
 	'the deployed model''s prediction for a row of a regression task';
-COMMENT ON FUNCTION easeml.predict_value(text, float8[]) IS
+COMMENT ON FUNCTION easeml.predict_value(text, float8[], boolean) IS
 	'the deployed model''s prediction of a regression task for features in tasks.features order';
-COMMENT ON FUNCTION easeml.predict_value(text, text[]) IS
+COMMENT ON FUNCTION easeml.predict_value(text, text[], boolean) IS
 	'the deployed model''s prediction of a regression task for features as text, in tasks.features order';
 
 -- predict_proba: {"class": probability, ...} of a classification task
-CREATE FUNCTION easeml.predict_proba(task text, "row" anyelement)
+CREATE FUNCTION easeml.predict_proba(task text, "row" anyelement, strict boolean DEFAULT false)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'easeml_predict_proba_row'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-CREATE FUNCTION easeml.predict_proba(task text, features float8[])
+CREATE FUNCTION easeml.predict_proba(task text, features float8[], strict boolean DEFAULT false)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'easeml_predict_proba_float8'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-CREATE FUNCTION easeml.predict_proba(task text, features text[])
+CREATE FUNCTION easeml.predict_proba(task text, features text[], strict boolean DEFAULT false)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'easeml_predict_proba_text'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION easeml.predict_proba(text, anyelement) IS
+COMMENT ON FUNCTION easeml.predict_proba(text, anyelement, boolean) IS
 	'the deployed model''s class probabilities for a row, as {"class": probability}';
-COMMENT ON FUNCTION easeml.predict_proba(text, float8[]) IS
+COMMENT ON FUNCTION easeml.predict_proba(text, float8[], boolean) IS
 	'the deployed model''s class probabilities for features in tasks.features order';
-COMMENT ON FUNCTION easeml.predict_proba(text, text[]) IS
+COMMENT ON FUNCTION easeml.predict_proba(text, text[], boolean) IS
 	'the deployed model''s class probabilities for features as text, in tasks.features order';
+
+-- [inputs] What predict saw, per task and serving run, since the server
+-- started: counters in shared memory, added to when a statement that
+-- predicts ends (src/predict_stats.c); never a write per prediction, so
+-- predict stays fast in a plain SELECT, a read-only transaction or on a
+-- standby.  The function returns the tasks the caller sees only.
+CREATE FUNCTION easeml._prediction_counts(OUT task_id bigint, OUT run_id bigint, OUT "rows" bigint,
+										  OUT unknown_rows bigint, OUT imputed_rows bigint,
+										  OUT since timestamptz, OUT last_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'easeml_prediction_counts'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml._prediction_counts() IS
+	'internal: the prediction counters of the caller''s tasks, per task and run, since the server started';
+
+CREATE VIEW easeml.prediction_stats WITH (security_invoker = true) AS
+SELECT t.name AS task,
+	   t.tenant,
+	   c.task_id,
+	   c.run_id,
+	   m.name AS model,
+	   c.run_id IS NOT DISTINCT FROM easeml._deployed_run(t.id) AS serving,
+	   c."rows" AS predicted_rows,
+	   c.unknown_rows AS unknown_category_rows,
+	   c.imputed_rows,
+	   c.since,
+	   c.last_at
+  FROM easeml._prediction_counts() c
+  JOIN easeml.tasks t ON t.id = c.task_id
+  LEFT JOIN easeml.runs r ON r.id = c.run_id
+  LEFT JOIN easeml.models m ON m.id = r.model_id;
+COMMENT ON VIEW easeml.prediction_stats IS
+	'what easeml.predict saw for each of your tasks and the run that served it, since the server started: rows predicted, rows with a category the model was not trained on, rows with a missing value filled in';
+GRANT SELECT ON easeml.prediction_stats TO PUBLIC;
 
 -- ===========================================================================
 -- Results: deployments, events (docs/results.md; src/sql_deploy.c)

@@ -203,6 +203,63 @@ SELECT round(easeml.predict_value('shop_y', ARRAY['NaN', 2]::float8[])::numeric,
 	   easeml.predict('shop', ARRAY[NULL, '2', 'red', 'true']) AS nan_is_missing_too;
 -- NULL in, NULL out
 SELECT easeml.predict(NULL, s) IS NULL AS null_task FROM public.shop s LIMIT 1;
+
+-- [inputs] a boolean feature given as text reads PostgreSQL's spellings of
+-- a boolean (boolin's: any case, blanks around), in a text[] and in a text
+-- column of a row; other text stays an unknown category
+SELECT v, easeml.predict_proba('shop', ARRAY['1.5', '2', 'blue', v]) =
+		  easeml.predict_proba('shop', ARRAY['1.5', '2', 'blue', 'true']) AS reads_true
+  FROM unnest(ARRAY['t', 'TRUE', ' yes ', 'on', '1', 'Y', 'tru']) v;
+SELECT v, easeml.predict_proba('shop', ARRAY['1.5', '2', 'blue', v]) =
+		  easeml.predict_proba('shop', ARRAY['1.5', '2', 'blue', 'false']) AS reads_false
+  FROM unnest(ARRAY['f', 'no', 'OFF', '0', E'\tfalse']) v;
+SELECT easeml.predict_proba('shop', r) = easeml.predict_proba('shop', ARRAY['1.5', '2', 'blue', 'true'])
+		AS text_column_reads_true
+  FROM (VALUES (1.5::float8, 2, 'blue', 'Yes'::text)) r(x, qty, colour, member);
+SELECT easeml.predict_proba('shop', ARRAY['1.5', '2', 'blue', 'maybe']) NOT IN
+	   (easeml.predict_proba('shop', ARRAY['1.5', '2', 'blue', 'true']),
+		easeml.predict_proba('shop', ARRAY['1.5', '2', 'blue', 'false'])) AS maybe_is_unknown;
+-- strict => true: an unknown category is an error naming the feature and
+-- the value (categories match exactly, case included); known values and
+-- missing ones predict as without it, in every function and input form
+SELECT ptry($$SELECT easeml.predict('shop', ARRAY['1.5', '2', 'Green', 'true'], strict => true)$$);
+SELECT ptry($$SELECT easeml.predict_proba('shop', r, strict => true) FROM (VALUES (1.5::float8, 2, 'blue', 'maybe')) r(x, qty, colour, member)$$);
+SELECT ptry($$SELECT easeml.predict('shop', r, true) FROM (VALUES (1.5::float8, 2, 'ultraviolet', true)) r(x, qty, colour, member)$$);
+SELECT easeml.predict('shop', ARRAY['1.5', '2', 'green', ' ON '], strict => true) =
+	   easeml.predict('shop', ARRAY['1.5', '2', 'green', 'true']) AS strict_known,
+	   easeml.predict_proba('shop', ARRAY[NULL, '2', NULL, NULL], strict => true) =
+	   easeml.predict_proba('shop', ARRAY[NULL, '2', NULL, NULL]) AS strict_missing,
+	   easeml.predict_value('shop_y', ARRAY[1.0, 2]::float8[], strict => true) =
+	   easeml.predict_value('shop_y', ARRAY[1.0, 2]::float8[]) AS strict_value;
+
+-- [inputs] easeml.prediction_stats counts, per task and serving run, the
+-- rows predicted, those with an unknown category and those with a missing
+-- value filled in; a statement adds its counts when it ends, also in a
+-- read-only transaction and when it fails (the rows predicted before the
+-- error count)
+SELECT coalesce(sum(predicted_rows), 0) AS r0, coalesce(sum(unknown_category_rows), 0) AS u0,
+	   coalesce(sum(imputed_rows), 0) AS i0
+  FROM easeml.prediction_stats WHERE task = 'shop' AND serving \gset
+SELECT count(easeml.predict('shop', r)) AS predicted
+  FROM (VALUES (1.5::float8, 2, 'blue', true), (1.5, 2, 'ultraviolet', true),
+			   (NULL, 2, 'blue', NULL), (NULL, NULL, 'Blue', false), (2.5, 3, 'red', 'f'::bool))
+	   r(x, qty, colour, member);
+SELECT task, model, serving, predicted_rows - :r0 AS rows, unknown_category_rows - :u0 AS unknown,
+	   imputed_rows - :i0 AS imputed, since <= last_at AS since_first
+  FROM easeml.prediction_stats WHERE task = 'shop';
+BEGIN READ ONLY;
+SELECT easeml.predict('shop', ARRAY['1.5', '2', 'blue', 't']) IS NOT NULL AS read_only;
+COMMIT;
+SELECT ptry($$SELECT easeml.predict('shop', r, strict => true) FROM (VALUES (1, 1.5::float8, 2, 'blue', true), (2, 1.5, 2, 'mauve', true)) r(n, x, qty, colour, member) ORDER BY n$$);
+SELECT predicted_rows - :r0 AS rows, unknown_category_rows - :u0 AS unknown, imputed_rows - :i0 AS imputed
+  FROM easeml.prediction_stats WHERE task = 'shop' AND serving;
+RESET ROLE;
+-- another tenant sees no counts of a's tasks, in the view or the function
+SET ROLE regress_pred_b;
+SELECT count(*) AS others_stats FROM easeml.prediction_stats;
+SELECT count(*) AS others_counts FROM easeml._prediction_counts();
+RESET ROLE;
+SET ROLE regress_pred_a;
 RESET ROLE;
 
 -- tenancy: another tenant's task reads as one that does not exist

@@ -100,6 +100,12 @@ extern bool EasemlIsScheduler(void);
  */
 extern void TrainerSessionShmemRequest(void);
 extern void TrainerSessionShmemStartup(void);
+
+/* predict_stats.c: counters of easeml.predict's input, per task and run */
+extern void PredictStatsShmemRequest(void);
+extern void PredictStatsShmemStartup(void);
+extern void PredictStatsAdd(int64 task_id, int64 run_id, uint64 rows, uint64 unknown,
+							uint64 imputed);
 extern int	TrainerSessionTerminate(int64 run_id);
 extern void TrainerSessionRegister(int64 run_id);
 

@@ -35,6 +35,7 @@ typedef struct PredictConv
 {
 	PredictConvHow how;
 	FmgrInfo	fn;
+	bool		boolean;		/* text for a boolean feature: read as boolin */
 } PredictConv;
 
 /* The task and model one call site predicts with during a statement. */
@@ -59,5 +60,7 @@ extern void PredictConvBuild(const PredictTask *pt, int j, Oid type, const char 
 							 MemoryContext mcxt, PredictConv *conv);
 extern void PredictConvApply(PredictConv *conv, Datum v, bool isnull,
 							 double *num, const char **str, size_t *len);
+extern bool PredictFeatureIsBoolean(const PredictTask *pt, int j);
+extern bool PredictBoolSpelling(const char **str, size_t *len);
 
 #endif							/* EASEML_PREDICT_H */

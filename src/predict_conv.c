@@ -13,6 +13,13 @@
  * no such cast is a wrongly typed feature, reported with the feature's
  * name and kind.
  *
+ * A feature whose source column is boolean was trained on 'true' and
+ * 'false'.  Text given for it (a text column of the row, an element of a
+ * text[]) is read the way PostgreSQL's boolin reads a boolean: any of its
+ * spellings (t, yes, on, 1, f, no, off, 0, ..., in any case, with blanks
+ * around) becomes 'true' or 'false'; other text stays as it is, a
+ * category the model does not know.
+ *
  * IDENTIFICATION
  *	  src/predict_conv.c
  *
@@ -20,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
 #include <math.h>
 
 #include "catalog/pg_type.h"
@@ -118,7 +126,11 @@ PredictConvBuild(const PredictTask *pt, int j, Oid type, const char *what,
 
 	memset(conv, 0, sizeof(*conv));
 	if (kind == ENC_ONEHOT || kind == ENC_HASHED)
+	{
 		BuildText(pt, j, type, what, mcxt, conv);
+		/* a boolean reads true or false already; text is read as boolin */
+		conv->boolean = base != BOOLOID && PredictFeatureIsBoolean(pt, j);
+	}
 	else if (kind == ENC_DATE || kind == ENC_TIMESTAMP)
 	{
 		if (base == DATEOID)
@@ -131,6 +143,54 @@ PredictConvBuild(const PredictTask *pt, int j, Oid type, const char *what,
 	}
 	else
 		BuildNumber(pt, j, type, what, mcxt, conv);
+}
+
+/*
+ * Whether feature j was a boolean column: its source column is (a domain
+ * over) boolean, or, where the source column is gone, the model's
+ * categories are only 'false' and 'true'.
+ */
+bool
+PredictFeatureIsBoolean(const PredictTask *pt, int j)
+{
+	const Encoder *e;
+
+	if (OidIsValid(pt->srctypes[j]))
+		return getBaseType(pt->srctypes[j]) == BOOLOID;
+	if (pt->model->encoders == NULL || pt->model->encoders[j].kind != ENC_ONEHOT)
+		return false;
+	e = &pt->model->encoders[j];
+	for (int i = 0; i < e->n_slots; i++)
+		if (!((e->lens[i] == 4 && memcmp(e->values[i], "true", 4) == 0) ||
+			  (e->lens[i] == 5 && memcmp(e->values[i], "false", 5) == 0)))
+			return false;
+	return e->n_slots > 0;
+}
+
+/*
+ * A boolean spelled as boolin reads it (parse_bool_with_len, after blanks
+ * are trimmed) becomes 'true' or 'false', the trainer's text of a boolean;
+ * false (and *str unchanged) when it is no boolean.
+ */
+bool
+PredictBoolSpelling(const char **str, size_t *len)
+{
+	const char *s = *str;
+	size_t		n = *len;
+	bool		b;
+
+	while (n > 0 && isspace((unsigned char) *s))
+	{
+		s++;
+		n--;
+	}
+	while (n > 0 && isspace((unsigned char) s[n - 1]))
+		n--;
+	if (n == 0 || !parse_bool_with_len(s, n, &b))
+		return false;
+	*str = b ? "true" : "false";
+	*len = b ? 4 : 5;
+	return true;
 }
 
 /* a text datum's bytes (detoasted into the current context if needed) */
@@ -188,4 +248,6 @@ PredictConvApply(PredictConv *conv, Datum v, bool isnull, double *num,
 			*len = strlen(*str);
 			break;
 	}
+	if (conv->boolean && *str != NULL)
+		(void) PredictBoolSpelling(str, len);
 }

@@ -47,6 +47,7 @@ EasemlShmemRequest(void)
 {
 	RequestAddinShmemSpace(MAXALIGN(sizeof(EasemlShared)));
 	TrainerSessionShmemRequest();
+	PredictStatsShmemRequest();
 }
 
 /* shmem_startup_hook body: create or attach to the shared struct. */
@@ -63,6 +64,7 @@ EasemlShmemStartup(void)
 		SpinLockInit(&EasemlState->mutex);
 	}
 	TrainerSessionShmemStartup();
+	PredictStatsShmemStartup();
 	LWLockRelease(AddinShmemInitLock);
 }
 

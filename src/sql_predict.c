@@ -11,6 +11,12 @@
  * own encoders and predicted by the predict module the trainer scored
  * with (src/trainer/tr_predict.h), in the calling backend.
  *
+ * Each call site also counts the rows it predicted, those with a category
+ * the model was not trained on and those with a missing value filled in,
+ * and adds the counts to the server's counters when its statement ends
+ * (predict_stats.c).  With strict => true an unknown category is an error
+ * instead.
+ *
  * IDENTIFICATION
  *	  src/sql_predict.c
  *
@@ -23,7 +29,9 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "easeml.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "predict.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -73,7 +81,22 @@ typedef struct CallSite
 	size_t	   *lens;
 	float	   *x;				/* its features */
 	double	   *out;			/* its outputs */
+	bool	   *isbool;			/* per feature: a boolean source column */
+	uint64		rows;			/* rows predicted, not yet in the counters */
+	uint64		unknown;		/* ... with an unknown category */
+	uint64		imputed;		/* ... with a missing value filled in */
+	MemoryContextCallback flush;
 } CallSite;
+
+/* the statement ends (or fails): add the call site's counts to the server's */
+static void
+FlushCounts(void *arg)
+{
+	CallSite   *cs = arg;
+
+	PredictStatsAdd(cs->task.task_id, cs->task.run_id, cs->rows, cs->unknown, cs->imputed);
+	cs->rows = cs->unknown = cs->imputed = 0;
+}
 
 /* the call site's state, resolving the task when it is new or renamed */
 static CallSite *
@@ -94,6 +117,12 @@ Site(FunctionCallInfo fcinfo)
 	cs->lens = MemoryContextAllocZero(mcxt, sizeof(size_t) * (m->n_raw + 1));
 	cs->x = MemoryContextAllocZero(mcxt, sizeof(float) * ((Size) m->d + 1));
 	cs->out = MemoryContextAllocZero(mcxt, sizeof(double) * (m->n_out + 1));
+	cs->isbool = MemoryContextAllocZero(mcxt, sizeof(bool) * (cs->task.nfeat + 1));
+	for (int j = 0; j < cs->task.nfeat; j++)
+		cs->isbool[j] = TrModelColumnIsCategorical(m, j) && PredictFeatureIsBoolean(&cs->task, j);
+	cs->flush.func = FlushCounts;
+	cs->flush.arg = cs;
+	MemoryContextRegisterResetCallback(mcxt, &cs->flush);
 	fcinfo->flinfo->fn_extra = cs;
 	return cs;
 }
@@ -263,6 +292,9 @@ ReadText(CallSite *cs, FunctionCallInfo fcinfo)
 
 			cs->str[j] = VARDATA_ANY(t);
 			cs->lens[j] = VARSIZE_ANY_EXHDR(t);
+			/* a boolean in any of PostgreSQL's spellings */
+			if (cs->isbool[j])
+				(void) PredictBoolSpelling(&cs->str[j], &cs->lens[j]);
 			continue;
 		}
 		/* a number or date as the source column's type reads it */
@@ -338,12 +370,95 @@ CheckOutputs(const CallSite *cs)
 					 errhint("A feature is too far from the values the model was trained on: check the values and their units.")));
 }
 
+/* at most max bytes of s (whole characters), with "..." when cut */
+static void
+AppendClipped(StringInfo buf, const char *s, size_t len, int max)
+{
+	int			n = len > (size_t) max ? pg_mbcliplen(s, (int) max, max) : (int) len;
+
+	appendBinaryStringInfo(buf, s, n);
+	if ((size_t) n < len)
+		appendStringInfoString(buf, "...");
+}
+
+/*
+ * strict => true: a category the model was not trained on is an error
+ * naming the feature and the value, with the known categories in the
+ * hint.  Only one-hot features know their categories; a hashed one (more
+ * than 32 training values) takes any value.
+ */
+static void
+UnknownCategory(const CallSite *cs, int j)
+{
+	const PredictTask *pt = &cs->task;
+	const Encoder *e = &pt->model->encoders[j];
+	StringInfoData value;
+	StringInfoData known;
+
+	initStringInfo(&value);
+	AppendClipped(&value, cs->str[j], cs->lens[j], 100);
+	initStringInfo(&known);
+	for (int i = 0; i < e->n_slots; i++)
+	{
+		appendStringInfoString(&known, i ? ", " : "");
+		AppendClipped(&known, e->values[i], e->lens[i], 40);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("feature \"%s\" of task \"%s\" has the value \"%s\", a category the model was not trained on",
+					pt->features[j], pt->name, value.data),
+			 cs->isbool[j] ?
+			 errhint("\"%s\" is a boolean: pass true or false (or t, f, yes, no, on, off, 1, 0), or NULL for a missing value.",
+					 pt->features[j]) :
+			 errhint("The model knows %s; pass one of them (categories match exactly, case included), NULL for a missing value, or strict => false to predict with the category unknown.",
+					 known.data)));
+}
+
+/*
+ * Look at the row read: whether a category is unknown to the model (an
+ * error with strict) and whether a value is missing (filled in as in
+ * training).
+ */
+static void
+CheckRow(const CallSite *cs, bool strict, bool *unknown, bool *missing)
+{
+	const PredictTask *pt = &cs->task;
+	const TrModel *m = pt->model;
+
+	*unknown = false;
+	*missing = false;
+	for (int j = 0; j < pt->nfeat; j++)
+	{
+		if (!TrModelColumnIsCategorical(m, j))
+		{
+			if (isnan(cs->num[j]))
+				*missing = true;
+			continue;
+		}
+		if (cs->str[j] == NULL)
+		{
+			*missing = true;
+			continue;
+		}
+		if (m->encoders[j].kind == ENC_ONEHOT &&
+			EncSlot(&m->encoders[j], cs->str[j], cs->lens[j]) < 0)
+		{
+			if (strict)
+				UnknownCategory(cs, j);
+			*unknown = true;
+		}
+	}
+}
+
 /* read the features, encode and predict into cs->out */
 static CallSite *
 PredictRow(FunctionCallInfo fcinfo, InputForm form)
 {
 	CallSite   *cs = Site(fcinfo);
 	TrModel    *m = cs->task.model;
+	bool		strict = PG_NARGS() > 2 && PG_GETARG_BOOL(2);
+	bool		unknown;
+	bool		missing;
 
 	if (form == INPUT_ROW)
 		ReadRow(cs, fcinfo);
@@ -352,11 +467,15 @@ PredictRow(FunctionCallInfo fcinfo, InputForm form)
 	else
 		ReadText(cs, fcinfo);
 	CheckFinite(cs);
+	CheckRow(cs, strict, &unknown, &missing);
 	(void) TrModelEncode(m, cs->num, cs->str, cs->lens, cs->x);
 	CheckEncoded(cs);
 	if (TrModelPredict(m, cs->x, 1, cs->out) != TR_ART_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory predicting")));
 	CheckOutputs(cs);
+	cs->rows++;
+	cs->unknown += unknown;
+	cs->imputed += missing;
 	return cs;
 }
 

@@ -15,12 +15,19 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/xact.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "easeml.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteHandler.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -28,6 +35,7 @@
 
 PG_FUNCTION_INFO_V1(easeml_trainer_data_session);
 PG_FUNCTION_INFO_V1(easeml_read_source);
+PG_FUNCTION_INFO_V1(easeml_view_base_column);
 
 /*
  * easeml.trainer_data_session(run_id): for the rest of the current
@@ -161,4 +169,85 @@ easeml_read_source(PG_FUNCTION_ARGS)
 	if (result == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_JSONB_P(result);
+}
+
+/*
+ * easeml._view_base_column(rel, att): the column of a table (or other
+ * relation that is not a view) that column att of view rel shows, through
+ * any stack of simple views, as (base, base_att); NULL when rel is not a
+ * view, when a view on the way is not simple or the column is not a plain
+ * column of the view's relation.  Simple is what PostgreSQL makes
+ * automatically updatable (view_query_is_auto_updatable): one relation in
+ * FROM, no DISTINCT, GROUP BY, HAVING, LIMIT, set operation, aggregate,
+ * window function or set-returning function; a WHERE clause is allowed (it
+ * keeps a subset of the rows, and a key of the table is still a key of the
+ * view).  The declaration looks through a view this way for keys
+ * declared on its table (easeml._key_reason, docs/data.md section 2).  It
+ * reads only catalog information anyone can read (pg_get_viewdef shows the
+ * same), taking the lock a read of the view takes.
+ */
+Datum
+easeml_view_base_column(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	AttrNumber	att = PG_GETARG_INT16(1);
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	bool		seen_view = false;
+	int			depth;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	/* views cannot refer to themselves; the bound only guards the loop */
+	for (depth = 0; depth < 100; depth++)
+	{
+		Relation	rel;
+		Query	   *q;
+		TargetEntry *tle;
+		RangeTblRef *rtr;
+		RangeTblEntry *rte;
+		Var		   *var;
+
+		rel = try_relation_open(relid, AccessShareLock);
+		if (rel == NULL)
+			PG_RETURN_NULL();
+		if (rel->rd_rel->relkind != RELKIND_VIEW)
+		{
+			relation_close(rel, AccessShareLock);
+			if (!seen_view)
+				PG_RETURN_NULL();
+			values[0] = ObjectIdGetDatum(relid);
+			values[1] = Int16GetDatum(att);
+			PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+															  values, nulls)));
+		}
+		seen_view = true;
+		q = get_view_query(rel);
+		if (view_query_is_auto_updatable(q, false) != NULL)
+		{
+			relation_close(rel, AccessShareLock);
+			PG_RETURN_NULL();
+		}
+		tle = get_tle_by_resno(q->targetList, att);
+		rtr = linitial_node(RangeTblRef, q->jointree->fromlist);
+		rte = rt_fetch(rtr->rtindex, q->rtable);
+		if (tle == NULL || tle->resjunk || !IsA(tle->expr, Var) ||
+			rte->rtekind != RTE_RELATION)
+		{
+			relation_close(rel, AccessShareLock);
+			PG_RETURN_NULL();
+		}
+		var = (Var *) tle->expr;
+		if (var->varlevelsup != 0 || var->varno != rtr->rtindex || var->varattno <= 0)
+		{
+			relation_close(rel, AccessShareLock);
+			PG_RETURN_NULL();
+		}
+		relid = rte->relid;
+		att = var->varattno;
+		relation_close(rel, AccessShareLock);
+	}
+	PG_RETURN_NULL();
 }

@@ -104,24 +104,52 @@ is($node->safe_psql('postgres', q{
 	'stocks: a date makes 6 numeric parts, a timestamp 7');
 
 # ---- keys are not features ---------------------------------------------------------
-# iris sorted by class with a serial id: the id would give the label away
+# iris sorted by class with a serial id: the id would give the label away.
+# Keys are keys by declaration (the NOTICE names the rule), looked up through
+# a simple view; a view's row number declares nothing and is a feature.
 $node->safe_psql('postgres', q{
 	CREATE TABLE public.iris_keyed (id serial PRIMARY KEY, code int UNIQUE, sepal_length float8,
 		sepal_width float8, petal_length float8, petal_width float8, label text);
 	INSERT INTO public.iris_keyed (code, sepal_length, sepal_width, petal_length, petal_width, label)
 	SELECT 1000 + row_number() OVER (), sepal_length, sepal_width, petal_length, petal_width, label
 	  FROM public.iris ORDER BY label;
+	CREATE VIEW public.iris_keyed_view AS
+	SELECT id AS flower, sepal_length, sepal_width, petal_length, petal_width, label
+	  FROM public.iris_keyed;
 	CREATE VIEW public.iris_numbered AS SELECT row_number() OVER () AS n, * FROM public.iris;
-	GRANT SELECT ON public.iris_keyed, public.iris_numbered TO lab_d;});
+	CREATE TABLE public.years AS
+	SELECT 1980 + g AS year, g * 37 % 100 AS rainfall,
+		   CASE WHEN g % 3 = 0 THEN 'wet' ELSE 'dry' END AS season,
+		   CASE WHEN g > 20 THEN 'late' ELSE 'early' END AS era
+	  FROM generate_series(1, 40) g;
+	GRANT SELECT ON public.iris_keyed, public.iris_keyed_view, public.iris_numbered, public.years
+		TO lab_d;});
 $notice = declare(q{INSERT INTO easeml.tasks (name, source, target, max_runs)
 	VALUES ('keyed', 'public.iris_keyed', 'label', 1)});
-like($notice, qr/Left out: id \(primary key\), code \(unique\)/, 'keys: primary-key and unique columns are left out');
+like($notice, qr/Left out: id \(primary key\), code \(unique index iris_keyed_code_key\)/,
+	'keys: the primary-key and unique columns are left out, and the NOTICE names the rule');
 is(query_as($node, 'lab_d', "SELECT features FROM easeml.tasks WHERE name = 'keyed'"),
 	'{sepal_length,sepal_width,petal_length,petal_width}', 'keys: the features are the measurements');
 $notice = declare(q{INSERT INTO easeml.tasks (name, source, target, max_runs)
+	VALUES ('keyed_view', 'public.iris_keyed_view', 'label', 1)});
+like($notice, qr/Left out: flower \(primary key of public\.iris_keyed\)/,
+	'keys: a simple view\'s column that shows a key is left out, naming the table');
+$notice = declare(q{INSERT INTO easeml.tasks (name, source, target, max_runs)
 	VALUES ('numbered', 'public.iris_numbered', 'label', 1)});
-like($notice, qr/n \(150 distinct integers in a range of 150: a row number\)/,
-	'keys: a view\'s row number is left out by its values');
+like($notice, qr/Features: n \(numeric\)/,
+	'keys: a view\'s row number is no key by declaration: it is a feature');
+unlike($notice, qr/row number/, 'keys: no column is left out by the pattern of its values');
+# distinct consecutive integers are a feature: the year predicts the era
+# (the same model without it is a guess)
+$notice = declare(q{INSERT INTO easeml.tasks (name, source, target, max_runs)
+	VALUES ('years', 'public.years', 'era', 1)}, 'softmax-l2-1e-3');
+like($notice, qr/Features: year \(numeric\), rainfall \(numeric\), season/,
+	'years: the year is a feature');
+declare(q{INSERT INTO easeml.tasks (name, source, target, features, max_runs)
+	VALUES ('years_without', 'public.years', 'era', '{rainfall,season}', 1)}, 'softmax-l2-1e-3');
+ok(wait_done('years', 1) && wait_done('years_without', 1), 'years: the runs finish');
+cmp_ok(best('years'), '>=', 0.85, 'years: the era from the year');
+cmp_ok(best('years'), '>', best('years_without') + 0.2, 'years: far better than without the year');
 
 # ---- missing values: each strategy, with and without indicators ---------------------
 foreach my $s ([ 'mean', 'true' ], [ 'median', 'true' ], [ 'most_frequent', 'false' ])

@@ -98,6 +98,10 @@ is(join(',', sort keys %families),
 
 # the deployed run serves by default; another tenant cannot use the task
 $node->safe_psql('postgres', $deployed_run);
+my $stats_sql = q{SELECT coalesce(sum(predicted_rows), 0) || '/' || coalesce(sum(imputed_rows), 0)
+	|| '/' || coalesce(sum(unknown_category_rows), 0)
+	  FROM easeml.prediction_stats WHERE task = 'penguins' AND serving};
+my ($rows0, $imputed0, $unknown0) = split m{/}, query_as($node, 'lab_p', $stats_sql);
 is(query_as($node, 'lab_p', q{
 	SELECT count(*) FILTER (WHERE easeml.predict('penguins', p) = p.label) > 0.9 * count(*)
 	  FROM public.penguins p}), 't', 'penguins: the deployed run predicts the source\'s rows');
@@ -115,5 +119,35 @@ my ($rc, $out, $err) = $node->psql('postgres',
 	q{SELECT easeml.predict('penguins', p) FROM public.penguins p LIMIT 1},
 	extra_params => [ '-U', 'lab_q' ]);
 like($err, qr/task "penguins" does not exist/, 'another tenant cannot predict with the task');
+
+# [inputs] easeml.prediction_stats: the five statements above predicted
+# every penguin with the deployed run; the rows with a gap (sex) were
+# filled in, no category was unknown; another tenant sees none of it
+my ($n, $gaps) = split /\|/, $node->safe_psql('postgres',
+	q{SELECT count(*), count(*) FILTER (WHERE NOT (p IS NOT NULL)) FROM public.penguins p});
+my ($rows1, $imputed1, $unknown1) = split m{/}, query_as($node, 'lab_p', $stats_sql);
+is(($rows1 - $rows0) . '/' . ($imputed1 - $imputed0) . '/' . ($unknown1 - $unknown0),
+	5 * $n . '/' . 5 * $gaps . '/0', "prediction_stats: 5 x $n rows, 5 x $gaps with a gap, none unknown");
+cmp_ok($gaps, '>', 0, 'penguins has rows with a gap');
+is(query_as($node, 'lab_q', 'SELECT count(*) FROM easeml.prediction_stats'), '0',
+	'prediction_stats: another tenant sees none of it');
+# a category spelled otherwise is unknown: counted, and refused with strict
+my $male = query_as($node, 'lab_p', q{
+	SELECT format('ARRAY[%s]::text[]', string_agg(CASE WHEN f = 'sex' THEN quote_literal('Male') ELSE 'NULL' END,
+												   ', ' ORDER BY o))
+	  FROM easeml.tasks t, unnest(t.features) WITH ORDINALITY u(f, o) WHERE t.name = 'penguins'});
+query_as($node, 'lab_p', "SELECT easeml.predict('penguins', $male)");
+my ($rows2, $imputed2, $unknown2) = split m{/}, query_as($node, 'lab_p', $stats_sql);
+is(($rows2 - $rows1) . '/' . ($imputed2 - $imputed1) . '/' . ($unknown2 - $unknown1), '1/1/1',
+	"prediction_stats: 'Male' with the rest missing is one row, imputed and unknown");
+($rc, $out, $err) = $node->psql('postgres',
+	"SELECT easeml.predict('penguins', $male, strict => true)",
+	extra_params => [ '-U', 'lab_p' ]);
+like($err, qr/ERROR:  feature "sex" of task "penguins" has the value "Male", a category the model was not trained on.*HINT:  The model knows FEMALE, MALE/s,
+	'strict: the unknown category is an error naming the feature, the value and the known values');
+# the counters are in shared memory: they start again with the server
+$node->restart;
+is(query_as($node, 'lab_p', 'SELECT count(*) FROM easeml.prediction_stats'), '0',
+	'prediction_stats: the counters start again when the server restarts');
 
 done_testing();
