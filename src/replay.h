@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * replay.h
- *	  Replay simulator of multi-tenant model selection (algorithm.md 4, 5):
+ *	  Replay simulator of multi-tenant model selection (docs/scheduler.md 5):
  *	  a discrete-event simulation over a quality matrix (and optionally a
  *	  cost matrix) that runs the same policy code as the live scheduler.
  *
@@ -45,7 +45,7 @@
  * PolicyFromName() name and options are
  *	 cost           cost-aware acquisition (and gain-per-second task score)
  *	 acq=ucb|ei     arm acquisition
- *	 beta=X         constant beta (default: the schedule of algorithm.md 2.3)
+ *	 beta=X         constant beta (default: the schedule of docs/scheduler.md 2)
  *	 delta=X        schedule delta
  *	 floor=X        relative cost floor of cost-aware UCB
  *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
