@@ -56,7 +56,7 @@
  *	 lah=X          ... of its next candidates up to X estimated seconds
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 warm=0|1       serve every tenant once first (greedy and random rules)
- *	 w=N            hybrid fairness window in decisions (0: 2 x tenants)
+ *	 w=N            hybrid fairness window in decisions (0: 3 x tenants)
  *	 s=N            hybrid streak limit (0: off)
  *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
  *	 spread=0|1     several devices: prefer tenants with fewer runs in flight
