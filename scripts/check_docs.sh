@@ -17,11 +17,15 @@
 # there is any, 0 otherwise.  Needs bash, find and awk only.
 set -euo pipefail
 export LC_ALL=C
-cd "$(dirname "$0")/.."
 
 if [ $# -gt 0 ]; then
-	files=("$@")
+	files=()
+	for f in "$@"; do
+		case "$f" in /*) files+=("$f") ;; *) files+=("$PWD/$f") ;; esac
+	done
+	cd "$(dirname "$0")/.."
 else
+	cd "$(dirname "$0")/.."
 	files=(README.md)
 	while IFS= read -r f; do files+=("$f"); done < <(find docs -name '*.md' | sort)
 fi
