@@ -34,7 +34,7 @@
  *	  family by (TASK_VAR + FAMILY_VAR) / (sum).
  *
  * The reference rates and variances are fixed constants, documented in
- * docs/scheduler.md with how they were obtained; they matter only until a
+ * docs/scheduler.md 7.4 with how they were obtained; they matter only until a
  * family has measured runs on this machine.
  *
  * IDENTIFICATION

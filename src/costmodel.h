@@ -3,7 +3,7 @@
  * costmodel.h
  *	  The live scheduler's cost model: how long a built-in candidate will
  *	  train on a task, from the task's profiled size, before and while its
- *	  runs finish (docs/scheduler.md, "The cost model").
+ *	  runs finish (docs/scheduler.md 7.4).
  *
  * A run's wall time is a fixed part plus work:
  *

@@ -59,7 +59,7 @@ typedef enum EncKind
 #define ENC_MAX_SLOTS		(1 << 20)
 #define ENC_MAX_VALUE_LEN	(1 << 20)
 
-/* status of EncRead: the same numbers as artifact.h's ArtStatus */
+/* status of EncRead: the same numbers as src/trainer/tr_artifact.h's TR_ART_* */
 #define ENC_BAD				(-1)
 #define ENC_NO_MEMORY		(-2)
 

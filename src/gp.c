@@ -2,7 +2,7 @@
  *
  * gp.c
  *	  Gaussian-process math: prior from a history matrix, closed-form and
- *	  incremental posteriors, Cholesky with jitter (algorithm.md 2.1, 2.2, 6).
+ *	  incremental posteriors, Cholesky with jitter (docs/scheduler.md 1).
  *
  * The model.  A tenant's quality vector over the K candidate models is one
  * draw from N(mu0, Sigma); an observation of arm a is f(a) + eps with
@@ -15,7 +15,7 @@
  *			  over the history columns, s^2 exp(-|q_a - q_b|^2 / (2 l^2 m))
  *			  with the squared distance divided by the number of history
  *			  rows m so the length-scale does not drift as history grows
- *			  (option B, algorithm.md pitfall 3).
+ *			  (option B, docs/scheduler.md 1).
  *
  * Unknown cells (NaN) in the history are imputed before any covariance is
  * formed: x(d,k) = mu0(k) + (mean over row d's known cells of x - mu0).
@@ -31,7 +31,7 @@
  * paper's text; the prototypes used fixed values (s^2 = 0.5 or 1, l = 1,
  * sigma_n = 0.01).
  *
- * Posterior (the prior mean is kept, algorithm.md 2.2):
+ * Posterior (the prior mean is kept, docs/scheduler.md 1):
  *	 G = Sigma[A,A] + sigma_n^2 I = L L',  z = L^{-1}(y - mu0[A]),
  *	 V = L^{-1} Sigma[A,:],  mu = mu0 + V' z,  var = diag(Sigma) - colsum(V.^2)
  * GpState appends one observation of arm a in O(t^2 + K t) by extending L
@@ -366,7 +366,7 @@ ShrinkCov(const double *S, int K, double lambda, double *out)
 
 /*
  * Squared column distances of a completed n x K matrix, divided by n
- * (algorithm.md pitfall 3), optionally after z-scoring each row.
+ * (docs/scheduler.md 1), optionally after z-scoring each row.
  */
 static void
 ColumnDistances(const double *X, int n, int K, int standardize, double *Xs,

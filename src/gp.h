@@ -3,8 +3,8 @@
  * gp.h
  *	  Gaussian-process math for easeml: a prior over the K candidate models
  *	  learned from a history matrix, the closed-form posterior with the prior
- *	  mean kept, and an incremental per-tenant posterior (algorithm.md 2.1,
- *	  2.2, 6).
+ *	  mean kept, and an incremental per-tenant posterior (docs/scheduler.md
+ *	  1).
  *
  * Plain C over BLAS/LAPACKE: no PostgreSQL headers, no printing, no exit().
  * Every function returns a GpStatus; warnings (jitter was needed) are
@@ -32,7 +32,7 @@ typedef enum GpStatus
 	GP_LAPACK = -4				/* LAPACK returned an illegal-argument info */
 } GpStatus;
 
-/* Covariance families (algorithm.md 2.1). */
+/* Covariance families (docs/scheduler.md 1). */
 typedef enum GpKernelKind
 {
 	GP_KERNEL_EMPIRICAL = 0,	/* shrunk empirical covariance (option A) */

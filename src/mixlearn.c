@@ -2,7 +2,8 @@
  *
  * mixlearn.c
  *	  A task score learned from the history's own trajectories (see
- *	  mixlearn.h; docs/scheduler.md 6.5).  [R] an experiment of issue 7.
+ *	  mixlearn.h; docs/scheduler.md 3).  [R] from issue 7; part of the
+ *	  default policy's mixture candidate.
  *
  * Why.  The mixture's remaining-regret estimate (mrg=1) ranks tasks'
  * states only loosely against their true remaining regret; the history

@@ -2,7 +2,7 @@
  *
  * mixlearn.h
  *	  A task score learned from the history's own trajectories (mrg=2,
- *	  docs/scheduler.md sections 3 and 6.5): every sampled history row
+ *	  docs/scheduler.md 3 and 7; docs/research/scheduler-experiments.md): every sampled history row
  *	  plays a task, with its own row left out of the mixture, and follows
  *	  the mixture's arm choice; at every state a few features available at
  *	  decision time are recorded next to the row's true remaining regret,

@@ -2,8 +2,8 @@
  *
  * mixplan.c
  *	  Arm choice by a two-run plan under the history mixture (see
- *	  mixplan.h; docs/scheduler.md sections 2 and 6.5).  [R] an experiment
- *	  of issue 7.
+ *	  mixplan.h; docs/scheduler.md 3, docs/research/scheduler-experiments.md).
+ *	  [R] an experiment of issue 7, refused by the live scheduler.
  *
  * Under the mixture a task is one history row r (offset o_r).  For a first
  * arm a, row r as the truth gives the result y = r_a + o_r exactly (the

@@ -2,7 +2,8 @@
  *
  * mixplan.h
  *	  Arm choice by a two-run plan under the history mixture (option
- *	  mpl=L with acq=mix; docs/scheduler.md sections 2 and 6.5).
+ *	  mpl=L with acq=mix; docs/scheduler.md 3 and
+ *	  docs/research/scheduler-experiments.md).
  *
  * Myopic mixture EI (MixBestArm) ranks an arm by what its own result may
  * improve.  The plan also counts what the result teaches: for each of the

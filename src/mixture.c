@@ -2,7 +2,8 @@
  *
  * mixture.c
  *	  Empirical-mixture ("particle") posterior over the history rows
- *	  (docs/scheduler.md sections 2, 3 and 6.5; see mixture.h).
+ *	  (docs/scheduler.md sections 2 and 3, docs/research/scheduler-experiments.md;
+ *	  see mixture.h).
  *
  * The model.  A task's quality vector is one of the m history rows r plus
  * independent N(0, s^2) noise per cell; rows are equally likely a priori.

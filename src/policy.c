@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * policy.c
- *	  Acquisition, task picking, policy specs and the cost model
- *	  (docs/scheduler.md sections 2-4).
+ *	  Acquisition, task picking, policy specs and the replay's size-based
+ *	  cost model (docs/scheduler.md sections 2-4; the live scheduler's cost
+ *	  model is src/costmodel.c, docs/scheduler.md 7.4).
  *
  * A decision has two levels.  First every task with an arm left computes
  * its best candidate x_i with an acquisition function over its posterior
@@ -79,7 +80,7 @@ static const char *const cost_kind_names[] = {
 	"none", "size_linear", "size_loglinear", "size_gp"
 };
 
-/* default greedy rule under hybrid, chosen by measurement (docs/scheduler.md) */
+/* default greedy rule under hybrid, chosen by measurement (docs/scheduler.md 3) */
 #define POLICY_DEFAULT_GREEDY POLICY_MAX_EI
 /* cost floor of the relative cost c~ of cost-aware UCB */
 #define POLICY_DEFAULT_COST_FLOOR 0.05
@@ -384,7 +385,7 @@ PolicyRandUniform(uint64_t *state)
  * beta_t.  A positive params->beta is used as is.  Otherwise Srinivas et
  * al. (2010) Theorem 1 for a finite decision set,
  * beta_t = 2 log(K t^2 pi^2 / (6 delta)), with t = n_obs + 1 (the task's
- * own clock; algorithm.md 2.3 default, avoids log 0).
+ * own clock; docs/scheduler.md 2, avoids log 0).
  */
 double
 PolicyBeta(const PolicyParams *params, int K, int n_obs)
@@ -1262,7 +1263,7 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 
 	/*
 	 * Restrict the greedy and random rules: first to the tasks never served
-	 * (warm start, algorithm.md 3), then to those with the fewest runs in
+	 * (warm start, docs/scheduler.md 3), then to those with the fewest runs in
 	 * flight, so that M devices spread over M tasks before any task gets a
 	 * second one while its first result is pending.  [R] not confirmed by
 	 * the paper's text.

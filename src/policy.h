@@ -407,8 +407,8 @@ extern uint64_t PolicyRandNext(uint64_t *state);
 extern double PolicyRandUniform(uint64_t *state);
 
 /* ----------------------------------------------------------------------
- * Cost model: what a task's runs will cost before they run (algorithm.md
- * 2.4).  Learned from the runtimes of history rows and the sizes (rows,
+ * Cost model: what a task's runs will cost before they run (docs/scheduler.md
+ * 4).  Learned from the runtimes of history rows and the sizes (rows,
  * features) of their data sets; see policy.c.  Usable live as well.
  * ----------------------------------------------------------------------
  */

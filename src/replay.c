@@ -2,7 +2,7 @@
  *
  * replay.c
  *	  Discrete-event replay simulator of multi-tenant model selection
- *	  (algorithm.md 4 and 5) and the CSV reader it needs.
+ *	  (docs/scheduler.md 5) and the CSV reader it needs.
  *
  * One run replays one policy on one draw.  Tenant i's run of model k takes
  * cost[i][k] seconds of one of M devices and then reveals quality[i][k]
@@ -10,7 +10,7 @@
  *
  *	 1. every free device, in index order, asks the policy for a
  *		(tenant, arm); the posteriors are conditioned on finished runs only
- *		and running arms are excluded (algorithm.md 4); if nothing can run
+ *		and running arms are excluded (docs/scheduler.md 5); if nothing can run
  *		the device idles until the next completion;
  *	 2. time jumps to the next completion(s); each reveals its result,
  *		appends one observation to the tenant's GpState (O(K t), no refit)
@@ -23,9 +23,9 @@
  * decision costs O(K t) for that tenant plus O(n) to pick among tenants.
  *
  * Each draw permutes the rows with a seeded generator: tenants first, then
- * the prior rows, disjoint (algorithm.md pitfall 4).  Curves are compared
+ * the prior rows, disjoint (docs/scheduler.md 5).  Curves are compared
  * on a common grid and times to a loss target are read from the exact
- * steps (pitfall 9).
+ * steps (docs/scheduler.md 5).
  *
  * IDENTIFICATION
  *	  src/replay.c

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * replay.h
- *	  Replay simulator of multi-tenant model selection (algorithm.md 4, 5):
+ *	  Replay simulator of multi-tenant model selection (docs/scheduler.md 5):
  *	  a discrete-event simulation over a quality matrix (and optionally a
  *	  cost matrix) that runs the same policy code as the live scheduler.
  *
@@ -45,7 +45,7 @@
  * PolicyFromName() name and options are
  *	 cost           cost-aware acquisition (and gain-per-second task score)
  *	 acq=ucb|ei     arm acquisition
- *	 beta=X         constant beta (default: the schedule of algorithm.md 2.3)
+ *	 beta=X         constant beta (default: the schedule of docs/scheduler.md 2)
  *	 delta=X        schedule delta
  *	 floor=X        relative cost floor of cost-aware UCB
  *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
@@ -56,7 +56,7 @@
  *	 lah=X          ... of its next candidates up to X estimated seconds
  *	 tc=0|1         divide greedy task scores by the cost of the candidate
  *	 warm=0|1       serve every tenant once first (greedy and random rules)
- *	 w=N            hybrid fairness window in decisions (0: 2 x tenants)
+ *	 w=N            hybrid fairness window in decisions (0: 3 x tenants)
  *	 s=N            hybrid streak limit (0: off)
  *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
  *	 spread=0|1     several devices: prefer tenants with fewer runs in flight

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * rundir.c
- *	  Run directories: <easeml.run_directory>/<run id>, one per run, where
- *	  the trainer writes its log and result files.
+ *	  Run directories: <easeml.run_directory>/<run id>, one per run: the
+ *	  trainer's log and its scratch files (src/trainer_protocol.h; results
+ *	  travel through the database).
  *
  * A directory outlives its trainer so that runs.log_path can be read
  * later; it is removed once its run is gone (its task was dropped, or the

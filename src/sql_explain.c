@@ -60,7 +60,7 @@ VisibleStatus(int64 task_id)
 
 /*
  * The spec the "auto" policy runs: the scheduler's last recorded choice
- * (easeml.policy_choices, docs/scheduler.md 7.6), or NULL before one.
+ * (easeml.policy_choices, docs/scheduler.md 7.7), or NULL before one.
  * Call connected to SPI as the bootstrap superuser.
  */
 static char *
