@@ -9,7 +9,7 @@
 #             and tenant_bo, --overhead 1, cost model size_gp: CPU seconds
 #             (prior and cost-model fits per draw included; default, which
 #             is auto, would add its choice's inner replays, docs/
-#             scheduler.md 7.6);
+#             scheduler.md 7.7);
 #   dense     the same with --dense-prior-fit (the prior's hyperparameter
 #             grid scored with K x K factorisations, as before the low-rank
 #             form), only up to DENSE_MAX arms (default 1200): the peer;
