@@ -35,6 +35,8 @@ make -s PG_CONFIG="$PG_CONFIG"
 make -s PG_CONFIG="$PG_CONFIG" install
 
 if want unit; then
+	echo "== documentation links"
+	scripts/check_docs.sh
 	echo "== unit tests (GP, policies, replay, trainer)"
 	make -s PG_CONFIG="$PG_CONFIG" unittest
 	make -s PG_CONFIG="$PG_CONFIG" easeml-replay
