@@ -119,6 +119,28 @@ AddMetrics(json_object *obj, const TrMetrics *fm, const double *quality, int fol
 		}
 	}
 	TrMetricsToJson(&mean, obj);
+	/*
+	 * The quality of every metric of the kind (the mean over folds, as the
+	 * score is): easeml.alter_task ranks the run by another metric from it
+	 * without training again (docs/data.md, section 7).
+	 */
+	{
+		json_object *q = json_object_new_object();
+		int			lo = fm[0].kind == TR_KIND_REGRESSION ? TR_M_R2 : TR_M_ACCURACY;
+		int			hi = fm[0].kind == TR_KIND_REGRESSION ? TR_M__COUNT : TR_M_R2;
+
+		for (int j = lo; j < hi; j++)
+		{
+			double		s = 0.0;
+
+			for (int f = 0; f < folds; f++)
+				s += TrMetricQuality(&fm[f], j);
+			s /= folds;
+			json_object_object_add(q, TrMetricName(j),
+								   isfinite(s) ? json_object_new_double(s) : NULL);
+		}
+		json_object_object_add(obj, "quality", q);
+	}
 	if (folds > 1)
 	{
 		json_object *arr = json_object_new_array();
