@@ -4336,7 +4336,9 @@ AS 'MODULE_PATHNAME', 'easeml_alter_task'
 LANGUAGE C VOLATILE
 -- [identity] it runs statements as a superuser and as the caller
 -- (src/identity.c): never with the caller's search_path
-SET search_path = pg_catalog, pg_temp;
+SET search_path = pg_catalog, pg_temp
+-- new features or folds profile and copy the source, as refresh does
+SET jit = off;
 COMMENT ON FUNCTION easeml.alter_task(text, text, text[], int, boolean) IS
 	'change the metric, features, folds or auto_deploy of one of your tasks; returns its row';
 

@@ -94,7 +94,7 @@ is( query_as(
 	SELECT count(*) FILTER (WHERE snapshot_version = 1 AND stale)
 		   || '/' || bool_and(stale = (snapshot_version = 1))
 	  FROM easeml.leaderboard WHERE task = 'iris'}),
-	"$succeeded/t",
+	"$succeeded/true",
 	'the runs of version 1 stay on the leaderboard, stale');
 is( query_as(
 		$node, 'lab_a', q{
@@ -106,7 +106,7 @@ like(query_as($node, 'lab_a', q{SELECT easeml.predict('iris', ARRAY[1.4, 0.2]::f
 	qr/^\S+$/, 'predict reads the two new features');
 my $old_best = query_as($node, 'lab_a',
 	"SELECT run_id FROM easeml.leaderboard WHERE task = 'iris' AND stale ORDER BY rank LIMIT 1");
-my ($rc, $out, $err) = $node->psql('postgres', "SELECT easeml.deploy('iris', $old_best::bigint)",
+my ($rc, $out, $err) = $node->psql('postgres', "SELECT easeml.deploy('iris', ${old_best}::bigint)",
 	extra_params => [ '-U', 'lab_a' ]);
 like($err, qr/trained on the task's earlier features/, 'a run of the old features is not deployed');
 
