@@ -2,9 +2,12 @@
 # easeml: plot results as PNG files with gnuplot (docs/results.md, §5).
 #
 #   scripts/plot.sh [--out DIR] [--run RUN_ID]... [--replay-curve CSV] [--no-db]
+#                   [--keep-data]
 #
 # From the database psql connects to (PGHOST, PGPORT, PGDATABASE, PGUSER;
-# a tenant sees its own tasks, an administrator every tenant's):
+# a tenant sees its own tasks, an administrator every tenant's; run as root
+# with no PGUSER, it connects as scripts/setup.sh does: as the postgres OS
+# user, to the database easeml unless PGDATABASE says otherwise):
 #   global_loss.png          global average accuracy loss over time
 #   leaderboard-<task>.png   each task's runs, best first, as bars
 #   best_so_far-<n>.png      each tenant's best score so far, one line a task
@@ -15,6 +18,7 @@
 # median_loss):
 #   replay_loss.png          mean loss over simulated time, one line a policy
 #
+# --keep-data also leaves the tab-separated data it plotted in DIR/data.
 # Prints the files it wrote.  Names tenants write (tasks, roles) reach
 # gnuplot only as data, never as commands; file names use ids.
 set -euo pipefail
@@ -23,12 +27,14 @@ out=.
 runs=()
 replay=
 use_db=1
+keep_data=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift 2 ;;
 	--run) runs+=("$2"); shift 2 ;;
 	--replay-curve) replay=$2; shift 2 ;;
 	--no-db) use_db=0; shift ;;
+	--keep-data) keep_data=1; shift ;;
 	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
 	*) echo "plot.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -47,11 +53,25 @@ fi
 command -v gnuplot >/dev/null || { echo "plot.sh: gnuplot is not installed (apt-get install gnuplot-nox)" >&2; exit 1; }
 mkdir -p "$out"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+keep() {
+	if [ "$keep_data" = 1 ]; then
+		mkdir -p "$out/data"
+		cp "$tmp"/*.tsv "$out/data/" 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap keep EXIT
+
+# root has no role of its own: connect as scripts/setup.sh does
+psql_cmd=(psql)
+if [ "$(id -u)" = 0 ] && [ -z "${PGUSER:-}" ]; then
+	psql_cmd=(runuser -u postgres -- psql)
+	export PGDATABASE=${PGDATABASE:-easeml}
+fi
 
 # rows of a query as tab-separated values (names stay data: never a command)
 query() {
-	psql -XAtq -v ON_ERROR_STOP=1 -F $'\t' -c "$1" </dev/null
+	"${psql_cmd[@]}" -XAtq -v ON_ERROR_STOP=1 -F $'\t' -c "$1" </dev/null
 }
 
 # run gnuplot on a script; say which PNG it wrote
@@ -60,6 +80,26 @@ draw() {
 	gnuplot "$script"
 	[ -s "$png" ] || { echo "plot.sh: gnuplot wrote no $png" >&2; exit 1; }
 	echo "$png"
+}
+
+# "set <axis>range" around the values of column col of the files when they
+# are all one value: gnuplot warns of an autoscaled range that is empty
+range_for() {
+	local axis=$1 col=$2
+	shift 2
+	awk -F'\t' -v col="$col" -v axis="$axis" '
+		NF >= col && $col != "" && $col != "NaN" {
+			v = $col + 0
+			if (n == 0 || v < lo) lo = v
+			if (n == 0 || v > hi) hi = v
+			n++
+		}
+		END {
+			if (n > 0 && lo == hi) {
+				d = (lo < 0 ? -lo : lo) * 0.1 + 0.05
+				printf "set %srange [%.17g:%.17g]\n", axis, lo - d, hi + d
+			}
+		}' "$@"
 }
 
 # the terminal and the look every plot shares
@@ -76,10 +116,13 @@ EOF
 if [ "$use_db" = 1 ]; then
 	# ---- global average accuracy loss over time --------------------------
 	# a task's loss at time t: its best score at the end minus its best by
-	# t; the average is over the tasks with a result by t
+	# t, on its current snapshot; the average is over the tasks with a
+	# result by t
 	query "
-		WITH r AS (SELECT task_id, finished_at AS t, score FROM easeml.runs
-					WHERE status = 'succeeded' AND score IS NOT NULL),
+		WITH r AS (SELECT r.task_id, r.finished_at AS t, r.score
+					 FROM easeml.runs r JOIN easeml.tasks k ON k.id = r.task_id
+					WHERE r.status = 'succeeded' AND r.score IS NOT NULL
+					  AND r.snapshot_version IS NOT DISTINCT FROM k.snapshot_version),
 			 fin AS (SELECT task_id, max(score) AS best FROM r GROUP BY task_id),
 			 t0 AS (SELECT min(t) AS t0 FROM r)
 		SELECT round(extract(epoch FROM ts.t - t0.t0)::numeric, 3), avg(fin.best - b.best_by)
@@ -96,6 +139,8 @@ set title "Global average accuracy loss over time"
 set xlabel "seconds since the first result"
 set ylabel "average over tasks of (final best - best so far)"
 set key off
+$(range_for x 1 "$tmp/global.tsv")
+$(range_for y 2 "$tmp/global.tsv")
 plot "$tmp/global.tsv" using 1:2 with steps linewidth 2
 EOF
 		} >"$tmp/global.gp"
@@ -117,6 +162,8 @@ set key off
 set xtics rotate by -45 noenhanced
 set ylabel "score"
 set yrange [*:*]
+$(range_for y 3 "$tmp/lb-$task.tsv")
+$([ "$(wc -l <"$tmp/lb-$task.tsv")" = 1 ] && echo 'set xrange [-1:1]')
 plot "$tmp/lb-$task.tsv" using 0:3:xticlabels(2) with boxes
 EOF
 		} >"$tmp/lb-$task.gp"
@@ -134,11 +181,17 @@ EOF
 				   ON x.name = t.tenant AND x.n = $n
 				ORDER BY t.id" >"$tmp/tasks-$n"
 		while read -r task; do
+			# the best so far starts again on each snapshot version (a
+			# refresh): a blank line between versions breaks the line
 			query "SELECT round(extract(epoch FROM r.finished_at - t.created_at)::numeric, 3),
-						  max(r.score) OVER (ORDER BY r.finished_at, r.id)
+						  max(r.score) OVER (PARTITION BY r.snapshot_version
+											 ORDER BY r.finished_at, r.id),
+						  coalesce(r.snapshot_version, 0)
 					 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
 					WHERE r.task_id = $task AND r.status = 'succeeded' AND r.score IS NOT NULL
-					ORDER BY r.finished_at, r.id" >"$tmp/bsf-$n-$ntasks.tsv"
+					ORDER BY r.finished_at, r.id" |
+				awk -F'\t' -v OFS='\t' 'NR > 1 && $3 != v { print "" } { v = $3; print $1, $2 }' \
+					>"$tmp/bsf-$n-$ntasks.tsv"
 			[ -s "$tmp/bsf-$n-$ntasks.tsv" ] || continue
 			query "SELECT name FROM easeml.tasks WHERE id = $task" >>"$tmp/bsf-$n.titles"
 			ntasks=$((ntasks + 1))
@@ -152,6 +205,8 @@ set xlabel "seconds since the task was declared"
 set ylabel "best score so far"
 set key noenhanced
 titles = system("cat '$tmp/bsf-$n.titles'")
+$(range_for x 1 "$tmp"/bsf-"$n"-*.tsv)
+$(range_for y 2 "$tmp"/bsf-"$n"-*.tsv)
 plot for [i = 0:$((ntasks - 1))] sprintf("$tmp/bsf-$n-%d.tsv", i) using 1:2 with steps linewidth 2 title word(titles, i + 1)
 EOF
 		} >"$tmp/bsf-$n.gp"
@@ -173,12 +228,19 @@ EOF
 			>"$tmp/curve-$run.title"
 		# families without a training loss (k-NN, forests) show their score only
 		lines='"" using 1:3 axes x1y2 with points pointtype 7 pointsize 1.5 title "validation score"'
+		ycol=3
 		if [ "$(query "SELECT count(loss) > 0 FROM easeml.run_progress WHERE run_id = $run")" = t ]; then
+			ycol=2
 			lines="\"$tmp/curve-$run.tsv\" using 1:2 with linespoints title \"training loss\", $lines"
 		else
 			lines="\"$tmp/curve-$run.tsv\" using 1:3 axes x1y2 with points pointtype 7 pointsize 1.5 title \"validation score\""
 			lines="$lines, \"\" using 1:3 with points pointtype 7 pointsize 1.5 notitle"
 		fi
+		# one epoch is one point, a constant loss a flat line: ranges
+		# around them (an autoscaled range of one value is empty)
+		ranges="$(range_for x 1 "$tmp/curve-$run.tsv")
+$(range_for y "$ycol" "$tmp/curve-$run.tsv")
+$(range_for y2 3 "$tmp/curve-$run.tsv")"
 		{
 			header "$out/curve-$run.png"
 			cat <<EOF
@@ -188,6 +250,7 @@ set ylabel "training loss"
 set y2label "validation score"
 set y2tics
 set ytics nomirror
+$ranges
 plot $lines
 EOF
 		} >"$tmp/curve-$run.gp"

@@ -673,6 +673,69 @@ AS $$
 	END
 $$;
 
+-- sqrt(p (1 - p) / n) of an accuracy p on n validation rows; NULL for
+-- other metrics.  The error of runs recorded without one.
+CREATE FUNCTION easeml._binomial_se(metrics jsonb, metric text, score float8)
+RETURNS float8
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT CASE WHEN metric = 'accuracy' AND (metrics ->> 'n_val')::float8 > 0
+				 AND score BETWEEN 0 AND 1
+			THEN sqrt(score * (1 - score) / (metrics ->> 'n_val')::float8) END
+$$;
+
+-- The standard error of a run's score (the quality of metric) from what the
+-- trainer recorded (docs/results.md): its "score_se" when the run was
+-- scored by this metric, else [alter] the error of that metric's quality
+-- (a task whose metric easeml.alter_task changed), else the metric's own
+-- error where the quality is the metric itself, else the binomial error of
+-- an accuracy.  NULL when unknown.
+CREATE FUNCTION easeml._score_se(metrics jsonb, metric text, score float8)
+RETURNS float8
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce(
+		CASE WHEN metrics ->> 'metric' = metric THEN (metrics ->> 'score_se')::float8 END,
+		(metrics -> 'quality_se' ->> metric)::float8,
+		CASE WHEN metric IN ('accuracy', 'balanced_accuracy', 'macro_f1', 'roc_auc', 'r2')
+			 THEN (metrics ->> (metric || '_se'))::float8 END,
+		easeml._binomial_se(metrics, metric, score))
+$$;
+
+-- The standard error of a run's value of metric, in the metric's units.
+CREATE FUNCTION easeml._metric_se(metrics jsonb, metric text, score float8)
+RETURNS float8
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce((metrics ->> (metric || '_se'))::float8,
+					easeml._binomial_se(metrics, metric, score))
+$$;
+
+-- The rows a task's scores are measured on: its validation split, or with
+-- folds every row (each is validated once).
+CREATE FUNCTION easeml._validation_rows(n bigint, val_fraction float8, folds int)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT CASE WHEN folds IS NOT NULL THEN n ELSE floor(n * val_fraction)::bigint END
+$$;
+
+-- The smallest difference between two accuracies measured on that many
+-- validation rows that is more than noise: 1.96 standard errors of the
+-- difference of two independent proportions at p = 0.5, the widest case.
+-- A rule of thumb for every score on a 0-1 scale (docs/results.md).
+CREATE FUNCTION easeml._resolvable_difference(validation_rows bigint)
+RETURNS float8
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT CASE WHEN validation_rows > 0 THEN 1.96 * sqrt(0.5 / validation_rows) END
+$$;
+
 -- The errors of a target profile (easeml._profile); returns the usable
 -- rows and classes.  Shared by the declaration, the snapshot and refresh.
 CREATE FUNCTION easeml._check_target(p jsonb, relname text, target text, kind text,
@@ -1189,6 +1252,34 @@ CREATE TRIGGER tasks_validate
 CREATE TRIGGER tasks_wake
 	AFTER INSERT OR UPDATE ON easeml.tasks
 	FOR EACH STATEMENT EXECUTE FUNCTION easeml._wake_trigger();
+
+-- A task whose validation rows cannot tell close scores apart: say so at
+-- declaration (task_overview.small_validation says it later).  After the
+-- row is written, so it sees the measured n_rows.
+CREATE FUNCTION easeml._notice_small_validation()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v			bigint := easeml._validation_rows(NEW.n_rows, NEW.val_fraction, NEW.folds);
+	d			float8 := easeml._resolvable_difference(v);
+BEGIN
+	IF d > 0.05 THEN
+		RAISE NOTICE 'task "%" is scored on % validation row(s): scores closer than % are not told apart',
+			NEW.name, v, round(d::numeric, 2)
+			USING HINT = CASE WHEN NEW.folds IS NULL
+							  THEN 'Set folds (5 scores on every row) or add rows; easeml.leaderboard shows each score''s standard error.'
+							  ELSE 'Add rows; easeml.leaderboard shows each score''s standard error.' END;
+	END IF;
+	RETURN NULL;
+END;
+$$;
+CREATE TRIGGER tasks_small_validation
+	AFTER INSERT ON easeml.tasks
+	FOR EACH ROW WHEN (NEW.n_rows IS NOT NULL)
+	EXECUTE FUNCTION easeml._notice_small_validation();
+REVOKE ALL ON FUNCTION easeml._notice_small_validation() FROM PUBLIC;
 
 -- [locks] Lock the caller's own row of easeml.tenants until the transaction
 -- ends (src/sql_tenant.c), as the superuser (a tenant has no UPDATE on it)
@@ -1728,32 +1819,47 @@ $$;
 -- Views
 -- ---------------------------------------------------------------------------
 -- score is the task metric's quality (higher is better, docs/data.md);
--- metric_value is the metric itself.  Results on an older snapshot
+-- metric_value is the metric itself, score_se and metric_se their
+-- standard errors (docs/results.md).  tied_with_best: on the current
+-- snapshot, within one standard error of the top score, so not told apart
+-- from it by the validation rows; among those the faster run ranks first
+-- (rank 1 is what deploy('best') deploys).  Results on an older snapshot
 -- version are stale and rank after the current ones.
 CREATE VIEW easeml.leaderboard WITH (security_invoker = true) AS
-SELECT t.name AS task,
-	   t.tenant,
-	   rank() OVER (PARTITION BY r.task_id
-					ORDER BY r.snapshot_version IS DISTINCT FROM t.snapshot_version,
-							 r.score DESC, r.seconds, r.id)::int AS rank,
-	   m.name AS model,
-	   m.family,
-	   r.score,
-	   r.seconds,
-	   r.id AS run_id,
-	   r.task_id,
-	   r.finished_at,
-	   coalesce(t.metric, (easeml._metrics(t.kind))[1]) AS metric,
-	   easeml._metric_value(r.metrics, coalesce(t.metric, (easeml._metrics(t.kind))[1]), r.score)
-		   AS metric_value,
-	   r.snapshot_version,
-	   r.snapshot_version IS DISTINCT FROM t.snapshot_version AS stale
-  FROM easeml.runs r
-  JOIN easeml.tasks t ON t.id = r.task_id
-  JOIN easeml.models m ON m.id = r.model_id
- WHERE r.status = 'succeeded' AND r.score IS NOT NULL;
+SELECT l.task, l.tenant,
+	   rank() OVER (PARTITION BY l.task_id
+					ORDER BY l.stale, l.tied_with_best DESC,
+							 CASE WHEN l.tied_with_best THEN l.seconds END,
+							 l.score DESC, l.seconds, l.run_id)::int AS rank,
+	   l.model, l.family, l.score, l.seconds, l.run_id, l.task_id, l.finished_at,
+	   l.metric, l.metric_value, l.snapshot_version, l.stale, l.score_se, l.metric_se,
+	   l.tied_with_best
+  FROM (SELECT b.*,
+			   NOT b.stale AND b.score >= first_value(b.score) OVER w
+				   - coalesce(first_value(b.score_se) OVER w, 0) AS tied_with_best
+		  FROM (SELECT t.name AS task,
+					   t.tenant,
+					   m.name AS model,
+					   m.family,
+					   r.score,
+					   r.seconds,
+					   r.id AS run_id,
+					   r.task_id,
+					   r.finished_at,
+					   mt.metric,
+					   easeml._metric_value(r.metrics, mt.metric, r.score) AS metric_value,
+					   r.snapshot_version,
+					   r.snapshot_version IS DISTINCT FROM t.snapshot_version AS stale,
+					   easeml._score_se(r.metrics, mt.metric, r.score) AS score_se,
+					   easeml._metric_se(r.metrics, mt.metric, r.score) AS metric_se
+				  FROM easeml.runs r
+				  JOIN easeml.tasks t ON t.id = r.task_id
+				  JOIN easeml.models m ON m.id = r.model_id
+				 CROSS JOIN LATERAL (SELECT coalesce(t.metric, (easeml._metrics(t.kind))[1]) AS metric) mt
+				 WHERE r.status = 'succeeded' AND r.score IS NOT NULL) b
+		WINDOW w AS (PARTITION BY b.task_id ORDER BY b.stale, b.score DESC, b.seconds, b.run_id)) l;
 COMMENT ON VIEW easeml.leaderboard IS
-	'succeeded runs per task, best first by the task''s metric; results on an older snapshot are stale';
+	'succeeded runs per task, best first by the task''s metric (among runs within one standard error of the top score, the faster first), each score with its standard error; results on an older snapshot are stale';
 
 CREATE VIEW easeml.task_overview WITH (security_invoker = true) AS
 SELECT t.id AS task_id,
@@ -1769,19 +1875,22 @@ SELECT t.id AS task_id,
 	   count(r.id) FILTER (WHERE r.status IN ('queued', 'running'))::int AS active,
 	   max(r.score) FILTER (WHERE r.status = 'succeeded'
 							AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version) AS best_score,
-	   (SELECT m.name FROM easeml.runs b JOIN easeml.models m ON m.id = b.model_id
-		 WHERE b.task_id = t.id AND b.status = 'succeeded' AND b.score IS NOT NULL
-		   AND b.snapshot_version IS NOT DISTINCT FROM t.snapshot_version
-		 ORDER BY b.score DESC, b.seconds, b.id LIMIT 1) AS best_model,
+	   (SELECT l.model FROM easeml.leaderboard l
+		 WHERE l.task_id = t.id AND l.rank = 1 AND NOT l.stale) AS best_model,
 	   t.status_reason,
 	   coalesce(t.metric, (easeml._metrics(t.kind))[1]) AS metric,
 	   t.folds,
-	   t.snapshot_version
+	   t.snapshot_version,
+	   v.validation_rows,
+	   easeml._resolvable_difference(v.validation_rows) AS resolvable_difference,
+	   easeml._resolvable_difference(v.validation_rows) > 0.05 AS small_validation
   FROM easeml.tasks t
   LEFT JOIN easeml.runs r ON r.task_id = t.id
- GROUP BY t.id;
+ CROSS JOIN LATERAL (SELECT easeml._validation_rows(t.n_rows, t.val_fraction, t.folds)
+						 AS validation_rows) v
+ GROUP BY t.id, v.validation_rows;
 COMMENT ON VIEW easeml.task_overview IS
-	'one row per task: run counts and the best model so far on its current snapshot';
+	'one row per task: run counts, the best score and the leaderboard''s first model on its current snapshot, and how finely its validation rows tell scores apart';
 
 -- Estimated seconds for every (task, candidate): the measured time when it
 -- ran, else the model's seconds per cell (rows x features x folds: a k-fold
@@ -2951,6 +3060,39 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.explain(bigint, int) IS
 	'what the scheduler would train next for one of your tasks: its candidates best first (predicted score and its standard deviation in the task''s score units, estimated seconds, the policy''s acquisition value) and, on the first row, whether and when the task is served, by which rule, and what its prior learned from (docs/scheduler.md)';
 GRANT EXECUTE ON FUNCTION easeml.explain(bigint, int) TO PUBLIC;
+-- easeml.explain by the task's name, as every other tenant function takes
+-- it; the id form above stays.  It runs as the caller: the C function
+-- checks the task is the caller's.
+CREATE FUNCTION easeml.explain(task text, candidates int DEFAULT 5,
+	OUT rank int, OUT model text, OUT predicted_score float8,
+	OUT score_sd float8, OUT est_seconds float8, OUT acquisition float8,
+	OUT why text)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	tid			bigint;
+BEGIN
+	IF task IS NULL THEN
+		RAISE EXCEPTION 'task must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Pass the name or id of one of your tasks: SELECT id, name FROM easeml.tasks.';
+	END IF;
+	SELECT t.id INTO tid FROM easeml.tasks t
+	 WHERE t.tenant OPERATOR(pg_catalog.=) current_user
+	   AND t.name OPERATOR(pg_catalog.=) task;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'task "%" does not exist for tenant "%"', task, current_user
+			USING ERRCODE = 'undefined_object',
+				  HINT = 'SELECT name FROM easeml.tasks lists your tasks.';
+	END IF;
+	RETURN QUERY SELECT * FROM easeml.explain(tid, candidates);
+END;
+$$;
+COMMENT ON FUNCTION easeml.explain(text, int) IS
+	'easeml.explain(bigint, int) for one of your tasks by name';
+GRANT EXECUTE ON FUNCTION easeml.explain(text, int) TO PUBLIC;
 -- [live] fn: what drives the cost of a fit, for the scheduler's cost model
 -- (src/catalog.c, docs/scheduler.md 7.4).  A parameter of a model row is
 -- read as a positive number or not at all: a row the trainer refuses never
@@ -3471,23 +3613,25 @@ AS $$
 	SELECT t.features_version IS NULL OR r.snapshot_version >= t.features_version
 $$;
 
--- The best run of a task that can serve predictions: the leaderboard's
--- order (current snapshot first, then score, then speed), among the
--- succeeded runs whose artifact is kept and that easeml.predict can read
--- (a custom trainer's artifact is its own format).
+-- The run deploy('best') and automatic deployment pick: the first run the
+-- leaderboard ranks (among runs within one standard error of the top
+-- score, the faster) whose model easeml can apply (a built-in family,
+-- artifact stored, and [alter] trained on the task's current features:
+-- easeml._has_features); results on an older snapshot only when the
+-- current one has none.
 CREATE FUNCTION easeml._best_deployable(task_id bigint)
 RETURNS bigint
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT r.id
-	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	  JOIN easeml.models m ON m.id = r.model_id
-	 WHERE r.task_id = _best_deployable.task_id AND r.status = 'succeeded' AND r.score IS NOT NULL
-	   AND m.family <> 'external'
+	SELECT l.run_id
+	  FROM easeml.leaderboard l
+	  JOIN easeml.tasks t ON t.id = l.task_id
+	  JOIN easeml.runs r ON r.id = l.run_id
+	 WHERE l.task_id = _best_deployable.task_id AND l.family <> 'external'
 	   AND easeml._has_features(t, r)
-	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = r.id)
-	 ORDER BY r.snapshot_version IS DISTINCT FROM t.snapshot_version, r.score DESC, r.seconds, r.id
+	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = l.run_id)
+	 ORDER BY l.rank
 	 LIMIT 1
 $$;
 
@@ -3739,10 +3883,12 @@ COMMENT ON VIEW easeml.deployed IS
 	'the active deployment of each of your tasks: the run predict uses';
 GRANT SELECT ON easeml.deployed TO PUBLIC;
 
--- A run ended: say so, say when it is its task's new best, and deploy it
--- when it is the best run the task can deploy and the task deploys
--- automatically.  Runs in the session that ends the run (the scheduler,
--- or easeml.cancel), so the events go out when the run's end commits.
+-- A run ended: say so, say when it is its task's new best, and deploy the
+-- task's best deployable run when this run changed it (it is that run, or
+-- the new top score that decides which runs are tied with the best) and
+-- the task deploys automatically.  Runs in the session that ends the run
+-- (the scheduler, or easeml.cancel), so the events go out when the run's
+-- end commits.
 CREATE FUNCTION easeml._run_ended()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -3751,6 +3897,7 @@ AS $$
 DECLARE
 	t			easeml.tasks;
 	best		bigint;
+	pick		bigint;
 BEGIN
 	IF TG_RELID <> 'easeml.runs'::regclass THEN
 		RAISE EXCEPTION 'easeml._run_ended() only watches easeml.runs'
@@ -3766,16 +3913,16 @@ BEGIN
 	 WHERE r.task_id = t.id AND r.status = 'succeeded' AND r.score IS NOT NULL
 	 ORDER BY r.snapshot_version IS DISTINCT FROM t.snapshot_version, r.score DESC, r.seconds, r.id
 	 LIMIT 1;
-	IF best IS DISTINCT FROM NEW.id THEN
-		RETURN NULL;
+	IF best = NEW.id THEN
+		PERFORM easeml._notify('new_best', NEW.task_id, NEW.id);
 	END IF;
-	PERFORM easeml._notify('new_best', NEW.task_id, NEW.id);
 	IF t.auto_deploy THEN
 		PERFORM easeml._lock_deployments(t.id);
-		IF easeml._best_deployable(t.id) = NEW.id
+		pick := easeml._best_deployable(t.id);
+		IF pick IS NOT NULL AND (best = NEW.id OR pick = NEW.id)
 			AND NOT EXISTS (SELECT 1 FROM easeml.deployments d
-							 WHERE d.task_id = t.id AND d.active AND d.run_id = NEW.id) THEN
-			PERFORM easeml._activate(t.id, NEW.id, 'auto', current_user);
+							 WHERE d.task_id = t.id AND d.active AND d.run_id = pick) THEN
+			PERFORM easeml._activate(t.id, pick, 'auto', current_user);
 		END IF;
 	END IF;
 	RETURN NULL;
@@ -3790,9 +3937,9 @@ CREATE TRIGGER runs_ended
 	EXECUTE FUNCTION easeml._run_ended();
 
 -- Artifact retention, as before, but a large artifact is also kept while
--- its run is deployed, or is the deployment a rollback returns to (the
--- latest two deployments not rolled back; rollback skips older ones whose
--- artifact is gone).
+-- its run is deployed, is the deployment a rollback returns to (the latest
+-- two deployments not rolled back; rollback skips older ones whose
+-- artifact is gone), or is what deploy('best') would deploy.
 CREATE OR REPLACE FUNCTION easeml._keep_artifacts(run_id bigint)
 RETURNS void
 LANGUAGE plpgsql
@@ -3802,6 +3949,7 @@ DECLARE
 	cap			bigint := pg_size_bytes(coalesce(current_setting('easeml.artifact_max_bytes', true), '16MB'));
 	tid			bigint;
 	best		bigint;
+	pick		bigint;
 BEGIN
 	SELECT task_id INTO tid FROM easeml.runs WHERE id = run_id;
 	DELETE FROM easeml.artifacts a USING easeml.runs r
@@ -3809,9 +3957,11 @@ BEGIN
 	SELECT r.id INTO best FROM easeml.runs r
 	 WHERE r.task_id = tid AND r.status = 'succeeded' AND r.score IS NOT NULL
 	 ORDER BY r.score DESC, r.seconds, r.id LIMIT 1;
+	pick := easeml._best_deployable(tid);
 	DELETE FROM easeml.artifacts a USING easeml.runs r
 	 WHERE a.run_id = r.id AND r.task_id = tid AND a.bytes > cap
-	   AND r.id IS DISTINCT FROM best AND r.status IN ('succeeded', 'failed', 'cancelled', 'interrupted')
+	   AND r.id IS DISTINCT FROM best AND r.id IS DISTINCT FROM pick
+	   AND r.status IN ('succeeded', 'failed', 'cancelled', 'interrupted')
 	   AND r.id NOT IN (SELECT d.run_id FROM easeml.deployments d
 						 WHERE d.task_id = tid AND d.rolled_back_at IS NULL
 						 ORDER BY d.id DESC LIMIT 2);

@@ -90,15 +90,23 @@ SELECT why LIKE '%prior: classification history only, 3 seed row(s) and 0 other 
 UPDATE easeml.tasks SET status = 'paused' WHERE name = 'ex_reg';
 SELECT rank, model, why FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'ex_reg'));
 UPDATE easeml.tasks SET status = 'active' WHERE name = 'ex_reg';
+-- by name, as every other tenant function: the same rows as by id
+SELECT (SELECT array_agg(model ORDER BY rank) FROM easeml.explain('ex_cls', 3))
+	 = (SELECT array_agg(model ORDER BY rank)
+		  FROM easeml.explain((SELECT id FROM easeml.tasks WHERE name = 'ex_cls'), 3)) AS by_name_same,
+	   (SELECT count(*) FROM easeml.explain('ex_cls', 3)) AS by_name_rows;
 RESET ROLE;
 
 -- another tenant cannot explain, or learn of, a task that is not its own
 SELECT id AS cls_id FROM easeml.tasks WHERE name = 'ex_cls' \gset
 SET ROLE regress_ex_b;
 SELECT regexp_replace(try('SELECT * FROM easeml.explain(' || :cls_id || ')'), '\d+ does', 'N does') AS other_tenant;
+SELECT try('SELECT * FROM easeml.explain(''ex_cls'')') AS other_tenant_by_name;
 RESET ROLE;
 -- bad input
 SELECT try('SELECT * FROM easeml.explain(NULL)');
+SELECT try('SELECT * FROM easeml.explain(NULL::bigint)');
+SELECT try('SELECT * FROM easeml.explain(''no_such_task'')');
 SELECT try('SELECT * FROM easeml.explain(' || :cls_id || ', 0)');
 SELECT try('SELECT * FROM easeml.explain(-1)');
 

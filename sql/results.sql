@@ -259,9 +259,70 @@ RESET ROLE;
 SELECT count(*) AS orphans FROM easeml.deployments d
  WHERE NOT EXISTS (SELECT 1 FROM easeml.tasks t WHERE t.id = d.task_id);
 
+-- every score with its standard error (the trainer's, else an accuracy's
+-- binomial one); runs within one error of the top are tied with it; a
+-- task's validation rows say how close two scores can be told apart
+CREATE TABLE public.res_many AS
+SELECT i * 0.5 AS x1, (ARRAY['a', 'b'])[i % 2 + 1] AS label FROM generate_series(1, 4000) i;
+GRANT SELECT ON public.res_many TO regress_res_a;
+SET ROLE regress_res_a;
+INSERT INTO easeml.tasks (name, source, target, auto_deploy)
+VALUES ('res_se', 'public.res_points', 'label', false);
+INSERT INTO easeml.tasks (name, source, target, folds, auto_deploy)
+VALUES ('res_folded', 'public.res_many', 'label', 2, false);
+RESET ROLE;
+-- res_scored(model, metrics, secs, task): a succeeded run of task that
+-- took about secs seconds
+CREATE FUNCTION public.res_scored(model text, metrics jsonb, secs int, task text DEFAULT 'res_se')
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	rid bigint;
+BEGIN
+	INSERT INTO easeml.runs (task_id, model_id, status, started_at)
+	SELECT t.id, m.id, 'running', clock_timestamp() - make_interval(secs => secs)
+	  FROM easeml.tasks t, easeml.models m
+	 WHERE t.name = task AND m.name = model
+	RETURNING id INTO rid;
+	PERFORM easeml.trainer_artifact(rid, '\x454153454d4c4131'::bytea);
+	PERFORM easeml._finish_run(rid, 'succeeded', 0, metrics::text, NULL);
+	RETURN rid;
+END;
+$$;
+-- the top run is slow; a faster one within its standard error ranks
+-- first (and is what deploy('best') deploys); one outside it does not
+SELECT res_scored('knn-1', '{"score": 0.90, "metric": "accuracy", "accuracy": 0.90, "score_se": 0.05, "accuracy_se": 0.05, "n_val": 12}', 100) AS se_top \gset
+SELECT res_scored('knn-3', '{"score": 0.87, "metric": "accuracy", "accuracy": 0.87, "score_se": 0.04, "accuracy_se": 0.04, "n_val": 12}', 10) AS se_close \gset
+SELECT res_scored('knn-5', '{"score": 0.80, "metric": "accuracy", "accuracy": 0.80, "score_se": 0.03, "accuracy_se": 0.03, "n_val": 12}', 1) AS se_behind \gset
+SELECT res_scored('gnb', '{"score": 0.75, "n_val": 100}', 1) IS NOT NULL AS no_error_recorded;
+SET ROLE regress_res_a;
+SELECT rank, model, score, round(score_se::numeric, 4) AS score_se,
+	   round(metric_se::numeric, 4) AS metric_se, tied_with_best
+  FROM easeml.leaderboard WHERE task = 'res_se' ORDER BY rank;
+SELECT best_model, round(best_score::numeric, 2) AS best_score FROM easeml.task_overview WHERE task = 'res_se';
+SELECT easeml.deploy('res_se') = :se_close AS deploys_the_fast_tied_run;
+RESET ROLE;
+-- automatic deployment follows: a faster run tied with the deployed best
+-- replaces it; a new top score that leaves it behind replaces it in turn
+SET ROLE regress_res_a;
+INSERT INTO easeml.tasks (name, source, target) VALUES ('res_auto', 'public.res_points', 'label');
+RESET ROLE;
+SELECT res_scored('knn-1', '{"score": 0.90, "metric": "accuracy", "score_se": 0.05, "n_val": 12}', 100, 'res_auto') AS auto_slow \gset
+SELECT res_scored('knn-3', '{"score": 0.88, "metric": "accuracy", "score_se": 0.05, "n_val": 12}', 1, 'res_auto') AS auto_fast \gset
+SELECT res_scored('knn-5', '{"score": 0.99, "metric": "accuracy", "score_se": 0.01, "n_val": 12}', 100, 'res_auto') AS auto_top \gset
+SELECT d.run_id = :auto_slow AS slow, d.run_id = :auto_fast AS fast_tied, d.run_id = :auto_top AS new_top,
+	   d.strategy, d.active
+  FROM easeml.deployments d JOIN easeml.tasks t ON t.id = d.task_id
+ WHERE t.name = 'res_auto' ORDER BY d.id;
+SET ROLE regress_res_a;
+SELECT task, validation_rows, round(resolvable_difference::numeric, 3) AS resolvable, small_validation
+  FROM easeml.task_overview WHERE task IN ('res_se', 'res_folded') ORDER BY task;
+RESET ROLE;
+DROP FUNCTION public.res_scored(text, jsonb, int, text);
+
 -- clean up
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_res\_%';
-DROP TABLE public.res_points;
+DROP TABLE public.res_points, public.res_many;
 DROP FUNCTION public.res_try(text), public.res_run(text, text, text, float8, boolean);
 DELETE FROM easeml.models WHERE name = 'res-custom';
 DROP ROLE regress_res_a, regress_res_b;

@@ -45,7 +45,9 @@ system('easeml-replay', '--quality', "$oboe/error_matrix.csv", '--error',
 	'--draws', '2', '--tenants', '5', '--policies', 'popular,rr', '--curve', $curve) == 0
   or die "easeml-replay failed";
 
-# plot.sh as a role; returns the files it says it wrote
+# plot.sh as a role; returns the files it says it wrote ($plot_err: what
+# it printed on stderr)
+my $plot_err;
 sub plot
 {
 	my ($role, $dir, @args) = @_;
@@ -57,6 +59,7 @@ sub plot
 	my $ok = IPC::Run::run([ 'bash', "$ENV{TESTDIR}/scripts/plot.sh", '--out', $dir, @args ],
 		'>', \$out, '2>', \$err);
 	note $err if $err;
+	$plot_err = $err // '';
 	ok($ok, "plot.sh as $role exits 0");
 	return map { s/^\Q$dir\E\///r } split /\n/, $out;
 }
@@ -98,6 +101,39 @@ is_deeply([ sort @files ],
 		map { "curve-$_.png" } grep { query_as($node, 'lab_a', "SELECT count(*) FROM easeml.runs WHERE id = $_") } @deployed ],
 	'a tenant plots its own task only, with its deployed run\'s learning curve');
 is(scalar(grep { !is_png("$tmp/lab_a/$_") } @files), 0, 'and those are valid PNGs');
+
+# a one-epoch learning curve is a point with ranges around it, drawn
+# without gnuplot's warnings about an empty range
+my $single = $node->safe_psql('postgres', qq{
+	SELECT p.run_id FROM easeml.run_progress p JOIN easeml.runs r ON r.id = p.run_id
+	 WHERE r.task_id = $task{'lab_a/iris'} GROUP BY p.run_id HAVING count(*) = 1 ORDER BY 1 LIMIT 1});
+ok($single ne '', 'a run has a one-epoch learning curve');
+@files = plot('lab_a', "$tmp/single", '--run', $single);
+ok((grep { $_ eq "curve-$single.png" } @files) && is_png("$tmp/single/curve-$single.png"),
+	'the one-epoch curve is drawn');
+unlike($plot_err, qr/warning|empty/i, 'without gnuplot warnings');
+
+# after a refresh the best so far starts again: the old snapshot's best
+# is not carried over (its series is broken by a blank line)
+query_as($node, 'lab_a', "SELECT easeml.refresh('iris')");
+ok( $node->poll_query_until('postgres', qq{
+		SELECT count(*) > 0 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+		 WHERE t.name = 'iris' AND t.tenant = 'lab_a' AND r.status = 'succeeded'
+		   AND r.snapshot_version = t.snapshot_version}),
+	'a run succeeds on the new snapshot');
+@files = plot('lab_a', "$tmp/refreshed", '--keep-data');
+ok((grep { $_ eq 'best_so_far-1.png' } @files) && is_png("$tmp/refreshed/best_so_far-1.png"),
+	'best so far is drawn after a refresh');
+my $bsf = slurp_file("$tmp/refreshed/data/bsf-1-0.tsv");
+my ($new_part) = $bsf =~ /\n\n(.*)\z/s;
+ok(defined $new_part, 'the best-so-far series breaks at the refresh');
+my @new_rows = split /\n/, ($new_part // '');
+my $new_first = (split /\t/, ($new_rows[0] // ''))[1];
+is($new_first, query_as($node, 'lab_a', qq{
+	SELECT r.score FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'iris' AND r.status = 'succeeded' AND r.snapshot_version = t.snapshot_version
+	 ORDER BY r.finished_at, r.id LIMIT 1}),
+	'and starts again from the new snapshot\'s first result');
 
 # bad arguments are refused before anything is drawn
 my ($ret, $out, $err);

@@ -170,6 +170,7 @@ TrClassificationMetrics(int n, int k, const int *y, const int *pred,
 		m->v[j] = NAN;
 	m->kind = TR_KIND_CLASSIFICATION;
 	m->rmse_const = m->mae_const = NAN;
+	TrMetricsClearErrors(m);
 	if (n <= 0 || k <= 0 || tp == NULL || truth == NULL || predicted == NULL)
 	{
 		free(tp);
@@ -232,6 +233,7 @@ TrRegressionBaselines(int n, const double *t, TrMetrics *m)
 		m->v[j] = NAN;
 	m->kind = TR_KIND_REGRESSION;
 	m->rmse_const = m->mae_const = NAN;
+	TrMetricsClearErrors(m);
 	if (n <= 0 || (sorted = malloc(sizeof(double) * n)) == NULL)
 		return;
 	for (int i = 0; i < n; i++)

@@ -48,6 +48,9 @@ typedef struct TrMetrics
 {
 	int			kind;			/* TR_KIND_* */
 	double		v[TR_M__COUNT];
+	/* standard errors (tr_metrics_se.c): of v, and of each metric's quality */
+	double		se[TR_M__COUNT];
+	double		quality_se[TR_M__COUNT];
 	/* regression baselines: errors of the best constant prediction */
 	double		rmse_const;
 	double		mae_const;
@@ -67,6 +70,16 @@ extern void TrClassificationMetrics(int n, int k, const int *y, const int *pred,
 extern void TrRegressionMetrics(int n, const double *t, const double *pred,
 								TrMetrics *m);
 extern void TrRegressionBaselines(int n, const double *t, TrMetrics *m);
+
+/*
+ * The standard error of every metric of m and of its quality, from the
+ * same predictions (tr_metrics_se.c); pred is NULL for regression, t NULL
+ * for classification.  Leaves NaN where it cannot tell.
+ */
+extern void TrMetricsStandardErrors(int n, int k, const int *y, const int *pred,
+									const double *proba, const double *t,
+									const double *fit, TrMetrics *m);
+extern void TrMetricsClearErrors(TrMetrics *m);
 
 /* the quality (higher is better) of metric id; NaN when undefined */
 extern double TrMetricQuality(const TrMetrics *m, TrMetricId id);

@@ -79,6 +79,7 @@ FoldMetrics(const TrData *data, const TrResult *res, TrMetrics *m)
 			m->v[j] = NAN;
 		m->kind = data->kind;
 		m->rmse_const = m->mae_const = NAN;
+		TrMetricsClearErrors(m);
 		m->v[TR_M_ACCURACY] = res->score;
 	}
 	else
@@ -89,57 +90,95 @@ FoldMetrics(const TrData *data, const TrResult *res, TrMetrics *m)
 	}
 }
 
+/* the standard deviation (ddof 1) of n values around their mean */
+static double
+FoldSd(const double *v, int n)
+{
+	double		mean = Mean(v, n),
+				ss = 0.0;
+
+	for (int i = 0; i < n; i++)
+		ss += (v[i] - mean) * (v[i] - mean);
+	return sqrt(ss / (n - 1));
+}
+
+static json_object *
+JsonError(double se)
+{
+	return isfinite(se) ? json_object_new_double(se) : NULL;
+}
+
 /*
  * Every metric of the task's kind into the metrics object: the value, or
  * with folds the mean over folds, with "<metric>_sd" (the folds' standard
  * deviation, ddof 1), "folds" and "fold_scores" (each fold's quality).
+ * Each metric's standard error goes with it as "<metric>_se", and that of
+ * the run's quality as "score_se": across folds (sd / sqrt(folds)) with
+ * folds, else the bootstrap's over the validation rows (tr_metrics_se.c).
  */
 static void
-AddMetrics(json_object *obj, const TrMetrics *fm, const double *quality, int folds)
+AddMetrics(json_object *obj, const TrMetrics *fm, const double *quality, int folds,
+		   int metric)
 {
 	TrMetrics	mean = fm[0];
 
 	for (int j = 0; j < TR_M__COUNT; j++)
 	{
-		double		s = 0.0,
-					ss = 0.0;
+		double		v[TR_MAX_FOLDS];
+		char		key[64];
 
 		for (int f = 0; f < folds; f++)
-			s += fm[f].v[j];
-		mean.v[j] = s / folds;
-		if (folds > 1 && isfinite(mean.v[j]) && TrMetricName(j) != NULL &&
-			(fm[0].kind == TR_KIND_REGRESSION) == (j >= TR_M_R2))
+			v[f] = fm[f].v[j];
+		mean.v[j] = Mean(v, folds);
+		if (TrMetricName(j) == NULL || !isfinite(mean.v[j]) ||
+			(fm[0].kind == TR_KIND_REGRESSION) != (j >= TR_M_R2))
+			continue;
+		if (folds > 1)
 		{
-			char		key[64];
+			double		sd = FoldSd(v, folds);
 
-			for (int f = 0; f < folds; f++)
-				ss += (fm[f].v[j] - mean.v[j]) * (fm[f].v[j] - mean.v[j]);
 			snprintf(key, sizeof(key), "%s_sd", TrMetricName(j));
-			json_object_object_add(obj, key, json_object_new_double(sqrt(ss / (folds - 1))));
+			json_object_object_add(obj, key, json_object_new_double(sd));
+			snprintf(key, sizeof(key), "%s_se", TrMetricName(j));
+			json_object_object_add(obj, key, json_object_new_double(sd / sqrt(folds)));
+		}
+		else
+		{
+			snprintf(key, sizeof(key), "%s_se", TrMetricName(j));
+			json_object_object_add(obj, key, JsonError(fm[0].se[j]));
 		}
 	}
 	TrMetricsToJson(&mean, obj);
+	json_object_object_add(obj, "score_se", folds > 1 ?
+						   JsonError(FoldSd(quality, folds) / sqrt(folds)) :
+						   JsonError(fm[0].quality_se[metric]));
 	/*
-	 * The quality of every metric of the kind (the mean over folds, as the
-	 * score is): easeml.alter_task ranks the run by another metric from it
-	 * without training again (docs/data.md, section 7).
+	 * [alter] The quality of every metric of the kind and its standard
+	 * error (the mean over folds and its error, as for the score):
+	 * easeml.alter_task ranks the run by another metric from them without
+	 * training again (docs/data.md, section 7).
 	 */
 	{
 		json_object *q = json_object_new_object();
+		json_object *qse = json_object_new_object();
 		int			lo = fm[0].kind == TR_KIND_REGRESSION ? TR_M_R2 : TR_M_ACCURACY;
 		int			hi = fm[0].kind == TR_KIND_REGRESSION ? TR_M__COUNT : TR_M_R2;
 
 		for (int j = lo; j < hi; j++)
 		{
-			double		s = 0.0;
+			double		v[TR_MAX_FOLDS];
+			double		mq;
 
 			for (int f = 0; f < folds; f++)
-				s += TrMetricQuality(&fm[f], j);
-			s /= folds;
-			json_object_object_add(q, TrMetricName(j),
-								   isfinite(s) ? json_object_new_double(s) : NULL);
+				v[f] = TrMetricQuality(&fm[f], j);
+			mq = Mean(v, folds);
+			json_object_object_add(q, TrMetricName(j), JsonError(mq));
+			json_object_object_add(qse, TrMetricName(j),
+								   folds > 1 ? JsonError(FoldSd(v, folds) / sqrt(folds)) :
+								   JsonError(fm[0].quality_se[j]));
 		}
 		json_object_object_add(obj, "quality", q);
+		json_object_object_add(obj, "quality_se", qse);
 	}
 	if (folds > 1)
 	{
@@ -378,7 +417,7 @@ BuildMetrics(const FoldRun *fr, const TrData *data, const TrPrepOptions *opt,
 		return NULL;
 	json_object_object_add(m, "score", json_object_new_double(res->score));
 	json_object_object_add(m, "metric", json_object_new_string(TrMetricName(fr->metric)));
-	AddMetrics(m, fm, quality, folds);
+	AddMetrics(m, fm, quality, folds, fr->metric);
 	json_object_object_add(m, "family", json_object_new_string(fr->fam->name));
 	json_object_object_add(m, "kind", json_object_new_string(
 									  data->kind == TR_KIND_CLASSIFICATION ?

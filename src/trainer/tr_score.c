@@ -4,7 +4,7 @@
  *	  Score a fit's validation rows through the predict module: load the
  *	  artifact the fit returned (tr_predict.h), predict the validation rows
  *	  with it, and compute every metric from the predictions and class
- *	  probabilities.
+ *	  probabilities, each with its standard error (tr_metrics_se.c).
  *
  * The validation rows were encoded by TrPrepare() with EncApply() and the
  * very encoders the artifact stores, which is how easeml.predict() encodes
@@ -37,6 +37,7 @@ Metrics(const TrModel *m, const TrData *data, const double *out, TrMetrics *fm)
 	if (m->kind == TR_KIND_REGRESSION)
 	{
 		TrRegressionMetrics(n, data->tva, out, fm);
+		TrMetricsStandardErrors(n, 0, NULL, NULL, NULL, data->tva, out, fm);
 		return 0;
 	}
 	else
@@ -48,6 +49,7 @@ Metrics(const TrModel *m, const TrData *data, const double *out, TrMetrics *fm)
 		for (int i = 0; i < n; i++)
 			pred[i] = TrModelClass(m, out + (size_t) i * m->n_out);
 		TrClassificationMetrics(n, m->n_classes, data->yva, pred, out, fm);
+		TrMetricsStandardErrors(n, m->n_classes, data->yva, pred, out, NULL, NULL, fm);
 		free(pred);
 	}
 	return 0;

@@ -354,6 +354,60 @@ TestMetrics(void)
 		  "metric names by task kind");
 }
 
+/*
+ * The bootstrap's standard errors: accuracy's agrees with the binomial
+ * sqrt(p (1 - p) / n), it shrinks as the validation set grows (also past
+ * the resample cap), it is the same on every call, and every metric of a
+ * regression gets one
+ */
+static void
+TestMetricErrors(void)
+{
+	static int	y[20000],
+				pred[20000];
+	static double t[400],
+				fit[400];
+	TrMetrics	m,
+				again,
+				big;
+	double		binom = sqrt(0.8 * 0.2 / 100);
+
+	for (int i = 0; i < 20000; i++)
+	{
+		y[i] = i % 2;
+		pred[i] = (i % 10 < 8) ? y[i] : 1 - y[i];	/* 80% right */
+	}
+	TrClassificationMetrics(100, 2, y, pred, NULL, &m);
+	TrMetricsStandardErrors(100, 2, y, pred, NULL, NULL, NULL, &m);
+	CHECK(fabs(m.se[TR_M_ACCURACY] - binom) < 0.3 * binom,
+		  "bootstrap SE of accuracy %g near the binomial %g", m.se[TR_M_ACCURACY], binom);
+	CHECK(m.quality_se[TR_M_ACCURACY] == m.se[TR_M_ACCURACY] &&
+		  isfinite(m.se[TR_M_MACRO_F1]) && isfinite(m.se[TR_M_ROC_AUC]),
+		  "every classification metric has an error");
+	TrClassificationMetrics(100, 2, y, pred, NULL, &again);
+	TrMetricsStandardErrors(100, 2, y, pred, NULL, NULL, NULL, &again);
+	CHECK(again.se[TR_M_ACCURACY] == m.se[TR_M_ACCURACY], "the bootstrap is reproducible");
+	TrClassificationMetrics(20000, 2, y, pred, NULL, &big);
+	TrMetricsStandardErrors(20000, 2, y, pred, NULL, NULL, NULL, &big);
+	CHECK(fabs(big.se[TR_M_ACCURACY] - sqrt(0.16 / 20000)) < 0.3 * sqrt(0.16 / 20000),
+		  "past the resample cap the SE %g still scales as 1/sqrt(n) (%g)",
+		  big.se[TR_M_ACCURACY], sqrt(0.16 / 20000));
+	TrMetricsStandardErrors(1, 2, y, pred, NULL, NULL, NULL, &again);
+	CHECK(isnan(again.se[TR_M_ACCURACY]), "one row: no error");
+
+	for (int i = 0; i < 400; i++)
+	{
+		t[i] = i % 17;
+		fit[i] = t[i] + ((i % 3) - 1);
+	}
+	TrRegressionMetrics(400, t, fit, &m);
+	TrMetricsStandardErrors(400, 0, NULL, NULL, NULL, t, fit, &m);
+	CHECK(m.se[TR_M_R2] > 0 && m.se[TR_M_R2] < 0.05 && m.se[TR_M_RMSE] > 0 &&
+		  m.quality_se[TR_M_RMSE] > 0 && m.se[TR_M_MAE] > 0,
+		  "regression errors: R2 %g RMSE %g (quality %g) MAE %g", m.se[TR_M_R2],
+		  m.se[TR_M_RMSE], m.quality_se[TR_M_RMSE], m.se[TR_M_MAE]);
+}
+
 /* TrPrepare encodes every row through EncApply; the artifact's encoders
  * reproduce the training features, and folds partition the rows */
 static void
@@ -449,4 +503,5 @@ TestData(void)
 	TestFitEncoders();
 	TestPrepareEncoded();
 	TestMetrics();
+	TestMetricErrors();
 }

@@ -3,11 +3,32 @@
 -- Changing a task after its declaration: easeml.alter_task (metric,
 -- features, folds, auto_deploy; docs/sql.md).  The declaration's source
 -- and target checks become easeml._check_source_target, which alter_task
--- shares; a run's quality by any metric comes from what it recorded
--- (easeml._run_quality); runs trained on a task's earlier features are
--- never deployed (tasks.features_version).  easeml.cancel of a running
--- run returns 'cancelling' (C only).
+-- shares; a run's quality by any metric, and its error, come from what it
+-- recorded (easeml._run_quality, metrics.quality_se in easeml._score_se);
+-- runs trained on a task's earlier features are never deployed
+-- (tasks.features_version).  easeml.cancel of a running run returns
+-- 'cancelling' (C only).  After 99zb-score-errors.sql, whose _score_se and
+-- _best_deployable it changes.
 -- ---------------------------------------------------------------------------
+
+-- The standard error of a run's score (the quality of metric) from what the
+-- trainer recorded (docs/results.md): its "score_se" when the run was
+-- scored by this metric, else [alter] the error of that metric's quality
+-- (a task whose metric easeml.alter_task changed), else the metric's own
+-- error where the quality is the metric itself, else the binomial error of
+-- an accuracy.  NULL when unknown.
+CREATE OR REPLACE FUNCTION easeml._score_se(metrics jsonb, metric text, score float8)
+RETURNS float8
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce(
+		CASE WHEN metrics ->> 'metric' = metric THEN (metrics ->> 'score_se')::float8 END,
+		(metrics -> 'quality_se' ->> metric)::float8,
+		CASE WHEN metric IN ('accuracy', 'balanced_accuracy', 'macro_f1', 'roc_auc', 'r2')
+			 THEN (metrics ->> (metric || '_se'))::float8 END,
+		easeml._binomial_se(metrics, metric, score))
+$$;
 
 -- [alter] The quality (runs.score, docs/data.md section 7) of a
 -- succeeded run by a metric, from what the run recorded: its own score for
@@ -312,23 +333,25 @@ AS $$
 	SELECT t.features_version IS NULL OR r.snapshot_version >= t.features_version
 $$;
 
--- The best run of a task that can serve predictions: the leaderboard's
--- order (current snapshot first, then score, then speed), among the
--- succeeded runs whose artifact is kept and that easeml.predict can read
--- (a custom trainer's artifact is its own format).
+-- The run deploy('best') and automatic deployment pick: the first run the
+-- leaderboard ranks (among runs within one standard error of the top
+-- score, the faster) whose model easeml can apply (a built-in family,
+-- artifact stored, and [alter] trained on the task's current features:
+-- easeml._has_features); results on an older snapshot only when the
+-- current one has none.
 CREATE OR REPLACE FUNCTION easeml._best_deployable(task_id bigint)
 RETURNS bigint
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT r.id
-	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	  JOIN easeml.models m ON m.id = r.model_id
-	 WHERE r.task_id = _best_deployable.task_id AND r.status = 'succeeded' AND r.score IS NOT NULL
-	   AND m.family <> 'external'
+	SELECT l.run_id
+	  FROM easeml.leaderboard l
+	  JOIN easeml.tasks t ON t.id = l.task_id
+	  JOIN easeml.runs r ON r.id = l.run_id
+	 WHERE l.task_id = _best_deployable.task_id AND l.family <> 'external'
 	   AND easeml._has_features(t, r)
-	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = r.id)
-	 ORDER BY r.snapshot_version IS DISTINCT FROM t.snapshot_version, r.score DESC, r.seconds, r.id
+	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = l.run_id)
+	 ORDER BY l.rank
 	 LIMIT 1
 $$;
 
