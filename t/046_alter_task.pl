@@ -35,6 +35,7 @@ is( query_as(
 	SELECT count(*) FROM easeml.runs r
 	 WHERE r.status = 'succeeded'
 	   AND (SELECT count(*) FROM jsonb_object_keys(r.metrics -> 'quality')) = 5
+	   AND (SELECT count(*) FROM jsonb_object_keys(r.metrics -> 'quality_se')) = 5
 	   AND abs((r.metrics -> 'quality' ->> 'accuracy')::float8 - r.score) < 1e-12
 	   AND abs((r.metrics -> 'quality' ->> 'log_loss')::float8
 			   - exp(-(r.metrics ->> 'log_loss')::float8)) < 1e-9}),
@@ -60,6 +61,10 @@ is( query_as($node, 'lab_a',
 	SELECT string_agg(id::text, ',' ORDER BY (metrics ->> 'log_loss')::float8, seconds, id)
 	  FROM easeml.runs WHERE status = 'succeeded'}),
 	'the leaderboard ranks the runs by log loss, lowest first');
+is(query_as($node, 'lab_a', q{
+	SELECT count(*) FROM easeml.leaderboard l JOIN easeml.runs r ON r.id = l.run_id
+	 WHERE l.task = 'iris' AND l.score_se = (r.metrics -> 'quality_se' ->> 'log_loss')::float8}),
+	$succeeded, 'each score\'s standard error is that of its log loss quality');
 my $leader = query_as($node, 'lab_a',
 	"SELECT run_id || '/' || model FROM easeml.leaderboard WHERE task = 'iris' AND rank = 1");
 is( query_as(
