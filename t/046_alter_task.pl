@@ -54,13 +54,25 @@ is(query_as($node, 'lab_a', q{
 	 WHERE task = 'iris' AND metric = 'log_loss'
 	   AND abs(score - exp(-metric_value)) < 1e-9 AND NOT stale}),
 	$succeeded, 'every run is scored by its log loss: exp(-log loss)');
-is( query_as($node, 'lab_a',
-		"SELECT string_agg(run_id::text, ',' ORDER BY rank, run_id) FROM easeml.leaderboard WHERE task = 'iris'"),
+# (runs within one standard error of the best rank first, the faster first)
+is( query_as(
+		$node, 'lab_a', q{
+	SELECT string_agg(run_id::text, ',' ORDER BY rank, run_id) FROM easeml.leaderboard
+	 WHERE task = 'iris' AND NOT tied_with_best}),
 	query_as(
 		$node, 'lab_a', q{
-	SELECT string_agg(id::text, ',' ORDER BY (metrics ->> 'log_loss')::float8, seconds, id)
-	  FROM easeml.runs WHERE status = 'succeeded'}),
+	SELECT string_agg(r.id::text, ',' ORDER BY (r.metrics ->> 'log_loss')::float8, r.seconds, r.id)
+	  FROM easeml.runs r JOIN easeml.leaderboard l ON l.run_id = r.id WHERE NOT l.tied_with_best}),
 	'the leaderboard ranks the runs by log loss, lowest first');
+is( query_as(
+		$node, 'lab_a', q{
+	SELECT l.tied_with_best || '/'
+		   || ((SELECT coalesce(max(rank), 0) FROM easeml.leaderboard WHERE task = 'iris' AND tied_with_best)
+			   < (SELECT coalesce(min(rank), 1000) FROM easeml.leaderboard WHERE task = 'iris' AND NOT tied_with_best))
+	  FROM easeml.leaderboard l JOIN easeml.runs r ON r.id = l.run_id
+	 WHERE l.task = 'iris' ORDER BY (r.metrics ->> 'log_loss')::float8, r.id LIMIT 1}),
+	'true/true',
+	'the run of the lowest log loss is among the best, which rank first');
 is(query_as($node, 'lab_a', q{
 	SELECT count(*) FROM easeml.leaderboard l JOIN easeml.runs r ON r.id = l.run_id
 	 WHERE l.task = 'iris' AND l.score_se = (r.metrics -> 'quality_se' ->> 'log_loss')::float8}),
