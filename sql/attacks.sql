@@ -532,6 +532,29 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.deploy('alice_task'); END $d$$c$),
 	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.cancel(alice_running) FROM ids; END $d$$c$),
 	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.set_tenant_limits('regress_mallory'); END $d$$c$);
+
+-- [alter] easeml.alter_task: only the tenant's own tasks, only through the
+-- function, and what it reads as the tenant is the tenant's own
+SET regress.section = 'alter: changing a task after its declaration';
+INSERT INTO cases (expect, harmless_if, sql) VALUES
+	('refused', NULL, $c$SELECT easeml.alter_task('alice_task', metric => 'log_loss')$c$),
+	('refused', NULL, $c$SELECT easeml.alter_task('alice_task', features => '{x1}')$c$),
+	('refused', NULL, $c$SELECT easeml.alter_task('alice_task', auto_deploy => false)$c$),
+	('refused', NULL, $c$SELECT easeml.alter_task($q$alice_task' OR tenant <> current_user OR name = '$q$, folds => 3)$c$),
+	('harmless', '0', $c$WITH u AS (UPDATE easeml.tasks SET metric = 'log_loss' WHERE name = 'alice_task' RETURNING 1) SELECT count(*) FROM u$c$),
+	('refused', NULL, $c$UPDATE easeml.tasks SET metric = 'log_loss' WHERE name = 'mallory_task'$c$),
+	('refused', NULL, $c$UPDATE easeml.tasks SET features = '{x1}', folds = 3 WHERE name = 'mallory_task'$c$),
+	('refused', NULL, $c$UPDATE easeml.tasks SET features_version = 1, feature_types = '{categorical}' WHERE name = 'mallory_task'$c$),
+	('refused', NULL, $c$SELECT easeml._altering(alice_task) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml._apply_alter('regress_alice', t) FROM easeml.tasks t WHERE t.name = 'mallory_task'$c$),
+	('refused', NULL, $c$SELECT easeml._apply_alter('regress_mallory', t) FROM easeml.tasks t WHERE t.name = 'mallory_task'$c$),
+	('refused', NULL, $c$SELECT easeml._altered_task(alice_task, 'log_loss', NULL, NULL, NULL) FROM ids$c$),
+	('refused', NULL, $c$ALTER FUNCTION easeml.alter_task(text, text, text[], int, boolean) SECURITY DEFINER$c$),
+	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.alter_task('alice_task', metric => 'log_loss'); END $d$$c$),
+	-- with the catalog shadowed, her own alteration reads her own table
+	('harmless', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.alter_task('shadowed', features => '{x1,x2}'); PERFORM regress_mallory.unshadow(); END $d$$c$),
+	('harmless', '30', $c$SELECT n_rows FROM easeml.tasks WHERE name = 'shadowed' AND features = '{x1,x2}' AND features_version = snapshot_version$c$),
+	('harmless', NULL, $c$DO $d$ BEGIN IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN RAISE 'fooled'; END IF; END $d$$c$);
 RESET regress.section;
 
 -- [owner] issue 22 review, finding 1: a tenant's type in a table easeml

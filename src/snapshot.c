@@ -53,6 +53,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -62,6 +63,16 @@
 PG_FUNCTION_INFO_V1(easeml_read_rows_as);
 PG_FUNCTION_INFO_V1(easeml_take_snapshot);
 PG_FUNCTION_INFO_V1(easeml_refresh);
+PG_FUNCTION_INFO_V1(easeml_alter_task);
+PG_FUNCTION_INFO_V1(easeml_altering);
+
+/*
+ * The task whose row easeml.alter_task is writing now (0: none).  The
+ * tasks_validate trigger lets metric, features and folds change only
+ * while this says so (easeml._altering); backend memory, which no SQL can
+ * set.
+ */
+static int64 altering_task = 0;
 
 /* OID of easeml.tasks */
 static Oid
@@ -361,4 +372,128 @@ easeml_refresh(PG_FUNCTION_ARGS)
 	SPI_finish();
 	EasemlWakeAtCommit();
 	PG_RETURN_INT32(version);
+}
+
+/*
+ * easeml._altering(task_id): whether easeml.alter_task of this backend is
+ * writing that task's row now.
+ */
+Datum
+easeml_altering(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(altering_task != 0 && altering_task == PG_GETARG_INT64(0));
+}
+
+/*
+ * easeml.alter_task(task, metric, features, folds, auto_deploy): change a
+ * task of the caller's after its declaration (docs/sql.md).  NULL leaves a
+ * value as it is.
+ *
+ *	1. the task's row, locked (as the superuser: the caller's own, by name;
+ *	   42704 otherwise), so alterations and refreshes of one task queue;
+ *	2. the new row, checked as a declaration is (easeml._altered_task) *as
+ *	   the caller*, in a restricted, read-only section: new features or
+ *	   folds read the source as the tenant, as the declaration does;
+ *	3. the row written and its consequences (easeml._apply_alter, as the
+ *	   superuser, with altering_task set so that tasks_validate lets the
+ *	   checked values in): runs ranked by a new metric, a deployment that
+ *	   read other features retired, the best run deployed again under a
+ *	   new metric;
+ *	4. for new features or folds, a new snapshot version as
+ *	   easeml.refresh takes it: queued runs move to it, running ones of
+ *	   older versions are cancelled, older runs stay with their version.
+ *
+ * Returns the task's row as it is now.
+ */
+Datum
+easeml_alter_task(PG_FUNCTION_ARGS)
+{
+	char	   *caller_name;
+	Oid			caller = GetUserId();
+	Oid			ltypes[2] = {NAMEOID, TEXTOID};
+	Datum		lvalues[2];
+	Oid			atypes[5] = {INT8OID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID};
+	Datum		avalues[5];
+	char		anulls[5];
+	Oid			ptypes[2] = {NAMEOID, InvalidOid};
+	Datum		pvalues[2];
+	Oid			ttypes[1] = {INT8OID};
+	Datum		tvalues[1];
+	int64		task_id;
+	int32		version;
+	bool		isnull;
+	Datum		result;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("task must not be NULL"),
+				 errhint("For example SELECT easeml.alter_task('my_task', metric => 'roc_auc');")));
+	/* [binding] refused if the caller only has a tenant's name */
+	caller_name = EasemlCallerName();
+	lvalues[0] = DirectFunctionCall1(namein, CStringGetDatum(caller_name));
+	lvalues[1] = PG_GETARG_DATUM(0);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* 1. the row lock serialises alterations and refreshes of one task */
+	if (ExecAsSuperuser("SELECT id FROM easeml.tasks WHERE tenant = $1 AND name = $2 FOR UPDATE",
+						2, ltypes, lvalues) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the task");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("task \"%s\" does not exist for tenant \"%s\"",
+						text_to_cstring(PG_GETARG_TEXT_PP(0)), caller_name),
+				 errhint("SELECT name FROM easeml.tasks lists your tasks.")));
+	task_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+	/* 2. the new row, checked as the caller */
+	avalues[0] = Int64GetDatum(task_id);
+	anulls[0] = ' ';
+	for (int i = 1; i < 5; i++)
+	{
+		anulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+		avalues[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
+	}
+	if (EasemlExecAsTenant(caller, "SELECT easeml._altered_task($1, $2, $3, $4, $5)",
+						   5, atypes, avalues, anulls, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not check the change of task %lld", (long long) task_id);
+	ptypes[1] = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
+	pvalues[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		elog(ERROR, "easeml._altered_task returned NULL");
+	pvalues[1] = datumCopy(pvalues[1], false, -1);
+	pvalues[0] = lvalues[0];
+
+	/* 3. written as the superuser, the trigger told it is alter_task */
+	altering_task = task_id;
+	PG_TRY();
+	{
+		if (ExecAsSuperuser("SELECT easeml._apply_alter($1, $2)", 2, ptypes, pvalues) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "could not change task %lld", (long long) task_id);
+	}
+	PG_FINALLY();
+	{
+		altering_task = 0;
+	}
+	PG_END_TRY();
+	version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+	/* 4. new features or folds: a new snapshot version, as refresh does */
+	if (!isnull && version > 0)
+		TakeSnapshot(task_id, version, caller);
+
+	/* the row as it is now */
+	tvalues[0] = Int64GetDatum(task_id);
+	if (ExecAsSuperuser("SELECT t FROM easeml.tasks t WHERE t.id = $1", 1, ttypes, tvalues) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not read task %lld", (long long) task_id);
+	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	result = SPI_datumTransfer(result, false, -1);
+	SPI_finish();
+	EasemlWakeAtCommit();
+	PG_RETURN_DATUM(result);
 }

@@ -96,8 +96,11 @@ EasemlOwnRunStatus(int64 run_id)
 /*
  * easeml.cancel(run_id): cancel a run of the caller's (any run, for a
  * superuser).  A queued run is cancelled at once; a running one gets its
- * cancel request and the scheduler stops its trainer.  Returns the run's
- * status; cancelling a cancelled run again just returns it.
+ * cancel request and the scheduler stops its trainer.  Returns what the
+ * run is now: 'cancelled' (a queued run, or one cancelled before), or
+ * 'cancelling' for a running run whose trainer is being stopped (its
+ * runs.status stays 'running', with cancel_requested, until the scheduler
+ * records it cancelled).  Cancelling again just says so.
  */
 PG_FUNCTION_INFO_V1(easeml_cancel);
 
@@ -155,6 +158,9 @@ easeml_cancel(PG_FUNCTION_ARGS)
 					 errmsg("run %lld has already ended: it is %s", (long long) run_id, status),
 					 errhint("Only queued and running runs can be cancelled.")));
 	}
+	/* a running run ends when its trainer has stopped: not yet */
+	if (strcmp(status, "running") == 0)
+		status = "cancelling";
 	EasemlWakeAtCommit();
 	PG_RETURN_TEXT_P(cstring_to_text(status));
 }

@@ -89,7 +89,7 @@ ok($node->poll_query_until('postgres',
 		"SELECT status = 'running' AND pid IS NOT NULL FROM easeml.runs WHERE id = $cancel_run"),
 	'a queued run starts');
 my $cancel_pid = $node->safe_psql('postgres', "SELECT pid FROM easeml.runs WHERE id = $cancel_run");
-is(query_as($node, 'lab_a', "SELECT easeml.cancel($cancel_run)"), 'running',
+is(query_as($node, 'lab_a', "SELECT easeml.cancel($cancel_run)"), 'cancelling',
 	'the tenant asks to cancel it');
 ok($node->poll_query_until('postgres',
 		"SELECT status = 'cancelled' FROM easeml.runs WHERE id = $cancel_run"),

@@ -88,7 +88,7 @@ sub seconds_until_gone
 my ($r) = blocked_runs(1);
 my ($run, $trainer, $backend) = @$r;
 my $t0 = time;
-is(query_as($node, 'lab_a', "SELECT easeml.cancel($run)"), 'running',
+is(query_as($node, 'lab_a', "SELECT easeml.cancel($run)"), 'cancelling',
 	'the tenant cancels a run blocked in its data query');
 my $took = seconds_until_gone($trainer, $backend, $t0);
 ok($took < 2, sprintf('its trainer and its session end within 2 s (%.2f s)', $took));

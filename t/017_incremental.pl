@@ -135,7 +135,7 @@ $node->safe_psql('postgres', qq{
 foreach my $id (@slow)
 {
 	my $tenant = $node->safe_psql('postgres', "SELECT tenant FROM easeml.runs WHERE id = $id");
-	is(query_as($node, $tenant, "SELECT easeml.cancel($id)"), 'running',
+	is(query_as($node, $tenant, "SELECT easeml.cancel($id)"), 'cancelling',
 		"$tenant cancels its slow run $id");
 }
 ok($node->poll_query_until('postgres', qq{

@@ -60,6 +60,9 @@ my $unbound = qr/role "gone" is not the role registered as tenant "gone"/;
 like(as_gone("SELECT easeml.drop_task('secret')"), $unbound, 'drop_task is refused');
 like(as_gone("SELECT easeml.cancel($run)"), $unbound, 'cancel is refused');
 like(as_gone("SELECT easeml.refresh('secret')"), $unbound, 'refresh is refused');
+like(as_gone("SELECT easeml.alter_task('secret', metric => 'log_loss')"), $unbound, 'alter_task is refused');
+like(as_gone("UPDATE easeml.tasks SET metric = 'log_loss' WHERE name = 'secret'"), qr/^$/,
+	'an UPDATE of the metric finds no row of the old tenant\'s');
 like(as_gone("SELECT easeml.deploy('secret')"), $unbound, 'deploy is refused');
 like(as_gone("SELECT easeml.rollback('secret')"), $unbound, 'rollback is refused');
 like(as_gone("SELECT easeml.run_log($run)"), $unbound, 'run_log is refused');

@@ -152,6 +152,34 @@ AddMetrics(json_object *obj, const TrMetrics *fm, const double *quality, int fol
 	json_object_object_add(obj, "score_se", folds > 1 ?
 						   JsonError(FoldSd(quality, folds) / sqrt(folds)) :
 						   JsonError(fm[0].quality_se[metric]));
+	/*
+	 * [alter] The quality of every metric of the kind and its standard
+	 * error (the mean over folds and its error, as for the score):
+	 * easeml.alter_task ranks the run by another metric from them without
+	 * training again (docs/data.md, section 7).
+	 */
+	{
+		json_object *q = json_object_new_object();
+		json_object *qse = json_object_new_object();
+		int			lo = fm[0].kind == TR_KIND_REGRESSION ? TR_M_R2 : TR_M_ACCURACY;
+		int			hi = fm[0].kind == TR_KIND_REGRESSION ? TR_M__COUNT : TR_M_R2;
+
+		for (int j = lo; j < hi; j++)
+		{
+			double		v[TR_MAX_FOLDS];
+			double		mq;
+
+			for (int f = 0; f < folds; f++)
+				v[f] = TrMetricQuality(&fm[f], j);
+			mq = Mean(v, folds);
+			json_object_object_add(q, TrMetricName(j), JsonError(mq));
+			json_object_object_add(qse, TrMetricName(j),
+								   folds > 1 ? JsonError(FoldSd(v, folds) / sqrt(folds)) :
+								   JsonError(fm[0].quality_se[j]));
+		}
+		json_object_object_add(obj, "quality", q);
+		json_object_object_add(obj, "quality_se", qse);
+	}
 	if (folds > 1)
 	{
 		json_object *arr = json_object_new_array();
