@@ -1297,6 +1297,32 @@ ClaimQueued(CatState *state, const CatSlot *free_slots, int nfree)
 }
 
 /*
+ * Start queued refits (a deployed run trained again on every row,
+ * docs/results.md) in free slots, before anything else: the deployment
+ * waits for them.  Returns how many were launched.
+ */
+static int
+ClaimRefits(const CatSlot *free_slots, int nfree)
+{
+	CatClaim	claims[EASEML_MAX_SLOTS];
+	int			nclaims;
+
+	if (nfree == 0)
+		return 0;
+	CatalogBegin("easeml: claiming refits");
+	nclaims = CatalogClaimRefits(free_slots, nfree, claims);
+	CatalogCommit();
+	for (int i = 0; i < nclaims; i++)
+	{
+		LiveWorldClaimed(claims[i].tenant);
+		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
+	}
+	if (nclaims > 0)
+		world_changed = true;
+	return nclaims;
+}
+
+/*
  * Fill free slots: first runs users queued, then the policy's choices,
  * each on a device placement chooses (src/devices.c).
  */
@@ -1376,7 +1402,11 @@ Schedule(void)
 		return;
 	}
 	if (any_queued)
+	{
+		if (ClaimRefits(free_slots, nfree) > 0)
+			nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
 		ClaimQueued(&state, free_slots, nfree);
+	}
 	DecideFreeSlots(&state);
 	refit_pending = LiveWorldRefitStart(&state);
 }
