@@ -93,7 +93,15 @@ BEGIN
 			END IF;
 		END IF;
 	END IF;
-	UPDATE easeml.runs x SET cancel_requested = true
+	-- (a queued one ends here, as easeml.cancel ends it; the scheduler
+	-- stops a running one)
+	UPDATE easeml.runs x
+	   SET cancel_requested = true,
+		   status = CASE WHEN x.status = 'queued' THEN 'cancelled' ELSE x.status END,
+		   finished_at = CASE WHEN x.status = 'queued' THEN clock_timestamp() END,
+		   error = CASE WHEN x.status = 'queued'
+						THEN format('cancelled before it started: task "%s" deploys run %s now',
+									t.name, _activate.run_id) END
 	 WHERE x.task_id = t.id AND x.purpose = 'refit' AND x.status IN ('queued', 'running')
 	   AND x.id IS DISTINCT FROM refit AND NOT x.cancel_requested;
 	UPDATE easeml.deployments d SET active = false
