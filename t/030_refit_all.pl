@@ -104,7 +104,7 @@ is(query_as($node, 'lab_r', q{
 	'the split model of wine_split predicts too');
 
 # a refit cannot be deployed by id
-my ($rc, $out, $err) = $node->psql('postgres', "SELECT easeml.deploy('wine', $refit::bigint)",
+my ($rc, $out, $err) = $node->psql('postgres', "SELECT easeml.deploy('wine', ${refit}::bigint)",
 	extra_params => [ '-U', 'lab_r' ]);
 like($err, qr/cannot be deployed: it is the refit of run $d{wine}{run} on every row/,
 	'deploying a refit by id is refused');
@@ -117,7 +117,7 @@ my $other = $node->safe_psql('postgres', qq{
 my $failing = trainer_script($tmp, 'failing_trainer', 'echo "refit test: no trainer" >&2; exit 1');
 $node->safe_psql('postgres', qq{
 	ALTER SYSTEM SET easeml.trainer_path = '$failing'; SELECT pg_reload_conf();});
-is(query_as($node, 'lab_r', "SELECT easeml.deploy('wine', $other::bigint)"), $other,
+is(query_as($node, 'lab_r', "SELECT easeml.deploy('wine', ${other}::bigint)"), $other,
 	'another run is deployed');
 ok( $node->poll_query_until('postgres', q{
 		SELECT refit_status = 'failed' FROM easeml.deployed WHERE task = 'wine'}),

@@ -26,13 +26,11 @@ ALTER TABLE easeml.runs
 	ADD CONSTRAINT runs_refit_of_check CHECK ((purpose = 'refit') = (refit_of IS NOT NULL));
 COMMENT ON COLUMN easeml.runs.purpose IS
 	'select: trained on the training split and scored on the validation split; refit: run refit_of trained again on every row (no score)';
--- a candidate is in flight at most once per task, besides the refit of a
--- run of it; a run is refitted at most once at a time
+-- a candidate is in flight at most once per task, besides the refits of
+-- runs of it
 DROP INDEX easeml.runs_in_flight_idx;
 CREATE UNIQUE INDEX runs_in_flight_idx ON easeml.runs (task_id, model_id)
 	WHERE status IN ('queued', 'running') AND purpose = 'select';
-CREATE UNIQUE INDEX runs_refit_in_flight_idx ON easeml.runs (refit_of)
-	WHERE status IN ('queued', 'running');
 CREATE INDEX runs_refit_of_idx ON easeml.runs (refit_of) WHERE refit_of IS NOT NULL;
 
 -- [refit] a deployment's refit, and when its artifact took over
@@ -57,12 +55,34 @@ BEGIN
 END;
 $$;
 
--- [refit] Make a run the active deployment of its task; the callers
--- checked it.  With refit_all, the run's refit on every row serves at
--- once when one succeeded before, else one is queued (or the one in
--- flight kept); refits in flight for other runs of the task are cancelled.
-CREATE OR REPLACE FUNCTION easeml._activate(task_id bigint, run_id bigint, strategy text, by name)
+-- [refit] A task deploys another run (easeml.deploy, an automatic
+-- deployment, easeml.rollback): the refits still queued or running for
+-- other deployments are cancelled, but keep (NULL: none).  A queued one
+-- ends here, as easeml.cancel ends it; the scheduler stops a running one.
+CREATE FUNCTION easeml._cancel_refits(task_id bigint, keep bigint, deployed bigint)
 RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	UPDATE easeml.runs x
+	   SET cancel_requested = true,
+		   status = CASE WHEN x.status = 'queued' THEN 'cancelled' ELSE x.status END,
+		   finished_at = CASE WHEN x.status = 'queued' THEN clock_timestamp() END,
+		   error = CASE WHEN x.status = 'queued'
+						THEN format('cancelled before it started: the task deploys run %s now',
+									_cancel_refits.deployed) END
+	 WHERE x.task_id = _cancel_refits.task_id AND x.purpose = 'refit'
+	   AND x.status IN ('queued', 'running') AND NOT x.cancel_requested
+	   AND x.id IS DISTINCT FROM _cancel_refits.keep
+$$;
+REVOKE ALL ON FUNCTION easeml._cancel_refits(bigint, bigint, bigint) FROM PUBLIC;
+
+-- [refit] The refit on every row a deployment of run_id uses, where the
+-- task refits (refit_all) and the run is a selection run, else NULL: the
+-- latest refit of the run that succeeded with its artifact, else the one
+-- queued or running (and not being cancelled), else a new one, queued.
+CREATE FUNCTION easeml._refit_for(task_id bigint, run_id bigint)
+RETURNS bigint
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -70,40 +90,53 @@ DECLARE
 	t			easeml.tasks;
 	r			easeml.runs;
 	refit		bigint;
+BEGIN
+	SELECT * INTO t FROM easeml.tasks x WHERE x.id = _refit_for.task_id;
+	SELECT * INTO r FROM easeml.runs x WHERE x.id = _refit_for.run_id;
+	IF NOT t.refit_all OR r.purpose IS DISTINCT FROM 'select' THEN
+		RETURN NULL;
+	END IF;
+	SELECT x.id INTO refit FROM easeml.runs x
+	 WHERE x.refit_of = r.id AND x.status = 'succeeded'
+	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = x.id)
+	 ORDER BY x.id DESC LIMIT 1;
+	IF refit IS NULL THEN
+		SELECT x.id INTO refit FROM easeml.runs x
+		 WHERE x.refit_of = r.id AND x.status IN ('queued', 'running') AND NOT x.cancel_requested
+		 ORDER BY x.id DESC LIMIT 1;
+	END IF;
+	IF refit IS NULL THEN
+		INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, purpose,
+								 refit_of, snapshot_version)
+		VALUES (t.id, t.tenant, r.model_id, 'queued', 'scheduler', 'refit', r.id, r.snapshot_version)
+		RETURNING id INTO refit;
+	END IF;
+	RETURN refit;
+END;
+$$;
+
+REVOKE ALL ON FUNCTION easeml._refit_for(bigint, bigint) FROM PUBLIC;
+
+-- [refit] Make a run the active deployment of its task; the callers
+-- checked it.  With refit_all, the run's refit on every row
+-- (easeml._refit_for) predicts at once when it succeeded before, else
+-- when it succeeds; refits in flight for other deployments are cancelled.
+CREATE OR REPLACE FUNCTION easeml._activate(task_id bigint, run_id bigint, strategy text, by name)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t			easeml.tasks;
+	refit		bigint;
 	refitted	timestamptz;
 BEGIN
 	SELECT * INTO t FROM easeml.tasks x WHERE x.id = _activate.task_id;
-	SELECT * INTO r FROM easeml.runs x WHERE x.id = _activate.run_id;
-	IF t.refit_all AND r.purpose = 'select' THEN
-		SELECT x.id INTO refit FROM easeml.runs x
-		 WHERE x.refit_of = r.id AND x.status = 'succeeded'
-		   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = x.id)
-		 ORDER BY x.id DESC LIMIT 1;
-		IF refit IS NOT NULL THEN
-			refitted := clock_timestamp();
-		ELSE
-			SELECT x.id INTO refit FROM easeml.runs x
-			 WHERE x.refit_of = r.id AND x.status IN ('queued', 'running');
-			IF refit IS NULL THEN
-				INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, purpose,
-										 refit_of, snapshot_version)
-				VALUES (t.id, t.tenant, r.model_id, 'queued', 'scheduler', 'refit',
-						r.id, r.snapshot_version)
-				RETURNING id INTO refit;
-			END IF;
-		END IF;
+	refit := easeml._refit_for(t.id, _activate.run_id);
+	IF (SELECT x.status FROM easeml.runs x WHERE x.id = refit) = 'succeeded' THEN
+		refitted := clock_timestamp();
 	END IF;
-	-- (a queued one ends here, as easeml.cancel ends it; the scheduler
-	-- stops a running one)
-	UPDATE easeml.runs x
-	   SET cancel_requested = true,
-		   status = CASE WHEN x.status = 'queued' THEN 'cancelled' ELSE x.status END,
-		   finished_at = CASE WHEN x.status = 'queued' THEN clock_timestamp() END,
-		   error = CASE WHEN x.status = 'queued'
-						THEN format('cancelled before it started: task "%s" deploys run %s now',
-									t.name, _activate.run_id) END
-	 WHERE x.task_id = t.id AND x.purpose = 'refit' AND x.status IN ('queued', 'running')
-	   AND x.id IS DISTINCT FROM refit AND NOT x.cancel_requested;
+	PERFORM easeml._cancel_refits(t.id, refit, _activate.run_id);
 	UPDATE easeml.deployments d SET active = false
 	 WHERE d.task_id = _activate.task_id AND d.active;
 	INSERT INTO easeml.deployments (task_id, tenant, run_id, strategy, deployed_by,
@@ -315,7 +348,7 @@ BEGIN
 				 WHERE d.refit_run_id = NEW.id AND d.refitted_at IS NULL;
 				IF EXISTS (SELECT 1 FROM easeml.deployments d
 							WHERE d.task_id = t.id AND d.active AND d.refit_run_id = NEW.id) THEN
-					PERFORM easeml._notify('deployment', t.id, NEW.id);
+					PERFORM easeml._notify('refitted', t.id, NEW.id);
 				END IF;
 			END IF;
 		ELSIF NEW.status = 'interrupted' AND NOT NEW.cancel_requested AND t.refit_all
@@ -353,6 +386,63 @@ BEGIN
 		END IF;
 	END IF;
 	RETURN NULL;
+END;
+$$;
+
+-- [refit] easeml.rollback, as before; the deployment it returns to gets
+-- its refit, and the refits of the others are cancelled
+CREATE OR REPLACE FUNCTION easeml._rollback(caller name, task text)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t			easeml.tasks;
+	cur			easeml.deployments;
+	prev		easeml.deployments;
+	refit		bigint;
+BEGIN
+	t := easeml._own_task(caller, task);
+	PERFORM easeml._lock_deployments(t.id);
+	SELECT * INTO cur FROM easeml.deployments d WHERE d.task_id = t.id AND d.active;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'task "%" has no active deployment to roll back', t.name
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = format('SELECT easeml.deploy(%L, ''best'') deploys its best run.', t.name);
+	END IF;
+	SELECT * INTO prev FROM easeml.deployments d
+	 WHERE d.task_id = t.id AND d.id < cur.id AND d.rolled_back_at IS NULL
+	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = d.run_id)
+	 ORDER BY d.id DESC LIMIT 1;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'task "%" has no earlier deployment to roll back to', t.name
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = format('SELECT * FROM easeml.deployments WHERE task_id = %s shows its deployments; easeml.deploy picks another run.', t.id);
+	END IF;
+	UPDATE easeml.deployments d
+	   SET active = false, rolled_back_at = clock_timestamp(), rolled_back_by = caller
+	 WHERE d.id = cur.id;
+	UPDATE easeml.deployments d SET active = true WHERE d.id = prev.id;
+	-- [refit] the deployment returned to gets its refit (one that failed
+	-- or was cancelled is queued again); the others' are cancelled
+	IF prev.refitted_at IS NULL THEN
+		refit := easeml._refit_for(t.id, prev.run_id);
+		IF refit IS NOT NULL THEN
+			UPDATE easeml.deployments d
+			   SET refit_run_id = refit,
+				   refitted_at = CASE WHEN (SELECT x.status FROM easeml.runs x WHERE x.id = refit) = 'succeeded'
+									  THEN clock_timestamp() END
+			 WHERE d.id = prev.id;
+			prev.refit_run_id := refit;
+		END IF;
+	END IF;
+	PERFORM easeml._cancel_refits(t.id, prev.refit_run_id, prev.run_id);
+	PERFORM easeml._notify('deployment', t.id, prev.run_id);
+	IF t.auto_deploy AND prev.run_id IS DISTINCT FROM easeml._best_deployable(t.id) THEN
+		RAISE NOTICE 'task "%" deploys its best run automatically: a better run that finishes will replace this one', t.name
+			USING HINT = format('UPDATE easeml.tasks SET auto_deploy = false WHERE name = %L keeps this deployment.', t.name);
+	END IF;
+	RETURN prev.run_id;
 END;
 $$;
 
