@@ -115,7 +115,7 @@ is( $node->safe_psql('postgres', qq{
 is( $node->safe_psql('postgres', qq{
 	SELECT string_agg(m.name || ':' || (r.epoch > 1)::text, ',' ORDER BY m.name)
 	  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
-	 WHERE r.task_id = $task_id AND m.family IN ('softmax', 'mlp')}),
+	 WHERE r.task_id = $task_id AND m.family IN ('softmax', 'mlp') AND r.purpose = 'select'}),
 	'mlp-64:true,softmax-l2-1e-4:true', 'iterative runs trained more than one epoch');
 is( query_as($node, 'lab_a', qq{
 	SELECT count(*) FROM easeml.runs r
