@@ -4149,6 +4149,99 @@ ALTER TABLE easeml.deployments
 CREATE INDEX deployments_refit_idx ON easeml.deployments (refit_run_id)
 	WHERE refit_run_id IS NOT NULL;
 
+-- [refit] A tenant's run, as before; a refit of a run of the candidate
+-- does not keep the candidate from being queued
+CREATE OR REPLACE FUNCTION easeml._guard_run()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t			record;
+	m			record;
+BEGIN
+	-- a run always belongs to its task's tenant, whoever inserts it, and
+	-- trains on the task's current snapshot (a restored run keeps its own)
+	NEW.tenant := (SELECT tenant FROM easeml.tasks WHERE id = NEW.task_id);
+	NEW.snapshot_version := coalesce(NEW.snapshot_version,
+									 (SELECT snapshot_version FROM easeml.tasks WHERE id = NEW.task_id));
+	IF easeml._is_admin() THEN
+		RETURN NEW;
+	END IF;
+	-- [trust]
+	IF NEW.task_id IS NULL OR NEW.model_id IS NULL THEN
+		RAISE EXCEPTION 'task_id and model_id must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'SELECT easeml.enqueue(task, model) queues a run by names.';
+	END IF;
+	SELECT * INTO t FROM easeml.tasks WHERE id = NEW.task_id AND tenant = current_user;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'task % does not exist', NEW.task_id
+			USING ERRCODE = 'undefined_object';
+	END IF;
+	IF t.status NOT IN ('active', 'paused', 'completed') THEN
+		RAISE EXCEPTION 'task "%" is %', t.name, t.status
+			USING ERRCODE = 'object_not_in_prerequisite_state';
+	END IF;
+	SELECT * INTO m FROM easeml.models WHERE id = NEW.model_id;
+	IF NOT FOUND OR NOT m.enabled THEN
+		RAISE EXCEPTION 'model % does not exist or is disabled', NEW.model_id
+			USING ERRCODE = 'undefined_object',
+				  HINT = 'SELECT id, name FROM easeml.models WHERE enabled lists the candidates.';
+	END IF;
+	IF NOT (t.kind = ANY (m.kinds)) THEN
+		RAISE EXCEPTION 'model "%" cannot train % task "%"', m.name, t.kind, t.name
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = format('It supports: %s.', array_to_string(m.kinds, ', '));
+	END IF;
+	IF m.needs_image AND t.input_shape IS NULL THEN
+		RAISE EXCEPTION 'model "%" needs an image task, and task "%" has no input_shape', m.name, t.name
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Declare the task with an input_shape, or choose another model.';
+	END IF;
+	-- [access] the run would train on the snapshot: the tenant must still
+	-- be allowed to read it (its policy raises why not)
+	IF t.snapshot_version IS NOT NULL
+		AND pg_catalog.to_regclass(pg_catalog.format('easeml_snapshots.%I',
+			easeml._snapshot_name(t.id, t.snapshot_version))) IS NOT NULL THEN
+		EXECUTE pg_catalog.format('SELECT 1 FROM easeml_snapshots.%I LIMIT 1',
+								  easeml._snapshot_name(t.id, t.snapshot_version));
+	END IF;
+	IF EXISTS (SELECT 1 FROM easeml.runs r WHERE r.task_id = t.id AND r.model_id = m.id
+				AND r.status IN ('queued', 'running') AND r.purpose = 'select') THEN
+		RAISE EXCEPTION 'model "%" is already queued or running for task "%"', m.name, t.name
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Wait for that run to end, or stop it with easeml.cancel(run_id).';
+	END IF;
+	-- [hardening] a paused task starts nothing, not even its tenant's own
+	-- queue (docs/operations.md): say so, instead of a run that silently waits
+	IF t.status = 'paused' THEN
+		RAISE NOTICE 'task "%" is paused: the run of model "%" waits in the queue until the task is active again', t.name, m.name
+			USING HINT = format('UPDATE easeml.tasks SET status = ''active'' WHERE name = %L resumes it.', t.name);
+	END IF;
+	-- column privileges already limit tenants to task_id and model_id;
+	-- the values are set here too, so the rule does not rest on grants alone
+	NEW.slot := NULL;
+	NEW.status := 'queued';
+	NEW.requested_by := 'user';
+	NEW.queued_at := now();
+	NEW.started_at := NULL;
+	NEW.finished_at := NULL;
+	NEW.seconds := NULL;
+	NEW.score := NULL;
+	NEW.metrics := NULL;
+	NEW.error := NULL;
+	NEW.pid := NULL;
+	NEW.exit_code := NULL;
+	NEW.epoch := NULL;
+	NEW.loss := NULL;
+	NEW.progress_at := NULL;
+	NEW.cancel_requested := false;
+	NEW.log_path := NULL;
+	RETURN NEW;
+END;
+$$;
+
 -- [refit] the trainer learns that it trains on every row
 CREATE OR REPLACE FUNCTION easeml.trainer_spec(run_id bigint)
 RETURNS jsonb
@@ -4163,6 +4256,47 @@ BEGIN
 									   WHERE r.id = trainer_spec.run_id AND r.purpose = 'refit'));
 END;
 $$;
+
+-- [refit] The scheduler, at each load: active deployments of tasks that
+-- refit, with no refit (their task's row was locked when they were made,
+-- or refit_all was switched on since), get one.  Returns how many.
+CREATE FUNCTION easeml._queue_missing_refits()
+RETURNS int
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	d			record;
+	refit		bigint;
+	n			int := 0;
+BEGIN
+	FOR d IN
+		SELECT x.id, x.task_id, x.run_id
+		  FROM easeml.deployments x
+		  JOIN easeml.tasks t ON t.id = x.task_id
+		  JOIN easeml.runs r ON r.id = x.run_id
+		 WHERE x.active AND x.refit_run_id IS NULL AND t.refit_all AND r.purpose = 'select'
+		   AND t.status IN ('active', 'completed')
+	LOOP
+		-- the task's deployments change one at a time, but the scheduler
+		-- never waits for a tenant's open easeml.deploy: it tries later
+		PERFORM FROM easeml.deployment_locks l WHERE l.task_id = d.task_id FOR UPDATE SKIP LOCKED;
+		CONTINUE WHEN NOT FOUND;
+		CONTINUE WHEN NOT EXISTS (SELECT 1 FROM easeml.deployments x
+								   WHERE x.id = d.id AND x.active AND x.refit_run_id IS NULL);
+		refit := easeml._refit_for(d.task_id, d.run_id);
+		CONTINUE WHEN refit IS NULL;
+		UPDATE easeml.deployments x
+		   SET refit_run_id = refit,
+			   refitted_at = CASE WHEN (SELECT r.status FROM easeml.runs r WHERE r.id = refit) = 'succeeded'
+								  THEN clock_timestamp() END
+		 WHERE x.id = d.id;
+		n := n + 1;
+	END LOOP;
+	RETURN n;
+END;
+$$;
+REVOKE ALL ON FUNCTION easeml._queue_missing_refits() FROM PUBLIC;
 
 -- [refit] A task deploys another run (easeml.deploy, an automatic
 -- deployment, easeml.rollback): the refits still queued or running for
@@ -4189,7 +4323,11 @@ REVOKE ALL ON FUNCTION easeml._cancel_refits(bigint, bigint, bigint) FROM PUBLIC
 -- [refit] The refit on every row a deployment of run_id uses, where the
 -- task refits (refit_all) and the run is a selection run, else NULL: the
 -- latest refit of the run that succeeded with its artifact, else the one
--- queued or running (and not being cancelled), else a new one, queued.
+-- queued or running (and not being cancelled), else a new one, queued;
+-- NULL too when the task's row is locked (the new run's foreign key would
+-- wait for its tenant's transaction, and the scheduler deploys in the
+-- statement that records a run's end): easeml._queue_missing_refits
+-- queues it later.
 CREATE FUNCTION easeml._refit_for(task_id bigint, run_id bigint)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -4215,6 +4353,10 @@ BEGIN
 		 ORDER BY x.id DESC LIMIT 1;
 	END IF;
 	IF refit IS NULL THEN
+		PERFORM FROM easeml.tasks x WHERE x.id = t.id FOR KEY SHARE SKIP LOCKED;
+		IF NOT FOUND THEN
+			RETURN NULL;
+		END IF;
 		INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, purpose,
 								 refit_of, snapshot_version)
 		VALUES (t.id, t.tenant, r.model_id, 'queued', 'scheduler', 'refit', r.id, r.snapshot_version)

@@ -257,7 +257,8 @@ RESET ROLE;
 -- succeeds; deploying another run cancels a queued refit; an interrupted
 -- refit is queued again; a failed one leaves the split model, saying why;
 -- a run deployed again uses its earlier refit; a rollback to a deployment
--- whose refit failed queues it again; refit_all off queues none
+-- whose refit failed queues it again; refit_all off queues none, and
+-- switched on again the scheduler queues the refit the deployment lacks
 SET ROLE regress_res_a;
 INSERT INTO easeml.tasks (name, source, target) VALUES ('res_refit', 'public.res_points', 'label');
 RESET ROLE;
@@ -317,6 +318,15 @@ SELECT res_run('res_refit', 'knn-15', 'succeeded', 0.9, true) AS f4 \gset
 SELECT run_id = :f4 AS deployed_f4, refit_run_id IS NULL AS no_refit, artifact_run_id = :f4 AS split_predicts,
 	   refit_all
   FROM easeml.deployed WHERE task = 'res_refit';
+-- switched on again: the scheduler's next load queues the refit the
+-- deployment lacks
+SET ROLE regress_res_a;
+UPDATE easeml.tasks SET refit_all = true WHERE name = 'res_refit';
+RESET ROLE;
+SELECT easeml._queue_missing_refits() >= 1 AS queued;
+SELECT r.refit_of = :f4 AS refit_of_f4, d.refit_status, d.artifact_run_id = :f4 AS split_predicts
+  FROM easeml.deployed d JOIN easeml.runs r ON r.id = d.refit_run_id WHERE d.task = 'res_refit';
+SELECT easeml._queue_missing_refits() AS queued_again;
 
 -- dropping a task drops its deployments
 SET ROLE regress_res_b;

@@ -1025,6 +1025,18 @@ CatalogClaimRefits(const CatSlot *slots, int nslots, CatClaim *claims)
 }
 
 /*
+ * Queue the refits that active deployments lack (easeml._queue_missing_refits:
+ * their task's row was locked when they were deployed, or refit_all was
+ * switched on since).  Returns how many were queued.
+ */
+int
+CatalogQueueMissingRefits(void)
+{
+	Exec("SELECT easeml._queue_missing_refits()", SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	return GetInt32(0, 1, 0);
+}
+
+/*
  * The estimate a claimed run's decision used, for the run budget
  * (CatalogRunBudgets): a queued run is preempted like any other.
  */
@@ -1244,6 +1256,8 @@ CatalogFailTaskOfRun(int64 run_id, const char *error)
 		 "       status_reason = 'its source could not be read: ' || $2"
 		 " WHERE t.id = (SELECT x.id FROM easeml.tasks x JOIN easeml.runs r ON r.task_id = x.id"
 		 "                WHERE r.id = $1 AND x.status IN ('active', 'completed')"
+		 /* a refit reads an older snapshot, which may be gone: no reason to fail the task */
+		 "                  AND r.purpose = 'select'"
 		 "                FOR UPDATE OF x SKIP LOCKED)",
 		 SPI_OK_UPDATE, 2, types, values, NULL);
 	if (SPI_processed > 0)

@@ -1297,6 +1297,19 @@ ClaimQueued(CatState *state, const CatSlot *free_slots, int nfree)
 }
 
 /*
+ * Queue the refits active deployments lack, in a short transaction of its
+ * own (under Guarded: a failure is logged and scheduling goes on).
+ */
+static void
+QueueMissingRefitsStep(void *arg)
+{
+	CatalogBegin("easeml: queueing refits");
+	if (CatalogQueueMissingRefits() > 0)
+		world_changed = true;
+	CatalogCommit();
+}
+
+/*
  * Start queued refits (a deployed run trained again on every row,
  * docs/results.md) in free slots, before anything else: the deployment
  * waits for them.  Returns how many were launched.
@@ -1377,6 +1390,7 @@ Schedule(void)
 	last_load = GetCurrentTimestamp();
 
 	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
+	(void) Guarded(QueueMissingRefitsStep, NULL);
 	CatalogBegin("easeml: loading tasks");
 	any_queued = CatalogCancelQueued();
 	CatalogLoadStateKept(&state, LiveWorldRefitDue());
