@@ -226,16 +226,23 @@ EOF
 		fi
 		query "SELECT m.name FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id WHERE r.id = $run" \
 			>"$tmp/curve-$run.title"
-		# families without a training loss (k-NN, forests) show their score only
-		lines='"" using 1:3 axes x1y2 with points pointtype 7 pointsize 1.5 title "validation score"'
-		ycol=3
-		if [ "$(query "SELECT count(loss) > 0 FROM easeml.run_progress WHERE run_id = $run")" = t ]; then
+		# families without a training loss (k-NN, forests) show their score
+		# only, runs that report no validation score per epoch their loss only
+		read -r has_loss has_score < <(query "SELECT count(loss) > 0, count(score) > 0
+												FROM easeml.run_progress WHERE run_id = $run" | tr '\t' ' ')
+		score_line="\"$tmp/curve-$run.tsv\" using 1:3 axes x1y2 with points pointtype 7 pointsize 1.5 title \"validation score\""
+		if [ "$has_loss" = t ]; then
 			ycol=2
-			lines="\"$tmp/curve-$run.tsv\" using 1:2 with linespoints title \"training loss\", $lines"
+			lines="\"$tmp/curve-$run.tsv\" using 1:2 with linespoints title \"training loss\""
+			[ "$has_score" = t ] && lines="$lines, $score_line"
+		elif [ "$has_score" = t ]; then
+			ycol=3
+			lines="$score_line, \"\" using 1:3 with points pointtype 7 pointsize 1.5 notitle"
 		else
-			lines="\"$tmp/curve-$run.tsv\" using 1:3 axes x1y2 with points pointtype 7 pointsize 1.5 title \"validation score\""
-			lines="$lines, \"\" using 1:3 with points pointtype 7 pointsize 1.5 notitle"
+			echo "plot.sh: run $run reports neither loss nor score per epoch, skipped" >&2
+			continue
 		fi
+
 		# one epoch is one point, a constant loss a flat line: ranges
 		# around them (an autoscaled range of one value is empty)
 		ranges="$(range_for x 1 "$tmp/curve-$run.tsv")

@@ -252,6 +252,82 @@ SELECT res_try($$UPDATE easeml.deployments SET active = true$$);
 SELECT res_try($$INSERT INTO easeml.deployments (task_id, tenant, run_id, strategy, deployed_by) SELECT task_id, tenant, run_id, 'run', tenant FROM easeml.deployments$$);
 RESET ROLE;
 
+-- refit on every row (docs/results.md): deploying a run queues its refit
+-- (no decision, no score); the run's split model predicts until the refit
+-- succeeds; deploying another run cancels a queued refit; an interrupted
+-- refit is queued again; a failed one leaves the split model, saying why;
+-- a run deployed again uses its earlier refit; a rollback to a deployment
+-- whose refit failed queues it again; refit_all off queues none, and
+-- switched on again the scheduler queues the refit the deployment lacks
+SET ROLE regress_res_a;
+INSERT INTO easeml.tasks (name, source, target) VALUES ('res_refit', 'public.res_points', 'label');
+RESET ROLE;
+SELECT res_run('res_refit', 'knn-1', 'succeeded', 0.6, true) AS f1 \gset
+SELECT refit_run_id AS g1 FROM easeml.deployed WHERE task = 'res_refit' \gset
+SELECT d.run_id = :f1 AS deployed_f1, d.artifact_run_id = :f1 AS split_predicts, d.n_train,
+	   d.refit_all, r.purpose, r.refit_of = :f1 AS of_f1, r.status, r.requested_by,
+	   r.snapshot_version = f.snapshot_version AS same_snapshot, d.refit_status,
+	   d.refitted_at IS NULL AS not_refitted,
+	   (SELECT count(*) FROM easeml.decisions x WHERE x.run_id = :g1) AS decisions
+  FROM easeml.deployed d JOIN easeml.runs r ON r.id = d.refit_run_id
+  JOIN easeml.runs f ON f.id = d.run_id WHERE d.task = 'res_refit';
+SELECT easeml.trainer_spec(:g1) -> 'train_all' AS refit_trains_on_all,
+	   easeml.trainer_spec(:f1) -> 'train_all' AS run_trains_on_all;
+SET ROLE regress_res_a;
+SELECT res_try(format($$SELECT easeml.deploy('res_refit', %s)$$, :g1));
+RESET ROLE;
+UPDATE easeml.runs SET status = 'running', started_at = now() WHERE id = :g1;
+SELECT easeml.trainer_artifact(:g1, '\x454153454d4c4131'::bytea) IS NULL AS stored;
+SELECT easeml._finish_run(:g1, 'succeeded', 0, '{"score": 1.0, "n_train": 60, "train_all": true}', NULL);
+SELECT d.run_id = :f1 AS deployed_f1, d.score, d.artifact_run_id = :g1 AS refit_predicts, d.n_train,
+	   d.refit_status, d.refitted_at IS NOT NULL AS refitted,
+	   easeml._deployed_run(d.task_id) = :g1 AS predicts_with_refit
+  FROM easeml.deployed d WHERE d.task = 'res_refit';
+SELECT r.score IS NULL AS no_score, r.metrics ->> 'score' AS trained_rows_score,
+	   (SELECT count(*) FROM easeml.leaderboard l WHERE l.run_id = :g1) AS on_leaderboard,
+	   (SELECT o.succeeded FROM easeml.task_overview o WHERE o.task = 'res_refit') AS overview_succeeded,
+	   (SELECT string_agg(e.status, ',' ORDER BY e.id) FROM easeml.run_events e WHERE e.run_id = :g1) AS events
+  FROM easeml.runs r WHERE r.id = :g1;
+SELECT res_run('res_refit', 'knn-3', 'succeeded', 0.7, true) AS f2 \gset
+SELECT refit_run_id AS g2 FROM easeml.deployed WHERE task = 'res_refit' \gset
+SELECT res_run('res_refit', 'knn-5', 'succeeded', 0.8, true) AS f3 \gset
+SELECT refit_run_id AS g3 FROM easeml.deployed WHERE task = 'res_refit' \gset
+SELECT status, cancel_requested, error = format('cancelled before it started: the task deploys run %s now', :f3) AS says_why
+  FROM easeml.runs WHERE id = :g2;
+UPDATE easeml.runs SET status = 'running', started_at = now() WHERE id = :g3;
+UPDATE easeml.runs SET status = 'interrupted', finished_at = now(), error = 'interrupted: regress' WHERE id = :g3;
+SELECT refit_run_id AS g4 FROM easeml.deployed WHERE task = 'res_refit' \gset
+SELECT :g4 <> :g3 AS queued_again, status, refit_of = :f3 AS of_f3 FROM easeml.runs WHERE id = :g4;
+UPDATE easeml.runs SET status = 'running', started_at = now() WHERE id = :g4;
+SELECT easeml._finish_run(:g4, 'failed', 1, NULL, 'the trainer broke');
+SELECT d.run_id = :f3 AS deployed_f3, d.artifact_run_id = :f3 AS split_predicts, d.refit_status,
+	   d.refit_error, d.refitted_at IS NULL AS not_refitted
+  FROM easeml.deployed d WHERE d.task = 'res_refit';
+SET ROLE regress_res_a;
+SELECT easeml.deploy('res_refit', :f1) = :f1 AS deployed_f1_again;
+RESET ROLE;
+SELECT artifact_run_id = :g1 AS earlier_refit_predicts, refitted_at IS NOT NULL AS refitted,
+	   (SELECT count(*) FROM easeml.runs r WHERE r.refit_of = :f1) AS refits_of_f1
+  FROM easeml.deployed WHERE task = 'res_refit';
+SET ROLE regress_res_a;
+SELECT easeml.rollback('res_refit') = :f3 AS back_to_f3;
+UPDATE easeml.tasks SET refit_all = false WHERE name = 'res_refit';
+RESET ROLE;
+SELECT artifact_run_id = :f3 AS split_predicts, refit_status FROM easeml.deployed WHERE task = 'res_refit';
+SELECT res_run('res_refit', 'knn-15', 'succeeded', 0.9, true) AS f4 \gset
+SELECT run_id = :f4 AS deployed_f4, refit_run_id IS NULL AS no_refit, artifact_run_id = :f4 AS split_predicts,
+	   refit_all
+  FROM easeml.deployed WHERE task = 'res_refit';
+-- switched on again: the scheduler's next load queues the refit the
+-- deployment lacks
+SET ROLE regress_res_a;
+UPDATE easeml.tasks SET refit_all = true WHERE name = 'res_refit';
+RESET ROLE;
+SELECT easeml._queue_missing_refits() >= 1 AS queued;
+SELECT r.refit_of = :f4 AS refit_of_f4, d.refit_status, d.artifact_run_id = :f4 AS split_predicts
+  FROM easeml.deployed d JOIN easeml.runs r ON r.id = d.refit_run_id WHERE d.task = 'res_refit';
+SELECT easeml._queue_missing_refits() AS queued_again;
+
 -- dropping a task drops its deployments
 SET ROLE regress_res_b;
 SELECT easeml.drop_task('res_other') > 0 AS dropped;

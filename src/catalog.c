@@ -669,6 +669,7 @@ LoadMeasuredCosts(CatState *state)
 		 "                THEN (r.metrics ->> 'bins')::float8 END)"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
 		 " WHERE r.status = 'succeeded' AND r.seconds > 0 AND t.n_rows > 0"
+		 "   AND r.purpose = 'select'"
 		 /* the CPU's times: other device kinds scale them (src/devices.c) */
 		 "   AND coalesce(r.device_kind, 'cpu') = 'cpu'"
 		 " GROUP BY r.task_id, r.model_id ORDER BY r.task_id",
@@ -757,6 +758,7 @@ LoadCounters(CatState *state)
 	 */
 	Exec("SELECT r.tenant, count(*) FILTER (WHERE r.status = 'running')::int,"
 		 "       count(*) FILTER (WHERE r.status = 'queued' AND NOT r.cancel_requested"
+		 "                          AND r.purpose = 'select'"
 		 "                          AND t.status IN ('active', 'completed'))::int,"
 		 "       coalesce(max(tn.max_parallel), 0)"
 		 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
@@ -933,6 +935,7 @@ CatalogClaimQueued(const CatSlot *slots, int nslots, const char *const *tenants,
 			 "                 CROSS JOIN LATERAL (SELECT count(*) AS n FROM easeml.runs x"
 			 "                         WHERE x.tenant = q.tenant AND x.status = 'running') held"
 			 "                WHERE q.status = 'queued' AND NOT q.cancel_requested"
+			 "                  AND q.purpose = 'select'"
 			 "                  AND t.status IN ('active', 'completed')"
 			 "                  AND $3 = ANY (m.device_kinds)"
 			 "                  AND NOT EXISTS (SELECT 1 FROM easeml.runs b"
@@ -966,6 +969,74 @@ CatalogClaimQueued(const CatSlot *slots, int nslots, const char *const *tenants,
 }
 
 /*
+ * Claim queued refits (runs.purpose = 'refit': a deployed run trained
+ * again on every row, docs/results.md) for the given free slots, oldest
+ * first, before the tenants' queues and the policy's choices: a refit
+ * only waits for its tenant's max_parallel, a device of a kind its model
+ * can use, and an active or completed task.  No decision is recorded: a
+ * refit is no choice of the policy.  Returns the number claimed.
+ */
+int
+CatalogClaimRefits(const CatSlot *slots, int nslots, CatClaim *claims)
+{
+	int			claimed = 0;
+
+	for (int i = 0; i < nslots; i++)
+	{
+		Oid			types[5] = {INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID};
+		Datum		values[5] = {Int32GetDatum(slots[i].slot),
+			CStringGetTextDatum(slots[i].device),
+			CStringGetTextDatum(slots[i].kind),
+			Int32GetDatum(EASEML_EXIT_DEVICE_OOM),
+		Int32GetDatum(EASEML_EXIT_DEVICE_UNAVAILABLE)};
+
+		Exec("UPDATE easeml.runs r SET status = 'running', slot = $1,"
+			 "       device = $2, device_kind = $3, started_at = clock_timestamp()"
+			 " WHERE r.id = (SELECT q.id FROM easeml.runs q"
+			 "                 JOIN easeml.tasks t ON t.id = q.task_id"
+			 "                 JOIN easeml.models m ON m.id = q.model_id"
+			 "                 LEFT JOIN easeml.tenants tn ON tn.name = q.tenant"
+			 "                WHERE q.status = 'queued' AND q.purpose = 'refit'"
+			 "                  AND NOT q.cancel_requested"
+			 "                  AND t.status IN ('active', 'completed')"
+			 "                  AND $3 = ANY (m.device_kinds)"
+			 "                  AND NOT EXISTS (SELECT 1 FROM easeml.runs b"
+			 "                        WHERE b.task_id = q.task_id AND b.model_id = q.model_id"
+			 "                          AND b.device = $2 AND b.status = 'failed'"
+			 "                          AND b.exit_code IN ($4, $5))"
+			 "                  AND (tn.max_parallel IS NULL"
+			 "                       OR tn.max_parallel > (SELECT count(*) FROM easeml.runs x"
+			 "                                              WHERE x.tenant = q.tenant"
+			 "                                                AND x.status = 'running'))"
+			 "                ORDER BY q.id LIMIT 1 FOR UPDATE OF q SKIP LOCKED)"
+			 " RETURNING r.id, r.task_id, r.tenant::text, r.model_id",
+			 SPI_OK_UPDATE_RETURNING, 5, types, values, NULL);
+		if (SPI_processed == 0)
+			continue;			/* no refit this slot may start */
+		claims[claimed].run_id = GetInt64(0, 1, 0);
+		claims[claimed].task_id = GetInt64(0, 2, 0);
+		claims[claimed].tenant = GetText(0, 3);
+		claims[claimed].model_id = GetInt32(0, 4, 0);
+		claims[claimed].slot = slots[i].slot;
+		claims[claimed].device = slots[i].device;
+		claimed++;
+	}
+	return claimed;
+}
+
+/*
+ * Queue the refits that active deployments lack (easeml._queue_missing_refits:
+ * their task's row was locked when they were deployed, or refit_all was
+ * switched on since).  Returns how many were queued.
+ */
+int
+CatalogQueueMissingRefits(void)
+{
+	Exec("SELECT easeml._queue_missing_refits()", SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	return GetInt32(0, 1, 0);
+}
+
+/*
  * The estimate a claimed run's decision used, for the run budget
  * (CatalogRunBudgets): a queued run is preempted like any other.
  */
@@ -996,7 +1067,8 @@ CatalogRequeuePreempted(int64 run_id)
 		 "   FROM easeml.runs p JOIN easeml.tasks t ON t.id = p.task_id"
 		 "  WHERE p.id = $1 AND p.requested_by = 'user' AND p.status = 'interrupted'"
 		 "    AND t.status IN ('active', 'paused', 'completed')"
-		 " ON CONFLICT (task_id, model_id) WHERE status IN ('queued', 'running') DO NOTHING",
+		 " ON CONFLICT (task_id, model_id) WHERE status IN ('queued', 'running') AND purpose = 'select'"
+		 " DO NOTHING",
 		 SPI_OK_INSERT, 1, types, values, NULL);
 }
 
@@ -1184,6 +1256,8 @@ CatalogFailTaskOfRun(int64 run_id, const char *error)
 		 "       status_reason = 'its source could not be read: ' || $2"
 		 " WHERE t.id = (SELECT x.id FROM easeml.tasks x JOIN easeml.runs r ON r.task_id = x.id"
 		 "                WHERE r.id = $1 AND x.status IN ('active', 'completed')"
+		 /* a refit reads an older snapshot, which may be gone: no reason to fail the task */
+		 "                  AND r.purpose = 'select'"
 		 "                FOR UPDATE OF x SKIP LOCKED)",
 		 SPI_OK_UPDATE, 2, types, values, NULL);
 	if (SPI_processed > 0)
@@ -1459,7 +1533,7 @@ LoadKindFactors(CatState *state)
 		Exec("SELECT r.model_id, coalesce(r.device_kind, 'cpu'),"
 			 "       exp(avg(ln(r.seconds / greatest(t.n_rows * cardinality(t.features), 1))))"
 			 "  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id"
-			 " WHERE r.status = 'succeeded' AND r.seconds > 0"
+			 " WHERE r.status = 'succeeded' AND r.seconds > 0 AND r.purpose = 'select'"
 			 " GROUP BY 1, 2",
 			 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 		n = (int) SPI_processed;

@@ -225,6 +225,8 @@ extern bool CatalogCancelQueued(void);
 extern int	CatalogClaimQueued(const CatSlot *slots, int nslots,
 							   const char *const *tenants, const int *caps,
 							   int ntenants, CatClaim *claims);
+extern int	CatalogClaimRefits(const CatSlot *slots, int nslots, CatClaim *claims);
+extern int	CatalogQueueMissingRefits(void);
 extern void CatalogSetClaimEstimate(int64 run_id, double est_seconds);
 extern void CatalogRequeuePreempted(int64 run_id);
 extern int64 CatalogCreateRun(const CatDecision *decision, int slot,

@@ -265,7 +265,7 @@ ReadTaskRuns(RunStore *store, const int64 *ids, int n, bool with_snapshot)
 	values[0] = Int8ArrayDatum(ids, n);
 	Exec("SELECT s.snap," RUN_COLUMNS
 		 "  FROM (SELECT pg_current_snapshot()::text) s(snap)"
-		 "  LEFT JOIN easeml.runs r ON r.task_id = ANY ($1)",
+		 "  LEFT JOIN easeml.runs r ON r.task_id = ANY ($1) AND r.purpose = 'select'",
 		 SPI_OK_SELECT, 1, types, values, NULL);
 	if (with_snapshot)
 		KeepSnapshot(store);
@@ -295,7 +295,8 @@ ReadChanges(RunStore *store)
 		 "    ON r.changed_by >= pg_snapshot_xmin($1::pg_snapshot)"
 		 "   AND NOT pg_visible_in_snapshot(r.changed_by, $1::pg_snapshot)"
 		 "   AND (r.changed_by < pg_snapshot_xmax(pg_current_snapshot())"
-		 "        OR r.changed_by = pg_current_xact_id_if_assigned())",
+		 "        OR r.changed_by = pg_current_xact_id_if_assigned())"
+		 "   AND r.purpose = 'select'",
 		 SPI_OK_SELECT, 1, types, values, NULL);
 	KeepSnapshot(store);
 	n_changed_rows += ApplyRows(store, 2);	/* only the kept store reads changes */

@@ -1297,6 +1297,45 @@ ClaimQueued(CatState *state, const CatSlot *free_slots, int nfree)
 }
 
 /*
+ * Queue the refits active deployments lack, in a short transaction of its
+ * own (under Guarded: a failure is logged and scheduling goes on).
+ */
+static void
+QueueMissingRefitsStep(void *arg)
+{
+	CatalogBegin("easeml: queueing refits");
+	if (CatalogQueueMissingRefits() > 0)
+		world_changed = true;
+	CatalogCommit();
+}
+
+/*
+ * Start queued refits (a deployed run trained again on every row,
+ * docs/results.md) in free slots, before anything else: the deployment
+ * waits for them.  Returns how many were launched.
+ */
+static int
+ClaimRefits(const CatSlot *free_slots, int nfree)
+{
+	CatClaim	claims[EASEML_MAX_SLOTS];
+	int			nclaims;
+
+	if (nfree == 0)
+		return 0;
+	CatalogBegin("easeml: claiming refits");
+	nclaims = CatalogClaimRefits(free_slots, nfree, claims);
+	CatalogCommit();
+	for (int i = 0; i < nclaims; i++)
+	{
+		LiveWorldClaimed(claims[i].tenant);
+		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
+	}
+	if (nclaims > 0)
+		world_changed = true;
+	return nclaims;
+}
+
+/*
  * Fill free slots: first runs users queued, then the policy's choices,
  * each on a device placement chooses (src/devices.c).
  */
@@ -1351,6 +1390,7 @@ Schedule(void)
 	last_load = GetCurrentTimestamp();
 
 	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
+	(void) Guarded(QueueMissingRefitsStep, NULL);
 	CatalogBegin("easeml: loading tasks");
 	any_queued = CatalogCancelQueued();
 	CatalogLoadStateKept(&state, LiveWorldRefitDue());
@@ -1376,7 +1416,11 @@ Schedule(void)
 		return;
 	}
 	if (any_queued)
+	{
+		if (ClaimRefits(free_slots, nfree) > 0)
+			nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
 		ClaimQueued(&state, free_slots, nfree);
+	}
 	DecideFreeSlots(&state);
 	refit_pending = LiveWorldRefitStart(&state);
 }

@@ -40,10 +40,11 @@
 	"       m.id," \
 	"       (SELECT max(r.seconds) FROM easeml.runs r" \
 	"         WHERE r.task_id = t.id AND r.model_id = m.id AND r.status = 'succeeded'" \
-	"           AND r.seconds > 0 AND coalesce(r.device_kind, 'cpu') = 'cpu')," \
+	"           AND r.seconds > 0 AND coalesce(r.device_kind, 'cpu') = 'cpu'" \
+	"           AND r.purpose = 'select')," \
 	"       greatest(coalesce(t.folds, 1), 1)::float8," \
 	"       (SELECT max((r.metrics ->> 'bins')::float8) FROM easeml.runs r" \
-	"         WHERE r.task_id = t.id AND r.status = 'succeeded'" \
+	"         WHERE r.task_id = t.id AND r.status = 'succeeded' AND r.purpose = 'select'" \
 	"           AND jsonb_typeof(r.metrics -> 'bins') = 'number')," \
 	/* the passes of the run whose seconds are measured (catalog_runs.c) */ \
 	"       (SELECT CASE WHEN jsonb_typeof(r.metrics -> 'epochs') = 'number'" \
@@ -51,6 +52,7 @@
 	"          FROM easeml.runs r" \
 	"         WHERE r.task_id = t.id AND r.model_id = m.id AND r.status = 'succeeded'" \
 	"           AND r.seconds > 0 AND coalesce(r.device_kind, 'cpu') = 'cpu'" \
+	"           AND r.purpose = 'select'" \
 	"         ORDER BY r.seconds DESC, r.finished_at, r.id LIMIT 1)" \
 	"  FROM easeml.tasks t JOIN easeml.models m ON m.enabled AND t.kind = ANY (m.kinds)" \
 	" ORDER BY t.id, m.id"

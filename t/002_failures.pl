@@ -69,7 +69,7 @@ like($node->safe_psql('postgres', "SELECT error FROM easeml.runs WHERE id = $fli
 	qr/restarted/, 'its error says why');
 ok( $node->poll_query_until('postgres', qq{
 	SELECT count(*) = 1 FROM easeml.runs
-	 WHERE model_id = $flight_model AND status = 'succeeded' AND id > $flight_run}),
+	 WHERE model_id = $flight_model AND status = 'succeeded' AND id > $flight_run AND purpose = 'select'}),
 	'the interrupted candidate is trained again and succeeds');
 is( $node->safe_psql('postgres',
 		"SELECT string_agg(status, ',' ORDER BY id) FROM easeml.run_events WHERE run_id = $flight_run"),

@@ -235,7 +235,7 @@ like($node->safe_psql('postgres', q{
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) = 1 FROM easeml.runs i JOIN easeml.tasks t ON t.id = i.task_id
 	  JOIN easeml.runs s ON s.task_id = i.task_id AND s.model_id = i.model_id
-	 WHERE t.name = 'lost' AND i.status = 'interrupted' AND s.status = 'succeeded'}),
+	 WHERE t.name = 'lost' AND i.status = 'interrupted' AND s.status = 'succeeded' AND s.purpose = 'select'}),
 	'its candidate is trained again');
 
 is(postmaster_pid($node) > 0, 1, 'the server runs');

@@ -41,7 +41,7 @@ ok( $node->poll_query_until('postgres', q{
 	'no run of the broken task is left in flight');
 my $failed = $node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE t.name = 'flowers' AND r.status = 'failed'});
+	 WHERE t.name = 'flowers' AND r.status = 'failed' AND r.purpose = 'select'});
 cmp_ok($failed, '<=', 2, "only the runs in flight failed ($failed), not every candidate left");
 
 # the tenant fixes the source and takes the task up again
@@ -59,7 +59,7 @@ ok( $node->poll_query_until('postgres', q{
 	                         WHERE s.task_id = f.task_id AND s.model_id = f.model_id
 	                           AND s.status = 'succeeded' AND s.id > f.id))
 	  FROM easeml.runs f JOIN easeml.tasks t ON t.id = f.task_id
-	 WHERE t.name = 'flowers' AND f.status = 'failed'}),
+	 WHERE t.name = 'flowers' AND f.status = 'failed' AND f.purpose = 'select'}),
 	'the candidates that failed on the broken source are trained again and succeed');
 
 # ---- a task failed by failures in a row is revived by setting it active ---------
@@ -91,7 +91,7 @@ ok( $node->poll_query_until('postgres', q{
 	                         WHERE s.task_id = f.task_id AND s.model_id = f.model_id
 	                           AND s.status = 'succeeded' AND s.id > f.id))
 	  FROM easeml.runs f JOIN easeml.tasks t ON t.id = f.task_id
-	 WHERE t.name = 'flaky' AND f.status = 'failed'}),
+	 WHERE t.name = 'flaky' AND f.status = 'failed' AND f.purpose = 'select'}),
 	'its failed candidates are retried');
 query_as($node, 'lab_a',
 	"UPDATE easeml.tasks SET status = 'paused' WHERE name IN ('flowers', 'flaky')");

@@ -36,7 +36,7 @@ sub wait_done
 	my ($task, $n) = @_;
 	return $node->poll_query_until('postgres', qq{
 		SELECT count(*) >= $n FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-		 WHERE t.name = '$task' AND r.status IN ('succeeded', 'failed')});
+		 WHERE t.name = '$task' AND r.status IN ('succeeded', 'failed') AND r.purpose = 'select'});
 }
 
 sub best
@@ -59,7 +59,7 @@ like($notice, qr/sex \(categorical, 2 values\).*ticket \(categorical, 929 values
 ok(wait_done('titanic', 2), 'titanic: the runs finish');
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(DISTINCT r.status, ',') FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE t.name = 'titanic'}), 'succeeded', 'titanic: every run succeeded');
+	 WHERE t.name = 'titanic' AND r.purpose = 'select'}), 'succeeded', 'titanic: every run succeeded');
 cmp_ok(best('titanic'), '>', 0.74, 'titanic: accuracy above the 0.62 of the majority class');
 # 10 raw columns: 5 numbers (+1 indicator each for age and fare), sex 2 and
 # embarked 3 (+1) one-hot, ticket, cabin and home town 32 buckets each (+1
@@ -67,12 +67,12 @@ cmp_ok(best('titanic'), '>', 0.74, 'titanic: accuracy above the 0.62 of the majo
 is($node->safe_psql('postgres', q{
 	SELECT DISTINCT (metrics->>'n_features') || '/' || ((metrics->>'imputed_values')::int > 0)
 	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE t.name = 'titanic' AND r.status = 'succeeded'}), '111/true',
+	 WHERE t.name = 'titanic' AND r.status = 'succeeded' AND r.purpose = 'select'}), '111/true',
 	'titanic: one-hot and hashed columns and missing-value indicators make 111 features');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.artifacts a JOIN easeml.runs r ON r.id = a.run_id
 	  JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE t.name = 'titanic' AND position('prep.encoders'::bytea IN a.data) > 0}), '2',
+	 WHERE t.name = 'titanic' AND r.purpose = 'select' AND position('prep.encoders'::bytea IN a.data) > 0}), '2',
 	'titanic: the encoding is stored in each run\'s artifact');
 
 # zoo: 15 boolean columns; the animals' names are left out
@@ -163,7 +163,7 @@ is($node->safe_psql('postgres', q{
 	SELECT string_agg(t.impute || ':' || (r.metrics->>'n_features') || ':' || (r.metrics->>'imputed_values'),
 					  ' ' ORDER BY t.id)
 	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE t.name LIKE 'penguins\_%' AND r.status = 'succeeded'}),
+	 WHERE t.name LIKE 'penguins\_%' AND r.status = 'succeeded' AND r.purpose = 'select'}),
 	'mean:15:18 median:15:18 most_frequent:10:18',
 	'penguins: 18 missing cells filled; island 3 and sex 3 one-hot, 4 numbers, and an indicator for each of the 5 columns with gaps');
 cmp_ok(best("penguins_$_"), '>', 0.9, "penguins ($_): accuracy") for qw(mean median most_frequent);
@@ -226,7 +226,8 @@ is($node->safe_psql('postgres', q{
 	SELECT jsonb_array_length(metrics->'fold_scores') || '/' || (metrics->>'folds')
 		   || '/' || ((metrics->>'accuracy_sd')::float8 >= 0)
 		   || '/' || (abs(score - (SELECT avg(v::float8) FROM jsonb_array_elements_text(metrics->'fold_scores') v)) < 1e-9)
-	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'penguins_cv'}),
+	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'penguins_cv' AND r.purpose = 'select'}),
 	'5/5/true/true', 'folds: five fold scores, their spread, and the score is their mean');
 is($node->safe_psql('postgres', q{
 	SELECT (metrics->>'metric') || '/' || (metrics ? 'mae') || '/' || (metrics ? 'r2')

@@ -66,23 +66,23 @@ ok($node->poll_query_until('postgres',
 	'the task completes');
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(m.name || ':' || r.status, ',' ORDER BY m.name)
-	  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id}),
+	  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id WHERE r.purpose = 'select'}),
 	'gnb:succeeded,knn-1:succeeded,ridge-1:succeeded', 'every candidate trained');
 is($node->safe_psql('postgres', q{
 	SELECT r.device || '/' || r.device_kind FROM easeml.runs r
-	  JOIN easeml.models m ON m.id = r.model_id WHERE m.name = 'gnb'}),
+	  JOIN easeml.models m ON m.id = r.model_id WHERE m.name = 'gnb' AND r.purpose = 'select'}),
 	'cuda:0/cuda', 'the GPU-only candidate ran on the GPU');
 is($node->safe_psql('postgres', q{
 	SELECT r.device FROM easeml.runs r
-	  JOIN easeml.models m ON m.id = r.model_id WHERE m.name = 'ridge-1'}),
+	  JOIN easeml.models m ON m.id = r.model_id WHERE m.name = 'ridge-1' AND r.purpose = 'select'}),
 	'cpu', 'the CPU candidate ran on the CPU');
 is($node->safe_psql('postgres',
-		"SELECT count(*) FROM easeml.runs WHERE device IS NULL OR device_kind IS NULL"),
+		"SELECT count(*) FROM easeml.runs WHERE (device IS NULL OR device_kind IS NULL) AND started_at IS NOT NULL"),
 	'0', 'every run records its device');
 
 # each trainer saw its own device and nothing else
 foreach my $row (split /\n/, $node->safe_psql('postgres',
-	'SELECT id, device, device_kind FROM easeml.runs ORDER BY id'))
+	'SELECT id, device, device_kind FROM easeml.runs WHERE device IS NOT NULL ORDER BY id'))
 {
 	my ($id, $device, $kind) = split /\|/, $row;
 	my $env = slurp_file("$tmp/env.$id");
@@ -104,7 +104,7 @@ ok($node->poll_query_until('postgres',
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(m.name || ':' || r.device, ',' ORDER BY m.name)
 	  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
-	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine'}),
+	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine' AND r.purpose = 'select'}),
 	'knn-1:cpu,ridge-1:cpu',
 	'the GPU-capable candidate ran on the CPU, the GPU-only one did not run');
 
@@ -125,7 +125,7 @@ is($node->safe_psql('postgres', q{
 $node->safe_psql('postgres', "SELECT easeml.enable_device('cuda:0')");
 ok($node->poll_query_until('postgres', q{
 	SELECT r.status || '/' || r.device FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
-	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine' AND m.name = 'gnb'},
+	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine' AND m.name = 'gnb' AND r.purpose = 'select'},
 	'succeeded/cuda:0'), 'it runs on the GPU once the GPU is enabled');
 
 # ---- out of GPU memory: a failed run, then the candidate trains on the CPU
@@ -140,12 +140,12 @@ ok($node->poll_query_until('postgres',
 	'a task whose GPU run runs out of memory completes');
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(r.status || '/' || r.device || '/' || r.exit_code, ',' ORDER BY r.id)
-	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'iris_oom'}),
+	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'iris_oom' AND r.purpose = 'select'}),
 	'failed/cuda:0/5,succeeded/cpu/0',
 	'the run out of GPU memory failed, then the candidate trained on the CPU');
 like($node->safe_psql('postgres', q{
 	SELECT r.error FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE t.name = 'iris_oom' AND r.status = 'failed'}),
+	 WHERE t.name = 'iris_oom' AND r.status = 'failed' AND r.purpose = 'select'}),
 	qr/ran out of device memory \(exit code 5\): .*mlp: out of GPU memory/,
 	'its error says it ran out of GPU memory');
 
@@ -158,7 +158,8 @@ ok($node->poll_query_until('postgres',
 	'a task trains its GPU-capable candidate');
 my ($gpu_score, $gpu_kind) = split /\|/, $node->safe_psql('postgres', q{
 	SELECT r.score, r.metrics ->> 'device_kind' FROM easeml.runs r
-	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine_gpu' AND r.device = 'cuda:0'});
+	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine_gpu' AND r.device = 'cuda:0'
+	   AND r.purpose = 'select'});
 is($gpu_kind, 'cuda', 'the run trained on the GPU (its metrics say so)');
 $node->safe_psql('postgres', "SELECT easeml.disable_device('cuda:0')");
 my $cpu_run = query_as($node, 'lab_a', "SELECT easeml.enqueue('wine_gpu', 'mlp-64')");

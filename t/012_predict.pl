@@ -45,12 +45,17 @@ for my $t (sort keys %tasks)
 	query_as($node, 'lab_p', "BEGIN; $sql; $queue COMMIT;");
 }
 ok( $node->poll_query_until('postgres', q{
-		SELECT count(*) = 18 FROM easeml.runs WHERE status IN ('succeeded', 'failed')}),
+		SELECT count(*) = 18 FROM easeml.runs
+		 WHERE status IN ('succeeded', 'failed') AND purpose = 'select'}),
 	'every run finishes');
+# each task's deployed run is refitted on every row (tasks.refit_all)
+ok( $node->poll_query_until('postgres', q{
+		SELECT count(*) = 4 FROM easeml.deployed WHERE refit_status IN ('succeeded', 'failed')}),
+	'every task\'s deployed run is refitted');
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(t.name || '/' || m.name || ': ' || r.error, '; ')
 	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id JOIN easeml.models m ON m.id = r.model_id
-	 WHERE r.status <> 'succeeded'}), '', 'every run succeeded');
+	 WHERE r.status <> 'succeeded' AND r.purpose = 'select'}), '', 'every run succeeded');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
 	 WHERE r.status = 'succeeded' AND (CASE t.kind
@@ -71,7 +76,7 @@ my $runs = $node->safe_psql('postgres', q{
 	SELECT r.id, t.name, t.kind, t.target, m.family, r.score, r.log_path,
 		   format('easeml_snapshots.%I', easeml._snapshot_name(t.id, r.snapshot_version))
 	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id JOIN easeml.models m ON m.id = r.model_id
-	 WHERE r.status = 'succeeded' ORDER BY t.name, m.family});
+	 WHERE r.status = 'succeeded' AND r.purpose = 'select' ORDER BY t.name, m.family});
 my %families;
 for my $line (split /\n/, $runs)
 {
@@ -96,8 +101,15 @@ is(join(',', sort keys %families),
 	'cnn,gbt,gnb,knn,linear_svm,mlp,random_forest,ridge,softmax',
 	'every built-in family was predicted in SQL');
 
-# the deployed run serves by default; another tenant cannot use the task
+# the deployed run serves by default, with its refit on every row; another
+# tenant cannot use the task
 $node->safe_psql('postgres', $deployed_run);
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(d.task || ':' || d.refit_status || ':' || (d.n_train = t.n_rows)
+					  || ':' || (d.artifact_run_id = easeml._deployed_run(t.id)), ',' ORDER BY d.task)
+	  FROM easeml.deployed d JOIN easeml.tasks t ON t.id = d.task_id}),
+	'diabetes:succeeded:true:true,digits:succeeded:true:true,penguins:succeeded:true:true,stocks:succeeded:true:true',
+	'each deployed run\'s refit trained on every row of the task and predicts');
 my $stats_sql = q{SELECT coalesce(sum(predicted_rows), 0) || '/' || coalesce(sum(imputed_rows), 0)
 	|| '/' || coalesce(sum(unknown_category_rows), 0)
 	  FROM easeml.prediction_stats WHERE task = 'penguins' AND serving};

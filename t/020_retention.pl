@@ -23,6 +23,9 @@ query_as($node, 'lab_a', q{
 ok($node->poll_query_until('postgres',
 		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'iris'"),
 	'a task finishes');
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM easeml.runs WHERE status IN ('queued', 'running')"),
+	'and the refit of its deployed run on every row');
 
 # what a run leaves in the scheduler's log and in the run's own tables
 my $per_run = $node->safe_psql('postgres', q{

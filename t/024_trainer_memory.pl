@@ -44,7 +44,7 @@ my ($n, $min, $max) = split /\|/, $node->safe_psql('postgres', q{
 	SELECT count(*), min((r.metrics->>'peak_rss_bytes')::bigint),
 	       max((r.metrics->>'peak_rss_bytes')::bigint)
 	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE r.status = 'succeeded' AND t.name = 'peak'});
+	 WHERE r.status = 'succeeded' AND t.name = 'peak' AND r.purpose = 'select'});
 is($n, '2', 'peak: both runs on iris report a peak');
 diag(sprintf('runs on iris peak at %.1f-%.1f MB; the scheduler\'s own peak %.1f MB',
 		$min / 1e6, $max / 1e6, $hwm / 1e6));
@@ -88,7 +88,7 @@ sub run_of
 		                  || coalesce(r.error, ''), ';' ORDER BY r.id)
 		  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
 		  JOIN easeml.models m ON m.id = r.model_id
-		 WHERE t.name = '$task' AND m.name = '$model'});
+		 WHERE t.name = '$task' AND m.name = '$model' AND r.purpose = 'select'});
 }
 
 # ---- a run over the limit fails with the reason --------------------------

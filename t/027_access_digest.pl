@@ -122,11 +122,11 @@ query_as($node, 'tc', q{
 	UPDATE easeml.tasks SET status = 'active', max_runs = 1 WHERE name = 'c';});
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) = 1 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE t.name = 'c' AND r.status IN ('succeeded', 'failed')}),
+	 WHERE t.name = 'c' AND r.status IN ('succeeded', 'failed') AND r.purpose = 'select'}),
 	'(c) the run ended');
 is($node->safe_psql('postgres', q{
 	SELECT r.status || coalesce(': ' || r.error, '') FROM easeml.runs r
-	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'c'}),
+	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'c' AND r.purpose = 'select'}),
 	'succeeded', '(c) the trainer trained on the snapshot');
 
 $node->stop;

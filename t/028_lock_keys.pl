@@ -53,7 +53,7 @@ ok($node->poll_query_until('postgres',
 		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'v1'"),
 	'the victim\'s task completes');
 is($node->safe_psql('postgres',
-		"SELECT count(*) FROM easeml.runs WHERE task_id = $v1 AND status = 'succeeded'"),
+		"SELECT count(*) FROM easeml.runs WHERE task_id = $v1 AND status = 'succeeded' AND purpose = 'select'"),
 	'2', 'both its runs were recorded as succeeded');
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM easeml.deployments WHERE task_id = $v1 AND active"),
@@ -62,7 +62,7 @@ is($node->safe_psql('postgres',
 # deploy the other run and roll back by hand
 my $other = $node->safe_psql('postgres', qq{
 	SELECT min(id) FROM easeml.runs
-	 WHERE task_id = $v1 AND status = 'succeeded'
+	 WHERE task_id = $v1 AND status = 'succeeded' AND purpose = 'select'
 	   AND id NOT IN (SELECT run_id FROM easeml.deployments WHERE task_id = $v1 AND active)});
 ($rc, $out, $err) = $node->psql('postgres', qq{
 	SET statement_timeout = '10s';

@@ -21,9 +21,10 @@ my $node = easeml_node('role_binding');
 load_dataset($node, 'iris', 'iris');
 make_tenant($node, 'gone', 'public.iris');
 
+# (refit_all off: one run, one artifact, no refit on every row to count)
 query_as($node, 'gone', q{
-	INSERT INTO easeml.tasks (name, source, target, max_runs)
-	VALUES ('secret', 'public.iris', 'label', 1);});
+	INSERT INTO easeml.tasks (name, source, target, max_runs, refit_all)
+	VALUES ('secret', 'public.iris', 'label', 1, false);});
 ok($node->poll_query_until('postgres', q{
 	SELECT status = 'completed' FROM easeml.tasks WHERE name = 'secret'}),
 	'the tenant\'s task trains');

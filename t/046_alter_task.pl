@@ -26,14 +26,14 @@ ok( $node->poll_query_until('postgres',
 		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'iris'"),
 	'the task tries every candidate');
 my $succeeded = query_as($node, 'lab_a',
-	"SELECT count(*) FROM easeml.runs WHERE status = 'succeeded'");
+	"SELECT count(*) FROM easeml.runs WHERE status = 'succeeded' AND purpose = 'select'");
 cmp_ok($succeeded, '>=', 3, "runs succeeded ($succeeded)");
 
 # ---- every metric's quality is recorded -----------------------------------
 is( query_as(
 		$node, 'lab_a', q{
 	SELECT count(*) FROM easeml.runs r
-	 WHERE r.status = 'succeeded'
+	 WHERE r.status = 'succeeded' AND r.purpose = 'select'
 	   AND (SELECT count(*) FROM jsonb_object_keys(r.metrics -> 'quality')) = 5
 	   AND (SELECT count(*) FROM jsonb_object_keys(r.metrics -> 'quality_se')) = 5
 	   AND abs((r.metrics -> 'quality' ->> 'accuracy')::float8 - r.score) < 1e-12

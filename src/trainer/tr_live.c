@@ -597,6 +597,10 @@ SpecOptions(LiveCtx *c, char *err, size_t errlen)
 		c->opt.val_fraction = json_object_get_double(v);
 	if (json_object_object_get_ex(c->spec, "seed", &v))
 		c->opt.seed = (uint64_t) json_object_get_int64(v);
+	/* a refit trains on every row (docs/results.md) */
+	if (json_object_object_get_ex(c->spec, "train_all", &v) &&
+		json_object_is_type(v, json_type_boolean))
+		c->opt.train_all = json_object_get_boolean(v);
 	if (DataOptions(c->spec, &c->opt, err, errlen) != 0)
 		return -1;
 	if (json_object_object_get_ex(c->spec, "input_shape", &v) &&
@@ -862,7 +866,8 @@ LiveRun(int argc, char **argv)
 	 * run's validation score: the run's epoch and loss, and the last point
 	 * of its learning curve, are those of the fit that finished.
 	 */
-	SendProgress(&ps, result.epochs > 0 ? result.epochs : 1, result.train_loss, result.score);
+	SendProgress(&ps, result.epochs > 0 ? result.epochs : 1, result.train_loss,
+				 c.opt.train_all ? NAN : result.score);
 	StoreArtifact(&c, &result, metrics);
 	AddRunMetrics(&c, metrics);
 	result_metrics = strdup(json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN));

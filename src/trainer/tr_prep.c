@@ -630,6 +630,9 @@ FillSplit(const TrTable *tab, const TrPrepOptions *opt, PrepWork *w, TrData *out
 	int			itr = 0,
 				iva = 0;
 
+	/* train_all: every usable row trains, the validation rows stay */
+	if (opt->train_all)
+		w->ntr = w->nu;
 	out->kind = tab->kind;
 	out->n_train = w->ntr;
 	out->n_val = w->nva;
@@ -667,7 +670,7 @@ FillSplit(const TrTable *tab, const TrPrepOptions *opt, PrepWork *w, TrData *out
 				out->tva[iva] = tab->t[row];
 			iva++;
 		}
-		else
+		if (!w->is_val[u] || opt->train_all)
 		{
 			out->rows_tr[itr] = row;
 			if (classify)

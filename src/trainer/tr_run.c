@@ -427,6 +427,8 @@ BuildMetrics(const FoldRun *fr, const TrData *data, const TrPrepOptions *opt,
 	json_object_object_add(m, "prep_seconds", json_object_new_double(fr->t_prep));
 	json_object_object_add(m, "n_train", json_object_new_int(data->n_train));
 	json_object_object_add(m, "n_val", json_object_new_int(data->n_val));
+	if (opt->train_all)
+		json_object_object_add(m, "train_all", json_object_new_boolean(1));
 	json_object_object_add(m, "n_features", json_object_new_int(data->d));
 	json_object_object_add(m, "n_classes", json_object_new_int(data->n_classes));
 	json_object_object_add(m, "train_loss", JsonNum(res->train_loss));
@@ -457,7 +459,8 @@ TrRunCandidateOn(const struct TrGpuOps *gpu, const TrTable *tab,
 {
 	const TrFamily *fam = NULL;
 	TrData		data;
-	int			folds = opt->folds > 1 ? opt->folds : 1;
+	/* a refit on every row fits once (fold 0's split, every row training) */
+	int			folds = opt->folds > 1 && !opt->train_all ? opt->folds : 1;
 	int			metric;
 	TrMetrics	fm[TR_MAX_FOLDS];
 	double		quality[TR_MAX_FOLDS];

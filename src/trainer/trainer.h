@@ -187,6 +187,14 @@ typedef struct TrPrepOptions
 	 * categories stay.  The live trainer sets it: it reads the table once.
 	 */
 	int			take_rows;
+	/*
+	 * appended (docs/results.md, "Refit on every row"): 1 trains on every
+	 * usable row.  The split is drawn as without it, and its validation
+	 * rows are kept as the validation rows (so every family and the
+	 * scoring run unchanged, their score measured on rows the model
+	 * trained on); with folds, fold 0's split and one fit.
+	 */
+	int			train_all;
 } TrPrepOptions;
 
 #define TR_IMPUTE_MEAN			0	/* the default */

@@ -128,7 +128,7 @@ SELECT t.id AS task_id,
 	   easeml._resolvable_difference(v.validation_rows) AS resolvable_difference,
 	   easeml._resolvable_difference(v.validation_rows) > 0.05 AS small_validation
   FROM easeml.tasks t
-  LEFT JOIN easeml.runs r ON r.task_id = t.id
+  LEFT JOIN easeml.runs r ON r.task_id = t.id AND r.purpose = 'select'
  CROSS JOIN LATERAL (SELECT easeml._validation_rows(t.n_rows, t.val_fraction, t.folds)
 						 AS validation_rows) v
  GROUP BY t.id, v.validation_rows;
@@ -196,12 +196,41 @@ DECLARE
 	t			easeml.tasks;
 	best		bigint;
 	pick		bigint;
+	again		bigint;
 BEGIN
 	IF TG_RELID <> 'easeml.runs'::regclass THEN
 		RAISE EXCEPTION 'easeml._run_ended() only watches easeml.runs'
 			USING ERRCODE = 'insufficient_privilege';
 	END IF;
 	PERFORM easeml._notify('run_finished', NEW.task_id, NEW.id);
+	-- [refit] a refit on every row: swap its artifact in where a
+	-- deployment waits for it; an interrupted one is queued again (three
+	-- tries); a failed one leaves the split model serving, and says why
+	IF NEW.purpose = 'refit' THEN
+		SELECT * INTO t FROM easeml.tasks WHERE id = NEW.task_id;
+		PERFORM easeml._lock_deployments(t.id);
+		IF NEW.status = 'succeeded' THEN
+			IF t.refit_all AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = NEW.id) THEN
+				UPDATE easeml.deployments d SET refitted_at = clock_timestamp()
+				 WHERE d.refit_run_id = NEW.id AND d.refitted_at IS NULL;
+				IF EXISTS (SELECT 1 FROM easeml.deployments d
+							WHERE d.task_id = t.id AND d.active AND d.refit_run_id = NEW.id) THEN
+					PERFORM easeml._notify('refitted', t.id, NEW.id);
+				END IF;
+			END IF;
+		ELSIF NEW.status = 'interrupted' AND NOT NEW.cancel_requested AND t.refit_all
+			AND (SELECT count(*) FROM easeml.runs x WHERE x.refit_of = NEW.refit_of) < 3
+			AND EXISTS (SELECT 1 FROM easeml.deployments d
+						 WHERE d.task_id = t.id AND d.active AND d.refit_run_id = NEW.id) THEN
+			INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, purpose,
+									 refit_of, snapshot_version)
+			VALUES (t.id, t.tenant, NEW.model_id, 'queued', 'scheduler', 'refit',
+					NEW.refit_of, NEW.snapshot_version)
+			RETURNING id INTO again;
+			UPDATE easeml.deployments d SET refit_run_id = again WHERE d.refit_run_id = NEW.id;
+		END IF;
+		RETURN NULL;
+	END IF;
 	IF NEW.status <> 'succeeded' THEN
 		RETURN NULL;
 	END IF;
@@ -214,6 +243,8 @@ BEGIN
 	IF best = NEW.id THEN
 		PERFORM easeml._notify('new_best', NEW.task_id, NEW.id);
 	END IF;
+	-- deploy the best deployable run when this run changed it: it is that
+	-- run, or the new top score that decides which runs are tied with it
 	IF t.auto_deploy THEN
 		PERFORM easeml._lock_deployments(t.id);
 		pick := easeml._best_deployable(t.id);
@@ -248,13 +279,17 @@ BEGIN
 	SELECT r.id INTO best FROM easeml.runs r
 	 WHERE r.task_id = tid AND r.status = 'succeeded' AND r.score IS NOT NULL
 	 ORDER BY r.score DESC, r.seconds, r.id LIMIT 1;
-	pick := easeml._best_deployable(tid);
+	pick := easeml._best_deployable(tid);	/* what deploy('best') takes */
 	DELETE FROM easeml.artifacts a USING easeml.runs r
 	 WHERE a.run_id = r.id AND r.task_id = tid AND a.bytes > cap
 	   AND r.id IS DISTINCT FROM best AND r.id IS DISTINCT FROM pick
 	   AND r.status IN ('succeeded', 'failed', 'cancelled', 'interrupted')
-	   AND r.id NOT IN (SELECT d.run_id FROM easeml.deployments d
-						 WHERE d.task_id = tid AND d.rolled_back_at IS NULL
-						 ORDER BY d.id DESC LIMIT 2);
+	   -- [refit] and so is the refit of either
+	   AND r.id NOT IN (SELECT k.id
+						  FROM (SELECT d.run_id, d.refit_run_id FROM easeml.deployments d
+								 WHERE d.task_id = tid AND d.rolled_back_at IS NULL
+								 ORDER BY d.id DESC LIMIT 2) l
+						 CROSS JOIN LATERAL (VALUES (l.run_id), (l.refit_run_id)) k (id)
+						 WHERE k.id IS NOT NULL);
 END;
 $$;

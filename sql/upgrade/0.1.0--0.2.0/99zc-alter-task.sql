@@ -307,20 +307,14 @@ BEGIN
 		   seconds = extract(epoch FROM clock_timestamp() - coalesce(r.started_at, r.queued_at)),
 		   exit_code = _finish_run.exit_code,
 		   metrics = m,
-		   score = CASE WHEN st = 'succeeded' THEN sc END,
+		   -- [refit] a refit's score is measured on rows it trained on: no
+		   -- selection score (its metrics keep it)
+		   score = CASE WHEN st = 'succeeded' AND r.purpose = 'select' THEN sc END,
 		   error = err
 	 WHERE r.id = run_id AND r.status IN ('queued', 'running');
 	PERFORM easeml._keep_artifacts(run_id);
 END;
 $$;
-
--- [alter] The snapshot version from which a task has its current features
--- (set by easeml.alter_task; NULL: since its declaration).  A run of an
--- earlier version read other columns: it stays on the leaderboard (stale)
--- but is never deployed.
-ALTER TABLE easeml.tasks ADD COLUMN features_version int;
-COMMENT ON COLUMN easeml.tasks.features_version IS
-	'the snapshot version from which the task has its current features (easeml.alter_task); NULL: since its declaration';
 
 -- [alter] Whether a run read the task's current features: a run of a
 -- snapshot version before the task's features changed (features_version)
@@ -384,7 +378,7 @@ BEGIN
 		strategy := 'latest';
 		SELECT r2.id INTO rid FROM easeml.runs r2 JOIN easeml.models m ON m.id = r2.model_id
 		 WHERE r2.task_id = t.id AND r2.status = 'succeeded' AND m.family <> 'external'
-		   AND easeml._has_features(t, r2)
+		   AND r2.purpose = 'select' AND easeml._has_features(t, r2)
 		   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = r2.id)
 		 ORDER BY r2.finished_at DESC, r2.id DESC LIMIT 1;
 	ELSIF what ~ '^[0-9]{1,18}$' THEN
@@ -407,6 +401,11 @@ BEGIN
 		RAISE EXCEPTION 'run % is not a run of task "%"', rid, t.name
 			USING ERRCODE = 'undefined_object',
 				  HINT = format('SELECT run_id, model, score FROM easeml.leaderboard WHERE task = %L lists its succeeded runs.', t.name);
+	END IF;
+	IF r.purpose = 'refit' THEN
+		RAISE EXCEPTION 'run % of task "%" cannot be deployed: it is the refit of run % on every row', rid, t.name, r.refit_of
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = format('Deploy run %s: with refit_all on, its refit on every row predicts.', r.refit_of);
 	END IF;
 	IF r.status <> 'succeeded' THEN
 		RAISE EXCEPTION 'run % of task "%" cannot be deployed: it is %', rid, t.name, r.status
@@ -455,6 +454,7 @@ DECLARE
 	t			easeml.tasks;
 	cur			easeml.deployments;
 	prev		easeml.deployments;
+	refit		bigint;
 BEGIN
 	t := easeml._own_task(caller, task);
 	PERFORM easeml._lock_deployments(t.id);
@@ -478,6 +478,20 @@ BEGIN
 	   SET active = false, rolled_back_at = clock_timestamp(), rolled_back_by = caller
 	 WHERE d.id = cur.id;
 	UPDATE easeml.deployments d SET active = true WHERE d.id = prev.id;
+	-- [refit] the deployment returned to gets its refit (one that failed
+	-- or was cancelled is queued again); the others' are cancelled
+	IF prev.refitted_at IS NULL THEN
+		refit := easeml._refit_for(t.id, prev.run_id);
+		IF refit IS NOT NULL THEN
+			UPDATE easeml.deployments d
+			   SET refit_run_id = refit,
+				   refitted_at = CASE WHEN (SELECT x.status FROM easeml.runs x WHERE x.id = refit) = 'succeeded'
+									  THEN clock_timestamp() END
+			 WHERE d.id = prev.id;
+			prev.refit_run_id := refit;
+		END IF;
+	END IF;
+	PERFORM easeml._cancel_refits(t.id, prev.refit_run_id, prev.run_id);
 	PERFORM easeml._notify('deployment', t.id, prev.run_id);
 	IF t.auto_deploy AND prev.run_id IS DISTINCT FROM easeml._best_deployable(t.id) THEN
 		RAISE NOTICE 'task "%" deploys its best run automatically: a better run that finishes will replace this one', t.name
@@ -607,8 +621,9 @@ BEGIN
 
 	new_metric := coalesce(t.metric, (easeml._metrics(t.kind))[1]);
 	IF new_metric IS DISTINCT FROM coalesce(old.metric, (easeml._metrics(old.kind))[1]) THEN
+		-- a refit has no selection score (its rows trained it)
 		UPDATE easeml.runs r SET score = easeml._run_quality(r.metrics, new_metric)
-		 WHERE r.task_id = t.id AND r.status = 'succeeded';
+		 WHERE r.task_id = t.id AND r.status = 'succeeded' AND r.purpose = 'select';
 		IF t.auto_deploy THEN
 			PERFORM easeml._lock_deployments(t.id);
 			best := easeml._best_deployable(t.id);

@@ -495,6 +495,65 @@ TestPrepareEncoded(void)
 	TrTableFree(&t);
 }
 
+/*
+ * train_all (a refit on every row, docs/results.md): the same split is
+ * drawn, every row trains and the validation rows stay; a run fits once
+ * even with folds, and its metrics say so
+ */
+static void
+TestTrainAll(void)
+{
+	TrTable		t;
+	TrData		split,
+				all;
+	TrPrepOptions o;
+	TrResult	res;
+	json_object *m = NULL,
+			   *v;
+	char		err[256];
+	int			ok = 1;
+
+	SmallTable(&t, 60, 4);
+	memset(&o, 0, sizeof(o));
+	o.val_fraction = 0.25;
+	o.seed = 3;
+	o.impute = 1;
+	CHECK(TrPrepare(&t, &o, &split, err, sizeof(err)) == 0, "train_all: the split (%s)", err);
+	o.train_all = 1;
+	CHECK(TrPrepare(&t, &o, &all, err, sizeof(err)) == 0 && all.n_train == 60 &&
+		  all.n_val == split.n_val && split.n_train + split.n_val == 60,
+		  "train_all: every row trains (%d of 60), the validation rows stay (%d, the split has %d + %d) (%s)",
+		  all.n_train, all.n_val, split.n_train, split.n_val, err);
+	for (int i = 0; i < all.n_val && i < split.n_val; i++)
+		ok &= all.rows_va[i] == split.rows_va[i] && all.yva[i] == split.yva[i];
+	for (int i = 0; i < all.n_train; i++)
+		ok &= all.rows_tr[i] == i;
+	CHECK(ok, "train_all: the same validation rows, and the training rows are every row in order");
+	TrDataFree(&split);
+	TrDataFree(&all);
+
+	/* a k-fold task's refit: one fit on every row */
+	o.folds = 5;
+	o.fold = 0;
+	if (TrRunCandidate(&t, "softmax", NULL, &o, NULL, NULL, NULL, 1, &res, &m) != 0)
+		printf("# train_all: %s\n", res.error);
+	CHECK(m != NULL && json_object_object_get_ex(m, "n_train", &v) && json_object_get_int(v) == 60 &&
+		  json_object_object_get_ex(m, "train_all", &v) && json_object_get_boolean(v) &&
+		  !json_object_object_get_ex(m, "folds", &v) && res.artifact_len > 0,
+		  "train_all: a 5-fold task's refit fits once on all 60 rows and stores its model");
+	json_object_put(m);
+	TrResultFree(&res);
+	o.train_all = 0;
+	if (TrRunCandidate(&t, "softmax", NULL, &o, NULL, NULL, NULL, 1, &res, &m) != 0)
+		printf("# train_all: %s\n", res.error);
+	CHECK(m != NULL && json_object_object_get_ex(m, "n_train", &v) && json_object_get_int(v) == 48 &&
+		  !json_object_object_get_ex(m, "train_all", &v),
+		  "train_all: without it, a 5-fold run's model trains on 48 of 60 rows");
+	json_object_put(m);
+	TrResultFree(&res);
+	TrTableFree(&t);
+}
+
 void
 TestData(void)
 {
@@ -502,6 +561,7 @@ TestData(void)
 	TestEncoders();
 	TestFitEncoders();
 	TestPrepareEncoded();
+	TestTrainAll();
 	TestMetrics();
 	TestMetricErrors();
 }
