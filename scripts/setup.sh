@@ -177,7 +177,10 @@ done
 
 log "leaderboards (top 5 per task)"
 "${PSQL[@]}" -d easeml -P pager=off <<'SQL'
+-- tied: within one standard error of the top score; those rank first,
+-- the faster first (docs/results.md)
 SELECT tenant, task, rank, model, family, round(score::numeric, 4) AS score,
+	   round(score_se::numeric, 4) AS "± se", tied_with_best AS tied,
 	   round(seconds::numeric, 2) AS seconds
   FROM easeml.leaderboard
  WHERE rank <= 5
