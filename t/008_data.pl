@@ -208,7 +208,7 @@ like($err, qr/tenant "lab_d" may no longer read the source public\.flowers of ta
 	'a tenant that lost access to the source cannot queue a run on its snapshot');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
-	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'flowers' AND m.name = 'gnb'}),
+	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'flowers' AND m.name = 'gnb' AND r.purpose = 'select'}),
 	'0', '... so nothing trains on it');
 query_as($node, 'lab_d', "SELECT easeml.drop_task('flowers')");
 is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relnamespace = 'easeml_snapshots'::regnamespace

@@ -114,7 +114,7 @@ query_as($node, 'lab_a', "SELECT easeml.enqueue('wine', 'ridge-1')");
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) = 1 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
 	  JOIN easeml.models m ON m.id = r.model_id
-	 WHERE t.name = 'wine' AND r.requested_by = 'user' AND m.name = 'ridge-1'
+	 WHERE t.name = 'wine' AND r.requested_by = 'user' AND m.name = 'ridge-1' AND r.purpose = 'select'
 	   AND r.status = 'succeeded'}),
 	'the queued CPU run was served');
 is($node->safe_psql('postgres', q{

@@ -82,7 +82,7 @@ my %task = map { split /\|/ } split /\n/, $node->safe_psql('postgres',
 	"SELECT tenant || '/' || name, id FROM easeml.tasks");
 my $mlp_run = $node->safe_psql('postgres', qq{
 	SELECT r.id FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
-	 WHERE m.name = 'mlp-64' AND r.task_id = $task{'lab_a/iris'}});
+	 WHERE m.name = 'mlp-64' AND r.purpose = 'select' AND r.task_id = $task{'lab_a/iris'}});
 
 my $admin_dir = "$tmp/admin";
 my @files = plot('postgres', $admin_dir, '--replay-curve', $curve, '--run', $mlp_run);

@@ -91,7 +91,7 @@ sub run_of
 		SELECT r.id || '|' || r.status || '|' || coalesce(r.error, '')
 		  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
 		  JOIN easeml.models m ON m.id = r.model_id
-		 WHERE t.name = '$task' AND m.name = '$model' $extra
+		 WHERE t.name = '$task' AND m.name = '$model' AND r.purpose = 'select' $extra
 		 ORDER BY r.id DESC LIMIT 1});
 }
 
@@ -122,7 +122,7 @@ sub wait_job_running
 		SELECT r.status = 'running' AND r.epoch >= 1
 		  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
 		  JOIN easeml.models m ON m.id = r.model_id
-		 WHERE t.name = '$task' AND m.name = '$model'
+		 WHERE t.name = '$task' AND m.name = '$model' AND r.purpose = 'select'
 		 ORDER BY r.id DESC LIMIT 1}), "$task: the $model run trains");
 	my ($run) = split /\|/, run_of($task, $model);
 	my $job = job_of($run);
@@ -141,7 +141,7 @@ sub wait_job_submitted
 		  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
 		  JOIN easeml.models m ON m.id = r.model_id
 		  JOIN easeml.trainer_jobs j ON j.run_id = r.id
-		 WHERE t.name = '$task' AND m.name = '$model'
+		 WHERE t.name = '$task' AND m.name = '$model' AND r.purpose = 'select'
 		 ORDER BY r.id DESC LIMIT 1}), "$task: the $model run's Slurm job is submitted");
 	my ($run) = split /\|/, run_of($task, $model);
 	return ($run, job_of($run));

@@ -101,7 +101,7 @@ is((split /\|/, run_of('small', 'rf-wide'))[0], 'succeeded',
 	'a forest on three classes fits under the limit and trains');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
-	 WHERE m.name = 'mlp-huge'}), '2', 'each task tried the candidate once, not again');
+	 WHERE m.name = 'mlp-huge' AND r.purpose = 'select'}), '2', 'each task tried the candidate once, not again');
 
 # ---- what the scheduler can predict never starts -------------------------
 is(run_of('many', 'rf-wide'), '',
