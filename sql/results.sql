@@ -309,6 +309,11 @@ RESET ROLE;
 SELECT artifact_run_id = :g1 AS earlier_refit_predicts, refitted_at IS NOT NULL AS refitted,
 	   (SELECT count(*) FROM easeml.runs r WHERE r.refit_of = :f1) AS refits_of_f1
   FROM easeml.deployed WHERE task = 'res_refit';
+-- a refit whose artifact is gone: the run's own artifact predicts again
+DELETE FROM easeml.artifacts WHERE run_id = :g1;
+SELECT artifact_run_id = :f1 AS run_predicts_again, easeml._deployed_run(task_id) = :f1 AS deployed_run_f1,
+	   n_train IS NULL AS split_n_train_unknown
+  FROM easeml.deployed WHERE task = 'res_refit';
 SET ROLE regress_res_a;
 SELECT easeml.rollback('res_refit') = :f3 AS back_to_f3;
 UPDATE easeml.tasks SET refit_all = false WHERE name = 'res_refit';
