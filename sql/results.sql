@@ -328,10 +328,10 @@ SELECT run_id = :f4 AS deployed_f4, refit_run_id IS NULL AS no_refit, artifact_r
 SET ROLE regress_res_a;
 UPDATE easeml.tasks SET refit_all = true WHERE name = 'res_refit';
 RESET ROLE;
-SELECT easeml._queue_missing_refits() >= 1 AS queued;
+SELECT easeml._queue_refits() >= 1 AS queued;
 SELECT r.refit_of = :f4 AS refit_of_f4, d.refit_status, d.artifact_run_id = :f4 AS split_predicts
   FROM easeml.deployed d JOIN easeml.runs r ON r.id = d.refit_run_id WHERE d.task = 'res_refit';
-SELECT easeml._queue_missing_refits() AS queued_again;
+SELECT easeml._queue_refits() AS queued_again;
 
 -- dropping a task drops its deployments
 SET ROLE regress_res_b;

@@ -113,12 +113,14 @@ ok($node->poll_query_until('postgres', runs_of('witness', "r.status = 'succeeded
 	'a later task is served');
 is($node->safe_psql('postgres', q{
 	SELECT r.status FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	  JOIN easeml.models m ON m.id = r.model_id WHERE t.name = 'flood' AND m.name = 'knn-5'}),
+	  JOIN easeml.models m ON m.id = r.model_id WHERE t.name = 'flood' AND m.name = 'knn-5'
+	   AND r.purpose = 'select'}),
 	'queued', 'while the paused task\'s run waits');
 query_as($node, 'tc', "UPDATE easeml.tasks SET status = 'active' WHERE name = 'flood'");
 ok($node->poll_query_until('postgres', q{
 	SELECT r.status = 'succeeded' FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	  JOIN easeml.models m ON m.id = r.model_id WHERE t.name = 'flood' AND m.name = 'knn-5'}),
+	  JOIN easeml.models m ON m.id = r.model_id WHERE t.name = 'flood' AND m.name = 'knn-5'
+	   AND r.purpose = 'select'}),
 	'resumed, the task trains it');
 
 # ---- a completed task whose source is gone -------------------------------------

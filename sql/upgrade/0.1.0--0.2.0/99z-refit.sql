@@ -151,7 +151,7 @@ $$;
 -- [refit] The scheduler, at each load: active deployments of tasks that
 -- refit, with no refit (their task's row was locked when they were made,
 -- or refit_all was switched on since), get one.  Returns how many.
-CREATE FUNCTION easeml._queue_missing_refits()
+CREATE FUNCTION easeml._queue_refits()
 RETURNS int
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -187,7 +187,7 @@ BEGIN
 	RETURN n;
 END;
 $$;
-REVOKE ALL ON FUNCTION easeml._queue_missing_refits() FROM PUBLIC;
+REVOKE ALL ON FUNCTION easeml._queue_refits() FROM PUBLIC;
 
 -- [refit] A task deploys another run (easeml.deploy, an automatic
 -- deployment, easeml.rollback): the refits still queued or running for
@@ -217,7 +217,7 @@ REVOKE ALL ON FUNCTION easeml._cancel_refits(bigint, bigint, bigint) FROM PUBLIC
 -- queued or running (and not being cancelled), else a new one, queued;
 -- NULL too when the task's row is locked (the new run's foreign key would
 -- wait for its tenant's transaction, and the scheduler deploys in the
--- statement that records a run's end): easeml._queue_missing_refits
+-- statement that records a run's end): easeml._queue_refits
 -- queues it later.
 CREATE FUNCTION easeml._refit_for(task_id bigint, run_id bigint)
 RETURNS bigint
