@@ -4724,7 +4724,7 @@ $$;
 -- [refit] The scheduler, at each load: active deployments of tasks that
 -- refit, with no refit (their task's row was locked when they were made,
 -- or refit_all was switched on since), get one.  Returns how many.
-CREATE FUNCTION easeml._queue_missing_refits()
+CREATE FUNCTION easeml._queue_refits()
 RETURNS int
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -4760,7 +4760,7 @@ BEGIN
 	RETURN n;
 END;
 $$;
-REVOKE ALL ON FUNCTION easeml._queue_missing_refits() FROM PUBLIC;
+REVOKE ALL ON FUNCTION easeml._queue_refits() FROM PUBLIC;
 
 -- [refit] A task deploys another run (easeml.deploy, an automatic
 -- deployment, easeml.rollback): the refits still queued or running for
@@ -4790,7 +4790,7 @@ REVOKE ALL ON FUNCTION easeml._cancel_refits(bigint, bigint, bigint) FROM PUBLIC
 -- queued or running (and not being cancelled), else a new one, queued;
 -- NULL too when the task's row is locked (the new run's foreign key would
 -- wait for its tenant's transaction, and the scheduler deploys in the
--- statement that records a run's end): easeml._queue_missing_refits
+-- statement that records a run's end): easeml._queue_refits
 -- queues it later.
 CREATE FUNCTION easeml._refit_for(task_id bigint, run_id bigint)
 RETURNS bigint
@@ -4861,16 +4861,27 @@ BEGIN
 END;
 $$;
 
+-- [refit] The run whose artifact predicts for a deployment: its refit
+-- once that took over (and while its artifact is kept), else the run.
+CREATE FUNCTION easeml._deployment_artifact(d easeml.deployments)
+RETURNS bigint
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT CASE WHEN d.refitted_at IS NOT NULL
+					 AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = d.refit_run_id)
+				THEN d.refit_run_id ELSE d.run_id END
+$$;
+
 -- [refit] The run whose artifact predicts for a task: its active
--- deployment's refit once that took over, else the deployed run, else its
--- best deployable run; NULL when it has none.
+-- deployment's (the refit once that took over), else its best deployable
+-- run; NULL when it has none.
 CREATE OR REPLACE FUNCTION easeml._deployed_run(task_id bigint)
 RETURNS bigint
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT coalesce((SELECT coalesce(CASE WHEN d.refitted_at IS NOT NULL THEN d.refit_run_id END,
-									 d.run_id)
+	SELECT coalesce((SELECT easeml._deployment_artifact(d)
 					   FROM easeml.deployments d
 					  WHERE d.task_id = _deployed_run.task_id AND d.active),
 					easeml._best_deployable(_deployed_run.task_id))
@@ -5159,7 +5170,12 @@ BEGIN
 	 WHERE d.id = cur.id;
 	UPDATE easeml.deployments d SET active = true WHERE d.id = prev.id;
 	-- [refit] the deployment returned to gets its refit (one that failed
-	-- or was cancelled is queued again); the others' are cancelled
+	-- or was cancelled, or whose artifact was not kept, is queued again);
+	-- the others' are cancelled
+	IF prev.refitted_at IS NOT NULL AND easeml._deployment_artifact(prev) = prev.run_id THEN
+		prev.refitted_at := NULL;
+		UPDATE easeml.deployments d SET refitted_at = NULL WHERE d.id = prev.id;
+	END IF;
 	IF prev.refitted_at IS NULL THEN
 		refit := easeml._refit_for(t.id, prev.run_id);
 		IF refit IS NOT NULL THEN
@@ -5207,8 +5223,7 @@ SELECT t.name AS task,
   JOIN easeml.runs r ON r.id = d.run_id
   JOIN easeml.models m ON m.id = r.model_id
   LEFT JOIN easeml.runs f ON f.id = d.refit_run_id
-  JOIN easeml.runs a ON a.id = coalesce(CASE WHEN d.refitted_at IS NOT NULL THEN d.refit_run_id END,
-										d.run_id)
+  JOIN easeml.runs a ON a.id = easeml._deployment_artifact(d)
  WHERE d.active;
 
 

@@ -309,6 +309,11 @@ RESET ROLE;
 SELECT artifact_run_id = :g1 AS earlier_refit_predicts, refitted_at IS NOT NULL AS refitted,
 	   (SELECT count(*) FROM easeml.runs r WHERE r.refit_of = :f1) AS refits_of_f1
   FROM easeml.deployed WHERE task = 'res_refit';
+-- a refit whose artifact is gone: the run's own artifact predicts again
+DELETE FROM easeml.artifacts WHERE run_id = :g1;
+SELECT artifact_run_id = :f1 AS run_predicts_again, easeml._deployed_run(task_id) = :f1 AS deployed_run_f1,
+	   n_train IS NULL AS split_n_train_unknown
+  FROM easeml.deployed WHERE task = 'res_refit';
 SET ROLE regress_res_a;
 SELECT easeml.rollback('res_refit') = :f3 AS back_to_f3;
 UPDATE easeml.tasks SET refit_all = false WHERE name = 'res_refit';
@@ -323,10 +328,10 @@ SELECT run_id = :f4 AS deployed_f4, refit_run_id IS NULL AS no_refit, artifact_r
 SET ROLE regress_res_a;
 UPDATE easeml.tasks SET refit_all = true WHERE name = 'res_refit';
 RESET ROLE;
-SELECT easeml._queue_missing_refits() >= 1 AS queued;
+SELECT easeml._queue_refits() >= 1 AS queued;
 SELECT r.refit_of = :f4 AS refit_of_f4, d.refit_status, d.artifact_run_id = :f4 AS split_predicts
   FROM easeml.deployed d JOIN easeml.runs r ON r.id = d.refit_run_id WHERE d.task = 'res_refit';
-SELECT easeml._queue_missing_refits() AS queued_again;
+SELECT easeml._queue_refits() AS queued_again;
 
 -- dropping a task drops its deployments
 SET ROLE regress_res_b;

@@ -1025,14 +1025,14 @@ CatalogClaimRefits(const CatSlot *slots, int nslots, CatClaim *claims)
 }
 
 /*
- * Queue the refits that active deployments lack (easeml._queue_missing_refits:
+ * Queue the refits that active deployments lack (easeml._queue_refits:
  * their task's row was locked when they were deployed, or refit_all was
  * switched on since).  Returns how many were queued.
  */
 int
 CatalogQueueMissingRefits(void)
 {
-	Exec("SELECT easeml._queue_missing_refits()", SPI_OK_SELECT, 0, NULL, NULL, NULL);
+	Exec("SELECT easeml._queue_refits()", SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	return GetInt32(0, 1, 0);
 }
 

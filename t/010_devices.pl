@@ -64,6 +64,9 @@ query_as($node, 'lab_a',
 ok($node->poll_query_until('postgres',
 		"SELECT status = 'completed' FROM easeml.tasks WHERE name = 'iris'"),
 	'the task completes');
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM easeml.runs WHERE status IN ('queued', 'running')"),
+	'and the refit of its deployed run on every row ends');
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(m.name || ':' || r.status, ',' ORDER BY m.name)
 	  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id WHERE r.purpose = 'select'}),

@@ -74,7 +74,7 @@ my $leader = query_as($node, 'lab_a', q{
 ok(@best >= 1 && $best[-1]{run_id} == $leader, 'the last new_best event names the top-scoring run');
 # in the order the events came (runs of two slots finish out of id order)
 my %score = map { split /\|/ } split /\n/, query_as($node, 'lab_a',
-	"SELECT id, score FROM easeml.runs WHERE task_id = $task_id AND status = 'succeeded' AND score IS NOT NULL");
+	"SELECT id, score FROM easeml.runs WHERE task_id = $task_id AND status = 'succeeded' AND purpose = 'select'");
 my @best_scores = map { $score{ $_->{run_id} } } @best;
 is(scalar(grep { $best_scores[$_] < $best_scores[ $_ - 1 ] } 1 .. $#best_scores), 0,
 	'each new best scores at least as well as the one before it (' . join(' ', @best_scores) . ')');
@@ -98,7 +98,11 @@ my $worst = query_as($node, 'lab_a',
 	"SELECT run_id FROM easeml.leaderboard WHERE task = 'iris' ORDER BY rank DESC, run_id DESC LIMIT 1");
 query_as($node, 'lab_a', "UPDATE easeml.tasks SET auto_deploy = false WHERE name = 'iris'");
 is(query_as($node, 'lab_a', "SELECT easeml.deploy('iris', $worst)"), $worst, 'a tenant deploys a run by id');
-is(query_as($node, 'lab_a', "SELECT easeml._deployed_run($task_id)"), $worst, 'predict then uses it');
+# (its refit on every row, where that succeeded when it was deployed first)
+is(query_as($node, 'lab_a', qq{
+	SELECT d.run_id = $worst AND easeml._deployed_run($task_id) = d.artifact_run_id
+		   AND d.artifact_run_id IN ($worst, coalesce(d.refit_run_id, 0))
+	  FROM easeml.deployed d WHERE d.task_id = $task_id}), 't', 'predict then uses it');
 is(query_as($node, 'lab_a', "SELECT easeml.rollback('iris')"), $leader, 'rollback returns to the best run');
 # (the refit deploying the worst run queued ends with the rollback: a
 # run_finished event may come between them)

@@ -113,12 +113,14 @@ ok($node->poll_query_until('postgres', runs_of('witness', "r.status = 'succeeded
 	'a later task is served');
 is($node->safe_psql('postgres', q{
 	SELECT r.status FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	  JOIN easeml.models m ON m.id = r.model_id WHERE t.name = 'flood' AND m.name = 'knn-5' AND r.purpose = 'select'}),
+	  JOIN easeml.models m ON m.id = r.model_id WHERE t.name = 'flood' AND m.name = 'knn-5'
+	   AND r.purpose = 'select'}),
 	'queued', 'while the paused task\'s run waits');
 query_as($node, 'tc', "UPDATE easeml.tasks SET status = 'active' WHERE name = 'flood'");
 ok($node->poll_query_until('postgres', q{
 	SELECT r.status = 'succeeded' FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	  JOIN easeml.models m ON m.id = r.model_id WHERE t.name = 'flood' AND m.name = 'knn-5' AND r.purpose = 'select'}),
+	  JOIN easeml.models m ON m.id = r.model_id WHERE t.name = 'flood' AND m.name = 'knn-5'
+	   AND r.purpose = 'select'}),
 	'resumed, the task trains it');
 
 # ---- a completed task whose source is gone -------------------------------------
@@ -139,10 +141,14 @@ like($node->safe_psql('postgres', "SELECT status_reason FROM easeml.tasks WHERE 
 
 # ---- run directories of a task dropped while easeml.enabled = off ----------------
 my $rundir = $node->data_dir . '/easeml_runs';
-$node->poll_query_until('postgres', runs_of('flood', "r.status IN ('queued', 'running')") . ' = 0');
+ok($node->poll_query_until('postgres', runs_of('flood', "r.status IN ('queued', 'running')") . ' = 0'),
+	'the task has no run in flight');
 reload_with('easeml.enabled', 'off');
+# its selection runs (a refit on every row cancelled while queued never
+# started)
 my @flood = split /\n/, $node->safe_psql('postgres', q{
-	SELECT r.id FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'flood'});
+	SELECT r.id FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'flood' AND r.purpose = 'select'});
 ok(@flood >= 3 && !grep({ !-d "$rundir/$_" } @flood), 'the task\'s runs have their directories');
 query_as($node, 'tc', "SELECT easeml.drop_task('flood')");
 my $gone = 0;

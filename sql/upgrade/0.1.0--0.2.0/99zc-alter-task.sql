@@ -479,7 +479,12 @@ BEGIN
 	 WHERE d.id = cur.id;
 	UPDATE easeml.deployments d SET active = true WHERE d.id = prev.id;
 	-- [refit] the deployment returned to gets its refit (one that failed
-	-- or was cancelled is queued again); the others' are cancelled
+	-- or was cancelled, or whose artifact was not kept, is queued again);
+	-- the others' are cancelled
+	IF prev.refitted_at IS NOT NULL AND easeml._deployment_artifact(prev) = prev.run_id THEN
+		prev.refitted_at := NULL;
+		UPDATE easeml.deployments d SET refitted_at = NULL WHERE d.id = prev.id;
+	END IF;
 	IF prev.refitted_at IS NULL THEN
 		refit := easeml._refit_for(t.id, prev.run_id);
 		IF refit IS NOT NULL THEN
