@@ -152,7 +152,9 @@ SELECT name, metric, auto_deploy FROM easeml.alter_task('pts', auto_deploy => tr
 SELECT name, metric FROM easeml.alter_task('live', metric => 'macro_f1');
 RESET ROLE;
 
--- new features: a new snapshot version; the runs stay with theirs
+-- new features: a new snapshot version; the runs stay with theirs, and the
+-- refits of the retired deployment are cancelled (not moved to the new
+-- version with the queued selection runs)
 INSERT INTO easeml.runs (task_id, model_id)
 SELECT t.id, m.id FROM easeml.tasks t, easeml.models m WHERE t.name = 'pts' AND m.name = 'knn-1';
 INSERT INTO easeml.runs (task_id, model_id, status, started_at)
@@ -161,7 +163,7 @@ SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
 SET ROLE regress_alter_a;
 SELECT name, features, feature_types, snapshot_version, features_version, n_rows
   FROM easeml.alter_task('pts', features => '{x1,x2,x3,note}');
-SELECT m.name AS model, r.status, r.snapshot_version, r.cancel_requested
+SELECT m.name AS model, r.purpose, r.status, r.snapshot_version, r.cancel_requested
   FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id JOIN easeml.models m ON m.id = r.model_id
  WHERE t.name = 'pts' ORDER BY r.id;
 SELECT rank, model, snapshot_version, stale FROM easeml.leaderboard WHERE task = 'pts' ORDER BY rank;

@@ -4514,9 +4514,11 @@ BEGIN
 	 WHERE k.id = t.id;
 
 	IF t.features IS DISTINCT FROM old.features THEN
-		-- the deployed run read other columns: predict must not apply it
+		-- the deployed run read other columns: predict must not apply it,
+		-- nor a refit of it on every row
 		PERFORM easeml._lock_deployments(t.id);
 		UPDATE easeml.deployments d SET active = false WHERE d.task_id = t.id AND d.active;
+		PERFORM easeml._cancel_refits(t.id, NULL, NULL);
 	END IF;
 
 	new_metric := coalesce(t.metric, (easeml._metrics(t.kind))[1]);
@@ -4764,7 +4766,8 @@ REVOKE ALL ON FUNCTION easeml._queue_refits() FROM PUBLIC;
 
 -- [refit] A task deploys another run (easeml.deploy, an automatic
 -- deployment, easeml.rollback): the refits still queued or running for
--- other deployments are cancelled, but keep (NULL: none).  A queued one
+-- other deployments are cancelled, but keep (NULL: none; deployed NULL:
+-- alter_task retired the deployment).  A queued one
 -- ends here, as easeml.cancel ends it; the scheduler stops a running one.
 CREATE FUNCTION easeml._cancel_refits(task_id bigint, keep bigint, deployed bigint)
 RETURNS void
@@ -4775,8 +4778,10 @@ AS $$
 	   SET cancel_requested = true,
 		   status = CASE WHEN x.status = 'queued' THEN 'cancelled' ELSE x.status END,
 		   finished_at = CASE WHEN x.status = 'queued' THEN clock_timestamp() END,
-		   error = CASE WHEN x.status = 'queued'
-						THEN format('cancelled before it started: the task deploys run %s now',
+		   error = CASE WHEN x.status <> 'queued' THEN NULL
+						WHEN _cancel_refits.deployed IS NULL
+						THEN 'cancelled before it started: the task''s features changed and its deployment was retired'
+						ELSE format('cancelled before it started: the task deploys run %s now',
 									_cancel_refits.deployed) END
 	 WHERE x.task_id = _cancel_refits.task_id AND x.purpose = 'refit'
 	   AND x.status IN ('queued', 'running') AND NOT x.cancel_requested

@@ -619,9 +619,11 @@ BEGIN
 	 WHERE k.id = t.id;
 
 	IF t.features IS DISTINCT FROM old.features THEN
-		-- the deployed run read other columns: predict must not apply it
+		-- the deployed run read other columns: predict must not apply it,
+		-- nor a refit of it on every row
 		PERFORM easeml._lock_deployments(t.id);
 		UPDATE easeml.deployments d SET active = false WHERE d.task_id = t.id AND d.active;
+		PERFORM easeml._cancel_refits(t.id, NULL, NULL);
 	END IF;
 
 	new_metric := coalesce(t.metric, (easeml._metrics(t.kind))[1]);
