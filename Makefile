@@ -12,26 +12,36 @@ EXTENSION  = easeml
 EXTVERSION = 0.2.0
 
 MODULE_big = easeml
-# Server-side objects.  csv.c, gp.c, policy.c, mixture.c, mixlearn.c, costmodel.c, decision.c, refit.c,
-# placement.c and replay.c are plain C shared with the executables below;
-# src/sql_*.c hold the SQL-callable C functions, one file per job.
-OBJS = src/easeml.o src/shmem.o src/scheduler.o src/catalog.o \
-	src/catalog_runs.o src/supervisor.o src/rundir.o src/retention.o src/history.o src/csv.o src/gp.o \
-	src/policy.o src/mixture.o src/mixlearn.o src/mixplan.o src/costmodel.o src/memmodel.o src/decision.o src/refit.o \
-	src/autopolicy.o src/replay.o \
-	src/liveworld.o src/policy_choice.o \
-	src/devices.o src/placement.o \
-	src/sql_status.o src/sql_tenant.o src/sql_trainer.o src/sql_replay.o \
-	src/sql_model.o src/sql_source.o src/sql_device.o src/snapshot.o \
-	src/sql_explain.o src/sql_cost.o src/sql_deploy.o src/sql_runlog.o \
-	src/launcher.o src/launch_slurm.o src/slurm_parse.o src/trainer_jobs.o \
-	src/sql_trainer_token.o src/identity.o \
-	src/sql_predict.o src/predict_cache.o src/predict_conv.o src/predict_stats.o $(PREDICT_OBJS)
+# Server-side objects, one folder per layer (docs/architecture.md):
+#   src/module   _PG_init, GUCs, shared memory, the one role-switching module
+#   src/worker   the background worker: scheduling loop, catalog I/O,
+#                trainer supervision, launchers, retention
+#   src/sql      the SQL-callable C functions (sql_*.c, one file per job)
+#   src/core     plain C shared with the executables below (no server headers)
+MODULE_OBJS = src/module/easeml.o src/module/shmem.o src/module/identity.o
+WORKER_OBJS = src/worker/scheduler.o src/worker/catalog.o \
+	src/worker/catalog_runs.o src/worker/supervisor.o src/worker/rundir.o \
+	src/worker/retention.o src/worker/liveworld.o src/worker/policy_choice.o \
+	src/worker/devices.o src/worker/launcher.o src/worker/launch_slurm.o \
+	src/worker/trainer_jobs.o
+SQL_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/sql/sql_*.c)))
+CORE_OBJS = $(patsubst %.c,%.o,$(CORE_SRCS))
+OBJS = $(MODULE_OBJS) $(WORKER_OBJS) $(SQL_OBJS) $(CORE_OBJS) $(PREDICT_OBJS)
 # the predict module the trainer scores with (plain C, no CUDA): easeml.so
 # links the same code (docs/predict.md)
-PREDICT_OBJS = src/encode.o src/trainer/tr_artifact.o src/trainer/tr_predict.o \
-	src/trainer/tr_predict_linear.o src/trainer/tr_predict_net.o \
-	src/trainer/tr_predict_tree.o
+PREDICT_OBJS = src/core/encode.o src/trainer/predict/tr_artifact.o \
+	src/trainer/predict/tr_predict.o src/trainer/predict/tr_predict_linear.o \
+	src/trainer/predict/tr_predict_net.o src/trainer/predict/tr_predict_tree.o
+
+# The PostgreSQL-free core: the GP, the policies, the cost and memory models,
+# the replay simulator.  The live worker, easeml-replay and the unit tests
+# link the same files.
+CORE_SRCS = src/core/csv.c src/core/gp.c src/core/policy.c src/core/mixture.c \
+	src/core/mixlearn.c src/core/mixplan.c src/core/costmodel.c \
+	src/core/memmodel.c src/core/decision.c src/core/refit.c \
+	src/core/autopolicy.c src/core/replay.c src/core/placement.c \
+	src/core/slurm_parse.c
+CORE_HDRS = $(wildcard src/core/*.h)
 
 # sql/easeml.sql is the install script of the current version; earlier
 # versions' install scripts are kept as released, and each upgrade script is
@@ -41,7 +51,9 @@ DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
 REGRESS = install declare tenancy admin history replay bad_input attacks devices data explain predict results slurm retention alter
-REGRESS_OPTS = --load-extension=easeml
+# pg_regress reads test/sql/ and test/expected/ (a link to the top-level
+# expected/: PostgreSQL 15's pg_regress has no --expecteddir)
+REGRESS_OPTS = --inputdir=test --load-extension=easeml
 
 SCRIPTS_built = easeml-trainer easeml-replay
 EXTRA_CLEAN = easeml-unittest easeml-decision-bench $(DATA_built) results regression.diffs regression.out tmp_check
@@ -61,23 +73,21 @@ sql/easeml--0.1.0--0.2.0.sql: $(UPGRADE_PARTS)
 
 # PGXS does not track header dependencies: rebuild every object when a
 # header changes (a stale object with an old struct layout is a silent bug)
-$(OBJS): $(wildcard src/*.h) src/trainer/tr_predict.h src/trainer/tr_artifact.h
+$(OBJS): $(wildcard src/*/*.h) $(wildcard src/trainer/predict/*.h)
 
 # ---- plain C executables (no server headers) --------------------------------
 CORE_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-std=gnu11 -Isrc -I/usr/include/json-c -D_GNU_SOURCE
 CORE_LIBS = -lopenblas -llapacke -lm
 
-CORE_SRCS = src/csv.c src/gp.c src/policy.c src/mixture.c src/mixlearn.c src/mixplan.c src/costmodel.c src/memmodel.c \
-	src/decision.c src/refit.c \
-	src/autopolicy.c src/replay.c \
-	src/placement.c src/slurm_parse.c
-CORE_HDRS = $(wildcard src/*.h)
-
-# the trainer reads CSV with the shared reader (src/csv.c); src/encode.c
-# holds the column encoders the trainer fits and predict applies
-TRAINER_SRCS = $(wildcard src/trainer/*.c) src/csv.c src/encode.c
-TRAINER_HDRS = $(wildcard src/trainer/*.h) src/csv.h src/encode.h src/sortutil.h
+# the trainer: its driver at src/trainer/, the model families, the predict
+# module, the GPU backends and the data readers in folders below it; it reads
+# CSV with the core's reader and fits the core's column encoders
+TRAINER_DIRS = src/trainer src/trainer/families src/trainer/predict \
+	src/trainer/gpu src/trainer/io
+TRAINER_SRCS = $(foreach d,$(TRAINER_DIRS),$(wildcard $(d)/*.c)) src/core/csv.c src/core/encode.c
+TRAINER_HDRS = $(foreach d,$(TRAINER_DIRS),$(wildcard $(d)/*.h)) src/core/csv.h \
+	src/core/encode.h src/core/sortutil.h
 # the trainer looks for the CUDA backend next to itself, then here
 TRAINER_CFLAGS = -DTR_GPU_LIBDIR='"$(pkglibdir)"'
 PQ_INCLUDE = -I$(shell $(PG_CONFIG) --includedir)
@@ -87,19 +97,19 @@ PQ_LIBDIR = -L$(shell $(PG_CONFIG) --libdir)
 # (src/trainer/tr_memory.c; the wrappers are in tr_main.c)
 TRAINER_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 
-easeml-trainer: $(TRAINER_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+easeml-trainer: $(TRAINER_SRCS) $(TRAINER_HDRS) src/core/trainer_protocol.h
 	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl $(TRAINER_WRAP)
 
-easeml-replay: src/replay_main.c $(CORE_SRCS) $(CORE_HDRS)
-	$(CC) $(CORE_CFLAGS) -o $@ src/replay_main.c $(CORE_SRCS) $(CORE_LIBS)
+easeml-replay: src/tools/replay_main.c $(CORE_SRCS) $(CORE_HDRS)
+	$(CC) $(CORE_CFLAGS) -o $@ src/tools/replay_main.c $(CORE_SRCS) $(CORE_LIBS)
 
 # the live worker's decision code on the bench-decision problem
-easeml-decision-bench: src/decision_bench.c $(CORE_SRCS) $(CORE_HDRS)
-	$(CC) $(CORE_CFLAGS) -o $@ src/decision_bench.c $(CORE_SRCS) $(CORE_LIBS)
+easeml-decision-bench: src/tools/decision_bench.c $(CORE_SRCS) $(CORE_HDRS)
+	$(CC) $(CORE_CFLAGS) -o $@ src/tools/decision_bench.c $(CORE_SRCS) $(CORE_LIBS)
 
-# the unit tests of the core, one file per module (src/test/test.h)
-UNITTEST_SRCS = $(wildcard src/test/*.c)
-easeml-unittest: $(UNITTEST_SRCS) src/test/test.h $(CORE_SRCS) $(CORE_HDRS)
+# the unit tests of the core, one file per module (src/core/test/test.h)
+UNITTEST_SRCS = $(wildcard src/core/test/*.c)
+easeml-unittest: $(UNITTEST_SRCS) src/core/test/test.h $(CORE_SRCS) $(CORE_HDRS)
 	$(CC) $(CORE_CFLAGS) -o $@ $(UNITTEST_SRCS) $(CORE_SRCS) $(CORE_LIBS)
 
 all: $(SCRIPTS_built)
@@ -124,7 +134,7 @@ TRAINER_TEST_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) \
 	$(wildcard src/trainer/test/*.c)
 EXTRA_CLEAN += easeml-trainer-test
 
-easeml-trainer-test: $(TRAINER_TEST_SRCS) $(TRAINER_HDRS) src/trainer/test/tr_test.h src/trainer_protocol.h
+easeml-trainer-test: $(TRAINER_TEST_SRCS) $(TRAINER_HDRS) src/trainer/test/tr_test.h src/core/trainer_protocol.h
 	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
 
 .PHONY: trainer-unittest
@@ -145,9 +155,9 @@ CUDA_TARGETS = easeml-cuda.so
 endif
 EXTRA_CLEAN += easeml-cuda.so easeml-device-test
 
-easeml-cuda.so: src/trainer/cuda/tr_cuda.cu src/trainer/tr_gpu.h src/trainer/tr_gpu_kernels.h
+easeml-cuda.so: src/trainer/gpu/tr_cuda.cu src/trainer/gpu/tr_gpu.h src/trainer/gpu/tr_gpu_kernels.h
 	$(NVCC) -O3 -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden $(CUDA_GENCODE) \
-		-Isrc -Isrc/trainer -shared -cudart static -o $@ $< \
+		-Isrc -shared -cudart static -o $@ $< \
 		-L$(CUDA_HOME)/lib64 -lcublas -Xlinker -rpath,$(CUDA_HOME)/lib64
 
 all: $(CUDA_TARGETS)
@@ -165,8 +175,8 @@ endif
 DEVICE_TEST_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) \
 	src/trainer/devtest/device_test.c
 
-easeml-device-test: $(DEVICE_TEST_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
-	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) -Isrc/trainer $(PQ_INCLUDE) -o $@ $(DEVICE_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
+easeml-device-test: $(DEVICE_TEST_SRCS) $(TRAINER_HDRS) src/core/trainer_protocol.h
+	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(DEVICE_TEST_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl
 
 .PHONY: device-test
 device-test: easeml-device-test
@@ -180,7 +190,7 @@ device-test: easeml-device-test
 FUZZ_SRCS = $(filter-out src/trainer/tr_main.c,$(TRAINER_SRCS)) src/trainer/test/fuzz_artifact.c
 EXTRA_CLEAN += easeml-fuzz-artifact
 
-easeml-fuzz-artifact: $(FUZZ_SRCS) $(TRAINER_HDRS) src/trainer_protocol.h
+easeml-fuzz-artifact: $(FUZZ_SRCS) $(TRAINER_HDRS) src/core/trainer_protocol.h
 	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-fno-omit-frame-pointer -DFUZZ_MAIN $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(FUZZ_SRCS) \
 		$(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl

@@ -12,7 +12,7 @@
  *	- Tenants write runs only by queueing them (column privileges and the
  *	  runs_guard trigger); dropping a task and cancelling a run go through C
  *	  functions that check ownership in their statement and run it as the
- *	  bootstrap superuser (src/sql_tenant.c; they cannot be SECURITY
+ *	  bootstrap superuser (src/sql/sql_tenant.c; they cannot be SECURITY
  *	  DEFINER: they need to know their caller).
  *	- The declaration reads the source as the tenant, read-only, in a
  *	  security-restricted operation (easeml._read_source), as the trainer
@@ -318,7 +318,7 @@ LANGUAGE C;
 -- [hardening] only easeml's own triggers call it (a tenant's trigger on its
 -- own table would let it wake the scheduler at will); it also refuses to
 -- fire on any other table, and wake-ups are rate-limited
--- (easeml.wake_interval, src/shmem.c)
+-- (easeml.wake_interval, src/module/shmem.c)
 REVOKE ALL ON FUNCTION easeml._wake_trigger() FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------
@@ -442,12 +442,12 @@ $$;
 
 -- [trust] Every read of a task's source at declaration goes through this:
 -- as the declaring role, read-only, in a security-restricted operation
--- (src/sql_source.c), the way the trainer reads it.
+-- (src/sql/sql_source.c), the way the trainer reads it.
 CREATE FUNCTION easeml._read_source(query text)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'easeml_read_source'
 LANGUAGE C VOLATILE STRICT
--- [identity] it switches identity (src/identity.c)
+-- [identity] it switches identity (src/module/identity.c)
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml._read_source(text) IS
 	'internal: the first row of a query over a task''s source as jsonb, read as the current role, read-only, in a security-restricted operation';
@@ -491,7 +491,7 @@ AS $$
 $$;
 
 -- [keys] The table column that column att of a simple view shows, through
--- any stack of simple views (src/sql_source.c), or NULL.
+-- any stack of simple views (src/sql/sql_source.c), or NULL.
 CREATE FUNCTION easeml._view_base_column(rel oid, att int2, OUT base oid, OUT base_att int2)
 AS 'MODULE_PATHNAME', 'easeml_view_base_column'
 LANGUAGE C STABLE STRICT
@@ -1304,7 +1304,7 @@ CREATE TRIGGER tasks_small_validation
 REVOKE ALL ON FUNCTION easeml._notice_small_validation() FROM PUBLIC;
 
 -- [locks] Lock the caller's own row of easeml.tenants until the transaction
--- ends (src/sql_tenant.c), as the superuser (a tenant has no UPDATE on it)
+-- ends (src/sql/sql_tenant.c), as the superuser (a tenant has no UPDATE on it)
 -- and only ever the caller's own.  Not an advisory lock: any role may take
 -- any advisory lock, and a tenant that held another tenant's key blocked
 -- its declarations (issue 22 review).
@@ -1312,7 +1312,7 @@ CREATE FUNCTION easeml._lock_own_tenant()
 RETURNS void
 AS 'MODULE_PATHNAME', 'easeml_lock_own_tenant'
 LANGUAGE C VOLATILE
--- [identity] it switches identity (src/identity.c)
+-- [identity] it switches identity (src/module/identity.c)
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml._lock_own_tenant() IS
 	'internal: lock the caller''s own row of easeml.tenants until the transaction ends';
@@ -1367,7 +1367,7 @@ CREATE TRIGGER tasks_validate_limits
 	FOR EACH ROW EXECUTE FUNCTION easeml._check_tenant_limits();
 
 -- ---------------------------------------------------------------------------
--- Snapshots (src/snapshot.c, docs/data.md): by default a task trains on a
+-- Snapshots (src/sql/sql_snapshot.c, docs/data.md): by default a task trains on a
 -- copy of its source taken at declaration, easeml_snapshots.task_<id>_v<n>,
 -- owned by the bootstrap superuser and readable by the tenant (and
 -- admins); easeml.refresh(task) takes version n+1.  Runs record the
@@ -1550,7 +1550,7 @@ AS $$
 $$;
 
 -- The statements that take snapshot `version` of a task (run by
--- src/snapshot.c, each under its identity), and the query that checks the
+-- src/sql/sql_snapshot.c, each under its identity), and the query that checks the
 -- target on what runs will read: the copy, or with version 0 the source.
 -- Feature columns are copied in the task's order; categorical ones as text,
 -- the others (and the target) as their base type if it is built in, else
@@ -1605,7 +1605,7 @@ BEGIN
 						'CREATE POLICY tenant_access ON easeml_snapshots.%I FOR SELECT '
 						'USING ((SELECT easeml._snapshot_readable(%s, %L)))',
 						snap, t.tenant, snap, snap, task_id, easeml._access_fingerprint(t.source, t.tenant));
-	-- read as the tenant ($1, passed by src/snapshot.c: the declaring or
+	-- read as the tenant ($1, passed by src/sql/sql_snapshot.c: the declaring or
 	-- refreshing role), read-only and restricted; written by the superuser
 	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as($1, %L) AS r(%s)',
 					   snap,
@@ -1665,7 +1665,7 @@ CREATE FUNCTION easeml._read_rows_as(role oid, query text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'easeml_read_rows_as'
 LANGUAGE C VOLATILE STRICT
--- [identity] it switches identity (src/identity.c)
+-- [identity] it switches identity (src/module/identity.c)
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml._read_rows_as(oid, text) IS
 	'internal: the rows of a query read as another role, read-only, in a security-restricted operation (superuser only)';
@@ -1674,7 +1674,7 @@ CREATE FUNCTION easeml._take_snapshot()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'easeml_take_snapshot'
 LANGUAGE C
--- [identity] it switches identity (src/identity.c)
+-- [identity] it switches identity (src/module/identity.c)
 SET search_path = pg_catalog, pg_temp;
 
 CREATE TRIGGER tasks_snapshot
@@ -2075,7 +2075,7 @@ $$;
 COMMENT ON FUNCTION easeml.set_policy(text) IS
 	'set the scheduling policy (admin only); overrides the easeml.policy GUC, NULL returns to it';
 
--- [scheduler] fn: the shared CSV reader (src/history.c, src/csv.c) for load_history
+-- [scheduler] fn: the shared CSV reader (src/sql/sql_history.c, src/core/csv.c) for load_history
 CREATE FUNCTION easeml._csv_cells(csv text, path text,
 	OUT line int, OUT col int, OUT row_id text, OUT header text, OUT value float8)
 RETURNS SETOF record
@@ -2113,7 +2113,7 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'The rows of a history file are the scores of one kind of task: pass kind => ''regression'' for R^2 scores.';
 	END IF;
-	-- the shared CSV reader (src/csv.c) parses the file: quotes, line breaks
+	-- the shared CSV reader (src/core/csv.c) parses the file: quotes, line breaks
 	-- in quotes, CRLF, missing cells, repeated dataset ids; every data row
 	-- has every column, so the first ncol cells carry the header in order
 	SELECT array_agg(c.line ORDER BY c.line, c.col), array_agg(c.col ORDER BY c.line, c.col),
@@ -2192,7 +2192,7 @@ COMMENT ON FUNCTION easeml.scheduler_status() IS
 	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats; wakeups how often committing transactions woke it since it started, wakeups_folded how many wake-ups easeml.wake_interval folded into later ones';
 
 -- ---------------------------------------------------------------------------
--- Replay simulator (src/replay.c) over server-side CSV files, admin only
+-- Replay simulator (src/core/replay.c) over server-side CSV files, admin only
 -- ---------------------------------------------------------------------------
 CREATE FUNCTION easeml._replay_run(quality_csv text, cost_csv text, sizes_csv text,
 								   tenants int, devices int, policies text[], draws int,
@@ -2537,7 +2537,7 @@ COMMENT ON FUNCTION easeml.trainer_data_session(bigint) IS
 	'internal: for the rest of the current transaction, act as the run''s tenant inside a security-restricted operation';
 
 -- [trust] the trainer's session registers itself so that the scheduler can
--- end it with its trainer (src/sql_trainer.c)
+-- end it with its trainer (src/sql/sql_trainer.c)
 CREATE FUNCTION easeml.trainer_attach(run_id bigint)
 RETURNS void
 AS 'MODULE_PATHNAME', 'easeml_trainer_attach'
@@ -2792,7 +2792,7 @@ SELECT pg_catalog.pg_extension_config_dump('easeml.decisions_id_seq', '');
 
 
 -- ===========================================================================
--- Devices and custom trainers (docs/devices.md; src/devices.c)
+-- Devices and custom trainers (docs/devices.md; src/worker/devices.c)
 --
 -- The same block ends sql/easeml.sql, so a fresh install and an upgrade
 -- from 0.1.0 build the same catalog.
@@ -3134,7 +3134,7 @@ COMMENT ON FUNCTION easeml.explain(text, int) IS
 	'easeml.explain(bigint, int) for one of your tasks by name';
 GRANT EXECUTE ON FUNCTION easeml.explain(text, int) TO PUBLIC;
 -- [live] fn: what drives the cost of a fit, for the scheduler's cost model
--- (src/catalog.c, docs/scheduler.md 7.4).  A parameter of a model row is
+-- (src/worker/catalog.c, docs/scheduler.md 7.4).  A parameter of a model row is
 -- read as a positive number or not at all: a row the trainer refuses never
 -- breaks an estimate.
 CREATE FUNCTION easeml._param_num(params jsonb, key text, dflt float8)
@@ -3191,7 +3191,7 @@ $$;
 -- times the classes of a task of more than 2 for the families of
 -- easeml._cost_per_class), the geometric mean over the tasks it ran on.
 -- One row per measured model; the scheduler divides by each model's work
--- (easeml._cost_work) and pools families (src/catalog.c).  PL/pgSQL: its
+-- (easeml._cost_work) and pools families (src/worker/catalog.c).  PL/pgSQL: its
 -- body names a column that a later part of the upgrade adds (tasks.folds).
 CREATE FUNCTION easeml._cost_rates(OUT model_id int, OUT per_cell float8)
 RETURNS SETOF record
@@ -3240,7 +3240,7 @@ GRANT SELECT ON easeml.cost_accuracy TO PUBLIC;
 -- ---------------------------------------------------------------------------
 -- [incremental] the live scheduler reads only the
 -- runs that changed since its previous step (issue 7 item 3,
--- src/catalog_runs.c)
+-- src/worker/catalog_runs.c)
 -- ---------------------------------------------------------------------------
 
 -- Each run row records the transaction that last wrote it.  The scheduler
@@ -3269,8 +3269,8 @@ REVOKE EXECUTE ON FUNCTION easeml._run_changed() FROM PUBLIC;
 -- [incremental] end
 
 -- ===========================================================================
--- Launchers and the trainer's way back (docs/scale-out.md; src/launch_slurm.c,
--- src/sql_trainer_token.c)
+-- Launchers and the trainer's way back (docs/scale-out.md; src/worker/launch_slurm.c,
+-- src/sql/sql_trainer_token.c)
 --
 -- The same block is sql/upgrade/0.1.0--0.2.0/60-slurm.sql, so a fresh install and an upgrade
 -- from 0.1.0 build the same catalog.
@@ -3468,8 +3468,8 @@ REVOKE ALL ON FUNCTION easeml.trainer_attach(bigint, text), easeml._trainer_auth
 	FROM PUBLIC;
 
 -- ===========================================================================
--- Predict in SQL (docs/predict.md; src/sql_predict.c, src/predict_cache.c,
--- the predict module src/trainer/tr_predict.h)
+-- Predict in SQL (docs/predict.md; src/sql/sql_predict.c, src/sql/sql_predict_cache.c,
+-- the predict module src/trainer/predict/tr_predict.h)
 --
 -- The same block ends sql/easeml.sql, so a fresh install and an upgrade
 -- from 0.1.0 build the same catalog.
@@ -3565,7 +3565,7 @@ COMMENT ON FUNCTION easeml.predict_proba(text, text[], boolean) IS
 
 -- [inputs] What predict saw, per task and serving run, since the server
 -- started: counters in shared memory, added to when a statement that
--- predicts ends (src/predict_stats.c); never a write per prediction, so
+-- predicts ends (src/sql/sql_predict_stats.c); never a write per prediction, so
 -- predict stays fast in a plain SELECT, a read-only transaction or on a
 -- standby.  The function returns the tasks the caller sees only.
 CREATE FUNCTION easeml._prediction_counts(OUT task_id bigint, OUT run_id bigint, OUT "rows" bigint,
@@ -3599,7 +3599,7 @@ COMMENT ON VIEW easeml.prediction_stats IS
 GRANT SELECT ON easeml.prediction_stats TO PUBLIC;
 
 -- ===========================================================================
--- Results: deployments, events (docs/results.md; src/sql_deploy.c)
+-- Results: deployments, events (docs/results.md; src/sql/sql_deploy.c)
 --
 -- The same block ends sql/easeml.sql, so a fresh install and an upgrade
 -- from 0.1.0 build the same catalog.
@@ -3795,7 +3795,7 @@ BEGIN
 END;
 $$;
 
--- easeml.deploy as the caller (src/sql_deploy.c calls it as the bootstrap
+-- easeml.deploy as the caller (src/sql/sql_deploy.c calls it as the bootstrap
 -- superuser with the caller's role): what is 'best', 'latest' or a run id
 -- in decimal.  Returns the deployed run's id.
 CREATE FUNCTION easeml._deploy(caller name, task text, what text)
@@ -4219,7 +4219,7 @@ COMMENT ON VIEW easeml.active_runs IS
 GRANT SELECT ON easeml.active_runs TO PUBLIC;
 
 -- ---------------------------------------------------------------------------
--- A run's log, for its tenant (src/sql_runlog.c)
+-- A run's log, for its tenant (src/sql/sql_runlog.c)
 -- ---------------------------------------------------------------------------
 CREATE FUNCTION easeml.run_log(run bigint, max_bytes int DEFAULT 65536)
 RETURNS text
@@ -4243,7 +4243,7 @@ ALTER FUNCTION easeml.refresh(text) SET jit = off;
 -- The "auto" policy (the default, easeml.policy = 'default'): the scheduler
 -- replays its candidates (docs/scheduler.md "The auto policy") on the
 -- installed history, off the decision path, and runs the one that reached the loss targets soonest
--- (src/autopolicy.c, docs/scheduler.md "The auto policy").  Every choice it
+-- (src/core/autopolicy.c, docs/scheduler.md "The auto policy").  Every choice it
 -- makes is recorded here, with why; admins read it (superuser only, like
 -- the history it summarises).
 CREATE TABLE easeml.policy_choices (
@@ -4268,7 +4268,7 @@ REVOKE ALL ON easeml.policy_choices FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices_id_seq', '');
 
--- What "auto" runs where its replay cannot choose (src/policy.h).
+-- What "auto" runs where its replay cannot choose (src/core/policy.h).
 CREATE FUNCTION easeml._policy_fallback()
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_policy_fallback'
@@ -4292,7 +4292,7 @@ COMMENT ON VIEW easeml.policy_status IS
 	'the scheduling policy in effect: the setting (easeml.set_policy or the easeml.policy GUC), whether it is auto, the spec that runs, auto''s last recorded choice, the fallback auto runs where its replay has not chosen (before its first choice, with too little history, or where the replay would pass its work limit) and whether it runs now';
 REVOKE ALL ON easeml.policy_status FROM PUBLIC;
 -- [cost] fn: what a model's parameters add to its family's complexity
--- formula (src/costmodel.h): work multiplies the whole formula (rounds,
+-- formula (src/core/costmodel.h): work multiplies the whole formula (rounds,
 -- trees, iterations, epochs relative to the family default); width,
 -- inner and last are the per-row terms of the layered families (mlp:
 -- first layer width, products between hidden layers, last layer width;
@@ -4341,7 +4341,7 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION easeml._cost_shape(text, jsonb) FROM PUBLIC;
 
--- [cost] fn, view: the scheduler's estimates (src/sql_cost.c).  The rule
+-- [cost] fn, view: the scheduler's estimates (src/sql/sql_cost.c).  The rule
 -- this view had before (seconds per cell of each model) is not what the
 -- scheduler uses any more: the view now shows the cost model's estimate
 -- of every enabled candidate of every task you can see, for its size and
@@ -4461,7 +4461,7 @@ GRANT EXECUTE ON FUNCTION easeml.purge_scheduler_log(interval) TO PUBLIC;
 
 -- ===========================================================================
 -- [alter] Changing a task after its declaration: easeml.alter_task
--- (src/snapshot.c; docs/sql.md).  The metric ranks the runs again from
+-- (src/sql/sql_snapshot.c; docs/sql.md).  The metric ranks the runs again from
 -- what they recorded; new features or folds take a new snapshot version,
 -- as easeml.refresh does, and the runs of older versions stay with theirs.
 -- ===========================================================================
@@ -4533,7 +4533,7 @@ END;
 $$;
 
 -- What easeml.alter_task does as the superuser with the row
--- easeml._altered_task checked (src/snapshot.c sets easeml._altering for
+-- easeml._altered_task checked (src/sql/sql_snapshot.c sets easeml._altering for
 -- it): the row is written; under a new metric every succeeded run of the
 -- task is scored by it (easeml._run_quality) and, when the task deploys
 -- automatically, its best run is deployed; under new features the
@@ -4605,7 +4605,7 @@ RETURNS easeml.tasks
 AS 'MODULE_PATHNAME', 'easeml_alter_task'
 LANGUAGE C VOLATILE
 -- [identity] it runs statements as a superuser and as the caller
--- (src/identity.c): never with the caller's search_path
+-- (src/module/identity.c): never with the caller's search_path
 SET search_path = pg_catalog, pg_temp
 -- new features or folds profile and copy the source, as refresh does
 SET jit = off;

@@ -1,4 +1,4 @@
-# The scheduler's incremental catalog load (src/catalog_runs.c,
+# The scheduler's incremental catalog load (src/worker/catalog_runs.c,
 # docs/scheduler.md "The live scheduler"): at each step it reads only the
 # runs that changed since its previous step.  With easeml.check_catalog on,
 # every step also loads the catalog afresh in the same snapshot and logs
@@ -183,7 +183,7 @@ wait_checks(3, 'after a task was dropped');
 # records meanwhile keeps its writer (the UPDATE rechecks the condition on
 # a row written concurrently): given a foreign writer, that write would be
 # hidden from every incremental read, as any write with triggers disabled
-# is until the next full read (src/catalog_runs.c), and the check would
+# is until the next full read (src/worker/catalog_runs.c), and the check would
 # rightly report a difference.
 my $snap = $node->safe_psql('postgres', 'SELECT pg_current_snapshot()');
 wait_checks(2, 'before rows get foreign writers');

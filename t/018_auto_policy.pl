@@ -134,7 +134,7 @@ $node->poll_query_until('postgres',
 pass('scheduler_status shows the pinned policy');
 
 # a policy that uses the history mixture runs live: the refit cycle fits it
-# on the kind's history rows (src/refit.c), each task's own row left out
+# on the kind's history rows (src/core/refit.c), each task's own row left out
 my $mix = 'hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2';
 $node->safe_psql('postgres', "SELECT easeml.set_policy('$mix')");
 is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),

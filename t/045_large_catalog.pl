@@ -1,6 +1,6 @@
 # A large catalog (issue 23): with 3,000 candidate models the auto policy's
 # replay -- sliced into deterministic work units between the worker's
-# decisions (src/replay.h), never abandoned on a clock -- completes, and
+# decisions (src/core/replay.h), never abandoned on a clock -- completes, and
 # the worker runs the candidate it chose, not its fallback.
 use strict;
 use warnings;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reference rates of the live cost model (src/costmodel.c): the trainer's
+# Reference rates of the live cost model (src/core/costmodel.c): the trainer's
 # fit seconds per unit of each family's complexity formula, measured with
 # the trainer alone on data sets that are neither the demo's tasks nor the
 # new task of scripts/bench/cost_model.sh.
@@ -70,7 +70,7 @@ done >"$tmp/runs"
 [ -z "${EASEML_CALIBRATE_RUNS:-}" ] || cp "$tmp/runs" "$EASEML_CALIBRATE_RUNS"
 python3 - "$tmp/runs" <<'PY'
 import json, math, sys, statistics as st
-# src/costmodel.c CostLogComplexity and sql _cost_shape, repeated
+# src/core/costmodel.c CostLogComplexity and sql _cost_shape, repeated
 FORM = {"ridge": "ridge", "knn": "knn", "random_forest": "forest", "gnb": "nb", "mlp": "mlp", "cnn": "net", "gbt": "boost"}
 PER = {"gbt", "softmax", "linear_svm"}
 def shape(fam, p):
@@ -112,7 +112,7 @@ def complexity(fam, p, n, d, c, bins):
     else: x = n * d
     return x * (c if fam in PER and c > 2 else 1) * work
 def most_passes(fam, p, n):
-    # src/costmodel.c CostMaxPasses: softmax's max_iter, mlp's epochs rule, linear_svm's 1,000
+    # src/core/costmodel.c CostMaxPasses: softmax's max_iter, mlp's epochs rule, linear_svm's 1,000
     if fam == "softmax": return 100 * shape(fam, p)[0]
     if fam == "linear_svm": return 1000
     if fam == "mlp": return min(max(math.ceil(2000 / math.ceil(0.8 * n / 200)), 10), 200)

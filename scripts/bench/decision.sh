@@ -3,8 +3,8 @@
 # worker in steady state, 1,000 tasks (200 tenants) x 200 candidates, 50
 # finished runs per task.
 #
-# The C side is easeml-decision-bench (src/decision_bench.c): the worker's
-# own decision code, src/decision.c, exactly as src/scheduler.c uses it
+# The C side is easeml-decision-bench (src/tools/decision_bench.c): the worker's
+# own decision code, src/core/decision.c, exactly as src/worker/scheduler.c uses it
 # through src/liveworld.c.  Per decision: the task whose run ended gets its
 # new state (DecisionSyncTask: one incremental posterior update, its
 # candidates re-ranked), DecisionNext picks the next (task, candidate)

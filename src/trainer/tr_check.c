@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "trainer.h"
-#include "trainer_protocol.h"
+#include "core/trainer_protocol.h"
 #include "tr_check.h"
 
 static void

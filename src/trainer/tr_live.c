@@ -3,7 +3,7 @@
  * tr_live.c
  *	  The trainer's live mode: easeml-trainer --run ID --run-dir DIR.
  *
- * Launched by the scheduler (src/supervisor.c), one process per run:
+ * Launched by the scheduler (src/worker/supervisor.c), one process per run:
  *
  *	1. ask for SIGTERM when the scheduler dies, and exit if it already has;
  *	2. connect with the connection string in EASEML_CONNINFO;
@@ -56,11 +56,11 @@
 #include <libpq-fe.h>
 
 #include "trainer.h"
-#include "trainer_protocol.h"
+#include "core/trainer_protocol.h"
 #include "tr_check.h"
-#include "tr_copy.h"
-#include "tr_external.h"
-#include "tr_gpu.h"
+#include "trainer/io/tr_copy.h"
+#include "trainer/families/tr_external.h"
+#include "trainer/gpu/tr_gpu.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
 
@@ -302,7 +302,7 @@ Command(PGconn *conn, const char *sql, int nparams, const char *const *values,
 }
 
 /*
- * Exit status after reading the task failed (src/trainer_protocol.h).  A lost
+ * Exit status after reading the task failed (src/core/trainer_protocol.h).  A lost
  * connection means the server is going down: the run is interrupted, not
  * failed.  An error the server raised reading the source fails the task,
  * unless its class says it may pass (connection, rollback, resources,

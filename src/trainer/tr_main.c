@@ -35,9 +35,9 @@
 #include <unistd.h>
 
 #include "trainer.h"
-#include "trainer_protocol.h"
+#include "core/trainer_protocol.h"
 #include "tr_check.h"
-#include "tr_external.h"
+#include "trainer/families/tr_external.h"
 
 static volatile sig_atomic_t cancel_requested = 0;
 

@@ -40,7 +40,7 @@
 #include <sys/resource.h>
 
 #include "trainer.h"
-#include "trainer_protocol.h"
+#include "core/trainer_protocol.h"
 
 /* bytes of the cap in effect, 0: none */
 static unsigned long long memory_limit = 0;

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sortutil.h"
+#include "core/sortutil.h"
 #include "trainer.h"
 #include "tr_metrics.h"
 

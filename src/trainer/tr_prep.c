@@ -17,7 +17,7 @@
  *	 - With k folds (TrPrepOptions.folds), the rows are dealt to k
  *	   stratified folds and one of them is the validation split.
  *	 - Every raw column gets an encoder fitted on the training rows only
- *	   (tr_encode.c, src/encode.h), so no validation information leaks
+ *	   (tr_encode.c, src/core/encode.h), so no validation information leaks
  *	   into the model: a missing value's fill (mean, median or most
  *	   frequent) and indicator, categories (one-hot or hashed), date parts,
  *	   and the mean and standard deviation of each output.  A constant
@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encode.h"
+#include "core/encode.h"
 #include "trainer.h"
 
 /* name of feature column j for messages */

@@ -11,7 +11,7 @@
  *	   "cuda": "<why there is no GPU, or the backend's version>"}
  *
  * The CPU is always listed.  GPUs are listed only when the CUDA backend
- * loads and the driver reports devices (src/trainer/tr_gpu.c); any failure
+ * loads and the driver reports devices (src/trainer/gpu/tr_gpu.c); any failure
  * there means "no GPU", never a failed probe.  The probe is the only
  * place besides a GPU run where the trainer touches CUDA, and it runs in
  * its own short-lived process (the scheduler never initialises CUDA).
@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "trainer.h"
-#include "tr_gpu.h"
-#include "trainer_protocol.h"
+#include "trainer/gpu/tr_gpu.h"
+#include "core/trainer_protocol.h"
 
 /* Add the CPU: all cores, physical memory. */
 static void

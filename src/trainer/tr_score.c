@@ -25,7 +25,7 @@
 
 #include "trainer.h"
 #include "tr_metrics.h"
-#include "tr_predict.h"
+#include "trainer/predict/tr_predict.h"
 #include "tr_score.h"
 
 /* metrics of the predictions out (n_val x n_out) */

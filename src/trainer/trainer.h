@@ -29,8 +29,8 @@
 
 #include <json-c/json.h>
 
-#include "encode.h"
-#include "tr_artifact.h"
+#include "core/encode.h"
+#include "trainer/predict/tr_artifact.h"
 
 #ifndef pg_attribute_printf
 #define pg_attribute_printf(f, a) __attribute__((format(printf, f, a)))
@@ -147,7 +147,7 @@ typedef struct TrData
 	long		imputed_values; /* NaN feature cells replaced by the mean */
 	int		   *rows_tr;		/* n_train original table row numbers */
 	int		   *rows_va;		/* n_val original table row numbers */
-	/* the encoders of the raw columns (appended, src/encode.h): d counts
+	/* the encoders of the raw columns (appended, src/core/encode.h): d counts
 	 * their outputs; mean and scale are then 0 and 1 */
 	Encoder    *encoders;
 	int			n_encoders;		/* raw columns */

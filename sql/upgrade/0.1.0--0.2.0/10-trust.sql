@@ -4,7 +4,7 @@
 -- ---------------------------------------------------------------------------
 
 -- the trainer's session registers itself so that the scheduler can end it
--- with its trainer (src/sql_trainer.c)
+-- with its trainer (src/sql/sql_trainer.c)
 CREATE FUNCTION easeml.trainer_attach(run_id bigint)
 RETURNS void
 AS 'MODULE_PATHNAME', 'easeml_trainer_attach'

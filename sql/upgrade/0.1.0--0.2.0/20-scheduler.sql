@@ -52,7 +52,7 @@ ALTER TABLE easeml.history
 		CHECK (kind IN ('classification', 'regression'));
 
 
--- [scheduler] fn: the shared CSV reader (src/history.c, src/csv.c) for load_history
+-- [scheduler] fn: the shared CSV reader (src/sql/sql_history.c, src/core/csv.c) for load_history
 CREATE FUNCTION easeml._csv_cells(csv text, path text,
 	OUT line int, OUT col int, OUT row_id text, OUT header text, OUT value float8)
 RETURNS SETOF record
@@ -91,7 +91,7 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'The rows of a history file are the scores of one kind of task: pass kind => ''regression'' for R^2 scores.';
 	END IF;
-	-- the shared CSV reader (src/csv.c) parses the file: quotes, line breaks
+	-- the shared CSV reader (src/core/csv.c) parses the file: quotes, line breaks
 	-- in quotes, CRLF, missing cells, repeated dataset ids; every data row
 	-- has every column, so the first ncol cells carry the header in order
 	SELECT array_agg(c.line ORDER BY c.line, c.col), array_agg(c.col ORDER BY c.line, c.col),

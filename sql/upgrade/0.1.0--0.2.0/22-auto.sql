@@ -2,7 +2,7 @@
 -- The "auto" policy (the default, easeml.policy = 'default'): the scheduler
 -- replays its candidates (docs/scheduler.md "The auto policy") on the
 -- installed history, off the decision path, and runs the one that reached the loss targets soonest
--- (src/autopolicy.c, docs/scheduler.md "The auto policy").  Every choice it
+-- (src/core/autopolicy.c, docs/scheduler.md "The auto policy").  Every choice it
 -- makes is recorded here, with why; admins read it (superuser only, like
 -- the history it summarises).
 CREATE TABLE easeml.policy_choices (

@@ -22,7 +22,7 @@ COMMENT ON FUNCTION easeml.explain(bigint, int) IS
 	'what the scheduler would train next for one of your tasks: its candidates best first (predicted score and its standard deviation in the task''s score units, estimated seconds, the policy''s acquisition value) and, on the first row, whether and when the task is served, by which rule, and what its prior learned from (docs/scheduler.md)';
 GRANT EXECUTE ON FUNCTION easeml.explain(bigint, int) TO PUBLIC;
 -- [live] fn: what drives the cost of a fit, for the scheduler's cost model
--- (src/catalog.c, docs/scheduler.md 7.4).  A parameter of a model row is
+-- (src/worker/catalog.c, docs/scheduler.md 7.4).  A parameter of a model row is
 -- read as a positive number or not at all: a row the trainer refuses never
 -- breaks an estimate.
 CREATE FUNCTION easeml._param_num(params jsonb, key text, dflt float8)
@@ -79,7 +79,7 @@ $$;
 -- times the classes of a task of more than 2 for the families of
 -- easeml._cost_per_class), the geometric mean over the tasks it ran on.
 -- One row per measured model; the scheduler divides by each model's work
--- (easeml._cost_work) and pools families (src/catalog.c).  PL/pgSQL: its
+-- (easeml._cost_work) and pools families (src/worker/catalog.c).  PL/pgSQL: its
 -- body names a column that a later part of the upgrade adds (tasks.folds).
 CREATE FUNCTION easeml._cost_rates(OUT model_id int, OUT per_cell float8)
 RETURNS SETOF record

@@ -1,7 +1,7 @@
 -- ---------------------------------------------------------------------------
 -- [incremental] easeml 0.1.0 -> 0.2.0: the live scheduler reads only the
 -- runs that changed since its previous step (issue 7 item 3,
--- src/catalog_runs.c); sql/easeml.sql holds the same for a fresh install
+-- src/worker/catalog_runs.c); sql/easeml.sql holds the same for a fresh install
 -- ---------------------------------------------------------------------------
 
 -- Each run row records the transaction that last wrote it.  The scheduler

@@ -697,7 +697,7 @@ END;
 $$;
 
 -- ---------------------------------------------------------------------------
--- Snapshots (src/snapshot.c, docs/data.md): by default a task trains on a
+-- Snapshots (src/sql/sql_snapshot.c, docs/data.md): by default a task trains on a
 -- copy of its source taken at declaration, easeml_snapshots.task_<id>_v<n>,
 -- owned by the bootstrap superuser and readable by the tenant (and
 -- admins); easeml.refresh(task) takes version n+1.  Runs record the
@@ -717,7 +717,7 @@ AS $$
 $$;
 
 -- The statements that take snapshot `version` of a task (run by
--- src/snapshot.c, each under its identity), and the query that checks the
+-- src/sql/sql_snapshot.c, each under its identity), and the query that checks the
 -- target on what runs will read: the copy, or with version 0 the source.
 -- Feature columns are copied in the task's order; categorical ones as text,
 -- the others (and the target) as their base type.

@@ -1,11 +1,11 @@
 -- ---------------------------------------------------------------------------
 -- [cost] easeml 0.1.0 -> 0.2.0: the live cost model (issue 7 item 5,
--- src/costmodel.c, docs/scheduler.md "The cost model"); sql/easeml.sql
+-- src/core/costmodel.c, docs/scheduler.md "The cost model"); sql/easeml.sql
 -- holds the same for a fresh install
 -- ---------------------------------------------------------------------------
 
 -- [cost] fn: what a model's parameters add to its family's complexity
--- formula (src/costmodel.h): work multiplies the whole formula (rounds,
+-- formula (src/core/costmodel.h): work multiplies the whole formula (rounds,
 -- trees, iterations, epochs relative to the family default); width,
 -- inner and last are the per-row terms of the layered families (mlp:
 -- first layer width, products between hidden layers, last layer width;
@@ -53,7 +53,7 @@ AS $$
 	  FROM l
 $$;
 REVOKE ALL ON FUNCTION easeml._cost_shape(text, jsonb) FROM PUBLIC;
--- [cost] fn, view: the scheduler's estimates (src/sql_cost.c).  The rule
+-- [cost] fn, view: the scheduler's estimates (src/sql/sql_cost.c).  The rule
 -- this view had before (seconds per cell of each model) is not what the
 -- scheduler uses any more: the view now shows the cost model's estimate
 -- of every enabled candidate of every task you can see, for its size and

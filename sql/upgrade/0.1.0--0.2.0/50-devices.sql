@@ -1,5 +1,5 @@
 -- ===========================================================================
--- Devices and custom trainers (docs/devices.md; src/devices.c)
+-- Devices and custom trainers (docs/devices.md; src/worker/devices.c)
 --
 -- The same block ends sql/easeml.sql, so a fresh install and an upgrade
 -- from 0.1.0 build the same catalog.

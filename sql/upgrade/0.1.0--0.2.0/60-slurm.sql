@@ -1,6 +1,6 @@
 -- ===========================================================================
--- Launchers and the trainer's way back (docs/scale-out.md; src/launch_slurm.c,
--- src/sql_trainer_token.c)
+-- Launchers and the trainer's way back (docs/scale-out.md; src/worker/launch_slurm.c,
+-- src/sql/sql_trainer_token.c)
 --
 -- The same block ends sql/easeml.sql, so a fresh install and an upgrade
 -- from 0.1.0 build the same catalog.

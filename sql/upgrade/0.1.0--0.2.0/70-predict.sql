@@ -1,8 +1,8 @@
 
 
 -- ===========================================================================
--- Predict in SQL (docs/predict.md; src/sql_predict.c, src/predict_cache.c,
--- the predict module src/trainer/tr_predict.h)
+-- Predict in SQL (docs/predict.md; src/sql/sql_predict.c, src/sql/sql_predict_cache.c,
+-- the predict module src/trainer/predict/tr_predict.h)
 --
 -- The same block ends sql/easeml.sql, so a fresh install and an upgrade
 -- from 0.1.0 build the same catalog.

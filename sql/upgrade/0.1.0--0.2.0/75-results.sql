@@ -1,5 +1,5 @@
 -- ===========================================================================
--- Results: deployments, events (docs/results.md; src/sql_deploy.c)
+-- Results: deployments, events (docs/results.md; src/sql/sql_deploy.c)
 --
 -- The same block ends sql/easeml.sql, so a fresh install and an upgrade
 -- from 0.1.0 build the same catalog.
@@ -141,7 +141,7 @@ BEGIN
 END;
 $$;
 
--- easeml.deploy as the caller (src/sql_deploy.c calls it as the bootstrap
+-- easeml.deploy as the caller (src/sql/sql_deploy.c calls it as the bootstrap
 -- superuser with the caller's role): what is 'best', 'latest' or a run id
 -- in decimal.  Returns the deployed run's id.
 CREATE FUNCTION easeml._deploy(caller name, task text, what text)
@@ -514,7 +514,7 @@ COMMENT ON VIEW easeml.active_runs IS
 GRANT SELECT ON easeml.active_runs TO PUBLIC;
 
 -- ---------------------------------------------------------------------------
--- A run's log, for its tenant (src/sql_runlog.c)
+-- A run's log, for its tenant (src/sql/sql_runlog.c)
 -- ---------------------------------------------------------------------------
 CREATE FUNCTION easeml.run_log(run bigint, max_bytes int DEFAULT 65536)
 RETURNS text

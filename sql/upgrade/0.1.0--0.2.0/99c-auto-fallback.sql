@@ -1,7 +1,7 @@
 -- [scheduler] sql/easeml.sql makes the same changes: the auto policy's fallback
 -- (issue 23), named by the library rather than hard-coded in the view;
 -- policy_status says when it runs.
--- What "auto" runs where its replay cannot choose (src/policy.h).
+-- What "auto" runs where its replay cannot choose (src/core/policy.h).
 CREATE FUNCTION easeml._policy_fallback()
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_policy_fallback'

@@ -11,7 +11,7 @@
 -- ---------------------------------------------------------------------------
 
 -- [keys] The table column that column att of a simple view shows, through
--- any stack of simple views (src/sql_source.c), or NULL.
+-- any stack of simple views (src/sql/sql_source.c), or NULL.
 CREATE FUNCTION easeml._view_base_column(rel oid, att int2, OUT base oid, OUT base_att int2)
 AS 'MODULE_PATHNAME', 'easeml_view_base_column'
 LANGUAGE C STABLE STRICT

@@ -1,12 +1,12 @@
 -- [inputs] sql/easeml.sql makes the same changes
 -- ---------------------------------------------------------------------------
 -- [inputs] Issue 24 item 5: predict's input surprises.  A boolean feature
--- given as text reads PostgreSQL's spellings (src/predict_conv.c); each
+-- given as text reads PostgreSQL's spellings (src/sql/sql_predict_conv.c); each
 -- predict, predict_value and predict_proba takes strict (default false:
 -- an unknown category is an error, 22023, with strict => true), so the
 -- two-argument forms are replaced by three-argument ones with a default
 -- (predict is new in 0.2.0: nothing of a 0.1.0 database depends on it);
--- easeml.prediction_stats counts what predict saw (src/predict_stats.c).
+-- easeml.prediction_stats counts what predict saw (src/sql/sql_predict_stats.c).
 -- docs/predict.md.
 -- ---------------------------------------------------------------------------
 
@@ -85,7 +85,7 @@ COMMENT ON FUNCTION easeml.predict_proba(text, text[], boolean) IS
 
 -- [inputs] What predict saw, per task and serving run, since the server
 -- started: counters in shared memory, added to when a statement that
--- predicts ends (src/predict_stats.c); never a write per prediction, so
+-- predicts ends (src/sql/sql_predict_stats.c); never a write per prediction, so
 -- predict stays fast in a plain SELECT, a read-only transaction or on a
 -- standby.  The function returns the tasks the caller sees only.
 CREATE FUNCTION easeml._prediction_counts(OUT task_id bigint, OUT run_id bigint, OUT "rows" bigint,

@@ -386,7 +386,7 @@ BEGIN
 						'CREATE POLICY tenant_access ON easeml_snapshots.%I FOR SELECT '
 						'USING ((SELECT easeml._snapshot_readable(%s, %L)))',
 						snap, t.tenant, snap, snap, task_id, easeml._access_fingerprint(t.source));
-	-- read as the tenant ($1, passed by src/snapshot.c: the declaring or
+	-- read as the tenant ($1, passed by src/sql/sql_snapshot.c: the declaring or
 	-- refreshing role), read-only and restricted; written by the superuser
 	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as($1, %L) AS r(%s)',
 					   snap,
@@ -599,7 +599,7 @@ BEGIN
 END;
 $$;
 
--- C functions that switch identity (src/identity.c) say so in their settings
+-- C functions that switch identity (src/module/identity.c) say so in their settings
 ALTER FUNCTION easeml._read_source(text) SET search_path = pg_catalog, pg_temp;
 ALTER FUNCTION easeml._read_rows_as(oid, text) SET search_path = pg_catalog, pg_temp;
 -- (in the order a fresh install sets them: search_path, then jit)

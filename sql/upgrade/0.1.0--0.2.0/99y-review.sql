@@ -8,7 +8,7 @@
 -- its owner, the bootstrap superuser; a view over a snapshot no longer
 -- keeps it (or its task) from being dropped.  Snapshots are new in 0.2.0:
 -- a 0.1.0 database has none to convert.
--- [settings] is src/identity.c's alone.
+-- [settings] is src/module/identity.c's alone.
 -- [access] The digest of a source's access rules also covers owners, view
 -- options, the functions views and policies call and, as they resolve now,
 -- which policies apply to the tenant and the views' owners (a lost role
@@ -184,7 +184,7 @@ AS $$
 $$;
 
 -- The statements that take snapshot `version` of a task (run by
--- src/snapshot.c, each under its identity), and the query that checks the
+-- src/sql/sql_snapshot.c, each under its identity), and the query that checks the
 -- target on what runs will read: the copy, or with version 0 the source.
 -- Feature columns are copied in the task's order; categorical ones as text,
 -- the others (and the target) as their base type if it is built in, else
@@ -239,7 +239,7 @@ BEGIN
 						'CREATE POLICY tenant_access ON easeml_snapshots.%I FOR SELECT '
 						'USING ((SELECT easeml._snapshot_readable(%s, %L)))',
 						snap, t.tenant, snap, snap, task_id, easeml._access_fingerprint(t.source, t.tenant));
-	-- read as the tenant ($1, passed by src/snapshot.c: the declaring or
+	-- read as the tenant ($1, passed by src/sql/sql_snapshot.c: the declaring or
 	-- refreshing role), read-only and restricted; written by the superuser
 	fill_sql := format('INSERT INTO easeml_snapshots.%I SELECT * FROM easeml._read_rows_as($1, %L) AS r(%s)',
 					   snap,
@@ -356,7 +356,7 @@ END;
 $$;
 
 -- [locks] Lock the caller's own row of easeml.tenants until the transaction
--- ends (src/sql_tenant.c), as the superuser (a tenant has no UPDATE on it)
+-- ends (src/sql/sql_tenant.c), as the superuser (a tenant has no UPDATE on it)
 -- and only ever the caller's own.  Not an advisory lock: any role may take
 -- any advisory lock, and a tenant that held another tenant's key blocked
 -- its declarations (issue 22 review).
@@ -364,7 +364,7 @@ CREATE FUNCTION easeml._lock_own_tenant()
 RETURNS void
 AS 'MODULE_PATHNAME', 'easeml_lock_own_tenant'
 LANGUAGE C VOLATILE
--- [identity] it switches identity (src/identity.c)
+-- [identity] it switches identity (src/module/identity.c)
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml._lock_own_tenant() IS
 	'internal: lock the caller''s own row of easeml.tenants until the transaction ends';

@@ -349,7 +349,7 @@ AS $$
 	 LIMIT 1
 $$;
 
--- easeml.deploy as the caller (src/sql_deploy.c calls it as the bootstrap
+-- easeml.deploy as the caller (src/sql/sql_deploy.c calls it as the bootstrap
 -- superuser with the caller's role): what is 'best', 'latest' or a run id
 -- in decimal.  Returns the deployed run's id.
 CREATE OR REPLACE FUNCTION easeml._deploy(caller name, task text, what text)
@@ -508,7 +508,7 @@ $$;
 
 -- ===========================================================================
 -- [alter] Changing a task after its declaration: easeml.alter_task
--- (src/snapshot.c; docs/sql.md).  The metric ranks the runs again from
+-- (src/sql/sql_snapshot.c; docs/sql.md).  The metric ranks the runs again from
 -- what they recorded; new features or folds take a new snapshot version,
 -- as easeml.refresh does, and the runs of older versions stay with theirs.
 -- ===========================================================================
@@ -580,7 +580,7 @@ END;
 $$;
 
 -- What easeml.alter_task does as the superuser with the row
--- easeml._altered_task checked (src/snapshot.c sets easeml._altering for
+-- easeml._altered_task checked (src/sql/sql_snapshot.c sets easeml._altering for
 -- it): the row is written; under a new metric every succeeded run of the
 -- task is scored by it (easeml._run_quality) and, when the task deploys
 -- automatically, its best run is deployed; under new features the
@@ -652,7 +652,7 @@ RETURNS easeml.tasks
 AS 'MODULE_PATHNAME', 'easeml_alter_task'
 LANGUAGE C VOLATILE
 -- [identity] it runs statements as a superuser and as the caller
--- (src/identity.c): never with the caller's search_path
+-- (src/module/identity.c): never with the caller's search_path
 SET search_path = pg_catalog, pg_temp
 -- new features or folds profile and copy the source, as refresh does
 SET jit = off;

@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trainer.h"
-#include "trainer_protocol.h"
-#include "tr_gpu.h"
+#include "trainer/trainer.h"
+#include "core/trainer_protocol.h"
+#include "trainer/gpu/tr_gpu.h"
 
 #define TOL 1e-4
 

@@ -2,7 +2,7 @@
  *
  * data_test.c
  *	  Unit tests of the data handling (docs/data.md): the column encoders
- *	  (src/encode.c) and their fitting on training rows (tr_encode.c), and
+ *	  (src/core/encode.c) and their fitting on training rows (tr_encode.c), and
  *	  the validation metrics (tr_metrics.c).  Called from tr_test.c's main.
  *
  * Reference values are worked out by hand in the comments (calendar days
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encode.h"
+#include "core/encode.h"
 #include "trainer/trainer.h"
 #include "trainer/tr_metrics.h"
 #include "tr_test.h"

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "trainer/trainer.h"
-#include "trainer/tr_predict.h"
+#include "trainer/predict/tr_predict.h"
 
 static const char *const colours[] = {"red", "green", "blue", "amber"};
 

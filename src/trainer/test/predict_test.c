@@ -19,7 +19,7 @@
 
 #include "trainer/trainer.h"
 #include "trainer/tr_metrics.h"
-#include "trainer/tr_predict.h"
+#include "trainer/predict/tr_predict.h"
 #include "trainer/tr_score.h"
 #include "tr_test.h"
 

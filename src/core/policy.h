@@ -1,0 +1,460 @@
+/*-------------------------------------------------------------------------
+ *
+ * policy.h
+ *	  Multi-tenant model selection policies: acquisition, task picking,
+ *	  policy specs and the cost model (docs/scheduler.md sections 2-4).
+ *
+ * Plain C over BLAS/LAPACKE: no PostgreSQL headers.  src/core/decision.c
+ * assembles decisions from these building blocks for both the live
+ * scheduler and the replay simulator.
+ *
+ * IDENTIFICATION
+ *	  src/core/policy.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_POLICY_H
+#define EASEML_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gp.h"
+
+/* Policies (task-picking rules); names as accepted by PolicyFromName(). */
+typedef enum PolicyKind
+{
+	POLICY_RR = 0,				/* "rr": tasks round-robin, GP-UCB arm */
+	POLICY_RANDOM,				/* "random" */
+	POLICY_POPULAR,				/* "popular": users' heuristic, fixed order
+								 * by prior mean, tasks round-robin */
+	POLICY_MAX_WIDTH,			/* "max_width" */
+	POLICY_MAX_GAP,				/* "max_gap" */
+	POLICY_MAX_EI,				/* "max_ei" */
+	POLICY_HYBRID,				/* "hybrid": greedy + fairness floor */
+	POLICY_FIFO,				/* "fifo": untried arms in catalog order,
+								 * least recently served task first */
+	POLICY__COUNT
+} PolicyKind;
+
+/*
+ * Named specs besides the kinds: PolicyName(i) for POLICY__COUNT <= i <
+ * POLICY_NAMED_COUNT, expanded by PolicyParseSpec.  "default" is the live
+ * scheduler's default policy, "auto": choose among POLICY_AUTO_CANDIDATES
+ * by replaying them on the installed history (src/core/autopolicy.h), with
+ * POLICY_AUTO_FALLBACK's parameters until a choice is made; "tenant_bo" is the
+ * fair per-tenant baseline (every task its own cost-aware GP-EI, tasks
+ * served round-robin).
+ */
+#define POLICY_NAMED_COUNT (POLICY__COUNT + 3)
+
+/* What "auto" chooses from, in this order; the first of equals wins. */
+#define POLICY_AUTO_CANDIDATES "hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2,popular"
+
+/*
+ * What "auto" runs where its replay cannot choose -- before its first
+ * choice, with too little history, or where the replay would pass its
+ * work limit (src/core/replay.h) -- in the live worker and in replays alike:
+ * the users' heuristic itself, so that no fallback is slower than it.
+ */
+#define POLICY_AUTO_FALLBACK "popular"
+
+/*
+ * Acquisition for the arm of one task.  DEFAULT picks the policy's own: EI
+ * for max_ei (and hybrid, which follows its greedy rule), UCB for the
+ * others.  With cost_aware set, UCB becomes mu + sqrt(beta / c~) sigma
+ * (c~ = cost relative to the task's geometric-mean cost, floored) and EI
+ * becomes EI / c.
+ */
+typedef enum PolicyAcq
+{
+	POLICY_ACQ_DEFAULT = 0,
+	POLICY_ACQ_UCB,
+	POLICY_ACQ_EI
+} PolicyAcq;
+
+/* The rule that decided a pick (recorded with every live decision). */
+typedef enum PolicyRule
+{
+	POLICY_RULE_NONE = 0,
+	POLICY_RULE_GREEDY,			/* highest greedy task score */
+	POLICY_RULE_FAIRNESS,		/* hybrid's fairness floor overrode greedy */
+	POLICY_RULE_STREAK,			/* hybrid's streak guard overrode greedy */
+	POLICY_RULE_WARM_START,		/* a task never served goes first */
+	POLICY_RULE_ROUND_ROBIN,	/* least recently served task */
+	POLICY_RULE_RANDOM,
+	POLICY_RULE_QUEUE,			/* a run the tenant queued (set by the
+								 * worker, never by the policy) */
+	POLICY_RULE__COUNT
+} PolicyRule;
+
+extern const char *PolicyRuleName(PolicyRule rule);
+
+/* Every knob of a policy; PolicyParamsDefault() fills the defaults. */
+typedef struct PolicyParams
+{
+	PolicyKind	kind;
+	PolicyAcq	acq;			/* DEFAULT: see PolicyAcq */
+	int			cost_aware;		/* cost in the arm acquisition */
+	int			tenant_cost;	/* greedy task scores divided by the
+								 * absolute cost of the task's candidate
+								 * (gain per second); -1 = same as
+								 * cost_aware */
+	double		beta;			/* > 0: constant; <= 0: schedule */
+	double		delta;			/* schedule delta */
+	double		cost_floor;		/* floor of the relative cost c~ */
+	double		cost_exp;		/* cost-aware EI divides by cost^cost_exp
+								 * (<= 0: 1) */
+	int			first_mean;		/* a task without results runs the arm of
+								 * the highest posterior (= prior) mean */
+	double		q_max;			/* > 0: scores cannot exceed it (accuracy:
+								 * 1), so EI counts improvement up to it
+								 * only, EI(best) - EI(q_max); 0: off */
+	int			q_max_arm;		/* 1 (default): q_max bounds the arm
+								 * choice's EI too; 0: the task score only */
+	int			lookahead;		/* >= 2: the greedy EI task score is the
+								 * expected improvement of the best of the
+								 * task's next 'lookahead' candidates (its
+								 * own ranking) per second of all of them;
+								 * 0 or 1: the next candidate alone */
+	int			lookahead_prefix;	/* 1: the task score is the best, over
+									 * the batch's prefixes, of their
+									 * expected improvement per second */
+	int			block;			/* > 1: greedy rules keep serving the last
+								 * task until it improves or has run this
+								 * many times in a row without improving */
+	int			regret_batch;	/* >= 1: the greedy EI task score is the
+								 * task's estimated remaining regret (the
+								 * expected improvement of the best of its
+								 * this many candidates of largest EI, not
+								 * per second) per second of its next run */
+	int			mix_arm;		/* acq=mix: the arm of largest expected
+								 * improvement (per cost^ce when costed)
+								 * under the empirical mixture over the
+								 * history rows (src/core/mixture.h); the GP's
+								 * EI where no mixture is installed */
+	int			mix_score;		/* mrg=1, greedy EI rules: the task score
+								 * is the mixture's expected remaining
+								 * regret per second of the next run; 2:
+								 * the learned one (src/core/mixlearn.h) */
+	int			mix_shift;		/* msh=1: rows shifted by the task's mean
+								 * offset on its tried arms */
+	double		mix_bw;			/* mbw=X > 0: bandwidth; 0: fitted */
+	double		mix_gp;			/* mgp=A in [0, 1]: the arm choice's
+								 * predictive is (1 - A) mixture + A GP */
+	int			mix_plan;		/* mpl=L >= 1 with acq=mix: choose among
+								 * the L arms of largest mixture EI per
+								 * cost by a two-run plan (src/core/mixplan.h);
+								 * 0: myopic */
+	int			mix_ncap;		/* mnc=C > 0: the weights count a task's
+								 * results as at most C independent ones
+								 * (tempered likelihood); 0: all */
+	double		mix_tau;		/* mtau=X > 0 with msh=1: the offset's
+								 * prior sd (src/core/mixture.h); 0: free */
+	double		mix_h;			/* mh=X: predictive kernel sd of a row in
+								 * the arm choice; < 0 (default): the
+								 * bandwidth; 0: the row value itself */
+	double		lookahead_horizon;	/* > 0: the batch is the task's next
+									 * candidates up to this many estimated
+									 * seconds (at least one, at most
+									 * lookahead or POLICY_LOOKAHEAD_MAX) */
+	int			warm_start;		/* serve every task once before scores */
+	int			fairness_window;	/* hybrid: no task waits more than this
+									 * many decisions (0: 3 x tasks) */
+	int			streak_limit;	/* hybrid: serve the least recently served
+								 * task instead of a greedy pick that has
+								 * not improved this many times; 0 = off */
+	PolicyKind	greedy;			/* hybrid: the greedy rule it guards */
+	int			spread;			/* several devices: greedy and random rules
+								 * only consider the tasks with the fewest
+								 * runs in flight (work-conserving) */
+	int			auto_select;	/* "auto" (and "default"): the caller
+								 * replaces these params with those of the
+								 * POLICY_AUTO_CANDIDATES spec its replay
+								 * on the history chose; the decision code
+								 * ignores this flag */
+} PolicyParams;
+
+extern int	PolicyFromName(const char *name);	/* a kind; -1 if unknown */
+extern const char *PolicyName(int i);	/* i < POLICY_NAMED_COUNT, else NULL */
+extern void PolicyParamsDefault(PolicyParams *params, PolicyKind kind);
+/* What a candidate's acquisition value measures under params (its unit). */
+extern const char *PolicyAcqUnit(const PolicyParams *params);
+
+/*
+ * Parse a policy spec "name[:option]..." into params; returns 0, or
+ * POLICY_BAD_INPUT with a message in err (which may be NULL).  name is a
+ * kind or a named spec ("default", "auto", "tenant_bo"); options:
+ *	 cost           cost-aware acquisition (and gain-per-second task score)
+ *	 acq=ucb|ei     arm acquisition
+ *	 beta=X         constant beta (default: the schedule of PolicyBeta)
+ *	 delta=X        schedule delta, in (0, 1)
+ *	 floor=X        relative cost floor of cost-aware UCB, > 0
+ *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
+ *	 first=0|1      a task's first run: the highest prior mean (GP rules)
+ *	 qmax=X         scores are at most X > 0: EI counts improvement up to X
+ *	 qarm=0|1       qmax bounds the arm choice too (1) or the task score only
+ *	 tc=0|1         divide greedy task scores by the cost of the candidate
+ *	 la=M           EI task score of the task's next M candidates (M <= 16)
+ *	 lah=X          ... of its next candidates up to X estimated seconds
+ *	 lap=0|1        ... the best of its prefixes (gain per second), not all
+ *	 blk=B          greedy rules: a task keeps its turn for up to B runs
+ *	                in a row until one improves its best
+ *	 rg=M           task score: remaining regret over its M best candidates
+ *	                by EI (M <= 16) per second of its next run
+ *	 acq=mix        arm choice: EI under the empirical mixture over the
+ *	                history rows (src/core/mixture.h)
+ *	 mrg=0|1|2      greedy EI rules: task score = the mixture's remaining
+ *	                regret per second of the next run; 2: that regret as
+ *	                predicted by a regression learned from the history
+ *	                rows' own trajectories (src/core/mixlearn.h)
+ *	 msh=0|1        mixture rows shifted by the task's mean offset
+ *	 mbw=X          mixture bandwidth X > 0 (default: fitted on the history)
+ *	 mh=X           mixture predictive kernel sd X >= 0 (default: bandwidth)
+ *	 mgp=A          acq=mix: EI of (1 - A) mixture + A GP posterior, A in [0,1]
+ *	 warm=0|1       serve every task once first (greedy and random rules)
+ *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)
+ *	 s=N            hybrid streak limit (0: off)
+ *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
+ *	 spread=0|1     several devices: prefer tasks with fewer runs in flight
+ */
+extern int	PolicyParseSpec(const char *spec, PolicyParams *params,
+							char *err, size_t errlen);
+
+/* Status codes of the functions below. */
+#define POLICY_OK			0
+#define POLICY_BAD_INPUT	(-1)
+#define POLICY_NO_MEMORY	(-2)
+#define POLICY_GP_FAILED	(-3)
+
+/* One task's best candidate and what the task-picking rules need. */
+typedef struct PolicyTenantView
+{
+	int64_t		id;				/* for ties: lowest id first */
+	int			arm;			/* best candidate, -1: not eligible */
+	double		mu;				/* posterior mean of arm */
+	double		sigma;			/* posterior std dev of arm */
+	double		cost;			/* absolute cost estimate of arm (1 if none) */
+	double		acq;			/* arm acquisition value */
+	double		ucb;			/* mu + sqrt(beta) sigma */
+	double		ei;				/* expected improvement over best */
+	double		beta;
+	double		best;			/* best observed score, 0 before the first */
+	int			n_obs;
+	int64_t		last_served;	/* decision number, -1 = never */
+	int			streak;			/* served without improving, in a row */
+	int			n_running;		/* runs of this task in flight now */
+	double		score;			/* greedy task score (gain, per second when
+								 * costed); PolicyBestArm fills it and the
+								 * greedy rules compare it */
+} PolicyTenantView;
+
+/* One ranked candidate of a task (PolicyTopArms). */
+typedef struct PolicyArmScore
+{
+	int			arm;
+	double		acq;			/* its acquisition value */
+} PolicyArmScore;
+
+/* Most candidates a lookahead task score looks at ("la=M"). */
+#define POLICY_LOOKAHEAD_MAX 16
+
+/*
+ * How many candidates a lookahead task score looks at (la=M or lah=X with
+ * a greedy EI rule; with lah=X the score keeps those within X seconds), 0
+ * when params does not score tasks by a batch.
+ */
+extern int	PolicyLookahead(const PolicyParams *params);
+
+/* The candidates of a batch within the lah=X horizon: n of them by cost. */
+extern int	PolicyLookaheadCut(const PolicyParams *params, int n,
+							   const double *cost);
+
+/*
+ * Lookahead task score: the expected improvement of the best of m
+ * candidates over view->best, E[(max_j f_j - best)+] (bounded by q_max
+ * when set) under their joint posterior N(mu, cov) (m x m, row-major),
+ * estimated by Monte Carlo with a fixed seed; divided by the summed cost
+ * of the m candidates (cost may be NULL: 1 each) when task scores are
+ * costed.  Writes it to view->score and the expected improvement to *ei
+ * (may be NULL).  m = 1 gives the exact EI.
+ */
+extern int	PolicyLookaheadScore(const PolicyParams *params, int m,
+								 const double *mu, const double *cov,
+								 const double *cost, PolicyTenantView *view,
+								 double *ei);
+
+/*
+ * Remaining-regret task score (rg=M): how many candidates it looks at (0:
+ * off or not a greedy EI rule), and the score itself: E[(max_j f_j -
+ * best)+] (bounded by q_max when set) of m candidates under their joint
+ * posterior N(mu, cov) -- the m of largest EI, an estimate of what the
+ * task still has to gain -- divided by view->cost (the next run's) when
+ * task scores are costed.  Writes view->score, and the estimate to
+ * *regret (may be NULL).
+ */
+extern int	PolicyRegretBatch(const PolicyParams *params);
+extern int	PolicyRegretScore(const PolicyParams *params, int m,
+							  const double *mu, const double *cov,
+							  PolicyTenantView *view, double *regret);
+
+/* Whether params use the history mixture (acq=mix or mrg=1|2). */
+extern int	PolicyUsesMixture(const PolicyParams *params);
+/*
+ * Whether decisions under params read the tasks' quality and cost
+ * posteriors: every rule but the fixed orders of popular and fifo, and
+ * those too with a mixture option (the mixture blends the GP in).
+ */
+extern int	PolicyReadsPosterior(const PolicyParams *params);
+/*
+ * Why the live scheduler refuses params that PolicyParseSpec accepts (a
+ * sentence), or NULL when it runs them.
+ */
+extern const char *PolicyLiveRefusal(const PolicyParams *params);
+/* Whether the task score is the mixture's remaining regret (mrg=1 with a
+ * greedy EI rule). */
+extern int	PolicyMixScore(const PolicyParams *params);
+
+/* What cost-aware EI divides by: cost^ce, cost floored. */
+extern double PolicyCostDivisor(const PolicyParams *params, double c);
+
+/* Greedy task score of a view's candidate (gain, per second if costed). */
+extern double PolicyGreedyScore(const PolicyParams *params,
+								const PolicyTenantView *v);
+
+/* beta_t for a task with n_obs finished runs (see policy.c). */
+extern double PolicyBeta(const PolicyParams *params, int K, int n_obs);
+
+/* Expected improvement of N(mu, sigma^2) over best. */
+extern double PolicyExpectedImprovement(double mu, double sigma, double best);
+
+/*
+ * Best candidate of one task.  avail[k] != 0 marks arms that may be picked
+ * (not evaluated, not running, eligible).  cost may be NULL (all 1).
+ * prior_mean is needed by POLICY_POPULAR only.  Fills view->arm (-1 when
+ * no arm is available) and the arm-level fields; keeps id, best, n_obs,
+ * last_served, streak and n_running as the caller set them.
+ */
+extern int	PolicyBestArm(const PolicyParams *params, int K, const double *mu,
+						  const double *var, const double *cost,
+						  const unsigned char *avail,
+						  const double *prior_mean, PolicyTenantView *view);
+
+/*
+ * The same, and the ntop best candidates (best first, at most ntop) in
+ * top[0..*n_top): top[0] is the one view describes.  The EI scan stays
+ * pruned: an arm is evaluated exactly only if its bound reaches the
+ * ntop-th best value so far.
+ */
+extern int	PolicyTopArms(const PolicyParams *params, int K, const double *mu,
+						  const double *var, const double *cost,
+						  const unsigned char *avail,
+						  const double *prior_mean, PolicyTenantView *view,
+						  int ntop, PolicyArmScore *top, int *n_top);
+
+/*
+ * Pick one task among n views (those with arm >= 0 are eligible); returns
+ * its index or -1, and the rule that decided in *rule (may be NULL).
+ * decision_no is the global decision counter (for the fairness floor);
+ * rng is a 64-bit state used by POLICY_RANDOM only.
+ */
+extern int	PolicyPickTenant(const PolicyParams *params, int n,
+							 PolicyTenantView *views, int64_t decision_no,
+							 uint64_t *rng, PolicyRule *rule);
+
+/*
+ * Incremental task index for many tasks.  It keeps two tournament trees
+ * over a caller-owned views array (greedy score, least recently served),
+ * so that after one view changes (PolicyIndexUpdate, O(log n)) a pick costs
+ * O(log n) instead of a pass over all views.  PolicyIndexPick returns
+ * exactly what PolicyPickTenant would; it falls back to PolicyPickTenant
+ * (O(n)) during warm start, while every eligible task has runs in flight
+ * (or, without idle_only, while any has), for POLICY_RANDOM, and whenever
+ * its shortcut does not apply.  PolicyIndexTop lists the next views of a
+ * tree (runner-ups) in O(k log n).  It assumes the
+ * last_served values of served tasks are distinct (each decision serves
+ * one task), which holds for a decision counter; the hybrid fairness test
+ * then reduces to "every other task's deadline is in the future".
+ */
+typedef struct PolicyIndex
+{
+	int			n;
+	int			size;			/* leaves: a power of two >= n */
+	PolicyTenantView *views;	/* borrowed, n views */
+	int		   *best;			/* 2 size nodes: argmax score, -1 = none */
+	int		   *lrs;			/* 2 size nodes: least recently served */
+	int			n_elig;			/* views with arm >= 0 */
+	int			n_unserved;		/* eligible views never served */
+	int			n_busy;			/* eligible views with runs in flight */
+	unsigned char *state;		/* per view: bit 0 eligible, 1 unserved,
+								 * 2 busy, as last counted */
+	int			idle_only;		/* score tree: eligible views without runs
+								 * in flight only (for spread) */
+} PolicyIndex;
+
+extern int	PolicyIndexInit(PolicyIndex *index, PolicyTenantView *views, int n,
+							int idle_only);
+extern void PolicyIndexUpdate(PolicyIndex *index, int i);
+extern int	PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
+							int64_t decision_no, uint64_t *rng,
+							PolicyRule *rule);
+extern void PolicyIndexFree(PolicyIndex *index);
+extern int	PolicyIndexTop(PolicyIndex *index, int by_lrs, int skip, int k,
+						   int *out);
+
+/* splitmix64 step and a uniform double in [0,1). */
+extern uint64_t PolicyRandNext(uint64_t *state);
+extern double PolicyRandUniform(uint64_t *state);
+
+/* ----------------------------------------------------------------------
+ * Cost model: what a task's runs will cost before they run (docs/scheduler.md
+ * 4).  Learned from the runtimes of history rows and the sizes (rows,
+ * features) of their data sets; see policy.c.  Usable live as well.
+ * ----------------------------------------------------------------------
+ */
+typedef enum PolicyCostKind
+{
+	POLICY_COST_NONE = 0,		/* every run costs 1 */
+	POLICY_COST_SIZE_LINEAR,	/* median sec/(rows*features) per model
+								 * times the task's rows*features */
+	POLICY_COST_SIZE_LOGLINEAR, /* log c = a_k + b_k log rows + g_k log
+								 * features, least squares per model */
+	POLICY_COST_SIZE_GP			/* log-linear plus a GP over the models on
+								 * the residuals, conditioned online on the
+								 * task's own finished runtimes */
+} PolicyCostKind;
+
+typedef struct PolicyCostModel
+{
+	PolicyCostKind kind;
+	int			K;
+	double	   *coef;			/* K x 3 */
+	GpPrior		resid;			/* SIZE_GP: prior of log-cost residuals */
+} PolicyCostModel;
+
+extern const char *PolicyCostKindName(PolicyCostKind kind);
+extern int	PolicyCostKindFromName(const char *name);	/* -1 if unknown */
+
+/*
+ * Fit from m history rows: runtime m x K seconds (NaN = unknown, values
+ * must be > 0), sizes m x 3 (rows, features, classes; > 0).
+ */
+extern int	PolicyCostModelFit(PolicyCostModel *model, PolicyCostKind kind,
+							   const double *runtime, const double *sizes,
+							   int m, int K);
+extern void PolicyCostModelFree(PolicyCostModel *model);
+
+/* log-cost prediction of the size part for one task (K values). */
+extern int	PolicyCostBase(const PolicyCostModel *model, double rows,
+						   double features, double classes, double *log_cost);
+
+/*
+ * Cost estimate in seconds for one task: exp(log_base + residual mean),
+ * where the residual posterior 'resid' (a GpState over model->resid, fed
+ * with log(observed seconds) - log_base[arm]) may be NULL.
+ */
+extern int	PolicyCostPredict(const PolicyCostModel *model,
+							  const double *log_base, const GpState *resid,
+							  double *cost);
+
+#endif							/* EASEML_POLICY_H */

@@ -1,0 +1,190 @@
+/*-------------------------------------------------------------------------
+ *
+ * refit.h
+ *	  Keeping the live scheduler's priors and cost model current, off the
+ *	  decision path.
+ *
+ * The history the priors learn from changes with every finished run (the
+ * best score per model of every task is a history row), and so do the
+ * measured runtimes the cost model learns from.  Refitting on every
+ * decision made the worker's decisions slow; instead a refit cycle starts
+ * at most every RefitConfig.interval seconds (or at once when nothing is
+ * fitted yet) from a snapshot of the history, runs in short steps between
+ * decisions, and installs everything it fitted into the DecisionWorld at
+ * once when it is done.  In between, each task's posterior is updated
+ * incrementally by the world (one observation per finished run).
+ *
+ * A cycle fits, per task kind, the shared prior (hyperparameters by
+ * held-out likelihood) and then, for every task of that kind with a row in
+ * the snapshot, a prior from every other row with the shared prior's
+ * hyperparameters: a task's own scores never shape its own prior.  When
+ * a policy that may run needs it (RefitInput.need_mix), it also fits each
+ * kind's history mixture (src/core/mixture.h, for the policy options acq=mix
+ * and mrg=1) on the kind's rows, with every row's task id: a task's own
+ * row weighs 0 for it (DecisionSetMixtureRows), as its own prior leaves
+ * the row out; when the policy scores tasks by mrg=2
+ * (RefitInput.need_learn), the learned task score is fitted on each new
+ * mixture right after it (src/core/mixlearn.h), in slices too, and installed
+ * with it, so the live decision path never fits it.  Then it fits the
+ * cost model, and last it makes the "auto"
+ * policy's choice on the snapshot (src/core/autopolicy.h) in REPLAY_AUTO_DRAWS steps -- skipped when
+ * the complete block of the history it replays did not change.  Plain C,
+ * no PostgreSQL headers.
+ *
+ * IDENTIFICATION
+ *	  src/core/refit.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_REFIT_H
+#define EASEML_REFIT_H
+
+#include <stdint.h>
+
+#include "autopolicy.h"
+#include "costmodel.h"
+#include "decision.h"
+#include "gp.h"
+#include "mixlearn.h"
+#include "mixture.h"
+#include "policy.h"
+
+/* What the caller knows now (copied when a cycle starts). */
+typedef struct RefitInput
+{
+	int			K;
+	/* quality history: m rows x K, NaN = unknown */
+	int			m;
+	const double *cells;
+	const int64_t *row_task;	/* per row: its task's id, 0 for seed rows */
+	const unsigned char *row_kind;	/* per row: DECISION_CLASSIFICATION, ... */
+	/*
+	 * measured runs, the cost model's input (src/core/costmodel.h): cost.seconds
+	 * mc rows x K, NaN = unknown; cost.sizes mc x 3 (rows x folds,
+	 * features, classes); cost.train, folds, passes, bins may be NULL
+	 */
+	CostData	cost;
+	const int64_t *cost_task;	/* mc: each runtime row's task id, or NULL */
+	int			devices;		/* slots the "auto" replay runs on (0: 1) */
+	const unsigned char *per_class; /* K: cost grows with classes, or NULL
+									 * (DecisionSetArmPerClass) */
+	/* the live scheduler's family cost model (src/core/costmodel.h), or NULL */
+	const CostArm *arms;		/* K: what drives each model's cost */
+	int			need_mix;		/* fit the history mixtures: the policy in
+								 * effect, or one "auto" may choose, uses
+								 * them (PolicyUsesMixture) */
+	int			need_learn;		/* with need_mix: fit mrg=2's learned task
+								 * score on each new mixture, with params
+								 * learn (the policy in effect, or the
+								 * candidate of "auto" that uses it) */
+	PolicyParams learn;
+} RefitInput;
+
+typedef struct RefitOwn
+{
+	int64_t		task;
+	GpPrior		prior;
+} RefitOwn;
+
+/* One generation of fitted models (installed together). */
+typedef struct RefitSet
+{
+	int			have_prior[DECISION_KINDS];
+	GpPrior		prior[DECISION_KINDS];
+	int			n_own;
+	RefitOwn   *own;			/* leave-one-out priors, by task */
+	int			have_mix[DECISION_KINDS];
+	MixPrior	mix[DECISION_KINDS];	/* history mixture of the kind's rows */
+	int64_t    *mix_task[DECISION_KINDS];	/* its rows' task ids (0: seed) */
+	int			have_learn[DECISION_KINDS];
+	MixLearn	learn[DECISION_KINDS];	/* mrg=2's model of that mixture */
+	int			have_cost;
+	PolicyCostModel cost;
+	double		cost_overhead;	/* seconds of every run besides its work */
+	unsigned char *cost_known;	/* K: the cost model has data for arm */
+	AutoPolicyResult auto_pick; /* the "auto" policy's choice */
+	int			have_fcost;
+	CostModel	fcost;			/* family cost model (input with arms) */
+} RefitSet;
+
+typedef struct RefitState
+{
+	int			K;
+	double		interval;		/* seconds between cycles */
+	uint64_t	fitted_sig;		/* signature of the installed snapshot */
+	uint64_t	pending_sig;	/* signature of the snapshot being fitted */
+	double		last_start;		/* clock of the last cycle's start */
+	int			running;		/* a cycle is under way */
+	/* the snapshot of the cycle under way */
+	RefitInput	snap;
+	double	   *snap_cells;
+	int64_t    *snap_task;
+	unsigned char *snap_kind;
+	double	   *snap_runtime;
+	double	   *snap_sizes;
+	unsigned char *snap_per_class;
+	int64_t    *snap_cost_task;
+	CostArm    *snap_arms;
+	double	   *snap_train;
+	double	   *snap_folds;
+	double	   *snap_passes;
+	double	   *snap_bins;
+	int			step;			/* next step of the cycle */
+	RefitSet	next;			/* what the cycle has fitted so far */
+	RefitSet	live;			/* what the world uses now */
+	int			have_live;
+	int64_t		only_task;		/* != 0: fit the own prior of this task
+								 * only (easeml.explain) */
+	AutoPolicyJob auto_job;		/* the "auto" choice under way */
+	MixFitJob	mix_job;		/* the history mixture fit under way */
+	int			mix_job_on;
+	MixLearnJob learn_job;		/* mrg=2's fit on it under way */
+	int			learn_job_on;
+	int			learn_fits;		/* mrg=2 models fitted since RefitInit */
+	int			auto_made;		/* choices made by a replay (or found
+								 * impossible) since RefitInit: the worker
+								 * records each (easeml.policy_choices) */
+	int			auto_recorded;	/* auto_made when the worker last recorded */
+	int			cycles;			/* cycles completed */
+	int			failures;		/* fits that failed (the old ones stay) */
+} RefitState;
+
+extern void RefitInit(RefitState *r, int K, double interval);
+extern void RefitFree(RefitState *r);
+
+/* Signature of an input (cells, row owners and kinds, runtimes, sizes). */
+extern uint64_t RefitSignature(const RefitInput *in);
+
+/*
+ * Start a cycle if the input changed since the installed fit and the
+ * interval has passed (or nothing is installed yet); now is a clock in
+ * seconds.  Returns 1 if a cycle is (still) under way.
+ */
+extern int	RefitMaybeStart(RefitState *r, const RefitInput *in, double now);
+
+/*
+ * Do one step of the cycle under way (a prior, a mixture or the cost
+ * model); when the cycle completes, install it into the world and return
+ * 1, else 0.  Negative on no memory.
+ */
+extern int	RefitStep(RefitState *r, DecisionWorld *w);
+
+/*
+ * Whether the cost model in use (NULL: none) should be refitted at once
+ * from data, without waiting for a refit cycle: it is young (it learned
+ * its overhead from fewer than REFIT_COST_TASKS tasks) and data has
+ * measured runs of more tasks than it learned from.  The fixed part of a
+ * run is most of the first runs' time and differs between machines and
+ * loads far more than the families' rates do; the first run of any task
+ * sets it for all, and the overhead's line (o0 + o1 x cells) needs two
+ * tasks.
+ */
+#define REFIT_COST_TASKS 2
+extern int	RefitCostCold(const CostModel *in_use, const CostData *data);
+
+/* Install the live set into a world (a new one, after a rebuild). */
+extern void RefitApply(const RefitState *r, DecisionWorld *w);
+/* The installed prior of a task built without its own row, or NULL. */
+extern const GpPrior *RefitOwnPrior(const RefitState *r, int64_t task);
+
+#endif							/* EASEML_REFIT_H */
