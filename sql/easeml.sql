@@ -37,7 +37,12 @@ CREATE TABLE easeml.tenants (
 	created_at	timestamptz NOT NULL DEFAULT now(),
 	max_tasks	int CHECK (max_tasks IS NULL OR max_tasks > 0),
 	max_rows	bigint CHECK (max_rows IS NULL OR max_rows > 0),
-	role_oid	oid
+	role_oid	oid,
+	-- [budget] the time budget of a task declared without one (seconds;
+	-- easeml.set_tenant_budget); NaN and infinities are refused
+	default_budget_seconds float8
+		CONSTRAINT tenants_default_budget_seconds_check
+		CHECK (default_budget_seconds > 0 AND default_budget_seconds < 'Infinity')
 );
 COMMENT ON TABLE easeml.tenants IS
 	'roles allowed to declare tasks; name is the tenant''s database role';
@@ -1171,6 +1176,10 @@ BEGIN
 				USING ERRCODE = 'invalid_parameter_value',
 					  HINT = 'NULL means no limit.';
 		END IF;
+		-- [budget] a tenant's UPDATE, or easeml.alter_task's; NULL: none
+		IF NEW.budget_seconds IS DISTINCT FROM OLD.budget_seconds THEN
+			PERFORM easeml._check_budget(NEW.budget_seconds, 'budget_seconds');
+		END IF;
 		IF NEW.status <> OLD.status AND NEW.status NOT IN ('active', 'paused')
 			AND NOT easeml._is_admin() THEN
 			RAISE EXCEPTION 'status "%" cannot be set by hand', NEW.status
@@ -1244,6 +1253,14 @@ BEGIN
 		RAISE EXCEPTION 'max_runs must be positive or NULL, not %', NEW.max_runs
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'NULL means no limit.';
+	END IF;
+	-- [budget] a task declared without a time budget gets its tenant's
+	-- default (easeml.set_tenant_budget; the tenant sees its own row)
+	IF NEW.budget_seconds IS NULL THEN
+		NEW.budget_seconds := (SELECT n.default_budget_seconds FROM easeml.tenants n
+								WHERE n.name = NEW.tenant);
+	ELSE
+		PERFORM easeml._check_budget(NEW.budget_seconds, 'budget_seconds');
 	END IF;
 	IF NEW.kind IS NULL OR NEW.kind NOT IN ('classification', 'regression') THEN
 		RAISE EXCEPTION 'invalid task kind "%"', NEW.kind
@@ -4479,12 +4496,13 @@ REVOKE ALL ON FUNCTION easeml._altering(bigint) FROM PUBLIC;
 -- new task: the metric for the task's kind (easeml._check_data_options),
 -- and for new features or folds the source, the target and the data
 -- (easeml._check_source_target, easeml._declare_data, which reads the
--- source as the caller and says which columns are features).  Called by
--- easeml.alter_task as the tenant, in a restricted, read-only section; it
--- reads only the caller's own task and writes nothing.  NULL leaves a
--- value as it is; folds => 1 goes back to one validation split.
+-- source as the caller and says which columns are features), and [budget]
+-- a time budget (easeml._check_budget).  Called by easeml.alter_task as
+-- the tenant, in a restricted, read-only section; it reads only the
+-- caller's own task and writes nothing.  NULL leaves a value as it is;
+-- folds => 1 goes back to one validation split.
 CREATE FUNCTION easeml._altered_task(task_id bigint, metric text, features text[], folds int,
-									 auto_deploy boolean)
+									 auto_deploy boolean, budget_seconds float8)
 RETURNS easeml.tasks
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -4513,6 +4531,8 @@ BEGIN
 	t.features := coalesce(_altered_task.features, old.features);
 	t.auto_deploy := coalesce(_altered_task.auto_deploy, old.auto_deploy);
 	t.metric := coalesce(_altered_task.metric, old.metric);
+	t.budget_seconds := coalesce(easeml._check_budget(_altered_task.budget_seconds, 'budget_seconds'),
+								 old.budget_seconds);
 	IF (t.features, t.folds) IS DISTINCT FROM (old.features, old.folds) THEN
 		IF NOT old.snapshot THEN
 			RAISE EXCEPTION 'the features and folds of task "%" cannot change: it has no snapshot', old.name
@@ -4567,6 +4587,7 @@ BEGIN
 		   left_out = t.left_out,
 		   folds = t.folds,
 		   auto_deploy = t.auto_deploy,
+		   budget_seconds = t.budget_seconds,
 		   features_version = CASE WHEN t.features IS DISTINCT FROM old.features THEN version
 								   ELSE k.features_version END
 	 WHERE k.id = t.id;
@@ -4600,7 +4621,8 @@ $$;
 REVOKE ALL ON FUNCTION easeml._apply_alter(name, easeml.tasks) FROM PUBLIC;
 
 CREATE FUNCTION easeml.alter_task(task text, metric text DEFAULT NULL, features text[] DEFAULT NULL,
-								  folds int DEFAULT NULL, auto_deploy boolean DEFAULT NULL)
+								  folds int DEFAULT NULL, auto_deploy boolean DEFAULT NULL,
+								  budget_seconds float8 DEFAULT NULL)
 RETURNS easeml.tasks
 AS 'MODULE_PATHNAME', 'easeml_alter_task'
 LANGUAGE C VOLATILE
@@ -4609,8 +4631,8 @@ LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp
 -- new features or folds profile and copy the source, as refresh does
 SET jit = off;
-COMMENT ON FUNCTION easeml.alter_task(text, text, text[], int, boolean) IS
-	'change the metric, features, folds or auto_deploy of one of your tasks; returns its row';
+COMMENT ON FUNCTION easeml.alter_task(text, text, text[], int, boolean, float8) IS
+	'change the metric, features, folds, auto_deploy or time budget of one of your tasks; returns its row';
 
 -- a tenant's UPDATE of these columns reaches the tasks_validate trigger,
 -- which says to use easeml.alter_task (instead of "permission denied")
@@ -4860,7 +4882,107 @@ SELECT t.name AS task,
  WHERE d.active;
 
 
--- a refit is no observation of model selection: the counts leave it out
+-- [refit] end
+
+-- ===========================================================================
+-- [budget] A time budget per task (docs/sql.md, docs/scheduler.md 7.8)
+--
+-- tasks.budget_seconds bounds the wall seconds of a task's search: the
+-- selection runs on its current snapshot version, finished ones by their
+-- recorded seconds, running ones by the time since they started
+-- (easeml._spent_seconds).  Once that reaches the budget the scheduler
+-- proposes no run for the task; runs in flight finish (none is cancelled)
+-- and the task becomes completed with the reason.  NULL: no budget.  A
+-- task declared without one gets its tenant's default_budget_seconds
+-- (easeml.set_tenant_budget).  Refits on every row are no part of the
+-- search: they do not count and still run for a completed task.
+-- ===========================================================================
+
+-- [budget] the task's time budget in seconds; NULL: none
+ALTER TABLE easeml.tasks
+	ADD COLUMN budget_seconds float8
+		CONSTRAINT tasks_budget_seconds_check
+		CHECK (budget_seconds > 0 AND budget_seconds < 'Infinity');
+COMMENT ON COLUMN easeml.tasks.budget_seconds IS
+	'time budget of the task''s search in wall seconds of its selection runs on the current snapshot (easeml._spent_seconds); NULL: none';
+GRANT INSERT (budget_seconds), UPDATE (budget_seconds) ON easeml.tasks TO PUBLIC;
+COMMENT ON COLUMN easeml.tenants.default_budget_seconds IS
+	'the time budget of a task this tenant declares without one (easeml.set_tenant_budget); NULL: none';
+
+-- [budget] A time budget as given, checked: NULL, or a positive and finite
+-- number of seconds (what names it in the message).  Returns it.  The
+-- declaration, an UPDATE of the column, easeml.alter_task and
+-- easeml.set_tenant_budget call it.
+CREATE FUNCTION easeml._check_budget(seconds float8, what text)
+RETURNS float8
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	-- NaN compares above every number in PostgreSQL: the upper bound refuses it
+	IF seconds IS NOT NULL AND NOT (seconds > 0 AND seconds < 'Infinity'::float8) THEN
+		RAISE EXCEPTION '% must be a positive, finite number of seconds or NULL, not %', what, seconds
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'For example 600 gives the search ten minutes of run time; NULL means no budget: the search goes on until every candidate has been tried or max_runs is reached.';
+	END IF;
+	RETURN seconds;
+END;
+$$;
+
+-- [budget] The wall seconds a task's search has spent as of at: its
+-- selection runs (not the refits on every row) on the given snapshot
+-- version, those that ended by their recorded seconds, those running by
+-- the time since they started; runs that never started count 0.  The
+-- scheduler (src/worker/catalog.c, with now() of its load) and task_overview
+-- read the same function.
+CREATE FUNCTION easeml._spent_seconds(task_id bigint, snapshot_version int, at timestamptz)
+RETURNS float8
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce(sum(CASE WHEN r.status = 'running'
+							 THEN greatest(extract(epoch FROM _spent_seconds.at - r.started_at)::float8, 0)
+							 ELSE greatest(coalesce(r.seconds, 0), 0) END), 0)
+	  FROM easeml.runs r
+	 WHERE r.task_id = _spent_seconds.task_id AND r.purpose = 'select'
+	   AND r.started_at IS NOT NULL
+	   AND r.snapshot_version IS NOT DISTINCT FROM _spent_seconds.snapshot_version
+$$;
+
+-- [budget] An admin sets the time budget a tenant's tasks get when they
+-- are declared without one (NULL: none).  A default, not a limit: the
+-- tenant may declare or set another budget, or none; tasks declared
+-- before keep theirs.
+CREATE FUNCTION easeml.set_tenant_budget(role name, default_budget_seconds float8)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF role IS NULL THEN
+		RAISE EXCEPTION 'role must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Pass a tenant: SELECT easeml.set_tenant_budget(''lab_a'', 600);';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM easeml.tenants WHERE name = role) THEN
+		RAISE EXCEPTION 'role "%" is not an easeml tenant', role
+			USING ERRCODE = 'undefined_object',
+				  HINT = format('Register it first: SELECT easeml.add_tenant(%L);', role);
+	END IF;
+	PERFORM easeml._check_budget(default_budget_seconds, 'default_budget_seconds');
+	UPDATE easeml.tenants t
+	   SET default_budget_seconds = set_tenant_budget.default_budget_seconds
+	 WHERE t.name = role;
+END;
+$$;
+REVOKE ALL ON FUNCTION easeml.set_tenant_budget(name, float8) FROM PUBLIC;
+COMMENT ON FUNCTION easeml.set_tenant_budget(name, float8) IS
+	'set the time budget in seconds a tenant''s tasks get when declared without one (admin only; NULL: none); existing tasks keep theirs';
+
+-- One row per task; [refit] a refit is no observation of model selection:
+-- the counts leave it out; [budget] the time budget, the seconds spent on
+-- the current snapshot (easeml._spent_seconds, as the scheduler counts
+-- them) and what is left.
 CREATE OR REPLACE VIEW easeml.task_overview WITH (security_invoker = true) AS
 SELECT t.id AS task_id,
 	   t.tenant,
@@ -4883,11 +5005,19 @@ SELECT t.id AS task_id,
 	   t.snapshot_version,
 	   v.validation_rows,
 	   easeml._resolvable_difference(v.validation_rows) AS resolvable_difference,
-	   easeml._resolvable_difference(v.validation_rows) > 0.05 AS small_validation
+	   easeml._resolvable_difference(v.validation_rows) > 0.05 AS small_validation,
+	   t.budget_seconds,
+	   b.spent_seconds,
+	   CASE WHEN t.budget_seconds IS NOT NULL
+			THEN greatest(t.budget_seconds - b.spent_seconds, 0) END AS remaining_seconds
   FROM easeml.tasks t
   LEFT JOIN easeml.runs r ON r.task_id = t.id AND r.purpose = 'select'
  CROSS JOIN LATERAL (SELECT easeml._validation_rows(t.n_rows, t.val_fraction, t.folds)
 						 AS validation_rows) v
- GROUP BY t.id, v.validation_rows;
+ CROSS JOIN LATERAL (SELECT easeml._spent_seconds(t.id, t.snapshot_version, now())
+						 AS spent_seconds) b
+ GROUP BY t.id, v.validation_rows, b.spent_seconds;
+COMMENT ON VIEW easeml.task_overview IS
+	'one row per task: run counts, the best score and the leaderboard''s first model on its current snapshot, how finely its validation rows tell scores apart, and its time budget, the seconds spent and left';
 
--- [refit] end
+-- [budget] end

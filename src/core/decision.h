@@ -80,7 +80,8 @@ typedef struct DecisionTask
 	int			max_runs;
 	int			n_runs;			/* runs counted against max_runs */
 	int			blocked;		/* the caller keeps it out (see
-								 * DecisionBlock) */
+								 * DecisionBlock): a cooldown, failures,
+								 * a spent time budget */
 	unsigned char *arm;			/* K: DECISION_ARM_* */
 	unsigned char *avail;		/* K: arm == AVAILABLE (PolicyTopArms) */
 	double	   *score;			/* K: observed score, NaN if none */
@@ -392,7 +393,8 @@ extern int	DecisionTenantRunning(const DecisionWorld *w, int tenant);
 /* The trainers a tenant may hold now: its cap or its fair share (INT_MAX: any). */
 extern int	DecisionTenantCap(const DecisionWorld *w, int tenant);
 
-/* The caller keeps a task out of decisions (cooldown, failures, paused). */
+/* The caller keeps a task out of decisions (cooldown, failures, paused,
+ * a spent time budget). */
 extern void DecisionBlock(DecisionWorld *w, DecisionTask *t, int blocked);
 extern void DecisionSetMaxRuns(DecisionWorld *w, DecisionTask *t,
 							   int max_runs, int n_runs);

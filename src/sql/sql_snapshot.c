@@ -385,9 +385,9 @@ easeml_altering(PG_FUNCTION_ARGS)
 }
 
 /*
- * easeml.alter_task(task, metric, features, folds, auto_deploy): change a
- * task of the caller's after its declaration (docs/sql.md).  NULL leaves a
- * value as it is.
+ * easeml.alter_task(task, metric, features, folds, auto_deploy,
+ * budget_seconds): change a task of the caller's after its declaration
+ * (docs/sql.md).  NULL leaves a value as it is.
  *
  *	1. the task's row, locked (as the superuser: the caller's own, by name;
  *	   42704 otherwise), so alterations and refreshes of one task queue;
@@ -412,9 +412,9 @@ easeml_alter_task(PG_FUNCTION_ARGS)
 	Oid			caller = GetUserId();
 	Oid			ltypes[2] = {NAMEOID, TEXTOID};
 	Datum		lvalues[2];
-	Oid			atypes[5] = {INT8OID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID};
-	Datum		avalues[5];
-	char		anulls[5];
+	Oid			atypes[6] = {INT8OID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID};
+	Datum		avalues[6];
+	char		anulls[6];
 	Oid			ptypes[2] = {NAMEOID, InvalidOid};
 	Datum		pvalues[2];
 	Oid			ttypes[1] = {INT8OID};
@@ -451,13 +451,16 @@ easeml_alter_task(PG_FUNCTION_ARGS)
 	/* 2. the new row, checked as the caller */
 	avalues[0] = Int64GetDatum(task_id);
 	anulls[0] = ' ';
-	for (int i = 1; i < 5; i++)
+	/* [budget] an SQL definition of fewer arguments leaves the rest NULL */
+	for (int i = 1; i < 6; i++)
 	{
-		anulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
-		avalues[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
+		bool		given = i < PG_NARGS() && !PG_ARGISNULL(i);
+
+		anulls[i] = given ? ' ' : 'n';
+		avalues[i] = given ? PG_GETARG_DATUM(i) : (Datum) 0;
 	}
-	if (EasemlExecAsTenant(caller, "SELECT easeml._altered_task($1, $2, $3, $4, $5)",
-						   5, atypes, avalues, anulls, 1) != SPI_OK_SELECT ||
+	if (EasemlExecAsTenant(caller, "SELECT easeml._altered_task($1, $2, $3, $4, $5, $6)",
+						   6, atypes, avalues, anulls, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not check the change of task %lld", (long long) task_id);
 	ptypes[1] = SPI_gettypeid(SPI_tuptable->tupdesc, 1);

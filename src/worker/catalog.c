@@ -380,7 +380,14 @@ CatalogOverMemory(const CatModel *m, const CatTask *t, double limit)
 						 !t->regression) > limit;
 }
 
-/* Active tasks in id order, with their tenant's cap and last decision. */
+/*
+ * Active tasks in id order, with their tenant's cap and last decision, and
+ * [budget] the seconds a task with a time budget has spent: its selection
+ * runs on its current snapshot, a running one until now() (the load's
+ * transaction start), from the function task_overview reads.  That one
+ * query per budgeted task is not incremental (7.6): the sum grows with the
+ * clock.
+ */
 static void
 LoadTasks(CatState *state)
 {
@@ -393,7 +400,10 @@ LoadTasks(CatState *state)
 		 "       greatest(cardinality(t.features), 1)::float8,"
 		 "       CASE WHEN t.kind = 'regression' THEN 1"
 		 "            ELSE greatest(coalesce(t.n_classes, 2), 2) END::float8,"
-		 "       t.snapshot_version, t.reactivated_at, greatest(coalesce(t.folds, 1), 1)::float8"
+		 "       t.snapshot_version, t.reactivated_at, greatest(coalesce(t.folds, 1), 1)::float8,"
+		 "       coalesce(t.budget_seconds, 0),"
+		 "       CASE WHEN t.budget_seconds IS NOT NULL"
+		 "            THEN easeml._spent_seconds(t.id, t.snapshot_version, now()) ELSE 0 END"
 		 "  FROM easeml.tasks t JOIN easeml.tenants tn ON tn.name = t.tenant"
 		 " WHERE t.status = 'active' ORDER BY t.id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
@@ -422,6 +432,10 @@ LoadTasks(CatState *state)
 		t->reactivated = !GetNull(i, 12);
 		t->reactivated_at = t->reactivated ? DatumGetTimestampTz(Get(i, 12)) : 0;
 		t->n_folds = GetFloat8(i, 13, 1);
+		/* [budget] the clock moves: read at every load, not kept */
+		t->budget = GetFloat8(i, 14, 0);
+		t->spent = GetFloat8(i, 15, 0);
+		t->budget_spent = t->budget > 0 && t->spent >= t->budget;
 		t->n_bins = NAN;		/* CatalogLoadRuns */
 		for (int k = 0; k < state->n_models; k++)
 		{
@@ -1381,9 +1395,11 @@ CatalogReconcile(const int64 *tracked, int n)
 }
 
 /*
- * Close tasks that are finished: no candidate left (or max_runs reached)
- * and nothing in flight become 'completed'; tasks whose runs keep failing
- * without a single success become 'failed' with the last error.
+ * Close tasks that are finished: no candidate left (or max_runs reached,
+ * or [budget] the time budget spent) and nothing in flight become
+ * 'completed'; tasks whose runs keep failing without a single success
+ * become 'failed' with the last error.  A task whose budget is spent waits
+ * for its runs in flight: they finish (docs/scheduler.md 7.8).
  */
 void
 CatalogCloseTasks(const CatState *state)
@@ -1410,7 +1426,11 @@ CatalogCloseTasks(const CatState *state)
 		{
 			bool		left = false;
 
-			if (t->max_runs > 0 && t->n_runs >= t->max_runs)
+			if (t->budget_spent)
+				snprintf(reason, sizeof(reason),
+						 "time budget spent: %.1f s of runs, budget_seconds %g",
+						 t->spent, t->budget);
+			else if (t->max_runs > 0 && t->n_runs >= t->max_runs)
 				snprintf(reason, sizeof(reason), "max_runs (%d) reached", t->max_runs);
 			else
 			{

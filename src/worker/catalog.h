@@ -55,6 +55,12 @@ typedef struct CatTask
 	double		n_bins;			/* the data's histogram bins, which its
 								 * tree runs reported; NaN: none yet */
 	int			max_runs;		/* 0: unlimited */
+	double		budget;			/* tasks.budget_seconds, 0: none */
+	double		spent;			/* seconds its search spent as of the load
+								 * (easeml._spent_seconds); 0 without a
+								 * budget */
+	bool		budget_spent;	/* budget > 0 and spent >= budget: no
+								 * more runs are proposed */
 	int			tenant_cap;		/* tenant's max_parallel, 0: none */
 	int64		last_decision;	/* id of its latest decision, -1: none */
 	bool		has_version;	/* only runs on its snapshot version count */

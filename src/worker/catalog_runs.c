@@ -684,6 +684,9 @@ TaskDiffers(const CatTask *a, const CatTask *b, int K)
 	if (a->last_decision != b->last_decision || a->max_runs != b->max_runs ||
 		a->tenant_cap != b->tenant_cap)
 		return "task row";
+	if (a->budget != b->budget || a->spent != b->spent ||
+		a->budget_spent != b->budget_spent)
+		return "time budget";
 	return NULL;
 }
 

@@ -320,7 +320,7 @@ TaskSignature(const CatTask *t)
 {
 	uint64		x[6] = {t->runs_sig, (uint64) t->n_runs, (uint64) t->max_runs,
 		(uint64) t->last_decision, (uint64) t->fail_streak << 32 | (uint64) t->succeeded,
-	(uint64) t->streak << 1 | (t->skip ? 1 : 0)};
+		(uint64) t->streak << 2 | (t->budget_spent ? 2 : 0) | (t->skip ? 1 : 0)};
 	uint64		h = UINT64CONST(14695981039346656037);
 
 	for (int i = 0; i < 6; i++)
@@ -357,7 +357,9 @@ SyncTask(DecisionTask *dt, const CatTask *t, bool full)
 	s.bins = t->n_bins;
 	s.n_runs = t->n_runs;
 	s.max_runs = t->max_runs;
-	s.blocked = t->skip || (t->succeeded == 0 && t->fail_streak >= easeml_max_failures);
+	/* [budget] a task whose time budget is spent is kept out (7.8) */
+	s.blocked = t->skip || t->budget_spent ||
+		(t->succeeded == 0 && t->fail_streak >= easeml_max_failures);
 	s.last_served = t->last_decision;
 	s.streak = t->streak;
 	DecisionSyncTask(&world, dt, &s);
@@ -767,6 +769,10 @@ DescribeTurn(const CatTask *t, DecisionTask *dt, StringInfo why)
 	if (t->succeeded == 0 && t->fail_streak >= easeml_max_failures)
 		appendStringInfo(why, "kept out: %d failed run(s) in a row without a success (easeml.max_failures = %d)",
 						 t->fail_streak, easeml_max_failures);
+	else if (t->budget_spent)
+		appendStringInfo(why, "done: its runs spent %.1f s of its time budget of %g s%s",
+						 t->spent, t->budget,
+						 t->n_running > 0 ? " (the runs in flight finish)" : "");
 	else if (dt->max_runs > 0 && dt->n_runs >= dt->max_runs)
 		appendStringInfo(why, "done: its %d run(s) reached max_runs", dt->n_runs);
 	else if (dt->n_left == 0 || dt->best_arm < 0)

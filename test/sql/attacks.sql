@@ -548,8 +548,8 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml._altering(alice_task) FROM ids$c$),
 	('refused', NULL, $c$SELECT easeml._apply_alter('regress_alice', t) FROM easeml.tasks t WHERE t.name = 'mallory_task'$c$),
 	('refused', NULL, $c$SELECT easeml._apply_alter('regress_mallory', t) FROM easeml.tasks t WHERE t.name = 'mallory_task'$c$),
-	('refused', NULL, $c$SELECT easeml._altered_task(alice_task, 'log_loss', NULL, NULL, NULL) FROM ids$c$),
-	('refused', NULL, $c$ALTER FUNCTION easeml.alter_task(text, text, text[], int, boolean) SECURITY DEFINER$c$),
+	('refused', NULL, $c$SELECT easeml._altered_task(alice_task, 'log_loss', NULL, NULL, NULL, 1) FROM ids$c$),
+	('refused', NULL, $c$ALTER FUNCTION easeml.alter_task(text, text, text[], int, boolean, float8) SECURITY DEFINER$c$),
 	('refused', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.alter_task('alice_task', metric => 'log_loss'); END $d$$c$),
 	-- with the catalog shadowed, her own alteration reads her own table
 	('harmless', NULL, $c$DO $d$ BEGIN PERFORM regress_mallory.shadow(); PERFORM easeml.alter_task('shadowed', features => '{x1,x2}'); PERFORM regress_mallory.unshadow(); END $d$$c$),
