@@ -385,8 +385,8 @@ CatalogOverMemory(const CatModel *m, const CatTask *t, double limit)
  * [budget] the seconds a task with a time budget has spent: its selection
  * runs on its current snapshot, a running one until now() (the load's
  * transaction start), from the function task_overview reads.  That one
- * query per budgeted task is not incremental (7.6): the sum grows with the
- * clock.
+ * query per budgeted task is not incremental (docs/scheduler.md 7.6): the
+ * sum grows with the clock.
  */
 static void
 LoadTasks(CatState *state)
