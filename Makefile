@@ -36,7 +36,10 @@ PREDICT_OBJS = src/core/encode.o src/trainer/predict/tr_artifact.o \
 # The PostgreSQL-free core: the GP, the policies, the cost and memory models,
 # the replay simulator.  The live worker, easeml-replay and the unit tests
 # link the same files.
-CORE_SRCS = src/core/csv.c src/core/gp.c src/core/policy.c src/core/mixture.c \
+CORE_SRCS = src/core/csv.c src/core/gp.c src/core/gp_fit.c \
+	src/core/gp_loglik.c src/core/gp_posterior.c src/core/policy_spec.c \
+	src/core/policy_acq.c src/core/policy_pick.c src/core/policy_index.c \
+	src/core/sizecost.c src/core/mixture.c \
 	src/core/mixlearn.c src/core/mixplan.c src/core/costmodel.c \
 	src/core/memmodel.c src/core/decision.c src/core/refit.c \
 	src/core/autopolicy.c src/core/replay.c src/core/placement.c \

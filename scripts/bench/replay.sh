@@ -4,7 +4,7 @@
 # measured honestly (issue 7):
 #
 # - nothing is tuned here: the policy is `default` (exactly the live
-#   scheduler's default, src/core/policy.c: "auto", which on each draw replays
+#   scheduler's default, src/core/policy_spec.c: "auto", which on each draw replays
 #   its candidates (POLICY_AUTO_CANDIDATES) on that draw's prior rows
 #   alone, as the live worker does on its installed history, and runs the
 #   winner), run as it is;

@@ -16,7 +16,7 @@
 #   openml_weka                    ASlib OPENML-WEKA-2017 (105 OpenML tasks
 #                                  x 30 Weka classifiers, accuracy; GPLv3,
 #                                  scripts/bench/data/openml_weka), unit costs
-# Policies: default (the live scheduler's default, src/core/policy.c: "auto",
+# Policies: default (the live scheduler's default, src/core/policy_spec.c: "auto",
 # which on each draw replays its candidates on that draw's prior rows
 # alone, as the live worker does on its installed history, and runs the
 # winner) against popular (popular model first,

@@ -30,6 +30,7 @@
 #include "gp.h"
 #include "mixture.h"
 #include "policy.h"
+#include "sizecost.h"
 
 /* Task kinds; each has its own prior (scores never mix across kinds). */
 #define DECISION_CLASSIFICATION 0

@@ -4,7 +4,9 @@
  *	  Gaussian-process math for easeml: a prior over the K candidate models
  *	  learned from a history matrix, the closed-form posterior with the prior
  *	  mean kept, and an incremental per-tenant posterior (docs/scheduler.md
- *	  1).
+ *	  1).  gp.c holds the basics (statuses, Cholesky, a prior's storage),
+ *	  gp_fit.c and gp_loglik.c the prior fit, gp_posterior.c the
+ *	  posteriors.
  *
  * Plain C over BLAS/LAPACKE: no PostgreSQL headers, no printing, no exit().
  * Every function returns a GpStatus; warnings (jitter was needed) are
@@ -42,7 +44,7 @@ typedef enum GpKernelKind
 /*
  * How to build a prior.  A parameter <= 0 (or < 0 where 0 is meaningful)
  * asks GpPriorFit to choose it by held-out marginal likelihood on the
- * history rows (rows split in two halves); see gp.c.  Zero-initialise and
+ * history rows (rows split in two halves); see gp_fit.c.  Zero-initialise and
  * set what you need: the zero struct means "empirical kernel, fit all".
  */
 typedef struct GpPriorOptions
@@ -81,7 +83,7 @@ typedef struct GpPrior
  * Cholesky factor L of G = K[A,A] + sigma_n^2 I, z = L^{-1} (y - mu0[A])
  * and the posterior mean and variance over all K arms, and appends one
  * observation in O(t^2 + K t) without a per-tenant t x K matrix (see
- * gp.c), so a tenant's state is O(t^2 + K) and stays small in memory.
+ * gp_posterior.c), so a tenant's state is O(t^2 + K) and stays small in memory.
  */
 typedef struct GpState
 {
@@ -102,7 +104,7 @@ typedef struct GpState
 
 extern const char *GpStatusText(int status);
 
-/* Prior from an m x K history (NaN = unknown cell); see gp.c for details. */
+/* Prior from an m x K history (NaN = unknown cell); see gp_fit.c. */
 extern int	GpPriorFit(const double *history, int m, int K,
 					   const GpPriorOptions *options, GpPrior *prior);
 
@@ -112,10 +114,6 @@ extern int	GpPriorInit(GpPrior *prior, int K, const double *mu0,
 						const double *cov, double noise_var);
 
 extern void GpPriorFree(GpPrior *prior);
-
-/* Held-out log likelihood per row of an n x K matrix under the prior. */
-extern int	GpPriorLogLik(const GpPrior *prior, const double *rows, int n,
-						  double *loglik_per_row);
 
 /* Closed-form posterior: t observations -> mu, var over all K arms. */
 extern int	GpPosterior(const GpPrior *prior, int t, const int *arms,

@@ -1,12 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * policy.h
- *	  Multi-tenant model selection policies: acquisition, task picking,
- *	  policy specs and the cost model (docs/scheduler.md sections 2-4).
+ *	  Multi-tenant model selection policies: policy specs, acquisition and
+ *	  task picking (docs/scheduler.md sections 2 and 3).
  *
- * Plain C over BLAS/LAPACKE: no PostgreSQL headers.  src/core/decision.c
- * assembles decisions from these building blocks for both the live
- * scheduler and the replay simulator.
+ * Plain C, no PostgreSQL headers.  src/core/decision.c assembles decisions
+ * from these building blocks for both the live scheduler and the replay
+ * simulator.  One module in four files:
+ *
+ *	 policy_spec.c   names, the spec grammar, what a PolicyParams means
+ *	 policy_acq.c    a task's candidate: acquisition, greedy and batch scores
+ *	 policy_pick.c   picking one task (PolicyPickTenant), the seeded rng
+ *	 policy_index.c  the same picks in O(log n) (PolicyIndex)
+ *
+ * The size-based cost model of replays is sizecost.h.
  *
  * IDENTIFICATION
  *	  src/core/policy.h
@@ -18,8 +25,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include "gp.h"
 
 /* Policies (task-picking rules); names as accepted by PolicyFromName(). */
 typedef enum PolicyKind
@@ -322,7 +327,7 @@ extern double PolicyCostDivisor(const PolicyParams *params, double c);
 extern double PolicyGreedyScore(const PolicyParams *params,
 								const PolicyTenantView *v);
 
-/* beta_t for a task with n_obs finished runs (see policy.c). */
+/* beta_t for a task with n_obs finished runs (see policy_acq.c). */
 extern double PolicyBeta(const PolicyParams *params, int K, int n_obs);
 
 /* Expected improvement of N(mu, sigma^2) over best. */
@@ -405,56 +410,5 @@ extern int	PolicyIndexTop(PolicyIndex *index, int by_lrs, int skip, int k,
 /* splitmix64 step and a uniform double in [0,1). */
 extern uint64_t PolicyRandNext(uint64_t *state);
 extern double PolicyRandUniform(uint64_t *state);
-
-/* ----------------------------------------------------------------------
- * Cost model: what a task's runs will cost before they run (docs/scheduler.md
- * 4).  Learned from the runtimes of history rows and the sizes (rows,
- * features) of their data sets; see policy.c.  Usable live as well.
- * ----------------------------------------------------------------------
- */
-typedef enum PolicyCostKind
-{
-	POLICY_COST_NONE = 0,		/* every run costs 1 */
-	POLICY_COST_SIZE_LINEAR,	/* median sec/(rows*features) per model
-								 * times the task's rows*features */
-	POLICY_COST_SIZE_LOGLINEAR, /* log c = a_k + b_k log rows + g_k log
-								 * features, least squares per model */
-	POLICY_COST_SIZE_GP			/* log-linear plus a GP over the models on
-								 * the residuals, conditioned online on the
-								 * task's own finished runtimes */
-} PolicyCostKind;
-
-typedef struct PolicyCostModel
-{
-	PolicyCostKind kind;
-	int			K;
-	double	   *coef;			/* K x 3 */
-	GpPrior		resid;			/* SIZE_GP: prior of log-cost residuals */
-} PolicyCostModel;
-
-extern const char *PolicyCostKindName(PolicyCostKind kind);
-extern int	PolicyCostKindFromName(const char *name);	/* -1 if unknown */
-
-/*
- * Fit from m history rows: runtime m x K seconds (NaN = unknown, values
- * must be > 0), sizes m x 3 (rows, features, classes; > 0).
- */
-extern int	PolicyCostModelFit(PolicyCostModel *model, PolicyCostKind kind,
-							   const double *runtime, const double *sizes,
-							   int m, int K);
-extern void PolicyCostModelFree(PolicyCostModel *model);
-
-/* log-cost prediction of the size part for one task (K values). */
-extern int	PolicyCostBase(const PolicyCostModel *model, double rows,
-						   double features, double classes, double *log_cost);
-
-/*
- * Cost estimate in seconds for one task: exp(log_base + residual mean),
- * where the residual posterior 'resid' (a GpState over model->resid, fed
- * with log(observed seconds) - log_base[arm]) may be NULL.
- */
-extern int	PolicyCostPredict(const PolicyCostModel *model,
-							  const double *log_base, const GpState *resid,
-							  double *cost);
 
 #endif							/* EASEML_POLICY_H */

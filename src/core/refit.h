@@ -48,6 +48,7 @@
 #include "mixlearn.h"
 #include "mixture.h"
 #include "policy.h"
+#include "sizecost.h"
 
 /* What the caller knows now (copied when a cycle starts). */
 typedef struct RefitInput

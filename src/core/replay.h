@@ -79,6 +79,7 @@
 
 #include "gp.h"
 #include "policy.h"
+#include "sizecost.h"
 
 #define REPLAY_OK			0
 #define REPLAY_BAD_INPUT	(-1)

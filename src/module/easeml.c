@@ -79,7 +79,7 @@ EasemlShmemStartupHook(void)
 }
 
 /*
- * Check hook: the policy must be one src/core/policy.c knows and the live
+ * Check hook: the policy must be one src/core/policy_spec.c knows and the live
  * scheduler runs (the history mixture's included; PolicyLiveRefusal).
  */
 static bool

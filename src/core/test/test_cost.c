@@ -3,7 +3,8 @@
  * test_cost.c
  *	  Unit tests of the cost model (src/core/costmodel.c) and its use in
  *	  decisions and refits: family features, folds and passes, bins,
- *	  per-task passes, the per-run overhead, a cold start.
+ *	  per-task passes, the per-run overhead, a cold start; and of the
+ *	  replay's size-based cost model (src/core/sizecost.c, TestCostModel).
  *
  * IDENTIFICATION
  *	  src/core/test/test_cost.c

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_gp.c
- *	  Unit tests of the GP math (src/core/gp.c): Cholesky with jitter and its
+ *	  Unit tests of the GP math (src/core/gp*.c): Cholesky with jitter and its
  *	  statuses, the posterior against closed-form small cases, the
  *	  incremental posterior against the full refit, prior fitting (means,
  *	  shrinkage, RBF, NaN).

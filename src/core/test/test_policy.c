@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_policy.c
- *	  Unit tests of the policy math (src/core/policy.c): EI and beta, batch
+ *	  Unit tests of the policies (src/core/policy_*.c): EI and beta, batch
  *	  EI, lookahead, candidate choice never re-picking evaluated or running
  *	  arms, deterministic ties, each policy's tenant-picking invariants
  *	  (round-robin is fair, the hybrid fairness floor holds, warm start),
