@@ -103,7 +103,18 @@ CREATE TABLE easeml.models (
 		CHECK (cost_factor >= 1e-6 AND cost_factor <= 1e6),
 	enabled		boolean NOT NULL DEFAULT true,
 	builtin		boolean NOT NULL DEFAULT false,
-	created_at	timestamptz NOT NULL DEFAULT now()
+	created_at	timestamptz NOT NULL DEFAULT now(),
+	/*
+	 * the device kinds a candidate can use, in order of preference; a custom
+	 * trainer's candidate has family 'external' and a command
+	 */
+	device_kinds text[] NOT NULL DEFAULT '{cpu}'
+		CHECK (cardinality(device_kinds) >= 1 AND array_position(device_kinds, NULL) IS NULL
+			   AND device_kinds <@ ARRAY['cpu', 'cuda']),
+	command text[]
+		CHECK (command IS NULL OR (cardinality(command) >= 1
+			   AND array_position(command, NULL) IS NULL AND command[1] LIKE '/%')),
+	CONSTRAINT models_external_command CHECK ((family = 'external') = (command IS NOT NULL))
 );
 COMMENT ON TABLE easeml.models IS
 	'candidate model configurations; family names a trainer implementation, params its settings';
@@ -148,6 +159,18 @@ CREATE TABLE easeml.tasks (
 	feature_types text[],
 	left_out	jsonb,
 	measured_at timestamptz,	/* when n_rows and n_classes were measured */
+	auto_deploy boolean NOT NULL DEFAULT true,	/* deploy the best run when it changes */
+	/*
+	 * the snapshot version from which the task has its current features (set
+	 * by easeml.alter_task; NULL: since its declaration).  A run of an
+	 * earlier version read other columns: it stays on the leaderboard
+	 * (stale) but is never deployed.
+	 */
+	features_version int,
+	refit_all	boolean NOT NULL DEFAULT true,	/* deploying a run refits it on every row */
+	budget_seconds float8		/* the search's time budget; NULL: none */
+		CONSTRAINT tasks_budget_seconds_check
+		CHECK (budget_seconds > 0 AND budget_seconds < 'Infinity'),
 	UNIQUE (tenant, name)
 );
 COMMENT ON TABLE easeml.tasks IS
@@ -183,14 +206,26 @@ CREATE TABLE easeml.runs (
 	cancel_requested boolean NOT NULL DEFAULT false,
 	log_path	text,
 	changed_by	xid8,			/* the transaction that last wrote the row */
-	snapshot_version int		/* the task's snapshot version it trains on */
+	snapshot_version int,		/* the task's snapshot version it trains on */
+	device		text,			/* the device it was placed on */
+	device_kind text CHECK (device_kind IN ('cpu', 'cuda')),
+	/*
+	 * a selection run (trained on the split, scored on the validation rows)
+	 * or the refit of one on every row
+	 */
+	purpose		text NOT NULL DEFAULT 'select'
+		CONSTRAINT runs_purpose_check CHECK (purpose IN ('select', 'refit')),
+	refit_of bigint REFERENCES easeml.runs (id) ON DELETE CASCADE,
+	CONSTRAINT runs_refit_of_check CHECK ((purpose = 'refit') = (refit_of IS NOT NULL))
 );
 CREATE INDEX runs_task_model_idx ON easeml.runs (task_id, model_id);
 CREATE INDEX runs_active_idx ON easeml.runs (status)
 	WHERE status IN ('queued', 'running');
--- a candidate is in flight at most once per task
+-- a candidate is in flight at most once per task, besides the refits of
+-- runs of it
 CREATE UNIQUE INDEX runs_in_flight_idx ON easeml.runs (task_id, model_id)
-	WHERE status IN ('queued', 'running');
+	WHERE status IN ('queued', 'running') AND purpose = 'select';
+CREATE INDEX runs_refit_of_idx ON easeml.runs (refit_of) WHERE refit_of IS NOT NULL;
 COMMENT ON TABLE easeml.runs IS
 	'training runs: queued, running, succeeded, failed, cancelled or interrupted';
 
@@ -234,7 +269,10 @@ CREATE TABLE easeml.decisions (
 	sigma		float8,
 	acquisition float8,
 	est_seconds float8,
-	gp_status	text
+	gp_status	text,
+	rule		text,
+	score		float8,
+	eligible	int
 );
 CREATE INDEX decisions_task_idx ON easeml.decisions (task_id);
 COMMENT ON TABLE easeml.decisions IS
@@ -255,6 +293,9 @@ CREATE TABLE easeml.history (
 	quality		float8 NOT NULL CHECK (quality >= 0 AND quality <= 1),
 	seconds		float8 CHECK (seconds IS NULL OR seconds > 0),
 	source		text,
+	/* rows of classification and of regression tasks never mix in a prior */
+	kind		text NOT NULL DEFAULT 'classification'
+		CHECK (kind IN ('classification', 'regression')),
 	PRIMARY KEY (dataset, model_id)
 );
 
@@ -262,10 +303,6 @@ CREATE TABLE easeml.history (
 -- [scheduler] 0.2.0: explained decisions, task kinds in the history
 -- (sql/upgrade/0.1.0--0.2.0/20-scheduler.sql makes the same changes)
 -- ---------------------------------------------------------------------------
-ALTER TABLE easeml.decisions
-	ADD COLUMN rule text,
-	ADD COLUMN score float8,
-	ADD COLUMN eligible int;
 COMMENT ON COLUMN easeml.decisions.rule IS
 	'what decided: greedy, fairness floor, streak guard, warm start, round-robin, random, or the tenant''s own queue';
 COMMENT ON COLUMN easeml.decisions.acquisition IS
@@ -299,12 +336,6 @@ CREATE POLICY decision_candidates_own ON easeml.decision_candidates
 	FOR SELECT USING (tenant = (SELECT easeml._bound_tenant()));
 GRANT SELECT ON easeml.decision_candidates TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.decision_candidates', '');
-
--- history rows of classification tasks and of regression tasks never mix in
--- a prior
-ALTER TABLE easeml.history
-	ADD COLUMN kind text NOT NULL DEFAULT 'classification'
-		CHECK (kind IN ('classification', 'regression'));
 
 -- ---------------------------------------------------------------------------
 -- Wake-up: tell the scheduler at commit that something changed
@@ -1192,6 +1223,10 @@ BEGIN
 			NEW.reactivated_at := clock_timestamp();
 			NEW.status_reason := NULL;
 		END IF;
+		-- [quota] a new measurement (easeml.refresh) meets the limits
+		IF NEW.measured_at IS DISTINCT FROM OLD.measured_at THEN
+			PERFORM easeml._check_tenant_limits(NEW.tenant, NEW.name, NEW.n_rows, false);
+		END IF;
 		RETURN NEW;
 	END IF;
 
@@ -1281,6 +1316,7 @@ BEGIN
 	NEW.status := 'active';
 	NEW.status_reason := NULL;
 	NEW.created_at := now();
+	PERFORM easeml._check_tenant_limits(NEW.tenant, NEW.name, NEW.n_rows, true);
 	RETURN NEW;
 END;
 $$;
@@ -1335,13 +1371,14 @@ COMMENT ON FUNCTION easeml._lock_own_tenant() IS
 	'internal: lock the caller''s own row of easeml.tenants until the transaction ends';
 
 -- [quota] A tenant's limits (easeml.set_tenant_limits): how many tasks it
--- may have and how many usable rows a task's source may hold.  It runs
--- after tasks_validate (trigger names sort), which has measured n_rows by
--- then; easeml.refresh measures again and meets it through the UPDATE of
--- n_rows, so a source that grew past the limit fails the refresh and the
--- task keeps the snapshot it had.
-CREATE FUNCTION easeml._check_tenant_limits()
-RETURNS trigger
+-- may have and how many usable rows a task's source may hold.
+-- easeml._validate_task calls it once it has measured n_rows: at a
+-- declaration, and when easeml.refresh measures again, so a source that
+-- grew past the limit fails the refresh and the task keeps the snapshot it
+-- had.
+CREATE FUNCTION easeml._check_tenant_limits(tenant name, task text, n_rows bigint,
+	declaring boolean)
+RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -1349,39 +1386,33 @@ DECLARE
 	lim			record;
 	n			bigint;
 BEGIN
-	-- a superuser restoring a dump brings rows that were within limits
-	IF TG_OP = 'INSERT' AND NEW.created_at < now() AND easeml._is_admin() THEN
-		RETURN NEW;
-	END IF;
-	SELECT max_tasks, max_rows INTO lim FROM easeml.tenants WHERE name = NEW.tenant;
+	SELECT t.max_tasks, t.max_rows INTO lim FROM easeml.tenants t
+	 WHERE t.name = _check_tenant_limits.tenant;
 	IF NOT FOUND THEN
-		RETURN NEW;
+		RETURN;
 	END IF;
-	IF TG_OP = 'INSERT' AND lim.max_tasks IS NOT NULL THEN
+	IF declaring AND lim.max_tasks IS NOT NULL THEN
 		-- one declaration of a tenant at a time, so two cannot both pass:
-		-- [locks] its own row of easeml.tenants (tasks_validate checked
+		-- [locks] its own row of easeml.tenants (_validate_task checked
 		-- that the tenant declares itself)
 		PERFORM easeml._lock_own_tenant();
-		SELECT count(*) INTO n FROM easeml.tasks WHERE tenant = NEW.tenant;
+		SELECT count(*) INTO n FROM easeml.tasks t WHERE t.tenant = _check_tenant_limits.tenant;
 		IF n >= lim.max_tasks THEN
-			RAISE EXCEPTION 'tenant "%" may have at most % task(s) and has %', NEW.tenant, lim.max_tasks, n
+			RAISE EXCEPTION 'tenant "%" may have at most % task(s) and has %', tenant, lim.max_tasks, n
 				USING ERRCODE = 'configuration_limit_exceeded',
 					  HINT = 'Drop a task with SELECT easeml.drop_task(name), or ask an administrator to raise max_tasks with easeml.set_tenant_limits.';
 		END IF;
 	END IF;
-	IF lim.max_rows IS NOT NULL AND NEW.n_rows > lim.max_rows THEN
+	IF lim.max_rows IS NOT NULL AND _check_tenant_limits.n_rows > lim.max_rows THEN
 		RAISE EXCEPTION 'the source of task "%" has % usable rows, more than the % tenant "%" may use per task',
-			NEW.name, NEW.n_rows, lim.max_rows, NEW.tenant
+			task, _check_tenant_limits.n_rows, lim.max_rows, tenant
 			USING ERRCODE = 'configuration_limit_exceeded',
 				  HINT = 'Declare the task over a view that selects fewer rows, or ask an administrator to raise max_rows with easeml.set_tenant_limits.';
 	END IF;
-	RETURN NEW;
 END;
 $$;
-
-CREATE TRIGGER tasks_validate_limits
-	BEFORE INSERT OR UPDATE OF n_rows ON easeml.tasks
-	FOR EACH ROW EXECUTE FUNCTION easeml._check_tenant_limits();
+COMMENT ON FUNCTION easeml._check_tenant_limits(name, text, bigint, boolean) IS
+	'internal: raise unless a task of this many rows is within its tenant''s limits (max_tasks when declaring, max_rows)';
 
 -- ---------------------------------------------------------------------------
 -- Snapshots (src/sql/sql_snapshot.c, docs/data.md): by default a task trains on a
@@ -2434,7 +2465,16 @@ COMMENT ON FUNCTION easeml.cancel(bigint) IS
 -- Trainer-side functions (superuser only): the trainer process calls them
 -- over libpq.
 -- ---------------------------------------------------------------------------
-CREATE FUNCTION easeml.trainer_spec(run_id bigint)
+-- Raises unless this session's user is a superuser or the session proved
+-- it is this run's trainer (easeml.trainer_attach(run, token)).
+CREATE FUNCTION easeml._trainer_authorize(run_id bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'easeml_trainer_authorize'
+LANGUAGE C STABLE STRICT;
+
+-- What the trainer needs to train one run (unchecked: easeml.trainer_spec
+-- checks that the caller is the run's trainer and calls it).
+CREATE FUNCTION easeml._trainer_spec(run_id bigint)
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE
@@ -2541,7 +2581,7 @@ BEGIN
 							 CASE WHEN max_rows < 9223372036854775807 THEN format(' LIMIT %s', max_rows + 1) ELSE '' END));
 END;
 $$;
-COMMENT ON FUNCTION easeml.trainer_spec(bigint) IS
+COMMENT ON FUNCTION easeml._trainer_spec(bigint) IS
 	'internal: what the trainer needs to train one run, including its COPY query';
 
 CREATE FUNCTION easeml.trainer_data_session(run_id bigint)
@@ -2562,25 +2602,72 @@ LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION easeml.trainer_attach(bigint) IS
 	'internal: record this session as the database session of the run''s trainer, which the scheduler ends when the trainer ends';
 
+-- The trainer's progress: the run's latest epoch, loss and time, and a row
+-- of its learning curve.  NaN (the trainer's "not measured") is NULL.
+CREATE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8, score float8)
+RETURNS void
+LANGUAGE plpgsql
+-- [slurm] a remote trainer's login role calls it: checked, as its owner
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	ten			name;
+	n			bigint;
+BEGIN
+	-- [slurm] only for the run this session proved it trains (docs/scale-out.md)
+	PERFORM easeml._trainer_authorize(trainer_progress.run_id);
+	-- Best effort: a row another transaction keeps locked (its tenant's
+	-- open transaction that cancelled it, say) is skipped, not waited for
+	-- with the trainer's lock_timeout at every report while training
+	-- stalls; the next report tries again, the result still waits.
+	PERFORM FROM easeml.runs r
+	 WHERE r.id = trainer_progress.run_id AND r.status IN ('queued', 'running')
+	   FOR NO KEY UPDATE SKIP LOCKED;
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	UPDATE easeml.runs r
+	   SET epoch = trainer_progress.epoch,
+		   loss = nullif(trainer_progress.loss, 'NaN'::float8),
+		   progress_at = clock_timestamp()
+	 WHERE r.id = trainer_progress.run_id AND r.status IN ('queued', 'running')
+	RETURNING r.tenant INTO ten;
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	INSERT INTO easeml.run_progress (run_id, tenant, epoch, loss, score)
+	VALUES (trainer_progress.run_id, ten, trainer_progress.epoch,
+			nullif(trainer_progress.loss, 'NaN'::float8), nullif(trainer_progress.score, 'NaN'::float8));
+	SELECT count(*) INTO n FROM easeml.run_progress p WHERE p.run_id = trainer_progress.run_id;
+	IF n > easeml._progress_cap() THEN
+		DELETE FROM easeml.run_progress p
+		 USING (SELECT q.id, row_number() OVER (ORDER BY q.id) AS i
+				  FROM easeml.run_progress q WHERE q.run_id = trainer_progress.run_id) x
+		 WHERE p.id = x.id AND x.i % 2 = 0 AND x.i < n;
+	END IF;
+END;
+$$;
+COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8, float8) IS
+	'internal: the trainer reports its epoch, training loss and (when measured) validation score while it trains';
+
+-- the three-argument form trainers before the validation score used
 CREATE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8)
 RETURNS void
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
 AS $$
-	UPDATE easeml.runs
-	   SET epoch = trainer_progress.epoch,
-		   loss = CASE WHEN trainer_progress.loss = 'NaN'::float8 THEN NULL ELSE trainer_progress.loss END,
-		   progress_at = clock_timestamp()
-	 WHERE id = trainer_progress.run_id AND status IN ('queued', 'running');
+	SELECT easeml.trainer_progress(run_id, epoch, loss, NULL::float8);
 $$;
 COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8) IS
 	'internal: the trainer reports its epoch and loss while it trains';
 
 CREATE FUNCTION easeml.trainer_artifact(run_id bigint, data bytea)
 RETURNS void
-LANGUAGE sql
+LANGUAGE sql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+	SELECT easeml._trainer_authorize(trainer_artifact.run_id);
 	INSERT INTO easeml.artifacts (run_id, tenant, bytes, data)
 	SELECT r.id, r.tenant, octet_length(trainer_artifact.data), trainer_artifact.data
 	  FROM easeml.runs r
@@ -2649,7 +2736,7 @@ REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_tenant_limits(na
 	easeml._replay_run(text, text, text, int, int, text[], int, bigint, float8[], boolean, text, boolean),
 	easeml.replay(text, text, text, int, int, text[], int, bigint, float8[], boolean, text),
 	easeml.replay_curve(text, text, text, int, int, text[], int, bigint, boolean, text),
-	easeml.trainer_spec(bigint), easeml.trainer_data_session(bigint),
+	easeml._trainer_spec(bigint), easeml.trainer_data_session(bigint),
 	easeml.trainer_attach(bigint),
 	easeml.trainer_progress(bigint, int, float8),
 	easeml.trainer_artifact(bigint, bytea),
@@ -2835,21 +2922,6 @@ CREATE TABLE easeml.devices (
 COMMENT ON TABLE easeml.devices IS
 	'devices runs are placed on: kind cpu or cuda, memory in bytes, slots (NULL: cpu takes easeml.max_workers, cuda 1), enabled by the admin, present when the latest probe found it';
 
--- Runs record the device they were placed on.
-ALTER TABLE easeml.runs
-	ADD COLUMN device text,
-	ADD COLUMN device_kind text CHECK (device_kind IN ('cpu', 'cuda'));
-
--- Candidates list the device kinds they can use, in order of preference;
--- a custom trainer's candidate has family 'external' and a command.
-ALTER TABLE easeml.models
-	ADD COLUMN device_kinds text[] NOT NULL DEFAULT '{cpu}'
-		CHECK (cardinality(device_kinds) >= 1 AND array_position(device_kinds, NULL) IS NULL
-			   AND device_kinds <@ ARRAY['cpu', 'cuda']),
-	ADD COLUMN command text[]
-		CHECK (command IS NULL OR (cardinality(command) >= 1
-			   AND array_position(command, NULL) IS NULL AND command[1] LIKE '/%')),
-	ADD CONSTRAINT models_external_command CHECK ((family = 'external') = (command IS NOT NULL));
 -- the built-in families with a CUDA backend prefer a GPU
 UPDATE easeml.models SET device_kinds = '{cuda,cpu}'
  WHERE builtin AND family IN ('softmax', 'mlp', 'cnn');
@@ -3076,9 +3148,10 @@ COMMENT ON FUNCTION easeml.add_custom_model(text, text[], text[], text[], boolea
 -- The command of a run's custom trainer (called by the trainer).
 CREATE FUNCTION easeml.trainer_command(run_id bigint)
 RETURNS text[]
-LANGUAGE sql STABLE
+LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+	SELECT easeml._trainer_authorize(trainer_command.run_id);
 	SELECT m.command FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
 	 WHERE r.id = trainer_command.run_id
 $$;
@@ -3324,18 +3397,10 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.trainer_attach(bigint, text) IS
 	'internal: prove with the run''s token that this session is the run''s trainer, and record it so that the scheduler can end it';
 
--- Raises unless this session's user is a superuser or the session proved
--- it is this run's trainer (easeml.trainer_attach(run, token)).
-CREATE FUNCTION easeml._trainer_authorize(run_id bigint)
-RETURNS void
-AS 'MODULE_PATHNAME', 'easeml_trainer_authorize'
-LANGUAGE C STABLE STRICT;
-
 -- The functions a trainer calls check that it is the run's trainer and run
 -- as their owner, so that the trainer's login role needs no privilege on
--- any table.  trainer_spec's unchecked body keeps its code under another
--- name; the short ones are restated with the check.
-ALTER FUNCTION easeml.trainer_spec(bigint) RENAME TO _trainer_spec;
+-- any table.
+-- (train_all: a refit trains on every row)
 CREATE FUNCTION easeml.trainer_spec(run_id bigint)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -3343,53 +3408,14 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	PERFORM easeml._trainer_authorize(run_id);
-	RETURN easeml._trainer_spec(run_id);
+	RETURN easeml._trainer_spec(run_id)
+		|| jsonb_build_object('train_all',
+							  EXISTS (SELECT 1 FROM easeml.runs r
+									   WHERE r.id = trainer_spec.run_id AND r.purpose = 'refit'));
 END;
 $$;
 COMMENT ON FUNCTION easeml.trainer_spec(bigint) IS
 	'internal: what the trainer needs to train one run, including its COPY query';
-
-CREATE OR REPLACE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8)
-RETURNS void
-LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-	SELECT easeml._trainer_authorize(trainer_progress.run_id);
-	UPDATE easeml.runs
-	   SET epoch = trainer_progress.epoch,
-		   loss = CASE WHEN trainer_progress.loss = 'NaN'::float8 THEN NULL ELSE trainer_progress.loss END,
-		   progress_at = clock_timestamp()
-	 WHERE id = trainer_progress.run_id AND status IN ('queued', 'running');
-$$;
-COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8) IS
-	'internal: the trainer reports its epoch and loss while it trains';
-
-CREATE OR REPLACE FUNCTION easeml.trainer_artifact(run_id bigint, data bytea)
-RETURNS void
-LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-	SELECT easeml._trainer_authorize(trainer_artifact.run_id);
-	INSERT INTO easeml.artifacts (run_id, tenant, bytes, data)
-	SELECT r.id, r.tenant, octet_length(trainer_artifact.data), trainer_artifact.data
-	  FROM easeml.runs r
-	 WHERE r.id = trainer_artifact.run_id AND r.status IN ('queued', 'running')
-	ON CONFLICT (run_id) DO UPDATE SET data = EXCLUDED.data, bytes = EXCLUDED.bytes;
-$$;
-COMMENT ON FUNCTION easeml.trainer_artifact(bigint, bytea) IS
-	'internal: the trainer stores the trained parameters of its run';
-
-CREATE OR REPLACE FUNCTION easeml.trainer_command(run_id bigint)
-RETURNS text[]
-LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-	SELECT easeml._trainer_authorize(trainer_command.run_id);
-	SELECT m.command FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
-	 WHERE r.id = trainer_command.run_id
-$$;
-COMMENT ON FUNCTION easeml.trainer_command(bigint) IS
-	'internal: the command of a run''s custom trainer, NULL for built-in families';
 
 -- The trainer's result: its exit status, its metrics (success) or the
 -- reason it failed.  The scheduler records the run from it once the
@@ -3622,16 +3648,8 @@ GRANT SELECT ON easeml.prediction_stats TO PUBLIC;
 -- from 0.1.0 build the same catalog.
 -- ===========================================================================
 
--- Tasks deploy their best run automatically unless told not to.
-ALTER TABLE easeml.tasks
-	ADD COLUMN auto_deploy boolean NOT NULL DEFAULT true;
 GRANT INSERT (auto_deploy), UPDATE (auto_deploy) ON easeml.tasks TO PUBLIC;
 
--- [alter] The snapshot version from which a task has its current features
--- (set by easeml.alter_task; NULL: since its declaration).  A run of an
--- earlier version read other columns: it stays on the leaderboard (stale)
--- but is never deployed.
-ALTER TABLE easeml.tasks ADD COLUMN features_version int;
 COMMENT ON COLUMN easeml.tasks.features_version IS
 	'the snapshot version from which the task has its current features (easeml.alter_task); NULL: since its declaration';
 
@@ -3654,6 +3672,9 @@ CREATE TABLE easeml.deployments (
 	active		boolean NOT NULL DEFAULT true,
 	rolled_back_at timestamptz,
 	rolled_back_by name,
+	/* the deployment's refit on every row, and when its artifact took over */
+	refit_run_id bigint REFERENCES easeml.runs (id) ON DELETE SET NULL,
+	refitted_at timestamptz,
 	CHECK (NOT (active AND rolled_back_at IS NOT NULL))
 );
 CREATE UNIQUE INDEX deployments_active_idx ON easeml.deployments (task_id) WHERE active;
@@ -4140,63 +4161,6 @@ RETURNS int
 LANGUAGE sql IMMUTABLE
 AS 'SELECT 500';
 
--- The trainer's progress: the run's latest epoch, loss and time, and a row
--- of its learning curve.  NaN (the trainer's "not measured") is NULL.
-CREATE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8, score float8)
-RETURNS void
-LANGUAGE plpgsql
--- [slurm] a remote trainer's login role calls it: checked, as its owner
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	ten			name;
-	n			bigint;
-BEGIN
-	-- [slurm] only for the run this session proved it trains (docs/scale-out.md)
-	PERFORM easeml._trainer_authorize(trainer_progress.run_id);
-	-- Best effort: a row another transaction keeps locked (its tenant's
-	-- open transaction that cancelled it, say) is skipped, not waited for
-	-- with the trainer's lock_timeout at every report while training
-	-- stalls; the next report tries again, the result still waits.
-	PERFORM FROM easeml.runs r
-	 WHERE r.id = trainer_progress.run_id AND r.status IN ('queued', 'running')
-	   FOR NO KEY UPDATE SKIP LOCKED;
-	IF NOT FOUND THEN
-		RETURN;
-	END IF;
-	UPDATE easeml.runs r
-	   SET epoch = trainer_progress.epoch,
-		   loss = nullif(trainer_progress.loss, 'NaN'::float8),
-		   progress_at = clock_timestamp()
-	 WHERE r.id = trainer_progress.run_id AND r.status IN ('queued', 'running')
-	RETURNING r.tenant INTO ten;
-	IF NOT FOUND THEN
-		RETURN;
-	END IF;
-	INSERT INTO easeml.run_progress (run_id, tenant, epoch, loss, score)
-	VALUES (trainer_progress.run_id, ten, trainer_progress.epoch,
-			nullif(trainer_progress.loss, 'NaN'::float8), nullif(trainer_progress.score, 'NaN'::float8));
-	SELECT count(*) INTO n FROM easeml.run_progress p WHERE p.run_id = trainer_progress.run_id;
-	IF n > easeml._progress_cap() THEN
-		DELETE FROM easeml.run_progress p
-		 USING (SELECT q.id, row_number() OVER (ORDER BY q.id) AS i
-				  FROM easeml.run_progress q WHERE q.run_id = trainer_progress.run_id) x
-		 WHERE p.id = x.id AND x.i % 2 = 0 AND x.i < n;
-	END IF;
-END;
-$$;
-COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8, float8) IS
-	'internal: the trainer reports its epoch, training loss and (when measured) validation score while it trains';
-
-CREATE OR REPLACE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8)
-RETURNS void
-LANGUAGE sql
-SET search_path = pg_catalog, pg_temp
-AS $$
-	SELECT easeml.trainer_progress(run_id, epoch, loss, NULL::float8);
-$$;
-
 -- Runs queued or running, with how far a running one is by its cost
 -- estimate: the scheduler's estimate when it chose the run
 -- (decisions.est_seconds), else easeml.cost_estimates.  percent stops at
@@ -4667,48 +4631,13 @@ $$;
 -- world leave it out).  tasks.refit_all = false keeps the split model.
 -- ===========================================================================
 
--- [refit] whether deploying a run refits it on every row
-ALTER TABLE easeml.tasks
-	ADD COLUMN refit_all boolean NOT NULL DEFAULT true;
 GRANT INSERT (refit_all), UPDATE (refit_all) ON easeml.tasks TO PUBLIC;
 
--- [refit] a run is a selection run (trained on the split, scored on the
--- validation rows) or the refit of one on every row
-ALTER TABLE easeml.runs
-	ADD COLUMN purpose text NOT NULL DEFAULT 'select'
-		CONSTRAINT runs_purpose_check CHECK (purpose IN ('select', 'refit')),
-	ADD COLUMN refit_of bigint REFERENCES easeml.runs (id) ON DELETE CASCADE,
-	ADD CONSTRAINT runs_refit_of_check CHECK ((purpose = 'refit') = (refit_of IS NOT NULL));
 COMMENT ON COLUMN easeml.runs.purpose IS
 	'select: trained on the training split and scored on the validation split; refit: run refit_of trained again on every row (no score)';
--- a candidate is in flight at most once per task, besides the refits of
--- runs of it
-DROP INDEX easeml.runs_in_flight_idx;
-CREATE UNIQUE INDEX runs_in_flight_idx ON easeml.runs (task_id, model_id)
-	WHERE status IN ('queued', 'running') AND purpose = 'select';
-CREATE INDEX runs_refit_of_idx ON easeml.runs (refit_of) WHERE refit_of IS NOT NULL;
 
--- [refit] a deployment's refit, and when its artifact took over
-ALTER TABLE easeml.deployments
-	ADD COLUMN refit_run_id bigint REFERENCES easeml.runs (id) ON DELETE SET NULL,
-	ADD COLUMN refitted_at timestamptz;
 CREATE INDEX deployments_refit_idx ON easeml.deployments (refit_run_id)
 	WHERE refit_run_id IS NOT NULL;
-
--- [refit] the trainer learns that it trains on every row
-CREATE OR REPLACE FUNCTION easeml.trainer_spec(run_id bigint)
-RETURNS jsonb
-LANGUAGE plpgsql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	PERFORM easeml._trainer_authorize(run_id);
-	RETURN easeml._trainer_spec(run_id)
-		|| jsonb_build_object('train_all',
-							  EXISTS (SELECT 1 FROM easeml.runs r
-									   WHERE r.id = trainer_spec.run_id AND r.purpose = 'refit'));
-END;
-$$;
 
 -- [refit] The scheduler, at each load: active deployments of tasks that
 -- refit, with no refit (their task's row was locked when they were made,
@@ -4898,11 +4827,6 @@ SELECT t.name AS task,
 -- search: they do not count and still run for a completed task.
 -- ===========================================================================
 
--- [budget] the task's time budget in seconds; NULL: none
-ALTER TABLE easeml.tasks
-	ADD COLUMN budget_seconds float8
-		CONSTRAINT tasks_budget_seconds_check
-		CHECK (budget_seconds > 0 AND budget_seconds < 'Infinity');
 COMMENT ON COLUMN easeml.tasks.budget_seconds IS
 	'time budget of the task''s search in wall seconds of its selection runs on the current snapshot (easeml._spent_seconds); NULL: none';
 GRANT INSERT (budget_seconds), UPDATE (budget_seconds) ON easeml.tasks TO PUBLIC;
