@@ -41,9 +41,16 @@ CORE_SRCS = src/core/csv.c src/core/gp.c src/core/gp_fit.c \
 	src/core/policy_acq.c src/core/policy_pick.c src/core/policy_index.c \
 	src/core/sizecost.c src/core/mixture.c \
 	src/core/mixlearn.c src/core/mixplan.c src/core/costmodel.c \
-	src/core/memmodel.c src/core/decision.c src/core/refit.c \
-	src/core/autopolicy.c src/core/replay.c src/core/placement.c \
+	src/core/memmodel.c $(DECISION_SRCS) src/core/refit.c \
+	src/core/autopolicy.c $(REPLAY_CORE_SRCS) src/core/placement.c \
 	src/core/slurm_parse.c
+# the decision world (src/core/decision.h; decision_internal.h lists the jobs)
+DECISION_SRCS = src/core/decision_world.c src/core/decision_cost.c \
+	src/core/decision_events.c src/core/decision_view.c src/core/decision_pick.c
+# the replay simulator (src/core/replay.h; replay_internal.h lists the jobs)
+REPLAY_CORE_SRCS = src/core/replay_matrix.c src/core/replay_config.c \
+	src/core/replay_sim.c src/core/replay_output.c src/core/replay_job.c \
+	src/core/replay_auto.c
 CORE_HDRS = $(wildcard src/core/*.h)
 
 # sql/easeml.sql is the install script of the current version; earlier
@@ -103,8 +110,11 @@ TRAINER_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_all
 easeml-trainer: $(TRAINER_SRCS) $(TRAINER_HDRS) src/core/trainer_protocol.h
 	$(CC) $(CORE_CFLAGS) $(TRAINER_CFLAGS) $(PQ_INCLUDE) -o $@ $(TRAINER_SRCS) $(PQ_LIBDIR) -lpq -ljson-c $(CORE_LIBS) -lpthread -ldl $(TRAINER_WRAP)
 
-easeml-replay: src/tools/replay_main.c $(CORE_SRCS) $(CORE_HDRS)
-	$(CC) $(CORE_CFLAGS) -o $@ src/tools/replay_main.c $(CORE_SRCS) $(CORE_LIBS)
+# easeml-replay's command line (src/tools/replay_cli.h lists the files)
+REPLAY_TOOL_SRCS = src/tools/replay_main.c src/tools/replay_args.c \
+	src/tools/replay_report.c src/tools/replay_bench_decision.c
+easeml-replay: $(REPLAY_TOOL_SRCS) src/tools/replay_cli.h $(CORE_SRCS) $(CORE_HDRS)
+	$(CC) $(CORE_CFLAGS) -o $@ $(REPLAY_TOOL_SRCS) $(CORE_SRCS) $(CORE_LIBS)
 
 # the live worker's decision code on the bench-decision problem
 easeml-decision-bench: src/tools/decision_bench.c $(CORE_SRCS) $(CORE_HDRS)

@@ -7,13 +7,16 @@
  *	  with the reasons for it.
  *
  * Plain C over BLAS/LAPACKE, no PostgreSQL headers.  The live scheduler
- * (src/worker/scheduler.c) and the replay simulator (src/core/replay.c) both keep a
+ * (src/worker/scheduler.c) and the replay simulator (src/core/replay_*.c) both keep a
  * DecisionWorld and call the same functions: DecisionStart when a run is
  * launched, DecisionObserve / DecisionEnd when it ends, DecisionNext for
  * the next (task, candidate).  The world keeps each task's GP posterior
  * incrementally (one GpStateAdd per finished run, never a refit) and its
  * best candidate, and picks across tasks through a PolicyIndex, so a
  * decision costs O(K t) for the task whose run ended plus O(log n).
+ *
+ * The code: src/core/decision_{world,cost,events,view,pick}.c, one job
+ * each (src/core/decision_internal.h says which).
  *
  * IDENTIFICATION
  *	  src/core/decision.h
@@ -112,7 +115,7 @@ typedef struct DecisionTask
 	int			ok;				/* could run, apart from tenant caps */
 	int			index;			/* position in world->tasks, ->views */
 	int			next_of_tenant; /* index of the tenant's next task, -1 */
-	unsigned char dirty;		/* DIRTY_* bits (decision.c) */
+	unsigned char dirty;		/* DIRTY_* bits (decision_internal.h) */
 	unsigned char stale;		/* its view is from models installed
 								 * before the current ones (installing) */
 	uint64_t	sync_sig;		/* the caller's signature of the state it
@@ -140,7 +143,7 @@ typedef struct DecisionWorld
 	int			slots;			/* devices, for the fair share */
 	int			tenant_cap;		/* > 0: runs per tenant at most; 0: no
 								 * cap; < 0: a fair share of the slots
-								 * while several tenants wait (decision.c) */
+								 * while several tenants wait (decision_pick.c) */
 	int			explain;		/* fill runner-ups in DecisionNext */
 	int			installing;		/* the caller is installing new models:
 								 * unchanged tasks' views go stale
@@ -181,7 +184,7 @@ typedef struct DecisionWorld
 	int			n_tasks;
 	int			cap_tasks;
 	DecisionTask **tasks;		/* entries never move in memory */
-	DecisionTask **map;			/* by id (decision.c), map_cap slots */
+	DecisionTask **map;			/* by id (decision_world.c), map_cap slots */
 	size_t		map_cap;
 	PolicyTenantView *views;	/* parallel to tasks */
 	PolicyIndex index;

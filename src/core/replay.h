@@ -10,6 +10,8 @@
  * status (0 = ok, negative = error) and writes a message into the caller's
  * err buffer.  The command-line front end is src/tools/replay_main.c; the SQL
  * function easeml.replay(...) (src/sql/sql_replay.c) calls the same API.
+ * The code: src/core/replay_{matrix,config,sim,output,job,auto}.c, one job
+ * each (src/core/replay_internal.h says which).
  *
  * Typical use (error handling elided):
  *
@@ -199,7 +201,7 @@ typedef struct ReplayConfig
 	int			fair_share;		/* with no max_devices_per_tenant: 1 = a
 								 * tenant gets at most a fair share of the
 								 * devices while several wait, as live
-								 * (src/core/decision.c); 0 = no cap */
+								 * (src/core/decision_pick.c); 0 = no cap */
 	double		overhead;		/* seconds added to every run (process
 								 * start, data load, writing the result);
 								 * the cost model learns it too */

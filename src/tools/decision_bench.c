@@ -2,7 +2,7 @@
  *
  * decision_bench.c
  *	  easeml-decision-bench: the cost of one decision of the live worker's
- *	  own decision code (src/core/decision.c), for scripts/bench/decision.sh.
+ *	  own decision code (src/core/decision_*.c), for scripts/bench/decision.sh.
  *
  * It reads the problem `easeml-replay bench-decision --dump DIR` wrote
  * (history, truth, each task's first observations) and builds the world
@@ -338,7 +338,7 @@ main(int argc, char **argv)
 	if (done < 0)
 		return 1;
 	qsort(ms, done, sizeof(double), CmpDouble);
-	printf("# easeml-decision-bench: the worker's DecisionSyncTask + DecisionNext (src/core/decision.c)\n");
+	printf("# easeml-decision-bench: the worker's DecisionSyncTask + DecisionNext (src/core/decision_*.c)\n");
 	printf("# tasks=%d tenants=%d arms=%d obs/task=%d decisions=%d policy=%s fair-share=on slots=2 explain=on openblas_threads=1\n",
 		   n, (n + TASKS_PER_TENANT - 1) / TASKS_PER_TENANT, K, obs.rows / n, done, spec);
 	printf("# mean per decision: sync of the ended task %.2f us, next (refresh + pick + runner-ups) %.2f us\n",

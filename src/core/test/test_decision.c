@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_decision.c
- *	  Unit tests of the decision module (src/core/decision.c) the live worker
+ *	  Unit tests of the decision module (src/core/decision_*.c) the live worker
  *	  and easeml-replay share: incremental task state against a rebuild,
  *	  the FIFO contract, fair shares, per-class costs, the posterior, the
  *	  task map, random decision sequences, and the stale views a live

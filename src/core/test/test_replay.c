@@ -2,7 +2,7 @@
  *
  * test_replay.c
  *	  Unit tests of the CSV reader (src/core/csv.c) and the replay simulator
- *	  (src/core/replay.c): a hand-computed replay, several devices, seeds,
+ *	  (src/core/replay_*.c): a hand-computed replay, several devices, seeds,
  *	  random cases against their invariants, cancellation.
  *
  * IDENTIFICATION

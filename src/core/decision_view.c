@@ -1,0 +1,327 @@
+/*-------------------------------------------------------------------------
+ *
+ * decision_view.c
+ *	  A task's quality posterior and its view (decision.h): the GP rebuilt
+ *	  on the prior in use, the lookahead and regret scores, the mixture
+ *	  views (acq=mix, mrg=1 and the learned score of mrg=2) and the best
+ *	  candidate the policy index ranks (DecisionRefreshView).
+ *
+ * IDENTIFICATION
+ *	  src/core/decision_view.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "decision.h"
+#include "decision_internal.h"
+#include "mixlearn.h"
+#include "mixplan.h"
+
+/* ----------------------------------------------------------------------
+ * The quality posterior of one task
+ * ----------------------------------------------------------------------
+ */
+
+/*
+ * Rebuild a task's quality posterior from its observed scores on the
+ * prior it uses now (a new prior, or a changed score).  Observations go in
+ * arm order, so the result does not depend on the order runs finished.
+ */
+int
+DecisionRebuildGp(DecisionWorld *w, DecisionTask *t)
+{
+	const GpPrior *prior = DecisionTaskPrior(w, t);
+	int			rc;
+
+	GpStateFree(&t->gp);
+	t->n_obs = 0;
+	if (prior == NULL)
+		return GP_OK;
+	rc = GpStateInit(&t->gp, prior, 16);
+	if (rc < 0)
+		return rc;
+	for (int k = 0; k < w->K; k++)
+		if (!isnan(t->score[k]))
+		{
+			int			grc = GpStateAdd(&t->gp, k, t->score[k]);
+
+			if (grc == GP_JITTER)
+				w->gp_jitter++;
+			else if (grc < 0)
+				w->gp_failed++;
+			t->n_obs++;
+		}
+	DecisionMarkDirty(w, t, DIRTY_VIEW | DIRTY_ELIG);
+	return GP_OK;
+}
+
+/*
+ * Lookahead task score (la=M): the expected improvement of the best of the
+ * task's next n candidates, as its own ranking orders them, per second of
+ * all of them, under the task's joint posterior.
+ */
+static int
+LookaheadScore(const DecisionWorld *w, const DecisionTask *t,
+			   const PolicyArmScore *top, int n,
+			   const double *cost, PolicyTenantView *v)
+{
+	int			arms[POLICY_LOOKAHEAD_MAX];
+	double		mu[POLICY_LOOKAHEAD_MAX],
+				c[POLICY_LOOKAHEAD_MAX],
+				cov[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
+	int			rc;
+
+	for (int j = 0; j < n; j++)
+	{
+		arms[j] = top[j].arm;
+		mu[j] = t->gp.mu[arms[j]];
+		c[j] = cost ? cost[arms[j]] : 1.0;
+	}
+	n = PolicyLookaheadCut(&w->params, n, c);
+	rc = GpStateCov(&t->gp, n, arms, cov);
+	if (rc == GP_NO_MEMORY)
+		return POLICY_NO_MEMORY;
+	if (rc < 0)
+		return POLICY_GP_FAILED;
+	return PolicyLookaheadScore(&w->params, n, mu, cov, c, v, NULL);
+}
+
+/*
+ * Remaining-regret task score (rg=M): the expected improvement of the best
+ * of the task's M candidates of largest EI (not per second), under its
+ * joint posterior, per second of the run it would start now.
+ */
+static int
+RegretScore(const DecisionWorld *w, const DecisionTask *t,
+			const unsigned char *avail, PolicyTenantView *v)
+{
+	PolicyParams rp = w->params;
+	PolicyTenantView tv = *v;
+	PolicyArmScore top[POLICY_LOOKAHEAD_MAX];
+	int			arms[POLICY_LOOKAHEAD_MAX];
+	double		mu[POLICY_LOOKAHEAD_MAX],
+				cov[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
+	int			n = 0,
+				rc;
+
+	rp.cost_aware = 0;
+	rp.q_max_arm = 1;
+	rp.first_mean = 0;
+	rc = PolicyTopArms(&rp, w->K, t->gp.mu, t->gp.var, NULL, avail, NULL,
+					   &tv, PolicyRegretBatch(&w->params), top, &n);
+	if (rc < 0)
+		return rc;
+	if (n == 0)
+		return POLICY_OK;
+	for (int j = 0; j < n; j++)
+	{
+		arms[j] = top[j].arm;
+		mu[j] = t->gp.mu[arms[j]];
+	}
+	rc = GpStateCov(&t->gp, n, arms, cov);
+	if (rc == GP_NO_MEMORY)
+		return POLICY_NO_MEMORY;
+	if (rc < 0)
+		return POLICY_GP_FAILED;
+	return PolicyRegretScore(&w->params, n, mu, cov, v, NULL);
+}
+
+/*
+ * mrg=2's model of a kind fitted on the decision path (replays: on first
+ * use, off the replay's clock; 1.1 s of CPU for 388 rows x 219 arms).
+ */
+static int
+FitLearned(DecisionWorld *w, int kind)
+{
+	MixLearn   *ml = calloc(1, sizeof(MixLearn));
+	double	   *cost = malloc(sizeof(double) * w->K);
+	int			rc = ml && cost ? POLICY_OK : POLICY_NO_MEMORY;
+
+	if (rc == POLICY_OK)
+	{
+		DecisionTypicalCost(w, kind, cost);
+		rc = MixLearnFit(ml, w->mix[kind], &w->params,
+						 w->params.cost_aware ? cost : NULL);
+	}
+	free(cost);
+	if (rc == POLICY_NO_MEMORY || ml == NULL)
+	{
+		free(ml);
+		return POLICY_NO_MEMORY;
+	}
+	free(w->mix_learn[kind]);
+	w->mix_learn[kind] = ml;	/* not ok (too few rows): mrg=1's */
+	w->mix_learn_fits++;
+	return POLICY_OK;
+}
+
+/*
+ * mrg=2: the learned remaining regret of task t (weights already in
+ * w->mix_w); mrg=1's estimate where no model fits the world's params.  A
+ * live world gets the model from the refit cycle, sliced between
+ * decisions (src/core/refit.c); a replay's fits it here on first use.
+ */
+static int
+LearnedRegret(DecisionWorld *w, const DecisionTask *t,
+			  const unsigned char *avail, double *rg)
+{
+	const MixPrior *mp = w->mix[t->kind];
+	const MixLearn *ml = w->mix_learn[t->kind];
+	double		x[MIXL_FEATURES];
+
+	if (ml != NULL && !MixLearnSameFit(&ml->params, &w->params))
+		ml = NULL;
+	if (ml == NULL && !w->mix_learn_by_refit)
+	{
+		int			rc = FitLearned(w, t->kind);
+
+		if (rc < 0)
+			return rc;
+		ml = w->mix_learn[t->kind];
+	}
+	if (ml != NULL && ml->ok)
+	{
+		MixLearnFeatures(mp, &w->params, w->mix_w, w->mix_off, avail,
+						 t->best, t->n_obs, t->streak, x);
+		*rg = MixLearnPredict(ml, x);
+	}
+	else
+		*rg = MixRemainingRegret(mp, &w->params, w->mix_w, w->mix_off,
+								 avail, t->best);
+	return POLICY_OK;
+}
+
+/*
+ * The mixture options (acq=mix, mrg=1|2): the arm of largest mixture EI
+ * replaces the GP's (unless every arm's is 0), and the task score becomes
+ * the mixture's remaining regret (mrg=2: the learned one) per second of
+ * the next run.
+ */
+static int
+MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
+			const unsigned char *avail, PolicyArmScore *top, int *n,
+			PolicyTenantView *v)
+{
+	const MixPrior *mp = w->mix[t->kind];
+	const int64_t *owner = w->mix_task[t->kind];
+	int			own = -1;
+	double		bw;
+	int			rc;
+
+	if (mp == NULL || !PolicyUsesMixture(&w->params))
+		return POLICY_OK;
+	/* the weights, the arm scan and the task score: a few passes each */
+	w->work += 3.0 * mp->m * w->K;
+	/* the task's own history row, if the mixture has one (m ints: cheap) */
+	for (int r = 0; owner != NULL && r < mp->m && own < 0; r++)
+		if (owner[r] != 0 && owner[r] == t->id)
+			own = r;
+	bw = MixWeightsExcept(mp, &w->params, t->score, own, w->mix_w, w->mix_off);
+	if (w->params.mix_arm)
+	{
+		PolicyTenantView mv = *v;
+
+		if (w->params.mix_plan > 0)
+			rc = MixPlanBestArm(mp, &w->params, w->mix_w, w->mix_off, bw,
+								t->score, t->gp.mu, t->gp.var, cost, avail,
+								&mv);
+		else
+			rc = MixBestArm(mp, &w->params, w->mix_w, w->mix_off, bw,
+							t->gp.mu, t->gp.var, cost, avail, &mv);
+		if (rc < 0)
+			return rc;
+		if (mv.arm >= 0)
+		{
+			*v = mv;
+			top[0].arm = mv.arm;
+			top[0].acq = mv.acq;
+			*n = 1;				/* the GP's runner-ups no longer apply */
+		}
+	}
+	if (PolicyMixScore(&w->params))
+	{
+		int			tc = w->params.tenant_cost < 0 ? w->params.cost_aware :
+			w->params.tenant_cost;
+		double		rg;
+
+		if (w->params.mix_score == 2)
+		{
+			rc = LearnedRegret(w, t, avail, &rg);
+			if (rc < 0)
+				return rc;
+		}
+		else
+			rg = MixRemainingRegret(mp, &w->params, w->mix_w, w->mix_off,
+									avail, t->best);
+		v->score = rg / (tc ? fmax(v->cost, 1e-9) : 1.0);
+	}
+	return POLICY_OK;
+}
+
+/* Recompute a task's candidate (view and the best arm). */
+int
+DecisionRefreshView(DecisionWorld *w, DecisionTask *t)
+{
+	PolicyTenantView *v = &w->views[t->index];
+	PolicyArmScore top[POLICY_LOOKAHEAD_MAX];	/* >= DECISION_TOP_ARMS */
+	const GpPrior *prior = DecisionTaskPrior(w, t);
+	const unsigned char *avail = t->avail;
+	const double *cost = t->cost;
+	int			ntop,
+				n = 0,
+				rc;
+
+	w->n_refreshed++;
+	w->work += w->K;
+	v->id = t->id;
+	v->best = t->best;
+	v->n_obs = t->n_obs;
+	v->last_served = t->last_served;
+	v->streak = t->streak;
+	v->n_running = t->n_running;
+	t->best_arm = -1;
+	t->n_top = 0;
+	if (t->n_left == 0 || t->gp.prior == NULL)
+		return POLICY_OK;
+	if (w->arm_open != NULL)
+	{
+		int			any = 0;
+
+		/* only arms that can start now, at their cost on that device */
+		for (int k = 0; k < w->K; k++)
+		{
+			w->open_avail[k] = t->avail[k] && w->arm_open[k];
+			w->placed_cost[k] = t->cost[k] * w->arm_factor[k];
+			any |= w->open_avail[k];
+		}
+		if (!any)
+			return POLICY_OK;
+		avail = w->open_avail;
+		cost = w->placed_cost;
+	}
+	ntop = w->explain ? DECISION_TOP_ARMS : 1;
+	if (PolicyLookahead(&w->params) > ntop)
+		ntop = PolicyLookahead(&w->params);
+	rc = PolicyTopArms(&w->params, w->K, t->gp.mu, t->gp.var, cost,
+					   avail, prior ? prior->mu0 : NULL, v, ntop, top, &n);
+	if (rc < 0)
+		return rc;
+	if (PolicyLookahead(&w->params) && n > 0 &&
+		(rc = LookaheadScore(w, t, top, n, cost, v)) < 0)
+		return rc;
+	if (PolicyRegretBatch(&w->params) && n > 0 &&
+		(rc = RegretScore(w, t, avail, v)) < 0)
+		return rc;
+	if (n > 0 && (rc = MixtureView(w, t, cost, avail, top, &n, v)) < 0)
+		return rc;
+	t->n_top = n < DECISION_TOP_ARMS ? n : DECISION_TOP_ARMS;
+	for (int i = 0; i < t->n_top; i++)
+	{
+		t->top_arm[i] = top[i].arm;
+		t->top_acq[i] = top[i].acq;
+	}
+	t->best_arm = v->arm;
+	return POLICY_OK;
+}
