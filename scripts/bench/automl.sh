@@ -22,7 +22,9 @@
 #    start and data load are charged).  When tasks.budget_seconds exists
 #    (issue 25 item 1) the task declares the budget too; in any case the
 #    script turns the scheduler off at the budget and cancels what still
-#    runs.  A run counts when it finished within the budget (runs.finished_at).
+#    runs (or earlier, once the task has ended with nothing running: every
+#    candidate tried).  A run counts when it finished within the budget
+#    (runs.finished_at).
 #  - Optuna (python3-optuna, TPE, n_jobs = 2 threads, one thread of BLAS and
 #    OpenMP each) over the scikit-learn estimators of easeml's families with
 #    ranges around the grid's values (automl_bench.py make_model); the
@@ -76,7 +78,7 @@ fi
 . scripts/lib/cluster.sh
 cluster_install
 TRAINER=$root/easeml-trainer
-echo "== easeml vs Optuna: sets: $SETS; budget $BUDGET s (reported at $BUDGETS s); $(nproc) cores"
+echo "== easeml vs Optuna: sets: $SETS; budget $BUDGET s (reported at $BUDGETS s); $(getconf _NPROCESSORS_ONLN) cores"
 
 # the trainer's validation score of FAMILY on the whole file (its own split)
 # and on the split automl_bench.py reproduces: equal when the splits are
@@ -127,8 +129,14 @@ VALUES ('$s', 'public.$s', 'label', 0.2, 42$budget_val);
 EOF
 )
 	t0=$(echo "$t0" | head -1)
-	left=$(echo "$t0 + $BUDGET - $(date +%s.%N)" | bc)
-	[ "$(echo "$left > 0" | bc)" = 1 ] && sleep "$left"
+	# until the budget, or until the task has ended (completed: every
+	# candidate tried; failed) with nothing left running: its best score
+	# cannot change after that, so the rest of the budget is not waited out
+	while [ "$(echo "$(date +%s.%N) < $t0 + $BUDGET" | bc)" = 1 ]; do
+		[ "$(psql -At -c "SELECT count(*) FROM easeml.tasks t WHERE t.status IN ('completed', 'failed')
+			AND NOT EXISTS (SELECT 1 FROM easeml.runs r WHERE r.status IN ('queued', 'running'))")" = 1 ] && break
+		sleep 1
+	done
 	psql -c "ALTER SYSTEM SET easeml.enabled = off" -c "SELECT pg_reload_conf()" >/dev/null
 	psql -At -o /dev/null -c "SET ROLE bench" \
 		-c "SELECT easeml.cancel(id) FROM easeml.runs WHERE status IN ('queued', 'running')"
