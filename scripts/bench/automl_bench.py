@@ -4,7 +4,7 @@
   automl_bench.py data NAME OUT.csv        a data set as x1..xd,label (numbers, label text)
   automl_bench.py split CSV TRAIN VAL      easeml's validation split (seed 42, fraction 0.2)
   automl_bench.py optuna CSV --budget S --trace OUT.jsonl [--jobs 2] [--seed 0]
-  automl_bench.py summary DIR --budgets 60,300
+  automl_bench.py summary DIR --budgets '60 300' --ran 300
 
 The data sets are in no seed history (scripts/make_history.sh) and no demo
 (scripts/setup.sh): mlbench's Sonar, Vehicle, Vowel, Satellite and DNA
@@ -309,7 +309,7 @@ def fmt(v, f="%.4f"):
 
 
 def summary(args):
-    budgets = [int(b) for b in args.budgets.split(",")]
+    budgets = [int(b) for b in args.budgets.replace(",", " ").split()]
     ran = int(args.ran)
     sets = [s for s in SETS if os.path.exists(os.path.join(args.dir, s + ".easeml.jsonl"))]
     print("# best validation accuracy at each budget (runs/trials finished by then), and at the")
@@ -380,7 +380,7 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("summary")
     p.add_argument("dir")
-    p.add_argument("--budgets", default="60,300")
+    p.add_argument("--budgets", default="60 300", help="seconds, separated by spaces or commas")
     p.add_argument("--ran", required=True, help="the budget the runs had (seconds)")
     p = sub.add_parser("sets")
     args = ap.parse_args()
