@@ -1947,6 +1947,26 @@ SELECT l.task, l.tenant,
 COMMENT ON VIEW easeml.leaderboard IS
 	'succeeded runs per task, best first by the task''s metric (among runs within one standard error of the top score, the faster first), each score with its standard error; results on an older snapshot are stale';
 
+-- [budget] The wall seconds a task's search has spent as of at: its
+-- selection runs (not the refits on every row) on the given snapshot
+-- version, those that ended by their recorded seconds, those running by
+-- the time since they started; runs that never started count 0.  The
+-- scheduler (src/worker/catalog.c, with now() of its load) and task_overview
+-- read the same function.
+CREATE FUNCTION easeml._spent_seconds(task_id bigint, snapshot_version int, at timestamptz)
+RETURNS float8
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce(sum(CASE WHEN r.status = 'running'
+							 THEN greatest(extract(epoch FROM _spent_seconds.at - r.started_at)::float8, 0)
+							 ELSE greatest(coalesce(r.seconds, 0), 0) END), 0)
+	  FROM easeml.runs r
+	 WHERE r.task_id = _spent_seconds.task_id AND r.purpose = 'select'
+	   AND r.started_at IS NOT NULL
+	   AND r.snapshot_version IS NOT DISTINCT FROM _spent_seconds.snapshot_version
+$$;
+
 CREATE VIEW easeml.task_overview WITH (security_invoker = true) AS
 SELECT t.id AS task_id,
 	   t.tenant,
@@ -1969,55 +1989,44 @@ SELECT t.id AS task_id,
 	   t.snapshot_version,
 	   v.validation_rows,
 	   easeml._resolvable_difference(v.validation_rows) AS resolvable_difference,
-	   easeml._resolvable_difference(v.validation_rows) > 0.05 AS small_validation
+	   easeml._resolvable_difference(v.validation_rows) > 0.05 AS small_validation,
+	   t.budget_seconds,
+	   b.spent_seconds,
+	   CASE WHEN t.budget_seconds IS NOT NULL
+			THEN greatest(t.budget_seconds - b.spent_seconds, 0) END AS remaining_seconds
   FROM easeml.tasks t
-  LEFT JOIN easeml.runs r ON r.task_id = t.id
+  LEFT JOIN easeml.runs r ON r.task_id = t.id AND r.purpose = 'select'
  CROSS JOIN LATERAL (SELECT easeml._validation_rows(t.n_rows, t.val_fraction, t.folds)
 						 AS validation_rows) v
- GROUP BY t.id, v.validation_rows;
+ CROSS JOIN LATERAL (SELECT easeml._spent_seconds(t.id, t.snapshot_version, now())
+						 AS spent_seconds) b
+ GROUP BY t.id, v.validation_rows, b.spent_seconds;
 COMMENT ON VIEW easeml.task_overview IS
-	'one row per task: run counts, the best score and the leaderboard''s first model on its current snapshot, and how finely its validation rows tell scores apart';
+	'one row per task: run counts, the best score and the leaderboard''s first model on its current snapshot, how finely its validation rows tell scores apart, and its time budget, the seconds spent and left';
 
 -- Estimated seconds for every (task, candidate): the measured time when it
 -- ran, else the model's seconds per cell (rows x features x folds: a k-fold
 -- run fits k models) on finished runs times the task's cells, else the
 -- model's cost_factor times a per-unit time calibrated on all finished
 -- runs (1e-7 s before any run finished).
+-- [cost] fn, view: the scheduler's estimates (src/sql/sql_cost.c).  The rule
+-- this view had before (seconds per cell of each model) is not what the
+-- scheduler uses any more: the view now shows the cost model's estimate
+-- of every enabled candidate of every task you can see, for its size and
+-- its own finished runs; basis says whether the task ran the model
+CREATE FUNCTION easeml._cost_estimates(OUT task_id bigint, OUT model_id int,
+	OUT seconds float8, OUT basis text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'easeml_cost_estimates'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION easeml._cost_estimates() IS
+	'internal: the rows of the view easeml.cost_estimates';
+GRANT EXECUTE ON FUNCTION easeml._cost_estimates() TO PUBLIC;
 CREATE VIEW easeml.cost_estimates WITH (security_invoker = true) AS
-WITH done AS (
-	-- one row per (task, model) that ran: linear in the number of runs
-	SELECT r.task_id, r.model_id, max(r.seconds) AS seconds,
-		   max(r.seconds) / greatest(max(t.n_rows) * max(cardinality(t.features))
-									 * max(coalesce(t.folds, 1)), 1)::float8 AS per_cell
-	  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
-	 WHERE r.status = 'succeeded' AND r.seconds > 0
-	 GROUP BY r.task_id, r.model_id
-), per_model AS (
-	SELECT model_id, exp(avg(ln(per_cell))) AS per_cell
-	  FROM done GROUP BY model_id
-), per_unit AS (
-	SELECT exp(avg(ln(p.per_cell / m.cost_factor))) AS per_unit
-	  FROM per_model p JOIN easeml.models m ON m.id = p.model_id
-)
-SELECT t.id AS task_id,
-	   m.id AS model_id,
-	   CASE WHEN own.seconds IS NOT NULL THEN own.seconds
-			WHEN p.per_cell IS NOT NULL THEN p.per_cell * c.cells
-			ELSE coalesce(u.per_unit, 1e-7) * m.cost_factor * c.cells END AS seconds,
-	   CASE WHEN own.seconds IS NOT NULL THEN 'measured'
-			WHEN p.per_cell IS NOT NULL THEN 'model history'
-			WHEN u.per_unit IS NOT NULL THEN 'cost factor, calibrated'
-			ELSE 'cost factor' END AS basis
-  FROM easeml.tasks t
- CROSS JOIN LATERAL (SELECT greatest(t.n_rows * cardinality(t.features) * coalesce(t.folds, 1), 1)::float8
-					   AS cells) c
- CROSS JOIN easeml.models m
- CROSS JOIN per_unit u
-  LEFT JOIN done own ON own.task_id = t.id AND own.model_id = m.id
-  LEFT JOIN per_model p ON p.model_id = m.id
- WHERE m.enabled AND t.kind = ANY (m.kinds);
+SELECT task_id, model_id, seconds, basis FROM easeml._cost_estimates();
 COMMENT ON VIEW easeml.cost_estimates IS
-	'estimated training seconds of every enabled candidate for every task; the cost-aware policies read it';
+	'the scheduler''s estimated training seconds (CPU) of every enabled candidate for each of your tasks: its cost model for the task''s size, conditioned on the task''s own finished runs; basis is measured when the task ran the model, else estimated';
 
 -- ---------------------------------------------------------------------------
 -- Admin functions
@@ -4322,25 +4331,6 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION easeml._cost_shape(text, jsonb) FROM PUBLIC;
 
--- [cost] fn, view: the scheduler's estimates (src/sql/sql_cost.c).  The rule
--- this view had before (seconds per cell of each model) is not what the
--- scheduler uses any more: the view now shows the cost model's estimate
--- of every enabled candidate of every task you can see, for its size and
--- its own finished runs; basis says whether the task ran the model
-CREATE FUNCTION easeml._cost_estimates(OUT task_id bigint, OUT model_id int,
-	OUT seconds float8, OUT basis text)
-RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'easeml_cost_estimates'
-LANGUAGE C VOLATILE
-SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION easeml._cost_estimates() IS
-	'internal: the rows of the view easeml.cost_estimates';
-GRANT EXECUTE ON FUNCTION easeml._cost_estimates() TO PUBLIC;
-CREATE OR REPLACE VIEW easeml.cost_estimates WITH (security_invoker = true) AS
-SELECT task_id, model_id, seconds, basis FROM easeml._cost_estimates();
-COMMENT ON VIEW easeml.cost_estimates IS
-	'the scheduler''s estimated training seconds (CPU) of every enabled candidate for each of your tasks: its cost model for the task''s size, conditioned on the task''s own finished runs; basis is measured when the task ran the model, else estimated';
-
 -- ---------------------------------------------------------------------------
 -- [retention] the scheduler's own log expires: decisions and their
 -- runner-ups, the launch records of ended runs and the auto policy's
@@ -4853,26 +4843,6 @@ BEGIN
 END;
 $$;
 
--- [budget] The wall seconds a task's search has spent as of at: its
--- selection runs (not the refits on every row) on the given snapshot
--- version, those that ended by their recorded seconds, those running by
--- the time since they started; runs that never started count 0.  The
--- scheduler (src/worker/catalog.c, with now() of its load) and task_overview
--- read the same function.
-CREATE FUNCTION easeml._spent_seconds(task_id bigint, snapshot_version int, at timestamptz)
-RETURNS float8
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-	SELECT coalesce(sum(CASE WHEN r.status = 'running'
-							 THEN greatest(extract(epoch FROM _spent_seconds.at - r.started_at)::float8, 0)
-							 ELSE greatest(coalesce(r.seconds, 0), 0) END), 0)
-	  FROM easeml.runs r
-	 WHERE r.task_id = _spent_seconds.task_id AND r.purpose = 'select'
-	   AND r.started_at IS NOT NULL
-	   AND r.snapshot_version IS NOT DISTINCT FROM _spent_seconds.snapshot_version
-$$;
-
 -- [budget] An admin sets the time budget a tenant's tasks get when they
 -- are declared without one (NULL: none).  A default, not a limit: the
 -- tenant may declare or set another budget, or none; tasks declared
@@ -4902,46 +4872,5 @@ $$;
 REVOKE ALL ON FUNCTION easeml.set_tenant_budget(name, float8) FROM PUBLIC;
 COMMENT ON FUNCTION easeml.set_tenant_budget(name, float8) IS
 	'set the time budget in seconds a tenant''s tasks get when declared without one (admin only; NULL: none); existing tasks keep theirs';
-
--- One row per task; [refit] a refit is no observation of model selection:
--- the counts leave it out; [budget] the time budget, the seconds spent on
--- the current snapshot (easeml._spent_seconds, as the scheduler counts
--- them) and what is left.
-CREATE OR REPLACE VIEW easeml.task_overview WITH (security_invoker = true) AS
-SELECT t.id AS task_id,
-	   t.tenant,
-	   t.name AS task,
-	   t.kind,
-	   t.status,
-	   t.n_rows,
-	   cardinality(t.features) AS n_features,
-	   t.n_classes,
-	   count(r.id) FILTER (WHERE r.status = 'succeeded')::int AS succeeded,
-	   count(r.id) FILTER (WHERE r.status = 'failed')::int AS failed,
-	   count(r.id) FILTER (WHERE r.status IN ('queued', 'running'))::int AS active,
-	   max(r.score) FILTER (WHERE r.status = 'succeeded'
-							AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version) AS best_score,
-	   (SELECT l.model FROM easeml.leaderboard l
-		 WHERE l.task_id = t.id AND l.rank = 1 AND NOT l.stale) AS best_model,
-	   t.status_reason,
-	   coalesce(t.metric, (easeml._metrics(t.kind))[1]) AS metric,
-	   t.folds,
-	   t.snapshot_version,
-	   v.validation_rows,
-	   easeml._resolvable_difference(v.validation_rows) AS resolvable_difference,
-	   easeml._resolvable_difference(v.validation_rows) > 0.05 AS small_validation,
-	   t.budget_seconds,
-	   b.spent_seconds,
-	   CASE WHEN t.budget_seconds IS NOT NULL
-			THEN greatest(t.budget_seconds - b.spent_seconds, 0) END AS remaining_seconds
-  FROM easeml.tasks t
-  LEFT JOIN easeml.runs r ON r.task_id = t.id AND r.purpose = 'select'
- CROSS JOIN LATERAL (SELECT easeml._validation_rows(t.n_rows, t.val_fraction, t.folds)
-						 AS validation_rows) v
- CROSS JOIN LATERAL (SELECT easeml._spent_seconds(t.id, t.snapshot_version, now())
-						 AS spent_seconds) b
- GROUP BY t.id, v.validation_rows, b.spent_seconds;
-COMMENT ON VIEW easeml.task_overview IS
-	'one row per task: run counts, the best score and the leaderboard''s first model on its current snapshot, how finely its validation rows tell scores apart, and its time budget, the seconds spent and left';
 
 -- [budget] end
