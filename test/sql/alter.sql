@@ -1,24 +1,11 @@
 -- Changing a task after its declaration: easeml.alter_task (metric,
 -- features, folds, auto_deploy), and what easeml.cancel answers.
--- (self-contained: what it uses is made here and dropped at the end)
+-- (what it uses is made here and dropped at the end; try() is helpers.sql's)
 CREATE ROLE regress_alter_a LOGIN;
 CREATE ROLE regress_alter_b LOGIN;
 SELECT easeml.add_tenant('regress_alter_a');
 SELECT easeml.add_tenant('regress_alter_b');
 
--- try(sql): run a statement, show its SQLSTATE, message and hint
-CREATE FUNCTION public.try(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	hint text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN others THEN
-	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
-END;
-$$;
 
 -- data: 3 classes, 30 rows
 CREATE TABLE public.alter_points (x1 float8, x2 int, x3 numeric, note text, label text, y float8);
@@ -213,6 +200,5 @@ RESET ROLE;
 -- clean up
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_alter\_%';
 DROP TABLE public.alter_points;
-DROP FUNCTION public.try(text);
 DROP OWNED BY regress_alter_a, regress_alter_b;
 DROP ROLE regress_alter_a, regress_alter_b;

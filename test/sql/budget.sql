@@ -1,25 +1,12 @@
 -- [budget] A time budget per task: tasks.budget_seconds, the tenant's
 -- default (easeml.set_tenant_budget), easeml.alter_task, what is refused,
 -- who may set it, and what task_overview and explain say of it.
--- (self-contained: what it uses is made here and dropped at the end)
+-- (what it uses is made here and dropped at the end; try() is helpers.sql's)
 CREATE ROLE regress_budget_a LOGIN;
 CREATE ROLE regress_budget_b LOGIN;
 SELECT easeml.add_tenant('regress_budget_a');
 SELECT easeml.add_tenant('regress_budget_b');
 
--- try(sql): run a statement, show its SQLSTATE, message and hint
-CREATE FUNCTION public.try(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	hint text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN others THEN
-	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
-END;
-$$;
 GRANT EXECUTE ON FUNCTION public.try(text) TO PUBLIC;
 
 CREATE TABLE public.budget_points (x1 float8, x2 int, label text);
@@ -134,6 +121,5 @@ RESET ROLE;
 -- clean up
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_budget\_%';
 DROP TABLE public.budget_points;
-DROP FUNCTION public.try(text);
 DROP OWNED BY regress_budget_a, regress_budget_b;
 DROP ROLE regress_budget_a, regress_budget_b;

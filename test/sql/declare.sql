@@ -1,23 +1,10 @@
 -- Declaring tasks: one INSERT, validated; every failure is an error with an
 -- SQLSTATE and a message that says what to fix.
--- (self-contained: what it uses is made here and dropped at the end)
+-- (what it uses is made here and dropped at the end; try() is helpers.sql's)
 CREATE ROLE regress_lab_a LOGIN;
 CREATE ROLE regress_lab_b LOGIN;
 CREATE ROLE regress_outsider LOGIN;
 
--- try(sql): run a statement, show its SQLSTATE, message and hint
-CREATE FUNCTION public.try(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	hint text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN others THEN
-	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
-END;
-$$;
 
 -- registering tenants
 SELECT try($$SELECT easeml.add_tenant('regress_no_such_role')$$);
@@ -124,5 +111,4 @@ RESET ROLE;
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_%';
 DROP TABLE public.points, public.tiny, public.one_class, public.words;
 DROP SEQUENCE public.a_sequence;
-DROP FUNCTION public.try(text);
 DROP ROLE regress_lab_a, regress_lab_b, regress_outsider;

@@ -1,17 +1,5 @@
 -- Devices: what the probe records, the admin functions, placement data,
--- and the registration of custom trainers.  (Self-contained.)
-CREATE OR REPLACE FUNCTION public.try(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	hint text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN others THEN
-	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
-END;
-$$;
+-- and the registration of custom trainers.  (Self-contained but for helpers.sql's try().)
 
 -- the scheduler here never starts (easeml.enabled = off), so nothing was
 -- probed yet; a failed probe leaves only the CPU

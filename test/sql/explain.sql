@@ -1,20 +1,7 @@
 -- easeml.explain(task): what the scheduler would train next for a task and
 -- why, computed by the scheduler's own code in the backend; each kind's
 -- prior learns from that kind's history only (issue 7 items 4 and 6).
--- (self-contained: what it uses is made here and dropped at the end)
--- try(sql): run a statement, show its SQLSTATE, message and hint
-CREATE FUNCTION public.try(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	hint text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN others THEN
-	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
-END;
-$$;
+-- (what it uses is made here and dropped at the end; try() is helpers.sql's)
 -- write_csv(name, rows): the server writes a CSV file into its data directory
 CREATE FUNCTION public.write_csv(name text, rows text) RETURNS void LANGUAGE plpgsql AS $f$
 BEGIN
@@ -153,7 +140,6 @@ DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_ex\_%';
 DELETE FROM easeml.history;
 UPDATE easeml.models m SET enabled = w.enabled FROM was_enabled w WHERE w.id = m.id;
 DROP TABLE public.ex_points;
-DROP FUNCTION public.try(text);
 DROP FUNCTION public.write_csv(text, text);
 DROP OWNED BY regress_ex_a, regress_ex_b;
 DROP ROLE regress_ex_a, regress_ex_b;

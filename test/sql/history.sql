@@ -1,18 +1,5 @@
 -- Seed history for the scheduler's prior, from a quality-matrix CSV.
--- (self-contained: what it uses is made here and dropped at the end)
--- try(sql): run a statement, show its SQLSTATE, message and hint
-CREATE FUNCTION public.try(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	hint text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN others THEN
-	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
-END;
-$$;
+-- (what it uses is made here and dropped at the end; try() is helpers.sql's)
 -- write_csv(name, rows): the server writes a CSV file into its data
 -- directory, where relative paths of pg_read_file point
 CREATE FUNCTION public.write_csv(name text, rows text) RETURNS void LANGUAGE plpgsql AS $f$
@@ -83,6 +70,5 @@ RESET ROLE;
 DELETE FROM easeml.history;
 
 -- clean up
-DROP FUNCTION public.try(text);
 DROP FUNCTION public.write_csv(text, text);
 DROP ROLE regress_lab_a;

@@ -1,23 +1,11 @@
 -- easeml.predict, predict_value and predict_proba (docs/predict.md): rows,
 -- float8[] and text[] features, categories never seen in training, text
 -- labels, regression, the model cache, tenancy, and every error.
--- (self-contained: what it uses is made here and dropped at the end)
+-- (what it uses is made here and dropped at the end; try() is helpers.sql's)
 -- The artifacts were written by easeml-trainer on the same rows, offline:
 --   easeml-trainer --csv shop.csv --target label --family softmax --seed 1
 --   easeml-trainer --csv shop.csv --target label --family gnb --seed 1
 --   easeml-trainer --csv shop_y.csv --target y --kind regression --family ridge --seed 1
-CREATE FUNCTION public.ptry(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	hint text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN others THEN
-	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
-END;
-$$;
 CREATE ROLE regress_pred_a LOGIN;
 CREATE ROLE regress_pred_b LOGIN;
 SELECT easeml.add_tenant('regress_pred_a');
@@ -80,7 +68,7 @@ INSERT INTO easeml.tasks (name, source, target, kind, features)
 VALUES ('shop_y', 'public.shop', 'y', 'regression', '{x,qty}');
 SELECT name, features, feature_types FROM easeml.tasks ORDER BY name;
 -- no run has succeeded yet
-SELECT ptry($$SELECT easeml.predict('shop', s) FROM public.shop s$$);
+SELECT try($$SELECT easeml.predict('shop', s) FROM public.shop s$$);
 RESET ROLE;
 
 -- runs as the trainer would record them, with its artifacts
@@ -171,32 +159,32 @@ SELECT round((1 - sum((y - easeml.predict_value('shop_y', s)) ^ 2) /
   FROM public.shop s;
 
 -- errors: each with its SQLSTATE and a hint
-SELECT ptry($$SELECT easeml.predict('no_such_task', s) FROM public.shop s$$);
-SELECT ptry($$SELECT easeml.predict('shop', r) FROM (VALUES (1.0::float8, 2, 'red')) r(x, qty, colour)$$);
-SELECT ptry($$SELECT easeml.predict('shop', r) FROM (VALUES ('1.0', 2, 'red', true)) r(x, qty, colour, member)$$);
-SELECT ptry($$SELECT easeml.predict('shop', r) FROM (VALUES (1.0::float8, true, 'red', true)) r(x, qty, colour, member)$$);
-SELECT ptry($$SELECT easeml.predict('shop', r) FROM (VALUES (1.0::float8, 2, 'red', true, now())) r(x, qty, colour, member, x2)$$);
-SELECT ptry($$SELECT easeml.predict('shop', 5)$$);
-SELECT ptry($$SELECT easeml.predict('shop', ARRAY[1.0, 2, 3, 4]::float8[])$$);
-SELECT ptry($$SELECT easeml.predict('shop', ARRAY['1', '2', 'red'])$$);
-SELECT ptry($$SELECT easeml.predict('shop', ARRAY[['1', '2'], ['red', 'true']])$$);
-SELECT ptry($$SELECT easeml.predict('shop_y', ARRAY['one', '2'])$$);
-SELECT ptry($$SELECT easeml.predict_value('shop', s) FROM public.shop s$$);
-SELECT ptry($$SELECT easeml.predict_proba('shop_y', s) FROM public.shop s$$);
+SELECT try($$SELECT easeml.predict('no_such_task', s) FROM public.shop s$$);
+SELECT try($$SELECT easeml.predict('shop', r) FROM (VALUES (1.0::float8, 2, 'red')) r(x, qty, colour)$$);
+SELECT try($$SELECT easeml.predict('shop', r) FROM (VALUES ('1.0', 2, 'red', true)) r(x, qty, colour, member)$$);
+SELECT try($$SELECT easeml.predict('shop', r) FROM (VALUES (1.0::float8, true, 'red', true)) r(x, qty, colour, member)$$);
+SELECT try($$SELECT easeml.predict('shop', r) FROM (VALUES (1.0::float8, 2, 'red', true, now())) r(x, qty, colour, member, x2)$$);
+SELECT try($$SELECT easeml.predict('shop', 5)$$);
+SELECT try($$SELECT easeml.predict('shop', ARRAY[1.0, 2, 3, 4]::float8[])$$);
+SELECT try($$SELECT easeml.predict('shop', ARRAY['1', '2', 'red'])$$);
+SELECT try($$SELECT easeml.predict('shop', ARRAY[['1', '2'], ['red', 'true']])$$);
+SELECT try($$SELECT easeml.predict('shop_y', ARRAY['one', '2'])$$);
+SELECT try($$SELECT easeml.predict_value('shop', s) FROM public.shop s$$);
+SELECT try($$SELECT easeml.predict_proba('shop_y', s) FROM public.shop s$$);
 -- non-finite features (issue 22): an infinite number is refused in every
 -- function and input form, as the declaration refuses one; a finite value
 -- that overflows the model's single precision is refused too; NaN stays a
 -- missing value
-SELECT ptry($$SELECT easeml.predict('shop_y', ARRAY['Infinity', 2]::float8[])$$);
-SELECT ptry($$SELECT easeml.predict_value('shop_y', ARRAY[1, '-Infinity']::float8[])$$);
-SELECT ptry($$SELECT easeml.predict_value('shop_y', ARRAY['inf', '2'])$$);
-SELECT ptry($$SELECT easeml.predict_value('shop_y', r) FROM (VALUES ('Infinity'::float8, 2)) r(x, qty)$$);
-SELECT ptry($$SELECT easeml.predict('shop', ARRAY['Infinity', '2', 'red', 'true'])$$);
-SELECT ptry($$SELECT easeml.predict_proba('shop', ARRAY['-Infinity', '2', 'red', 'true'])$$);
-SELECT ptry($$SELECT easeml.predict('shop', r) FROM (VALUES ('Infinity'::numeric, 2, 'red', true)) r(x, qty, colour, member)$$);
-SELECT ptry($$SELECT easeml.predict_proba('shop', r) FROM (VALUES ('-Infinity'::float8, 2, 'red', true)) r(x, qty, colour, member)$$);
-SELECT ptry($$SELECT easeml.predict_value('shop_y', ARRAY[1e308, 2]::float8[])$$);
-SELECT ptry($$SELECT easeml.predict_proba('shop', ARRAY['-1e300', '2', 'red', 'true'])$$);
+SELECT try($$SELECT easeml.predict('shop_y', ARRAY['Infinity', 2]::float8[])$$);
+SELECT try($$SELECT easeml.predict_value('shop_y', ARRAY[1, '-Infinity']::float8[])$$);
+SELECT try($$SELECT easeml.predict_value('shop_y', ARRAY['inf', '2'])$$);
+SELECT try($$SELECT easeml.predict_value('shop_y', r) FROM (VALUES ('Infinity'::float8, 2)) r(x, qty)$$);
+SELECT try($$SELECT easeml.predict('shop', ARRAY['Infinity', '2', 'red', 'true'])$$);
+SELECT try($$SELECT easeml.predict_proba('shop', ARRAY['-Infinity', '2', 'red', 'true'])$$);
+SELECT try($$SELECT easeml.predict('shop', r) FROM (VALUES ('Infinity'::numeric, 2, 'red', true)) r(x, qty, colour, member)$$);
+SELECT try($$SELECT easeml.predict_proba('shop', r) FROM (VALUES ('-Infinity'::float8, 2, 'red', true)) r(x, qty, colour, member)$$);
+SELECT try($$SELECT easeml.predict_value('shop_y', ARRAY[1e308, 2]::float8[])$$);
+SELECT try($$SELECT easeml.predict_proba('shop', ARRAY['-1e300', '2', 'red', 'true'])$$);
 SELECT round(easeml.predict_value('shop_y', ARRAY['NaN', 2]::float8[])::numeric, 6) =
 	   round(easeml.predict_value('shop_y', ARRAY[NULL, 2]::float8[])::numeric, 6) AS nan_is_missing,
 	   easeml.predict('shop', ARRAY['NaN', '2', 'red', 'true']) =
@@ -222,9 +210,9 @@ SELECT easeml.predict_proba('shop', ARRAY['1.5', '2', 'blue', 'maybe']) NOT IN
 -- strict => true: an unknown category is an error naming the feature and
 -- the value (categories match exactly, case included); known values and
 -- missing ones predict as without it, in every function and input form
-SELECT ptry($$SELECT easeml.predict('shop', ARRAY['1.5', '2', 'Green', 'true'], strict => true)$$);
-SELECT ptry($$SELECT easeml.predict_proba('shop', r, strict => true) FROM (VALUES (1.5::float8, 2, 'blue', 'maybe')) r(x, qty, colour, member)$$);
-SELECT ptry($$SELECT easeml.predict('shop', r, true) FROM (VALUES (1.5::float8, 2, 'ultraviolet', true)) r(x, qty, colour, member)$$);
+SELECT try($$SELECT easeml.predict('shop', ARRAY['1.5', '2', 'Green', 'true'], strict => true)$$);
+SELECT try($$SELECT easeml.predict_proba('shop', r, strict => true) FROM (VALUES (1.5::float8, 2, 'blue', 'maybe')) r(x, qty, colour, member)$$);
+SELECT try($$SELECT easeml.predict('shop', r, true) FROM (VALUES (1.5::float8, 2, 'ultraviolet', true)) r(x, qty, colour, member)$$);
 SELECT easeml.predict('shop', ARRAY['1.5', '2', 'green', ' ON '], strict => true) =
 	   easeml.predict('shop', ARRAY['1.5', '2', 'green', 'true']) AS strict_known,
 	   easeml.predict_proba('shop', ARRAY[NULL, '2', NULL, NULL], strict => true) =
@@ -250,7 +238,7 @@ SELECT task, model, serving, predicted_rows - :r0 AS rows, unknown_category_rows
 BEGIN READ ONLY;
 SELECT easeml.predict('shop', ARRAY['1.5', '2', 'blue', 't']) IS NOT NULL AS read_only;
 COMMIT;
-SELECT ptry($$SELECT easeml.predict('shop', r, strict => true) FROM (VALUES (1, 1.5::float8, 2, 'blue', true), (2, 1.5, 2, 'mauve', true)) r(n, x, qty, colour, member) ORDER BY n$$);
+SELECT try($$SELECT easeml.predict('shop', r, strict => true) FROM (VALUES (1, 1.5::float8, 2, 'blue', true), (2, 1.5, 2, 'mauve', true)) r(n, x, qty, colour, member) ORDER BY n$$);
 SELECT predicted_rows - :r0 AS rows, unknown_category_rows - :u0 AS unknown, imputed_rows - :i0 AS imputed
   FROM easeml.prediction_stats WHERE task = 'shop' AND serving;
 RESET ROLE;
@@ -264,8 +252,8 @@ RESET ROLE;
 
 -- tenancy: another tenant's task reads as one that does not exist
 SET ROLE regress_pred_b;
-SELECT ptry($$SELECT easeml.predict('shop', s) FROM public.shop s$$);
-SELECT ptry($$SELECT easeml.predict_value('shop_y', ARRAY[1.0, 2]::float8[])$$);
+SELECT try($$SELECT easeml.predict('shop', s) FROM public.shop s$$);
+SELECT try($$SELECT easeml.predict_value('shop_y', ARRAY[1.0, 2]::float8[])$$);
 SELECT count(*) AS artifacts_seen FROM easeml.artifacts;
 RESET ROLE;
 
@@ -307,22 +295,21 @@ RESET ROLE;
 -- a backend that parsed the model before keeps predicting with its copy
 UPDATE easeml.artifacts SET data = decode('454153454d4c4131ffffffff', 'hex') WHERE run_id = :gnb_run;
 SET ROLE regress_pred_a;
-SELECT ptry($$SELECT easeml.predict('shop', ARRAY['4.1', '2', 'blue', 'false'])$$) AS cached;
+SELECT try($$SELECT easeml.predict('shop', ARRAY['4.1', '2', 'blue', 'false'])$$) AS cached;
 \c -
 SET ROLE regress_pred_a;
-SELECT regexp_replace(ptry($$SELECT easeml.predict('shop', ARRAY['4.1', '2', 'blue', 'false'])$$),
+SELECT regexp_replace(try($$SELECT easeml.predict('shop', ARRAY['4.1', '2', 'blue', 'false'])$$),
 					  'run \d+', 'run N') AS fresh_backend;
 RESET ROLE;
 UPDATE easeml.artifacts SET data = decode('454153454d4c41310800000065787465726e616c01000000020000000000000000000000000000000000000004000000626c6f620400000001000000030000000000000061626300000000', 'hex') WHERE run_id = :ridge_run;
 SET ROLE regress_pred_a;
-SELECT regexp_replace(ptry($$SELECT easeml.predict_value('shop_y', ARRAY[1.0, 2]::float8[])$$),
+SELECT regexp_replace(try($$SELECT easeml.predict_value('shop_y', ARRAY[1.0, 2]::float8[])$$),
 					  'run \d+', 'run N') AS custom_trainer;
 RESET ROLE;
 
 DELETE FROM easeml.tasks WHERE name IN ('shop', 'shop_y');
 DROP TABLE public.shop;
 DROP FUNCTION public.fake_run(text, text, float8, bytea);
-DROP FUNCTION public.ptry(text);
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_pred\_%';
 DROP OWNED BY regress_pred_a, regress_pred_b;
 DROP ROLE regress_pred_a, regress_pred_b;

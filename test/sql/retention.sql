@@ -1,19 +1,6 @@
 -- Expiry of the scheduler's own log (easeml.purge_scheduler_log): what
 -- goes, what stays however old, and who may purge.
--- (self-contained: what it uses is made here and dropped at the end)
--- try(sql): run a statement, show its SQLSTATE, message and hint
-CREATE FUNCTION public.try(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	hint text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN others THEN
-	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
-END;
-$$;
+-- (what it uses is made here and dropped at the end; try() is helpers.sql's)
 CREATE ROLE regress_keeper LOGIN;
 SELECT easeml.add_tenant('regress_keeper');
 CREATE TABLE public.keep_pts (x float8, label text);
@@ -128,6 +115,5 @@ SHOW easeml.scheduler_log_retention;
 DELETE FROM easeml.policy_choices WHERE reason LIKE 'test %';
 DELETE FROM easeml.tenants WHERE name = 'regress_keeper';
 DROP TABLE public.keep_pts;
-DROP FUNCTION public.try(text);
 DROP OWNED BY regress_keeper;
 DROP ROLE regress_keeper;

@@ -1,17 +1,5 @@
 -- Launchers: Slurm partitions as devices, the trainer's login role and the
--- run's token (docs/scale-out.md).  (Self-contained.)
-CREATE OR REPLACE FUNCTION public.try(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	hint text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN others THEN
-	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
-END;
-$$;
+-- run's token (docs/scale-out.md).  (Self-contained but for helpers.sql's try().)
 
 -- partitions are devices of launcher slurm; their slots are the setting
 SELECT easeml.set_slurm_partition('batch', 8);
@@ -76,4 +64,3 @@ REVOKE ALL ON FUNCTION easeml.trainer_attach(bigint, text), easeml.trainer_spec(
 	easeml.trainer_artifact(bigint, bytea), easeml.trainer_command(bigint),
 	easeml.trainer_result(bigint, int, text, text) FROM regress_slurm_trainer;
 DROP ROLE regress_slurm_trainer;
-DROP FUNCTION public.try(text);

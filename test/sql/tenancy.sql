@@ -1,18 +1,5 @@
 -- Tenants see and touch only their own tasks, runs and decisions.
--- (self-contained: what it uses is made here and dropped at the end)
--- try(sql): run a statement, show its SQLSTATE, message and hint
-CREATE FUNCTION public.try(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	hint text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN others THEN
-	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-	RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END;
-END;
-$$;
+-- (what it uses is made here and dropped at the end; try() is helpers.sql's)
 CREATE ROLE regress_lab_a LOGIN;
 CREATE ROLE regress_lab_b LOGIN;
 SELECT easeml.add_tenant('regress_lab_a');
@@ -171,6 +158,5 @@ RESET ROLE;
 RESET ROLE;
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_%';
 DROP TABLE public.points, public.points_small;
-DROP FUNCTION public.try(text);
 DROP OWNED BY regress_lab_a, regress_lab_b;
 DROP ROLE regress_lab_a, regress_lab_b;
