@@ -111,7 +111,8 @@ extern int	TrainerSessionTerminate(int64 run_id);
 extern char *EasemlCallerName(void);
 extern char *EasemlOwnRunStatus(int64 run_id);
 
-/* may this session act as a run's trainer? (src/sql/sql_trainer_token.c) */
+/* the run this session proved it trains, and may it act as a run's trainer? */
+extern void TrainerSessionProved(int64 run_id);
 extern bool TrainerAuthorized(int64 run_id);
 
 /* ----------

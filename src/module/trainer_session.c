@@ -5,7 +5,8 @@
  *	  trainer's session registers itself (src/sql/sql_trainer.c,
  *	  src/sql/sql_trainer_token.c), so that the scheduler can end it when
  *	  the trainer ends (src/worker/).  Shared by both sides, so it lives
- *	  in the module.
+ *	  in the module; so does the run a session proved it trains, which
+ *	  several SQL files check (TrainerAuthorized).
  *
  * IDENTIFICATION
  *	  src/module/trainer_session.c
@@ -155,4 +156,28 @@ TrainerSessionTerminate(int64 run_id)
 	}
 	LWLockRelease(sessions->lock);
 	return n;
+}
+
+/*
+ * The run this session proved it trains (easeml.trainer_attach(run,
+ * token), src/sql/sql_trainer_token.c), in this backend's memory, where
+ * nothing a tenant's code does in the same session can change it; 0: none.
+ */
+static int64 proved_run_id = 0;
+
+/* This session proved it is the trainer of run_id. */
+void
+TrainerSessionProved(int64 run_id)
+{
+	proved_run_id = run_id;
+}
+
+/* May this session act as the trainer of run_id? */
+bool
+TrainerAuthorized(int64 run_id)
+{
+	/* the session's user, not a SECURITY DEFINER function's owner */
+	if (superuser_arg(GetSessionUserId()))
+		return true;
+	return run_id > 0 && proved_run_id == run_id;
 }
