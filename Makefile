@@ -18,12 +18,16 @@ MODULE_big = easeml
 #                trainer supervision, launchers, retention
 #   src/sql      the SQL-callable C functions (sql_*.c, one file per job)
 #   src/core     plain C shared with the executables below (no server headers)
-MODULE_OBJS = src/module/easeml.o src/module/shmem.o src/module/identity.o
-WORKER_OBJS = src/worker/scheduler.o src/worker/catalog.o \
-	src/worker/catalog_runs.o src/worker/supervisor.o src/worker/rundir.o \
+MODULE_OBJS = src/module/easeml.o src/module/shmem.o src/module/identity.o \
+	src/module/caller.o src/module/launcher_settings.o \
+	src/module/trainer_session.o src/module/predict_stats.o
+WORKER_OBJS = src/worker/scheduler.o src/worker/results.o src/worker/stops.o \
+	src/worker/decide.o src/worker/launch.o src/worker/loop_state.o src/worker/catalog.o \
+	src/worker/catalog_load.o src/worker/catalog_runs.o \
+	src/worker/catalog_claim.o src/worker/catalog_record.o \
+	src/worker/catalog_devices.o src/worker/supervisor.o src/worker/rundir.o \
 	src/worker/retention.o src/worker/liveworld.o src/worker/policy_choice.o \
-	src/worker/devices.o src/worker/launcher.o src/worker/launch_slurm.o \
-	src/worker/trainer_jobs.o
+	src/worker/devices.o src/worker/launch_slurm.o src/worker/trainer_jobs.o
 SQL_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/sql/sql_*.c)))
 CORE_OBJS = $(patsubst %.c,%.o,$(CORE_SRCS))
 OBJS = $(MODULE_OBJS) $(WORKER_OBJS) $(SQL_OBJS) $(CORE_OBJS) $(PREDICT_OBJS)

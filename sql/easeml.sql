@@ -2603,7 +2603,7 @@ COMMENT ON FUNCTION easeml.trainer_data_session(bigint) IS
 	'internal: for the rest of the current transaction, act as the run''s tenant inside a security-restricted operation';
 
 -- [trust] the trainer's session registers itself so that the scheduler can
--- end it with its trainer (src/sql/sql_trainer.c)
+-- end it with its trainer (src/sql/sql_trainer.c; the registry: src/module/trainer_session.c)
 CREATE FUNCTION easeml.trainer_attach(run_id bigint)
 RETURNS void
 AS 'MODULE_PATHNAME', 'easeml_trainer_attach'
@@ -3233,7 +3233,7 @@ COMMENT ON FUNCTION easeml.explain(text, int) IS
 	'easeml.explain(bigint, int) for one of your tasks by name';
 GRANT EXECUTE ON FUNCTION easeml.explain(text, int) TO PUBLIC;
 -- [live] fn: what drives the cost of a fit, for the scheduler's cost model
--- (src/worker/catalog.c, docs/scheduler.md 7.4).  A parameter of a model row is
+-- (src/worker/catalog_load.c, docs/scheduler.md 7.4).  A parameter of a model row is
 -- read as a positive number or not at all: a row the trainer refuses never
 -- breaks an estimate.
 CREATE FUNCTION easeml._param_num(params jsonb, key text, dflt float8)
@@ -3290,7 +3290,7 @@ $$;
 -- times the classes of a task of more than 2 for the families of
 -- easeml._cost_per_class), the geometric mean over the tasks it ran on.
 -- One row per measured model; the scheduler divides by each model's work
--- (easeml._cost_work) and pools families (src/worker/catalog.c).  PL/pgSQL: its
+-- (easeml._cost_work) and pools families (src/worker/catalog_load.c).  PL/pgSQL: its
 -- body names a column that a later part of the upgrade adds (tasks.folds).
 CREATE FUNCTION easeml._cost_rates(OUT model_id int, OUT per_cell float8)
 RETURNS SETOF record
@@ -3617,7 +3617,7 @@ COMMENT ON FUNCTION easeml.predict_proba(text, text[], boolean) IS
 
 -- [inputs] What predict saw, per task and serving run, since the server
 -- started: counters in shared memory, added to when a statement that
--- predicts ends (src/sql/sql_predict_stats.c); never a write per prediction, so
+-- predicts ends (src/module/predict_stats.c); never a write per prediction, so
 -- predict stays fast in a plain SELECT, a read-only transaction or on a
 -- standby.  The function returns the tasks the caller sees only.
 CREATE FUNCTION easeml._prediction_counts(OUT task_id bigint, OUT run_id bigint, OUT "rows" bigint,

@@ -16,7 +16,8 @@
 #include <time.h>
 
 #include "autopolicy.h"
-#include "refit.h"
+#include "decision.h"
+#include "refit_input.h"
 
 /* shares of a kind's rows a model must be known in, tried in turn */
 static const double block_shares[] = {1.0, 0.9, 0.75, 0.5};

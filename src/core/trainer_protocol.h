@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * trainer_protocol.h
- *	  The contract between the server (src/worker/scheduler.c, src/worker/supervisor.c,
- *	  src/worker/devices.c) and the easeml-trainer executable (src/trainer/): its
+ *	  The contract between the server (src/worker/launch.c, src/worker/results.c,
+ *	  src/worker/supervisor.c, src/worker/devices.c) and the easeml-trainer executable (src/trainer/): its
  *	  command lines, the environment it is given, what it reports through
  *	  the database, the files of its run directory and its exit statuses.  Both sides include this
  *	  header and nothing else defines these names.

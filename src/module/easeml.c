@@ -20,7 +20,7 @@
 #include <cblas.h>
 
 #include "easeml.h"
-#include "worker/launcher.h"
+#include "launcher_settings.h"
 #include "core/policy.h"
 #include "fmgr.h"
 #include "miscadmin.h"

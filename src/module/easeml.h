@@ -95,25 +95,24 @@ extern bool EasemlTakeSweepRequest(void);
 extern bool EasemlIsScheduler(void);
 
 /* ----------
- * Trainer database sessions (src/sql/sql_trainer.c)
+ * Trainer database sessions (src/module/trainer_session.c): registered by
+ * the trainer's session (src/sql/sql_trainer.c), ended by the scheduler
  * ----------
  */
 extern void TrainerSessionShmemRequest(void);
 extern void TrainerSessionShmemStartup(void);
-
-/* sql_predict_stats.c: counters of easeml.predict's input, per task and run */
-extern void PredictStatsShmemRequest(void);
-extern void PredictStatsShmemStartup(void);
-extern void PredictStatsAdd(int64 task_id, int64 run_id, uint64 rows, uint64 unknown,
-							uint64 imputed);
-extern int	TrainerSessionTerminate(int64 run_id);
 extern void TrainerSessionRegister(int64 run_id);
+extern int	TrainerSessionTerminate(int64 run_id);
 
-/* running as another identity: src/module/identity.h */
-extern char *EasemlOwnRunStatus(int64 run_id);
+/*
+ * The caller of a SQL function, for those that act on the caller's own
+ * rows as the bootstrap superuser (src/module/caller.c)
+ */
 extern char *EasemlCallerName(void);
+extern char *EasemlOwnRunStatus(int64 run_id);
 
-/* may this session act as a run's trainer? (src/sql/sql_trainer_token.c) */
+/* the run this session proved it trains, and may it act as a run's trainer? */
+extern void TrainerSessionProved(int64 run_id);
 extern bool TrainerAuthorized(int64 run_id);
 
 /* ----------

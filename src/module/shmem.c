@@ -29,6 +29,7 @@
 #include "access/xact.h"
 #include "easeml.h"
 #include "miscadmin.h"
+#include "predict_stats.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"

@@ -58,44 +58,6 @@ VisibleStatus(int64 task_id)
 	return status;
 }
 
-/*
- * The spec the "auto" policy runs: the scheduler's last recorded choice
- * (easeml.policy_choices, docs/scheduler.md 7.7), or NULL before one.
- * Call connected to SPI as the bootstrap superuser.
- */
-static char *
-AutoChoice(MemoryContext into)
-{
-	char	   *spec = NULL;
-
-	if (SPI_execute("SELECT policy FROM easeml.policy_choices WHERE chosen"
-					" ORDER BY id DESC LIMIT 1", true, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-		spec = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	return spec ? MemoryContextStrdup(into, spec) : NULL;
-}
-
-/*
- * The whole catalog, read as the scheduler reads it (also for the view
- * easeml.cost_estimates, src/sql/sql_cost.c), and with auto_spec (unless
- * NULL) the auto policy's last choice.
- */
-void
-CatalogLoadAsScheduler(CatState *state, char **auto_spec)
-{
-	EasemlIdentity saved;
-	MemoryContext caller = CurrentMemoryContext;
-
-	EasemlBeginSuperuser(&saved);
-	/* on error, transaction abort restores the identity and settings */
-	CatalogAttach();
-	CatalogLoadState(state, true);
-	if (auto_spec != NULL)
-		*auto_spec = AutoChoice(caller);
-	CatalogDetach();
-	EasemlEndIdentity(&saved);
-}
-
 /* One output row; a NULL candidate gives a row with only the reason. */
 static void
 PutRow(ReturnSetInfo *rsinfo, const CatState *state, int rank,

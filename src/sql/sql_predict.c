@@ -14,7 +14,7 @@
  * Each call site also counts the rows it predicted, those with a category
  * the model was not trained on and those with a missing value filled in,
  * and adds the counts to the server's counters when its statement ends
- * (sql_predict_stats.c).  With strict => true an unknown category is an error
+ * (src/module/predict_stats.c).  With strict => true an unknown category is an error
  * instead.
  *
  * IDENTIFICATION
@@ -30,6 +30,7 @@
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "module/easeml.h"
+#include "module/predict_stats.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "sql_predict.h"

@@ -13,7 +13,9 @@
  * during the data session) can change it.  The trainer's functions call
  * easeml._trainer_authorize(run) first: a superuser session may act for
  * any run, any other only for the run it proved.  The local launcher uses
- * the same path, with the bootstrap superuser as its login.
+ * the same path, with the bootstrap superuser as its login.  The proved
+ * run and TrainerAuthorized are src/module/trainer_session.c's, since
+ * other SQL files ask too (src/sql/sql_source.c).
  *
  * IDENTIFICATION
  *	  src/sql/sql_trainer_token.c
@@ -31,19 +33,6 @@
 
 PG_FUNCTION_INFO_V1(easeml_trainer_attach_token);
 PG_FUNCTION_INFO_V1(easeml_trainer_authorize);
-
-/* the run this session proved it trains; 0: none */
-static int64 proved_run_id = 0;
-
-/* May this session act as the trainer of run_id? */
-bool
-TrainerAuthorized(int64 run_id)
-{
-	/* the session's user, not a SECURITY DEFINER function's owner */
-	if (superuser_arg(GetSessionUserId()))
-		return true;
-	return run_id > 0 && proved_run_id == run_id;
-}
 
 /*
  * easeml.trainer_attach(run_id, token): SECURITY DEFINER, so the lookup
@@ -73,7 +62,7 @@ easeml_trainer_attach_token(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
 				 errmsg("not the trainer of run %lld: the token does not match a running run",
 						(long long) run_id)));
-	proved_run_id = run_id;
+	TrainerSessionProved(run_id);
 	TrainerSessionRegister(run_id);
 	PG_RETURN_VOID();
 }

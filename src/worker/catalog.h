@@ -1,7 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * catalog.h
- *	  The scheduler's view of the easeml tables (src/worker/catalog.c).
+ *	  The scheduler's view of the easeml tables: the statements about tasks,
+ *	  runs, models and devices, one file per job:
+ *
+ *	  catalog.c          transactions (CatalogBegin/Commit), readiness, recovery
+ *	  catalog_load.c     loading the world (CatState), also from a backend
+ *	  catalog_runs.c     the runs of active tasks, kept between loads
+ *	  catalog_claim.c    claiming queued runs and refits for free slots
+ *	  catalog_record.c   recording decisions, launches and how runs ended
+ *	  catalog_devices.c  devices, the probe, device kinds and their factors
+ *
+ *	  The other worker files that run SQL (trainer_jobs.c, policy_choice.c,
+ *	  retention.c) own their tables and use the same transactions.
  *
  * IDENTIFICATION
  *	  src/worker/catalog.h
@@ -197,6 +208,27 @@ typedef struct CatDevice
 	bool		usable;			/* enabled and present */
 } CatDevice;
 
+/* Index of a model in state->models (loaded in id order), or -1. */
+static inline int
+CatalogModelIndex(const CatState *state, int32 model_id)
+{
+	int			lo = 0,
+				hi = state->n_models - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (state->models[mid].id == model_id)
+			return mid;
+		if (state->models[mid].id < model_id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
 extern void CatalogBegin(const char *activity);
 extern void CatalogCommit(void);
 /* The same inside a backend's own transaction (easeml.explain). */
@@ -219,13 +251,13 @@ extern char *CatalogBootstrapUser(void);
  * cycle reads.
  */
 extern void CatalogLoadState(CatState *state, bool full);
-extern int	CatalogModelIndex(const CatState *state, int32 model_id);
 extern bool CatalogOverMemory(const CatModel *m, const CatTask *t, double limit);
 extern const CostData *CatalogCostData(const CatState *state, CostData *data);
 /* The same with the runs of the scheduler's kept store (src/worker/catalog_runs.c). */
 extern void CatalogLoadStateKept(CatState *state, bool full);
-/* CatalogLoadState as the bootstrap superuser, from a backend (sql_explain.c);
- * auto_spec (may be NULL) gets the auto policy's last choice. */
+/* CatalogLoadState as the bootstrap superuser, from a backend (easeml.explain,
+ * easeml.cost_estimates); auto_spec (may be NULL) gets the auto policy's last
+ * choice.  src/worker/catalog_load.c */
 extern void CatalogLoadAsScheduler(CatState *state, char **auto_spec);
 extern bool CatalogCancelQueued(void);
 extern int	CatalogClaimQueued(const CatSlot *slots, int nslots,
@@ -271,7 +303,7 @@ typedef struct CatRunBudget
 
 extern void CatalogRunBudgets(const int64 *run_ids, int n, CatRunBudget *out);
 
-/* devices (the last block of src/worker/catalog.c) */
+/* devices (src/worker/catalog_devices.c) */
 extern int	CatalogLoadDevices(const char *launcher, CatDevice **devices);
 extern int	CatalogRecordProbe(const char *probe, int protocol);
 extern void CatalogLoadPlacement(CatState *state);

@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * catalog_spi.h
- *	  The SPI helpers of the scheduler's catalog code (src/worker/catalog.c,
- *	  src/worker/catalog_runs.c): one statement with $n parameters, and typed
- *	  column reads of the current SPI result.  Private to those files.
+ *	  The SPI helpers of the scheduler's catalog code (src/worker/catalog*.c):
+ *	  one statement with $n parameters, typed column reads of the current
+ *	  SPI result, and copies into the memory context of CatalogBegin's
+ *	  caller.  Private to those files.
  *
  * IDENTIFICATION
  *	  src/worker/catalog_spi.h
@@ -18,6 +19,10 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
+#include "utils/memutils.h"
+
+/* the memory context of CatalogBegin's caller (src/worker/catalog.c) */
+extern MemoryContext CatalogCallerContext;
 
 /* Run one statement with parameters; elog(ERROR) unless it returns expect. */
 static inline void
@@ -86,6 +91,30 @@ static inline bool
 GetBool(int row, int col)
 {
 	return GetNull(row, col) ? false : DatumGetBool(Get(row, col));
+}
+
+/* Text column copied into the caller's context, or NULL. */
+static inline char *
+GetText(int row, int col)
+{
+	char	   *s;
+	char	   *copy;
+
+	if (GetNull(row, col))
+		return NULL;
+	s = SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
+	copy = MemoryContextStrdup(CatalogCallerContext, s);
+	pfree(s);
+	return copy;
+}
+
+
+/* palloc in the caller's context: the state outlives the transaction. */
+static inline void *
+CallerAlloc(Size size, bool zero)
+{
+	return zero ? MemoryContextAllocZero(CatalogCallerContext, size) :
+		MemoryContextAlloc(CatalogCallerContext, size);
 }
 
 #endif							/* EASEML_CATALOG_SPI_H */

@@ -28,7 +28,7 @@
  * ever run are done for their task, so tasks can complete.
  *
  * Costs per device kind.  The world's cost model is fitted on CPU times
- * (src/worker/catalog.c loads those only); a candidate's time on another kind is
+ * (src/worker/catalog_load.c loads those only); a candidate's time on another kind is
  * its CPU estimate times that kind's factor: the ratio of its measured
  * seconds per cell on that kind to those on the CPU, or the same ratio
  * over every candidate measured on both while it has none, or 1 before

@@ -20,23 +20,8 @@
 #include "datatype/timestamp.h"
 #include "core/slurm_parse.h"
 
-typedef enum EasemlLauncher
-{
-	EASEML_LAUNCHER_LOCAL = 0,
-	EASEML_LAUNCHER_SLURM
-} EasemlLauncher;
-
-/* settings (src/worker/launcher.c) */
-extern int	easeml_launcher;
-extern char *easeml_slurm_bindir;
-extern char *easeml_slurm_conf;
-extern char *easeml_slurm_account;
-extern char *easeml_slurm_job_prefix;
-extern char *easeml_slurm_trainer_path;
-extern char *easeml_slurm_output;
-
-extern void LauncherDefineSettings(void);
-extern const char *LauncherName(int launcher);
+/* which launcher, and the settings of Slurm: src/module/launcher_settings.h */
+#include "module/launcher_settings.h"
 
 /* What a launcher needs to start a run's trainer. */
 typedef struct LaunchRequest

@@ -1,18 +1,21 @@
 /*-------------------------------------------------------------------------
  *
- * launcher.c
+ * launcher_settings.c
  *	  The settings of the launchers (docs/configuration.md,
  *	  docs/scale-out.md): which launcher starts trainers, and how easeml
- *	  reaches Slurm.
+ *	  reaches Slurm.  Defined by _PG_init like every other setting, so
+ *	  they live in the module; the launchers themselves are the worker's
+ *	  (src/worker/launcher.h).
  *
  * IDENTIFICATION
- *	  src/worker/launcher.c
+ *	  src/module/launcher_settings.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "launcher.h"
+#include "core/slurm_parse.h"
+#include "launcher_settings.h"
 #include "utils/guc.h"
 
 int			easeml_launcher = EASEML_LAUNCHER_LOCAL;

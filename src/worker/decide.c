@@ -1,0 +1,440 @@
+/*-------------------------------------------------------------------------
+ *
+ * decide.c
+ *	  One scheduling step: fill the free slots.  Loads the world when the
+ *	  catalog may have changed, claims the refits and the runs tenants
+ *	  queued, then makes one decision per free slot (src/worker/liveworld.c,
+ *	  src/core/decision.c), records it with its run and launches it
+ *	  (src/worker/launch.c); with every slot busy, only the run budget may
+ *	  act (src/worker/stops.c).
+ *
+ * IDENTIFICATION
+ *	  src/worker/decide.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "access/xact.h"
+#include "catalog.h"
+#include "devices.h"
+#include "module/easeml.h"
+#include "core/gp.h"
+#include "liveworld.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "core/policy.h"
+#include "policy_choice.h"
+#include "retention.h"
+#include "rundir.h"
+#include "scheduler.h"
+#include "storage/spin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "supervisor.h"
+#include "tcop/tcopprot.h"
+#include "trainer_jobs.h"
+#include "core/trainer_protocol.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+/*
+ * Loading the world costs a few queries over every run: skip it while
+ * nothing can have changed.  Commits that matter set the latch (triggers on
+ * tasks and runs, the tenant and admin functions), trainer exits raise
+ * SIGCHLD; the rest (an admin enabling a model, a task's cooldown ending)
+ * is picked up by a reload at least every IDLE_RELOAD_MS.
+ */
+#define IDLE_RELOAD_MS 10000
+static TimestampTz last_load = 0;
+
+/*
+ * Tasks whose run could not be recorded (most likely a lock the tenant
+ * holds on its own task row) rest for a while, so that one tenant cannot
+ * make every scheduling step wait for the lock timeout.
+ */
+#define COOLDOWN_SLOTS 64
+#define COOLDOWN_MS 10000
+static int64 cooldown_task[COOLDOWN_SLOTS];
+static TimestampTz cooldown_until[COOLDOWN_SLOTS];
+
+/* when an unknown policy was last warned about (SyncWorld) */
+static TimestampTz last_policy_warning = 0;
+
+/* easeml.trainer_memory_limit in bytes when the world was built */
+static double applied_memory_limit = -1;
+
+/* Let a task rest for COOLDOWN_MS (see cooldown_task). */
+static void
+Cooldown(int64 task_id)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			victim = 0;
+
+	for (int i = 0; i < COOLDOWN_SLOTS; i++)
+	{
+		if (cooldown_task[i] == task_id || cooldown_until[i] < now)
+		{
+			victim = i;
+			break;
+		}
+		if (cooldown_until[i] < cooldown_until[victim])
+			victim = i;
+	}
+	cooldown_task[victim] = task_id;
+	cooldown_until[victim] = TimestampTzPlusMilliseconds(now, COOLDOWN_MS);
+}
+
+/* Is the task resting? */
+static bool
+InCooldown(int64 task_id)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	for (int i = 0; i < COOLDOWN_SLOTS; i++)
+		if (cooldown_task[i] == task_id && cooldown_until[i] > now)
+			return true;
+	return false;
+}
+
+/* One decision to record and launch (for Guarded). */
+typedef struct DecisionStep
+{
+	CatState   *state;
+	int			slot;
+	const CatDevice *device;
+	int			task;			/* index in state->tasks */
+	int			model;			/* index in state->models */
+	DecisionChoice choice;
+	bool		recorded;
+} DecisionStep;
+
+/* A candidate of the world's choice in the catalog's terms. */
+static void
+DescribeCandidate(const CatState *state, const DecisionCandidate *c,
+				  int64 task_id, const char *tenant, CatCandidate *out)
+{
+	out->task_id = task_id;
+	out->tenant = tenant;
+	out->model_id = state->models[c->arm].id;
+	out->mu = c->mu;
+	out->sigma = c->sigma;
+	out->est_seconds = c->cost;
+	out->acquisition = c->acq;
+	out->score = c->score;
+}
+
+/* The decision as recorded: the choice, its rule and its runner-ups. */
+static void
+DescribeDecision(const DecisionStep *step, CatDecision *d)
+{
+	const CatState *state = step->state;
+	const CatTask *task = &state->tasks[step->task];
+	const DecisionChoice *c = &step->choice;
+
+	memset(d, 0, sizeof(*d));
+	d->policy = LiveWorldPolicyLabel()[0] ? LiveWorldPolicyLabel() : state->policy;
+	d->rule = PolicyRuleName(c->rule);
+	d->gp_status = GpStatusText(c->gp_status);
+	d->eligible = c->n_eligible;
+	DescribeCandidate(state, &c->chosen, task->id, task->tenant, &d->chosen);
+	for (int i = 0; i < c->n_runner_tasks && i < CAT_RUNNERS_UP; i++)
+	{
+		const DecisionTask *rt = LiveWorldTaskAt(c->runner_tasks[i].task);
+
+		DescribeCandidate(state, &c->runner_tasks[i], rt->id,
+						  LiveWorldTenantName(rt), &d->tasks[d->n_tasks++]);
+	}
+	for (int i = 0; i < c->n_runner_arms && i < CAT_RUNNERS_UP; i++)
+		DescribeCandidate(state, &c->runner_arms[i], task->id, task->tenant,
+						  &d->models[d->n_models++]);
+}
+
+/* Record a decision and its run, tell the world, launch it. */
+static void
+RecordDecisionStep(void *arg)
+{
+	DecisionStep *step = arg;
+	CatState   *state = step->state;
+	CatDecision d;
+	int64		run_id;
+
+	DescribeDecision(step, &d);
+	CatalogBegin("easeml: recording a decision");
+	run_id = CatalogCreateRun(&d, step->slot, step->device);
+	CatalogCommit();
+	step->recorded = true;
+
+	/* the candidate is running, the task served */
+	LiveWorldStarted(state, step->task, step->model);
+	SpinLockAcquire(&EasemlState->mutex);
+	EasemlState->decisions++;
+	SpinLockRelease(&EasemlState->mutex);
+
+	ereport(DEBUG1,
+			(errmsg("easeml: %s (%s) chose model %s for task %lld (mu %.4f sigma %.4f)",
+					state->policy, d.rule, state->models[step->model].name,
+					(long long) d.chosen.task_id, d.chosen.mu, d.chosen.sigma)));
+	LaunchRun(run_id, step->slot, step->device);
+}
+
+/* Bring the world in line with the loaded state, under the live settings. */
+static void
+SyncWorld(CatState *state)
+{
+	LiveSettings s;
+
+	s.policy = state->policy;
+	s.slots = Max(DevicesSlots(), 1);
+	s.tenant_cap = easeml_max_parallel_per_tenant;
+	s.cost_aware = easeml_cost_aware;
+	s.beta = easeml_beta;
+	s.fairness_window = easeml_fairness_window;
+	if (!LiveWorldSync(state, &s))
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		/* set_policy and the GUC check refuse unknown specs: a leftover */
+		if (TimestampDifferenceExceeds(last_policy_warning, now, 60000))
+		{
+			ereport(WARNING,
+					(errmsg("easeml: policy \"%s\" is unknown or does not run live; keeping the previous one",
+							state->policy),
+					 errhint("SELECT easeml.set_policy('default') restores the default.")));
+			last_policy_warning = now;
+		}
+	}
+}
+
+/*
+ * Make one decision per free slot (after the queued runs were claimed).
+ * Before each, the world learns which candidates can start now and the
+ * cost of each on the device it would get (src/worker/devices.c); the chosen one
+ * goes to that device.
+ */
+static void
+DecideFreeSlots(CatState *state)
+{
+	for (int left = DevicesFree(); left > 0; left--)
+	{
+		DecisionStep step;
+
+		memset(&step, 0, sizeof(step));
+		step.state = state;
+		DevicesPlaceCandidates(state);
+		for (;;)
+		{
+			if (!LiveWorldNext(state, &step.task, &step.model, &step.choice))
+				return;			/* nothing left to schedule */
+			step.device = DevicesPlaceRun(state, step.task, step.model);
+			step.slot = SupervisorFreeSlot();
+			if (step.slot < 0)
+				return;
+			/* the free device of its kind failed this candidate before */
+			if (step.device == NULL)
+			{
+				LiveWorldBlock(state->tasks[step.task].id);
+				continue;
+			}
+			if (Guarded(RecordDecisionStep, &step))
+			{
+				Sched.world_changed = true;
+				break;
+			}
+			/* could not record it (e.g. a tenant holds a lock): skip the task */
+			if (!step.recorded)
+			{
+				LiveWorldBlock(state->tasks[step.task].id);
+				Cooldown(state->tasks[step.task].id);
+			}
+			else
+				break;
+		}
+	}
+}
+
+
+/*
+ * Start the runs tenants queued themselves (easeml.enqueue) in free slots,
+ * oldest first, each while its tenant holds fewer trainers than its cap in
+ * the synced world: its max_parallel and, while other tenants wait, its
+ * fair share.  A tenant's queue goes before the policy's choices for it,
+ * never past its share (docs/scheduler.md 7.1).
+ */
+static void
+ClaimQueued(CatState *state, const CatSlot *free_slots, int nfree)
+{
+	CatClaim	claims[EASEML_MAX_SLOTS];
+	const char **tenants = palloc(sizeof(char *) * Max(state->n_tenant_running, 1));
+	int		   *caps = palloc(sizeof(int) * Max(state->n_tenant_running, 1));
+	int			n = 0;
+	int			nclaims;
+
+	for (int i = 0; i < state->n_tenant_running; i++)
+		if (state->tenant_queued[i] > 0)
+		{
+			tenants[n] = state->tenant_names[i];
+			caps[n++] = LiveWorldQueueCap(state->tenant_names[i]);
+		}
+	if (n == 0 || nfree == 0)
+		return;
+	CatalogBegin("easeml: claiming queued runs");
+	nclaims = CatalogClaimQueued(free_slots, nfree, tenants, caps, n, claims);
+	for (int i = 0; i < nclaims; i++)
+	{
+		int			k = CatalogModelIndex(state, claims[i].model_id);
+		double		est = k >= 0 ? LiveWorldCost(claims[i].task_id, k) : NAN;
+
+		if (isfinite(est) && est > 0)
+			CatalogSetClaimEstimate(claims[i].run_id, est);
+	}
+	CatalogCommit();
+	for (int i = 0; i < nclaims; i++)
+	{
+		LiveWorldClaimed(claims[i].tenant);
+		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
+	}
+	if (nclaims > 0)
+		Sched.world_changed = true;
+}
+
+/*
+ * Queue the refits active deployments lack, in a short transaction of its
+ * own (under Guarded: a failure is logged and scheduling goes on).
+ */
+static void
+QueueMissingRefitsStep(void *arg)
+{
+	CatalogBegin("easeml: queueing refits");
+	if (CatalogQueueMissingRefits() > 0)
+		Sched.world_changed = true;
+	CatalogCommit();
+}
+
+/*
+ * Start queued refits (a deployed run trained again on every row,
+ * docs/results.md) in free slots, before anything else: the deployment
+ * waits for them.  Returns how many were launched.
+ */
+static int
+ClaimRefits(const CatSlot *free_slots, int nfree)
+{
+	CatClaim	claims[EASEML_MAX_SLOTS];
+	int			nclaims;
+
+	if (nfree == 0)
+		return 0;
+	CatalogBegin("easeml: claiming refits");
+	nclaims = CatalogClaimRefits(free_slots, nfree, claims);
+	CatalogCommit();
+	for (int i = 0; i < nclaims; i++)
+	{
+		LiveWorldClaimed(claims[i].tenant);
+		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
+	}
+	if (nclaims > 0)
+		Sched.world_changed = true;
+	return nclaims;
+}
+
+/*
+ * Fill free slots: first runs users queued, then the policy's choices,
+ * each on a device placement chooses (src/worker/devices.c).
+ */
+void
+Schedule(void)
+{
+	CatSlot		free_slots[EASEML_MAX_SLOTS];
+	int			nfree;
+	CatState	state;
+	bool		full;
+	bool		any_queued;
+
+	/*
+	 * Again here, not only at the top of the loop: a change committed after
+	 * a reload (ALTER SYSTEM, pg_reload_conf(), then a new task from
+	 * another session) reaches the scheduler with the reload already
+	 * signalled, and the runs this step starts for it must get the new
+	 * settings (easeml.run_timeout, trainer_path), whatever the step was
+	 * doing when the signal came.
+	 */
+	ReloadConfigIfPending();
+
+	/*
+	 * A task's candidates are sized against the memory limit when it joins
+	 * the world (CatalogOverMemory): a new limit rebuilds the world.
+	 */
+	if (EasemlTrainerMemoryLimitBytes() != applied_memory_limit)
+	{
+		if (applied_memory_limit >= 0)
+			LiveWorldReset();
+		applied_memory_limit = EasemlTrainerMemoryLimitBytes();
+	}
+	/* nothing is placed before the devices are known */
+	if (!easeml_enabled || !DevicesKnown())
+		return;
+	/* the launcher's cluster could not be reached a moment ago */
+	if (LaunchBackoffActive())
+		return;
+	if (Sched.world_changed)
+		DevicesChanged();
+	/*
+	 * Every slot busy: tasks only complete when runs end, which frees a
+	 * slot; only the run budget may have something to do.
+	 */
+	full = DevicesFree() == 0;
+	if (full && !PreemptionDue())
+		return;
+	if (!full && !Sched.world_changed &&
+		!TimestampDifferenceExceeds(last_load, GetCurrentTimestamp(), IDLE_RELOAD_MS))
+		return;
+	Sched.world_changed = false;
+	last_load = GetCurrentTimestamp();
+
+	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
+	(void) Guarded(QueueMissingRefitsStep, NULL);
+	CatalogBegin("easeml: loading tasks");
+	any_queued = CatalogCancelQueued();
+	CatalogLoadStateKept(&state, LiveWorldRefitDue());
+	CatalogLoadPlacement(&state);
+	DevicesRestrict(&state);
+	CatalogCloseTasks(&state);
+	CatalogCommit();
+	for (int i = 0; i < state.n_tasks; i++)
+		state.tasks[i].skip = InCooldown(state.tasks[i].id);
+	SyncWorld(&state);
+
+	SpinLockAcquire(&EasemlState->mutex);
+	strlcpy(EasemlState->policy, state.policy, sizeof(EasemlState->policy));
+	strlcpy(EasemlState->policy_label, LiveWorldPolicyLabel(),
+			sizeof(EasemlState->policy_label));
+	SpinLockRelease(&EasemlState->mutex);
+
+	if (full)
+	{
+		PreemptOverShare();
+		Sched.refit_pending = LiveWorldRefitStart(&state);
+		return;
+	}
+	if (any_queued)
+	{
+		if (ClaimRefits(free_slots, nfree) > 0)
+			nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
+		ClaimQueued(&state, free_slots, nfree);
+	}
+	DecideFreeSlots(&state);
+	Sched.refit_pending = LiveWorldRefitStart(&state);
+}
+

@@ -1,0 +1,64 @@
+/*-------------------------------------------------------------------------
+ *
+ * scheduler.h
+ *	  The scheduler's loop (src/worker/scheduler.c) and its steps, one file
+ *	  each: recording how runs ended (results.c), stopping and preempting
+ *	  trainers (stops.c), filling free slots (decide.c), launching trainers
+ *	  (launch.c); the state and helpers they share (loop_state.c).  Calls
+ *	  go one way: scheduler.c -> decide.c -> stops.c -> results.c, and
+ *	  decide.c -> launch.c; all of them -> loop_state.c, the catalog and
+ *	  the supervisor.  Private to the worker.
+ *
+ * IDENTIFICATION
+ *	  src/worker/scheduler.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_SCHEDULER_H
+#define EASEML_SCHEDULER_H
+
+#include "postgres.h"
+
+#include "catalog.h"
+
+/* The state the loop's steps share (src/worker/loop_state.c). */
+typedef struct SchedulerLoop
+{
+	/*
+	 * Loading the world costs a few queries over every run: it is skipped
+	 * while nothing can have changed (src/worker/decide.c).  Set by
+	 * whatever may have changed it: a wake-up, a trainer that ended, a
+	 * launch, a refit cycle that ended.
+	 */
+	bool		world_changed;
+	bool		sweep_pending;	/* sweep run directories (src/worker/rundir.c) */
+	bool		refit_pending;	/* a refit cycle is under way: work in slices */
+	char	   *bootstrap_user; /* the trainers connect as this role */
+} SchedulerLoop;
+
+extern SchedulerLoop Sched;
+
+/* loop_state.c: what every step uses */
+extern bool Guarded(void (*step) (void *arg), void *arg);
+extern void ReloadConfigIfPending(void);
+
+/* results.c: how runs ended; at most BACKLOG_MAX results wait to be recorded */
+#define BACKLOG_MAX 256
+extern void ReapTrainers(bool extension_ready);
+extern int	ResultsBacklogRunIds(int64 *ids);
+
+/* stops.c: cancels, timeouts, deleted runs, the run budget */
+extern void StopTrainers(void);
+extern bool PreemptionDue(void);
+extern void PreemptOverShare(void);
+
+/* launch.c: starting trainers */
+extern void LaunchRun(int64 run_id, int slot, const CatDevice *device);
+extern void FinishSubmissions(void);
+extern int	ReattachJobs(int64 *keep, int max);
+extern bool LaunchBackoffActive(void);
+
+/* decide.c: one scheduling step */
+extern void Schedule(void);
+
+#endif							/* EASEML_SCHEDULER_H */
