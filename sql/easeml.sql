@@ -2249,7 +2249,7 @@ COMMENT ON FUNCTION easeml.scheduler_status() IS
 	'the scheduler worker as seen from shared memory; pid is NULL when it is not running; loop_at is when its loop last went round, errors how many rounds failed since it started, last_error (SQLSTATE: message) the latest, shown to pg_read_all_stats; wakeups how often committing transactions woke it since it started, wakeups_folded how many wake-ups easeml.wake_interval folded into later ones';
 
 -- ---------------------------------------------------------------------------
--- Replay simulator (src/core/replay.c) over server-side CSV files, admin only
+-- Replay simulator (src/core/replay_*.c) over server-side CSV files, admin only
 -- ---------------------------------------------------------------------------
 CREATE FUNCTION easeml._replay_run(quality_csv text, cost_csv text, sizes_csv text,
 								   tenants int, devices int, policies text[], draws int,

@@ -4,7 +4,7 @@
  *	  Multi-tenant model selection policies: policy specs, acquisition and
  *	  task picking (docs/scheduler.md sections 2 and 3).
  *
- * Plain C, no PostgreSQL headers.  src/core/decision.c assembles decisions
+ * Plain C, no PostgreSQL headers.  src/core/decision_*.c assembles decisions
  * from these building blocks for both the live scheduler and the replay
  * simulator.  One module in four files:
  *

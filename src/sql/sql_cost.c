@@ -9,7 +9,7 @@
  * (src/core/costmodel.c, from every tenant's measured runs, read as the
  * bootstrap superuser as easeml.explain does), and each task's estimates
  * are CostTaskEstimate's on its size and its own measured runs, as in the
- * scheduler's world (src/core/decision.c).  The scheduler's model may lag by
+ * scheduler's world (src/core/decision_*.c).  The scheduler's model may lag by
  * one refit cycle (at most 10 s), and it scales the estimates of other
  * device kinds (docs/devices.md); these are the CPU's.  Tasks and runs are
  * read as the caller: row-level security shows a tenant its own.

@@ -5,7 +5,7 @@
  *	  and why.
  *
  * The backend builds the scheduler's world itself, with the scheduler's
- * code (src/worker/liveworld.c, src/core/decision.c, src/core/refit.c): the catalog is
+ * code (src/worker/liveworld.c, src/core/decision_*.c, src/core/refit.c): the catalog is
  * loaded as the scheduler loads it, the priors and the cost model are
  * fitted as a refit cycle fits them (the own prior of the explained task
  * only), and the task's candidates are ranked by the policy's acquisition.

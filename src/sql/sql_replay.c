@@ -2,7 +2,7 @@
  *
  * sql_replay.c
  *	  easeml.replay(...) and easeml.replay_curve(...): the replay simulator
- *	  of src/core/replay.c over server-side CSV files (superuser only).
+ *	  of src/core/replay_*.c over server-side CSV files (superuser only).
  *
  * IDENTIFICATION
  *	  src/sql/sql_replay.c

@@ -81,7 +81,7 @@ easeml_wake_trigger(PG_FUNCTION_ARGS)
 }
 
 /*
- * easeml._policy_valid(name): is it a policy src/core/policy.c knows?  One it
+ * easeml._policy_valid(name): is it a policy src/core/policy_spec.c knows?  One it
  * knows that the live scheduler refuses is an error saying why.
  */
 Datum

@@ -476,7 +476,7 @@ LoadHistory(CatState *state)
 
 /*
  * Measured training times of every task (active or not), for the cost
- * model of src/core/policy.c: one row per task with a succeeded run, and each
+ * model of src/core/sizecost.c: one row per task with a succeeded run, and each
  * active task's own times.
  */
 static void

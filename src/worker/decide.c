@@ -4,7 +4,7 @@
  *	  One scheduling step: fill the free slots.  Loads the world when the
  *	  catalog may have changed, claims the refits and the runs tenants
  *	  queued, then makes one decision per free slot (src/worker/liveworld.c,
- *	  src/core/decision.c), records it with its run and launches it
+ *	  src/core/decision_*.c), records it with its run and launches it
  *	  (src/worker/launch.c); with every slot busy, only the run budget may
  *	  act (src/worker/stops.c).
  *

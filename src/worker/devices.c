@@ -19,7 +19,7 @@
  * device of each run, so the free slots of a device are its slots minus
  * the runs the supervisor holds on it.
  *
- * Placement.  Before each decision the decision world (src/core/decision.c)
+ * Placement.  Before each decision the decision world (src/core/decision_*.c)
  * learns which candidates can start now (src/core/placement.c: the first of
  * its device kinds with a free device) and the cost factor of that kind,
  * so the policy only picks candidates that can start now, at the cost

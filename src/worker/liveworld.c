@@ -2,7 +2,7 @@
  *
  * liveworld.c
  *	  The live scheduler's DecisionWorld: the same decision code the replay
- *	  simulator runs (src/core/decision.c), kept across scheduling steps.
+ *	  simulator runs (src/core/decision_*.c), kept across scheduling steps.
  *
  * After every load of the catalog, LiveWorldSync brings the world in line
  * with it: tasks that are no longer active leave, new ones join, and each
@@ -11,7 +11,7 @@
  * refitted on the decision path.  Priors and the cost model are refitted
  * in short steps between decisions (src/core/refit.c).
  *
- * The world lives in malloc'd memory (src/core/decision.c is plain C) and
+ * The world lives in malloc'd memory (src/core/decision_*.c is plain C) and
  * survives the loop context's reset; tenants are mapped to world indexes
  * by name in a hash table in TopMemoryContext.
  *
@@ -721,7 +721,7 @@ DescribePrior(const CatState *state, const DecisionTask *dt, StringInfo why)
 /*
  * The history mixture the policy ranks by (acq=mix, mrg=1|2): how many
  * rows weigh for this task (its own row does not), or that there is none
- * yet and the GP ranks alone (decision.c); with mrg=2 whether the learned
+ * yet and the GP ranks alone (decision_view.c); with mrg=2 whether the learned
  * task score is installed.
  */
 static void

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * liveworld.h
- *	  The live scheduler's DecisionWorld (src/core/decision.c), kept across
+ *	  The live scheduler's DecisionWorld (src/core/decision_*.c), kept across
  *	  scheduling steps and brought in line with the catalog after each load.
  *
  * IDENTIFICATION

@@ -12,7 +12,7 @@
  *	2. stops trainers whose run was cancelled or timed out;
  *	3. while slots are free: loads the world in one short transaction,
  *	   decides outside any transaction (src/worker/liveworld.c keeps the world of
- *	   src/core/decision.c in line with the catalog), records the decision
+ *	   src/core/decision_*.c in line with the catalog), records the decision
  *	   and its run in one short transaction, and spawns the trainer
  *	   (src/worker/supervisor.c);
  *	4. sleeps on its latch until a backend commits a change (a new task, a
