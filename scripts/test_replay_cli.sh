@@ -142,6 +142,10 @@ checks=$((checks + 1))
 if ! out=$(/usr/bin/python3 scripts/bench/test_oracle_interleave.py 2>&1); then
 	fail "oracle_interleave.py: $out"
 fi
+checks=$((checks + 1))
+if ! out=$(/usr/bin/python3 scripts/bench/test_clairvoyant.py 2>&1); then
+	fail "clairvoyant.py / replay_summary.py: $out"
+fi
 
 # choose: the default policy's choice on a history, every row in file
 # order; too little history gives the fallback, popular

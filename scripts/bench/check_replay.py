@@ -23,7 +23,6 @@ import sys
 import tempfile
 
 import numpy as np
-from scipy.special import erfc
 
 M64 = (1 << 64) - 1
 THRESHOLDS = [0.05, 0.02, 0.01, 0.005]
@@ -50,7 +49,31 @@ def load(path):
     return np.array([[float(x) for x in r[1:]] for r in rows[1:]])
 
 
+def distinct_rows(Q):
+    """Rows whose quality vector repeats an earlier row are left out before
+    any draw, as easeml-replay does (first occurrence kept, file order)."""
+    seen, rows = set(), []
+    for r in range(Q.shape[0]):
+        key = Q[r].tobytes()
+        if key not in seen:
+            seen.add(key)
+            rows.append(r)
+    return rows
+
+
+def draw_perm(N, seed, draw):
+    """easeml-replay's permutation of the N distinct rows for one draw
+    (src/replay.c Permute): its first 'tenants' entries are the tenants."""
+    rng = SplitMix(seed * 0x2545F4914F6CDD1D + draw * 0x9E3779B97F4A7C15 + 1)
+    perm = list(range(N))
+    for i in range(N - 1, 0, -1):
+        j = min(int(rng.uniform() * (i + 1)), i)
+        perm[i], perm[j] = perm[j], perm[i]
+    return perm
+
+
 def expected_improvement(mu, sigma, best):
+    from scipy.special import erfc  # only the cross-check needs scipy
     d = mu - best
     ok = sigma > 1e-12
     z = np.where(ok, d / np.where(ok, sigma, 1.0), 0.0)
@@ -58,7 +81,9 @@ def expected_improvement(mu, sigma, best):
     return np.where(ok, ei, np.maximum(d, 0.0))
 
 
-def simulate(policy, Q, C, tenants, mu0, Sig, noise):
+def simulate(policy, Q, C, tenants, mu0, Sig, noise, thresholds=THRESHOLDS, until=False):
+    """Times to each threshold and the runs made; with until, stop as soon
+    as every threshold is reached (the runs are then those made so far)."""
     n, K = len(tenants), Q.shape[1]
     fstar = Q[tenants].max(1)
     obs = [[] for _ in range(n)]
@@ -66,7 +91,7 @@ def simulate(policy, Q, C, tenants, mu0, Sig, noise):
     last = [-1] * n
     avail = np.ones((n, K), dtype=bool)
     now, decisions = 0.0, 0
-    times = [None] * len(THRESHOLDS)
+    times = [None] * len(thresholds)
     while (fstar - best).mean() > 1e-12 and avail.any():
         elig = [i for i in range(n) if avail[i].any()]
         if policy == "popular":
@@ -101,9 +126,11 @@ def simulate(policy, Q, C, tenants, mu0, Sig, noise):
         obs[i].append((a, y))
         best[i] = max(best[i], y)
         loss = (fstar - best).mean()
-        for k, t in enumerate(THRESHOLDS):
+        for k, t in enumerate(thresholds):
             if times[k] is None and loss <= t + 1e-12:
                 times[k] = now
+        if until and None not in times:
+            break
     return times, decisions
 
 
@@ -117,14 +144,7 @@ def main():
     data = "scripts/bench/data/oboe"
     Q = 1.0 - load(os.path.join(data, "error_matrix.csv"))
     C = load(os.path.join(data, "runtime_matrix.csv"))
-    # rows whose quality vector repeats an earlier row are left out before
-    # any draw, as easeml-replay does (first occurrence kept, file order)
-    seen, rows = set(), []
-    for r in range(Q.shape[0]):
-        key = Q[r].tobytes()
-        if key not in seen:
-            seen.add(key)
-            rows.append(r)
+    rows = distinct_rows(Q)
     Q, C = Q[rows], C[rows]
     N = Q.shape[0]
 
@@ -142,11 +162,7 @@ def main():
 
     bad = 0
     for d in range(args.draws):
-        rng = SplitMix(args.seed * 0x2545F4914F6CDD1D + d * 0x9E3779B97F4A7C15 + 1)
-        perm = list(range(N))
-        for i in range(N - 1, 0, -1):
-            j = min(int(rng.uniform() * (i + 1)), i)
-            perm[i], perm[j] = perm[j], perm[i]
+        perm = draw_perm(N, args.seed, d)
         tenants, prior_rows = perm[:args.tenants], perm[args.tenants:]
         X = Q[prior_rows]
         mu0 = X.mean(0)
