@@ -55,7 +55,7 @@ parallel_wait() {
 #   openml_weka    ASlib OPENML-WEKA-2017 (105 x 30), unit costs     (flat)
 # Matrices without runtimes have no "+1 s" cell: 1 + 1 s per run is unit
 # cost scaled by 2, the same ratios.
-SUITE_CELLS="oboe_ov1 oboe_ov0 oboe_ov10 oboe_unit oboe30_unit oboe30_ov1 seed_history openml_weka"
+SUITE_CELLS="oboe_ov1 seed_history openml_weka oboe30_unit oboe30_ov1 oboe_unit oboe_ov0 oboe_ov10"
 OBOE=scripts/bench/data/oboe
 
 # cell_args NAME DIR: "flat tenants replay-arguments..." of cell NAME;
@@ -88,6 +88,15 @@ cell_cmd() {
 		"--thresholds 0.01,0.005,0.002 --policies $5" \
 		"${AUTO_CANDIDATES:+--auto-candidates $AUTO_CANDIDATES}" \
 		"${AUTO_DRAWS:+--auto-draws $AUTO_DRAWS}"
+}
+
+# complete_times CSV DRAWS POLICIES: true when CSV holds every draw of every
+# policy at the three losses on one device (easeml-replay writes it at the
+# end of a run, so a run that was stopped has none)
+complete_times() {
+	local n
+	n=$(echo "$3" | tr ',' '\n' | wc -l)
+	[ -s "$1" ] && [ "$(($(wc -l <"$1") - 1))" -eq "$(($2 * n * 3))" ]
 }
 
 # make_oboe30 DIR: Oboe's 30 cheapest models (median runtime over data

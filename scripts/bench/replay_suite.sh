@@ -41,12 +41,14 @@
 # cells) flat_cells_met=<flat cells >= 1 at every loss by both>/<flat
 # cells> worst_vs_tenant_bo=<min median ratio>, then for hybrid:cost
 # hybrid_worst_vs_popular hybrid_below_1.
-# CPU (one core): Oboe cells 4-6 s a draw (the default's inner replays),
-# 30-model cells about 1 s, the others less: about 80 min for 200 draws;
+# CPU (one core): Oboe cells 4-7 s a draw (the default's inner replays),
+# the others less: about 85 min for 200 draws;
 # JOBS seeds run at a time (default 1).
 #
 # Environment: DRAWS (20), EXTRA (policy specs, comma list; "" for none),
-# CELLS (a subset of the cells), JOBS, OUT, AUTO_CANDIDATES and AUTO_DRAWS
+# CELLS (a subset of the cells), JOBS, RESUME (1: keep a cell-seed of an
+# interrupted run whose recorded command is the same and whose times are
+# complete; the replay is deterministic), OUT, AUTO_CANDIDATES and AUTO_DRAWS
 # (experiments, as in replay.sh).  SEEDS is read when no argument is given.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -61,7 +63,11 @@ CELLS=${CELLS:-$SUITE_CELLS}
 BOOT=2000
 POLICIES=popular,tenant_bo,default${EXTRA:+,$EXTRA}
 mkdir -p "$OUT"
-rm -f "$OUT"/*.csv "$OUT"/*.txt "$OUT"/*.cmd
+if [ -n "${RESUME:-}" ]; then
+	rm -f "$OUT/ratios.txt"
+else
+	rm -f "$OUT"/*.csv "$OUT"/*.txt "$OUT"/*.cmd
+fi
 make -s easeml-replay
 make_oboe30 "$OUT"
 
@@ -70,6 +76,11 @@ for name in $CELLS; do
 	read -r flat tenants args <<<"$(cell_args "$name" "$OUT")"
 	for s in $SEEDS; do
 		cmd=$(cell_cmd "$name" "$OUT" "$s" "$DRAWS" "$POLICIES")
+		if [ -n "${RESUME:-}" ] && [ "$(cat "$OUT/${name}_s$s.cmd" 2>/dev/null)" = "$cmd" ] &&
+			complete_times "$OUT/${name}_s$s.csv" "$DRAWS" "$POLICIES"; then
+			echo "$name seed $s: kept (RESUME: the same command's complete times)"
+			continue
+		fi
 		echo "$cmd" >"$OUT/${name}_s$s.cmd"
 		# shellcheck disable=SC2086
 		parallel $cmd --times "$OUT/${name}_s$s.csv" >"$OUT/${name}_s$s.txt"
