@@ -3527,31 +3527,6 @@ REVOKE ALL ON FUNCTION easeml.trainer_attach(bigint, text), easeml._trainer_auth
 -- from 0.1.0 build the same catalog.
 -- ===========================================================================
 
--- The run whose model serves a task: here the best succeeded run on the
--- task's current snapshot whose model easeml can apply (a built-in family,
--- artifact stored), ranked as the leaderboard ranks; the deployments topic
--- (75-results.sql) replaces it with the task's active deployment.  Read as
--- the caller, so row-level security keeps it to the caller's own runs.
-CREATE FUNCTION easeml._deployed_run(task_id bigint)
-RETURNS bigint
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-	SELECT r.id
-	  FROM easeml.runs r
-	  JOIN easeml.tasks t ON t.id = r.task_id
-	  JOIN easeml.models m ON m.id = r.model_id
-	 WHERE r.task_id = _deployed_run.task_id
-	   AND r.status = 'succeeded' AND r.score IS NOT NULL
-	   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version
-	   AND m.family <> 'external'
-	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = r.id)
-	 ORDER BY r.score DESC, r.seconds, r.id
-	 LIMIT 1
-$$;
-COMMENT ON FUNCTION easeml._deployed_run(bigint) IS
-	'internal: the run whose model easeml.predict uses for a task (NULL: none yet)';
-
 -- predict: the label of a classification task (as the label column's
 -- ::text), or the value of a regression task as text.  [inputs] strict:
 -- a category the model was not trained on is an error (22023), not an
@@ -3629,26 +3604,6 @@ LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml._prediction_counts() IS
 	'internal: the prediction counters of the caller''s tasks, per task and run, since the server started';
-
-CREATE VIEW easeml.prediction_stats WITH (security_invoker = true) AS
-SELECT t.name AS task,
-	   t.tenant,
-	   c.task_id,
-	   c.run_id,
-	   m.name AS model,
-	   c.run_id IS NOT DISTINCT FROM easeml._deployed_run(t.id) AS serving,
-	   c."rows" AS predicted_rows,
-	   c.unknown_rows AS unknown_category_rows,
-	   c.imputed_rows,
-	   c.since,
-	   c.last_at
-  FROM easeml._prediction_counts() c
-  JOIN easeml.tasks t ON t.id = c.task_id
-  LEFT JOIN easeml.runs r ON r.id = c.run_id
-  LEFT JOIN easeml.models m ON m.id = r.model_id;
-COMMENT ON VIEW easeml.prediction_stats IS
-	'what easeml.predict saw for each of your tasks and the run that served it, since the server started: rows predicted, rows with a category the model was not trained on, rows with a missing value filled in';
-GRANT SELECT ON easeml.prediction_stats TO PUBLIC;
 
 -- ===========================================================================
 -- Results: deployments, events (docs/results.md; src/sql/sql_deploy.c)
@@ -3758,21 +3713,6 @@ AS $$
 	 ORDER BY l.rank
 	 LIMIT 1
 $$;
-
--- The run whose artifact predicts for a task: its active deployment, else
--- its best deployable run (a task whose auto_deploy is off and that was
--- never deployed); NULL when it has none.
-CREATE OR REPLACE FUNCTION easeml._deployed_run(task_id bigint)
-RETURNS bigint
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-	SELECT coalesce((SELECT d.run_id FROM easeml.deployments d
-					  WHERE d.task_id = _deployed_run.task_id AND d.active),
-					easeml._best_deployable(_deployed_run.task_id))
-$$;
-COMMENT ON FUNCTION easeml._deployed_run(bigint) IS
-	'the run that predicts for a task: its active deployment, else its best run with an artifact';
 
 -- Make a run the active deployment of its task; the callers
 -- checked it.  With refit_all, the run's refit on every row
@@ -4025,27 +3965,6 @@ LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.rollback(text) IS
 	'go back to the previous deployment of one of your tasks; returns the run id now deployed';
-
--- What each task deploys now.
-CREATE VIEW easeml.deployed WITH (security_invoker = true) AS
-SELECT t.name AS task,
-	   t.tenant,
-	   t.id AS task_id,
-	   d.run_id,
-	   m.name AS model,
-	   r.score,
-	   d.strategy,
-	   d.deployed_at,
-	   d.deployed_by,
-	   t.auto_deploy
-  FROM easeml.deployments d
-  JOIN easeml.tasks t ON t.id = d.task_id
-  JOIN easeml.runs r ON r.id = d.run_id
-  JOIN easeml.models m ON m.id = r.model_id
- WHERE d.active;
-COMMENT ON VIEW easeml.deployed IS
-	'the active deployment of each of your tasks: the run predict uses';
-GRANT SELECT ON easeml.deployed TO PUBLIC;
 
 -- A run ended: say so, say when it is its task's new best, and deploy the
 -- task's best deployable run when this run changed it (it is that run, or
@@ -4758,7 +4677,7 @@ $$;
 -- [refit] The run whose artifact predicts for a task: its active
 -- deployment's (the refit once that took over), else its best deployable
 -- run; NULL when it has none.
-CREATE OR REPLACE FUNCTION easeml._deployed_run(task_id bigint)
+CREATE FUNCTION easeml._deployed_run(task_id bigint)
 RETURNS bigint
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -4771,9 +4690,30 @@ $$;
 COMMENT ON FUNCTION easeml._deployed_run(bigint) IS
 	'the run whose artifact predicts for a task: its active deployment (or that run''s refit on every row), else its best run with an artifact';
 
+-- what easeml.predict saw, per task and run (easeml._prediction_counts)
+CREATE VIEW easeml.prediction_stats WITH (security_invoker = true) AS
+SELECT t.name AS task,
+	   t.tenant,
+	   c.task_id,
+	   c.run_id,
+	   m.name AS model,
+	   c.run_id IS NOT DISTINCT FROM easeml._deployed_run(t.id) AS serving,
+	   c."rows" AS predicted_rows,
+	   c.unknown_rows AS unknown_category_rows,
+	   c.imputed_rows,
+	   c.since,
+	   c.last_at
+  FROM easeml._prediction_counts() c
+  JOIN easeml.tasks t ON t.id = c.task_id
+  LEFT JOIN easeml.runs r ON r.id = c.run_id
+  LEFT JOIN easeml.models m ON m.id = r.model_id;
+COMMENT ON VIEW easeml.prediction_stats IS
+	'what easeml.predict saw for each of your tasks and the run that served it, since the server started: rows predicted, rows with a category the model was not trained on, rows with a missing value filled in';
+GRANT SELECT ON easeml.prediction_stats TO PUBLIC;
+
 -- [refit] What each task deploys now: the run chosen and its validation
 -- score, and the artifact that predicts (the run's, or its refit's)
-CREATE OR REPLACE VIEW easeml.deployed WITH (security_invoker = true) AS
+CREATE VIEW easeml.deployed WITH (security_invoker = true) AS
 SELECT t.name AS task,
 	   t.tenant,
 	   t.id AS task_id,
@@ -4799,6 +4739,9 @@ SELECT t.name AS task,
   LEFT JOIN easeml.runs f ON f.id = d.refit_run_id
   JOIN easeml.runs a ON a.id = easeml._deployment_artifact(d)
  WHERE d.active;
+COMMENT ON VIEW easeml.deployed IS
+	'the active deployment of each of your tasks: the run predict uses';
+GRANT SELECT ON easeml.deployed TO PUBLIC;
 
 
 -- [refit] end
