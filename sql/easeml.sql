@@ -623,12 +623,16 @@ $$;
 -- inside a security-restricted operation (easeml._read_source): counts of rows
 -- and of NULL, NaN and infinite targets, usable rows (a target that is
 -- neither NULL nor NaN), classes, and easeml._column_stats_sql() for each
--- of cols (whose kinds are given).  One scan of the relation.
+-- of cols (whose kinds are given).  One scan of the relation.  No JIT (here,
+-- in _take_snapshot and refresh): on a wide table (Fashion-MNIST's 785
+-- columns) LLVM spent over 15 minutes compiling this one query, whose cost
+-- is its expressions, not its rows.
 CREATE FUNCTION easeml._profile(rel regclass, target text, kind text, cols text[],
 								kinds text[], find_keys boolean)
 RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
+SET jit = off
 AS $$
 DECLARE
 	ttype		oid;
@@ -1723,7 +1727,8 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'easeml_take_snapshot'
 LANGUAGE C
 -- [identity] it switches identity (src/module/identity.c)
-SET search_path = pg_catalog, pg_temp;
+SET search_path = pg_catalog, pg_temp
+SET jit = off;
 
 CREATE TRIGGER tasks_snapshot
 	AFTER INSERT ON easeml.tasks
@@ -1771,7 +1776,8 @@ RETURNS int
 AS 'MODULE_PATHNAME', 'easeml_refresh'
 LANGUAGE C VOLATILE
 -- it runs statements as a superuser: never with the caller's search_path
-SET search_path = pg_catalog, pg_temp;
+SET search_path = pg_catalog, pg_temp
+SET jit = off;
 COMMENT ON FUNCTION easeml.refresh(text) IS
 	'take a new snapshot of one of your tasks'' source and train on it from now on; returns the new version';
 
@@ -4140,14 +4146,6 @@ COMMENT ON FUNCTION easeml.run_log(bigint, int) IS
 	'the end of the trainer log of one of your runs, at most max_bytes (1 to 1048576) bytes';
 
 REVOKE ALL ON FUNCTION easeml.trainer_progress(bigint, int, float8, float8) FROM PUBLIC;
-
--- Declaring or refreshing a task profiles and copies every column of its
--- source in one query; on a wide table (Fashion-MNIST's 785 columns) LLVM
--- JIT spent over 15 minutes compiling that query.  Its cost is the
--- expressions, not the rows, so JIT never pays off here.
-ALTER FUNCTION easeml._profile(regclass, text, text, text[], text[], boolean) SET jit = off;
-ALTER FUNCTION easeml._take_snapshot() SET jit = off;
-ALTER FUNCTION easeml.refresh(text) SET jit = off;
 
 -- The "auto" policy (the default, easeml.policy = 'default'): the scheduler
 -- replays its candidates (docs/scheduler.md "The auto policy") on the
