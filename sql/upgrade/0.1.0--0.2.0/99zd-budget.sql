@@ -215,6 +215,10 @@ BEGIN
 			NEW.reactivated_at := clock_timestamp();
 			NEW.status_reason := NULL;
 		END IF;
+		-- [quota] a new measurement (easeml.refresh) meets the limits
+		IF NEW.measured_at IS DISTINCT FROM OLD.measured_at THEN
+			PERFORM easeml._check_tenant_limits(NEW.tenant, NEW.name, NEW.n_rows, false);
+		END IF;
 		RETURN NEW;
 	END IF;
 
@@ -304,6 +308,7 @@ BEGIN
 	NEW.status := 'active';
 	NEW.status_reason := NULL;
 	NEW.created_at := now();
+	PERFORM easeml._check_tenant_limits(NEW.tenant, NEW.name, NEW.n_rows, true);
 	RETURN NEW;
 END;
 $$;
