@@ -2477,17 +2477,25 @@ COMMENT ON FUNCTION easeml.cancel(bigint) IS
 	'cancel a queued or running run of yours; returns cancelled, or cancelling while the trainer of a running run is being stopped';
 
 -- ---------------------------------------------------------------------------
--- Trainer-side functions (superuser only): the trainer process calls them
--- over libpq.
+-- The trainer protocol: the functions the trainer process calls over libpq
+-- live in a schema of their own, easeml_trainer, so that easeml holds the
+-- user API only.  None may be executed by PUBLIC: a superuser, or a login
+-- role easeml.grant_trainer names, which must then prove with the run's
+-- token that it is the run's trainer (easeml_trainer.attach(run, token)).
 -- ---------------------------------------------------------------------------
+CREATE SCHEMA easeml_trainer;
+COMMENT ON SCHEMA easeml_trainer IS
+	'easeml: the trainer protocol, the functions the trainer process calls (not for users)';
+GRANT USAGE ON SCHEMA easeml_trainer TO PUBLIC;
+
 -- Raises unless this session's user is a superuser or the session proved
--- it is this run's trainer (easeml.trainer_attach(run, token)).
+-- it is this run's trainer (easeml_trainer.attach(run, token)).
 CREATE FUNCTION easeml._trainer_authorize(run_id bigint)
 RETURNS void
 AS 'MODULE_PATHNAME', 'easeml_trainer_authorize'
 LANGUAGE C STABLE STRICT;
 
--- What the trainer needs to train one run (unchecked: easeml.trainer_spec
+-- What the trainer needs to train one run (unchecked: easeml_trainer.spec
 -- checks that the caller is the run's trainer and calls it).
 CREATE FUNCTION easeml._trainer_spec(run_id bigint)
 RETURNS jsonb
@@ -2599,27 +2607,27 @@ $$;
 COMMENT ON FUNCTION easeml._trainer_spec(bigint) IS
 	'internal: what the trainer needs to train one run, including its COPY query';
 
-CREATE FUNCTION easeml.trainer_data_session(run_id bigint)
+CREATE FUNCTION easeml_trainer.data_session(run_id bigint)
 RETURNS name
 AS 'MODULE_PATHNAME', 'easeml_trainer_data_session'
 LANGUAGE C VOLATILE STRICT
 -- it runs a statement as a superuser: never with the caller's search_path
 SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION easeml.trainer_data_session(bigint) IS
+COMMENT ON FUNCTION easeml_trainer.data_session(bigint) IS
 	'internal: for the rest of the current transaction, act as the run''s tenant inside a security-restricted operation';
 
 -- [trust] the trainer's session registers itself so that the scheduler can
 -- end it with its trainer (src/sql/sql_trainer.c; the registry: src/module/trainer_session.c)
-CREATE FUNCTION easeml.trainer_attach(run_id bigint)
+CREATE FUNCTION easeml_trainer.attach(run_id bigint)
 RETURNS void
 AS 'MODULE_PATHNAME', 'easeml_trainer_attach'
 LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION easeml.trainer_attach(bigint) IS
+COMMENT ON FUNCTION easeml_trainer.attach(bigint) IS
 	'internal: record this session as the database session of the run''s trainer, which the scheduler ends when the trainer ends';
 
 -- The trainer's progress: the run's latest epoch, loss and time, and a row
 -- of its learning curve.  NaN (the trainer's "not measured") is NULL.
-CREATE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8, score float8)
+CREATE FUNCTION easeml_trainer.progress(run_id bigint, epoch int, loss float8, score float8)
 RETURNS void
 LANGUAGE plpgsql
 -- [slurm] a remote trainer's login role calls it: checked, as its owner
@@ -2631,65 +2639,65 @@ DECLARE
 	n			bigint;
 BEGIN
 	-- [slurm] only for the run this session proved it trains (docs/scale-out.md)
-	PERFORM easeml._trainer_authorize(trainer_progress.run_id);
+	PERFORM easeml._trainer_authorize(progress.run_id);
 	-- Best effort: a row another transaction keeps locked (its tenant's
 	-- open transaction that cancelled it, say) is skipped, not waited for
 	-- with the trainer's lock_timeout at every report while training
 	-- stalls; the next report tries again, the result still waits.
 	PERFORM FROM easeml.runs r
-	 WHERE r.id = trainer_progress.run_id AND r.status IN ('queued', 'running')
+	 WHERE r.id = progress.run_id AND r.status IN ('queued', 'running')
 	   FOR NO KEY UPDATE SKIP LOCKED;
 	IF NOT FOUND THEN
 		RETURN;
 	END IF;
 	UPDATE easeml.runs r
-	   SET epoch = trainer_progress.epoch,
-		   loss = nullif(trainer_progress.loss, 'NaN'::float8),
+	   SET epoch = progress.epoch,
+		   loss = nullif(progress.loss, 'NaN'::float8),
 		   progress_at = clock_timestamp()
-	 WHERE r.id = trainer_progress.run_id AND r.status IN ('queued', 'running')
+	 WHERE r.id = progress.run_id AND r.status IN ('queued', 'running')
 	RETURNING r.tenant INTO ten;
 	IF NOT FOUND THEN
 		RETURN;
 	END IF;
 	INSERT INTO easeml.run_progress (run_id, tenant, epoch, loss, score)
-	VALUES (trainer_progress.run_id, ten, trainer_progress.epoch,
-			nullif(trainer_progress.loss, 'NaN'::float8), nullif(trainer_progress.score, 'NaN'::float8));
-	SELECT count(*) INTO n FROM easeml.run_progress p WHERE p.run_id = trainer_progress.run_id;
+	VALUES (progress.run_id, ten, progress.epoch,
+			nullif(progress.loss, 'NaN'::float8), nullif(progress.score, 'NaN'::float8));
+	SELECT count(*) INTO n FROM easeml.run_progress p WHERE p.run_id = progress.run_id;
 	IF n > easeml._progress_cap() THEN
 		DELETE FROM easeml.run_progress p
 		 USING (SELECT q.id, row_number() OVER (ORDER BY q.id) AS i
-				  FROM easeml.run_progress q WHERE q.run_id = trainer_progress.run_id) x
+				  FROM easeml.run_progress q WHERE q.run_id = progress.run_id) x
 		 WHERE p.id = x.id AND x.i % 2 = 0 AND x.i < n;
 	END IF;
 END;
 $$;
-COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8, float8) IS
+COMMENT ON FUNCTION easeml_trainer.progress(bigint, int, float8, float8) IS
 	'internal: the trainer reports its epoch, training loss and (when measured) validation score while it trains';
 
 -- the three-argument form trainers before the validation score used
-CREATE FUNCTION easeml.trainer_progress(run_id bigint, epoch int, loss float8)
+CREATE FUNCTION easeml_trainer.progress(run_id bigint, epoch int, loss float8)
 RETURNS void
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT easeml.trainer_progress(run_id, epoch, loss, NULL::float8);
+	SELECT easeml_trainer.progress(run_id, epoch, loss, NULL::float8);
 $$;
-COMMENT ON FUNCTION easeml.trainer_progress(bigint, int, float8) IS
+COMMENT ON FUNCTION easeml_trainer.progress(bigint, int, float8) IS
 	'internal: the trainer reports its epoch and loss while it trains';
 
-CREATE FUNCTION easeml.trainer_artifact(run_id bigint, data bytea)
+CREATE FUNCTION easeml_trainer.artifact(run_id bigint, data bytea)
 RETURNS void
 LANGUAGE sql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT easeml._trainer_authorize(trainer_artifact.run_id);
+	SELECT easeml._trainer_authorize(artifact.run_id);
 	INSERT INTO easeml.artifacts (run_id, tenant, bytes, data)
-	SELECT r.id, r.tenant, octet_length(trainer_artifact.data), trainer_artifact.data
+	SELECT r.id, r.tenant, octet_length(artifact.data), artifact.data
 	  FROM easeml.runs r
-	 WHERE r.id = trainer_artifact.run_id AND r.status IN ('queued', 'running')
+	 WHERE r.id = artifact.run_id AND r.status IN ('queued', 'running')
 	ON CONFLICT (run_id) DO UPDATE SET data = EXCLUDED.data, bytes = EXCLUDED.bytes;
 $$;
-COMMENT ON FUNCTION easeml.trainer_artifact(bigint, bytea) IS
+COMMENT ON FUNCTION easeml_trainer.artifact(bigint, bytea) IS
 	'internal: the trainer stores the trained parameters of its run';
 
 -- ---------------------------------------------------------------------------
@@ -2751,10 +2759,10 @@ REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_tenant_limits(na
 	easeml._replay_run(text, text, text, int, int, text[], int, bigint, float8[], boolean, text, boolean),
 	easeml.replay(text, text, text, int, int, text[], int, bigint, float8[], boolean, text),
 	easeml.replay_curve(text, text, text, int, int, text[], int, bigint, boolean, text),
-	easeml._trainer_spec(bigint), easeml.trainer_data_session(bigint),
-	easeml.trainer_attach(bigint),
-	easeml.trainer_progress(bigint, int, float8),
-	easeml.trainer_artifact(bigint, bytea),
+	easeml._trainer_spec(bigint), easeml_trainer.data_session(bigint),
+	easeml_trainer.attach(bigint),
+	easeml_trainer.progress(bigint, int, float8),
+	easeml_trainer.artifact(bigint, bytea),
 	easeml._finish_run(bigint, text, int, text, text),
 	easeml._keep_artifacts(bigint)
 	FROM PUBLIC;
@@ -3161,16 +3169,16 @@ COMMENT ON FUNCTION easeml.add_custom_model(text, text[], text[], text[], boolea
 	'register a candidate trained by an external command (admin only); returns its model id';
 
 -- The command of a run's custom trainer (called by the trainer).
-CREATE FUNCTION easeml.trainer_command(run_id bigint)
+CREATE FUNCTION easeml_trainer.command(run_id bigint)
 RETURNS text[]
 LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT easeml._trainer_authorize(trainer_command.run_id);
+	SELECT easeml._trainer_authorize(command.run_id);
 	SELECT m.command FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
-	 WHERE r.id = trainer_command.run_id
+	 WHERE r.id = command.run_id
 $$;
-COMMENT ON FUNCTION easeml.trainer_command(bigint) IS
+COMMENT ON FUNCTION easeml_trainer.command(bigint) IS
 	'internal: the command of a run''s custom trainer, NULL for built-in families';
 
 GRANT SELECT ON easeml.devices, easeml.device_usage TO PUBLIC;
@@ -3178,7 +3186,7 @@ REVOKE ALL ON FUNCTION easeml._record_probe(text, int), easeml._device_row(text)
 	easeml.enable_device(text), easeml.disable_device(text),
 	easeml.set_device_slots(text, int), easeml.probe_devices(),
 	easeml.add_custom_model(text, text[], text[], text[], boolean, jsonb, float8),
-	easeml.trainer_command(bigint)
+	easeml_trainer.command(bigint)
 	FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.devices', '');
 
@@ -3404,19 +3412,19 @@ ALTER TABLE easeml.trainer_jobs ENABLE ROW LEVEL SECURITY;
 -- A session proves it is a run's trainer: the token must be the run's and
 -- the run running.  SECURITY DEFINER: the trainer's login role reads no
 -- table itself.
-CREATE FUNCTION easeml.trainer_attach(run_id bigint, token text)
+CREATE FUNCTION easeml_trainer.attach(run_id bigint, token text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'easeml_trainer_attach_token'
 LANGUAGE C VOLATILE STRICT SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION easeml.trainer_attach(bigint, text) IS
+COMMENT ON FUNCTION easeml_trainer.attach(bigint, text) IS
 	'internal: prove with the run''s token that this session is the run''s trainer, and record it so that the scheduler can end it';
 
 -- The functions a trainer calls check that it is the run's trainer and run
 -- as their owner, so that the trainer's login role needs no privilege on
 -- any table.
 -- (train_all: a refit trains on every row)
-CREATE FUNCTION easeml.trainer_spec(run_id bigint)
+CREATE FUNCTION easeml_trainer.spec(run_id bigint)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -3426,16 +3434,16 @@ BEGIN
 	RETURN easeml._trainer_spec(run_id)
 		|| jsonb_build_object('train_all',
 							  EXISTS (SELECT 1 FROM easeml.runs r
-									   WHERE r.id = trainer_spec.run_id AND r.purpose = 'refit'));
+									   WHERE r.id = spec.run_id AND r.purpose = 'refit'));
 END;
 $$;
-COMMENT ON FUNCTION easeml.trainer_spec(bigint) IS
+COMMENT ON FUNCTION easeml_trainer.spec(bigint) IS
 	'internal: what the trainer needs to train one run, including its COPY query';
 
 -- The trainer's result: its exit status, its metrics (success) or the
 -- reason it failed.  The scheduler records the run from it once the
 -- trainer has ended (it alone changes a run's status).
-CREATE FUNCTION easeml.trainer_result(run_id bigint, exit_code int, metrics text, error text)
+CREATE FUNCTION easeml_trainer.result(run_id bigint, exit_code int, metrics text, error text)
 RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -3443,16 +3451,16 @@ AS $$
 BEGIN
 	PERFORM easeml._trainer_authorize(run_id);
 	UPDATE easeml.trainer_jobs j
-	   SET exit_code = trainer_result.exit_code,
-		   metrics = left(trainer_result.metrics, 1048576),
-		   error = left(trainer_result.error, 8192),
+	   SET exit_code = result.exit_code,
+		   metrics = left(result.metrics, 1048576),
+		   error = left(result.error, 8192),
 		   reported_at = clock_timestamp()
 	  FROM easeml.runs r
-	 WHERE j.run_id = trainer_result.run_id AND r.id = j.run_id AND r.status = 'running';
+	 WHERE j.run_id = result.run_id AND r.id = j.run_id AND r.status = 'running';
 	RETURN FOUND;
 END;
 $$;
-COMMENT ON FUNCTION easeml.trainer_result(bigint, int, text, text) IS
+COMMENT ON FUNCTION easeml_trainer.result(bigint, int, text, text) IS
 	'internal: the trainer reports how its run ended (exit status, metrics or error)';
 
 -- Slurm partitions are devices of launcher 'slurm' named slurm:<partition>;
@@ -3506,22 +3514,22 @@ BEGIN
 	IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = role) THEN
 		RAISE EXCEPTION 'role "%" does not exist', role USING ERRCODE = 'undefined_object';
 	END IF;
-	EXECUTE format('GRANT EXECUTE ON FUNCTION easeml.trainer_attach(bigint, text),'
-				   ' easeml.trainer_spec(bigint), easeml.trainer_data_session(bigint),'
-				   ' easeml.trainer_progress(bigint, int, float8),'
-				   ' easeml.trainer_progress(bigint, int, float8, float8), easeml.trainer_artifact(bigint, bytea),'
-				   ' easeml.trainer_command(bigint), easeml.trainer_result(bigint, int, text, text) TO %I',
+	EXECUTE format('GRANT EXECUTE ON FUNCTION easeml_trainer.attach(bigint, text),'
+				   ' easeml_trainer.spec(bigint), easeml_trainer.data_session(bigint),'
+				   ' easeml_trainer.progress(bigint, int, float8),'
+				   ' easeml_trainer.progress(bigint, int, float8, float8), easeml_trainer.artifact(bigint, bytea),'
+				   ' easeml_trainer.command(bigint), easeml_trainer.result(bigint, int, text, text) TO %I',
 				   role);
 END;
 $$;
 COMMENT ON FUNCTION easeml.grant_trainer(name) IS
 	'let a login role act as a remote trainer: call the trainer''s functions, which each need the run''s token (admin only)';
 
-REVOKE ALL ON FUNCTION easeml.trainer_attach(bigint, text), easeml._trainer_authorize(bigint),
-	easeml._trainer_spec(bigint), easeml.trainer_spec(bigint),
-	easeml.trainer_progress(bigint, int, float8), easeml.trainer_artifact(bigint, bytea),
-	easeml.trainer_command(bigint),
-	easeml.trainer_result(bigint, int, text, text),
+REVOKE ALL ON FUNCTION easeml_trainer.attach(bigint, text), easeml._trainer_authorize(bigint),
+	easeml._trainer_spec(bigint), easeml_trainer.spec(bigint),
+	easeml_trainer.progress(bigint, int, float8), easeml_trainer.artifact(bigint, bytea),
+	easeml_trainer.command(bigint),
+	easeml_trainer.result(bigint, int, text, text),
 	easeml.set_slurm_partition(text, int, text), easeml.grant_trainer(name)
 	FROM PUBLIC;
 
@@ -4145,7 +4153,7 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION easeml.run_log(bigint, int) IS
 	'the end of the trainer log of one of your runs, at most max_bytes (1 to 1048576) bytes';
 
-REVOKE ALL ON FUNCTION easeml.trainer_progress(bigint, int, float8, float8) FROM PUBLIC;
+REVOKE ALL ON FUNCTION easeml_trainer.progress(bigint, int, float8, float8) FROM PUBLIC;
 
 -- The "auto" policy (the default, easeml.policy = 'default'): the scheduler
 -- replays its candidates (docs/scheduler.md "The auto policy") on the

@@ -172,18 +172,18 @@ is($node->safe_psql('postgres', q{
 	'1', 'normal: exactly one run');
 
 # the token is what lets the trainer's role act for a run
-my ($ret, $out, $err) = $node->psql('postgres', "SELECT easeml.trainer_spec($run)",
+my ($ret, $out, $err) = $node->psql('postgres', "SELECT easeml_trainer.spec($run)",
 	extra_params => [ '-U', 'easeml_remote' ]);
 like($err, qr/may not act as the trainer of run $run/,
 	'the trainer\'s role without a token may not read a run\'s spec');
 ($ret, $out, $err) = $node->psql('postgres',
-	"SELECT easeml.trainer_attach($run, repeat('0', 64))",
+	"SELECT easeml_trainer.attach($run, repeat('0', 64))",
 	extra_params => [ '-U', 'easeml_remote' ]);
 like($err, qr/not the trainer of run $run/, 'a wrong token is refused');
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM easeml.trainer_jobs',
 	extra_params => [ '-U', 'easeml_remote' ]);
 like($err, qr/permission denied/, 'the trainer\'s role reads no table');
-($ret, $out, $err) = $node->psql('postgres', "SELECT easeml.trainer_result($run, 0, '{}', NULL)",
+($ret, $out, $err) = $node->psql('postgres', "SELECT easeml_trainer.result($run, 0, '{}', NULL)",
 	extra_params => [ '-U', 'lab_a' ]);
 like($err, qr/permission denied/, 'a tenant cannot report a result');
 

@@ -69,8 +69,8 @@ my $stub = trainer_script($dir, 'stub_trainer', <<"EOS");
 case "\$1" in --run) ;; *) exec '$bindir/easeml-trainer' "\$@" ;; esac
 sleep 1
 exec '$bindir/psql' "\$EASEML_CONNINFO" -X -q -o /dev/null -v ON_ERROR_STOP=1 \\
-	-c "SELECT easeml.trainer_attach(\$2, '\$EASEML_RUN_TOKEN')" \\
-	-c "SELECT easeml.trainer_result(\$2, 0, '{\\"score\\": 0.\$((\$2 % 89 + 10))}', NULL)"
+	-c "SELECT easeml_trainer.attach(\$2, '\$EASEML_RUN_TOKEN')" \\
+	-c "SELECT easeml_trainer.result(\$2, 0, '{\\"score\\": 0.\$((\$2 % 89 + 10))}', NULL)"
 EOS
 $node->safe_psql('postgres', qq{
 	ALTER SYSTEM SET easeml.trainer_path = '$stub'; SELECT pg_reload_conf();});

@@ -176,7 +176,7 @@ $node->safe_psql('postgres', qq{
 like($err, qr/ERROR:  42501: "pg_catalog\.pg_authid" is a system catalog and cannot be the source of a task/,
 	'a refresh of a task whose source became pg_authid is refused');
 ($rc, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n" .
-	"SELECT easeml.trainer_spec(id) FROM easeml.runs WHERE task_id = $tid AND status = 'queued'");
+	"SELECT easeml_trainer.spec(id) FROM easeml.runs WHERE task_id = $tid AND status = 'queued'");
 like($err, qr/ERROR:  42501: "pg_catalog\.pg_authid" is a system catalog/,
 	'a run of it is refused its spec: the trainer would not read it');
 is( $node->safe_psql('postgres', q{

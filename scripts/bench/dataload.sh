@@ -4,7 +4,7 @@
 #
 #   scripts/bench/dataload.sh [ROWS] [COLS]      (default 1000000 x 50, as root)
 #
-# Both sides run the same query (easeml.trainer_spec's COPY query: every
+# Both sides run the same query (easeml_trainer.spec's COPY query: every
 # feature cast to float8, the label as text) against the same table in a
 # throw-away cluster.  The trainer side is `easeml-trainer --run N
 # --load-only`: connect, read the spec, open the tenant data session, COPY,
@@ -48,7 +48,7 @@ SELECT t.id, m.id, 'running' FROM easeml.tasks t, easeml.models m
  WHERE t.name = 'bench' AND m.name = 'gnb';
 SQL
 run=$("${PSQL[@]}" -tAc "SELECT max(id) FROM easeml.runs")
-query=$("${PSQL[@]}" -tAc "SELECT easeml.trainer_spec($run)->>'copy_query'")
+query=$("${PSQL[@]}" -tAc "SELECT easeml_trainer.spec($run)->>'copy_query'")
 size=$("${PSQL[@]}" -tAc "SELECT pg_size_pretty(pg_total_relation_size('bench'))")
 echo "table: $size; query: ${query:0:80}..."
 rundir=$(mktemp -d)

@@ -52,15 +52,15 @@ tmp=$cluster_dir
 
 # the stub trainer: the real one for the device probe and model checks;
 # a run reports its score through the database with the run's token, as
-# the real trainer does (easeml.trainer_attach, easeml.trainer_result)
+# the real trainer does (easeml_trainer.attach, easeml_trainer.result)
 cat >"$tmp/stub_trainer" <<EOF
 #!/bin/sh
 case "\$1" in --run) ;; *) exec "$BINDIR/easeml-trainer" "\$@" ;; esac
 sleep $TRAIN_SECONDS
 score=\$(printf '0.%04d' \$(( (\$2 * 7919) % 10000 )))
 exec "$BINDIR/psql" "\$EASEML_CONNINFO" -X -q -o /dev/null -v ON_ERROR_STOP=1 \\
-	-c "SELECT easeml.trainer_attach(\$2, '\$EASEML_RUN_TOKEN')" \\
-	-c "SELECT easeml.trainer_result(\$2, 0, '{\"score\": \$score}', NULL)"
+	-c "SELECT easeml_trainer.attach(\$2, '\$EASEML_RUN_TOKEN')" \\
+	-c "SELECT easeml_trainer.result(\$2, 0, '{\"score\": \$score}', NULL)"
 EOF
 chmod 755 "$tmp/stub_trainer"
 

@@ -123,7 +123,7 @@ INSERT INTO easeml.runs (task_id, model_id, status, started_at)
 SELECT t.id, m.id, 'running', now()
   FROM easeml.tasks t, easeml.models m WHERE m.name LIKE 'mem-%' ORDER BY m.id;
 -- what the supervisor records when it launches a trainer: the trainer
--- reports its result there (easeml.trainer_result); as superuser it needs
+-- reports its result there (easeml_trainer.result); as superuser it needs
 -- no token
 INSERT INTO easeml.trainer_jobs (run_id, launcher, token_sha256)
 SELECT id, 'local', sha256('bench'::bytea) FROM easeml.runs;

@@ -373,7 +373,7 @@ def peak_rss(args):
         wall = time.perf_counter() - t0
         if status != 0:
             sys.exit("trainer run %s failed; see %s/trainer.log" % (run, rd))
-        # the trainer reports through the database (easeml.trainer_result)
+        # the trainer reports through the database (easeml_trainer.result)
         q = subprocess.run([args.psql, args.conninfo, "-XAtq", "-c",
                             "SELECT metrics FROM easeml.trainer_jobs WHERE run_id = %d"
                             % int(run)], check=True, capture_output=True, text=True)

@@ -67,10 +67,10 @@
 #define EASEML_ENV_ARTIFACT			"EASEML_ARTIFACT_PATH"	/* where it may write one */
 
 /* ---- what the trainer reports through the database -------------------------
- * It proves it is the run's trainer (easeml.trainer_attach(run, token) with
- * EASEML_RUN_TOKEN), then reports progress (easeml.trainer_progress), its
- * artifact (easeml.trainer_artifact) and, last, how it ended
- * (easeml.trainer_result(run, exit status, metrics JSON or NULL, error or
+ * It proves it is the run's trainer (easeml_trainer.attach(run, token) with
+ * EASEML_RUN_TOKEN), then reports progress (easeml_trainer.progress), its
+ * artifact (easeml_trainer.artifact) and, last, how it ended
+ * (easeml_trainer.result(run, exit status, metrics JSON or NULL, error or
  * NULL)).  Nothing travels through files: on a cluster the trainer runs on
  * another machine (docs/scale-out.md).
  */

@@ -30,7 +30,7 @@
  * itself when it reaps or kills a trainer.  It must find the right backend
  * without trusting anything a tenant can write: application_name and
  * session variables can be changed by the tenant's view code, which runs
- * in that session.  Instead the trainer calls easeml.trainer_attach(run)
+ * in that session.  Instead the trainer calls easeml_trainer.attach(run)
  * right after connecting, before any tenant code runs, and the backend
  * records its own pid in shared memory; a before_shmem_exit callback
  * removes the entry when the backend exits.  An entry therefore always
@@ -159,7 +159,7 @@ TrainerSessionTerminate(int64 run_id)
 }
 
 /*
- * The run this session proved it trains (easeml.trainer_attach(run,
+ * The run this session proved it trains (easeml_trainer.attach(run,
  * token), src/sql/sql_trainer_token.c), in this backend's memory, where
  * nothing a tenant's code does in the same session can change it; 0: none.
  */

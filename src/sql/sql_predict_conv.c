@@ -2,7 +2,7 @@
  *
  * sql_predict_conv.c
  *	  Read one feature's value from a SQL datum the way the trainer
- *	  received it (easeml.trainer_spec's COPY query): numeric features as
+ *	  received it (easeml_trainer.spec's COPY query): numeric features as
  *	  col::float8, categorical ones as col::text, dates and timestamps as
  *	  extract(epoch FROM col).
  *

@@ -2,7 +2,7 @@
  *
  * sql_source.c
  *	  Reading a task's source safely.  The trainer reads a task's rows in
- *	  a data session (easeml.trainer_data_session), and the declaration
+ *	  a data session (easeml_trainer.data_session), and the declaration
  *	  trigger reads the source to count rows and classes
  *	  (easeml._read_source); both read as the tenant, inside a read-only
  *	  security-restricted operation (src/module/identity.c), so a function a
@@ -38,7 +38,7 @@ PG_FUNCTION_INFO_V1(easeml_read_source);
 PG_FUNCTION_INFO_V1(easeml_view_base_column);
 
 /*
- * easeml.trainer_data_session(run_id): for the rest of the current
+ * easeml_trainer.data_session(run_id): for the rest of the current
  * transaction, act as the run's tenant inside a security-restricted
  * operation.  The trainer calls it before COPYing the task's rows, so the
  * rows are read with exactly the tenant's privileges and row-level
@@ -67,7 +67,7 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 	if (!IsTransactionBlock() || GetCurrentTransactionNestLevel() != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
-				 errmsg("easeml.trainer_data_session() must be called at the top level of a transaction block"),
+				 errmsg("easeml_trainer.data_session() must be called at the top level of a transaction block"),
 				 errhint("Run BEGIN first; the tenant's identity ends with the transaction.")));
 
 	/* the run's row, read as a superuser (a trainer's login sees no rows) */

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * sql_trainer.c
- *	  easeml.trainer_attach(run): a trainer's database session registers
+ *	  easeml_trainer.attach(run): a trainer's database session registers
  *	  itself, so that the scheduler can end it when the trainer ends (the
  *	  registry: src/module/trainer_session.c).
  *
@@ -19,7 +19,7 @@
 PG_FUNCTION_INFO_V1(easeml_trainer_attach);
 
 /*
- * easeml.trainer_attach(run_id): record this backend as the database
+ * easeml_trainer.attach(run_id): record this backend as the database
  * session of the run's trainer (superuser only; a trainer that is not one
  * proves itself with the run's token, src/sql/sql_trainer_token.c).
  */

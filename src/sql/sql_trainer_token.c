@@ -7,7 +7,7 @@
  * role with no privilege of its own (docs/scale-out.md).  The scheduler
  * gives each launch a random token, keeps only its SHA-256 digest in
  * easeml.trainer_jobs, and hands the token to the trainer in its
- * environment.  easeml.trainer_attach(run, token) checks it while the run
+ * environment.  easeml_trainer.attach(run, token) checks it while the run
  * is running and remembers the run in this backend's memory, where
  * nothing a tenant's code does in the same session (its view runs there
  * during the data session) can change it.  The trainer's functions call
@@ -35,7 +35,7 @@ PG_FUNCTION_INFO_V1(easeml_trainer_attach_token);
 PG_FUNCTION_INFO_V1(easeml_trainer_authorize);
 
 /*
- * easeml.trainer_attach(run_id, token): SECURITY DEFINER, so the lookup
+ * easeml_trainer.attach(run_id, token): SECURITY DEFINER, so the lookup
  * runs as the extension's owner.  A wrong token and a run that is not
  * running get the same error, so the answer tells nothing about runs.
  */
@@ -77,6 +77,6 @@ easeml_trainer_authorize(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("this session may not act as the trainer of run %lld", (long long) run_id),
-				 errhint("A trainer first proves itself with easeml.trainer_attach(run, token).")));
+				 errhint("A trainer first proves itself with easeml_trainer.attach(run, token).")));
 	PG_RETURN_VOID();
 }

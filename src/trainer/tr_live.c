@@ -7,23 +7,23 @@
  *
  *	1. ask for SIGTERM when the scheduler dies, and exit if it already has;
  *	2. connect with the connection string in EASEML_CONNINFO;
- *	3. read the run's spec (easeml.trainer_spec) and the task's rows with
+ *	3. read the run's spec (easeml_trainer.spec) and the task's rows with
  *	   binary COPY inside a read-only transaction that acts as the tenant
- *	   (easeml.trainer_data_session), then ROLLBACK, which restores the
+ *	   (easeml_trainer.data_session), then ROLLBACK, which restores the
  *	   connection's own identity;
  *	4. train (TrRunCandidate; a custom trainer's command, tr_external.c,
  *	   for family "external"), reporting epoch and loss at most five
  *	   times a second, and the last epoch with the validation score
- *	   (easeml.trainer_progress);
+ *	   (easeml_trainer.progress);
  *	5. report how the run ended through the database
- *	   (easeml.trainer_result: exit status, metrics or error) and exit
+ *	   (easeml_trainer.result: exit status, metrics or error) and exit
  *	   with that status.  The scheduler records the result: it alone
  *	   changes a run's status.  Nothing travels through files: on a
  *	   cluster the trainer runs on another machine (docs/scale-out.md), and
  *	   the run directory is only its scratch space.
  *
  * Right after connecting, the trainer proves it is the run's trainer with
- * the run's token (easeml.trainer_attach(run, EASEML_RUN_TOKEN)), which
+ * the run's token (easeml_trainer.attach(run, EASEML_RUN_TOKEN)), which
  * also lets the scheduler end its session when the trainer ends: a backend
  * would otherwise run the tenant's query to its end after the trainer was
  * killed.  A connection lost while it trains (the database restarted, the
@@ -122,9 +122,9 @@ Attach(PGconn *conn, const char *run_id)
 	const char *values[2] = {run_id, token};
 
 	if (token != NULL && token[0] != '\0')
-		return PQexecParams(conn, "SELECT easeml.trainer_attach($1, $2)",
+		return PQexecParams(conn, "SELECT easeml_trainer.attach($1, $2)",
 							2, NULL, values, NULL, NULL, 0);
-	return PQexecParams(conn, "SELECT easeml.trainer_attach($1)",
+	return PQexecParams(conn, "SELECT easeml_trainer.attach($1)",
 						1, NULL, values, NULL, NULL, 0);
 }
 
@@ -154,7 +154,7 @@ EnsureSession(PGconn *conn, const char *run_id)
 }
 
 /*
- * Report how the run ended (easeml.trainer_result), retrying while the
+ * Report how the run ended (easeml_trainer.result), retrying while the
  * database is away, unless the trainer was told to stop.
  */
 static void
@@ -180,7 +180,7 @@ ReportResult(int rc)
 		if (EnsureSession(live_conn, live_run_id) == 0)
 		{
 			PGresult   *res = PQexecParams(live_conn,
-										   "SELECT easeml.trainer_result($1, $2, $3, $4)",
+										   "SELECT easeml_trainer.result($1, $2, $3, $4)",
 										   4, NULL, values, NULL, NULL, 0);
 			bool		done = PQresultStatus(res) == PGRES_TUPLES_OK;
 
@@ -218,7 +218,7 @@ FormatMeasure(char *buf, size_t len, double v)
 }
 
 /*
- * Send one progress report (easeml.trainer_progress): the run's epoch and
+ * Send one progress report (easeml_trainer.progress): the run's epoch and
  * training loss, and its validation score when measured; NaN is "not
  * measured".  Best effort: a failure is logged, training goes on.
  */
@@ -238,7 +238,7 @@ SendProgress(ProgressState *ps, int epoch, double loss, double score)
 	values[1] = epoch_s;
 	values[2] = loss_s;
 	values[3] = score_s;
-	res = PQexecParams(ps->conn, "SELECT easeml.trainer_progress($1, $2, $3, $4)",
+	res = PQexecParams(ps->conn, "SELECT easeml_trainer.progress($1, $2, $3, $4)",
 					   4, NULL, values, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		LogLine("warning: could not report progress: %s", PQerrorMessage(ps->conn));
@@ -332,7 +332,7 @@ FetchCommand(PGconn *conn, const char *run_id, char *err, size_t errlen)
 {
 	const char *values[1] = {run_id};
 	PGresult   *res = PQexecParams(conn,
-									"SELECT u FROM unnest(easeml.trainer_command($1)) WITH ORDINALITY AS c(u, o)"
+									"SELECT u FROM unnest(easeml_trainer.command($1)) WITH ORDINALITY AS c(u, o)"
 									" ORDER BY o",
 									1, NULL, values, NULL, NULL, 0);
 	char	  **argv = NULL;
@@ -618,7 +618,7 @@ SpecOptions(LiveCtx *c, char *err, size_t errlen)
 	return 0;
 }
 
-/* easeml.trainer_spec: what to train, on which rows, with which options. */
+/* easeml_trainer.spec: what to train, on which rows, with which options. */
 static int
 ReadSpec(LiveCtx *c)
 {
@@ -628,7 +628,7 @@ ReadSpec(LiveCtx *c)
 	PGresult   *res;
 	char		err[2048];
 
-	res = PQexecParams(c->conn, "SELECT easeml.trainer_spec($1)::text",
+	res = PQexecParams(c->conn, "SELECT easeml_trainer.spec($1)::text",
 					   1, NULL, values, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
 	{
@@ -710,7 +710,7 @@ LoadRows(LiveCtx *c)
 	t0 = TrNow();
 	if (Command(c->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, err, sizeof(err)) != 0 ||
 		Command(c->conn, "SET LOCAL synchronize_seqscans = off", 0, NULL, err, sizeof(err)) != 0 ||
-		Command(c->conn, "SELECT easeml.trainer_data_session($1)", 1, values, err, sizeof(err)) != 0)
+		Command(c->conn, "SELECT easeml_trainer.data_session($1)", 1, values, err, sizeof(err)) != 0)
 	{
 		Fail(c->run_dir, "could not open the data session: %s", err);
 		return LoadFailure(c->conn, last_sqlstate);
@@ -791,7 +791,7 @@ StoreArtifact(LiveCtx *c, const TrResult *result, json_object *metrics)
 	if (result->artifact == NULL || result->artifact_len == 0 ||
 		result->artifact_len >= (size_t) 1024 * 1024 * 1024)
 		return;
-	res = PQexecParams(c->conn, "SELECT easeml.trainer_artifact($1, $2)",
+	res = PQexecParams(c->conn, "SELECT easeml_trainer.artifact($1, $2)",
 					   2, types, values, lengths, formats, 0);
 	stored = PQresultStatus(res) == PGRES_TUPLES_OK;
 	if (!stored)

@@ -118,7 +118,7 @@ TrainerConninfo(void)
 	/*
 	 * The trainer is a superuser too: names resolve in pg_catalog only.  A
 	 * tenant's open transaction may hold a lock on its run's row: progress
-	 * reports skip such a row (easeml.trainer_progress), and the result
+	 * reports skip such a row (easeml_trainer.progress), and the result
 	 * gives up after a while (the scheduler records it from its backlog)
 	 * instead of stalling the trainer.  A
 	 * backend whose trainer is gone stops its query within a second even

@@ -260,7 +260,7 @@ BuildResult(int slot)
 	PendingResult *r;
 	MemoryContext old;
 
-	/* what the trainer reported through the database (easeml.trainer_result) */
+	/* what the trainer reported through the database (easeml_trainer.result) */
 	CatalogBegin("easeml: reading a trainer's report");
 	TrainerJobReport(t->run_id, CurrentMemoryContext, &report);
 	CatalogCommit();

@@ -15,7 +15,7 @@
 
 #include "datatype/timestamp.h"
 
-/* What the trainer reported at its end (easeml.trainer_result). */
+/* What the trainer reported at its end (easeml_trainer.result). */
 typedef struct TrainerReport
 {
 	bool		reported;

@@ -64,12 +64,12 @@ SELECT t.id, t.tenant, m.id, 'running', now()
  WHERE t.name = 'points' AND m.name = 'knn-15';
 SELECT regexp_replace(s->>'copy_query', 'task_\d+_v', 'task_N_v') AS copy_query, s->>'family' AS family, s->'params' AS params,
 	   s->>'kind' AS kind, s->'features' AS features
-  FROM easeml.runs r, easeml.trainer_spec(r.id) s
+  FROM easeml.runs r, easeml_trainer.spec(r.id) s
  WHERE r.status = 'running';
 -- the data session only works inside a transaction block
-SELECT try(format('SELECT easeml.trainer_data_session(%s)', (SELECT id FROM easeml.runs WHERE status = 'running')));
+SELECT try(format('SELECT easeml_trainer.data_session(%s)', (SELECT id FROM easeml.runs WHERE status = 'running')));
 BEGIN;
-SELECT easeml.trainer_data_session(id) FROM easeml.runs WHERE status = 'running';
+SELECT easeml_trainer.data_session(id) FROM easeml.runs WHERE status = 'running';
 SELECT current_user;
 SELECT try('RESET ROLE');
 SELECT try($$SELECT set_config('role', 'postgres', false)$$);
@@ -78,7 +78,7 @@ ROLLBACK;
 SELECT current_user = session_user AS identity_restored;
 
 -- progress while training
-SELECT easeml.trainer_progress(id, 3, 0.25) FROM easeml.runs WHERE status = 'running';
+SELECT easeml_trainer.progress(id, 3, 0.25) FROM easeml.runs WHERE status = 'running';
 SELECT epoch, loss, progress_at IS NOT NULL AS has_time FROM easeml.runs WHERE status = 'running';
 
 -- results: bad trainer output fails the run, it never stays running
@@ -133,7 +133,7 @@ BEGIN
 	SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
 	 WHERE t.name = 'points_y' AND m.name = model
 	RETURNING id INTO rid;
-	PERFORM easeml.trainer_artifact(rid, convert_to('EASEMLA1', 'UTF8') || decode(repeat('00', bytes - 8), 'hex'));
+	PERFORM easeml_trainer.artifact(rid, convert_to('EASEMLA1', 'UTF8') || decode(repeat('00', bytes - 8), 'hex'));
 	PERFORM easeml._finish_run(rid, how, 0, CASE WHEN how = 'succeeded' THEN format('{"score": %s}', score) END,
 							   CASE WHEN how = 'failed' THEN 'test failure' END);
 END $$;

@@ -26,7 +26,7 @@ RESET ROLE;
 INSERT INTO easeml.runs (task_id, model_id, status, started_at)
 SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
  WHERE t.name = 'alice_task' AND m.name = 'knn-1';
-SELECT easeml.trainer_artifact(r.id, '\x454153454d4c4131'), easeml.trainer_progress(r.id, 1, 0.5)
+SELECT easeml_trainer.artifact(r.id, '\x454153454d4c4131'), easeml_trainer.progress(r.id, 1, 0.5)
   FROM easeml.runs r WHERE r.status = 'running';
 SELECT easeml._finish_run(r.id, 'succeeded', 0, '{"score": 0.9}', NULL)
   FROM easeml.runs r WHERE r.status = 'running';
@@ -185,8 +185,8 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', '0', $c$SELECT count(*) FROM pg_settings WHERE name IN ('easeml.trainer_conninfo', 'easeml.trainer_path', 'easeml.run_directory')$c$),
 	('refused', NULL, $c$SELECT * FROM public.alice_data$c$),
 	('refused', NULL, $c$SELECT easeml._read_source('SELECT count(*) AS n FROM public.alice_data')$c$),
-	('refused', NULL, $c$SELECT easeml.trainer_spec(alice_run) FROM ids$c$),
-	('refused', NULL, $c$SELECT easeml.trainer_data_session(alice_run) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml_trainer.spec(alice_run) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml_trainer.data_session(alice_run) FROM ids$c$),
 	('refused', NULL, $c$SELECT pg_read_file('easeml_runs/1/trainer.log')$c$),
 	('refused', NULL, $c$COPY easeml.runs TO '/tmp/easeml_runs_copy'$c$),
 	('refused', NULL, $c$SELECT current_setting('easeml.trainer_conninfo')$c$),
@@ -221,9 +221,9 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 SET regress.section = 'posing as the scheduler or the trainer';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml._finish_run(alice_running, 'failed', 1, NULL, 'sabotage') FROM ids$c$),
-	('refused', NULL, $c$SELECT easeml.trainer_progress(alice_running, 1, 99) FROM ids$c$),
-	('refused', NULL, $c$SELECT easeml.trainer_artifact(alice_run, '\x00') FROM ids$c$),
-	('refused', NULL, $c$SELECT easeml.trainer_attach(alice_running) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml_trainer.progress(alice_running, 1, 99) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml_trainer.artifact(alice_run, '\x00') FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml_trainer.attach(alice_running) FROM ids$c$),
 	('refused', NULL, $c$SELECT easeml._keep_artifacts(alice_run) FROM ids$c$);
 
 -- taking over the service
@@ -329,7 +329,7 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('harmless', '0', $c$SELECT count(*) FROM easeml.run_progress WHERE tenant <> current_user$c$),
 	('harmless', '0', $c$SELECT count(*) FROM easeml.run_progress WHERE run_id = (SELECT alice_running FROM ids)$c$),
 	('harmless', '0', $c$SELECT count(*) FROM easeml.active_runs WHERE tenant <> current_user$c$),
-	('refused', NULL, $c$SELECT easeml.trainer_progress(alice_running, 9, 0.1, 0.9) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml_trainer.progress(alice_running, 9, 0.1, 0.9) FROM ids$c$),
 	('refused', NULL, $c$INSERT INTO easeml.run_progress (run_id, tenant, epoch) SELECT alice_running, 'regress_alice', 9 FROM ids$c$),
 	('refused', NULL, $c$DELETE FROM easeml.run_progress$c$);
 
@@ -475,9 +475,9 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml.deploy('mallory_task', id) FROM generate_series(1, 200) id$c$),
 	('refused', NULL, $c$SELECT e.* FROM ids, easeml.explain(alice_task) e$c$),
 	('refused', NULL, $c$SELECT e.* FROM ids, easeml.explain(alice_task, 1000) e$c$),
-	('refused', NULL, $c$SELECT easeml.trainer_attach(alice_running, repeat('0', 64)) FROM ids$c$),
-	('refused', NULL, $c$SELECT easeml.trainer_result(alice_running, 0, '{"score": 1}', NULL) FROM ids$c$),
-	('refused', NULL, $c$SELECT easeml.trainer_command(alice_running) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml_trainer.attach(alice_running, repeat('0', 64)) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml_trainer.result(alice_running, 0, '{"score": 1}', NULL) FROM ids$c$),
+	('refused', NULL, $c$SELECT easeml_trainer.command(alice_running) FROM ids$c$),
 	('refused', NULL, $c$SELECT easeml._own_task('regress_alice', 'alice_task')$c$),
 	('refused', NULL, $c$SELECT easeml.refresh('alice_task'' OR true --')$c$),
 	('refused', NULL, $c$SELECT easeml.enqueue('mallory_task', 'knn-5''); DELETE FROM easeml.runs; --')$c$),
@@ -856,7 +856,7 @@ INSERT INTO easeml.runs (task_id, model_id, status, started_at)
 SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
  WHERE t.name = 'quoted' AND m.name = 'knn-5';
 SELECT regexp_replace(s ->> 'copy_query', 'task_[0-9]+_v', 'task_<id>_v') AS copy_query
-  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml_trainer.spec(r.id) s
  WHERE t.name = 'quoted';
 
 -- clean up

@@ -348,11 +348,11 @@ INSERT INTO cases (role, sql) VALUES
 -- internal functions (the trainer's and the scheduler's)
 SET regress.section = 'internal functions';
 INSERT INTO cases (role, sql) VALUES
-	('regress_bad_a', $c$SELECT easeml.trainer_spec(1)$c$),
-	('regress_bad_a', $c$SELECT easeml.trainer_data_session(1)$c$),
-	('regress_bad_a', $c$SELECT easeml.trainer_attach(1)$c$),
-	('regress_bad_a', $c$SELECT easeml.trainer_progress(1, 1, 0.5)$c$),
-	('regress_bad_a', $c$SELECT easeml.trainer_artifact(1, '\x00')$c$),
+	('regress_bad_a', $c$SELECT easeml_trainer.spec(1)$c$),
+	('regress_bad_a', $c$SELECT easeml_trainer.data_session(1)$c$),
+	('regress_bad_a', $c$SELECT easeml_trainer.attach(1)$c$),
+	('regress_bad_a', $c$SELECT easeml_trainer.progress(1, 1, 0.5)$c$),
+	('regress_bad_a', $c$SELECT easeml_trainer.artifact(1, '\x00')$c$),
 	('regress_bad_a', $c$SELECT easeml._finish_run(1, 'succeeded', 0, '{"score": 1}', NULL)$c$),
 	('regress_bad_a', $c$SELECT easeml._keep_artifacts(1)$c$),
 	('regress_bad_a', $c$SELECT easeml._check_model('knn', '{}', '{classification}', false)$c$),
@@ -360,10 +360,10 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml.set_policy('fifo')$c$),
 	('regress_bad_a', $c$SELECT easeml.add_tenant('regress_bad_a', 100)$c$),
 	('regress_bad_a', $c$SELECT easeml.load_history('x.csv')$c$),
-	(NULL, $c$SELECT easeml.trainer_spec(-1)$c$),
-	(NULL, $c$SELECT easeml.trainer_data_session(done_run) FROM ids$c$),
-	(NULL, $c$SELECT easeml.trainer_attach(0)$c$),
-	(NULL, $c$SELECT easeml.trainer_attach(-7)$c$),
+	(NULL, $c$SELECT easeml_trainer.spec(-1)$c$),
+	(NULL, $c$SELECT easeml_trainer.data_session(done_run) FROM ids$c$),
+	(NULL, $c$SELECT easeml_trainer.attach(0)$c$),
+	(NULL, $c$SELECT easeml_trainer.attach(-7)$c$),
 	('regress_bad_a', $c$SELECT easeml._read_source('SELECT 1; DROP TABLE public.bad_points')$c$),
 	('regress_bad_a', $c$SELECT easeml._read_source('SELECT count(*) FROM public.bad_secret')$c$),
 	('regress_bad_a', $c$SELECT easeml._read_source('SELECT nextval(''public.bad_seq'')')$c$),
@@ -426,7 +426,7 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml.run_log(their_run) FROM ids$c$),
 	('regress_bad_a', $c$SELECT easeml.run_log(done_run) FROM ids$c$),
 	('regress_bad_out', $c$SELECT easeml.run_log(done_run) FROM ids$c$),
-	('regress_bad_a', $c$SELECT easeml.trainer_progress(done_run, 1, 0.5, 0.5) FROM ids$c$);
+	('regress_bad_a', $c$SELECT easeml_trainer.progress(done_run, 1, 0.5, 0.5) FROM ids$c$);
 
 -- ===========================================================================
 -- [secdata] issue 22, sections 2.4 and 2.9, and the campaign's cases beyond

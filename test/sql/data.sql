@@ -170,7 +170,7 @@ SELECT t.id, m.id, 'queued' FROM easeml.tasks t, easeml.models m
 SELECT t.name, r.snapshot_version,
 	   regexp_replace(s ->> 'copy_query', 'task_\d+_', 'task_N_') AS copy_query, s ->> 'metric' AS metric,
 	   s ->> 'folds' AS folds, s ->> 'impute' AS impute, s ->> 'missing_indicator' AS indicator
-  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml_trainer.spec(r.id) s
  WHERE t.name IN ('shop', 'shop_opts') ORDER BY t.id;
 -- another tenant reads none of it, the tenant cannot change it
 SELECT format('SELECT data_try(%L)', format('SELECT count(*) FROM easeml_snapshots.%I',

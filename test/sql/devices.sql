@@ -58,7 +58,7 @@ SELECT try($$SELECT easeml.set_device_slots('cpu', 8)$$);
 SELECT try($$SELECT easeml.probe_devices()$$);
 SELECT try($$UPDATE easeml.devices SET enabled = false$$);
 SELECT try($$SELECT easeml.add_custom_model('mine', ARRAY['/bin/true'])$$);
-SELECT try($$SELECT easeml.trainer_command(1)$$);
+SELECT try($$SELECT easeml_trainer.command(1)$$);
 RESET ROLE;
 DROP ROLE regress_dev_tenant;
 
@@ -101,8 +101,8 @@ INSERT INTO easeml.runs (task_id, tenant, model_id, status, started_at, device, 
 SELECT t.id, t.tenant, m.id, 'running', now(), 'cuda:0', 'cuda'
   FROM easeml.tasks t, easeml.models m WHERE t.name = 'dev_points' AND m.name = 'sk-logreg'
 RETURNING device, device_kind;
-SELECT easeml.trainer_command(id) FROM easeml.runs WHERE device = 'cuda:0';
-SELECT easeml.trainer_command(-1) IS NULL AS no_such_run;
+SELECT easeml_trainer.command(id) FROM easeml.runs WHERE device = 'cuda:0';
+SELECT easeml_trainer.command(-1) IS NULL AS no_such_run;
 SELECT name, running FROM easeml.device_usage WHERE name = 'cuda:0';
 SELECT try($$INSERT INTO easeml.runs (task_id, tenant, model_id, device_kind)
   SELECT t.id, t.tenant, m.id, 'tpu' FROM easeml.tasks t, easeml.models m

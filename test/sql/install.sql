@@ -15,6 +15,20 @@ SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args,
   FROM pg_proc p
  WHERE p.pronamespace = 'easeml'::regnamespace
  ORDER BY p.proname, args;
+-- the trainer protocol: the functions the trainer process calls, in a
+-- schema of their own, none executable by PUBLIC
+SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args,
+	   has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
+  FROM pg_proc p
+ WHERE p.pronamespace = 'easeml_trainer'::regnamespace
+ ORDER BY p.proname, args;
+-- the schemas the extension owns
+SELECT d.objid::regnamespace AS schema
+  FROM pg_depend d
+ WHERE d.classid = 'pg_namespace'::regclass AND d.deptype = 'e'
+   AND d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'easeml')
+ ORDER BY 1::text;
 
 -- the built-in candidates: at least 40 configurations of at least 8 families
 SELECT count(*) >= 40 AS enough, count(DISTINCT family) >= 8 AS families
@@ -62,12 +76,12 @@ SELECT function, prosecdef, paths
 SELECT count(*) FILTER (WHERE p.prosecdef) >= 7 AS security_definers,
 	   count(*) FILTER (WHERE 'search_path=pg_catalog, pg_temp' = ANY (p.proconfig)) >= 75 AS pinned
   FROM pg_catalog.pg_proc p
- WHERE p.pronamespace = 'easeml'::regnamespace;
+ WHERE p.pronamespace IN ('easeml'::regnamespace, 'easeml_trainer'::regnamespace);
 SELECT count(*) AS switch_identity,
 	   pg_catalog.array_agg(p.oid::regprocedure) FILTER (
 		   WHERE NOT coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)) AS unpinned
   FROM pg_catalog.pg_proc p
- WHERE p.pronamespace = 'easeml'::regnamespace
+ WHERE p.pronamespace IN ('easeml'::regnamespace, 'easeml_trainer'::regnamespace)
    AND p.prosrc IN ('easeml_read_source', 'easeml_read_rows_as', 'easeml_take_snapshot',
 					'easeml_refresh', 'easeml_drop_task', 'easeml_cancel', 'easeml_deploy',
 					'easeml_deploy_run', 'easeml_rollback', 'easeml_run_log', 'easeml_explain',

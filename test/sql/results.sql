@@ -40,7 +40,7 @@ BEGIN
 	 WHERE t.name = task AND t.tenant::text LIKE 'regress\_res\_%' AND m.name = model
 	RETURNING id INTO rid;
 	IF artifact THEN
-		PERFORM easeml.trainer_artifact(rid, '\x454153454d4c4131'::bytea);
+		PERFORM easeml_trainer.artifact(rid, '\x454153454d4c4131'::bytea);
 	END IF;
 	PERFORM easeml._finish_run(rid, status, CASE WHEN status = 'succeeded' THEN 0 ELSE 1 END,
 							   CASE WHEN status = 'succeeded' THEN json_build_object('score', score)::text END,
@@ -156,7 +156,7 @@ BEGIN
 	SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
 	 WHERE t.name = 'res_manual' AND m.name = model
 	RETURNING id INTO rid;
-	PERFORM easeml.trainer_artifact(rid, convert_to('EASEMLA1', 'UTF8') || decode(repeat('00', 17000000), 'hex'));
+	PERFORM easeml_trainer.artifact(rid, convert_to('EASEMLA1', 'UTF8') || decode(repeat('00', 17000000), 'hex'));
 	PERFORM easeml._finish_run(rid, 'succeeded', 0, format('{"score": %s}', score), NULL);
 	RETURN rid;
 END $$;
@@ -181,12 +181,12 @@ INSERT INTO easeml.runs (task_id, model_id, status, started_at)
 SELECT t.id, m.id, 'running', clock_timestamp() - interval '10 seconds'
   FROM easeml.tasks t, easeml.models m WHERE t.name = 'res_task' AND m.name = 'mlp-64'
 RETURNING id AS p1 \gset
-SELECT count(*) AS reports FROM (SELECT easeml.trainer_progress(:p1, e, 1.0 / e) FROM generate_series(1, 3) e) x;
-SELECT easeml.trainer_progress(:p1, 4, 'NaN', 0.75);
+SELECT count(*) AS reports FROM (SELECT easeml_trainer.progress(:p1, e, 1.0 / e) FROM generate_series(1, 3) e) x;
+SELECT easeml_trainer.progress(:p1, 4, 'NaN', 0.75);
 SELECT epoch, round(loss::numeric, 3) AS loss, score, at <= clock_timestamp() AS timed
   FROM easeml.run_progress WHERE run_id = :p1 ORDER BY id;
 SELECT epoch, loss FROM easeml.runs WHERE id = :p1;
-SELECT count(*) AS reports FROM (SELECT easeml.trainer_progress(:p1, e, 1.0 / e) FROM generate_series(5, 600) e) x;
+SELECT count(*) AS reports FROM (SELECT easeml_trainer.progress(:p1, e, 1.0 / e) FROM generate_series(5, 600) e) x;
 SELECT count(*) <= easeml._progress_cap() AS bounded, count(*) AS points, min(epoch) AS first,
 	   max(epoch) AS last, count(DISTINCT epoch) = count(*) AS no_repeats
   FROM easeml.run_progress WHERE run_id = :p1;
@@ -227,7 +227,7 @@ RESET track_functions;
 UPDATE easeml.runs SET started_at = clock_timestamp() - interval '1 minute' WHERE id = :p1;
 SELECT percent, eta FROM easeml.active_runs WHERE run_id = :p1;
 SELECT easeml._finish_run(:p1, 'cancelled', NULL, NULL, 'stopped');
-SELECT easeml.trainer_progress(:p1, 601, 0.001);
+SELECT easeml_trainer.progress(:p1, 601, 0.001);
 SELECT max(epoch) AS last FROM easeml.run_progress WHERE run_id = :p1;
 SELECT easeml._finish_run(:q1, 'cancelled', NULL, NULL, 'stopped');
 
@@ -271,13 +271,13 @@ SELECT d.run_id = :f1 AS deployed_f1, d.artifact_run_id = :f1 AS split_predicts,
 	   (SELECT count(*) FROM easeml.decisions x WHERE x.run_id = :g1) AS decisions
   FROM easeml.deployed d JOIN easeml.runs r ON r.id = d.refit_run_id
   JOIN easeml.runs f ON f.id = d.run_id WHERE d.task = 'res_refit';
-SELECT easeml.trainer_spec(:g1) -> 'train_all' AS refit_trains_on_all,
-	   easeml.trainer_spec(:f1) -> 'train_all' AS run_trains_on_all;
+SELECT easeml_trainer.spec(:g1) -> 'train_all' AS refit_trains_on_all,
+	   easeml_trainer.spec(:f1) -> 'train_all' AS run_trains_on_all;
 SET ROLE regress_res_a;
 SELECT res_try(format($$SELECT easeml.deploy('res_refit', %s)$$, :g1));
 RESET ROLE;
 UPDATE easeml.runs SET status = 'running', started_at = now() WHERE id = :g1;
-SELECT easeml.trainer_artifact(:g1, '\x454153454d4c4131'::bytea) IS NULL AS stored;
+SELECT easeml_trainer.artifact(:g1, '\x454153454d4c4131'::bytea) IS NULL AS stored;
 SELECT easeml._finish_run(:g1, 'succeeded', 0, '{"score": 1.0, "n_train": 60, "train_all": true}', NULL);
 SELECT d.run_id = :f1 AS deployed_f1, d.score, d.artifact_run_id = :g1 AS refit_predicts, d.n_train,
 	   d.refit_status, d.refitted_at IS NOT NULL AS refitted,
@@ -365,7 +365,7 @@ BEGIN
 	  FROM easeml.tasks t, easeml.models m
 	 WHERE t.name = task AND m.name = model
 	RETURNING id INTO rid;
-	PERFORM easeml.trainer_artifact(rid, '\x454153454d4c4131'::bytea);
+	PERFORM easeml_trainer.artifact(rid, '\x454153454d4c4131'::bytea);
 	PERFORM easeml._finish_run(rid, 'succeeded', 0, metrics::text, NULL);
 	RETURN rid;
 END;

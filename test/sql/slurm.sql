@@ -23,25 +23,25 @@ DELETE FROM easeml.devices WHERE name = 'slurm:taken';
 CREATE ROLE regress_slurm_trainer LOGIN;
 SELECT try($$SELECT easeml.grant_trainer('regress_no_such_role')$$);
 SELECT easeml.grant_trainer('regress_slurm_trainer');
-SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args
+SELECT n.nspname, p.proname, pg_get_function_identity_arguments(p.oid) AS args
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
- WHERE n.nspname = 'easeml' AND has_function_privilege('regress_slurm_trainer', p.oid, 'EXECUTE')
+ WHERE n.nspname IN ('easeml', 'easeml_trainer') AND has_function_privilege('regress_slurm_trainer', p.oid, 'EXECUTE')
    AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
- ORDER BY 1, 2;
+ ORDER BY 1, 2, 3;
 SELECT has_table_privilege('regress_slurm_trainer', 'easeml.trainer_jobs', 'SELECT') AS reads_jobs,
 	   has_table_privilege('regress_slurm_trainer', 'easeml.runs', 'UPDATE') AS updates_runs;
 
 -- without a proven token it may act for no run; a wrong token is refused
 SET SESSION AUTHORIZATION regress_slurm_trainer;
-SELECT try($$SELECT easeml.trainer_spec(1)$$);
-SELECT try($$SELECT easeml.trainer_progress(1, 1, 0.5)$$);
-SELECT try($$SELECT easeml.trainer_progress(1, 1, 0.5, 0.9)$$);
-SELECT try($$SELECT easeml.trainer_artifact(1, '\x00')$$);
-SELECT try($$SELECT easeml.trainer_command(1)$$);
-SELECT try($$SELECT easeml.trainer_result(1, 0, '{}', NULL)$$);
-SELECT try($$SELECT easeml.trainer_data_session(1)$$);
-SELECT try($$SELECT easeml.trainer_attach(1, 'not the token')$$);
-SELECT try($$SELECT easeml.trainer_attach(1)$$);
+SELECT try($$SELECT easeml_trainer.spec(1)$$);
+SELECT try($$SELECT easeml_trainer.progress(1, 1, 0.5)$$);
+SELECT try($$SELECT easeml_trainer.progress(1, 1, 0.5, 0.9)$$);
+SELECT try($$SELECT easeml_trainer.artifact(1, '\x00')$$);
+SELECT try($$SELECT easeml_trainer.command(1)$$);
+SELECT try($$SELECT easeml_trainer.result(1, 0, '{}', NULL)$$);
+SELECT try($$SELECT easeml_trainer.data_session(1)$$);
+SELECT try($$SELECT easeml_trainer.attach(1, 'not the token')$$);
+SELECT try($$SELECT easeml_trainer.attach(1)$$);
 SELECT try($$SELECT easeml._trainer_authorize(1)$$);
 SELECT try($$SELECT count(*) FROM easeml.trainer_jobs$$);
 RESET SESSION AUTHORIZATION;
@@ -58,9 +58,9 @@ ALTER SYSTEM SET easeml.slurm_output = '-o/etc/passwd';
 ALTER SYSTEM SET easeml.launcher = 'kubernetes';
 
 DELETE FROM easeml.devices WHERE launcher = 'slurm';
-REVOKE ALL ON FUNCTION easeml.trainer_attach(bigint, text), easeml.trainer_spec(bigint),
-	easeml.trainer_data_session(bigint), easeml.trainer_progress(bigint, int, float8),
-	easeml.trainer_progress(bigint, int, float8, float8),
-	easeml.trainer_artifact(bigint, bytea), easeml.trainer_command(bigint),
-	easeml.trainer_result(bigint, int, text, text) FROM regress_slurm_trainer;
+REVOKE ALL ON FUNCTION easeml_trainer.attach(bigint, text), easeml_trainer.spec(bigint),
+	easeml_trainer.data_session(bigint), easeml_trainer.progress(bigint, int, float8),
+	easeml_trainer.progress(bigint, int, float8, float8),
+	easeml_trainer.artifact(bigint, bytea), easeml_trainer.command(bigint),
+	easeml_trainer.result(bigint, int, text, text) FROM regress_slurm_trainer;
 DROP ROLE regress_slurm_trainer;

@@ -81,9 +81,9 @@ SELECT regexp_replace(try(format('SELECT easeml.cancel(%s)', :a_run)), 'run \d+'
 SELECT try('SELECT easeml.cancel(1)');
 SELECT task FROM easeml.task_overview ORDER BY task;
 -- internal and admin functions are not for tenants
-SELECT try($$SELECT easeml.trainer_spec(1)$$);
-SELECT try($$SELECT easeml.trainer_data_session(1)$$);
-SELECT try($$SELECT easeml.trainer_progress(1, 1, 0.5)$$);
+SELECT try($$SELECT easeml_trainer.spec(1)$$);
+SELECT try($$SELECT easeml_trainer.data_session(1)$$);
+SELECT try($$SELECT easeml_trainer.progress(1, 1, 0.5)$$);
 SELECT try($$SELECT easeml.add_tenant('regress_lab_b')$$);
 SELECT try($$SELECT easeml.set_policy('fifo')$$);
 SELECT try($$SELECT easeml._finish_run(1, 'succeeded', 0, '{"score": 1}', NULL)$$);
@@ -128,12 +128,12 @@ SELECT t.id, m.id, 'running', now() FROM easeml.tasks t, easeml.models m
  WHERE t.name = 'small' AND m.name = 'knn-5';
 SELECT s ->> 'max_rows' AS max_rows,
 	   regexp_replace(s ->> 'copy_query', 'task_\d+_v', 'task_N_v') AS copy_query
-  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml_trainer.spec(r.id) s
  WHERE t.name = 'small' AND r.status = 'running';
 -- the largest limit has no row past it: no LIMIT (the trainer still counts)
 SELECT easeml.set_tenant_limits('regress_lab_b', max_tasks => 1, max_rows => 9223372036854775807);
 SELECT s ->> 'max_rows' AS max_rows, s ->> 'copy_query' LIKE '%LIMIT%' AS limited
-  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml.trainer_spec(r.id) s
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id, easeml_trainer.spec(r.id) s
  WHERE t.name = 'small' AND r.status = 'running';
 SELECT easeml.set_tenant_limits('regress_lab_b', max_tasks => 1, max_rows => 25);
 -- re-adding the tenant keeps its limits; NULL lifts them

@@ -3,7 +3,7 @@
  * tr_copy.c
  *	  Read a task's rows from PostgreSQL with binary COPY into a TrTable.
  *
- * The COPY query comes from easeml.trainer_spec(): every feature column is
+ * The COPY query comes from easeml_trainer.spec(): every feature column is
  * cast to float8 by the server (dates and timestamps as seconds since the
  * epoch), except categorical ones, which come as text, and the target
  * comes last (text for classification, float8 for regression).  The binary format is parsed as
