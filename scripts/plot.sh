@@ -2,7 +2,7 @@
 # easeml: plot results as PNG files with gnuplot (docs/results.md, §5).
 #
 #   scripts/plot.sh [--out DIR] [--run RUN_ID]... [--replay-curve CSV] [--no-db]
-#                   [--keep-data]
+#                   [--live-curve CSV] [--keep-data]
 #
 # From the database psql connects to (PGHOST, PGPORT, PGDATABASE, PGUSER;
 # a tenant sees its own tasks, an administrator every tenant's; run as root
@@ -17,6 +17,9 @@
 # From a curve CSV of easeml-replay --curve (devices,policy,time,mean_loss,
 # median_loss):
 #   replay_loss.png          mean loss over simulated time, one line a policy
+# From a curve CSV of live runs (policy,seconds,mean_loss: the steps of each
+# policy's loss, as scripts/bench/multitenant.sh writes it):
+#   live_loss.png            average loss over wall-clock time, one line a policy
 #
 # --keep-data also leaves the tab-separated data it plotted in DIR/data.
 # Prints the files it wrote.  Names tenants write (tasks, roles) reach
@@ -26,6 +29,7 @@ set -euo pipefail
 out=.
 runs=()
 replay=
+live=
 use_db=1
 keep_data=0
 while [ $# -gt 0 ]; do
@@ -33,9 +37,10 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--run) runs+=("$2"); shift 2 ;;
 	--replay-curve) replay=$2; shift 2 ;;
+	--live-curve) live=$2; shift 2 ;;
 	--no-db) use_db=0; shift ;;
 	--keep-data) keep_data=1; shift ;;
-	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,23p' "$0"; exit 0 ;;
 	*) echo "plot.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -48,6 +53,10 @@ if [ "$use_db" = 0 ] && [ ${#runs[@]} -gt 0 ]; then
 fi
 if [ -n "$replay" ] && [ ! -r "$replay" ]; then
 	echo "plot.sh: cannot read replay curve \"$replay\"" >&2
+	exit 2
+fi
+if [ -n "$live" ] && [ ! -r "$live" ]; then
+	echo "plot.sh: cannot read live curve \"$live\"" >&2
 	exit 2
 fi
 command -v gnuplot >/dev/null || { echo "plot.sh: gnuplot is not installed (apt-get install gnuplot-nox)" >&2; exit 1; }
@@ -297,6 +306,43 @@ EOF
 		draw "$out/replay_loss.png" "$tmp/replay.gp"
 	else
 		echo "plot.sh: $replay has no curve rows" >&2
+		exit 1
+	fi
+fi
+
+# ---- live: average loss over wall-clock time per policy ----------------------
+if [ -n "$live" ]; then
+	# one block per policy, in the order they first appear
+	awk -F',' -v dir="$tmp" '
+		NR == 1 { next }
+		NF >= 3 {
+			pol = $1; gsub(/"/, "", pol); gsub(/[^A-Za-z0-9_.:+-]/, "_", pol)
+			if (!(pol in idx)) { idx[pol] = n++; names[idx[pol]] = pol }
+			print $2 "\t" $3 > (dir "/live-" idx[pol] ".tsv")
+		}
+		END {
+			for (i = 0; i < n; i++) printf "%s ", names[i] > (dir "/live.titles")
+			print n + 0 > (dir "/live.count")
+		}' "$live"
+	count=$(cat "$tmp/live.count" 2>/dev/null || echo 0)
+	if [ "$count" -gt 0 ]; then
+		{
+			header "$out/live_loss.png"
+			cat <<EOF
+set title "Live: average over tenants of (best score reached - best so far)"
+set xlabel "seconds since the first task was declared"
+set ylabel "average best-score loss (log scale; 0 drawn at 1e-4)"
+set key noenhanced
+set logscale y
+set yrange [1e-4:*]
+titles = system("cat '$tmp/live.titles'")
+$(range_for x 1 "$tmp"/live-*.tsv)
+plot for [i = 0:$((count - 1))] sprintf("$tmp/live-%d.tsv", i) using 1:(\$2 > 1e-4 ? \$2 : 1e-4) with steps linewidth 2 title word(titles, i + 1)
+EOF
+		} >"$tmp/live.gp"
+		draw "$out/live_loss.png" "$tmp/live.gp"
+	else
+		echo "plot.sh: $live has no curve rows" >&2
 		exit 1
 	fi
 fi

@@ -1,7 +1,7 @@
-# scripts/plot.sh (docs/results.md, §5) against a live cluster and a replay
-# curve: every plot it promises is written as a valid PNG; a tenant plots
-# only its own tasks; a tenant's role name reaches gnuplot as data, never
-# as a command.
+# scripts/plot.sh (docs/results.md, §5) against a live cluster, a replay
+# curve and a live curve (scripts/bench/multitenant.sh): every plot it
+# promises is written as a valid PNG; a tenant plots only its own tasks; a
+# tenant's role name reaches gnuplot as data, never as a command.
 use strict;
 use warnings;
 
@@ -44,6 +44,14 @@ system('easeml-replay', '--quality', "$oboe/error_matrix.csv", '--error',
 	'--cost', "$oboe/runtime_matrix.csv", '--sizes', "$oboe/dataset_sizes.csv",
 	'--draws', '2', '--tenants', '5', '--policies', 'popular,rr', '--curve', $curve) == 0
   or die "easeml-replay failed";
+# a live curve, as scripts/bench/multitenant.sh writes it (a policy name
+# with a quote reaches gnuplot as data)
+my $live = "$tmp/live.csv";
+open(my $lfh, '>', $live) or die;
+print $lfh "policy,seconds,mean_loss\n", "default,0.000,0.800000\n", "default,3.250,0.020000\n",
+  "default,60.000,0.000000\n", "popular,0.000,0.800000\n", "popular,5.500,0.100000\n",
+  "popular,60.000,0.010000\n", qq{p"x,0.000,0.5\n}, qq{p"x,60.000,0.5\n};
+close($lfh);
 
 # plot.sh as a role; returns the files it says it wrote ($plot_err: what
 # it printed on stderr)
@@ -85,9 +93,10 @@ my $mlp_run = $node->safe_psql('postgres', qq{
 	 WHERE m.name = 'mlp-64' AND r.purpose = 'select' AND r.task_id = $task{'lab_a/iris'}});
 
 my $admin_dir = "$tmp/admin";
-my @files = plot('postgres', $admin_dir, '--replay-curve', $curve, '--run', $mlp_run);
+my @files = plot('postgres', $admin_dir, '--replay-curve', $curve, '--live-curve', $live, '--run', $mlp_run);
 my @expected = ('global_loss.png', (map { "leaderboard-$_.png" } sort { $a <=> $b } values %task),
-	'best_so_far-1.png', 'best_so_far-2.png', 'best_so_far-3.png', "curve-$mlp_run.png", 'replay_loss.png');
+	'best_so_far-1.png', 'best_so_far-2.png', 'best_so_far-3.png', "curve-$mlp_run.png", 'replay_loss.png',
+	'live_loss.png');
 is_deeply([ sort @files ], [ sort @expected ], 'an administrator gets every plot');
 is(scalar(grep { !is_png("$admin_dir/$_") } @files), 0, 'each is a valid PNG');
 ok(!-e $pwned, 'a tenant\'s role name in a title ran nothing');
@@ -142,6 +151,16 @@ like($err, qr/--run needs a run id/, 'a run id that is not a number is refused')
 IPC::Run::run([ 'bash', "$ENV{TESTDIR}/scripts/plot.sh", '--no-db', '--replay-curve', "$tmp/none.csv" ],
 	'>', \$out, '2>', \$err);
 like($err, qr/cannot read replay curve/, 'a missing replay curve is refused');
+IPC::Run::run([ 'bash', "$ENV{TESTDIR}/scripts/plot.sh", '--no-db', '--live-curve', "$tmp/none.csv" ],
+	'>', \$out, '2>', \$err);
+like($err, qr/cannot read live curve/, 'a missing live curve is refused');
+my $empty = "$tmp/empty.csv";
+open(my $efh, '>', $empty) or die;
+print $efh "policy,seconds,mean_loss\n";
+close($efh);
+$ret = IPC::Run::run([ 'bash', "$ENV{TESTDIR}/scripts/plot.sh", '--no-db', '--out', "$tmp/empty", '--live-curve', $empty ],
+	'>', \$out, '2>', \$err);
+ok(!$ret && $err =~ /has no curve rows/, 'a live curve without rows is an error, not an empty plot');
 
 $node->stop;
 done_testing();
