@@ -76,11 +76,14 @@ def loss_at(steps, t):
     return v
 
 
-def area(steps, window):
+def area(steps, window, start=0.0):
+    """The area under the steps over [start, window]."""
     a = 0.0
     for i, (t, v) in enumerate(steps):
         t1 = steps[i + 1][0] if i + 1 < len(steps) else window
-        a += v * (min(t1, window) - t)
+        lo, hi = max(t, start), min(t1, window)
+        if hi > lo:
+            a += v * (hi - lo)
     return a
 
 
@@ -156,8 +159,19 @@ def summary(args):
         firsts = [min((t for t, _ in runs[leg].get(k, [])), default=math.nan) for k in tasks]
         res["mt_time_to_all_served_" + leg] = (
             math.nan if any(math.isnan(f) for f in firsts) else max(firsts))
+    # after the warm start: from the moment every leg had served every task
+    served = max(res["mt_time_to_all_served_" + leg] for leg in legs)
+    if not math.isnan(served) and served < window:
+        res["mt_served_at"] = served
+        for leg in legs:
+            res["mt_auc_served_" + leg] = area(curves[leg], window, served) / (window - served)
+        d = res["mt_auc_served_" + legs[0]]
+        for leg in legs[1:]:
+            res["mt_auc_served_ratio_%s_over_%s" % (leg, legs[0])] = (
+                res["mt_auc_served_" + leg] / d if d > 0 else math.nan)
     print("RESULT " + " ".join(
-        "%s=%s" % (k, fmt(v, 1 if k.startswith("mt_time_to") else 5)) for k, v in res.items()))
+        "%s=%s" % (k, fmt(v, 1 if k.startswith(("mt_time_to", "mt_served_at")) else 5))
+        for k, v in res.items()))
 
 
 def main():

@@ -6,6 +6,9 @@
 #
 #   scripts/bench/multitenant.sh                 (as root; 3 legs x 10 min)
 #   MINUTES=1 TENANTS=3 scripts/bench/multitenant.sh        (a quick try)
+#   SUMMARY_ONLY=1 scripts/bench/multitenant.sh   (the summary, plot and
+#                           RESULT line again from the runs an earlier call
+#                           left in scripts/bench/out/multitenant/)
 #
 # Environment: MINUTES (window per leg, default 10), TENANTS (how many of
 # the data sets below, in that order, default 8), POLICIES (the legs, policy
@@ -53,6 +56,10 @@
 #   mt_time_to_all_served_<leg>   seconds until every task had a result
 #                           (until then the area grows fastest: a task
 #                           without one has its whole ref as loss)
+#   mt_served_at            the largest of those over the legs, S
+#   mt_auc_served_<leg>     the area over [S, window] divided by (window - S):
+#                           the mean loss after every leg's warm start
+#   mt_auc_served_ratio_<leg>_over_<first leg>   the same as a ratio
 # Prints the curves as CSV (a grid of 21 points), a table per task and the
 # RESULT line; writes scripts/bench/out/multitenant/ (curves.csv with every
 # step, the runs of each leg, the server logs, the load average sampled
@@ -81,6 +88,17 @@ done
 WINDOW=$(echo "$MINUTES * 60" | bc)
 SETS=("${ALL_SETS[@]:0:$TENANTS}")
 mkdir -p "$out"
+
+summarise() {
+	"$PY" scripts/bench/multitenant.py summary "$out" --legs "$POLICIES" --window "$WINDOW" >"$out/summary.txt"
+	bash scripts/plot.sh --no-db --out "$out" --live-curve "$out/curves.csv" >/dev/null
+	echo "plot: $out/live_loss.png"
+	cat "$out/summary.txt"
+}
+if [ -n "${SUMMARY_ONLY:-}" ]; then
+	summarise
+	exit 0
+fi
 rm -f "$out"/*.runs.csv "$out"/*.tasks "$out"/*.load "$out"/curves.csv
 
 need=()
@@ -106,7 +124,7 @@ echo "== multi-tenant, live: ${#SETS[@]} tenants (${SETS[*]}), 2 slots, $MINUTES
 
 # one leg under policy $1: $out/$1.runs.csv, $out/$1.tasks, $out/$1.load
 run_leg() {
-	local pol=$1 i s cols t0 sampler waited active
+	local pol=$1 i s cols t0 t_end sampler waited active
 	cluster_new
 	cluster_start "shared_preload_libraries = 'easeml'" "easeml.database = 'postgres'" \
 		"easeml.max_workers = 2" "easeml.cancel_grace = 0" "jit = off"
@@ -154,6 +172,10 @@ run_leg() {
 			OR EXISTS (SELECT 1 FROM easeml.runs r WHERE r.status IN ('queued', 'running'))")" = t ] && break
 		sleep 2
 	done
+	t_end=$(date +%s.%N)
+	[ "$(echo "$t_end > $t0 + $WINDOW" | bc)" = 1 ] && t_end=$(echo "$t0 + $WINDOW" | bc)
+	echo "leg ended $(echo "$t_end - $t0" | bc | xargs printf '%.1f') s after the first INSERT$(
+		[ "$(echo "$t_end < $t0 + $WINDOW" | bc)" = 1 ] && echo ' (every task had ended, nothing ran)')"
 	psql -c "ALTER SYSTEM SET easeml.enabled = off" -c "SELECT pg_reload_conf()" >/dev/null
 	kill "$sampler" 2>/dev/null || true
 	wait "$sampler" 2>/dev/null || true
@@ -179,7 +201,8 @@ run_leg() {
 	echo "slot-seconds in runs within the window: $(psql -At -c "
 		SELECT round(sum(extract(epoch FROM least(coalesce(finished_at, clock_timestamp()), to_timestamp($t0 + $WINDOW))
 										 - greatest(started_at, to_timestamp($t0))))::numeric, 1)
-		  FROM easeml.runs WHERE started_at IS NOT NULL AND started_at < to_timestamp($t0 + $WINDOW)") of $(echo "2 * $WINDOW" | bc)"
+		  FROM easeml.runs WHERE started_at IS NOT NULL AND started_at < to_timestamp($t0 + $WINDOW)") of $(
+		echo "2 * ($t_end - $t0)" | bc | xargs printf '%.1f') (2 slots until the leg ended)"
 	awk '{ n++; s += $2; if (n == 1 || $2 < lo) lo = $2; if ($2 > hi) hi = $2 }
 		END { if (n) printf "load average (1 min) during the leg: mean %.2f, min %.2f, max %.2f (%d samples)\n", s / n, lo, hi, n }' \
 		"$out/$pol.load"
@@ -197,7 +220,4 @@ for pol in $POLICIES; do
 done
 
 echo "== summary ($(cut -d' ' -f1-3 /proc/loadavg) load average at the end)"
-"$PY" scripts/bench/multitenant.py summary "$out" --legs "$POLICIES" --window "$WINDOW" >"$out/summary.txt"
-bash scripts/plot.sh --no-db --out "$out" --live-curve "$out/curves.csv" >/dev/null
-echo "plot: $out/live_loss.png"
-cat "$out/summary.txt"
+summarise
