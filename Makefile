@@ -47,7 +47,7 @@ CORE_SRCS = src/core/csv.c src/core/gp.c src/core/gp_fit.c \
 	src/core/mixlearn.c src/core/mixplan.c src/core/costmodel.c \
 	src/core/memmodel.c $(DECISION_SRCS) src/core/refit.c \
 	src/core/autopolicy.c $(REPLAY_CORE_SRCS) src/core/placement.c \
-	src/core/slurm_parse.c
+	src/core/slurm_parse.c src/core/hpspace.c
 # the decision world (src/core/decision.h; decision_internal.h lists the jobs)
 DECISION_SRCS = src/core/decision_world.c src/core/decision_cost.c \
 	src/core/decision_events.c src/core/decision_view.c src/core/decision_pick.c
