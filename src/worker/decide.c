@@ -350,6 +350,30 @@ ClaimRefits(const CatSlot *free_slots, int nfree)
 }
 
 /*
+ * [spaces] Tasks that get new configurations per scheduling step: more
+ * wait for the next step (docs/scheduler.md 7.9).
+ */
+#define MAX_GENERATE 8
+
+typedef struct GenerateArg
+{
+	int64		task;
+	bool		idle;			/* nothing of the task in flight */
+	int			made;
+} GenerateArg;
+
+/* One task's new configurations, in a short transaction of their own. */
+static void
+GenerateStep(void *arg)
+{
+	GenerateArg *g = (GenerateArg *) arg;
+
+	CatalogBegin("easeml: generating candidates");
+	g->made = CatalogGenerate(g->task, g->idle);
+	CatalogCommit();
+}
+
+/*
  * Fill free slots: first runs users queued, then the policy's choices,
  * each on a device placement chooses (src/worker/devices.c).
  */
@@ -361,6 +385,9 @@ Schedule(void)
 	CatState	state;
 	bool		full;
 	bool		any_queued;
+	int64		generate[MAX_GENERATE];
+	bool		generate_idle[MAX_GENERATE];
+	int			n_generate;
 
 	/*
 	 * Again here, not only at the top of the loop: a change committed after
@@ -410,8 +437,16 @@ Schedule(void)
 	CatalogLoadStateKept(&state, LiveWorldRefitDue());
 	CatalogLoadPlacement(&state);
 	DevicesRestrict(&state);
-	CatalogCloseTasks(&state);
+	n_generate = CatalogCloseTasks(&state, generate, generate_idle, MAX_GENERATE);
 	CatalogCommit();
+	/* [spaces] new configurations, each task in a transaction of its own */
+	for (int i = 0; i < n_generate; i++)
+	{
+		GenerateArg arg = {generate[i], generate_idle[i], 0};
+
+		if (Guarded(GenerateStep, &arg) && arg.made > 0)
+			Sched.world_changed = true;
+	}
 	for (int i = 0; i < state.n_tasks; i++)
 		state.tasks[i].skip = InCooldown(state.tasks[i].id);
 	SyncWorld(&state);
