@@ -289,9 +289,8 @@ extern void CatalogDisableModelOfRun(int64 run_id, const char *error);
 extern int	CatalogGoneRuns(int64 *ids, int n);
 extern void CatalogCheckRuns(const int64 *run_ids, int n, int *verdict);
 extern int	CatalogReconcile(const int64 *tracked, int n);
-extern int	CatalogCloseTasks(const CatState *state, int64 *generate, bool *idle,
-							  int max_generate);
-extern int	CatalogGenerate(int64 task, bool idle);
+extern int	CatalogCloseTasks(const CatState *state, int64 *generate, int max_generate);
+extern int	CatalogGenerate(int64 task);
 
 /*
  * The runs of active tasks (src/worker/catalog_runs.c): folded into the loaded

@@ -374,7 +374,7 @@ StartableLeft(const CatState *state, const CatTask *t)
  * for its runs in flight: they finish (docs/scheduler.md 7.8).
  */
 int
-CatalogCloseTasks(const CatState *state, int64 *generate, bool *idle, int max_generate)
+CatalogCloseTasks(const CatState *state, int64 *generate, int max_generate)
 {
 	int			n_generate = 0;
 
@@ -441,9 +441,12 @@ CatalogCloseTasks(const CatState *state, int64 *generate, bool *idle, int max_ge
 			(status == NULL || strcmp(status, "completed") == 0) &&
 			n_generate < max_generate && !StartableLeft(state, t))
 		{
-			generate[n_generate] = t->id;
-			idle[n_generate] = t->n_running == 0;
-			n_generate++;
+			/*
+			 * only once its runs in flight have ended: the proposals then
+			 * depend on the runs alone, not on which ended first
+			 */
+			if (t->n_running == 0)
+				generate[n_generate++] = t->id;
 			continue;
 		}
 		if (status == NULL)
@@ -468,12 +471,12 @@ CatalogCloseTasks(const CatState *state, int64 *generate, bool *idle, int max_ge
 
 /*
  * [spaces] New configurations for a task with a time budget whose
- * candidates are all tried or running (easeml._generate_candidates, in the
- * caller's transaction).  When none can be made and nothing of the task
- * is in flight (idle), the task completes.  Returns how many were made.
+ * candidates are all tried and nothing in flight
+ * (easeml._generate_candidates, in the caller's transaction).  When none
+ * can be made, the task completes.  Returns how many were made.
  */
 int
-CatalogGenerate(int64 task, bool idle)
+CatalogGenerate(int64 task)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1];
@@ -488,8 +491,6 @@ CatalogGenerate(int64 task, bool idle)
 			 (long long) task, made);
 		return made;
 	}
-	if (!idle)
-		return 0;
 	Exec("UPDATE easeml.tasks SET status = 'completed',"
 		 "       status_reason = 'every candidate has been tried; no new configuration could be generated ('"
 		 "                       || (SELECT count(*) FROM easeml.models m WHERE m.generated_for = $1)"

@@ -358,7 +358,6 @@ ClaimRefits(const CatSlot *free_slots, int nfree)
 typedef struct GenerateArg
 {
 	int64		task;
-	bool		idle;			/* nothing of the task in flight */
 	int			made;
 } GenerateArg;
 
@@ -369,7 +368,7 @@ GenerateStep(void *arg)
 	GenerateArg *g = (GenerateArg *) arg;
 
 	CatalogBegin("easeml: generating candidates");
-	g->made = CatalogGenerate(g->task, g->idle);
+	g->made = CatalogGenerate(g->task);
 	CatalogCommit();
 }
 
@@ -386,7 +385,6 @@ Schedule(void)
 	bool		full;
 	bool		any_queued;
 	int64		generate[MAX_GENERATE];
-	bool		generate_idle[MAX_GENERATE];
 	int			n_generate;
 
 	/*
@@ -437,15 +435,22 @@ Schedule(void)
 	CatalogLoadStateKept(&state, LiveWorldRefitDue());
 	CatalogLoadPlacement(&state);
 	DevicesRestrict(&state);
-	n_generate = CatalogCloseTasks(&state, generate, generate_idle, MAX_GENERATE);
+	n_generate = CatalogCloseTasks(&state, generate, MAX_GENERATE);
 	CatalogCommit();
 	/* [spaces] new configurations, each task in a transaction of its own */
 	for (int i = 0; i < n_generate; i++)
 	{
-		GenerateArg arg = {generate[i], generate_idle[i], 0};
+		GenerateArg arg = {generate[i], 0};
 
+		/*
+		 * new models: a new world (and its refit, which needs a full load:
+		 * the next load is one) at once, not at the next idle reload
+		 */
 		if (Guarded(GenerateStep, &arg) && arg.made > 0)
+		{
+			LiveWorldReset();
 			Sched.world_changed = true;
+		}
 	}
 	for (int i = 0; i < state.n_tasks; i++)
 		state.tasks[i].skip = InCooldown(state.tasks[i].id);

@@ -264,14 +264,15 @@ CREATE TRIGGER model_spaces_validate
 	BEFORE INSERT OR UPDATE ON easeml.model_spaces
 	FOR EACH ROW EXECUTE FUNCTION easeml._validate_model_space();
 
--- [spaces] New configurations for a task: n proposals around its best two
--- models of families with a space (each in turn, the best first), seeded by
--- the task and how many it has, so the same runs give the same proposals.
--- Each is a model row for this task only, unless the task already has one
--- with those params.  At most 64 per task.  Returns how many were made.
--- The scheduler calls it when a task with a time budget has tried every
--- candidate (docs/scheduler.md 7.9).
-CREATE FUNCTION easeml._generate_candidates(task bigint, n int DEFAULT 4)
+-- [spaces] New configurations for a task: n proposals around the best runs
+-- of its three best families with a space (each family's best model in
+-- turn, the best family first), seeded by the task and how many it has, so
+-- the same runs give the same proposals.  Each is a model row for this task
+-- only, unless the task already has one with those params.  At most 64 per
+-- task.  Returns how many were made.  The scheduler calls it when a task
+-- with a time budget has tried every candidate and nothing of it is in
+-- flight (docs/scheduler.md 7.9).
+CREATE FUNCTION easeml._generate_candidates(task bigint, n int DEFAULT 6)
 RETURNS int
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -297,10 +298,10 @@ BEGIN
 		RETURN 0;
 	END IF;
 	have := (SELECT count(*) FROM easeml.models m WHERE m.generated_for = task);
-	-- the best run of each model of a family with a space, the best two
+	-- the best run of each family with a space, the best three families
 	FOR b IN
 		SELECT * FROM (
-			SELECT DISTINCT ON (r.model_id) r.model_id, r.id AS run_id, r.score,
+			SELECT DISTINCT ON (m.family) r.model_id, r.id AS run_id, r.score,
 				   m.family, m.params, coalesce(m.parent_model, m.id) AS root
 			  FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
 			 WHERE r.task_id = task AND r.status = 'succeeded' AND r.score IS NOT NULL
@@ -308,9 +309,9 @@ BEGIN
 			   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version
 			   AND m.enabled AND (m.generated_for IS NULL OR m.generated_for = task)
 			   AND EXISTS (SELECT 1 FROM easeml.model_spaces s WHERE s.family = m.family)
-			 ORDER BY r.model_id, r.score DESC, r.id) x
+			 ORDER BY m.family, r.score DESC, r.id) x
 		 ORDER BY x.score DESC, x.model_id
-		 LIMIT 2
+		 LIMIT 3
 	LOOP
 		p_family := p_family || b.family;
 		p_params := p_params || b.params;
@@ -339,6 +340,12 @@ BEGIN
 					   -- six significant digits
 					   ELSE to_jsonb(round(y[j]::numeric, 5 - floor(log(abs(y[j])))::int))
 					 END;
+				-- a parameter the parent leaves to its default stays out
+				-- while it keeps that value (no twin of a grid model)
+				CONTINUE WHEN NOT (p_params[k] ? sp.names[j])
+					AND sp.names[j] NOT IN ('hidden', 'layers', 'filters', 'blocks')
+					AND v = (SELECT s.default_value FROM easeml.model_spaces s
+							  WHERE s.family = p_family[k] AND s.name = sp.names[j]);
 				cand := easeml._space_set(p_family[k], cand, sp.names[j], v);
 			END LOOP;
 			EXIT WHEN NOT EXISTS (SELECT 1 FROM easeml.models m
