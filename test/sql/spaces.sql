@@ -73,7 +73,8 @@ SELECT t.id, m.id, 'succeeded', now(), now(), 1, f.score, jsonb_build_object('sc
 	   easeml.tasks t, easeml.models m
  WHERE t.name = 'sa' AND m.name = f.model;
 SELECT easeml._generate_candidates(id, 4) AS made FROM easeml.tasks WHERE name = 'sa';
--- around the best two, in turn; each a model of the task, with its parent's run
+-- around the best model of each of the three best families, in turn; each a
+-- model of the task, with its parent's run
 SELECT regexp_replace(g.name, '\.t\d+\.', '.tN.') AS name, g.family, g.kinds, p.name AS parent,
 	   (g.generated_by_run = r.id) AS by_parents_run, g.params <> p.params AS new_params
   FROM easeml.models g JOIN easeml.models p ON p.id = g.parent_model
