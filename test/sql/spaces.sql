@@ -107,6 +107,14 @@ SELECT t.id, m.id, 'succeeded', now(), now(), 1, 0.95, '{"score": 0.95, "metric"
 SET ROLE regress_spaces_a;
 SELECT rank, regexp_replace(model, '\.t\d+\.', '.tN.') AS model, score, generated
   FROM easeml.leaderboard WHERE task = 'sa' ORDER BY rank;
+-- explain ranks them with the others, each marked with what it descends from
+SELECT count(*) AS generated_ranked,
+	   bool_and(why LIKE '%generated: a new configuration around knn-15-distance %'
+				OR why LIKE '%generated: a new configuration around ridge-1 %'
+				OR why LIKE '%generated: a new configuration around gnb %') AS marked
+  FROM easeml.explain('sa', 50) WHERE model ~ '\.t\d+\.g\d+$';
+SELECT count(*) AS others_marked FROM easeml.explain('sa', 50)
+ WHERE model !~ '\.t\d+\.g\d+$' AND why LIKE '%generated:%';
 RESET ROLE;
 -- the generated candidates go with their task
 DELETE FROM easeml.runs r USING easeml.tasks t WHERE r.task_id = t.id AND t.name = 'sb';
