@@ -18,7 +18,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $budget = 60;
+my $budget = 300;
 my $node = easeml_node('spaces', 'easeml.max_workers' => 2);
 load_dataset($node, 'cpu_vendor', 'cpu');
 make_tenant($node, 'lab_s', 'public.cpu');
@@ -44,7 +44,8 @@ is( $node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.models m JOIN easeml.tasks t ON t.id = m.generated_for WHERE t.name = 'plain'}),
 	0, 'no candidate was generated for it');
 
-# a task with a budget
+# a task with a budget (far more than its runs take: the 64 generated
+# candidates a task may have end it)
 query_as($node, 'lab_s', qq{
 	INSERT INTO easeml.tasks (name, source, target, kind, budget_seconds, refit_all)
 		VALUES ('diab', 'public.cpu', 'target', 'regression', $budget, false)});
@@ -88,6 +89,10 @@ cmp_ok(
 	SELECT count(*) FROM easeml.decisions d JOIN easeml.models m ON m.id = d.model_id
 	 WHERE m.generated_for IS NOT NULL}),
 	'>=', $n_trained, 'the policy chose them');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.decisions d JOIN easeml.models m ON m.id = d.model_id
+	 WHERE m.generated_for IS NOT NULL AND NOT (d.mu > 0 AND d.sigma >= 0 AND d.est_seconds > 0)}),
+	0, 'each decision for one had a predicted score, its spread and a cost estimate');
 like($node->safe_psql('postgres', q{SELECT count(*) FROM easeml.runs WHERE requested_by = 'user'}),
 	qr/^0$/, 'no run was queued by a user');
 
