@@ -291,6 +291,7 @@ extern void CatalogCheckRuns(const int64 *run_ids, int n, int *verdict);
 extern int	CatalogReconcile(const int64 *tracked, int n);
 extern int	CatalogCloseTasks(const CatState *state, int64 *generate, int max_generate);
 extern int	CatalogGenerate(int64 task);
+extern void CatalogGenerateEnd(int64 task, const char *why);
 
 /*
  * The runs of active tasks (src/worker/catalog_runs.c): folded into the loaded

@@ -491,16 +491,32 @@ CatalogGenerate(int64 task)
 			 (long long) task, made);
 		return made;
 	}
+	CatalogGenerateEnd(task, "no new configuration could be generated");
+	return 0;
+}
+
+/*
+ * [spaces] Complete a task whose candidates are all tried when no new one
+ * can be generated ('why'; also after generating failed, so that a task
+ * the generator keeps failing for does not stay active).
+ */
+void
+CatalogGenerateEnd(int64 task, const char *why)
+{
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(task);
+	values[1] = CStringGetTextDatum(why);
 	Exec("UPDATE easeml.tasks SET status = 'completed',"
-		 "       status_reason = 'every candidate has been tried; no new configuration could be generated ('"
+		 "       status_reason = 'every candidate has been tried; ' || $2 || ' ('"
 		 "                       || (SELECT count(*) FROM easeml.models m WHERE m.generated_for = $1)"
 		 "                       || ' generated)'"
 		 " WHERE id = (SELECT id FROM easeml.tasks WHERE id = $1 AND status = 'active'"
 		 "              FOR UPDATE SKIP LOCKED)",
-		 SPI_OK_UPDATE, 1, types, values, NULL);
+		 SPI_OK_UPDATE, 2, types, values, NULL);
 	if (SPI_processed > 0)
-		elog(LOG, "easeml: task %lld is completed: every candidate has been tried and no new configuration could be generated",
-			 (long long) task);
-	return 0;
+		elog(LOG, "easeml: task %lld is completed: every candidate has been tried; %s",
+			 (long long) task, why);
 }
 

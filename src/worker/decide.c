@@ -372,6 +372,16 @@ GenerateStep(void *arg)
 	CatalogCommit();
 }
 
+/* A task the generator failed for completes (the error is in the log). */
+static void
+GenerateFailedStep(void *arg)
+{
+	CatalogBegin("easeml: completing a task");
+	CatalogGenerateEnd(*(int64 *) arg,
+					   "generating new configurations failed (the server log says why)");
+	CatalogCommit();
+}
+
 /*
  * Fill free slots: first runs users queued, then the policy's choices,
  * each on a device placement chooses (src/worker/devices.c).
@@ -446,7 +456,9 @@ Schedule(void)
 		 * new models: a new world (and its refit, which needs a full load:
 		 * the next load is one) at once, not at the next idle reload
 		 */
-		if (Guarded(GenerateStep, &arg) && arg.made > 0)
+		if (!Guarded(GenerateStep, &arg))
+			(void) Guarded(GenerateFailedStep, &generate[i]);
+		else if (arg.made > 0)
 		{
 			LiveWorldReset();
 			Sched.world_changed = true;
