@@ -47,7 +47,7 @@ CORE_SRCS = src/core/csv.c src/core/gp.c src/core/gp_fit.c \
 	src/core/mixlearn.c src/core/mixplan.c src/core/costmodel.c \
 	src/core/memmodel.c $(DECISION_SRCS) src/core/refit.c \
 	src/core/autopolicy.c $(REPLAY_CORE_SRCS) src/core/placement.c \
-	src/core/slurm_parse.c
+	src/core/slurm_parse.c src/core/hpspace.c
 # the decision world (src/core/decision.h; decision_internal.h lists the jobs)
 DECISION_SRCS = src/core/decision_world.c src/core/decision_cost.c \
 	src/core/decision_events.c src/core/decision_view.c src/core/decision_pick.c
@@ -64,7 +64,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = helpers install declare tenancy admin history replay bad_input attacks devices data explain predict results slurm retention alter budget
+REGRESS = helpers install declare tenancy admin history replay bad_input attacks devices data explain predict results slurm retention alter budget spaces
 # pg_regress reads test/sql/ and test/expected/ (a link to the top-level
 # expected/: PostgreSQL 15's pg_regress has no --expecteddir)
 REGRESS_OPTS = --inputdir=test --load-extension=easeml

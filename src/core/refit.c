@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hpspace.h"
 #include "refit.h"
 
 /*
@@ -82,6 +83,10 @@ SnapFree(RefitState *r)
 	free(r->snap_folds);
 	free(r->snap_passes);
 	free(r->snap_bins);
+	free(r->snap_root);
+	free(r->snap_coords);
+	r->snap_root = NULL;
+	r->snap_coords = NULL;
 	r->snap_folds = r->snap_passes = r->snap_bins = NULL;
 	r->snap_per_class = NULL;
 	r->snap_arms = NULL;
@@ -148,6 +153,11 @@ RefitSignature(const RefitInput *in)
 		h = HashWords(h, c->passes, sizeof(double) * (size_t) c->mc * in->K);
 	if (c->bins)
 		h = HashWords(h, c->bins, sizeof(double) * (size_t) c->mc);
+	if (in->arm_root && in->arm_coords && in->space_dims > 0)
+	{
+		h = HashWords(h, in->arm_root, sizeof(int) * (size_t) in->K);
+		h = HashWords(h, in->arm_coords, sizeof(double) * (size_t) in->K * in->space_dims);
+	}
 	h = HashWords(h, &in->need_mix, sizeof(in->need_mix));
 	h = HashWords(h, &in->need_learn, sizeof(in->need_learn));
 	if (in->need_learn)
@@ -207,6 +217,11 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap_folds = Dup(in->cost.folds, sizeof(double) * mc, &ok);
 	r->snap_passes = Dup(in->cost.passes, sizeof(double) * mc * K, &ok);
 	r->snap_bins = Dup(in->cost.bins, sizeof(double) * mc, &ok);
+	if (in->arm_root && in->arm_coords && in->space_dims > 0)
+	{
+		r->snap_root = Dup(in->arm_root, sizeof(int) * K, &ok);
+		r->snap_coords = Dup(in->arm_coords, sizeof(double) * K * in->space_dims, &ok);
+	}
 	if (!ok)
 	{
 		SnapFree(r);
@@ -224,6 +239,10 @@ RefitMaybeStart(RefitState *r, const RefitInput *in, double now)
 	r->snap.cost.folds = r->snap_folds;
 	r->snap.cost.passes = r->snap_passes;
 	r->snap.cost.bins = r->snap_bins;
+	r->snap.arm_root = r->snap_root;
+	r->snap.arm_coords = r->snap_coords;
+	if (r->snap_root == NULL || r->snap_coords == NULL)
+		r->snap.space_dims = 0;
 	SetFree(&r->next);
 	r->next.own = calloc(in->m > 0 ? in->m : 1, sizeof(RefitOwn));
 	if (r->next.own == NULL)
@@ -254,6 +273,39 @@ RowsOfKind(const RefitState *r, int kind, int skip, double *out)
 	return n;
 }
 
+/*
+ * Generated arms in n rows of out: an unknown cell takes the value of its
+ * root's column in that row (the mixture's view of a generated candidate:
+ * its parent's history, docs/scheduler.md 7.9).
+ */
+static void
+BorrowRoots(const RefitState *r, double *out, int n)
+{
+	const int  *root = r->snap.arm_root;
+
+	if (root == NULL || r->snap.space_dims <= 0)
+		return;
+	for (int i = 0; i < n; i++)
+	{
+		double	   *row = out + (size_t) i * r->K;
+
+		for (int k = 0; k < r->K; k++)
+			if (root[k] >= 0 && isnan(row[k]))
+				row[k] = row[root[k]];
+	}
+}
+
+/* A fitted prior extended to the generated arms (HpExtendPrior). */
+static void
+ExtendToGenerated(RefitState *r, GpPrior *prior)
+{
+	if (r->snap.arm_root == NULL || r->snap.space_dims <= 0)
+		return;
+	if (HpExtendPrior(prior, r->snap.arm_root, r->snap.arm_coords,
+					  r->snap.space_dims, HP_LENGTHSCALE) != 0)
+		r->failures++;
+}
+
 /* The shared prior of one kind, hyperparameters by held-out likelihood. */
 static int
 FitShared(RefitState *r, int kind, double *buf)
@@ -265,6 +317,7 @@ FitShared(RefitState *r, int kind, double *buf)
 		r->failures++;
 		return 0;
 	}
+	ExtendToGenerated(r, &r->next.prior[kind]);
 	r->next.have_prior[kind] = 1;
 	return 1;
 }
@@ -292,6 +345,7 @@ MixStep(RefitState *r, int kind)
 		int			n = buf ? RowsOfKind(r, kind, -1, buf) : 0,
 					rc = POLICY_BAD_INPUT;
 
+		BorrowRoots(r, buf, n);
 		if (n >= 2)
 			rc = MixFitBegin(&r->mix_job, buf, n, r->K);
 		free(buf);
@@ -418,6 +472,7 @@ FitOwn(RefitState *r, int i, double *buf)
 		r->failures++;
 		return;
 	}
+	ExtendToGenerated(r, &o->prior);
 	o->task = r->snap.row_task[i];
 	r->next.n_own++;
 }

@@ -100,6 +100,8 @@ typedef struct RefitState
 	double	   *snap_folds;
 	double	   *snap_passes;
 	double	   *snap_bins;
+	int		   *snap_root;		/* generated arms' roots, or NULL */
+	double	   *snap_coords;	/* their scaled coordinates, or NULL */
 	int			step;			/* next step of the cycle */
 	RefitSet	next;			/* what the cycle has fitted so far */
 	RefitSet	live;			/* what the world uses now */

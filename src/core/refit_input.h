@@ -49,6 +49,16 @@ typedef struct RefitInput
 								 * learn (the policy in effect, or the
 								 * candidate of "auto" that uses it) */
 	PolicyParams learn;
+	/*
+	 * generated candidates (src/core/hpspace.h): per arm the grid arm it
+	 * descends from (-1 for a grid arm), and K x space_dims scaled
+	 * coordinates; NULL when the catalog has none.  The priors are
+	 * extended to them (HpExtendPrior) and the mixtures read a generated
+	 * arm's unknown cells from its root's column.
+	 */
+	const int  *arm_root;
+	const double *arm_coords;
+	int			space_dims;
 } RefitInput;
 
 #endif							/* EASEML_REFIT_INPUT_H */

@@ -183,6 +183,15 @@ easeml_explain(PG_FUNCTION_ARGS)
 	else if (n == 0)
 		PutRow(rsinfo, NULL, 0, NULL, why.data);
 	for (int i = 0; i < n; i++)
-		PutRow(rsinfo, &state, i + 1, &cand[i], i == 0 ? why.data : "runner-up");
+	{
+		const CatModel *m = &state.models[cand[i].arm];
+		const char *base = i == 0 ? why.data : "runner-up";
+
+		/* [spaces] a generated candidate says so, and what it descends from */
+		if (m->generated_for != 0)
+			base = psprintf("%s; generated: a new configuration around %s (docs/scheduler.md 7.9)",
+							base, m->root >= 0 ? state.models[m->root].name : "a model not enabled now");
+		PutRow(rsinfo, &state, i + 1, &cand[i], base);
+	}
 	return (Datum) 0;
 }

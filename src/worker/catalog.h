@@ -48,6 +48,12 @@ typedef struct CatModel
 	PlaceKind	device_kinds[PLACE_N_KINDS];
 	double		kind_factor[PLACE_N_KINDS];	/* cost on a kind / on the CPU */
 	MemArm		mem;			/* what drives its memory (src/core/memmodel.h) */
+	/* [spaces] docs/scheduler.md 7.9 */
+	int64		generated_for;	/* a generated candidate's task, 0: none */
+	int			root;			/* the loaded model it descends from, -1 */
+	int			n_coords;		/* scaled coordinates in its family's space
+								 * (generated candidates and their roots) */
+	double	   *coords;
 } CatModel;
 
 /* An active task and its runs, as arm indexes into the model array. */
@@ -143,6 +149,11 @@ typedef struct CatState
 	int64		decision_no;	/* next decision id */
 	char		policy[64];		/* effective policy */
 	unsigned char *per_class;	/* n_models: CatModel.per_class */
+	/* [spaces] generated candidates' roots and coordinates for the refit,
+	 * NULL when none is loaded (docs/scheduler.md 7.9) */
+	int		   *arm_root;		/* n_models */
+	double	   *arm_coords;		/* n_models x space_dims */
+	int			space_dims;
 	int			n_tenant_running;
 	char	  **tenant_names;	/* tenants with queued/running runs */
 	int		   *tenant_running; /* their trainers (runs 'running') */
@@ -278,7 +289,9 @@ extern void CatalogDisableModelOfRun(int64 run_id, const char *error);
 extern int	CatalogGoneRuns(int64 *ids, int n);
 extern void CatalogCheckRuns(const int64 *run_ids, int n, int *verdict);
 extern int	CatalogReconcile(const int64 *tracked, int n);
-extern void CatalogCloseTasks(const CatState *state);
+extern int	CatalogCloseTasks(const CatState *state, int64 *generate, int max_generate);
+extern int	CatalogGenerate(int64 task);
+extern void CatalogGenerateEnd(int64 task, const char *why);
 
 /*
  * The runs of active tasks (src/worker/catalog_runs.c): folded into the loaded

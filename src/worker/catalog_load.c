@@ -133,17 +133,26 @@ static void
 LoadModels(CatState *state)
 {
 	int			n;
+	int32	   *parent;
+	int			dims = 0;
+	bool		any = false;
 
 	Exec("SELECT id, name, 'classification' = ANY (kinds), 'regression' = ANY (kinds),"
 		 "       needs_image, cost_factor, family, params::text,"
 		 "       easeml._param_num(params, CASE family WHEN 'gbt' THEN 'n_rounds' ELSE 'n_trees' END, 100),"
 		 "       easeml._param_num(params, 'max_depth', 0),"
-		 "       easeml._param_num(params, 'min_samples_leaf', 1)"
+		 "       easeml._param_num(params, 'min_samples_leaf', 1),"
+		 "       coalesce(generated_for, 0), coalesce(parent_model, 0),"
+		 "       CASE WHEN generated_for IS NOT NULL OR id IN"
+		 "                 (SELECT g.parent_model FROM easeml.models g"
+		 "                   WHERE g.enabled AND g.parent_model IS NOT NULL)"
+		 "            THEN easeml._space_coords(family, params) END"
 		 "  FROM easeml.models WHERE enabled ORDER BY id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
 	state->n_models = n;
 	state->models = CallerAlloc(sizeof(CatModel) * Max(n, 1), true);
+	parent = palloc0(sizeof(int32) * Max(n, 1));
 	state->per_class = CallerAlloc(Max(n, 1), true);
 	state->cost_arms = CallerAlloc(sizeof(CostArm) * Max(n, 1), true);
 	for (int i = 0; i < n; i++)
@@ -162,7 +171,55 @@ LoadModels(CatState *state)
 		m->mem.trees = GetFloat8(i, 9, 100);
 		m->mem.max_depth = GetFloat8(i, 10, 0);
 		m->mem.min_leaf = GetFloat8(i, 11, 1);
+		m->generated_for = GetInt64(i, 12, 0);
+		parent[i] = GetInt32(i, 13, 0);
+		m->root = -1;
+		m->n_coords = 0;
+		m->coords = NULL;
+		if (!GetNull(i, 14))
+		{
+			ArrayType  *a = DatumGetArrayTypeP(Get(i, 14));
+			Datum	   *elems;
+			bool	   *nulls;
+			int			nc;
+
+			deconstruct_array(a, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+							  &elems, &nulls, &nc);
+			m->coords = CallerAlloc(sizeof(double) * Max(nc, 1), false);
+			for (int j = 0; j < nc; j++)
+				m->coords[j] = nulls[j] ? NAN : DatumGetFloat8(elems[j]);
+			m->n_coords = nc;
+			dims = Max(dims, nc);
+		}
 	}
+	/* [spaces] a generated candidate's root among the loaded models */
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n && state->models[i].generated_for != 0 && parent[i] != 0; j++)
+			if (state->models[j].id == parent[i] && state->models[j].generated_for == 0)
+			{
+				state->models[i].root = j;
+				any = true;
+			}
+	state->arm_root = NULL;
+	state->arm_coords = NULL;
+	state->space_dims = 0;
+	if (any && dims > 0)
+	{
+		state->space_dims = dims;
+		state->arm_root = CallerAlloc(sizeof(int) * n, false);
+		state->arm_coords = CallerAlloc(sizeof(double) * n * dims, false);
+		for (int i = 0; i < n; i++)
+		{
+			const CatModel *m = &state->models[i];
+
+			/* a root and its generated arm must share the family's space */
+			state->arm_root[i] = m->root >= 0 &&
+				m->n_coords == state->models[m->root].n_coords && m->n_coords > 0 ? m->root : -1;
+			for (int j = 0; j < dims; j++)
+				state->arm_coords[(size_t) i * dims + j] = j < m->n_coords ? m->coords[j] : NAN;
+		}
+	}
+	pfree(parent);
 	ModelWork(state);
 }
 
@@ -266,8 +323,10 @@ LoadTasks(CatState *state)
 		{
 			CatModel   *m = &state->models[k];
 
+			/* [spaces] a generated candidate is its own task's only */
 			t->eligible[k] = (t->regression ? m->regression : m->classification) &&
-				(!m->needs_image || t->has_image);
+				(!m->needs_image || t->has_image) &&
+				(m->generated_for == 0 || m->generated_for == t->id);
 			if (t->eligible[k] && CatalogOverMemory(m, t, memory_limit))
 			{
 				t->eligible[k] = false;

@@ -344,6 +344,28 @@ CatalogReconcile(const int64 *tracked, int n)
 	return (int) SPI_processed;
 }
 
+/* [spaces] Whether a candidate of the task is neither tried nor running. */
+static bool
+StartableLeft(const CatState *state, const CatTask *t)
+{
+	for (int k = 0; k < state->n_models; k++)
+	{
+		bool		used = false;
+
+		if (!t->eligible[k])
+			continue;
+		for (int j = 0; j < t->n_obs && !used; j++)
+			used = (t->obs_arm[j] == k);
+		for (int j = 0; j < t->n_done && !used; j++)
+			used = (t->done_arm[j] == k);
+		for (int j = 0; j < t->n_running && !used; j++)
+			used = (t->running_arm[j] == k);
+		if (!used)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Close tasks that are finished: no candidate left (or max_runs reached,
  * or [budget] the time budget spent) and nothing in flight become
@@ -351,12 +373,14 @@ CatalogReconcile(const int64 *tracked, int n)
  * become 'failed' with the last error.  A task whose budget is spent waits
  * for its runs in flight: they finish (docs/scheduler.md 7.8).
  */
-void
-CatalogCloseTasks(const CatState *state)
+int
+CatalogCloseTasks(const CatState *state, int64 *generate, int max_generate)
 {
+	int			n_generate = 0;
+
 	/* with every model disabled nothing was tried: nothing is complete */
 	if (state->n_models == 0)
-		return;
+		return 0;
 	for (int i = 0; i < state->n_tasks; i++)
 	{
 		const CatTask *t = &state->tasks[i];
@@ -406,6 +430,25 @@ CatalogCloseTasks(const CatState *state)
 			if (!left)
 				status = "completed";
 		}
+		/*
+		 * [spaces] A task with a time budget left that has no candidate
+		 * left to start gets new configurations instead of completing
+		 * (docs/scheduler.md 7.9): CatalogGenerate, in a transaction of its
+		 * own after this load, completes it when none can be made.
+		 */
+		if (t->budget > 0 && !t->budget_spent &&
+			!(t->max_runs > 0 && t->n_runs >= t->max_runs) &&
+			(status == NULL || strcmp(status, "completed") == 0) &&
+			n_generate < max_generate && !StartableLeft(state, t))
+		{
+			/*
+			 * only once its runs in flight have ended: the proposals then
+			 * depend on the runs alone, not on which ended first
+			 */
+			if (t->n_running == 0)
+				generate[n_generate++] = t->id;
+			continue;
+		}
 		if (status == NULL)
 			continue;
 		values[0] = Int64GetDatum(t->id);
@@ -423,5 +466,57 @@ CatalogCloseTasks(const CatState *state)
 		elog(LOG, "easeml: task %lld (%s/%s) is %s: %s",
 			 (long long) t->id, t->tenant, t->name, status, reason);
 	}
+	return n_generate;
+}
+
+/*
+ * [spaces] New configurations for a task with a time budget whose
+ * candidates are all tried and nothing in flight
+ * (easeml._generate_candidates, in the caller's transaction).  When none
+ * can be made, the task completes.  Returns how many were made.
+ */
+int
+CatalogGenerate(int64 task)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1];
+	int			made;
+
+	values[0] = Int64GetDatum(task);
+	Exec("SELECT easeml._generate_candidates($1)", SPI_OK_SELECT, 1, types, values, NULL);
+	made = GetInt32(0, 1, 0);
+	if (made > 0)
+	{
+		elog(LOG, "easeml: task %lld: %d new configurations generated around its best runs",
+			 (long long) task, made);
+		return made;
+	}
+	CatalogGenerateEnd(task, "no new configuration could be generated");
+	return 0;
+}
+
+/*
+ * [spaces] Complete a task whose candidates are all tried when no new one
+ * can be generated ('why'; also after generating failed, so that a task
+ * the generator keeps failing for does not stay active).
+ */
+void
+CatalogGenerateEnd(int64 task, const char *why)
+{
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(task);
+	values[1] = CStringGetTextDatum(why);
+	Exec("UPDATE easeml.tasks SET status = 'completed',"
+		 "       status_reason = 'every candidate has been tried; ' || $2 || ' ('"
+		 "                       || (SELECT count(*) FROM easeml.models m WHERE m.generated_for = $1)"
+		 "                       || ' generated)'"
+		 " WHERE id = (SELECT id FROM easeml.tasks WHERE id = $1 AND status = 'active'"
+		 "              FOR UPDATE SKIP LOCKED)",
+		 SPI_OK_UPDATE, 2, types, values, NULL);
+	if (SPI_processed > 0)
+		elog(LOG, "easeml: task %lld is completed: every candidate has been tried; %s",
+			 (long long) task, why);
 }
 

@@ -350,6 +350,39 @@ ClaimRefits(const CatSlot *free_slots, int nfree)
 }
 
 /*
+ * [spaces] Tasks that get new configurations per scheduling step: more
+ * wait for the next step (docs/scheduler.md 7.9).
+ */
+#define MAX_GENERATE 8
+
+typedef struct GenerateArg
+{
+	int64		task;
+	int			made;
+} GenerateArg;
+
+/* One task's new configurations, in a short transaction of their own. */
+static void
+GenerateStep(void *arg)
+{
+	GenerateArg *g = (GenerateArg *) arg;
+
+	CatalogBegin("easeml: generating candidates");
+	g->made = CatalogGenerate(g->task);
+	CatalogCommit();
+}
+
+/* A task the generator failed for completes (the error is in the log). */
+static void
+GenerateFailedStep(void *arg)
+{
+	CatalogBegin("easeml: completing a task");
+	CatalogGenerateEnd(*(int64 *) arg,
+					   "generating new configurations failed (the server log says why)");
+	CatalogCommit();
+}
+
+/*
  * Fill free slots: first runs users queued, then the policy's choices,
  * each on a device placement chooses (src/worker/devices.c).
  */
@@ -361,6 +394,8 @@ Schedule(void)
 	CatState	state;
 	bool		full;
 	bool		any_queued;
+	int64		generate[MAX_GENERATE];
+	int			n_generate;
 
 	/*
 	 * Again here, not only at the top of the loop: a change committed after
@@ -410,8 +445,25 @@ Schedule(void)
 	CatalogLoadStateKept(&state, LiveWorldRefitDue());
 	CatalogLoadPlacement(&state);
 	DevicesRestrict(&state);
-	CatalogCloseTasks(&state);
+	n_generate = CatalogCloseTasks(&state, generate, MAX_GENERATE);
 	CatalogCommit();
+	/* [spaces] new configurations, each task in a transaction of its own */
+	for (int i = 0; i < n_generate; i++)
+	{
+		GenerateArg arg = {generate[i], 0};
+
+		/*
+		 * new models: a new world (and its refit, which needs a full load:
+		 * the next load is one) at once, not at the next idle reload
+		 */
+		if (!Guarded(GenerateStep, &arg))
+			(void) Guarded(GenerateFailedStep, &generate[i]);
+		else if (arg.made > 0)
+		{
+			LiveWorldReset();
+			Sched.world_changed = true;
+		}
+	}
 	for (int i = 0; i < state.n_tasks; i++)
 		state.tasks[i].skip = InCooldown(state.tasks[i].id);
 	SyncWorld(&state);

@@ -609,6 +609,9 @@ LiveWorldRefitStart(CatState *state)
 	in.cost_task = (const int64_t *) state->cost_task;
 	in.devices = world.slots;
 	in.arms = state->cost_arms;
+	in.arm_root = state->arm_root;
+	in.arm_coords = state->arm_coords;
+	in.space_dims = state->space_dims;
 	in.need_mix = NeedMixture();
 	in.need_learn = in.need_mix && NeedLearn(&in.learn);
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;

@@ -57,6 +57,12 @@ extern void HistoryInput(RefitInput *in, int K, int m, const double *cells,
 extern int	RefitCycle(RefitState *r, const RefitInput *in, DecisionWorld *w,
 					   double now);
 
+/* test_hpspace.c */
+extern void TestHpScale(void);
+extern void TestHpPropose(void);
+extern void TestHpExtendPrior(void);
+extern void TestHpRefit(void);
+
 /* test_gp.c */
 extern void TestCholesky(void);
 extern void TestPosteriorClosedForm(void);

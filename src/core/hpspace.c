@@ -1,0 +1,268 @@
+/*-------------------------------------------------------------------------
+ *
+ * hpspace.c
+ *	  Hyperparameter spaces: scaling, seeded proposals around a
+ *	  configuration, the RBF kernel in the scaled space and the extension
+ *	  of a prior to generated configurations (hpspace.h;
+ *	  docs/scheduler.md 7.9).
+ *
+ * IDENTIFICATION
+ *	  src/core/hpspace.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp_internal.h"
+#include "hpspace.h"
+#include "policy.h"
+
+int
+HpTypeOf(const char *name)
+{
+	static const char *const names[] = {"int", "log-int", "float", "log-float", "categorical"};
+
+	if (name == NULL)
+		return -1;
+	for (int i = 0; i < 5; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int
+IsLog(const HpDim *dim)
+{
+	return dim->type == HP_LOG_INT || dim->type == HP_LOG_FLOAT;
+}
+
+static int
+IsInt(const HpDim *dim)
+{
+	return dim->type == HP_INT || dim->type == HP_LOG_INT ||
+		dim->type == HP_CATEGORICAL;
+}
+
+int
+HpDimCheck(const HpDim *dim)
+{
+	if (dim == NULL || dim->type < HP_INT || dim->type > HP_CATEGORICAL)
+		return -1;
+	if (!isfinite(dim->lo) || !isfinite(dim->hi) || !(dim->lo < dim->hi))
+		return -1;
+	if (IsLog(dim) && !(dim->lo > 0))
+		return -1;
+	if (dim->type == HP_CATEGORICAL && (dim->lo != 0 || dim->hi != floor(dim->hi)))
+		return -1;
+	return 0;
+}
+
+double
+HpScale(const HpDim *dim, double value)
+{
+	double		u;
+
+	if (isnan(value))
+		return NAN;
+	if (IsLog(dim))
+		u = value > 0 ? (log(value) - log(dim->lo)) / (log(dim->hi) - log(dim->lo)) : 0;
+	else
+		u = (value - dim->lo) / (dim->hi - dim->lo);
+	return u < 0 ? 0 : u > 1 ? 1 : u;
+}
+
+double
+HpUnscale(const HpDim *dim, double u)
+{
+	double		v;
+
+	if (!(u >= 0))
+		u = 0;
+	if (u > 1)
+		u = 1;
+	if (IsLog(dim))
+		v = exp(log(dim->lo) + u * (log(dim->hi) - log(dim->lo)));
+	else
+		v = dim->lo + u * (dim->hi - dim->lo);
+	if (IsInt(dim))
+		v = round(v);
+	return v < dim->lo ? dim->lo : v > dim->hi ? dim->hi : v;
+}
+
+/* A standard normal draw (Box-Muller). */
+static double
+Normal(uint64_t *rng)
+{
+	double		u1 = PolicyRandUniform(rng),
+				u2 = PolicyRandUniform(rng);
+
+	if (u1 < 1e-300)
+		u1 = 1e-300;
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* u reflected into [0, 1]. */
+static double
+Reflect(double u)
+{
+	for (int i = 0; i < 4 && (u < 0 || u > 1); i++)
+		u = u < 0 ? -u : 2 - u;
+	return u < 0 ? 0 : u > 1 ? 1 : u;
+}
+
+/* Move dimension j of y (raw) so that it surely differs from x[j]. */
+static void
+ForceChange(const HpDim *dim, double x, double *y, uint64_t *rng, double step)
+{
+	if (dim->type == HP_CATEGORICAL)
+	{
+		int			n = (int) dim->hi + 1;
+		int			c = (int) x;
+		int			o = 1 + (int) (PolicyRandUniform(rng) * (n - 1));
+
+		*y = (double) ((c + (o < n ? o : n - 1)) % n);
+		return;
+	}
+	if (IsInt(dim))
+	{
+		/* one unit up or down (the other way at an edge) */
+		double		v = x + (PolicyRandUniform(rng) < 0.5 ? -1 : 1);
+
+		if (v < dim->lo)
+			v = x + 1;
+		if (v > dim->hi)
+			v = x - 1;
+		*y = v;
+		return;
+	}
+	{
+		double		u = HpScale(dim, x);
+		double		s = step > 0 ? step : 0.1;
+
+		u = u + (u + s <= 1 ? s : -s);
+		*y = HpUnscale(dim, u);
+	}
+}
+
+int
+HpPropose(const HpDim *dims, int d, const double *x, uint64_t seed,
+		  int n, double step, double *out)
+{
+	if (dims == NULL || x == NULL || out == NULL || d < 1 || n < 0 ||
+		!(step > 0 && step <= 1))
+		return -1;
+	for (int j = 0; j < d; j++)
+		if (HpDimCheck(&dims[j]) != 0 || !isfinite(x[j]))
+			return -1;
+	for (int i = 0; i < n; i++)
+	{
+		uint64_t	rng = seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t) (i + 1));
+		double	   *y = out + (size_t) i * d;
+		int			changed = 0;
+
+		(void) PolicyRandNext(&rng);
+		for (int j = 0; j < d; j++)
+		{
+			const HpDim *dim = &dims[j];
+			double		xj = x[j] < dim->lo ? dim->lo : x[j] > dim->hi ? dim->hi : x[j];
+
+			if (dim->type == HP_CATEGORICAL)
+			{
+				xj = round(xj);
+				y[j] = xj;
+				if (PolicyRandUniform(&rng) < step)
+					ForceChange(dim, xj, &y[j], &rng, step);
+			}
+			else
+				y[j] = HpUnscale(dim, Reflect(HpScale(dim, xj) + step * Normal(&rng)));
+			changed |= (y[j] != xj);
+		}
+		if (!changed)
+		{
+			int			j = (int) (PolicyRandUniform(&rng) * d);
+
+			if (j >= d)
+				j = d - 1;
+			ForceChange(&dims[j], x[j], &y[j], &rng, step);
+		}
+	}
+	return 0;
+}
+
+double
+HpKernel(const double *a, const double *b, int d, double lengthscale)
+{
+	double		s = 0;
+
+	if (d < 1)
+		return 1.0;
+	for (int j = 0; j < d; j++)
+	{
+		double		diff = (isnan(a[j]) || isnan(b[j])) ? 1.0 : a[j] - b[j];
+
+		s += diff * diff;
+	}
+	return exp(-s / (2.0 * lengthscale * lengthscale * d));
+}
+
+int
+HpExtendPrior(GpPrior *prior, const int *root, const double *coords,
+			  int d, double lengthscale)
+{
+	int			K;
+	double	   *orig;
+	double	   *kr;
+	int		   *r;
+
+	if (prior == NULL || root == NULL || coords == NULL || d < 1 ||
+		!(lengthscale > 0) || prior->K < 1)
+		return -1;
+	K = prior->K;
+	for (int k = 0; k < K; k++)
+		if (root[k] < -1 || root[k] >= K || root[k] == k ||
+			(root[k] >= 0 && root[root[k]] != -1))
+			return -1;
+	orig = malloc(sizeof(double) * (size_t) K * K);
+	kr = malloc(sizeof(double) * K);
+	r = malloc(sizeof(int) * K);
+	if (orig == NULL || kr == NULL || r == NULL)
+	{
+		free(orig);
+		free(kr);
+		free(r);
+		return -1;
+	}
+	memcpy(orig, prior->cov, sizeof(double) * (size_t) K * K);
+	for (int k = 0; k < K; k++)
+	{
+		r[k] = root[k] >= 0 ? root[k] : k;
+		kr[k] = root[k] >= 0 ?
+			HpKernel(coords + (size_t) k * d, coords + (size_t) r[k] * d, d, lengthscale) : 1.0;
+	}
+	for (int a = 0; a < K; a++)
+	{
+		if (root[a] < 0)
+			continue;
+		prior->mu0[a] = prior->mu0[r[a]];
+		for (int b = 0; b < K; b++)
+		{
+			double		c;
+
+			if (r[b] == r[a])
+				c = orig[(size_t) r[a] * K + r[a]] *
+					(a == b ? 1.0 : HpKernel(coords + (size_t) a * d,
+											 coords + (size_t) b * d, d, lengthscale));
+			else
+				c = kr[a] * kr[b] * orig[(size_t) r[a] * K + r[b]];
+			prior->cov[(size_t) a * K + b] = c;
+			prior->cov[(size_t) b * K + a] = c;
+		}
+	}
+	free(orig);
+	free(kr);
+	free(r);
+	GpPriorFinish(prior);
+	return 0;
+}

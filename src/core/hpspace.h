@@ -1,0 +1,95 @@
+/*-------------------------------------------------------------------------
+ *
+ * hpspace.h
+ *	  Hyperparameter spaces of the model families (easeml.model_spaces):
+ *	  scaling a configuration into [0,1]^d, proposing new configurations
+ *	  around a good one (seeded perturbation in the scaled space), the RBF
+ *	  kernel between two configurations of one family, and how a prior over
+ *	  the catalog's models extends to generated configurations through the
+ *	  grid model they descend from (docs/scheduler.md 7.9).
+ *
+ * Plain C, no PostgreSQL headers, no printing, no exit().
+ *
+ * IDENTIFICATION
+ *	  src/core/hpspace.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EASEML_HPSPACE_H
+#define EASEML_HPSPACE_H
+
+#include <stdint.h>
+
+#include "gp.h"
+
+typedef enum HpType
+{
+	HP_INT = 0,					/* integer, linear scale */
+	HP_LOG_INT = 1,				/* integer, log scale (lo > 0) */
+	HP_FLOAT = 2,				/* real, linear scale */
+	HP_LOG_FLOAT = 3,			/* real, log scale (lo > 0) */
+	HP_CATEGORICAL = 4			/* index 0 .. n_choices - 1 */
+} HpType;
+
+/* One dimension of a family's space. */
+typedef struct HpDim
+{
+	HpType		type;
+	double		lo;				/* categorical: 0 */
+	double		hi;				/* categorical: n_choices - 1 */
+} HpDim;
+
+/* The type named by text ("int", "log-int", "float", "log-float",
+ * "categorical"), or -1. */
+extern int	HpTypeOf(const char *name);
+
+/* 0 when the dimension is well formed, else -1 (lo < hi, finite, lo > 0
+ * on a log scale, categorical lo = 0 and hi >= 1 an integer). */
+extern int	HpDimCheck(const HpDim *dim);
+
+/* A raw value's position in [0,1] (clamped); NaN for a NaN value. */
+extern double HpScale(const HpDim *dim, double value);
+
+/* The raw value at position u in [0,1] (clamped; integers rounded). */
+extern double HpUnscale(const HpDim *dim, double u);
+
+/*
+ * n configurations around x (d raw values), into out (n x d raw values):
+ * each numeric dimension moves by a normal step of sd 'step' in the scaled
+ * space (reflected at the edges), each categorical one switches to another
+ * choice with probability 'step'; at least one dimension changes in each
+ * (an integer one by at least one unit).  Seeded (splitmix64): the same
+ * input gives the same proposals.  Returns 0, or -1 on bad input.
+ */
+extern int	HpPropose(const HpDim *dims, int d, const double *x, uint64_t seed,
+					  int n, double step, double *out);
+
+/*
+ * The RBF kernel between two configurations given by their scaled
+ * coordinates: exp(-|a - b|^2 / (2 l^2 d)) (categorical coordinates differ
+ * by 0 or 1).  A NaN coordinate on either side counts as distance 1.
+ */
+extern double HpKernel(const double *a, const double *b, int d, double lengthscale);
+
+/* The kernel's length-scale in the scaled space (docs/scheduler.md 7.9). */
+#define HP_LENGTHSCALE 0.3
+
+/*
+ * Extend a fitted prior to generated arms.  root[k] is the grid arm a
+ * generated arm k descends from (-1 for a grid arm, or for a generated arm
+ * whose root is not among the K arms: left as fitted); coords holds K x d
+ * scaled coordinates (each row in its family's space, padded with NaN).
+ * With k(a, b) = HpKernel, C the fitted covariance and mu0 the fitted mean,
+ * a generated arm a of root r gets
+ *   mu0[a] = mu0[r],
+ *   cov[a, b] = C[r, r] k(a, b)          for b with the same root (r too),
+ *   cov[a, j] = k(a, r) k(j, s) C[r, s]  for j of root s != r (k(s, s) = 1):
+ * f(a) = mu0[r] + k(a, r) (f(r) - mu0[r]) + e_r(a), with e_r a GP over r's
+ * space independent of everything else, of covariance C[r, r] (k(a, b) -
+ * k(a, r) k(b, r)) -- positive semi-definite whenever C is.  mean_diag is
+ * recomputed.  Returns 0, or -1 on bad input (prior untouched).
+ */
+extern int	HpExtendPrior(GpPrior *prior, const int *root, const double *coords,
+						  int d, double lengthscale);
+
+#endif							/* EASEML_HPSPACE_H */

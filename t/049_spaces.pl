@@ -1,0 +1,142 @@
+# Hyperparameter spaces and generated candidates (docs/scheduler.md 7.9):
+# a task with a time budget that has tried every candidate of the grid gets
+# new configurations around its best runs (easeml._generate_candidates,
+# called by the scheduler in a transaction of its own), trains them, shows
+# them on the leaderboard marked generated, and one of them beats the
+# grid's best.  The data set and families are chosen so that this holds:
+# UCI diabetes (442 rows, regression, R^2) with knn, ridge and gbt, where
+# the grid's best is knn-15-distance and a k between the grid's points
+# does better.  The proposals are seeded by the task and the runs, so the
+# same run gives the same candidates.  A task without a budget still
+# completes on the grid alone.
+use strict;
+use warnings;
+
+use lib "$ENV{TESTDIR}/t";
+use EasemlTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $budget = 300;
+my $node = easeml_node('spaces', 'easeml.max_workers' => 2);
+load_dataset($node, 'cpu_vendor', 'cpu');
+make_tenant($node, 'lab_s', 'public.cpu');
+make_tenant($node, 'lab_o', 'public.cpu');
+$node->safe_psql('postgres', q{
+	UPDATE easeml.models SET enabled = family IN ('knn', 'ridge', 'gbt')});
+my $grid = $node->safe_psql('postgres',
+	q{SELECT count(*) FROM easeml.models WHERE enabled AND 'regression' = ANY (kinds)});
+cmp_ok($grid, '>=', 12, "$grid grid candidates");
+
+# a task without a budget: the grid only, then completed
+query_as($node, 'lab_o', q{
+	INSERT INTO easeml.tasks (name, source, target, kind, refit_all)
+		VALUES ('plain', 'public.cpu', 'target', 'regression', false)});
+is( $node->poll_query_until(
+		'postgres', "SELECT status <> 'active' FROM easeml.tasks WHERE name = 'plain'"),
+	1,
+	'the task without a budget leaves active');
+is( query_as($node, 'lab_o', q{SELECT status || ': ' || status_reason FROM easeml.tasks WHERE name = 'plain'}),
+	'completed: every candidate has been tried',
+	'it completes on the grid');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.models m JOIN easeml.tasks t ON t.id = m.generated_for WHERE t.name = 'plain'}),
+	0, 'no candidate was generated for it');
+
+# a task with a budget (far more than its runs take: the 64 generated
+# candidates a task may have end it)
+query_as($node, 'lab_s', qq{
+	INSERT INTO easeml.tasks (name, source, target, kind, budget_seconds, refit_all)
+		VALUES ('diab', 'public.cpu', 'target', 'regression', $budget, false)});
+is( $node->poll_query_until(
+		'postgres', "SELECT status <> 'active' FROM easeml.tasks WHERE name = 'diab'"),
+	1,
+	'the budgeted task leaves active within the poll deadline');
+my ($status, $reason) = split /\|/,
+  query_as($node, 'lab_s', "SELECT status, status_reason FROM easeml.tasks WHERE name = 'diab'");
+is($status, 'completed', "the task is completed ($reason)");
+
+# ---- generated candidates: made, for this task only, and trained ----------
+my ($n_gen, $n_trained) = split /\|/, $node->safe_psql('postgres', q{
+	SELECT count(*), count(*) FILTER (WHERE EXISTS (
+			   SELECT 1 FROM easeml.runs r WHERE r.model_id = m.id AND r.status = 'succeeded'))
+	  FROM easeml.models m JOIN easeml.tasks t ON t.id = m.generated_for WHERE t.name = 'diab'});
+cmp_ok($n_gen, '>=', 4, "$n_gen candidates were generated");
+cmp_ok($n_trained, '>=', 4, "$n_trained of them were trained");
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.models g
+	  JOIN easeml.tasks t ON t.id = g.generated_for
+	  JOIN easeml.models p ON p.id = g.parent_model
+	  JOIN easeml.runs r ON r.id = g.generated_by_run
+	 WHERE t.name = 'diab' AND p.generated_for IS NULL AND r.task_id = t.id
+	   AND r.status = 'succeeded' AND g.family = p.family AND g.params <> p.params
+	   AND g.kinds = '{regression}'}),
+	$n_gen,
+	'each descends from a grid model, was proposed around a succeeded run of the task, with new params');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
+	  JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE m.generated_for IS NOT NULL AND m.generated_for <> r.task_id}),
+	0, 'no generated candidate ran on another task');
+is(query_as($node, 'lab_o', 'SELECT count(*) FROM easeml.models WHERE generated_for IS NOT NULL'),
+	0, "another tenant does not see them");
+is(query_as($node, 'lab_s', 'SELECT count(*) FROM easeml.models WHERE generated_for IS NOT NULL'),
+	$n_gen, 'their tenant does');
+# the scheduler's decisions chose them (no run was queued by hand)
+cmp_ok(
+	$node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.decisions d JOIN easeml.models m ON m.id = d.model_id
+	 WHERE m.generated_for IS NOT NULL}),
+	'>=', $n_trained, 'the policy chose them');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.decisions d JOIN easeml.models m ON m.id = d.model_id
+	 WHERE m.generated_for IS NOT NULL AND NOT (d.mu > 0 AND d.sigma >= 0 AND d.est_seconds > 0)}),
+	0, 'each decision for one had a predicted score, its spread and a cost estimate');
+like($node->safe_psql('postgres', q{SELECT count(*) FROM easeml.runs WHERE requested_by = 'user'}),
+	qr/^0$/, 'no run was queued by a user');
+
+# ---- the leaderboard: marked generated, and one beats the grid's best ----
+my ($grid_best, $grid_model) = split /\|/, query_as($node, 'lab_s', q{
+	SELECT score, model FROM easeml.leaderboard WHERE task = 'diab' AND NOT generated
+	 ORDER BY score DESC LIMIT 1});
+my ($gen_best, $gen_model) = split /\|/, query_as($node, 'lab_s', q{
+	SELECT score, model FROM easeml.leaderboard WHERE task = 'diab' AND generated
+	 ORDER BY score DESC LIMIT 1});
+note("grid best $grid_model $grid_best, generated best $gen_model $gen_best");
+cmp_ok($gen_best, '>', $grid_best,
+	"a generated candidate ($gen_model, R^2 $gen_best) beats the grid's best ($grid_model, $grid_best)");
+is( query_as($node, 'lab_s', q{
+	SELECT generated FROM easeml.leaderboard WHERE task = 'diab' AND rank = 1}),
+	't', 'and tops the leaderboard');
+like($gen_model, qr/^[a-z0-9_.-]+\.t\d+\.g\d+$/, 'named after its grid model, task and number');
+my $params = $node->safe_psql('postgres',
+	"SELECT m.params FROM easeml.models m WHERE m.name = '$gen_model'");
+note("its params: $params");
+note($node->safe_psql('postgres', q{
+	SELECT string_agg(format('%s %s %s', m.name, m.params, round(r.score::numeric, 4)), E'\n' ORDER BY m.id)
+	  FROM easeml.models m JOIN easeml.runs r ON r.model_id = m.id
+	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'diab' AND r.status = 'succeeded'}));
+
+# ---- the same runs give the same proposals -------------------------------
+my $first = $node->safe_psql('postgres', q{
+	SELECT string_agg(m.params::text, ';' ORDER BY m.id)
+	  FROM (SELECT m.id, m.params FROM easeml.models m JOIN easeml.tasks t ON t.id = m.generated_for
+			 WHERE t.name = 'diab' ORDER BY m.id LIMIT 6) m});
+my $again = $node->safe_psql('postgres', q{
+	BEGIN;
+	-- the grid runs only: the first round again, in a transaction rolled back
+	CREATE TEMP TABLE gen_runs AS
+	  SELECT r.id FROM easeml.runs r JOIN easeml.models m ON m.id = r.model_id
+	   WHERE m.generated_for IS NOT NULL;
+	UPDATE easeml.runs SET status = 'failed', score = NULL WHERE id IN (SELECT id FROM gen_runs);
+	UPDATE easeml.models SET generated_for = -generated_for, name = 'old.' || name
+	 WHERE generated_for IS NOT NULL;
+	SELECT easeml._generate_candidates(t.id) FROM easeml.tasks t WHERE t.name = 'diab';
+	SELECT string_agg(m.params::text, ';' ORDER BY m.id)
+	  FROM easeml.models m JOIN easeml.tasks t ON t.id = m.generated_for WHERE t.name = 'diab';
+	ROLLBACK;});
+$again = (split /\n/, $again)[-1];
+is($again, $first, 'the first round is proposed again from the same grid runs');
+
+done_testing();
