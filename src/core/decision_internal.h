@@ -54,10 +54,52 @@ extern void DecisionCostInit(DecisionWorld *w, DecisionTask *t);
 extern void DecisionCostRefresh(DecisionWorld *w, DecisionTask *t);
 extern void DecisionCostAddRun(DecisionWorld *w, DecisionTask *t, int k);
 
-/* decision_world.c */
-extern void DecisionMarkDirty(DecisionWorld *w, DecisionTask *t, unsigned char bits);
-extern void DecisionMarkTenantDirty(DecisionWorld *w, int tenant);
-extern const GpPrior *DecisionTaskPrior(const DecisionWorld *w, const DecisionTask *t);
+/*
+ * The helpers every file of the decision code uses, inline here so that
+ * the files call one way: decision_world.c and decision_events.c ->
+ * decision_pick.c -> decision_view.c -> decision_cost.c.
+ */
+
+/*
+ * Queue a task for DecisionNext's refresh.  While the caller installs new
+ * models (DecisionWorld.installing) a view is not queued but goes stale:
+ * the models changed, not the task, and its view stays the previous
+ * models' until DecisionRefreshStale, a pick or a change of the task
+ * refreshes it (decision.h).  A task already queued gets its refresh
+ * under the new models anyway.
+ */
+static inline void
+DecisionMarkDirty(DecisionWorld *w, DecisionTask *t, unsigned char bits)
+{
+	if ((bits & DIRTY_VIEW) && w->installing && !(t->dirty & DIRTY_VIEW))
+	{
+		if (!t->stale)
+			w->n_stale++;
+		t->stale = 1;
+		bits &= ~DIRTY_VIEW;
+		if (bits == 0)
+			return;
+	}
+	if (t->dirty == 0)
+		w->dirty_list[w->n_dirty++] = t->index;
+	t->dirty |= bits;
+}
+
+/* Every task of a tenant must recheck its eligibility (running changed). */
+static inline void
+DecisionMarkTenantDirty(DecisionWorld *w, int tenant)
+{
+	for (int i = w->tenants[tenant].first_task; i >= 0;
+		 i = w->tasks[i]->next_of_tenant)
+		DecisionMarkDirty(w, w->tasks[i], DIRTY_ELIG);
+}
+
+/* The prior a task's posterior is built on. */
+static inline const GpPrior *
+DecisionTaskPrior(const DecisionWorld *w, const DecisionTask *t)
+{
+	return t->own_prior ? t->own_prior : w->prior[t->kind];
+}
 
 /* decision_view.c */
 extern int	DecisionRebuildGp(DecisionWorld *w, DecisionTask *t);

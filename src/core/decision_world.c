@@ -132,47 +132,6 @@ Grow(void **arr, int *cap, int need, size_t sz)
 	return 1;
 }
 
-/*
- * Queue a task for DecisionNext's refresh.  While the caller installs new
- * models (DecisionWorld.installing) a view is not queued but goes stale:
- * the models changed, not the task, and its view stays the previous
- * models' until DecisionRefreshStale, a pick or a change of the task
- * refreshes it (decision.h).  A task already queued gets its refresh
- * under the new models anyway.
- */
-void
-DecisionMarkDirty(DecisionWorld *w, DecisionTask *t, unsigned char bits)
-{
-	if ((bits & DIRTY_VIEW) && w->installing && !(t->dirty & DIRTY_VIEW))
-	{
-		if (!t->stale)
-			w->n_stale++;
-		t->stale = 1;
-		bits &= ~DIRTY_VIEW;
-		if (bits == 0)
-			return;
-	}
-	if (t->dirty == 0)
-		w->dirty_list[w->n_dirty++] = t->index;
-	t->dirty |= bits;
-}
-
-/* Every task of a tenant must recheck its eligibility (running changed). */
-void
-DecisionMarkTenantDirty(DecisionWorld *w, int tenant)
-{
-	for (int i = w->tenants[tenant].first_task; i >= 0;
-		 i = w->tasks[i]->next_of_tenant)
-		DecisionMarkDirty(w, w->tasks[i], DIRTY_ELIG);
-}
-
-/* The prior a task's posterior is built on. */
-const GpPrior *
-DecisionTaskPrior(const DecisionWorld *w, const DecisionTask *t)
-{
-	return t->own_prior ? t->own_prior : w->prior[t->kind];
-}
-
 int
 DecisionWorldInit(DecisionWorld *w, int K, const unsigned char *arm_kinds,
 				  const unsigned char *arm_image, const PolicyParams *params)

@@ -36,7 +36,6 @@ extern void openblas_set_num_threads(int num_threads);
 char	   *easeml_database = NULL;
 int			easeml_max_workers = 2;
 int			easeml_naptime = 1000;
-int			easeml_wake_interval = 50;
 char	   *easeml_policy = NULL;
 bool		easeml_enabled = true;
 char	   *easeml_trainer_path = NULL;

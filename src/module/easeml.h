@@ -19,7 +19,8 @@
 #include "storage/s_lock.h"
 
 /* ----------
- * GUC variables (src/module/easeml.c)
+ * GUC variables (registered in src/module/easeml.c; easeml_wake_interval is
+ * defined in src/module/shmem.c, beside the wake-ups it limits)
  * ----------
  */
 extern char *easeml_database;

@@ -38,6 +38,12 @@
 
 EasemlShared *EasemlState = NULL;
 
+/*
+ * easeml.wake_interval (ms): defined here, where the wake-ups it limits
+ * are, so that this file needs nothing of easeml.c (which registers it).
+ */
+int			easeml_wake_interval = 50;
+
 static bool wake_pending = false;
 static bool sweep_pending = false;
 static bool xact_callback_registered = false;
