@@ -63,7 +63,7 @@ def distinct_rows(Q):
 
 def draw_perm(N, seed, draw):
     """easeml-replay's permutation of the N distinct rows for one draw
-    (src/replay.c Permute): its first 'tenants' entries are the tenants."""
+    (src/core/replay_sim.c ReplayPermute): its first 'tenants' entries are the tenants."""
     rng = SplitMix(seed * 0x2545F4914F6CDD1D + draw * 0x9E3779B97F4A7C15 + 1)
     perm = list(range(N))
     for i in range(N - 1, 0, -1):

@@ -5,7 +5,7 @@
 #
 # The C side is easeml-decision-bench (src/tools/decision_bench.c): the worker's
 # own decision code, src/core/decision_*.c, exactly as src/worker/scheduler.c uses it
-# through src/liveworld.c.  Per decision: the task whose run ended gets its
+# through src/worker/liveworld.c.  Per decision: the task whose run ended gets its
 # new state (DecisionSyncTask: one incremental posterior update, its
 # candidates re-ranked), DecisionNext picks the next (task, candidate)
 # under the default hybrid rule, the fair share and with runner-ups, and

@@ -32,7 +32,7 @@
  *
  * SIGTERM (a cancel or a timeout) sets a flag the families check, and that
  * the data loading checks while it waits for the server; the process then
- * exits 1.  Exit statuses are those of src/trainer_protocol.h.
+ * exits 1.  Exit statuses are those of src/core/trainer_protocol.h.
  *
  * IDENTIFICATION
  *	  src/trainer/tr_live.c
