@@ -363,7 +363,7 @@ EasemlSchedulerMain(Datum main_arg)
 	if (TrainerSessionTerminate(0) > 0)
 		ereport(LOG, (errmsg("easeml: ended database sessions left by earlier trainers")));
 
-	ereport(LOG, (errmsg("easeml scheduler started in database \"%s\"",
+	ereport(LOG, (errmsg("easeml: scheduler started in database \"%s\"",
 						 easeml_database)));
 
 	loop_context = AllocSetContextCreate(TopMemoryContext, "easeml scheduler loop",
