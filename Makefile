@@ -44,7 +44,7 @@ CORE_SRCS = src/core/csv.c src/core/gp.c src/core/gp_fit.c \
 	src/core/gp_loglik.c src/core/gp_posterior.c src/core/policy_spec.c \
 	src/core/policy_acq.c src/core/policy_pick.c src/core/policy_index.c \
 	src/core/sizecost.c src/core/mixture.c \
-	src/core/mixlearn.c src/core/mixplan.c src/core/costmodel.c \
+	src/core/mixlearn.c src/core/costmodel.c \
 	src/core/memmodel.c $(DECISION_SRCS) src/core/refit.c \
 	src/core/autopolicy.c $(REPLAY_CORE_SRCS) src/core/placement.c \
 	src/core/slurm_parse.c src/core/hpspace.c

@@ -9,7 +9,7 @@
  *						 removing tasks
  *	  decision_cost.c	 cost estimates on one interface (DecisionCostPath)
  *	  decision_events.c	 runs started and ended, results, the live sync
- *	  decision_view.c	 quality posteriors, lookahead, regret and mixture
+ *	  decision_view.c	 quality posteriors and mixture
  *						 views, a task's best candidate
  *	  decision_pick.c	 eligibility, fair shares, the pick
  *

@@ -242,7 +242,7 @@ Refresh(DecisionWorld *w)
 	if (w->index_n != w->n_tasks && w->n_tasks > 0)
 	{
 		PolicyIndexFree(&w->index);
-		rc = PolicyIndexInit(&w->index, w->views, w->n_tasks, w->params.spread);
+		rc = PolicyIndexInit(&w->index, w->views, w->n_tasks, 1);
 		if (rc < 0)
 			return rc;
 		w->index_n = w->n_tasks;

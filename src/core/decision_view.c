@@ -2,8 +2,7 @@
  *
  * decision_view.c
  *	  A task's quality posterior and its view (decision.h): the GP rebuilt
- *	  on the prior in use, the lookahead and regret scores, the mixture
- *	  views (acq=mix, mrg=1 and the learned score of mrg=2) and the best
+ *	  on the prior in use, the mixture views (acq=mix, mrg=1 and the learned score of mrg=2) and the best
  *	  candidate the policy index ranks (DecisionRefreshView).
  *
  * IDENTIFICATION
@@ -17,7 +16,6 @@
 #include "decision.h"
 #include "decision_internal.h"
 #include "mixlearn.h"
-#include "mixplan.h"
 
 /* ----------------------------------------------------------------------
  * The quality posterior of one task
@@ -55,77 +53,6 @@ DecisionRebuildGp(DecisionWorld *w, DecisionTask *t)
 		}
 	DecisionMarkDirty(w, t, DIRTY_VIEW | DIRTY_ELIG);
 	return GP_OK;
-}
-
-/*
- * Lookahead task score (la=M): the expected improvement of the best of the
- * task's next n candidates, as its own ranking orders them, per second of
- * all of them, under the task's joint posterior.
- */
-static int
-LookaheadScore(const DecisionWorld *w, const DecisionTask *t,
-			   const PolicyArmScore *top, int n,
-			   const double *cost, PolicyTenantView *v)
-{
-	int			arms[POLICY_LOOKAHEAD_MAX];
-	double		mu[POLICY_LOOKAHEAD_MAX],
-				c[POLICY_LOOKAHEAD_MAX],
-				cov[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
-	int			rc;
-
-	for (int j = 0; j < n; j++)
-	{
-		arms[j] = top[j].arm;
-		mu[j] = t->gp.mu[arms[j]];
-		c[j] = cost ? cost[arms[j]] : 1.0;
-	}
-	n = PolicyLookaheadCut(&w->params, n, c);
-	rc = GpStateCov(&t->gp, n, arms, cov);
-	if (rc == GP_NO_MEMORY)
-		return POLICY_NO_MEMORY;
-	if (rc < 0)
-		return POLICY_GP_FAILED;
-	return PolicyLookaheadScore(&w->params, n, mu, cov, c, v, NULL);
-}
-
-/*
- * Remaining-regret task score (rg=M): the expected improvement of the best
- * of the task's M candidates of largest EI (not per second), under its
- * joint posterior, per second of the run it would start now.
- */
-static int
-RegretScore(const DecisionWorld *w, const DecisionTask *t,
-			const unsigned char *avail, PolicyTenantView *v)
-{
-	PolicyParams rp = w->params;
-	PolicyTenantView tv = *v;
-	PolicyArmScore top[POLICY_LOOKAHEAD_MAX];
-	int			arms[POLICY_LOOKAHEAD_MAX];
-	double		mu[POLICY_LOOKAHEAD_MAX],
-				cov[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
-	int			n = 0,
-				rc;
-
-	rp.cost_aware = 0;
-	rp.q_max_arm = 1;
-	rp.first_mean = 0;
-	rc = PolicyTopArms(&rp, w->K, t->gp.mu, t->gp.var, NULL, avail, NULL,
-					   &tv, PolicyRegretBatch(&w->params), top, &n);
-	if (rc < 0)
-		return rc;
-	if (n == 0)
-		return POLICY_OK;
-	for (int j = 0; j < n; j++)
-	{
-		arms[j] = top[j].arm;
-		mu[j] = t->gp.mu[arms[j]];
-	}
-	rc = GpStateCov(&t->gp, n, arms, cov);
-	if (rc == GP_NO_MEMORY)
-		return POLICY_NO_MEMORY;
-	if (rc < 0)
-		return POLICY_GP_FAILED;
-	return PolicyRegretScore(&w->params, n, mu, cov, v, NULL);
 }
 
 /*
@@ -223,13 +150,8 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 	{
 		PolicyTenantView mv = *v;
 
-		if (w->params.mix_plan > 0)
-			rc = MixPlanBestArm(mp, &w->params, w->mix_w, w->mix_off, bw,
-								t->score, t->gp.mu, t->gp.var, cost, avail,
-								&mv);
-		else
-			rc = MixBestArm(mp, &w->params, w->mix_w, w->mix_off, bw,
-							t->gp.mu, t->gp.var, cost, avail, &mv);
+		rc = MixBestArm(mp, &w->params, w->mix_w, w->mix_off, bw,
+						t->gp.mu, t->gp.var, cost, avail, &mv);
 		if (rc < 0)
 			return rc;
 		if (mv.arm >= 0)
@@ -242,8 +164,7 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 	}
 	if (PolicyMixScore(&w->params))
 	{
-		int			tc = w->params.tenant_cost < 0 ? w->params.cost_aware :
-			w->params.tenant_cost;
+		int			tc = w->params.cost_aware;
 		double		rg;
 
 		if (w->params.mix_score == 2)
@@ -265,7 +186,7 @@ int
 DecisionRefreshView(DecisionWorld *w, DecisionTask *t)
 {
 	PolicyTenantView *v = &w->views[t->index];
-	PolicyArmScore top[POLICY_LOOKAHEAD_MAX];	/* >= DECISION_TOP_ARMS */
+	PolicyArmScore top[DECISION_TOP_ARMS];
 	const GpPrior *prior = DecisionTaskPrior(w, t);
 	const unsigned char *avail = t->avail;
 	const double *cost = t->cost;
@@ -302,17 +223,9 @@ DecisionRefreshView(DecisionWorld *w, DecisionTask *t)
 		cost = w->placed_cost;
 	}
 	ntop = w->explain ? DECISION_TOP_ARMS : 1;
-	if (PolicyLookahead(&w->params) > ntop)
-		ntop = PolicyLookahead(&w->params);
 	rc = PolicyTopArms(&w->params, w->K, t->gp.mu, t->gp.var, cost,
 					   avail, prior ? prior->mu0 : NULL, v, ntop, top, &n);
 	if (rc < 0)
-		return rc;
-	if (PolicyLookahead(&w->params) && n > 0 &&
-		(rc = LookaheadScore(w, t, top, n, cost, v)) < 0)
-		return rc;
-	if (PolicyRegretBatch(&w->params) && n > 0 &&
-		(rc = RegretScore(w, t, avail, v)) < 0)
 		return rc;
 	if (n > 0 && (rc = MixtureView(w, t, cost, avail, top, &n, v)) < 0)
 		return rc;

@@ -299,14 +299,10 @@ void
 MixLearnKey(const PolicyParams *p, double *key)
 {
 	key[0] = p->cost_aware;
-	key[1] = p->cost_exp;
-	key[2] = p->q_max;
-	key[3] = p->q_max_arm;
-	key[4] = p->mix_shift;
-	key[5] = p->mix_bw;
-	key[6] = p->mix_ncap;
-	key[7] = p->mix_tau;
-	key[8] = p->mix_h;
+	key[1] = p->q_max;
+	key[2] = p->q_max_arm;
+	key[3] = p->mix_shift;
+	key[4] = p->mix_h;
 }
 
 int

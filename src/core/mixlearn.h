@@ -49,7 +49,7 @@ extern void MixLearnFeatures(const MixPrior *mp, const PolicyParams *params,
 /*
  * Fit from the history's own trajectories: up to MIXL_ROWS rows of mp
  * play a task for up to MIXL_STEPS runs each, choosing arms by the
- * mixture's EI per cost^ce (cost: K typical seconds per arm, or NULL for
+ * mixture's EI per cost (cost: K typical seconds per arm, or NULL for
  * unit costs).  Returns POLICY_OK, POLICY_BAD_INPUT or POLICY_NO_MEMORY;
  * ml->params is set in every case.  The sliced fit below run to the end.
  */
@@ -112,11 +112,10 @@ extern int	MixLearnTake(MixLearnJob *job, MixLearn *ml);
 extern void MixLearnFree(MixLearnJob *job);
 
 /*
- * What of params the fit reads (the mixture options, q_max and the cost
- * options): MIXL_KEY values into key.  A model fitted with params a
+ * What of params the fit reads (the mixture options, q_max and cost): MIXL_KEY values into key.  A model fitted with params a
  * serves params b when their keys are equal (MixLearnSameFit).
  */
-#define MIXL_KEY 9
+#define MIXL_KEY 5
 extern void MixLearnKey(const PolicyParams *params, double *key);
 extern int	MixLearnSameFit(const PolicyParams *a, const PolicyParams *b);
 

@@ -345,10 +345,8 @@ double
 MixWeightsExcept(const MixPrior *mp, const PolicyParams *params,
 				 const double *score, int skip, double *w, double *off)
 {
-	double		bw = params->mix_bw > 0.0 ? params->mix_bw :
-		(params->mix_shift ? mp->bw_shift : mp->bw);
+	double		bw = params->mix_shift ? mp->bw_shift : mp->bw;
 	double		c = 0.5 / (bw * bw),
-				kappa = MixOffsetKappa(params, bw),
 				mx = -INFINITY,
 				sum = 0.0;
 
@@ -367,7 +365,7 @@ MixWeightsExcept(const MixPrior *mp, const PolicyParams *params,
 					o += score[k] - row[k];
 					n++;
 				}
-			o = n > 0 ? o / (n + kappa) : 0.0;
+			o = n > 0 ? o / n : 0.0;
 		}
 		n = 0;
 		for (int k = 0; k < mp->K; k++)
@@ -378,12 +376,6 @@ MixWeightsExcept(const MixPrior *mp, const PolicyParams *params,
 				d2 += d * d;
 				n++;
 			}
-		/* the offset's prior N(0, tau^2) (mtau): the marginal likelihood */
-		if (kappa > 0.0)
-			d2 += kappa * o * o;
-		/* tempered (mnc=C): results count as at most C independent ones */
-		if (params->mix_ncap > 0 && n > params->mix_ncap)
-			d2 *= (double) params->mix_ncap / n;
 		off[r] = o;
 		w[r] = r == skip ? -INFINITY : -c * d2;
 		if (w[r] > mx)
@@ -397,18 +389,6 @@ MixWeightsExcept(const MixPrior *mp, const PolicyParams *params,
 	for (int r = 0; r < mp->m; r++)
 		w[r] /= sum;
 	return bw;
-}
-
-/*
- * s^2 / tau^2 for the shifted rows' offset prior N(0, tau^2) (mtau=tau);
- * 0: a free offset (msh=1 alone).
- */
-double
-MixOffsetKappa(const PolicyParams *params, double bw)
-{
-	if (!params->mix_shift || !(params->mix_tau > 0.0))
-		return 0.0;
-	return (bw * bw) / (params->mix_tau * params->mix_tau);
 }
 
 /* One row's expected improvement at value v (kernel sd h, 0: v itself). */

@@ -87,15 +87,6 @@ extern double MixWeights(const MixPrior *mp, const PolicyParams *params,
 						 const double *score, double *w, double *off);
 
 /*
- * With the shift and mtau=tau > 0 a row's offset is not free but has the
- * prior N(0, tau^2): it is shrunk to sum_S d / (n + kappa) and the weight
- * is the offset-marginal likelihood, exp(-(sum_S (d - o)^2 + kappa o^2) /
- * (2 s^2)), kappa = s^2 / tau^2 (this function; 0 without mtau, where
- * everything is as before).
- */
-extern double MixOffsetKappa(const PolicyParams *params, double bw);
-
-/*
  * MixWeights with row skip (-1: none) weighing 0: the live scheduler's
  * history holds each active task's own row, which must not explain that
  * task's scores (src/core/refit.h).  Needs another row (m >= 2).
@@ -107,7 +98,7 @@ extern double MixWeightsExcept(const MixPrior *mp, const PolicyParams *params,
 /*
  * Arm choice under the mixture (acq=mix): the available arm of largest
  * expected improvement over view->best (bounded by q_max when set and
- * q_max_arm), per cost^ce when cost-aware.  Each row contributes N(r_k +
+ * q_max_arm), per cost when cost-aware.  Each row contributes N(r_k +
  * off_r, h^2), h = params->mix_h (< 0: the bandwidth; 0: the row value
  * itself).  With params->mix_gp = A > 0 the predictive is (1 - A) that
  * mixture + A the GP posterior N(gp_mu, gp_var) (both needed then).

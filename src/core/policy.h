@@ -95,46 +95,24 @@ typedef enum PolicyRule
 
 extern const char *PolicyRuleName(PolicyRule rule);
 
-/* Every knob of a policy; PolicyParamsDefault() fills the defaults. */
+/*
+ * Every knob of a policy; PolicyParamsDefault() fills the defaults and
+ * PolicyParseSpec() sets the options (policy_spec.c's option table, the one
+ * list of them: PolicyOptionAt()).
+ */
 typedef struct PolicyParams
 {
 	PolicyKind	kind;
 	PolicyAcq	acq;			/* DEFAULT: see PolicyAcq */
-	int			cost_aware;		/* cost in the arm acquisition */
-	int			tenant_cost;	/* greedy task scores divided by the
-								 * absolute cost of the task's candidate
-								 * (gain per second); -1 = same as
-								 * cost_aware */
-	double		beta;			/* > 0: constant; <= 0: schedule */
-	double		delta;			/* schedule delta */
-	double		cost_floor;		/* floor of the relative cost c~ */
-	double		cost_exp;		/* cost-aware EI divides by cost^cost_exp
-								 * (<= 0: 1) */
-	int			first_mean;		/* a task without results runs the arm of
-								 * the highest posterior (= prior) mean */
+	int			cost_aware;		/* cost in the arm acquisition, and greedy
+								 * task scores per second of the candidate */
 	double		q_max;			/* > 0: scores cannot exceed it (accuracy:
 								 * 1), so EI counts improvement up to it
 								 * only, EI(best) - EI(q_max); 0: off */
 	int			q_max_arm;		/* 1 (default): q_max bounds the arm
 								 * choice's EI too; 0: the task score only */
-	int			lookahead;		/* >= 2: the greedy EI task score is the
-								 * expected improvement of the best of the
-								 * task's next 'lookahead' candidates (its
-								 * own ranking) per second of all of them;
-								 * 0 or 1: the next candidate alone */
-	int			lookahead_prefix;	/* 1: the task score is the best, over
-									 * the batch's prefixes, of their
-									 * expected improvement per second */
-	int			block;			/* > 1: greedy rules keep serving the last
-								 * task until it improves or has run this
-								 * many times in a row without improving */
-	int			regret_batch;	/* >= 1: the greedy EI task score is the
-								 * task's estimated remaining regret (the
-								 * expected improvement of the best of its
-								 * this many candidates of largest EI, not
-								 * per second) per second of its next run */
 	int			mix_arm;		/* acq=mix: the arm of largest expected
-								 * improvement (per cost^ce when costed)
+								 * improvement (per cost when costed)
 								 * under the empirical mixture over the
 								 * history rows (src/core/mixture.h); the GP's
 								 * EI where no mixture is installed */
@@ -144,35 +122,17 @@ typedef struct PolicyParams
 								 * the learned one (src/core/mixlearn.h) */
 	int			mix_shift;		/* msh=1: rows shifted by the task's mean
 								 * offset on its tried arms */
-	double		mix_bw;			/* mbw=X > 0: bandwidth; 0: fitted */
 	double		mix_gp;			/* mgp=A in [0, 1]: the arm choice's
 								 * predictive is (1 - A) mixture + A GP */
-	int			mix_plan;		/* mpl=L >= 1 with acq=mix: choose among
-								 * the L arms of largest mixture EI per
-								 * cost by a two-run plan (src/core/mixplan.h);
-								 * 0: myopic */
-	int			mix_ncap;		/* mnc=C > 0: the weights count a task's
-								 * results as at most C independent ones
-								 * (tempered likelihood); 0: all */
-	double		mix_tau;		/* mtau=X > 0 with msh=1: the offset's
-								 * prior sd (src/core/mixture.h); 0: free */
 	double		mix_h;			/* mh=X: predictive kernel sd of a row in
 								 * the arm choice; < 0 (default): the
 								 * bandwidth; 0: the row value itself */
-	double		lookahead_horizon;	/* > 0: the batch is the task's next
-									 * candidates up to this many estimated
-									 * seconds (at least one, at most
-									 * lookahead or POLICY_LOOKAHEAD_MAX) */
-	int			warm_start;		/* serve every task once before scores */
 	int			fairness_window;	/* hybrid: no task waits more than this
 									 * many decisions (0: 3 x tasks) */
 	int			streak_limit;	/* hybrid: serve the least recently served
 								 * task instead of a greedy pick that has
 								 * not improved this many times; 0 = off */
 	PolicyKind	greedy;			/* hybrid: the greedy rule it guards */
-	int			spread;			/* several devices: greedy and random rules
-								 * only consider the tasks with the fewest
-								 * runs in flight (work-conserving) */
 	int			auto_select;	/* "auto" (and "default"): the caller
 								 * replaces these params with those of the
 								 * POLICY_AUTO_CANDIDATES spec its replay
@@ -182,6 +142,8 @@ typedef struct PolicyParams
 
 extern int	PolicyFromName(const char *name);	/* a kind; -1 if unknown */
 extern const char *PolicyName(int i);	/* i < POLICY_NAMED_COUNT, else NULL */
+extern const char *PolicyNameDoc(int i);	/* one line about name i */
+extern const char *PolicyNameExpansion(int i);	/* a named spec's; NULL: a kind */
 extern void PolicyParamsDefault(PolicyParams *params, PolicyKind kind);
 /* What a candidate's acquisition value measures under params (its unit). */
 extern const char *PolicyAcqUnit(const PolicyParams *params);
@@ -189,42 +151,53 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
 /*
  * Parse a policy spec "name[:option]..." into params; returns 0, or
  * POLICY_BAD_INPUT with a message in err (which may be NULL).  name is a
- * kind or a named spec ("default", "auto", "tenant_bo"); options:
- *	 cost           cost-aware acquisition (and gain-per-second task score)
- *	 acq=ucb|ei     arm acquisition
- *	 beta=X         constant beta (default: the schedule of PolicyBeta)
- *	 delta=X        schedule delta, in (0, 1)
- *	 floor=X        relative cost floor of cost-aware UCB, > 0
- *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
- *	 first=0|1      a task's first run: the highest prior mean (GP rules)
- *	 qmax=X         scores are at most X > 0: EI counts improvement up to X
- *	 qarm=0|1       qmax bounds the arm choice too (1) or the task score only
- *	 tc=0|1         divide greedy task scores by the cost of the candidate
- *	 la=M           EI task score of the task's next M candidates (M <= 16)
- *	 lah=X          ... of its next candidates up to X estimated seconds
- *	 lap=0|1        ... the best of its prefixes (gain per second), not all
- *	 blk=B          greedy rules: a task keeps its turn for up to B runs
- *	                in a row until one improves its best
- *	 rg=M           task score: remaining regret over its M best candidates
- *	                by EI (M <= 16) per second of its next run
- *	 acq=mix        arm choice: EI under the empirical mixture over the
- *	                history rows (src/core/mixture.h)
- *	 mrg=0|1|2      greedy EI rules: task score = the mixture's remaining
- *	                regret per second of the next run; 2: that regret as
- *	                predicted by a regression learned from the history
- *	                rows' own trajectories (src/core/mixlearn.h)
- *	 msh=0|1        mixture rows shifted by the task's mean offset
- *	 mbw=X          mixture bandwidth X > 0 (default: fitted on the history)
- *	 mh=X           mixture predictive kernel sd X >= 0 (default: bandwidth)
- *	 mgp=A          acq=mix: EI of (1 - A) mixture + A GP posterior, A in [0,1]
- *	 warm=0|1       serve every task once first (greedy and random rules)
- *	 w=N            hybrid fairness window in decisions (0: 3 x tasks)
- *	 s=N            hybrid streak limit (0: off)
- *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
- *	 spread=0|1     several devices: prefer tasks with fewer runs in flight
+ * kind or a named spec (PolicyNamedSpec); the options, each "key" or
+ * "key=value", apply in order on top of the name's defaults.  The options,
+ * their types, defaults and ranges are policy_spec.c's option table, the
+ * only list of them: PolicyOptionAt() reads it, and
+ * PolicyGrammarTable() prints it (easeml-replay --help,
+ * easeml.policy_options(), docs/scheduler.md, which a unit test keeps
+ * equal to it).
  */
 extern int	PolicyParseSpec(const char *spec, PolicyParams *params,
 							char *err, size_t errlen);
+
+/* One option of the grammar (policy_spec.c's table). */
+typedef enum PolicyOptionKind
+{
+	POLICY_OPT_FLAG,			/* "key" alone sets an int field to 1 */
+	POLICY_OPT_INT,				/* "key=N", N in [lo, hi] */
+	POLICY_OPT_REAL,			/* "key=X", X in [lo, hi] (lo_open: > lo) */
+	POLICY_OPT_CHOICE			/* "key=WORD", one of values */
+} PolicyOptionKind;
+
+typedef struct PolicyOption
+{
+	const char *name;
+	PolicyOptionKind type;
+	const char *values;			/* CHOICE: the words, ", "-separated */
+	const char *def;			/* the default, as the docs say it */
+	const char *doc;			/* one line */
+	size_t		offset;			/* FLAG, INT: int, REAL: double field */
+	double		lo,
+				hi;
+	int			lo_open;
+	int			(*set) (PolicyParams *params, const char *value);	/* CHOICE */
+} PolicyOption;
+
+extern int	PolicyOptionCount(void);
+extern const PolicyOption *PolicyOptionAt(int i);	/* NULL out of range */
+extern const char *PolicyOptionType(const PolicyOption *option);
+/* The values it takes as text: "0 to 2", "[0, 1]", "> 0", "ucb, ei, mix". */
+extern void PolicyOptionRange(const PolicyOption *option, char *buf,
+							  size_t len);
+
+/*
+ * The grammar as text, the names and then the options, into buf (len
+ * bytes; returns the length it needs, as snprintf): markdown != 0 the two
+ * tables of docs/scheduler.md 3, 0 the lines of easeml-replay --help.
+ */
+extern size_t PolicyGrammarTable(char *buf, size_t len, int markdown);
 
 /* Status codes of the functions below. */
 #define POLICY_OK			0
@@ -261,48 +234,6 @@ typedef struct PolicyArmScore
 	double		acq;			/* its acquisition value */
 } PolicyArmScore;
 
-/* Most candidates a lookahead task score looks at ("la=M"). */
-#define POLICY_LOOKAHEAD_MAX 16
-
-/*
- * How many candidates a lookahead task score looks at (la=M or lah=X with
- * a greedy EI rule; with lah=X the score keeps those within X seconds), 0
- * when params does not score tasks by a batch.
- */
-extern int	PolicyLookahead(const PolicyParams *params);
-
-/* The candidates of a batch within the lah=X horizon: n of them by cost. */
-extern int	PolicyLookaheadCut(const PolicyParams *params, int n,
-							   const double *cost);
-
-/*
- * Lookahead task score: the expected improvement of the best of m
- * candidates over view->best, E[(max_j f_j - best)+] (bounded by q_max
- * when set) under their joint posterior N(mu, cov) (m x m, row-major),
- * estimated by Monte Carlo with a fixed seed; divided by the summed cost
- * of the m candidates (cost may be NULL: 1 each) when task scores are
- * costed.  Writes it to view->score and the expected improvement to *ei
- * (may be NULL).  m = 1 gives the exact EI.
- */
-extern int	PolicyLookaheadScore(const PolicyParams *params, int m,
-								 const double *mu, const double *cov,
-								 const double *cost, PolicyTenantView *view,
-								 double *ei);
-
-/*
- * Remaining-regret task score (rg=M): how many candidates it looks at (0:
- * off or not a greedy EI rule), and the score itself: E[(max_j f_j -
- * best)+] (bounded by q_max when set) of m candidates under their joint
- * posterior N(mu, cov) -- the m of largest EI, an estimate of what the
- * task still has to gain -- divided by view->cost (the next run's) when
- * task scores are costed.  Writes view->score, and the estimate to
- * *regret (may be NULL).
- */
-extern int	PolicyRegretBatch(const PolicyParams *params);
-extern int	PolicyRegretScore(const PolicyParams *params, int m,
-							  const double *mu, const double *cov,
-							  PolicyTenantView *view, double *regret);
-
 /* Whether params use the history mixture (acq=mix or mrg=1|2). */
 extern int	PolicyUsesMixture(const PolicyParams *params);
 /*
@@ -311,16 +242,11 @@ extern int	PolicyUsesMixture(const PolicyParams *params);
  * those too with a mixture option (the mixture blends the GP in).
  */
 extern int	PolicyReadsPosterior(const PolicyParams *params);
-/*
- * Why the live scheduler refuses params that PolicyParseSpec accepts (a
- * sentence), or NULL when it runs them.
- */
-extern const char *PolicyLiveRefusal(const PolicyParams *params);
 /* Whether the task score is the mixture's remaining regret (mrg=1 with a
  * greedy EI rule). */
 extern int	PolicyMixScore(const PolicyParams *params);
 
-/* What cost-aware EI divides by: cost^ce, cost floored. */
+/* What cost-aware EI divides by: the cost, floored. */
 extern double PolicyCostDivisor(const PolicyParams *params, double c);
 
 /* Greedy task score of a view's candidate (gain, per second if costed). */

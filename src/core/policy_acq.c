@@ -4,15 +4,13 @@
  *	  A task's candidate and its score: the acquisition functions over a
  *	  task's posterior (UCB, cost-aware UCB, EI, EI per second, EI bounded
  *	  by q_max), the pruned scan for a task's best arms (PolicyTopArms,
- *	  PolicyBestArm), the greedy task score, and the batch task scores
- *	  (lookahead la=M/lah=X, remaining regret rg=M) estimated by Monte
- *	  Carlo (docs/scheduler.md sections 2 and 3).
+ *	  PolicyBestArm) and the greedy task score (docs/scheduler.md sections
+ *	  2 and 3).
  *
  * This is the first level of a decision: every task with an arm left
  * computes its best candidate x_i and the numbers the task-picking rules
  * compare (PolicyTenantView); policy_pick.c is the second level.  Ties are
- * broken by the lowest arm index, so every acquisition is deterministic
- * (the Monte Carlo scores use a fixed seed).
+ * broken by the lowest arm index, so every acquisition is deterministic.
  *
  * IDENTIFICATION
  *	  src/core/policy_acq.c
@@ -31,21 +29,23 @@
 /* arms whose EI bounds fit on the stack in PolicyBestArm */
 #define POLICY_EI_STACK 1024
 
+/* delta of the beta_t schedule below */
+#define POLICY_BETA_DELTA 0.1
+/* floor of the relative cost c~ of cost-aware UCB */
+#define POLICY_COST_FLOOR 0.05
+
 /*
- * beta_t.  A positive params->beta is used as is.  Otherwise Srinivas et
- * al. (2010) Theorem 1 for a finite decision set,
- * beta_t = 2 log(K t^2 pi^2 / (6 delta)), with t = n_obs + 1 (the task's
- * own clock; docs/scheduler.md 2, avoids log 0).
+ * beta_t: Srinivas et al. (2010) Theorem 1 for a finite decision set,
+ * beta_t = 2 log(K t^2 pi^2 / (6 delta)), delta = 0.1, with t = n_obs + 1
+ * (the task's own clock; docs/scheduler.md 2, avoids log 0).
  */
 double
 PolicyBeta(const PolicyParams *params, int K, int n_obs)
 {
-	double		delta;
+	double		delta = POLICY_BETA_DELTA;
 	double		t = (double) n_obs + 1.0;
 
-	if (params->beta > 0.0)
-		return params->beta;
-	delta = params->delta > 0.0 ? params->delta : 0.1;
+	(void) params;
 	return 2.0 * log((K > 0 ? K : 1) * t * t * M_PI * M_PI / (6.0 * delta));
 }
 
@@ -90,14 +90,12 @@ EiUpperBound(double d, double v)
 		(1.0 + 1e-9);
 }
 
-/* What cost-aware EI divides by: cost^ce (ce = 1 unless set). */
+/* What cost-aware EI divides by: the cost, floored. */
 double
 PolicyCostDivisor(const PolicyParams *params, double c)
 {
-	c = c > POLICY_MIN_COST ? c : POLICY_MIN_COST;
-	if (params->cost_exp > 0.0 && params->cost_exp != 1.0)
-		return pow(c, params->cost_exp);
-	return c;
+	(void) params;
+	return c > POLICY_MIN_COST ? c : POLICY_MIN_COST;
 }
 
 /*
@@ -138,9 +136,7 @@ ArmEi(const PolicyParams *params, const double *mu, const double *var,
 double
 PolicyGreedyScore(const PolicyParams *params, const PolicyTenantView *v)
 {
-	int			tc = params->tenant_cost < 0 ? params->cost_aware :
-		params->tenant_cost;
-	double		c = tc ? v->cost : 1.0;
+	double		c = params->cost_aware ? v->cost : 1.0;
 	double		g;
 
 	switch (PolicyGreedyRule(params))
@@ -157,173 +153,6 @@ PolicyGreedyScore(const PolicyParams *params, const PolicyTenantView *v)
 			break;
 	}
 	return g / (c > POLICY_MIN_COST ? c : POLICY_MIN_COST);
-}
-
-/* Monte Carlo samples of a lookahead score (antithetic pairs). */
-#define LOOKAHEAD_SAMPLES 2048
-#define LOOKAHEAD_SEED UINT64_C(0x6c6f6f6b61686561)
-
-/* The first candidates within the horizon, at least one; see policy.h. */
-int
-PolicyLookaheadCut(const PolicyParams *params, int n, const double *cost)
-{
-	double		sum = 0.0;
-	int			j;
-
-	if (!(params->lookahead_horizon > 0.0) || cost == NULL)
-		return n;
-	for (j = 0; j < n; j++)
-	{
-		sum += cost[j];
-		if (j > 0 && sum > params->lookahead_horizon)
-			break;
-	}
-	return j;
-}
-
-/*
- * Lower factor of an m x m covariance in place (row-major), positive
- * semi-definite: a pivot that is not positive (an arm the others already
- * determine) gets a zero column instead of failing.
- */
-static void
-CholeskyPsd(double *a, int m)
-{
-	for (int j = 0; j < m; j++)
-	{
-		double		d = a[j * m + j];
-
-		for (int k = 0; k < j; k++)
-			d -= a[j * m + k] * a[j * m + k];
-		d = d > 1e-14 * (1.0 + fabs(a[j * m + j])) ? sqrt(d) : 0.0;
-		a[j * m + j] = d;
-		for (int i = j + 1; i < m; i++)
-		{
-			double		c = a[i * m + j];
-
-			for (int k = 0; k < j; k++)
-				c -= a[i * m + k] * a[j * m + k];
-			a[i * m + j] = d > 0.0 ? c / d : 0.0;
-		}
-		for (int k = j + 1; k < m; k++)
-			a[j * m + k] = 0.0;
-	}
-}
-
-/*
- * E[(min(max_{j<=i} f_j, q_max) - best)+] of every prefix i + 1 of the
- * batch, into g[0..m-1], by antithetic Monte Carlo (one set of samples).
- */
-static void
-BatchEiMc(const PolicyParams *params, int m, const double *mu,
-		  const double *L, double best, double *g)
-{
-	double		z[POLICY_LOOKAHEAD_MAX];
-	double		cap = params->q_max > 0.0 ? params->q_max : INFINITY;
-	uint64_t	rng = LOOKAHEAD_SEED;
-
-	for (int i = 0; i < m; i++)
-		g[i] = 0.0;
-	for (int s = 0; s < LOOKAHEAD_SAMPLES / 2; s++)
-	{
-		double		hi[2] = {-INFINITY, -INFINITY};
-
-		for (int j = 0; j < m; j += 2)
-		{
-			/* Box-Muller: two normals per pair of uniforms */
-			double		r = sqrt(-2.0 * log(1.0 - PolicyRandUniform(&rng)));
-			double		t = 6.283185307179586 * PolicyRandUniform(&rng);
-
-			z[j] = r * cos(t);
-			if (j + 1 < m)
-				z[j + 1] = r * sin(t);
-		}
-		for (int i = 0; i < m; i++)
-		{
-			double		e = 0.0;
-
-			for (int k = 0; k <= i; k++)
-				e += L[i * m + k] * z[k];
-			hi[0] = fmax(hi[0], mu[i] + e);
-			hi[1] = fmax(hi[1], mu[i] - e);
-			for (int a = 0; a < 2; a++)
-				g[i] += fmax(fmin(hi[a], cap) - best, 0.0);
-		}
-	}
-	for (int i = 0; i < m; i++)
-		g[i] /= 2.0 * (LOOKAHEAD_SAMPLES / 2);
-}
-
-/* Lookahead task score of a batch; see policy.h. */
-int
-PolicyLookaheadScore(const PolicyParams *params, int m, const double *mu,
-					 const double *cov, const double *cost,
-					 PolicyTenantView *view, double *ei)
-{
-	double		L[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
-	double		g[POLICY_LOOKAHEAD_MAX];
-	int			tc;
-	int			first;
-	double		c = 0.0;
-
-	if (params == NULL || view == NULL || mu == NULL || cov == NULL ||
-		m < 1 || m > POLICY_LOOKAHEAD_MAX)
-		return POLICY_BAD_INPUT;
-	if (params->q_max > 0.0 && view->best >= params->q_max)
-		memset(g, 0, sizeof(double) * m);
-	else if (m > 1)
-	{
-		memcpy(L, cov, sizeof(double) * (size_t) m * m);
-		CholeskyPsd(L, m);
-		BatchEiMc(params, m, mu, L, view->best, g);
-	}
-	if (m == 1 || params->lookahead_prefix)
-		g[0] = BoundedEi(params, mu[0], sqrt(fmax(cov[0], 0.0)), view->best);
-	tc = params->tenant_cost < 0 ? params->cost_aware : params->tenant_cost;
-	/* la=M: the whole batch; lap=1: its best prefix (a Gittins-like index) */
-	first = params->lookahead_prefix ? 0 : m - 1;
-	view->score = -INFINITY;
-	for (int j = 0; j < m; j++)
-	{
-		c += cost ? fmax(cost[j], POLICY_MIN_COST) : 1.0;
-		if (j >= first && g[j] / (tc ? c : 1.0) > view->score)
-		{
-			view->score = g[j] / (tc ? c : 1.0);
-			if (ei)
-				*ei = g[j];
-		}
-	}
-	return POLICY_OK;
-}
-
-/* Remaining-regret task score; see policy.h. */
-int
-PolicyRegretScore(const PolicyParams *params, int m, const double *mu,
-				  const double *cov, PolicyTenantView *view, double *regret)
-{
-	double		L[POLICY_LOOKAHEAD_MAX * POLICY_LOOKAHEAD_MAX];
-	double		g[POLICY_LOOKAHEAD_MAX];
-	int			tc;
-
-	if (params == NULL || view == NULL || mu == NULL || cov == NULL ||
-		m < 1 || m > POLICY_LOOKAHEAD_MAX)
-		return POLICY_BAD_INPUT;
-	if (params->q_max > 0.0 && view->best >= params->q_max)
-		g[m - 1] = 0.0;
-	else if (m == 1)
-		g[0] = BoundedEi(params, mu[0], sqrt(fmax(cov[0], 0.0)), view->best);
-	else
-	{
-		memcpy(L, cov, sizeof(double) * (size_t) m * m);
-		CholeskyPsd(L, m);
-		BatchEiMc(params, m, mu, L, view->best, g);
-	}
-	tc = params->tenant_cost < 0 ? params->cost_aware : params->tenant_cost;
-	/* what is left to gain, per second of the run that starts on it */
-	view->score = g[m - 1] / (tc ? fmax(view->cost, POLICY_MIN_COST) : 1.0);
-	if (regret)
-		*regret = g[m - 1];
-	return POLICY_OK;
 }
 
 /*
@@ -464,7 +293,7 @@ TopArmsUcb(const PolicyParams *params, int K, const double *mu,
 			double		rel = (cost[k] > POLICY_MIN_COST ? cost[k] :
 							   POLICY_MIN_COST) / cref;
 
-			w = beta / (rel < params->cost_floor ? params->cost_floor : rel);
+			w = beta / (rel < POLICY_COST_FLOOR ? POLICY_COST_FLOOR : rel);
 		}
 		TopInsert(top, n, ntop, k, mu[k] + sqrt(w) * s);
 	}
@@ -497,14 +326,7 @@ PolicyTopArms(const PolicyParams *params, int K, const double *mu,
 	sqrt_beta = sqrt(beta);
 	view->beta = beta;
 
-	if (use_gp && params->first_mean && view->n_obs == 0)
-	{
-		/* warm start by prior mean: no result yet, the mean decides */
-		for (k = 0; k < K; k++)
-			if (avail[k])
-				TopInsert(top, &n, ntop, k, mu[k]);
-	}
-	else if (!use_gp)
+	if (!use_gp)
 	{
 		/* popular: prior mean order; fifo: catalog order */
 		for (k = 0; k < K; k++)

@@ -212,16 +212,12 @@ PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
 	 * The general path applies while the warm start filter is on, while
 	 * runs are in flight and the score tree does not hold exactly the
 	 * spread filter's tasks (every eligible task busy, or a tree built
-	 * without idle_only), for hybrid with several unserved tasks, and
-	 * with blk=B (its rule needs the task served last: O(n)).
+	 * without idle_only), and for hybrid with several unserved tasks.
 	 */
-	if ((params->warm_start && index->n_unserved > 0 &&
-		 index->n_unserved < index->n_elig) ||
-		(params->spread && index->n_busy > 0 &&
+	if ((index->n_unserved > 0 && index->n_unserved < index->n_elig) ||
+		(index->n_busy > 0 &&
 		 (!index->idle_only || index->n_busy == index->n_elig)) ||
-		(!params->spread && index->idle_only && index->n_busy > 0) ||
-		(params->kind == POLICY_HYBRID && index->n_unserved > 1) ||
-		params->block > 1)
+		(params->kind == POLICY_HYBRID && index->n_unserved > 1))
 		return PolicyPickTenant(params, index->n, index->views, decision_no,
 								rng, rule);
 	greedy = index->best[1];

@@ -176,27 +176,6 @@ PickRandom(const PolicyTenantView *views, int n, const PickFilter *f,
 }
 
 /*
- * blk=B: the task served last keeps its turn, as the greedy pick, until it
- * improves or has run B times in a row without improving (a block of runs
- * instead of one: improvements often come after several runs).
- */
-static int
-KeepBlock(const PolicyParams *params, const PolicyTenantView *views, int n,
-		  const PickFilter *f, int greedy)
-{
-	int			last = -1;
-
-	for (int i = 0; i < n; i++)
-		if (views[i].last_served >= 0 &&
-			(last < 0 || views[i].last_served > views[last].last_served))
-			last = i;
-	if (last >= 0 && views[last].arm >= 0 && Allowed(&views[last], f) &&
-		views[last].streak >= 1 && views[last].streak < params->block)
-		return last;
-	return greedy;
-}
-
-/*
  * hybrid: the greedy pick (the least recently served task once the greedy
  * one has had streak_limit turns in a row), unless that would make another
  * task miss its deadline (FairnessFloor).  *rule is the greedy rule on
@@ -303,9 +282,8 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 	 * second one while its first result is pending.  [R] not confirmed by
 	 * the paper's text.
 	 */
-	f.unserved_only = params->warm_start && n_unserved > 0 &&
-		n_unserved < n_elig;
-	if (params->spread && (f.unserved_only || min_running != max_running))
+	f.unserved_only = n_unserved > 0 && n_unserved < n_elig;
+	if (f.unserved_only || min_running != max_running)
 	{
 		int			m = INT32_MAX;
 
@@ -316,8 +294,6 @@ PolicyPickTenant(const PolicyParams *params, int n, PolicyTenantView *views,
 	}
 	if (f.unserved_only || f.max_running != INT32_MAX)
 		greedy = Greedy(views, n, &f);
-	if (params->block > 1 && !f.unserved_only)
-		greedy = KeepBlock(params, views, n, &f, greedy);
 
 	switch (params->kind)
 	{

@@ -3,10 +3,17 @@
  * policy_spec.c
  *	  What a policy is: the names of the policy kinds, named specs and
  *	  decision rules, the spec grammar "name[:option]..." parsed into
- *	  PolicyParams (policy.h lists the options), the defaults, and the
- *	  questions about a PolicyParams the rest of the core asks (which
- *	  greedy rule and acquisition it uses, whether it reads the posterior
- *	  or the history mixture, whether the live worker runs it).
+ *	  PolicyParams, the defaults, and the questions about a PolicyParams
+ *	  the rest of the core asks (which greedy rule and acquisition it
+ *	  uses, whether it reads the posterior or the history mixture).
+ *
+ * The grammar is two tables: policy_names (each name, what a named spec
+ * expands to, one line of doc) and policy_options (each option: type,
+ * default, range, one line of doc, where it goes in PolicyParams).  The
+ * parser reads them, and so do easeml-replay --help and "grammar",
+ * easeml.policies() and easeml.policy_options(), and the table in
+ * docs/scheduler.md, which a unit test keeps equal to
+ * PolicyGrammarTable(): an option exists once, here.
  *
  * Kept apart from the math (policy_acq.c, policy_pick.c) so that the
  * grammar can change without touching how candidates are scored.
@@ -17,7 +24,9 @@
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,21 +34,34 @@
 #include "policy.h"
 #include "policy_internal.h"
 
-static const char *const policy_names[POLICY_NAMED_COUNT] = {
-	"rr", "random", "popular", "max_width", "max_gap", "max_ei", "hybrid",
-	"fifo", "default", "tenant_bo", "auto"
-};
-
 /*
- * What the named specs expand to.  "default" is the live scheduler's
- * default policy (easeml.policy): "auto", which chooses by replay on the
- * history and runs POLICY_AUTO_FALLBACK until it has chosen; docs/scheduler.md
- * says how it was chosen and on which seeds.
+ * The names: the kinds (in PolicyKind order), then the named specs with
+ * what they expand to (options given after a named spec apply on top;
+ * "auto" is parsed as POLICY_AUTO_FALLBACK with auto_select set).
+ * "default" is the live scheduler's default policy (easeml.policy):
+ * "auto", which chooses among POLICY_AUTO_CANDIDATES by replay on the
+ * history and runs POLICY_AUTO_FALLBACK until it has chosen;
+ * docs/scheduler.md says how it was chosen and on which seeds.
  */
-static const char *const policy_expansions[POLICY_NAMED_COUNT - POLICY__COUNT] = {
-	"auto",						/* default */
-	"rr:cost:acq=ei",			/* tenant_bo */
-	POLICY_AUTO_FALLBACK		/* auto, until it has chosen */
+typedef struct PolicyNameDef
+{
+	const char *name;
+	const char *expansion;		/* named specs: what it stands for */
+	const char *doc;
+} PolicyNameDef;
+
+static const PolicyNameDef policy_names[POLICY_NAMED_COUNT] = {
+	{"rr", NULL, "tasks in turn (round-robin), each its GP-UCB candidate"},
+	{"random", NULL, "a random task, its GP-UCB candidate"},
+	{"popular", NULL, "the users' heuristic: candidates by prior mean score, tasks in turn"},
+	{"max_width", NULL, "greedy: the task whose candidate has the widest interval sqrt(beta) sigma"},
+	{"max_gap", NULL, "greedy: the task of largest UCB above its best score"},
+	{"max_ei", NULL, "greedy: the task of largest expected improvement, its EI candidate"},
+	{"hybrid", NULL, "the greedy rule (greedy=) under a fairness floor (w=) and a streak guard (s=)"},
+	{"fifo", NULL, "untried candidates in catalog order, the least recently served task first"},
+	{"default", "auto", "the live scheduler's default (easeml.policy)"},
+	{"tenant_bo", "rr:cost:acq=ei", "the fair per-task baseline: each task its own cost-aware GP-EI, tasks in turn"},
+	{"auto", NULL, "the best of " POLICY_AUTO_CANDIDATES " by a replay on the history; " POLICY_AUTO_FALLBACK " until it has chosen"}
 };
 
 static const char *const rule_names[POLICY_RULE__COUNT] = {
@@ -49,8 +71,6 @@ static const char *const rule_names[POLICY_RULE__COUNT] = {
 
 /* default greedy rule under hybrid, chosen by measurement (docs/scheduler.md 3) */
 #define POLICY_DEFAULT_GREEDY POLICY_MAX_EI
-/* cost floor of the relative cost c~ of cost-aware UCB */
-#define POLICY_DEFAULT_COST_FLOOR 0.05
 
 /* Policy kind by name; -1 if unknown (named specs are not kinds). */
 int
@@ -61,7 +81,7 @@ PolicyFromName(const char *name)
 	if (name == NULL)
 		return -1;
 	for (i = 0; i < POLICY__COUNT; i++)
-		if (strcmp(name, policy_names[i]) == 0)
+		if (strcmp(name, policy_names[i].name) == 0)
 			return i;
 	return -1;
 }
@@ -72,7 +92,25 @@ PolicyName(int i)
 {
 	if (i < 0 || i >= POLICY_NAMED_COUNT)
 		return NULL;
-	return policy_names[i];
+	return policy_names[i].name;
+}
+
+/* One line about name i; NULL when out of range. */
+const char *
+PolicyNameDoc(int i)
+{
+	if (i < 0 || i >= POLICY_NAMED_COUNT)
+		return NULL;
+	return policy_names[i].doc;
+}
+
+/* What named spec i expands to; NULL for a kind or out of range. */
+const char *
+PolicyNameExpansion(int i)
+{
+	if (i < 0 || i >= POLICY_NAMED_COUNT)
+		return NULL;
+	return policy_names[i].expansion;
 }
 
 /* Name of a decision rule. */
@@ -92,16 +130,9 @@ PolicyParamsDefault(PolicyParams *params, PolicyKind kind)
 	params->kind = kind;
 	params->acq = POLICY_ACQ_DEFAULT;
 	params->cost_aware = 0;
-	params->tenant_cost = -1;
-	params->beta = 0.0;
-	params->delta = 0.1;
-	params->cost_floor = POLICY_DEFAULT_COST_FLOOR;
-	params->cost_exp = 1.0;
-	params->warm_start = 1;
 	params->fairness_window = 0;
 	params->streak_limit = 0;
 	params->greedy = POLICY_DEFAULT_GREEDY;
-	params->spread = 1;
 	params->q_max_arm = 1;
 	params->mix_h = -1.0;
 }
@@ -113,6 +144,163 @@ SpecError(char *err, size_t errlen, const char *fmt, const char *a,
 {
 	if (err != NULL && errlen > 0)
 		snprintf(err, errlen, fmt, a, b);
+}
+
+/* ----------------------------------------------------------------------
+ * The options
+ * ----------------------------------------------------------------------
+ */
+
+/* acq=ucb|ei|mix */
+static int
+SetAcq(PolicyParams *p, const char *val)
+{
+	if (strcmp(val, "ucb") == 0)
+		p->acq = POLICY_ACQ_UCB;
+	else if (strcmp(val, "ei") == 0)
+		p->acq = POLICY_ACQ_EI;
+	else if (strcmp(val, "mix") == 0)
+	{
+		/* EI under the history mixture; the GP's EI where none */
+		p->acq = POLICY_ACQ_EI;
+		p->mix_arm = 1;
+	}
+	else
+		return 0;
+	return 1;
+}
+
+/* greedy=max_ei|max_gap|max_width */
+static int
+SetGreedy(PolicyParams *p, const char *val)
+{
+	int			g = PolicyFromName(val);
+
+	if (g != POLICY_MAX_EI && g != POLICY_MAX_GAP && g != POLICY_MAX_WIDTH)
+		return 0;
+	p->greedy = (PolicyKind) g;
+	return 1;
+}
+
+#define FIELD(f) offsetof(PolicyParams, f)
+#define NOLIMIT 1e9				/* the largest integer value */
+
+/*
+ * Every option, in the order the docs list them.  FLAG and INT set an int
+ * field, REAL a double one, within [lo, hi] (lo_open: lo excluded);
+ * CHOICE calls set.  An option no named policy, auto candidate, test or
+ * benchmark uses does not belong here (docs/scheduler.md 3).
+ */
+static const PolicyOption policy_options[] = {
+	{"cost", POLICY_OPT_FLAG, NULL, "off",
+		"cost-aware: EI per estimated second (UCB: beta over the relative cost), task scores per second",
+	FIELD(cost_aware), 0, 1, 0, NULL},
+	{"acq", POLICY_OPT_CHOICE, "ucb, ei, mix", "the rule's own (EI for max_ei, hybrid; UCB otherwise)",
+		"a task's candidate: GP-UCB, GP-EI, or EI under the history mixture (GP-EI where none)",
+	0, 0, 0, 0, SetAcq},
+	{"qmax", POLICY_OPT_REAL, NULL, "off",
+		"scores are at most X: EI counts improvement up to X only",
+	FIELD(q_max), 0, INFINITY, 1, NULL},
+	{"qarm", POLICY_OPT_INT, NULL, "1",
+		"1: qmax bounds the candidate's EI too; 0: the task score only",
+	FIELD(q_max_arm), 0, 1, 0, NULL},
+	{"mrg", POLICY_OPT_INT, NULL, "0",
+		"greedy EI rules: task score = the mixture's remaining regret per second (1), learned from the history (2)",
+	FIELD(mix_score), 0, 2, 0, NULL},
+	{"msh", POLICY_OPT_INT, NULL, "0",
+		"1: mixture rows shifted by the task's mean offset on its tried candidates",
+	FIELD(mix_shift), 0, 1, 0, NULL},
+	{"mgp", POLICY_OPT_REAL, NULL, "0",
+		"acq=mix: EI under (1 - A) mixture + A GP posterior",
+	FIELD(mix_gp), 0, 1, 0, NULL},
+	{"mh", POLICY_OPT_REAL, NULL, "the bandwidth",
+		"acq=mix: kernel sd of a row's prediction (0: the row's value itself)",
+	FIELD(mix_h), 0, INFINITY, 0, NULL},
+	{"w", POLICY_OPT_INT, NULL, "0 (3 x tasks)",
+		"hybrid: no task with candidates left waits more than N decisions",
+	FIELD(fairness_window), 0, NOLIMIT, 0, NULL},
+	{"s", POLICY_OPT_INT, NULL, "0 (off)",
+		"hybrid: after N greedy picks of a task in a row without improving, serve the least recently served",
+	FIELD(streak_limit), 0, NOLIMIT, 0, NULL},
+	{"greedy", POLICY_OPT_CHOICE, "max_ei, max_gap, max_width", "max_ei",
+		"hybrid: the greedy rule it guards",
+	0, 0, 0, 0, SetGreedy}
+};
+
+#define POLICY_OPTION_COUNT ((int) (sizeof(policy_options) / sizeof(policy_options[0])))
+
+int
+PolicyOptionCount(void)
+{
+	return POLICY_OPTION_COUNT;
+}
+
+const PolicyOption *
+PolicyOptionAt(int i)
+{
+	if (i < 0 || i >= POLICY_OPTION_COUNT)
+		return NULL;
+	return &policy_options[i];
+}
+
+/* The type of an option as the docs name it. */
+const char *
+PolicyOptionType(const PolicyOption *o)
+{
+	switch (o->type)
+	{
+		case POLICY_OPT_FLAG:
+			return "flag";
+		case POLICY_OPT_INT:
+			return "integer";
+		case POLICY_OPT_REAL:
+			return "real";
+		case POLICY_OPT_CHOICE:
+			return "choice";
+	}
+	return "?";
+}
+
+/* A bound as text: integers without a fraction, "inf" for infinity. */
+static void
+BoundText(double x, char *buf, size_t len)
+{
+	if (isinf(x))
+		snprintf(buf, len, "inf");
+	else
+		snprintf(buf, len, "%.15g", x);
+}
+
+/* The values an option takes, as text ("0 to 2", "(0, 1]", "ucb, ei, mix"). */
+void
+PolicyOptionRange(const PolicyOption *o, char *buf, size_t len)
+{
+	char		lo[32],
+				hi[32];
+
+	BoundText(o->lo, lo, sizeof(lo));
+	BoundText(o->hi, hi, sizeof(hi));
+	switch (o->type)
+	{
+		case POLICY_OPT_FLAG:
+			snprintf(buf, len, "no value");
+			break;
+		case POLICY_OPT_CHOICE:
+			snprintf(buf, len, "%s", o->values);
+			break;
+		case POLICY_OPT_INT:
+			if (o->hi >= NOLIMIT)
+				snprintf(buf, len, "%s or more", lo);
+			else
+				snprintf(buf, len, "%s to %s", lo, hi);
+			break;
+		case POLICY_OPT_REAL:
+			if (isinf(o->hi))
+				snprintf(buf, len, "%s %s", o->lo_open ? ">" : ">=", lo);
+			else
+				snprintf(buf, len, "%s%s, %s]", o->lo_open ? "(" : "[", lo, hi);
+			break;
+	}
 }
 
 /* Parse a non-negative int option value (at most 1e9). */
@@ -147,86 +335,34 @@ OptDouble(const char *v, double *out)
 
 /* Apply one "key[=value]" option to params; 0 if it is not valid. */
 static int
-ApplyOption(PolicyParams *p, const char *key, const char *val)
+ApplyOption(PolicyParams *p, const PolicyOption *o, const char *val)
 {
-	if (strcmp(key, "cost") == 0 && !val)
-		p->cost_aware = 1;
-	else if (strcmp(key, "acq") == 0 && val)
-	{
-		if (strcmp(val, "ucb") == 0)
-			p->acq = POLICY_ACQ_UCB;
-		else if (strcmp(val, "ei") == 0)
-			p->acq = POLICY_ACQ_EI;
-		else if (strcmp(val, "mix") == 0)
-		{
-			/* EI under the history mixture; the GP's EI where none */
-			p->acq = POLICY_ACQ_EI;
-			p->mix_arm = 1;
-		}
-		else
-			return 0;
-	}
-	else if (strcmp(key, "beta") == 0 && val)
-		return OptDouble(val, &p->beta) && p->beta >= 0.0;
-	else if (strcmp(key, "delta") == 0 && val)
-		return OptDouble(val, &p->delta) && p->delta > 0.0 && p->delta < 1.0;
-	else if (strcmp(key, "first") == 0 && val)
-		return OptInt(val, &p->first_mean) && p->first_mean <= 1;
-	else if (strcmp(key, "ce") == 0 && val)
-		return OptDouble(val, &p->cost_exp) && p->cost_exp > 0.0 && p->cost_exp <= 2.0;
-	else if (strcmp(key, "floor") == 0 && val)
-		return OptDouble(val, &p->cost_floor) && p->cost_floor > 0.0;
-	else if (strcmp(key, "qmax") == 0 && val)
-		return OptDouble(val, &p->q_max) && p->q_max > 0.0;
-	else if (strcmp(key, "qarm") == 0 && val)
-		return OptInt(val, &p->q_max_arm) && p->q_max_arm <= 1;
-	else if (strcmp(key, "la") == 0 && val)
-		return OptInt(val, &p->lookahead) && p->lookahead <= POLICY_LOOKAHEAD_MAX;
-	else if (strcmp(key, "blk") == 0 && val)
-		return OptInt(val, &p->block);
-	else if (strcmp(key, "rg") == 0 && val)
-		return OptInt(val, &p->regret_batch) && p->regret_batch <= POLICY_LOOKAHEAD_MAX;
-	else if (strcmp(key, "mrg") == 0 && val)
-		return OptInt(val, &p->mix_score) && p->mix_score <= 2;
-	else if (strcmp(key, "msh") == 0 && val)
-		return OptInt(val, &p->mix_shift) && p->mix_shift <= 1;
-	else if (strcmp(key, "mbw") == 0 && val)
-		return OptDouble(val, &p->mix_bw) && p->mix_bw > 0.0;
-	else if (strcmp(key, "mgp") == 0 && val)
-		return OptDouble(val, &p->mix_gp) && p->mix_gp >= 0.0 && p->mix_gp <= 1.0;
-	else if (strcmp(key, "mnc") == 0 && val)
-		return OptInt(val, &p->mix_ncap) && p->mix_ncap <= 1000;
-	else if (strcmp(key, "mtau") == 0 && val)
-		return OptDouble(val, &p->mix_tau) && p->mix_tau > 0.0;
-	else if (strcmp(key, "mpl") == 0 && val)
-		return OptInt(val, &p->mix_plan) && p->mix_plan <= 16;
-	else if (strcmp(key, "mh") == 0 && val)
-		return OptDouble(val, &p->mix_h) && p->mix_h >= 0.0;
-	else if (strcmp(key, "lap") == 0 && val)
-		return OptInt(val, &p->lookahead_prefix) && p->lookahead_prefix <= 1;
-	else if (strcmp(key, "lah") == 0 && val)
-		return OptDouble(val, &p->lookahead_horizon) && p->lookahead_horizon > 0.0;
-	else if (strcmp(key, "tc") == 0 && val)
-		return OptInt(val, &p->tenant_cost) && p->tenant_cost <= 1;
-	else if (strcmp(key, "warm") == 0 && val)
-		return OptInt(val, &p->warm_start) && p->warm_start <= 1;
-	else if (strcmp(key, "w") == 0 && val)
-		return OptInt(val, &p->fairness_window);
-	else if (strcmp(key, "spread") == 0 && val)
-		return OptInt(val, &p->spread) && p->spread <= 1;
-	else if (strcmp(key, "s") == 0 && val)
-		return OptInt(val, &p->streak_limit);
-	else if (strcmp(key, "greedy") == 0 && val)
-	{
-		int			g = PolicyFromName(val);
+	char	   *field = (char *) p + o->offset;
+	int			i;
+	double		x;
 
-		if (g != POLICY_MAX_EI && g != POLICY_MAX_GAP && g != POLICY_MAX_WIDTH)
-			return 0;
-		p->greedy = (PolicyKind) g;
+	switch (o->type)
+	{
+		case POLICY_OPT_FLAG:
+			if (val)
+				return 0;
+			*(int *) field = 1;
+			return 1;
+		case POLICY_OPT_CHOICE:
+			return val && o->set(p, val);
+		case POLICY_OPT_INT:
+			if (!val || !OptInt(val, &i) || i < o->lo || i > o->hi)
+				return 0;
+			*(int *) field = i;
+			return 1;
+		case POLICY_OPT_REAL:
+			if (!val || !OptDouble(val, &x) || x < o->lo || x > o->hi ||
+				(o->lo_open && x == o->lo))
+				return 0;
+			*(double *) field = x;
+			return 1;
 	}
-	else
-		return 0;
-	return 1;
+	return 0;
 }
 
 /* Apply the ":"-separated options of buf (modified in place). */
@@ -240,14 +376,32 @@ ApplyOptions(PolicyParams *p, char *buf, const char *spec, char *err,
 	for (tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
 	{
 		char	   *eq = strchr(tok, '=');
+		const PolicyOption *o = NULL;
 
 		if (eq)
 			*eq = '\0';
-		if (!ApplyOption(p, tok, eq ? eq + 1 : NULL))
+		for (int i = 0; i < POLICY_OPTION_COUNT && o == NULL; i++)
+			if (strcmp(tok, policy_options[i].name) == 0)
+				o = &policy_options[i];
+		if (o == NULL || !ApplyOption(p, o, eq ? eq + 1 : NULL))
 		{
+			char		what[160];
+
 			if (eq)
 				*eq = '=';
-			SpecError(err, errlen, "bad option \"%.60s\" in \"%.60s\"", tok, spec);
+			if (o == NULL)
+				snprintf(what, sizeof(what), "no option \"%.40s\"", tok);
+			else
+			{
+				char		range[64];
+
+				PolicyOptionRange(o, range, sizeof(range));
+				snprintf(what, sizeof(what), "%s takes %s%s", o->name,
+						 o->type == POLICY_OPT_FLAG ? "" : "a value: ", range);
+			}
+			if (err != NULL && errlen > 0)
+				snprintf(err, errlen, "bad option \"%.60s\" in \"%.60s\": %s",
+						 tok, spec, what);
 			return POLICY_BAD_INPUT;
 		}
 	}
@@ -282,9 +436,11 @@ PolicyParseSpec(const char *spec, PolicyParams *params, char *err,
 
 	/* a named spec: its expansion first, then the options given here */
 	for (i = POLICY__COUNT; i < POLICY_NAMED_COUNT; i++)
-		if (strcmp(buf, policy_names[i]) == 0)
+		if (strcmp(buf, policy_names[i].name) == 0)
 		{
-			snprintf(base, sizeof(base), "%s", policy_expansions[i - POLICY__COUNT]);
+			/* "auto" runs its fallback until its caller has chosen */
+			snprintf(base, sizeof(base), "%s", policy_names[i].expansion ?
+					 policy_names[i].expansion : POLICY_AUTO_FALLBACK);
 			if (PolicyParseSpec(base, params, err, errlen) != POLICY_OK)
 				return POLICY_BAD_INPUT;
 			if (strcmp(buf, "auto") == 0)
@@ -346,18 +502,6 @@ PolicyAcqUnit(const PolicyParams *params)
 		"upper confidence bound mu + sqrt(beta) sigma (score)";
 }
 
-/* Candidates a lookahead task score looks at; see policy.h. */
-int
-PolicyLookahead(const PolicyParams *params)
-{
-	if ((params->kind != POLICY_MAX_EI && params->kind != POLICY_HYBRID) ||
-		PolicyGreedyRule(params) != POLICY_MAX_EI)
-		return 0;
-	if (params->lookahead_horizon > 0.0)
-		return params->lookahead >= 1 ? params->lookahead : POLICY_LOOKAHEAD_MAX;
-	return params->lookahead >= 2 ? params->lookahead : 0;
-}
-
 /* Whether params use the history mixture; see policy.h. */
 int
 PolicyUsesMixture(const PolicyParams *params)
@@ -372,23 +516,6 @@ PolicyReadsPosterior(const PolicyParams *params)
 		PolicyUsesMixture(params);
 }
 
-/*
- * Options that would hold the live worker between decisions.  mrg=2 is
- * not one any more: its model is fitted in the refit cycle's slices
- * (src/core/refit.c).  mpl=L is: the plan makes every refresh of a task's
- * candidate up to four times slower -- on the decision path, in the
- * stale-view batches after each refit, and when the policy changes, where
- * every task is refreshed at once (docs/scheduler.md 3) -- for an option
- * that never beat the plain mixture in replays.
- */
-const char *
-PolicyLiveRefusal(const PolicyParams *params)
-{
-	if (params->mix_plan > 0)
-		return "Option mpl runs in replays only: its two-run plan makes every refresh of a task's candidate up to four times slower (2.1 s against 0.55 s for 1,000 tasks on 1,000 history rows), for an option that never beat the plain mixture in replays.";
-	return NULL;
-}
-
 /* Whether the task score is the mixture's remaining regret; see policy.h. */
 int
 PolicyMixScore(const PolicyParams *params)
@@ -398,12 +525,78 @@ PolicyMixScore(const PolicyParams *params)
 		PolicyGreedyRule(params) == POLICY_MAX_EI;
 }
 
-/* Candidates a remaining-regret task score looks at; see policy.h. */
-int
-PolicyRegretBatch(const PolicyParams *params)
+/* ----------------------------------------------------------------------
+ * The grammar as text
+ * ----------------------------------------------------------------------
+ */
+
+/* An appending snprintf: counts what does not fit. */
+typedef struct TextBuf
 {
-	if ((params->kind != POLICY_MAX_EI && params->kind != POLICY_HYBRID) ||
-		PolicyGreedyRule(params) != POLICY_MAX_EI)
-		return 0;
-	return params->regret_batch;
+	char	   *buf;
+	size_t		len;
+	size_t		used;
+} TextBuf;
+
+static void
+Append(TextBuf *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+Append(TextBuf *t, const char *fmt, ...)
+{
+	va_list		ap;
+	int			n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(t->used < t->len ? t->buf + t->used : NULL,
+				  t->used < t->len ? t->len - t->used : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->used += (size_t) n;
+}
+
+/* The grammar's two tables; see policy.h. */
+size_t
+PolicyGrammarTable(char *buf, size_t len, int markdown)
+{
+	TextBuf		t = {buf, len, 0};
+
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	if (markdown)
+		Append(&t, "| name | stands for | what it does |\n|---|---|---|\n");
+	else
+		Append(&t, "policies (a spec is NAME[:OPTION]...):\n");
+	for (int i = 0; i < POLICY_NAMED_COUNT; i++)
+	{
+		const PolicyNameDef *n = &policy_names[i];
+
+		if (markdown)
+			Append(&t, "| `%s` | %s%s%s | %s |\n", n->name,
+				   n->expansion ? "`" : "", n->expansion ? n->expansion : "",
+				   n->expansion ? "`" : "", n->doc);
+		else
+			Append(&t, "  %-10s %s%s%s%s\n", n->name,
+				   n->expansion ? "= " : "", n->expansion ? n->expansion : "",
+				   n->expansion ? ": " : "", n->doc);
+	}
+	if (markdown)
+		Append(&t, "\n| option | type | default | values | what it does |\n|---|---|---|---|---|\n");
+	else
+		Append(&t, "options (KEY or KEY=VALUE, applied in order):\n");
+	for (int i = 0; i < POLICY_OPTION_COUNT; i++)
+	{
+		const PolicyOption *o = &policy_options[i];
+		char		range[64];
+
+		PolicyOptionRange(o, range, sizeof(range));
+		if (markdown)
+			Append(&t, "| `%s` | %s | %s | %s | %s |\n", o->name,
+				   PolicyOptionType(o), o->def, range, o->doc);
+		else
+			Append(&t, "  %-7s %s (%s; default %s): %s\n", o->name,
+				   PolicyOptionType(o), range, o->def, o->doc);
+	}
+	return t.used;
 }

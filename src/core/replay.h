@@ -43,25 +43,9 @@
  *	 ReplayOutputFree(&out);
  *	 ReplayMatrixFree(&q); ...
  *
- * Policy specs (ReplayParsePolicy) are "name[:option]..." where name is a
- * PolicyFromName() name and options are
- *	 cost           cost-aware acquisition (and gain-per-second task score)
- *	 acq=ucb|ei     arm acquisition
- *	 beta=X         constant beta (default: the schedule of docs/scheduler.md 2)
- *	 delta=X        schedule delta
- *	 floor=X        relative cost floor of cost-aware UCB
- *	 ce=X           cost-aware EI per cost^X, X in (0, 2] (default 1)
- *	 first=0|1      a tenant's first run: the highest prior mean
- *	 qmax=X         scores are at most X > 0: EI counts improvement up to X
- *	 qarm=0|1       qmax bounds the arm choice too (1) or the task score only
- *	 la=M           EI task score of the task's next M candidates (M <= 16)
- *	 lah=X          ... of its next candidates up to X estimated seconds
- *	 tc=0|1         divide greedy task scores by the cost of the candidate
- *	 warm=0|1       serve every tenant once first (greedy and random rules)
- *	 w=N            hybrid fairness window in decisions (0: 3 x tenants)
- *	 s=N            hybrid streak limit (0: off)
- *	 greedy=NAME    hybrid's greedy rule (max_ei, max_gap, max_width)
- *	 spread=0|1     several devices: prefer tenants with fewer runs in flight
+ * Policy specs (ReplayParsePolicy) are PolicyParseSpec()'s
+ * "name[:option]..."; the names and options are src/core/policy_spec.c's
+ * tables (easeml-replay --help and "easeml-replay grammar" print them),
  * e.g. "rr" (per-tenant GP-UCB served round-robin), "popular" (users'
  * heuristic), "hybrid:cost:w=60".  "default" (= "auto", the live
  * scheduler's default) chooses among POLICY_AUTO_CANDIDATES per draw by

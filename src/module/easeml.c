@@ -46,9 +46,6 @@ int			easeml_run_timeout = 0;
 int			easeml_cancel_grace = 5000;
 int			easeml_max_failures = 3;
 int			easeml_trainer_memory_limit = -1;
-double		easeml_beta = 0;
-bool		easeml_cost_aware = true;
-int			easeml_fairness_window = 0;
 int			easeml_max_parallel_per_tenant = -1;
 int			easeml_run_budget = 5;
 int			easeml_scheduler_log_retention = 0;
@@ -78,26 +75,23 @@ EasemlShmemStartupHook(void)
 }
 
 /*
- * Check hook: the policy must be one src/core/policy_spec.c knows and the live
- * scheduler runs (the history mixture's included; PolicyLiveRefusal).
+ * Check hook: the policy must be a spec src/core/policy_spec.c parses.  The
+ * setting is the one source of the policy: the scheduler, SHOW and
+ * easeml.policy_status all read it.
  */
 static bool
 CheckPolicy(char **newval, void **extra, GucSource source)
 {
 	PolicyParams params;
-	const char *refusal;
+	char		err[256];
 
-	if (*newval == NULL || PolicyParseSpec(*newval, &params, NULL, 0) != 0)
+	if (*newval == NULL)
+		return true;			/* only before the default is set */
+	if (PolicyParseSpec(*newval, &params, err, sizeof(err)) != POLICY_OK)
 	{
-		GUC_check_errdetail("Unknown scheduling policy \"%s\".",
-							*newval ? *newval : "");
-		GUC_check_errhint("SELECT easeml.policies() lists the known policies.");
-		return false;
-	}
-	if ((refusal = PolicyLiveRefusal(&params)) != NULL)
-	{
-		GUC_check_errdetail("%s", refusal);
-		GUC_check_errhint("easeml-replay runs every policy; docs/scheduler.md section 3 says which options the live scheduler refuses.");
+		err[0] = pg_toupper((unsigned char) err[0]);
+		GUC_check_errdetail("%s.", err);
+		GUC_check_errhint("A policy is NAME[:OPTION]...: SELECT easeml.policies() lists the names, easeml.policy_options() the options.");
 		return false;
 	}
 	return true;
@@ -141,27 +135,14 @@ DefineSchedulerSettings(void)
 
 	DefineCustomStringVariable("easeml.policy",
 							   "Scheduling policy used to pick the next task and candidate.",
-							   "easeml.set_policy() overrides it; SELECT easeml.policies() lists the choices.",
+							   "A spec NAME[:OPTION]...; the default, \"default\", is \"auto\": the better of "
+							   POLICY_AUTO_CANDIDATES " by a replay on the history (" POLICY_AUTO_FALLBACK
+							   " until it has chosen).  easeml.policy_status shows what runs; "
+							   "easeml.policies() and easeml.policy_options() list the grammar.",
 							   &easeml_policy,
 							   "default",
 							   PGC_SIGHUP, 0,
 							   CheckPolicy, NULL, NULL);
-
-	DefineCustomRealVariable("easeml.beta",
-							 "Exploration weight beta of the UCB policies.",
-							 "0 selects the schedule beta_t = 2 log(K t^2 pi^2 / (6 delta)), delta = 0.1.",
-							 &easeml_beta,
-							 0, 0, 1e6,
-							 PGC_SIGHUP, 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("easeml.cost_aware",
-							 "Whether the GP policies divide by the estimated cost of a candidate.",
-							 NULL,
-							 &easeml_cost_aware,
-							 true,
-							 PGC_SIGHUP, 0,
-							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("easeml.check_catalog",
 							 "Check every incremental catalog load of the scheduler against a full one.",
@@ -171,14 +152,6 @@ DefineSchedulerSettings(void)
 							 false,
 							 PGC_SIGHUP, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("easeml.fairness_window",
-							"Hybrid policy: most decisions a task with candidates left may wait.",
-							"0 means three times the number of tasks with candidates left.",
-							&easeml_fairness_window,
-							0, 0, 100000,
-							PGC_SIGHUP, 0,
-							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("easeml.max_parallel_per_tenant",
 							"Most trainers one tenant may run at a time.",

@@ -148,9 +148,6 @@ easeml_explain(PG_FUNCTION_ARGS)
 		settings.policy = auto_spec ? auto_spec : POLICY_AUTO_FALLBACK;
 	settings.slots = Max(easeml_max_workers, 1);
 	settings.tenant_cap = easeml_max_parallel_per_tenant;
-	settings.cost_aware = easeml_cost_aware;
-	settings.beta = easeml_beta;
-	settings.fairness_window = easeml_fairness_window;
 
 	/* the world of this process only lives for this call */
 	LiveWorldReset();

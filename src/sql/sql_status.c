@@ -2,7 +2,8 @@
  *
  * sql_status.c
  *	  SQL-callable functions about the scheduler itself: waking it at
- *	  commit, its status from shared memory and the policy names it knows.
+ *	  commit, its status from shared memory and the policy grammar it
+ *	  knows (names, options, what a setting stands for).
  *
  * IDENTIFICATION
  *	  src/sql/sql_status.c
@@ -20,6 +21,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "core/policy.h"
+#include "lib/stringinfo.h"
 #include "storage/spin.h"
 #include "utils/array.h"
 #include "utils/acl.h"
@@ -30,9 +32,12 @@
 
 PG_FUNCTION_INFO_V1(easeml_wake_scheduler);
 PG_FUNCTION_INFO_V1(easeml_wake_trigger);
-PG_FUNCTION_INFO_V1(easeml_policy_valid);
 PG_FUNCTION_INFO_V1(easeml_policies);
+PG_FUNCTION_INFO_V1(easeml_policy_options);
+PG_FUNCTION_INFO_V1(easeml_policy_spec);
+PG_FUNCTION_INFO_V1(easeml_policy_auto);
 PG_FUNCTION_INFO_V1(easeml_policy_fallback);
+PG_FUNCTION_INFO_V1(easeml_policy_candidates);
 PG_FUNCTION_INFO_V1(easeml_scheduler_status);
 
 /*
@@ -80,28 +85,6 @@ easeml_wake_trigger(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-/*
- * easeml._policy_valid(name): is it a policy src/core/policy_spec.c knows?  One it
- * knows that the live scheduler refuses is an error saying why.
- */
-Datum
-easeml_policy_valid(PG_FUNCTION_ARGS)
-{
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	PolicyParams params;
-	const char *refusal;
-
-	if (PolicyParseSpec(name, &params, NULL, 0) != POLICY_OK)
-		PG_RETURN_BOOL(false);
-	if ((refusal = PolicyLiveRefusal(&params)) != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("policy \"%s\" does not run in the live scheduler", name),
-				 errdetail("%s", refusal),
-				 errhint("easeml-replay runs every policy; docs/scheduler.md section 3 says which options the live scheduler refuses.")));
-	PG_RETURN_BOOL(true);
-}
-
 /* easeml.policies(): every policy name. */
 Datum
 easeml_policies(PG_FUNCTION_ARGS)
@@ -120,11 +103,114 @@ easeml_policies(PG_FUNCTION_ARGS)
 										  TYPALIGN_INT));
 }
 
+/*
+ * easeml.policy_options(): the options of the policy grammar, one row
+ * each, from the table the parser reads (src/core/policy_spec.c).
+ */
+Datum
+easeml_policy_options(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < PolicyOptionCount(); i++)
+	{
+		const PolicyOption *o = PolicyOptionAt(i);
+		char		range[64];
+		Datum		values[5];
+		bool		nulls[5] = {0};
+
+		PolicyOptionRange(o, range, sizeof(range));
+		values[0] = CStringGetTextDatum(o->name);
+		values[1] = CStringGetTextDatum(PolicyOptionType(o));
+		values[2] = CStringGetTextDatum(o->def);
+		values[3] = CStringGetTextDatum(range);
+		values[4] = CStringGetTextDatum(o->doc);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/* Parse a policy spec or raise the parser's reason (22023). */
+static void
+ParsePolicyOrError(const char *spec, PolicyParams *params)
+{
+	char		err[256];
+
+	if (PolicyParseSpec(spec, params, err, sizeof(err)) != POLICY_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s", err),
+				 errhint("A policy is NAME[:OPTION]...: SELECT easeml.policies() lists the names, easeml.policy_options() the options.")));
+}
+
+/*
+ * easeml.policy_spec(policy): what a policy setting stands for, its named
+ * spec replaced by the expansion ("default" -> "auto", "tenant_bo:w=3" ->
+ * "rr:cost:acq=ei:w=3"); "auto" stands for itself.  Raises for a spec the
+ * parser refuses.
+ */
+Datum
+easeml_policy_spec(PG_FUNCTION_ARGS)
+{
+	char	   *spec = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	PolicyParams params;
+	StringInfoData out;
+	const char *colon;
+	bool		expanded = true;
+
+	ParsePolicyOrError(spec, &params);
+	initStringInfo(&out);
+	appendStringInfoString(&out, spec);
+	while (expanded)
+	{
+		size_t		len;
+
+		expanded = false;
+		colon = strchr(out.data, ':');
+		len = colon ? (size_t) (colon - out.data) : strlen(out.data);
+		for (int i = 0; i < POLICY_NAMED_COUNT; i++)
+		{
+			const char *name = PolicyName(i);
+			const char *exp = PolicyNameExpansion(i);
+
+			if (exp != NULL && strlen(name) == len && strncmp(out.data, name, len) == 0)
+			{
+				char	   *rest = pstrdup(out.data + len);
+
+				resetStringInfo(&out);
+				appendStringInfo(&out, "%s%s", exp, rest);
+				expanded = true;
+				break;
+			}
+		}
+	}
+	PG_RETURN_TEXT_P(cstring_to_text(out.data));
+}
+
+/* easeml._policy_auto(policy): whether the setting is "auto" (or "default"). */
+Datum
+easeml_policy_auto(PG_FUNCTION_ARGS)
+{
+	char	   *spec = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	PolicyParams params;
+
+	ParsePolicyOrError(spec, &params);
+	PG_RETURN_BOOL(params.auto_select != 0);
+}
+
 /* easeml._policy_fallback(): what "auto" runs where it cannot choose. */
 Datum
 easeml_policy_fallback(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_TEXT_P(cstring_to_text(POLICY_AUTO_FALLBACK));
+}
+
+/* easeml._policy_candidates(): what "auto" chooses among, in order. */
+Datum
+easeml_policy_candidates(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(POLICY_AUTO_CANDIDATES));
 }
 
 /*

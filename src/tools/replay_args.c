@@ -21,14 +21,18 @@
 #include "core/replay.h"
 #include "tools/replay_cli.h"
 
-/* Print usage to stderr. */
+/* Print usage, and the policy grammar (src/core/policy_spec.c), to stderr. */
 static void
 Usage(void)
 {
+	size_t		len = PolicyGrammarTable(NULL, 0, 0) + 1;
+	char	   *grammar = malloc(len);
+
 	fprintf(stderr,
 			"usage: easeml-replay --quality FILE [options]\n"
 			"       easeml-replay choose --quality FILE [options]\n"
 			"       easeml-replay bench-decision [options]\n"
+			"       easeml-replay grammar   (the policy grammar as docs/scheduler.md's tables)\n"
 			"\n"
 			"replay options:\n"
 			"  --quality FILE      quality CSV (header row, row id, numbers in [0,1])\n"
@@ -39,7 +43,7 @@ Usage(void)
 			"  --tenants N         tenants per draw (default 20)\n"
 			"  --prior-rows N      prior rows per draw (default: all rows not drawn as tenants)\n"
 			"  --devices M[,M..]   devices; several values run the whole study per value\n"
-			"  --policies P,P,..   policy specs (see src/core/replay.h), default popular,rr,max_ei:cost\n"
+			"  --policies P,P,..   policy specs (below), default popular,rr,max_ei:cost\n"
 			"  --draws N           random draws (default 20)\n"
 			"  --seed S            seed (default 1)\n"
 			"  --thresholds a,b..  loss targets (default 0.05,0.02,0.01,0.005)\n"
@@ -78,6 +82,12 @@ Usage(void)
 			"  --kernel rbf|empirical  prior covariance (default rbf, as scikit-learn's)\n"
 			"  --dump DIR          write the problem and the decision sequence for the\n"
 			"                      scikit-learn side (scripts/bench/decision_sklearn.py)\n");
+	if (grammar != NULL)
+	{
+		PolicyGrammarTable(grammar, len, 0);
+		fprintf(stderr, "\n%s", grammar);
+		free(grammar);
+	}
 }
 
 /*

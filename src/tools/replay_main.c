@@ -230,11 +230,31 @@ done:
 	return rc;
 }
 
-/* Entry point: "bench-decision" or the replay study. */
+/*
+ * grammar: the policy grammar's tables (src/core/policy_spec.c) as
+ * docs/scheduler.md 3 holds them, to stdout.
+ */
+static int
+GrammarMain(void)
+{
+	size_t		len = PolicyGrammarTable(NULL, 0, 1) + 1;
+	char	   *text = malloc(len);
+
+	if (text == NULL)
+		return 1;
+	PolicyGrammarTable(text, len, 1);
+	fputs(text, stdout);
+	free(text);
+	return 0;
+}
+
+/* Entry point: "bench-decision", "choose", "grammar" or the replay study. */
 int
 main(int argc, char **argv)
 {
 	openblas_set_num_threads(1);
+	if (argc == 2 && strcmp(argv[1], "grammar") == 0)
+		return GrammarMain();
 	if (argc > 1 && strcmp(argv[1], "bench-decision") == 0)
 		return BenchDecision(argc, argv);
 	if (argc > 1 && strcmp(argv[1], "choose") == 0)

@@ -165,8 +165,7 @@ CatalogClaimQueued(const CatSlot *slots, int nslots, const char *const *tenants,
 			 " d AS ("
 			 "  INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy, rule)"
 			 "  SELECT c.task_id, c.tenant, c.model_id, c.id,"
-			 "         coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),"
-			 "                  current_setting('easeml.policy')), 'tenant''s own queue'"
+			 "         current_setting('easeml.policy'), 'tenant''s own queue'"
 			 "    FROM c)"
 			 " SELECT id, task_id, tenant::text, model_id FROM c",
 			 SPI_OK_SELECT, 7, types, values, NULL);

@@ -631,16 +631,14 @@ CatalogCostData(const CatState *state, CostData *data)
 	return data;
 }
 
-/* Next decision id, the effective policy and runs in flight per tenant. */
+/* Next decision id, the policy (easeml.policy) and runs in flight per tenant. */
 static void
 LoadCounters(CatState *state)
 {
 	int			n;
 	char	   *p;
 
-	Exec("SELECT coalesce(max(id), 0) + 1,"
-		 "       coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),"
-		 "                current_setting('easeml.policy'))"
+	Exec("SELECT coalesce(max(id), 0) + 1, current_setting('easeml.policy')"
 		 "  FROM easeml.decisions",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	state->decision_no = GetInt64(0, 1, 1);

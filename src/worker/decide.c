@@ -199,20 +199,17 @@ SyncWorld(CatState *state)
 	s.policy = state->policy;
 	s.slots = Max(DevicesSlots(), 1);
 	s.tenant_cap = easeml_max_parallel_per_tenant;
-	s.cost_aware = easeml_cost_aware;
-	s.beta = easeml_beta;
-	s.fairness_window = easeml_fairness_window;
 	if (!LiveWorldSync(state, &s))
 	{
 		TimestampTz now = GetCurrentTimestamp();
 
-		/* set_policy and the GUC check refuse unknown specs: a leftover */
+		/* the GUC's check refuses unknown specs: this cannot happen */
 		if (TimestampDifferenceExceeds(last_policy_warning, now, 60000))
 		{
 			ereport(WARNING,
-					(errmsg("easeml: policy \"%s\" is unknown or does not run live; keeping the previous one",
+					(errmsg("easeml: policy \"%s\" is unknown; keeping the previous one",
 							state->policy),
-					 errhint("SELECT easeml.set_policy('default') restores the default.")));
+					 errhint("ALTER SYSTEM SET easeml.policy = 'default'; SELECT pg_reload_conf(); restores the default.")));
 			last_policy_warning = now;
 		}
 	}

@@ -52,7 +52,6 @@ static int	n_tenant_names = 0;
 static uint64 models_sig = 0;
 static char applied_policy[128] = "";
 static char applied_label[160] = "";	/* decisions.policy */
-static bool applied_cost_aware = true;	/* the settings' cost_aware, NeedLearn */
 static unsigned char *share_over = NULL;	/* by tenant, LiveWorldStarved */
 static int	n_share_over = 0;
 /* the cost model until the first refit cycle installs one */
@@ -195,8 +194,8 @@ NeedMixture(void)
 /*
  * Whether the refit cycle must fit mrg=2's learned task score, and with
  * which params: the policy in effect scores tasks by it, or "auto" runs
- * and a candidate does (the first such; cost as the settings allow, the
- * other settings do not enter the fit, MixLearnKey).  Until a cycle
+ * and a candidate does (the first such; the settings do not enter the
+ * fit, MixLearnKey).  Until a cycle
  * installs it, such a policy ranks tasks by mrg=1's estimate.
  */
 static int
@@ -209,15 +208,12 @@ NeedLearn(PolicyParams *out)
 	}
 	if (!world.params.auto_select || !AutoCandidateWhere(UsesLearned, out))
 		return 0;
-	if (!applied_cost_aware)
-		out->cost_aware = 0;
 	return 1;
 }
 
 /*
  * The world's policy and caps from the settings; false if the spec is bad
- * or one the live scheduler refuses (a settings row written around
- * set_policy).
+ * (easeml.policy's check hook refuses such a spec: a safeguard).
  */
 static bool
 ApplySettings(const LiveSettings *s)
@@ -226,8 +222,7 @@ ApplySettings(const LiveSettings *s)
 
 	world.slots = Max(s->slots, 1);
 	world.tenant_cap = s->tenant_cap;
-	if (PolicyParseSpec(s->policy, &params, NULL, 0) != POLICY_OK ||
-		PolicyLiveRefusal(&params) != NULL)
+	if (PolicyParseSpec(s->policy, &params, NULL, 0) != POLICY_OK)
 		return false;
 	/* "auto" (the default) runs what the refit cycle's replay chose */
 	strlcpy(applied_label, s->policy, sizeof(applied_label));
@@ -238,13 +233,6 @@ ApplySettings(const LiveSettings *s)
 		snprintf(applied_label, sizeof(applied_label), "%s (auto: %s)", s->policy,
 				 refit.live.auto_pick.spec);
 	}
-	applied_cost_aware = s->cost_aware;
-	if (!s->cost_aware)
-		params.cost_aware = 0;
-	if (s->beta > 0)
-		params.beta = s->beta;
-	if (s->fairness_window > 0)
-		params.fairness_window = s->fairness_window;
 	if (strcmp(applied_policy, s->policy) != 0 ||
 		memcmp(&params, &world.params, sizeof(params)) != 0)
 	{
@@ -745,7 +733,6 @@ DescribeMixture(const DecisionTask *dt, StringInfo why)
 		own |= owner[r] == dt->id;
 	appendStringInfo(why, "; history mixture: %d row(s)%s, bandwidth %.3g",
 					 mp->m - (own ? 1 : 0), own ? " besides this task's own" : "",
-					 world.params.mix_bw > 0 ? world.params.mix_bw :
 					 world.params.mix_shift ? mp->bw_shift : mp->bw);
 	if (PolicyMixScore(&world.params) && world.params.mix_score == 2)
 	{

@@ -23,9 +23,6 @@ typedef struct LiveSettings
 	const char *policy;			/* a policy spec (easeml.policies()) */
 	int			slots;			/* easeml.max_workers */
 	int			tenant_cap;		/* easeml.max_parallel_per_tenant */
-	bool		cost_aware;		/* easeml.cost_aware */
-	double		beta;			/* easeml.beta */
-	int			fairness_window;	/* easeml.fairness_window */
 } LiveSettings;
 
 /*

@@ -71,8 +71,6 @@ extern void TestPriorFit(void);
 
 /* test_policy.c */
 extern void TestAcquisition(void);
-extern void TestBlock(void);
-extern void TestLookahead(void);
 extern void TestBestArm(void);
 extern void TestPickTenant(void);
 extern void TestIndex(void);
@@ -109,11 +107,8 @@ extern void TestAutoPolicy(void);
 extern void TestAutoSameChoice(void);
 
 /* test_mixture.c */
-extern void TestPolicyLiveSpec(void);
+extern void TestPolicyGrammar(void);
 extern void TestMixture(void);
-extern void TestMixOffsetPrior(void);
-extern void TestMixTempered(void);
-extern void TestMixPlan(void);
 extern void TestMixtureSliced(void);
 extern void TestMixLearn(void);
 extern void TestDecisionMixture(void);

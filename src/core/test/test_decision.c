@@ -700,8 +700,8 @@ PickFallsBack(const DecisionWorld *w)
 
 	if (p->kind == POLICY_RR || p->kind == POLICY_POPULAR || p->kind == POLICY_FIFO)
 		return 0;
-	return (p->warm_start && ix->n_unserved > 0 && ix->n_unserved < ix->n_elig) ||
-		(p->spread && ix->n_busy > 0 && ix->n_busy == ix->n_elig) ||
+	return (ix->n_unserved > 0 && ix->n_unserved < ix->n_elig) ||
+		(ix->n_busy > 0 && ix->n_busy == ix->n_elig) ||
 		(p->kind == POLICY_HYBRID && ix->n_unserved > 1);
 }
 

@@ -2,9 +2,8 @@
  *
  * test_mixture.c
  *	  Unit tests of the history mixture (src/core/mixture.c) and its options
- *	  (src/core/mixlearn.c, src/core/mixplan.c): the fit and its slices, offsets and
- *	  tempered weights, the plan index, the learned task score, decisions
- *	  and the live worker under a mixture policy, live refusals.
+ *	  (src/core/mixlearn.c): the fit and its slices, offsets, the learned
+ *	  task score, decisions and the live worker under a mixture policy.
  *
  * IDENTIFICATION
  *	  src/core/test/test_mixture.c
@@ -24,7 +23,6 @@
 #include "core/refit.h"
 #include "core/mixture.h"
 #include "core/mixlearn.h"
-#include "core/mixplan.h"
 #include "test.h"
 
 /* Rows drawn around a few centres with noise sd: history for the fit. */
@@ -45,40 +43,6 @@ ClusterRows(double *h, int m, int K, double sd, uint64_t *rng)
 			h[r * K + k] = centre[(r % 4) * K + k] +
 				sd * sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
 		}
-}
-
-/*
- * The specs the live scheduler takes (easeml.policy, easeml.set_policy):
- * what PolicyParseSpec accepts, the history mixture's options included
- * (mrg=2 too, since its fit is sliced into the refit cycle), except what
- * PolicyLiveRefusal names (mpl=L).
- */
-void
-TestPolicyLiveSpec(void)
-{
-	char		err[256];
-	PolicyParams p;
-
-	CHECK(PolicyParseSpec("hybrid:cost", &p, err, sizeof(err)) == POLICY_OK, "hybrid:cost runs live");
-	CHECK(PolicyParseSpec("default", &p, err, sizeof(err)) == POLICY_OK, "default runs live");
-	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2", &p, err, sizeof(err)) == POLICY_OK &&
-		  PolicyUsesMixture(&p), "acq=mix runs live, with the mixture");
-	CHECK(PolicyParseSpec("max_ei:cost:mrg=1", &p, err, sizeof(err)) == POLICY_OK &&
-		  PolicyUsesMixture(&p), "mrg=1 runs live, with the mixture");
-	CHECK(PolicyParseSpec("sometimes", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
-		  strstr(err, "sometimes") != NULL, "an unknown policy is refused: %s", err);
-	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:mgp=2", &p, err, sizeof(err)) == POLICY_BAD_INPUT,
-		  "a bad mixture option is refused: %s", err);
-	CHECK(PolicyParseSpec("max_ei:cost:mrg=1", &p, err, sizeof(err)) == POLICY_OK &&
-		  PolicyLiveRefusal(&p) == NULL, "mrg=1: no refusal");
-	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2", &p, err,
-						  sizeof(err)) == POLICY_OK &&
-		  PolicyLiveRefusal(&p) == NULL && PolicyUsesMixture(&p),
-		  "mrg=2 runs live: the refit cycle fits its model in slices");
-	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mpl=4", &p, err,
-						  sizeof(err)) == POLICY_OK &&
-		  PolicyLiveRefusal(&p) != NULL && strstr(PolicyLiveRefusal(&p), "mpl"),
-		  "mpl parses (replays) but the live scheduler refuses it");
 }
 
 /*
@@ -127,7 +91,6 @@ TestMixture(void)
 		  "mrg=1 with max_ei");
 	CHECK(PolicyParseSpec("rr:mgp=1.5", &pp, NULL, 0) != 0 &&
 		  PolicyParseSpec("rr:mh=-1", &pp, NULL, 0) != 0 &&
-		  PolicyParseSpec("rr:mbw=0", &pp, NULL, 0) != 0 &&
 		  PolicyParseSpec("rr:msh=2", &pp, NULL, 0) != 0 &&
 		  PolicyParseSpec("rr:acq=mixture", &pp, NULL, 0) != 0, "bad mixture options refused");
 
@@ -213,287 +176,6 @@ TestMixture(void)
 		MixPriorFree(&mp);
 	}
 	free(big);
-}
-
-/*
- * The shifted rows' offset prior (mtau): shrunk offsets and the offset-
- * marginal weights, exp(-(|d|^2 - (sum d)^2 / (n + kappa)) / (2 s^2)).
- */
-void
-TestMixOffsetPrior(void)
-{
-	enum
-	{
-	K = 3, M = 4};
-	double		h[M * K] = {0.9, 0.5, 0.3, 0.2, 0.8, 0.4, 0.6, 0.6, 0.2, 0.5, 0.1, 0.7};
-	double		score[K] = {0.55, 0.7, NAN};
-	double		w[M],
-				off[M],
-				w0[M],
-				off0[M],
-				want[M],
-				sum = 0.0,
-				kappa = 0.01 / 0.0025;
-	MixPrior	mp;
-	PolicyParams pp;
-
-	CHECK(PolicyParseSpec("rr:acq=mix:msh=1:mtau=0", &pp, NULL, 0) != 0 &&
-		  PolicyParseSpec("rr:acq=mix:msh=1:mtau=-1", &pp, NULL, 0) != 0,
-		  "mtau must be positive");
-	MixPriorFit(&mp, h, M, K, 0.1);
-	PolicyParseSpec("rr:acq=mix:msh=1:mh=0", &pp, NULL, 0);
-	MixWeights(&mp, &pp, score, w0, off0);
-	CHECK(MixOffsetKappa(&pp, 0.1) == 0.0, "no prior: kappa 0");
-	pp.mix_tau = 0.05;
-	CHECK_NEAR(MixOffsetKappa(&pp, 0.1), kappa, 1e-12, "kappa = s^2 / tau^2");
-	MixWeights(&mp, &pp, score, w, off);
-	for (int r = 0; r < M; r++)
-	{
-		double		d0 = 0.55 - h[r * K],
-					d1 = 0.7 - h[r * K + 1];
-
-		CHECK_NEAR(off[r], (d0 + d1) / (2.0 + kappa), 1e-12, "shrunk offset");
-		sum += want[r] = exp(-(d0 * d0 + d1 * d1 -
-							   pow(d0 + d1, 2) / (2.0 + kappa)) / 0.02);
-	}
-	for (int r = 0; r < M; r++)
-		CHECK_NEAR(w[r], want[r] / sum, 1e-12, "offset-marginal weight");
-	pp.mix_tau = 1e6;
-	MixWeights(&mp, &pp, score, w, off);
-	for (int r = 0; r < M; r++)
-		CHECK(fabs(w[r] - w0[r]) < 1e-9 && fabs(off[r] - off0[r]) < 1e-9,
-			  "a wide offset prior is the free shift");
-	MixPriorFree(&mp);
-}
-
-/*
- * Tempered weights (mnc=C): with n > C results the log weights are
- * scaled by C / n, with n <= C they are unchanged.
- */
-void
-TestMixTempered(void)
-{
-	enum
-	{
-	K = 4, M = 3};
-	double		h[M * K] = {0.9, 0.5, 0.3, 0.4, 0.2, 0.8, 0.4, 0.6,
-	0.6, 0.6, 0.2, 0.5};
-	double		score[K] = {0.55, 0.7, 0.35, NAN};
-	double		w[M],
-				off[M],
-				w0[M],
-				off0[M],
-				want[M],
-				sum = 0.0;
-	MixPrior	mp;
-	PolicyParams pp;
-
-	CHECK(PolicyParseSpec("rr:acq=mix:mnc=1001", &pp, NULL, 0) != 0 &&
-		  PolicyParseSpec("rr:acq=mix:mnc=x", &pp, NULL, 0) != 0, "bad mnc refused");
-	MixPriorFit(&mp, h, M, K, 0.1);
-	PolicyParseSpec("rr:acq=mix:msh=1:mh=0", &pp, NULL, 0);
-	MixWeights(&mp, &pp, score, w0, off0);
-	PolicyParseSpec("rr:acq=mix:msh=1:mh=0:mnc=3", &pp, NULL, 0);
-	MixWeights(&mp, &pp, score, w, off);
-	for (int r = 0; r < M; r++)
-		CHECK(w[r] == w0[r] && off[r] == off0[r], "n <= C: unchanged");
-	pp.mix_ncap = 2;
-	MixWeights(&mp, &pp, score, w, off);
-	for (int r = 0; r < M; r++)
-	{
-		double		d2 = 0.0;
-
-		for (int k = 0; k < 3; k++)
-			d2 += pow(score[k] - h[r * K + k] - off0[r], 2);
-		sum += want[r] = exp(-d2 * 2.0 / 3.0 / 0.02);
-		CHECK_NEAR(off[r], off0[r], 1e-15, "tempering keeps the offset");
-	}
-	for (int r = 0; r < M; r++)
-		CHECK_NEAR(w[r], want[r] / sum, 1e-12, "tempered weight");
-	CHECK(w[0] != w0[0], "test case: tempering changes the weights");
-	MixPriorFree(&mp);
-}
-
-/*
- * The two-run index by brute force: the first arm's result r_a + o_r
- * added to the scores, weights and offsets recomputed by MixWeights, the
- * best second arm by EI per cost above max(best, y).
- */
-static double
-BrutePlanIndex(const MixPrior *mp, const PolicyParams *pp, const double *score,
-			   const double *cost, const unsigned char *avail, double best,
-			   int a)
-{
-	double		w[32],
-				off[32],
-				w2[32],
-				off2[32],
-				sc[16],
-				ei1 = 0.0,
-				ei2 = 0.0,
-				c2 = 0.0;
-	int			K = mp->K;
-
-	MixWeights(mp, pp, score, w, off);
-	for (int r = 0; r < mp->m; r++)
-		ei1 += w[r] * fmax(mp->rows[r * K + a] + off[r] - best, 0.0);
-	for (int r = 0; r < mp->m; r++)
-	{
-		double		y = mp->rows[r * K + a] + off[r],
-					b1 = fmax(best, y),
-					top = 0.0,
-					top_ei = 0.0,
-					top_c = 0.0;
-
-		memcpy(sc, score, sizeof(double) * K);
-		sc[a] = y;
-		MixWeights(mp, pp, sc, w2, off2);
-		for (int k = 0; k < K; k++)
-		{
-			double		e = 0.0;
-
-			if (!avail[k] || k == a)
-				continue;
-			for (int q = 0; q < mp->m; q++)
-				e += w2[q] * fmax(mp->rows[q * K + k] + off2[q] - b1, 0.0);
-			if (e / cost[k] > top)
-			{
-				top = e / cost[k];
-				top_ei = e;
-				top_c = cost[k];
-			}
-		}
-		ei2 += w[r] * top_ei;
-		c2 += w[r] * top_c;
-	}
-	return fmax(ei1 / cost[a], (ei1 + ei2) / (cost[a] + c2));
-}
-
-/*
- * Random shifted rows (every arm and row in the plan) until the chosen
- * arm's index is its pair's, not its own EI per cost, so the weight and
- * offset update decide; then the plan must match the brute force.
- * Returns whether such a case was found.
- */
-static int
-PlanRandomCase(const char *spec)
-{
-	enum
-	{
-	K = 8, M = 12};
-	double		big[M * K],
-				score[K],
-				cost[K],
-				w[M],
-				off[M];
-	unsigned char avail[K];
-	uint64_t	rng = 5;
-	PolicyParams pp;
-
-	PolicyParseSpec(spec, &pp, NULL, 0);
-	for (int trial = 0; trial < 200; trial++)
-	{
-		MixPrior	mp;
-		PolicyTenantView v;
-		double		want = 0.0,
-					own = 0.0,
-					best;
-		int			want_arm = -1;
-
-		ClusterRows(big, M, K, 0.05, &rng);
-		MixPriorFit(&mp, big, M, K, 0.06);
-		for (int k = 0; k < K; k++)
-		{
-			score[k] = k < 2 ? big[k] + 0.1 * PolicyRandUniform(&rng) - 0.05 : NAN;
-			avail[k] = k >= 2;
-			cost[k] = 0.2 + 2.0 * PolicyRandUniform(&rng);
-		}
-		best = fmax(score[0], score[1]);
-		MixWeights(&mp, &pp, score, w, off);
-		for (int k = 2; k < K; k++)
-		{
-			double		x = BrutePlanIndex(&mp, &pp, score, cost, avail, best, k);
-
-			if (x > want)
-			{
-				want = x;
-				want_arm = k;
-			}
-		}
-		for (int r = 0; want_arm >= 0 && r < M; r++)
-			own += w[r] * fmax(mp.rows[r * K + want_arm] + off[r] - best, 0.0);
-		if (want_arm < 0 || !(want > 1.01 * own / cost[want_arm]))
-		{
-			MixPriorFree(&mp);
-			continue;
-		}
-		memset(&v, 0, sizeof(v));
-		v.best = best;
-		CHECK(MixPlanBestArm(&mp, &pp, w, off, 0.06, score, NULL, NULL, cost,
-							 avail, &v) == 0 && v.arm == want_arm,
-			  "%s: arm %d, brute force %d", spec, v.arm, want_arm);
-		/* the plan leaves out rows past 99.9% of the weight */
-		CHECK_NEAR(v.acq, want, 1e-3 * want, "random rows: plan index");
-		MixPriorFree(&mp);
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * The two-run plan (mpl, src/core/mixplan.c): mpl=1 is the myopic choice; a
- * cheap probe that tells two rows apart wins over the myopic arm; on
- * random rows, shifted with an offset prior, the index and the arm agree
- * with the brute force.
- */
-void
-TestMixPlan(void)
-{
-	enum
-	{
-	K = 4, M = 2};
-	/* arm 0 seen (0.5); arm 1 a cheap probe; arm 2 best in row A, 3 in B */
-	double		h[M * K] = {0.5, 0.52, 0.9, 0.5, 0.5, 0.1, 0.5, 0.9};
-	double		score[K] = {0.5, NAN, NAN, NAN};
-	double		cost[K] = {1.0, 0.1, 1.0, 1.0};
-	unsigned char avail[K] = {0, 1, 1, 1};
-	double		w[M],
-				off[M];
-	MixPrior	mp;
-	PolicyParams pp;
-	PolicyTenantView v,
-				mv;
-
-	CHECK(PolicyParseSpec("rr:acq=mix:mpl=17", &pp, NULL, 0) != 0 &&
-		  PolicyParseSpec("rr:acq=mix:mpl=16", &pp, NULL, 0) == 0 &&
-		  pp.mix_plan == 16, "mpl parsed and bounded");
-	MixPriorFit(&mp, h, M, K, 0.1);
-	PolicyParseSpec("rr:cost:acq=mix:mh=0:mpl=1", &pp, NULL, 0);
-	MixWeights(&mp, &pp, score, w, off);
-	memset(&v, 0, sizeof(v));
-	v.best = 0.5;
-	mv = v;
-	CHECK(MixBestArm(&mp, &pp, w, off, 0.1, NULL, NULL, cost, avail, &mv) == 0 &&
-		  mv.arm == 2, "myopic: arm 2, got %d", mv.arm);
-	CHECK(MixPlanBestArm(&mp, &pp, w, off, 0.1, score, NULL, NULL, cost, avail,
-						 &v) == 0 && v.arm == 2 && v.acq >= mv.acq &&
-		  v.ei == mv.ei && v.score == mv.score, "mpl=1: the myopic choice");
-	pp.mix_plan = 3;
-	CHECK(MixPlanBestArm(&mp, &pp, w, off, 0.1, score, NULL, NULL, cost, avail,
-						 &v) == 0 && v.arm == 1, "plan: the probe, got %d", v.arm);
-	/* (EI1 0.01 + E[EI2] about 0.39) / (0.1 + 1) */
-	CHECK_NEAR(v.acq, 0.4 / 1.1, 1e-3, "plan index of the probe");
-	CHECK_NEAR(v.acq, BrutePlanIndex(&mp, &pp, score, cost, avail, 0.5, 1),
-			   1e-12, "probe index, brute force");
-	CHECK(MixPlanBestArm(&mp, &pp, w, off, 0.0, score, NULL, NULL, cost, avail,
-						 &v) == POLICY_BAD_INPUT, "bandwidth must be positive");
-	MixPriorFree(&mp);
-
-	/* random rows, shifted: the plan's index equals the brute force */
-	CHECK(PlanRandomCase("rr:cost:acq=mix:msh=1:mh=0:mpl=8"),
-		  "random rows, shifted: a case where the pair decides");
-	CHECK(PlanRandomCase("rr:cost:acq=mix:msh=1:mh=0:mtau=0.05:mpl=8"),
-		  "random rows, offset prior: a case where the pair decides");
 }
 
 /*

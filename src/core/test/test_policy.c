@@ -88,13 +88,10 @@ TestAcquisition(void)
 	CHECK_NEAR(PolicyBeta(&pp, 100, 0), 2 * log(100 * M_PI * M_PI / (6 * 0.1)), 1e-12,
 			   "beta schedule t = 1");
 	CHECK(PolicyBeta(&pp, 100, 5) > PolicyBeta(&pp, 100, 4), "beta grows with t");
-	pp.beta = 2.5;
-	CHECK(PolicyBeta(&pp, 100, 9) == 2.5, "constant beta");
 
 	/*
-	 * ce=X: cost-aware EI per cost^X.  Arm 1 has r times arm 0's EI and
-	 * costs r^1.5 times as much: per second (X = 1) arm 0 wins, per
-	 * cost^0.5 arm 1, per cost^2 arm 0.
+	 * cost: EI per second.  Arm 1 has r times arm 0's EI and costs r^1.5
+	 * times as much: plain EI picks arm 1, EI per second arm 0.
 	 */
 	{
 		double		mu[2] = {0.5, 0.6},
@@ -103,10 +100,10 @@ TestAcquisition(void)
 			PolicyExpectedImprovement(0.5, 0.1, 0.55),
 					cost[2] = {1.0, pow(r, 1.5)};
 		unsigned char avail[2] = {1, 1};
-		const char *specs[] = {"rr:cost:acq=ei", "rr:cost:acq=ei:ce=0.5", "rr:cost:acq=ei:ce=2"};
-		int			want[] = {0, 1, 0};
+		const char *specs[] = {"rr:acq=ei", "rr:cost:acq=ei"};
+		int			want[] = {1, 0};
 
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < 2; i++)
 		{
 			PolicyTenantView v;
 
@@ -116,281 +113,10 @@ TestAcquisition(void)
 				  PolicyBestArm(&pp, 2, mu, var, cost, avail, mu, &v) == 0 &&
 				  v.arm == want[i], "%s picks arm %d (got %d)", specs[i], want[i], v.arm);
 		}
-		/* first=1: no result yet, the highest mean; then EI per second again */
-		for (i = 0; i < 2; i++)
-		{
-			PolicyTenantView v;
-
-			memset(&v, 0, sizeof(v));
-			v.best = 0.55;
-			v.n_obs = i;
-			CHECK(PolicyParseSpec("rr:cost:acq=ei:first=1", &pp, NULL, 0) == 0 &&
-				  PolicyBestArm(&pp, 2, mu, var, cost, avail, mu, &v) == 0 &&
-				  v.arm == 1 - i, "first=1 with %d result(s) picks arm %d (got %d)",
-				  i, 1 - i, v.arm);
-		}
 		CHECK(PolicyParseSpec("rr:cost:qmax=0", &pp, NULL, 0) != 0 &&
 			  PolicyParseSpec("rr:cost:qarm=2", &pp, NULL, 0) != 0,
 			  "qmax <= 0 and qarm = 2 refused");
-		CHECK(PolicyParseSpec("rr:cost:ce=0", &pp, NULL, 0) != 0 &&
-			  PolicyParseSpec("rr:cost:ce=3", &pp, NULL, 0) != 0, "ce out of (0, 2] refused");
 	}
-}
-
-/* Expected improvement of the best of two independent normals, numerically. */
-static double
-BatchEiNumeric(double m1, double s1, double m2, double s2, double best)
-{
-	double		sum = 0.0,
-				h = 1e-5;
-
-	/* E[(max - b)+] = integral over x > b of P(max > x) */
-	for (double x = best + h / 2; x < best + 2.0; x += h)
-		sum += (1.0 - 0.5 * erfc(-(x - m1) / (s1 * M_SQRT2)) *
-				0.5 * erfc(-(x - m2) / (s2 * M_SQRT2))) * h;
-	return sum;
-}
-
-/*
- * la=M (lookahead task score): GpStateCov against the closed form, the
- * batch EI against numeric integrals, and a pick where the batch decides:
- * tenant A's next three candidates are one model three times over (fully
- * correlated), tenant B's three are independent and each a little worse
- * than A's first.  Next-candidate EI serves A; the EI of the batch of
- * three per second of it serves B.
- */
-/*
- * blk=B: the task served last keeps its turn while it has run fewer than
- * B times in a row without improving; an improvement (streak 0) or B runs
- * give the turn back to the greedy score.
- */
-void
-TestBlock(void)
-{
-	PolicyParams pp;
-	PolicyTenantView v[3];
-	uint64_t	rng = 1;
-	const char *specs[] = {"max_ei:cost:blk=3", "hybrid:cost:blk=3:w=100"};
-
-	for (int s = 0; s < 2; s++)
-	{
-		CHECK(PolicyParseSpec(specs[s], &pp, NULL, 0) == 0, "%s", specs[s]);
-		memset(v, 0, sizeof(v));
-		for (int i = 0; i < 3; i++)
-		{
-			v[i].id = i;
-			v[i].arm = i;
-			v[i].last_served = 10 + i;
-			v[i].score = 1.0 + i;
-		}
-		/* task 2 has the best score; task 1 was served last */
-		v[1].last_served = 20;
-		for (int streak = 0; streak <= 4; streak++)
-		{
-			int			want = (streak >= 1 && streak < 3) ? 1 : 2;
-
-			v[1].streak = streak;
-			CHECK(PolicyPickTenant(&pp, 3, v, 21, &rng, NULL) == want,
-				  "%s, streak %d: serve task %d", specs[s], streak, want);
-		}
-		v[1].streak = 1;
-		v[1].arm = -1;
-		CHECK(PolicyPickTenant(&pp, 3, v, 21, &rng, NULL) == 2,
-			  "%s: a task with nothing to run gives its turn back", specs[s]);
-	}
-	CHECK(PolicyParseSpec("max_ei:blk=x", &pp, NULL, 0) != 0, "blk=x refused");
-}
-
-/*
- * lap=1 scores a batch by its best prefix per second, rg=M by the whole
- * batch's expected improvement per second of the next run only (two
- * independent candidates over best 0.55: N(0.5, 0.1^2), N(0.56, 0.05^2)).
- */
-static void
-TestLookaheadPrefix(PolicyTenantView *v)
-{
-	PolicyParams pp;
-	double		bm[2] = {0.5, 0.56},
-				bc[4] = {0.01, 0.0, 0.0, 0.0025},
-				slow_first[2] = {10, 1},
-				slow_second[2] = {1, 10},
-				e1 = PolicyExpectedImprovement(0.5, 0.1, 0.55),
-				e2,
-				r;
-
-	v->best = 0.55;
-	CHECK(PolicyParseSpec("max_ei:cost:la=2", &pp, NULL, 0) == 0, "la=2");
-	PolicyLookaheadScore(&pp, 2, bm, bc, slow_second, v, &e2);
-	CHECK_NEAR(v->score, e2 / 11.0, 1e-15, "la=2: the whole batch per second");
-	CHECK(PolicyParseSpec("max_ei:cost:la=2:lap=1", &pp, NULL, 0) == 0, "lap=1");
-	PolicyLookaheadScore(&pp, 2, bm, bc, slow_second, v, &r);
-	CHECK_NEAR(v->score, e1, 1e-15, "lap=1: the cheap first candidate alone");
-	CHECK_NEAR(r, e1, 1e-15, "lap=1: the prefix's expected improvement");
-	PolicyLookaheadScore(&pp, 2, bm, bc, slow_first, v, &r);
-	CHECK(e2 / 11.0 > e1 / 10.0, "the batch beats its slow first member");
-	CHECK_NEAR(v->score, e2 / 11.0, 1e-15, "lap=1: both candidates");
-	CHECK(PolicyParseSpec("max_ei:cost:lap=2", &pp, NULL, 0) != 0, "lap=2 refused");
-
-	CHECK(PolicyParseSpec("max_ei:cost:rg=2", &pp, NULL, 0) == 0 &&
-		  PolicyRegretBatch(&pp) == 2, "rg=2 parsed");
-	v->cost = 4.0;
-	CHECK(PolicyRegretScore(&pp, 2, bm, bc, v, &r) == 0, "rg score");
-	CHECK_NEAR(r, e2, 1e-15, "rg: the batch's expected improvement");
-	CHECK_NEAR(v->score, e2 / 4.0, 1e-15, "rg: per second of the next run");
-	CHECK(PolicyParseSpec("max_ei:cost:rg=2:tc=0", &pp, NULL, 0) == 0 &&
-		  PolicyRegretScore(&pp, 2, bm, bc, v, NULL) == 0 && v->score == e2,
-		  "rg with tc=0: not per second");
-	CHECK(PolicyParseSpec("max_ei:cost:rg=2:qmax=0.5", &pp, NULL, 0) == 0 &&
-		  PolicyRegretScore(&pp, 2, bm, bc, v, &r) == 0 && r == 0.0 &&
-		  v->score == 0.0, "rg: nothing left above qmax");
-	CHECK(PolicyParseSpec("max_ei:rg=17", &pp, NULL, 0) != 0, "rg=17 refused");
-	CHECK(PolicyParseSpec("rr:cost:rg=3", &pp, NULL, 0) == 0 &&
-		  PolicyRegretBatch(&pp) == 0, "rg ignored by round-robin");
-	CHECK(PolicyRegretScore(&pp, 0, bm, bc, v, NULL) == POLICY_BAD_INPUT,
-		  "rg: an empty batch refused");
-}
-
-void
-TestLookahead(void)
-{
-	double		mu0[6] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5},
-				cov[36] = {0},
-				bc[9],
-				bm[3];
-	GpPrior		prior;
-	GpState		st;
-	PolicyParams pp;
-	PolicyTenantView v[2];
-	int			arms[3] = {2, 0, 1};
-	double		g,
-				ei;
-	uint64_t	rng = 1;
-
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < 3; j++)
-			cov[i * 6 + j] = 0.01;
-	for (int i = 3; i < 6; i++)
-		cov[i * 6 + i] = 0.0081;
-	cov[0 * 6 + 3] = cov[3 * 6 + 0] = 0.002;	/* for the closed-form check */
-	CHECK(GpPriorInit(&prior, 6, mu0, cov, 1e-4) == 0, "lookahead prior");
-	CHECK(GpStateInit(&st, &prior, 4) == 0 && GpStateAdd(&st, 3, 0.6) >= 0,
-		  "lookahead state");
-	CHECK(GpStateCov(&st, 3, arms, bc) == 0, "GpStateCov");
-	for (int a = 0; a < 3; a++)
-		for (int b = 0; b < 3; b++)
-		{
-			int			x = arms[a],
-						y = arms[b];
-
-			CHECK_NEAR(bc[a * 3 + b], cov[x * 6 + y] - cov[x * 6 + 3] * cov[3 * 6 + y] /
-					   (cov[3 * 6 + 3] + 1e-4), 1e-12, "posterior covariance");
-		}
-	CHECK_NEAR(bc[0], st.var[2], 1e-12, "GpStateCov diagonal = var");
-	GpStateFree(&st);
-
-	/* batch EI: m = 1 exact, m = 2 independent and fully correlated */
-	memset(&v[0], 0, sizeof(v[0]));
-	v[0].best = 0.55;
-	CHECK(PolicyParseSpec("max_ei:la=2", &pp, NULL, 0) == 0 && PolicyLookahead(&pp),
-		  "la=2 parsed");
-	bm[0] = 0.5;
-	bm[1] = 0.56;
-	bc[0] = 0.01;
-	CHECK(PolicyLookaheadScore(&pp, 1, bm, bc, NULL, &v[0], &ei) == 0,
-		  "lookahead m = 1");
-	CHECK_NEAR(ei, PolicyExpectedImprovement(0.5, 0.1, 0.55), 1e-15, "m = 1: exact EI");
-	bc[0] = 0.01;
-	bc[1] = bc[2] = 0.0;
-	bc[3] = 0.0025;
-	PolicyLookaheadScore(&pp, 2, bm, bc, NULL, &v[0], &ei);
-	g = BatchEiNumeric(0.5, 0.1, 0.56, 0.05, 0.55);
-	CHECK(fabs(ei - g) < 0.03 * g, "batch EI, independent: %g vs %g", ei, g);
-	CHECK(ei > PolicyExpectedImprovement(0.56, 0.05, 0.55) * 1.2,
-		  "a batch gains more than its best member");
-	bm[1] = 0.5;
-	bc[1] = bc[2] = bc[3] = 0.01;
-	PolicyLookaheadScore(&pp, 2, bm, bc, NULL, &v[0], &ei);
-	g = PolicyExpectedImprovement(0.5, 0.1, 0.55);
-	CHECK(fabs(ei - g) < 0.03 * g, "batch EI, one model twice: %g vs %g", ei, g);
-	CHECK(v[0].score == ei, "tenant score not costed without cost");
-	TestLookaheadPrefix(&v[0]);
-	CHECK(PolicyParseSpec("max_ei:la=17", &pp, NULL, 0) != 0 &&
-		  PolicyParseSpec("max_ei:la=-1", &pp, NULL, 0) != 0, "la out of range refused");
-	CHECK(PolicyParseSpec("rr:cost:la=3", &pp, NULL, 0) == 0 && !PolicyLookahead(&pp),
-		  "la ignored by round-robin");
-	{
-		double		c[4] = {2, 3, 4, 10};
-
-		CHECK(PolicyParseSpec("max_ei:cost:lah=6", &pp, NULL, 0) == 0 &&
-			  PolicyLookahead(&pp) == POLICY_LOOKAHEAD_MAX &&
-			  PolicyLookaheadCut(&pp, 4, c) == 2, "lah=6: the candidates within 6 s");
-		CHECK(PolicyParseSpec("max_ei:cost:lah=1:la=3", &pp, NULL, 0) == 0 &&
-			  PolicyLookahead(&pp) == 3 && PolicyLookaheadCut(&pp, 3, c) == 1,
-			  "lah=1: the next candidate at least, la=3 at most");
-		CHECK(PolicyParseSpec("max_ei:lah=0", &pp, NULL, 0) != 0, "lah=0 refused");
-	}
-
-	/* the pick: A (arms 0-2, fully correlated) against B (arms 3-5) */
-	cov[0 * 6 + 3] = cov[3 * 6 + 0] = 0.0;
-	GpPriorFree(&prior);
-	CHECK(GpPriorInit(&prior, 6, mu0, cov, 1e-4) == 0, "pick prior");
-	{
-		const char *specs[] = {"max_ei:cost", "max_ei:cost:la=1", "max_ei:cost:la=3",
-		"hybrid:cost:la=3", "hybrid:cost:la=3:qmax=1:qarm=0", "max_ei:cost:lah=3",
-		"max_ei:cost:rg=1", "max_ei:cost:rg=3", "hybrid:cost:rg=3:qmax=1:qarm=0",
-		"max_ei:cost:la=3:lap=1"};
-		/* lap=1: B's best prefix is its first candidate, A's is larger */
-		int			want[] = {0, 0, 1, 1, 1, 1, 0, 1, 1, 0};
-		double		cost[6] = {1, 1, 1, 1, 1, 1};
-
-		for (int i = 0; i < 10; i++)
-		{
-			CHECK(PolicyParseSpec(specs[i], &pp, NULL, 0) == 0, "%s", specs[i]);
-			for (int t = 0; t < 2; t++)
-			{
-				unsigned char avail[6] = {0};
-				PolicyArmScore top[3];
-				double		m[3];
-				int			a[3],
-							n = 0;
-
-				for (int k = 0; k < 3; k++)
-					avail[3 * t + k] = 1;
-				memset(&v[t], 0, sizeof(v[t]));
-				v[t].id = t;
-				v[t].best = 0.5;
-				v[t].last_served = 8 + t;
-				GpStateInit(&st, &prior, 4);
-				PolicyTopArms(&pp, 6, st.mu, st.var, cost, avail, mu0, &v[t],
-							  3, top, &n);
-				CHECK(n == 3, "three candidates");
-				if (PolicyLookahead(&pp))
-				{
-					n = PolicyLookaheadCut(&pp, n, cost);
-					for (int k = 0; k < n; k++)
-						m[k] = st.mu[a[k] = top[k].arm];
-					CHECK(GpStateCov(&st, n, a, bc) == 0 &&
-						  PolicyLookaheadScore(&pp, n, m, bc, cost, &v[t], NULL) == 0,
-						  "lookahead score");
-				}
-				if (PolicyRegretBatch(&pp))
-				{
-					/* all costs 1: the EI ranking is the EI/s ranking */
-					n = PolicyRegretBatch(&pp);
-					for (int k = 0; k < n; k++)
-						m[k] = st.mu[a[k] = top[k].arm];
-					CHECK(GpStateCov(&st, n, a, bc) == 0 &&
-						  PolicyRegretScore(&pp, n, m, bc, &v[t], NULL) == 0,
-						  "remaining-regret score");
-				}
-				GpStateFree(&st);
-			}
-			CHECK(v[0].ei > v[1].ei, "A's next candidate has the larger EI");
-			CHECK(PolicyPickTenant(&pp, 2, v, 10, &rng, NULL) == want[i],
-				  "%s serves tenant %c", specs[i], "AB"[want[i]]);
-		}
-	}
-	GpPriorFree(&prior);
 }
 
 /* The candidate is never an evaluated or running arm; ties by index. */
@@ -600,8 +326,6 @@ TestPickTenant(void)
 		v[i].n_running = 1;
 	v[7].n_running = 0;
 	CHECK(PolicyPickTenant(&pp, N, v, 50, &rng, NULL) == 7, "spread prefers idle task");
-	pp.spread = 0;
-	CHECK(PolicyPickTenant(&pp, N, v, 50, &rng, NULL) == 2, "without spread: argmax");
 	for (i = 0; i < N; i++)
 		v[i].n_running = 0;
 
@@ -949,4 +673,105 @@ TestIndexTop(void)
 		PolicyIndexFree(&idx);
 	}
 	CHECK(bad == 0, "PolicyIndexTop: %d differences from the full sort", bad);
+}
+
+/*
+ * The grammar (src/core/policy_spec.c's tables): the kept options parse
+ * within their ranges and are refused outside them with the range in the
+ * message, options removed from the grammar are refused, named specs
+ * expand, and docs/scheduler.md holds exactly PolicyGrammarTable()'s
+ * tables between its markers (the docs cannot disagree with the parser).
+ */
+void
+TestPolicyGrammar(void)
+{
+	static const char *const begin = "<!-- policy grammar: begin (easeml-replay grammar) -->\n";
+	static const char *const end = "<!-- policy grammar: end -->";
+	static const char *const removed[] = {
+		"beta=2", "delta=0.1", "floor=0.1", "ce=0.5", "first=1", "la=2",
+		"lah=3", "lap=1", "blk=3", "rg=2", "tc=0", "mbw=0.1", "mnc=3",
+	"mtau=0.1", "mpl=4", "warm=0", "spread=0"};
+	char		err[256];
+	char		spec[64];
+	PolicyParams p;
+	size_t		len;
+	char	   *table;
+	FILE	   *f;
+
+	CHECK(PolicyParseSpec("hybrid:cost:w=30:s=4:greedy=max_gap:qmax=1:qarm=0", &p,
+						  err, sizeof(err)) == POLICY_OK &&
+		  p.kind == POLICY_HYBRID && p.cost_aware && p.fairness_window == 30 &&
+		  p.streak_limit == 4 && p.greedy == POLICY_MAX_GAP && p.q_max == 1.0 &&
+		  p.q_max_arm == 0, "hybrid's options parse: %s", err);
+	CHECK(PolicyParseSpec(POLICY_AUTO_FALLBACK, &p, err, sizeof(err)) == POLICY_OK,
+		  "the fallback parses");
+	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2", &p, err,
+						  sizeof(err)) == POLICY_OK && p.mix_arm && p.mix_shift &&
+		  p.mix_h == 0.0 && p.mix_gp == 0.2 && p.mix_score == 2 &&
+		  PolicyUsesMixture(&p), "auto's mixture candidate parses");
+	CHECK(PolicyParseSpec("default", &p, err, sizeof(err)) == POLICY_OK &&
+		  p.auto_select && p.kind == POLICY_POPULAR, "default = auto, on its fallback");
+	CHECK(PolicyParseSpec("tenant_bo:w=3", &p, err, sizeof(err)) == POLICY_OK &&
+		  p.kind == POLICY_RR && p.cost_aware && p.acq == POLICY_ACQ_EI &&
+		  p.fairness_window == 3, "tenant_bo expands, options apply on top");
+	CHECK(PolicyParseSpec("sometimes", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  strstr(err, "unknown policy \"sometimes\"") != NULL, "unknown name: %s", err);
+	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:mgp=2", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  strstr(err, "mgp takes a value: [0, 1]") != NULL, "out of range: %s", err);
+	CHECK(PolicyParseSpec("rr:cost=1", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  strstr(err, "cost takes no value") != NULL, "a flag with a value: %s", err);
+	CHECK(PolicyParseSpec("rr:w=-1", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  PolicyParseSpec("rr:s=x", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  PolicyParseSpec("hybrid:greedy=rr", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  PolicyParseSpec("rr:mrg=3", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  PolicyParseSpec("rr:mh=-1", &p, err, sizeof(err)) == POLICY_BAD_INPUT,
+		  "bad values refused");
+	for (int i = 0; i < (int) (sizeof(removed) / sizeof(removed[0])); i++)
+	{
+		snprintf(spec, sizeof(spec), "hybrid:cost:%s", removed[i]);
+		CHECK(PolicyParseSpec(spec, &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+			  strstr(err, "no option") != NULL, "%s is no option: %s", removed[i], err);
+	}
+	for (int i = 0; i < PolicyOptionCount(); i++)
+	{
+		const PolicyOption *o = PolicyOptionAt(i);
+
+		CHECK(o != NULL && o->name && o->def && o->doc &&
+			  (o->type != POLICY_OPT_CHOICE || (o->values && o->set)) &&
+			  strchr(o->doc, '|') == NULL && strchr(o->def, '|') == NULL,
+			  "option %d is complete (no '|' for the markdown table)", i);
+	}
+	CHECK(PolicyOptionAt(PolicyOptionCount()) == NULL, "the table ends");
+
+	/* docs/scheduler.md holds the grammar's tables, byte for byte */
+	len = PolicyGrammarTable(NULL, 0, 1);
+	table = malloc(len + 1);
+	CHECK(table != NULL && PolicyGrammarTable(table, len + 1, 1) == len &&
+		  strlen(table) == len, "the tables print");
+	f = fopen("docs/scheduler.md", "r");
+	CHECK(f != NULL, "docs/scheduler.md opens (run from the repository root)");
+	if (f != NULL && table != NULL)
+	{
+		char	   *doc = malloc(1 << 20);
+		size_t		n = doc ? fread(doc, 1, (1 << 20) - 1, f) : 0;
+		char	   *a,
+				   *b;
+
+		if (doc)
+			doc[n] = '\0';
+		a = doc ? strstr(doc, begin) : NULL;
+		b = a ? strstr(a, end) : NULL;
+		CHECK(a != NULL && b != NULL, "docs/scheduler.md has the grammar's markers");
+		if (a != NULL && b != NULL)
+		{
+			a += strlen(begin);
+			CHECK((size_t) (b - a) == len && strncmp(a, table, len) == 0,
+				  "docs/scheduler.md's grammar tables equal easeml-replay grammar's "
+				  "(regenerate them: ./easeml-replay grammar)");
+		}
+		free(doc);
+	}
+	if (f != NULL)
+		fclose(f);
+	free(table);
 }
