@@ -292,13 +292,6 @@ CREATE INDEX decisions_task_idx ON easeml.decisions (task_id);
 COMMENT ON TABLE easeml.decisions IS
 	'one row per scheduling decision: the policy, and the posterior mean, std dev and acquisition value of the chosen candidate';
 
--- Scheduler settings changed by admin functions (override GUCs when set).
-CREATE TABLE easeml.settings (
-	key			text PRIMARY KEY,
-	value		text NOT NULL,
-	updated_at	timestamptz NOT NULL DEFAULT now()
-);
-
 -- Seed history for the scheduler's prior: quality of catalog models on
 -- earlier datasets (loaded by easeml.load_history).
 CREATE TABLE easeml.history (
@@ -2128,31 +2121,6 @@ $$;
 COMMENT ON FUNCTION easeml.set_tenant_limits(name, int, bigint) IS
 	'limit how many tasks a tenant may have and how many usable rows a task''s source may hold (admin only; NULL: no limit); existing tasks are kept';
 
-CREATE FUNCTION easeml.set_policy(policy text)
-RETURNS text
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	IF policy IS NULL THEN
-		DELETE FROM easeml.settings WHERE key = 'policy';
-		PERFORM easeml.wake_scheduler();
-		RETURN current_setting('easeml.policy');
-	END IF;
-	IF NOT easeml._policy_valid(policy) THEN
-		RAISE EXCEPTION 'unknown policy "%"', policy
-			USING ERRCODE = 'invalid_parameter_value',
-				  HINT = 'Known policies: ' || array_to_string(easeml.policies(), ', ') || '.';
-	END IF;
-	INSERT INTO easeml.settings (key, value) VALUES ('policy', policy)
-	ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();
-	PERFORM easeml.wake_scheduler();
-	RETURN policy;
-END;
-$$;
-COMMENT ON FUNCTION easeml.set_policy(text) IS
-	'set the scheduling policy (admin only); overrides the easeml.policy GUC, NULL returns to it';
-
 -- [scheduler] fn: the shared CSV reader (src/sql/sql_history.c, src/core/csv.c) for load_history
 CREATE FUNCTION easeml._csv_cells(csv text, path text,
 	OUT line int, OUT col int, OUT row_id text, OUT header text, OUT value float8)
@@ -2239,16 +2207,30 @@ COMMENT ON FUNCTION easeml.load_history(text, text, boolean, text) IS
 REVOKE ALL ON FUNCTION easeml.load_history(text, text, boolean, text) FROM PUBLIC;
 -- [scheduler] end
 
-CREATE FUNCTION easeml._policy_valid(policy text)
-RETURNS boolean
-AS 'MODULE_PATHNAME', 'easeml_policy_valid'
-LANGUAGE C STABLE STRICT;
-
 CREATE FUNCTION easeml.policies()
 RETURNS text[]
 AS 'MODULE_PATHNAME', 'easeml_policies'
 LANGUAGE C STABLE;
 COMMENT ON FUNCTION easeml.policies() IS 'names of the scheduling policies';
+
+-- The policy grammar's options, from the table the parser reads
+-- (src/core/policy_spec.c; docs/scheduler.md 3 holds the same table).
+CREATE FUNCTION easeml.policy_options(
+	OUT name text, OUT type text, OUT default_value text, OUT "values" text, OUT doc text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'easeml_policy_options'
+LANGUAGE C IMMUTABLE;
+COMMENT ON FUNCTION easeml.policy_options() IS
+	'the options of a policy spec NAME[:OPTION]...: name, type, default, the values it takes, what it does';
+
+-- What an easeml.policy setting stands for: its named spec expanded
+-- ('default' -> 'auto', 'tenant_bo' -> 'rr:cost:acq=ei').
+CREATE FUNCTION easeml.policy_spec(policy text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'easeml_policy_spec'
+LANGUAGE C IMMUTABLE STRICT;
+COMMENT ON FUNCTION easeml.policy_spec(text) IS
+	'the spec a policy setting stands for: a named spec (default, tenant_bo) replaced by its expansion; 22023 for a spec easeml does not know';
 
 CREATE FUNCTION easeml.scheduler_status(
 	OUT pid int,
@@ -2762,14 +2744,13 @@ GRANT USAGE ON SEQUENCE easeml.tasks_id_seq, easeml.runs_id_seq TO PUBLIC;
 GRANT SELECT ON easeml.runs TO PUBLIC;
 GRANT INSERT (task_id, model_id) ON easeml.runs TO PUBLIC;
 -- [trust] a tenant's pg_dump --enable-row-security -n easeml reads every
--- table and sequence easeml dumps: the seed history and the settings hold
--- nothing of any tenant's, and ids are visible to tenants anyway
-GRANT SELECT ON easeml.history, easeml.settings TO PUBLIC;
+-- table and sequence easeml dumps: the seed history holds nothing of any
+-- tenant's, and ids are visible to tenants anyway
+GRANT SELECT ON easeml.history TO PUBLIC;
 GRANT SELECT ON SEQUENCE easeml.models_id_seq, easeml.tasks_id_seq, easeml.runs_id_seq,
 	easeml.run_events_id_seq, easeml.decisions_id_seq TO PUBLIC;
 
 REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_tenant_limits(name, int, bigint),
-	easeml.set_policy(text),
 	easeml.wake_scheduler(),
 	easeml._replay_run(text, text, text, int, int, text[], int, bigint, float8[], boolean, text, boolean),
 	easeml.replay(text, text, text, int, int, text[], int, bigint, float8[], boolean, text),
@@ -3301,7 +3282,6 @@ SELECT pg_catalog.pg_extension_config_dump('easeml.runs', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.run_events', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.decisions', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.artifacts', '');
-SELECT pg_catalog.pg_extension_config_dump('easeml.settings', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.history', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.models', 'WHERE NOT builtin');
 -- [trust] and their sequences, so that a restored database does not hand
@@ -4578,28 +4558,39 @@ REVOKE ALL ON easeml.policy_choices FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices_id_seq', '');
 
--- What "auto" runs where its replay cannot choose (src/core/policy.h).
+-- What "auto" runs where its replay cannot choose, and what it chooses
+-- among (src/core/policy.h); whether a setting is "auto" (src/core/policy_spec.c).
 CREATE FUNCTION easeml._policy_fallback()
 RETURNS text
 AS 'MODULE_PATHNAME', 'easeml_policy_fallback'
 LANGUAGE C IMMUTABLE;
+CREATE FUNCTION easeml._policy_candidates()
+RETURNS text
+AS 'MODULE_PATHNAME', 'easeml_policy_candidates'
+LANGUAGE C IMMUTABLE;
+CREATE FUNCTION easeml._policy_auto(policy text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'easeml_policy_auto'
+LANGUAGE C IMMUTABLE STRICT;
 
--- What policy runs now and why: the setting, and for auto its last choice
+-- What policy runs now and why: the setting (easeml.policy, the one source
+-- of the policy), the spec it stands for, and for auto its last choice
 -- or, where the replay has not chosen, the fallback it runs instead.
 CREATE VIEW easeml.policy_status AS
 SELECT s.setting,
+	   easeml.policy_spec(s.setting) AS spec,
 	   s.auto,
 	   CASE WHEN s.auto THEN coalesce(c.policy, easeml._policy_fallback())
-			ELSE s.setting END AS running,
+			ELSE easeml.policy_spec(s.setting) END AS running,
 	   c.chosen_at, c.chosen, c.reason, c.candidates, c.scores, c.score_unit,
 	   easeml._policy_fallback() AS fallback,
-	   s.auto AND NOT coalesce(c.chosen, false) AS on_fallback
-  FROM (SELECT setting, setting ~ '^(auto|default)(:|$)' AS auto
-		  FROM (SELECT coalesce((SELECT value FROM easeml.settings WHERE key = 'policy'),
-								current_setting('easeml.policy')) AS setting) s0) s
+	   s.auto AND NOT coalesce(c.chosen, false) AS on_fallback,
+	   CASE WHEN s.auto THEN easeml._policy_candidates() END AS auto_candidates
+  FROM (SELECT setting, easeml._policy_auto(setting) AS auto
+		  FROM (SELECT current_setting('easeml.policy') AS setting) s0) s
   LEFT JOIN LATERAL (SELECT * FROM easeml.policy_choices ORDER BY id DESC LIMIT 1) c ON true;
 COMMENT ON VIEW easeml.policy_status IS
-	'the scheduling policy in effect: the setting (easeml.set_policy or the easeml.policy GUC), whether it is auto, the spec that runs, auto''s last recorded choice, the fallback auto runs where its replay has not chosen (before its first choice, with too little history, or where the replay would pass its work limit) and whether it runs now';
+	'the scheduling policy in effect: the easeml.policy setting, the spec it stands for (default: auto), whether it is auto, the spec that runs, auto''s last recorded choice, the fallback auto runs where its replay has not chosen (before its first choice, with too little history, or where the replay would pass its work limit), whether it runs now, and what auto chooses among';
 REVOKE ALL ON easeml.policy_status FROM PUBLIC;
 -- [cost] fn: what a model's parameters add to its family's complexity
 -- formula (src/core/costmodel.h): work multiplies the whole formula (rounds,

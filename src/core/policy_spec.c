@@ -387,8 +387,6 @@ ApplyOptions(PolicyParams *p, char *buf, const char *spec, char *err,
 		{
 			char		what[160];
 
-			if (eq)
-				*eq = '=';
 			if (o == NULL)
 				snprintf(what, sizeof(what), "no option \"%.40s\"", tok);
 			else
@@ -399,6 +397,8 @@ ApplyOptions(PolicyParams *p, char *buf, const char *spec, char *err,
 				snprintf(what, sizeof(what), "%s takes %s%s", o->name,
 						 o->type == POLICY_OPT_FLAG ? "" : "a value: ", range);
 			}
+			if (eq)
+				*eq = '=';
 			if (err != NULL && errlen > 0)
 				snprintf(err, errlen, "bad option \"%.60s\" in \"%.60s\": %s",
 						 tok, spec, what);

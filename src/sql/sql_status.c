@@ -32,6 +32,7 @@
 
 PG_FUNCTION_INFO_V1(easeml_wake_scheduler);
 PG_FUNCTION_INFO_V1(easeml_wake_trigger);
+PG_FUNCTION_INFO_V1(easeml_policy_valid);
 PG_FUNCTION_INFO_V1(easeml_policies);
 PG_FUNCTION_INFO_V1(easeml_policy_options);
 PG_FUNCTION_INFO_V1(easeml_policy_spec);
@@ -83,6 +84,21 @@ easeml_wake_trigger(PG_FUNCTION_ARGS)
 	else
 		EasemlWakeAtCommit();
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * easeml._policy_valid(policy): whether the spec parses.  Only the 0.1.0
+ * install script creates the SQL function (for its set_policy); the
+ * upgrade to 0.2.0 drops both, but CREATE EXTENSION ... VERSION '0.1.0'
+ * needs the symbol.
+ */
+Datum
+easeml_policy_valid(PG_FUNCTION_ARGS)
+{
+	char	   *spec = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	PolicyParams params;
+
+	PG_RETURN_BOOL(PolicyParseSpec(spec, &params, NULL, 0) == POLICY_OK);
 }
 
 /* easeml.policies(): every policy name. */

@@ -19,40 +19,43 @@ RESET ROLE;
 
 -- the default is auto: its fallback, popular (the users' heuristic), runs
 -- until the scheduler has chosen by replay on the history (no choice here:
--- the test database has no worker), and policy_status says so
-SELECT setting, auto, running, chosen, fallback, on_fallback FROM easeml.policy_status;
-SELECT easeml.set_policy('fifo');
-SELECT value FROM easeml.settings WHERE key = 'policy';
--- a pinned policy runs as it is
-SELECT setting, auto, running, on_fallback FROM easeml.policy_status;
-SELECT easeml.set_policy('auto:w=60');
-SELECT setting, auto, running FROM easeml.policy_status;
-SELECT easeml.set_policy('fifo');
+-- the test database has no worker), and policy_status says so, with the
+-- spec the setting's name stands for and what auto chooses among
+SHOW easeml.policy;
+SELECT setting, spec, auto, running, chosen, fallback, on_fallback FROM easeml.policy_status;
+SELECT auto_candidates = easeml._policy_candidates() AS candidates_from_c,
+	   auto_candidates LIKE '%popular%' AS popular_among_them
+  FROM easeml.policy_status;
 -- tenants cannot read it
 SET ROLE regress_lab_a;
 SELECT try($$SELECT * FROM easeml.policy_status$$);
 RESET ROLE;
-SELECT try($$SELECT easeml.set_policy('sometimes')$$);
--- a policy that uses the history mixture runs live too: the refit cycle
--- fits the mixture from the history rows; a bad option is still refused
-SELECT easeml.set_policy('hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2');
-SELECT setting, auto, running FROM easeml.policy_status;
-SELECT easeml.set_policy('max_ei:cost:mrg=1');
-SELECT try($$SELECT easeml.set_policy('hybrid:cost:acq=mix:mgp=2')$$);
-ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix';
+-- the setting is the one source of the policy: there is no set_policy and
+-- no settings row that could override it (t/018 changes it live)
+SELECT count(*) AS set_policy FROM pg_proc WHERE proname = 'set_policy';
+SELECT to_regclass('easeml.settings') AS settings_table;
+-- what a setting stands for, and whether it is auto: the parser's answer
+SELECT p, easeml.policy_spec(p) AS spec, easeml._policy_auto(p) AS auto
+  FROM unnest(ARRAY['default', 'auto:w=60', 'tenant_bo', 'tenant_bo:w=3', 'fifo',
+					'hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2']) p;
+SELECT try($$SELECT easeml.policy_spec('sometimes')$$);
+-- the options, from the table the parser reads
+SELECT name, type, default_value, "values" FROM easeml.policy_options();
+-- the setting checks a spec: every kept option, the history mixture's
+-- included, runs live; a bad value says what the option takes; an option
+-- that is gone (mpl, the two-run plan; la; beta) is no option
+ALTER SYSTEM SET easeml.policy = 'hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2';
+ALTER SYSTEM SET easeml.policy = 'hybrid:cost:w=60:s=3:greedy=max_gap:qmax=1:qarm=0';
 ALTER SYSTEM RESET easeml.policy;
+ALTER SYSTEM SET easeml.policy = 'sometimes';
 ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix:mgp=2';
--- the learned task score (mrg=2) runs live too: the refit cycle fits it
-SELECT easeml.set_policy('hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2');
-SELECT setting, auto, running FROM easeml.policy_status;
-ALTER SYSTEM SET easeml.policy = 'max_ei:cost:mrg=2';
-ALTER SYSTEM RESET easeml.policy;
--- the two-run plan (mpl=L) runs in replays only, and says why
-SELECT try($$SELECT easeml.set_policy('hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mpl=4')$$);
 ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix:mpl=2';
-SELECT setting FROM easeml.policy_status;
-SELECT easeml.set_policy(NULL) = current_setting('easeml.policy') AS back_to_guc;
-SELECT count(*) AS overrides FROM easeml.settings WHERE key = 'policy';
+ALTER SYSTEM SET easeml.policy = 'max_ei:cost:la=3';
+ALTER SYSTEM SET easeml.policy = 'rr:beta=2';
+-- easeml.beta, easeml.cost_aware and easeml.fairness_window are gone (the
+-- spec carries cost and w=): setting one is an error, not silently ignored
+SELECT name FROM pg_settings WHERE name IN ('easeml.beta', 'easeml.cost_aware', 'easeml.fairness_window');
+ALTER SYSTEM SET easeml.fairness_window = 10;
 
 -- the scheduler's status comes from shared memory
 SELECT max_workers FROM easeml.scheduler_status();

@@ -230,14 +230,13 @@ INSERT INTO cases (expect, harmless_if, sql) VALUES
 SET regress.section = 'taking over the service';
 INSERT INTO cases (expect, harmless_if, sql) VALUES
 	('refused', NULL, $c$SELECT easeml.add_tenant('regress_mallory', 64)$c$),
-	('refused', NULL, $c$SELECT easeml.set_policy('fifo')$c$),
+	('refused', NULL, $c$SELECT set_config('easeml.policy', 'fifo', false)$c$),
 	('refused', NULL, $c$SELECT easeml.wake_scheduler()$c$),
 	('refused', NULL, $c$SELECT easeml.load_history('/etc/passwd')$c$),
 	('refused', NULL, $c$SELECT * FROM easeml.replay('/etc/passwd')$c$),
 	('refused', NULL, $c$SELECT easeml._check_model('knn', '{}', '{classification}', false)$c$),
 	('refused', NULL, $c$INSERT INTO easeml.models (name, family) VALUES ('trojan', 'knn')$c$),
 	('refused', NULL, $c$UPDATE easeml.models SET enabled = false$c$),
-	('refused', NULL, $c$INSERT INTO easeml.settings (key, value) VALUES ('policy', 'fifo')$c$),
 	('refused', NULL, $c$INSERT INTO easeml.history (dataset, model_id, quality) VALUES ('x', 1, 1)$c$),
 	('refused', NULL, $c$TRUNCATE easeml.runs$c$),
 	('refused', NULL, $c$LOCK TABLE easeml.tasks IN ACCESS EXCLUSIVE MODE$c$),

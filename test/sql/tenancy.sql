@@ -85,7 +85,7 @@ SELECT try($$SELECT easeml_trainer.spec(1)$$);
 SELECT try($$SELECT easeml_trainer.data_session(1)$$);
 SELECT try($$SELECT easeml_trainer.progress(1, 1, 0.5)$$);
 SELECT try($$SELECT easeml.add_tenant('regress_lab_b')$$);
-SELECT try($$SELECT easeml.set_policy('fifo')$$);
+SELECT try($$SELECT set_config('easeml.policy', 'fifo', false)$$);
 SELECT try($$SELECT easeml._finish_run(1, 'succeeded', 0, '{"score": 1}', NULL)$$);
 SELECT try($$INSERT INTO easeml.models (name, family) VALUES ('mine', 'knn')$$);
 SELECT try($$INSERT INTO easeml.tenants (name) VALUES ('regress_outsider')$$);
