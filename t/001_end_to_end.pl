@@ -151,13 +151,13 @@ cmp_ok($waited, '<', 60,
 	sprintf('the new task woke the scheduler (%.1f s) although it naps for 10 minutes', $waited));
 
 # an admin changes the policy at run time; decisions say which one chose
-$node->safe_psql('postgres', "SELECT easeml.set_policy('rr')");
+set_policy($node, 'rr');
 query_as($node, 'lab_a', q{
 	INSERT INTO easeml.tasks (name, source, target, max_runs) VALUES ('iris_rr', 'public.iris', 'label', 2)});
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) = 2 FROM easeml.decisions d JOIN easeml.tasks t ON t.id = d.task_id
 	 WHERE t.name = 'iris_rr' AND d.policy = 'rr'}),
-	'after easeml.set_policy, decisions are made by the new policy');
+	'after ALTER SYSTEM SET easeml.policy and a reload, decisions are made by the new policy');
 is($node->safe_psql('postgres', 'SELECT policy FROM easeml.scheduler_status()'), 'rr',
 	'the scheduler reports the policy in force');
 

@@ -9,9 +9,11 @@
 # where the difference is not a difference: object ids, transaction ids,
 # the order of the extension's configuration tables and of the grants on
 # one object, and the placeholders a dropped column leaves behind.  The
-# built-in models and settings rows are compared too.  A 0.1.0 database
-# with tenants' data is then upgraded: nothing is lost, and model rows the
-# new rules refuse are disabled with a warning.
+# built-in models are compared too.  A 0.1.0 database with tenants' data is
+# then upgraded: nothing is lost, model rows the new rules refuse are
+# disabled with a warning, and a policy pinned with 0.1.0's set_policy()
+# (gone: easeml.policy is the one source) is reported with the command
+# that keeps it.
 use strict;
 use warnings;
 
@@ -109,8 +111,6 @@ my $builtin = q{
 	SELECT name, family, params, kinds, needs_image, cost_factor, enabled
 	  FROM easeml.models WHERE builtin ORDER BY name};
 same_text(rows_of('fresh', $builtin), rows_of('upgraded', $builtin), 'built-in models');
-my $settings = 'SELECT key, value FROM easeml.settings ORDER BY key';
-same_text(rows_of('fresh', $settings), rows_of('upgraded', $settings), 'settings');
 
 # ---- a 0.1.0 database in use is upgraded --------------------------------------
 $node->safe_psql('postgres', 'CREATE DATABASE inuse');
@@ -124,7 +124,8 @@ $node->safe_psql('inuse', q{
 	INSERT INTO easeml.models (name, family, cost_factor) VALUES ('bad-cost', 'knn', 'Infinity');
 	INSERT INTO easeml.models (name, family, kinds) VALUES ('bad-kinds', 'knn', '{}');
 	INSERT INTO easeml.models (name, family, params) VALUES ('bad-param', 'knn', '{"kk": 3}');
-	INSERT INTO easeml.models (name, family, params) VALUES ('good', 'knn', '{"k": 4}');});
+	INSERT INTO easeml.models (name, family, params) VALUES ('good', 'knn', '{"k": 4}');
+	SELECT easeml.set_policy('fifo');});
 $node->safe_psql('inuse', q{
 	INSERT INTO easeml.tasks (name, source, target) VALUES ('pts', 'public.pts', 'label')},
 	extra_params => [ '-U', 'lab_a' ]);
@@ -138,6 +139,12 @@ my ($rc, $stdout, $stderr) = $node->psql('inuse', 'ALTER EXTENSION easeml UPDATE
 is($rc, 0, 'a 0.1.0 database with tenants, tasks, runs and custom models upgrades');
 like($stderr, qr/model "bad-cost" is disabled/, 'a model with an infinite cost factor is disabled');
 like($stderr, qr/model "bad-kinds" is disabled/, 'a model with no kinds is disabled');
+like($stderr, qr/WARNING:  easeml\.set_policy\(\) had set the policy to fifo, which easeml no longer reads/,
+	'a policy pinned with set_policy is reported');
+like($stderr, qr/HINT:  To keep it: ALTER SYSTEM SET easeml\.policy = 'fifo'; SELECT pg_reload_conf\(\);/,
+	'with the ALTER SYSTEM that keeps it');
+is($node->safe_psql('inuse', "SELECT to_regclass('easeml.settings') IS NULL"), 't',
+	'the settings table is gone: easeml.policy is the one source of the policy');
 like($stderr, qr/model "bad-param" is disabled: unknown parameter "kk"/,
 	'a model with a misspelt parameter is disabled, with the trainer\'s reason');
 is( $node->safe_psql('inuse',

@@ -2,7 +2,7 @@
 # candidates (the history mixture with the learned task score, and
 # popular) on the installed history off the decision path, runs the winner and records its choice, with every
 # candidate's replay score, in easeml.policy_choices; easeml.policy_status
-# shows what runs.  Pinning a policy with easeml.set_policy() overrides it.
+# shows what runs.  Setting easeml.policy to another spec pins that one.
 use strict;
 use warnings;
 
@@ -13,8 +13,11 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $node = easeml_node('auto_policy');
-is($node->safe_psql('postgres', 'SELECT setting, auto FROM easeml.policy_status'),
-	'default|t', 'the default policy is auto');
+is($node->safe_psql('postgres', 'SHOW easeml.policy'), 'default',
+	'SHOW easeml.policy names the default');
+is($node->safe_psql('postgres', 'SELECT setting, spec, auto, auto_candidates FROM easeml.policy_status'),
+	'default|auto|t|hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2,popular',
+	'the default policy is auto, and policy_status says what it chooses among');
 # until its replay has chosen, auto runs its fallback: the users' heuristic
 is($node->safe_psql('postgres',
 		'SELECT running, fallback, on_fallback, coalesce(chosen, false) FROM easeml.policy_status'),
@@ -124,10 +127,12 @@ pass('decisions record what auto ran');
 is($node->safe_psql('postgres', 'SELECT policy FROM easeml.scheduler_status()'),
 	"default (auto: $chosen)", 'scheduler_status shows what auto runs');
 
-# pinned: the setting runs, whatever auto chose
-$node->safe_psql('postgres', "SELECT easeml.set_policy('tenant_bo')");
-is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),
-	'tenant_bo|f|tenant_bo', 'a pinned policy runs');
+# pinned: the setting runs, whatever auto chose; SHOW, policy_status and
+# the worker read the same single value
+set_policy($node, 'tenant_bo');
+is($node->safe_psql('postgres', 'SHOW easeml.policy'), 'tenant_bo', 'SHOW names the pinned policy');
+is($node->safe_psql('postgres', 'SELECT setting, spec, auto, running FROM easeml.policy_status'),
+	'tenant_bo|rr:cost:acq=ei|f|rr:cost:acq=ei', 'a pinned policy runs, and policy_status says its spec');
 $node->poll_query_until('postgres',
 	q{SELECT policy = 'tenant_bo' FROM easeml.scheduler_status()})
   or die 'scheduler_status does not show the pinned policy';
@@ -136,7 +141,7 @@ pass('scheduler_status shows the pinned policy');
 # a policy that uses the history mixture runs live: the refit cycle fits it
 # on the kind's history rows (src/core/refit.c), each task's own row left out
 my $mix = 'hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2';
-$node->safe_psql('postgres', "SELECT easeml.set_policy('$mix')");
+set_policy($node, $mix);
 is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),
 	"$mix|f|$mix", 'a history-mixture policy is accepted live');
 query_as($node, 'lab_a', q{
@@ -157,7 +162,7 @@ like(query_as($node, 'lab_a', q{
 # the learned task score (mrg=2) runs live too: the refit cycle fits its
 # model on the new mixture in slices and installs it with the mixture
 my $learn = "$mix:mrg=2";
-$node->safe_psql('postgres', "SELECT easeml.set_policy('$learn')");
+set_policy($node, $learn);
 is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),
 	"$learn|f|$learn", 'a policy with mrg=2 is accepted live');
 query_as($node, 'lab_a', q{

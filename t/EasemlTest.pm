@@ -11,7 +11,20 @@ use Test::More;
 
 our @EXPORT = qw(easeml_node load_dataset scheduler_pid postmaster_pid
   make_tenant query_as trainer_script process_gone trainer_pids
-  blocking_view);
+  blocking_view set_policy);
+
+# Set the policy as an administrator does (easeml.policy is its one
+# source): ALTER SYSTEM and a reload, then wait until new sessions see it.
+sub set_policy
+{
+	my ($node, $spec) = @_;
+	$node->safe_psql('postgres', "ALTER SYSTEM SET easeml.policy = '$spec'");
+	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+	$node->poll_query_until('postgres',
+		"SELECT current_setting('easeml.policy') = '$spec'")
+	  or die "easeml.policy did not become $spec";
+	return;
+}
 
 # A started node with easeml preloaded and created in database postgres.
 sub easeml_node

@@ -9,9 +9,9 @@ DECLARE
 	pinned		text;
 BEGIN
 	SELECT value INTO pinned FROM easeml.settings WHERE key = 'policy';
-	IF pinned IS NOT NULL AND pinned IS DISTINCT FROM current_setting('easeml.policy') THEN
+	IF pinned IS NOT NULL AND pinned IS DISTINCT FROM current_setting('easeml.policy', true) THEN
 		RAISE WARNING 'easeml.set_policy() had set the policy to %, which easeml no longer reads', pinned
-			USING DETAIL = 'The easeml.policy setting (now ' || current_setting('easeml.policy') || ') is the only source of the policy.',
+			USING DETAIL = 'The easeml.policy setting (now ' || coalesce(current_setting('easeml.policy', true), 'default') || ') is the only source of the policy.',
 				  HINT = format('To keep it: ALTER SYSTEM SET easeml.policy = %L; SELECT pg_reload_conf();', pinned);
 	END IF;
 END;
@@ -19,6 +19,9 @@ $$;
 DROP VIEW easeml.policy_status;		-- read the row; made again below
 DROP FUNCTION easeml.set_policy(text);
 DROP FUNCTION easeml._policy_valid(text);
+-- out of the extension first: that also takes it off the list of
+-- configuration tables pg_dump dumps (DROP TABLE alone leaves its oid there)
+ALTER EXTENSION easeml DROP TABLE easeml.settings;
 DROP TABLE easeml.settings;
 
 -- The policy grammar's options, from the table the parser reads
