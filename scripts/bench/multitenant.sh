@@ -12,7 +12,7 @@
 #
 # Environment: MINUTES (window per leg, default 10), TENANTS (how many of
 # the data sets below, in that order, default 8), POLICIES (the legs, policy
-# specs as easeml.set_policy takes them, default "default popular rr"; the
+# specs as easeml.policy takes them, default "default popular rr"; the
 # first is the one ratios divide by), PG_CONFIG (the installation, as for
 # scripts/test.sh).
 #
@@ -29,7 +29,7 @@
 # (scripts/lib/cluster.sh) with the seed history loaded as scripts/setup.sh
 # does, easeml.max_workers = 2 (one BLAS/OpenMP thread per trainer), the
 # tables loaded and the tenants registered (not charged: a user's data and
-# role exist before the task), the policy set with easeml.set_policy; for
+# role exist before the task), the policy set in easeml.policy; for
 # an auto policy (default) the script waits until the worker has made its
 # replay choice, as a server that has been up would have (at most 120 s).
 # Then the clock starts, just before the first of the 8 INSERTs (each
@@ -127,7 +127,7 @@ run_leg() {
 	local pol=$1 i s cols t0 t_end sampler waited active
 	cluster_new
 	cluster_start "shared_preload_libraries = 'easeml'" "easeml.database = 'postgres'" \
-		"easeml.max_workers = 2" "easeml.cancel_grace = 0" "jit = off"
+		"easeml.max_workers = 2" "easeml.cancel_grace = 0" "jit = off" "easeml.policy = '$pol'"
 	psql() { PGOPTIONS="-c client_min_messages=warning" cluster_psql "$@"; }
 	psql -c 'CREATE EXTENSION easeml'
 	psql -At -o /dev/null -c "SELECT easeml.load_history('$("$PG_CONFIG" --sharedir)/extension/easeml_seed_history.csv', 'seed')"
@@ -140,7 +140,6 @@ run_leg() {
 		psql -o /dev/null -c "CREATE ROLE mt_$i LOGIN" -c "SELECT easeml.add_tenant('mt_$i')" \
 			-c "GRANT SELECT ON public.$s TO mt_$i" -c "ANALYZE public.$s"
 	done
-	psql -At -o /dev/null -c "SELECT easeml.set_policy('$pol')"
 	# an auto policy: until the worker has recorded its replay choice
 	waited=0
 	if [ "$(psql -At -c 'SELECT auto FROM easeml.policy_status')" = t ]; then
