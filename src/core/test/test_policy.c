@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * test_policy.c
- *	  Unit tests of the policies (src/core/policy_*.c): EI and beta, batch
- *	  EI, lookahead, candidate choice never re-picking evaluated or running
- *	  arms, deterministic ties, each policy's tenant-picking invariants
+ *	  Unit tests of the policies (src/core/policy_*.c): EI and beta,
+ *	  candidate choice never re-picking evaluated or running arms,
+ *	  deterministic ties, each policy's tenant-picking invariants
  *	  (round-robin is fair, the hybrid fairness floor holds, warm start),
- *	  PolicyIndex agreeing with PolicyPickTenant, top arms by EI.
+ *	  PolicyIndex agreeing with PolicyPickTenant, top arms by EI, and the
+ *	  grammar (its option table, the docs' copy of it).
  *
  * IDENTIFICATION
  *	  src/core/test/test_policy.c
