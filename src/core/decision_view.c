@@ -16,6 +16,7 @@
 #include "decision.h"
 #include "decision_internal.h"
 #include "mixlearn.h"
+#include "mixture.h"
 
 /* ----------------------------------------------------------------------
  * The quality posterior of one task
@@ -121,6 +122,55 @@ LearnedRegret(DecisionWorld *w, const DecisionTask *t,
 }
 
 /*
+ * Explore only when it pays (xg=X, src/core/policy_explore.c): the task's
+ * anchor -- its untried arm of largest prior (xo=1: posterior) mean --
+ * replaces the view's candidate unless that candidate's acquisition
+ * exceeds X times the anchor's under the same predictive (the mixture's
+ * with acq=mix, else the GP's), each per second of its run when costed.
+ */
+static int
+ExploreGate(DecisionWorld *w, const DecisionTask *t, const double *cost,
+			const unsigned char *avail, double bw, PolicyArmScore *top,
+			int *n, PolicyTenantView *v)
+{
+	const GpPrior *prior = DecisionTaskPrior(w, t);
+	const MixPrior *mp = w->mix[t->kind];
+	const double *order;
+	PolicyTenantView av = *v;
+	unsigned char *one;
+	int			a,
+				rc;
+
+	if (!PolicyExploreGated(&w->params) || v->arm < 0)
+		return POLICY_OK;
+	order = w->params.explore_order ? t->gp.mu : (prior ? prior->mu0 : NULL);
+	a = PolicyExploreAnchor(w->K, order, avail);
+	if (a < 0 || a == v->arm)
+		return POLICY_OK;
+	one = calloc(w->K, 1);
+	if (one == NULL)
+		return POLICY_NO_MEMORY;
+	one[a] = 1;
+	w->work += w->K;
+	if (w->params.mix_arm && mp != NULL)
+		rc = MixBestArm(mp, &w->params, w->mix_w, w->mix_off, bw,
+						t->gp.mu, t->gp.var, cost, one, &av);
+	else
+		rc = PolicyBestArm(&w->params, w->K, t->gp.mu, t->gp.var, cost, one,
+						   prior ? prior->mu0 : NULL, &av);
+	free(one);
+	if (rc < 0)
+		return rc;
+	if (av.arm != a || PolicyExplorePays(&w->params, v->acq, av.acq))
+		return POLICY_OK;		/* no gain to hold to, or exploring pays */
+	*v = av;
+	top[0].arm = a;
+	top[0].acq = av.acq;
+	*n = 1;
+	return POLICY_OK;
+}
+
+/*
  * The mixture options (acq=mix, mrg=1|2): the arm of largest mixture EI
  * replaces the GP's (unless every arm's is 0), and the task score becomes
  * the mixture's remaining regret (mrg=2: the learned one) per second of
@@ -138,7 +188,7 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 	int			rc;
 
 	if (mp == NULL || !PolicyUsesMixture(&w->params))
-		return POLICY_OK;
+		return ExploreGate(w, t, cost, avail, 0.0, top, n, v);
 	/* the weights, the arm scan and the task score: a few passes each */
 	w->work += 3.0 * mp->m * w->K;
 	/* the task's own history row, if the mixture has one (m ints: cheap) */
@@ -162,6 +212,10 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 			*n = 1;				/* the GP's runner-ups no longer apply */
 		}
 	}
+	/* the gate before the task score: it is per second of the run chosen */
+	rc = ExploreGate(w, t, cost, avail, bw, top, n, v);
+	if (rc < 0)
+		return rc;
 	if (PolicyMixScore(&w->params))
 	{
 		int			tc = w->params.cost_aware;

@@ -133,6 +133,14 @@ typedef struct PolicyParams
 								 * task instead of a greedy pick that has
 								 * not improved this many times; 0 = off */
 	PolicyKind	greedy;			/* hybrid: the greedy rule it guards */
+	double		explore_gate;	/* xg=X > 0: a task runs its anchor (the
+								 * untried arm of largest prior mean)
+								 * unless the policy's own candidate's
+								 * acquisition exceeds X times the
+								 * anchor's (src/core/policy_explore.c);
+								 * 0: off */
+	int			explore_order;	/* xo=1: the anchor is the arm of largest
+								 * posterior mean instead */
 	int			auto_select;	/* "auto" (and "default"): the caller
 								 * replaces these params with those of the
 								 * POLICY_AUTO_CANDIDATES spec its replay
@@ -332,6 +340,17 @@ extern int	PolicyIndexPick(const PolicyIndex *index, const PolicyParams *params,
 extern void PolicyIndexFree(PolicyIndex *index);
 extern int	PolicyIndexTop(PolicyIndex *index, int by_lrs, int skip, int k,
 						   int *out);
+
+/*
+ * Explore only when it pays (xg=X, src/core/policy_explore.c): whether
+ * params gate exploration; a task's anchor (the available arm of largest
+ * order[k]); whether the model's candidate is worth running instead.
+ */
+extern int	PolicyExploreGated(const PolicyParams *params);
+extern int	PolicyExploreAnchor(int K, const double *order,
+								const unsigned char *avail);
+extern int	PolicyExplorePays(const PolicyParams *params, double acq_model,
+							  double acq_anchor);
 
 /* splitmix64 step and a uniform double in [0,1). */
 extern uint64_t PolicyRandNext(uint64_t *state);

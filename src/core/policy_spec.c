@@ -224,7 +224,13 @@ static const PolicyOption policy_options[] = {
 	FIELD(streak_limit), 0, NOLIMIT, 0, NULL},
 	{"greedy", POLICY_OPT_CHOICE, "max_ei, max_gap, max_width", "max_ei",
 		"hybrid: the greedy rule it guards",
-	0, 0, 0, 0, SetGreedy}
+	0, 0, 0, 0, SetGreedy},
+	{"xg", POLICY_OPT_REAL, NULL, "0 (off)",
+		"explore only when it pays: a task runs its anchor unless its candidate's acquisition exceeds X times the anchor's (src/core/policy_explore.c)",
+	FIELD(explore_gate), 0, INFINITY, 0, NULL},
+	{"xo", POLICY_OPT_INT, NULL, "0",
+		"xg's anchor: the untried candidate of largest prior mean (0) or GP posterior mean (1)",
+	FIELD(explore_order), 0, 1, 0, NULL}
 };
 
 #define POLICY_OPTION_COUNT ((int) (sizeof(policy_options) / sizeof(policy_options[0])))
