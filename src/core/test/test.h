@@ -57,6 +57,9 @@ extern void HistoryInput(RefitInput *in, int K, int m, const double *cells,
 extern int	RefitCycle(RefitState *r, const RefitInput *in, DecisionWorld *w,
 					   double now);
 
+/* test_explore.c */
+extern void TestExploreGate(void);
+
 /* test_hpspace.c */
 extern void TestHpScale(void);
 extern void TestHpPropose(void);

@@ -46,6 +46,7 @@ static const UnitTest tests[] = {
 	TEST(TestIndex),
 	TEST(TestIndexTop),
 	TEST(TestTopArmsEi),
+	TEST(TestExploreGate),
 	TEST(TestDecisionFifo),
 	TEST(TestDecisionFairShare),
 	TEST(TestDecisionFairSharesFull),
