@@ -47,7 +47,7 @@ my $row = $node->safe_psql('postgres', q{
 	  FROM easeml.policy_choices WHERE chosen ORDER BY id DESC LIMIT 1});
 my @f = split /\|/, $row;
 is($f[0], 't', 'the choice is one of the candidates');
-is($f[1], '{hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2,popular}', 'the candidates');
+is($f[1], '{hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2:xg=1.5:xo=1,popular}', 'the candidates');
 is("$f[2] $f[3] $f[4] $f[5] $f[6] $f[7]",
 	"$n_rows $n_models $n_tenants runs classification default",
 	'replayed on the seed history: every row and model, half the rows as tenants, unit costs');

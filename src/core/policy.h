@@ -53,8 +53,12 @@ typedef enum PolicyKind
  */
 #define POLICY_NAMED_COUNT (POLICY__COUNT + 3)
 
-/* What "auto" chooses from, in this order; the first of equals wins. */
-#define POLICY_AUTO_CANDIDATES "hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2,popular"
+/*
+ * What "auto" chooses from, in this order; the first of equals wins.  The
+ * first explores only when it pays (xg=1.5:xo=1, src/core/policy_explore.c;
+ * chosen on seeds 101-110, docs/scheduler.md section 3).
+ */
+#define POLICY_AUTO_CANDIDATES "hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2:xg=1.5:xo=1,popular"
 
 /*
  * What "auto" runs where its replay cannot choose -- before its first
