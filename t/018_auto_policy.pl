@@ -16,7 +16,7 @@ my $node = easeml_node('auto_policy');
 is($node->safe_psql('postgres', 'SHOW easeml.policy'), 'default',
 	'SHOW easeml.policy names the default');
 is($node->safe_psql('postgres', 'SELECT setting, spec, auto, auto_candidates FROM easeml.policy_status'),
-	'default|auto|t|hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2,popular',
+	'default|auto|t|hybrid:cost:acq=mix:msh=1:mh=0:mgp=0.2:mrg=2:xg=1.5:xo=1,popular',
 	'the default policy is auto, and policy_status says what it chooses among');
 # until its replay has chosen, auto runs its fallback: the users' heuristic
 is($node->safe_psql('postgres',
