@@ -35,7 +35,8 @@ OBJS = $(MODULE_OBJS) $(WORKER_OBJS) $(SQL_OBJS) $(CORE_OBJS) $(PREDICT_OBJS)
 # links the same code (docs/predict.md)
 PREDICT_OBJS = src/core/encode.o src/trainer/predict/tr_artifact.o \
 	src/trainer/predict/tr_predict.o src/trainer/predict/tr_predict_linear.o \
-	src/trainer/predict/tr_predict_net.o src/trainer/predict/tr_predict_tree.o
+	src/trainer/predict/tr_predict_net.o src/trainer/predict/tr_predict_tree.o \
+	src/trainer/predict/tr_predict_ensemble.o
 
 # The PostgreSQL-free core: the GP, the policies, the cost and memory models,
 # the replay simulator.  The live worker, easeml-replay and the unit tests

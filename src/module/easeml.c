@@ -52,6 +52,7 @@ int			easeml_scheduler_log_retention = 0;
 int			easeml_artifact_max_bytes = 16 * 1024;
 bool		easeml_check_catalog = false;
 int			easeml_predict_cache_models = 16;
+int			easeml_ensemble_min_runs = 5;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -326,6 +327,15 @@ DefineResultSettings(void)
 							&easeml_artifact_max_bytes,
 							16 * 1024, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.ensemble_min_runs",
+							"Succeeded runs of a task after which an ensemble of them is built.",
+							"An ensemble is built again each time as many more runs succeeded; "
+							"0 builds none (docs/models.md, \"Ensembles\").",
+							&easeml_ensemble_min_runs,
+							5, 0, 1000,
+							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("easeml.predict_cache_models",

@@ -148,6 +148,94 @@ TextArray(Datum d, int *n)
 	return out;
 }
 
+/* the error of a model that could not be loaded (TrModelLoad's status) */
+static void
+LoadFailed(int rc, const char *err, const char *task, int64 run_id)
+{
+	if (rc == TR_ART_NO_MEMORY)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("%s", err)));
+	if (rc == TR_ART_UNSUPPORTED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("run " INT64_FORMAT " of task \"%s\" cannot predict in SQL", run_id, task),
+				 errdetail("%s.", err),
+				 errhint("Deploy a run of a built-in family.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("the model of run " INT64_FORMAT " of task \"%s\" is malformed", run_id, task),
+			 errdetail("%s.", err),
+			 errhint("Deploy another run.")));
+}
+
+/*
+ * [ensemble] The model of an ensemble run (docs/models.md, "Ensembles"):
+ * each member's artifact, read as the caller among the runs of the same
+ * task, loaded and handed to TrEnsembleBuild.  A member whose artifact is
+ * gone fails the load (retention keeps the members of a deployed
+ * ensemble).
+ */
+static TrModel *
+LoadEnsemble(const char *task, int64 task_id, int64 run_id, const unsigned char *blob,
+			 size_t len)
+{
+	int			n;
+	int64_t    *runs;
+	double	   *weights;
+	TrModel   **members;
+	TrModel    *model;
+	char		err[TR_PREDICT_ERRLEN] = "";
+	int			rc;
+
+	rc = TrEnsembleMembers(blob, len, &n, &runs, &weights, err, sizeof(err));
+	if (rc != TR_ART_OK)
+		LoadFailed(rc, err, task, run_id);
+	free(weights);
+	members = palloc0(sizeof(TrModel *) * n);
+	for (int i = 0; i < n && rc == TR_ART_OK; i++)
+	{
+		Oid			types[2] = {INT8OID, INT8OID};
+		Datum		values[2] = {Int64GetDatum(runs[i]), Int64GetDatum(task_id)};
+		bool		isnull;
+		bytea	   *mb;
+
+		if (SPI_execute_with_args("SELECT a.data FROM easeml.artifacts a"
+								  "  JOIN easeml.runs r ON r.id = a.run_id"
+								  " WHERE a.run_id = $1 AND r.task_id = $2",
+								  2, types, values, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the artifact of run " INT64_FORMAT, (int64) runs[i]);
+		if (SPI_processed == 0)
+		{
+			int64		missing = runs[i];
+
+			for (int j = 0; j < i; j++)
+				TrModelFree(members[j]);
+			free(runs);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("member run " INT64_FORMAT " of ensemble run " INT64_FORMAT " of task \"%s\" has no stored model",
+							missing, run_id, task),
+					 errhint("Retention may have deleted it; deploy another run.")));
+		}
+		mb = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		rc = TrModelLoad((const unsigned char *) VARDATA_ANY(mb), VARSIZE_ANY_EXHDR(mb),
+						 &members[i], err, sizeof(err));
+		if (rc != TR_ART_OK)
+		{
+			int64		bad = runs[i];
+
+			for (int j = 0; j < i; j++)
+				TrModelFree(members[j]);
+			free(runs);
+			LoadFailed(rc, err, task, bad);
+		}
+	}
+	free(runs);
+	rc = TrEnsembleBuild(blob, len, members, n, &model, err, sizeof(err));
+	if (rc != TR_ART_OK)
+		LoadFailed(rc, err, task, run_id);
+	return model;
+}
+
 /*
  * Parse run_id's artifact into a new cache entry.  Runs inside the
  * caller's SPI connection (the artifact is read as the caller).
@@ -177,20 +265,27 @@ LoadModel(const char *task, int64 task_id, int64 run_id)
 		elog(ERROR, "the artifact of run " INT64_FORMAT " is NULL", run_id);
 	rc = TrModelLoad((const unsigned char *) VARDATA_ANY(blob), VARSIZE_ANY_EXHDR(blob),
 					 &model, err, sizeof(err));
-	if (rc == TR_ART_NO_MEMORY)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("%s", err)));
 	if (rc == TR_ART_UNSUPPORTED)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("run " INT64_FORMAT " of task \"%s\" cannot predict in SQL", run_id, task),
-				 errdetail("%s.", err),
-				 errhint("Deploy a run of a built-in family.")));
+	{
+		int64_t    *runs;
+		double	   *weights;
+		int			n;
+
+		/* [ensemble] a blob naming its members: read, it is an ensemble */
+		if (TrEnsembleMembers((const unsigned char *) VARDATA_ANY(blob), VARSIZE_ANY_EXHDR(blob),
+							  &n, &runs, &weights, NULL, 0) != TR_ART_UNSUPPORTED)
+		{
+			free(runs);
+			free(weights);
+			/* a copy: the member lookups reuse the SPI connection */
+			blob = (bytea *) pg_detoast_datum_copy((struct varlena *) blob);
+			model = LoadEnsemble(task, task_id, run_id, (const unsigned char *) VARDATA_ANY(blob),
+								 VARSIZE_ANY_EXHDR(blob));
+			rc = TR_ART_OK;
+		}
+	}
 	if (rc != TR_ART_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("the model of run " INT64_FORMAT " of task \"%s\" is malformed", run_id, task),
-				 errdetail("%s.", err),
-				 errhint("Deploy another run.")));
+		LoadFailed(rc, err, task, run_id);
 	if ((e = malloc(sizeof(CachedModel))) == NULL)
 	{
 		TrModelFree(model);

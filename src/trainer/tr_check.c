@@ -25,6 +25,7 @@
 #include "trainer.h"
 #include "core/trainer_protocol.h"
 #include "tr_check.h"
+#include "tr_ensemble.h"
 
 static void
 AppendName(const TrFamily *fam, void *arg)
@@ -66,6 +67,23 @@ TrModelCheck(const char *family, json_object *params, const char *kinds,
 	 */
 	if (family != NULL && strcmp(family, EASEML_FAMILY_EXTERNAL) == 0)
 		return 0;
+	/* an ensemble of a task's runs (tr_ensemble.h): its only parameter */
+	if (family != NULL && strcmp(family, TR_ENSEMBLE_FAMILY) == 0 && params == NULL)
+		return 0;
+	if (family != NULL && strcmp(family, TR_ENSEMBLE_FAMILY) == 0)
+	{
+		json_object_object_foreach(params, key, val)
+		{
+			if (strcmp(key, "steps") != 0 || !json_object_is_type(val, json_type_int) ||
+				json_object_get_int(val) < 1 || json_object_get_int(val) > TR_ENSEMBLE_MAX_STEPS)
+			{
+				snprintf(err, errlen, "family \"%s\" takes one parameter, steps (1 to %d)",
+						 family, TR_ENSEMBLE_MAX_STEPS);
+				return -1;
+			}
+		}
+		return 0;
+	}
 	if (fam == NULL)
 	{
 		char		known[256] = "";

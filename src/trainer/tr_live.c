@@ -58,6 +58,8 @@
 #include "trainer.h"
 #include "core/trainer_protocol.h"
 #include "tr_check.h"
+#include "tr_ensemble.h"
+#include "tr_metrics.h"
 #include "trainer/io/tr_copy.h"
 #include "trainer/families/tr_external.h"
 #include "trainer/gpu/tr_gpu.h"
@@ -801,6 +803,51 @@ StoreArtifact(LiveCtx *c, const TrResult *result, json_object *metrics)
 	json_object_object_add(metrics, "artifact_stored", json_object_new_boolean(stored));
 }
 
+/*
+ * The stored model's validation predictions, for ensembles
+ * (easeml.trainer_predictions): the server keeps them within
+ * easeml.artifact_max_bytes, or says why not.  The metrics record which.
+ */
+static void
+StorePredictions(LiveCtx *c, const TrResult *result, json_object *metrics)
+{
+	const char *values[2] = {c->run_id, (const char *) result->predictions};
+	int			lengths[2] = {0, (int) result->predictions_len};
+	int			formats[2] = {0, 1};
+	Oid			types[2] = {20, 17};	/* int8, bytea */
+	PGresult   *res;
+	const char *why = NULL;
+
+	if (result->predictions == NULL || result->predictions_len == 0)
+		return;
+	if (result->predictions_len >= (size_t) 1024 * 1024 * 1024)
+		why = "over 1 GB";
+	else
+	{
+		res = PQexecParams(c->conn, "SELECT easeml.trainer_predictions($1, $2)",
+						   2, types, values, lengths, formats, 0);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		{
+			LogLine("warning: could not store the validation predictions (%zu bytes): %s",
+					result->predictions_len, PQresultErrorMessage(res));
+			why = "the server refused them";
+		}
+		else if (!PQgetisnull(res, 0, 0))
+		{
+			LogLine("validation predictions not kept: %s", PQgetvalue(res, 0, 0));
+			json_object_object_add(metrics, "predictions_stored", json_object_new_boolean(0));
+			json_object_object_add(metrics, "predictions_skipped",
+								   json_object_new_string(PQgetvalue(res, 0, 0)));
+			PQclear(res);
+			return;
+		}
+		PQclear(res);
+	}
+	json_object_object_add(metrics, "predictions_stored", json_object_new_boolean(why == NULL));
+	if (why != NULL)
+		json_object_object_add(metrics, "predictions_skipped", json_object_new_string(why));
+}
+
 /* What the run measured besides its scores: load, memory, sizes. */
 static void
 AddRunMetrics(const LiveCtx *c, json_object *metrics)
@@ -820,6 +867,185 @@ AddRunMetrics(const LiveCtx *c, json_object *metrics)
 	json_object_object_add(metrics, "model", json_object_new_string(JsonString(c->spec, "model")));
 }
 
+/* the members' validation predictions, read; *nread of them usable */
+static int
+ReadMembers(LiveCtx *c, TrValPreds **vps, int64_t **ids, double **scores, int *nread)
+{
+	const char *values[1] = {c->run_id};
+	PGresult   *res = PQexecParams(c->conn,
+								   "SELECT member::text, score::text, data"
+								   "  FROM easeml.trainer_ensemble_members($1)",
+								   1, NULL, values, NULL, NULL, 1);
+	int			n,
+				m = 0;
+
+	*nread = 0;
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		Fail(c->run_dir, "could not read the members' validation predictions: %s",
+			 TrServerMessage(res, c->conn));
+		KeepSqlstate(res);
+		PQclear(res);
+		return LoadFailure(c->conn, NULL);
+	}
+	n = PQntuples(res);
+	*vps = calloc(n + 1, sizeof(TrValPreds));
+	*ids = calloc(n + 1, sizeof(int64_t));
+	*scores = calloc(n + 1, sizeof(double));
+	if (*vps == NULL || *ids == NULL || *scores == NULL)
+	{
+		PQclear(res);
+		return Fail(c->run_dir, "out of memory");
+	}
+	for (int i = 0; i < n; i++)
+	{
+		char		err[256];
+
+		if (TrValPredsRead((const unsigned char *) PQgetvalue(res, i, 2), PQgetlength(res, i, 2),
+						   &(*vps)[m], err, sizeof(err)) != 0)
+		{
+			LogLine("run %s: member run %s skipped: %s", c->run_id, PQgetvalue(res, i, 0), err);
+			continue;
+		}
+		/* the best member's rows are the ensemble's (the same split) */
+		if (m > 0 && !TrValPredsAligned(&(*vps)[0], &(*vps)[m]))
+		{
+			LogLine("run %s: member run %s skipped: scored on other validation rows",
+					c->run_id, PQgetvalue(res, i, 0));
+			TrValPredsFree(&(*vps)[m]);
+			continue;
+		}
+		(*ids)[m] = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+		(*scores)[m] = strtod(PQgetvalue(res, i, 1), NULL);
+		m++;
+	}
+	PQclear(res);
+	*nread = m;
+	return EASEML_EXIT_OK;
+}
+
+/*
+ * An ensemble run (docs/models.md, "Ensembles"): greedy selection with
+ * replacement over the validation predictions of the task's runs, scored
+ * with the task's metric on those rows; its artifact names the members
+ * and their weights.  No rows are read.
+ */
+static int
+EnsembleRun(LiveCtx *c)
+{
+	TrValPreds *vps = NULL;
+	const TrValPreds **use;
+	int64_t    *ids = NULL,
+			   *chosen;
+	double	   *scores = NULL,
+			   *weights,
+			   *avg;
+	int		   *counts;
+	int			m,
+				k = 0,
+				total = 0,
+				rc;
+	int			steps = TrParamInt(c->params, "steps", TR_ENSEMBLE_STEPS);
+	int			metric;
+	double		t0 = TrNow(),
+				score;
+	char		err[512];
+	TrMetrics	fm;
+	TrResult	result;
+	json_object *metrics,
+			   *arr;
+	ProgressState ps;
+
+	metric = c->opt.metric != NULL ? TrMetricLookup(c->opt.metric, c->kind) :
+		(c->kind == TR_KIND_REGRESSION ? TR_M_R2 : TR_M_ACCURACY);
+	if (metric < 0)
+		return Fail(c->run_dir, "metric \"%s\" does not apply", c->opt.metric);
+	if (steps < 1 || steps > TR_ENSEMBLE_MAX_STEPS)
+		return Fail(c->run_dir, "an ensemble takes 1 to %d steps, not %d", TR_ENSEMBLE_MAX_STEPS, steps);
+	if ((rc = ReadMembers(c, &vps, &ids, &scores, &m)) != EASEML_EXIT_OK)
+		return rc;
+	if (m < 2)
+		return Fail(c->run_dir, "an ensemble needs 2 runs with validation predictions on the same rows, the task has %d", m);
+	use = malloc(sizeof(TrValPreds *) * m);
+	counts = calloc(m, sizeof(int));
+	chosen = malloc(sizeof(int64_t) * m);
+	weights = malloc(sizeof(double) * m);
+	avg = malloc(sizeof(double) * ((size_t) vps[0].n * vps[0].n_out + 1));
+	if (use == NULL || counts == NULL || chosen == NULL || weights == NULL || avg == NULL)
+		return Fail(c->run_dir, "out of memory");
+	for (int i = 0; i < m; i++)
+		use[i] = &vps[i];
+	if (TrEnsembleSelect(use, m, metric, steps, counts, &score, err, sizeof(err)) != 0)
+		return Fail(c->run_dir, "%s", err);
+	if (cancel_requested)
+		return Fail(c->run_dir, "cancelled");
+	TrEnsembleAverage(use, m, counts, avg);
+	score = TrEnsembleQuality(&vps[0], avg, metric, &fm);
+	TrEnsembleErrors(&vps[0], avg, &fm);
+	for (int i = 0; i < m; i++)
+		total += counts[i];
+	metrics = json_object_new_object();
+	arr = json_object_new_array();
+	for (int i = 0; i < m; i++)
+	{
+		json_object *o;
+
+		if (counts[i] == 0)
+			continue;
+		chosen[k] = ids[i];
+		weights[k] = (double) counts[i] / total;
+		o = json_object_new_object();
+		json_object_object_add(o, "run_id", json_object_new_int64(ids[i]));
+		json_object_object_add(o, "weight", json_object_new_double(weights[k]));
+		json_object_object_add(o, "count", json_object_new_int(counts[i]));
+		json_object_object_add(o, "score", json_object_new_double(scores[i]));
+		json_object_array_add(arr, o);
+		k++;
+	}
+	json_object_object_add(metrics, "score", json_object_new_double(score));
+	json_object_object_add(metrics, "metric", json_object_new_string(TrMetricName(metric)));
+	TrMetricsJsonOne(metrics, &fm, metric);
+	json_object_object_add(metrics, "family", json_object_new_string(TR_ENSEMBLE_FAMILY));
+	json_object_object_add(metrics, "kind", json_object_new_string(
+											c->kind == TR_KIND_REGRESSION ? "regression" : "classification"));
+	json_object_object_add(metrics, "n_val", json_object_new_int(vps[0].n));
+	json_object_object_add(metrics, "n_classes", json_object_new_int(vps[0].n_classes));
+	json_object_object_add(metrics, "epochs", json_object_new_int(steps));
+	json_object_object_add(metrics, "ensemble_steps", json_object_new_int(total));
+	json_object_object_add(metrics, "candidates", json_object_new_int(m));
+	json_object_object_add(metrics, "best_member_score", json_object_new_double(scores[0]));
+	json_object_object_add(metrics, "members", arr);
+	json_object_object_add(metrics, "train_seconds", json_object_new_double(TrNow() - t0));
+	json_object_object_add(metrics, "model", json_object_new_string(JsonString(c->spec, "model")));
+	TrResultInit(&result);
+	if (TrEnsembleArtifact(&vps[0], k, chosen, weights, &result) != 0)
+		return Fail(c->run_dir, "%s", result.error);
+	json_object_object_add(metrics, "artifact_bytes", json_object_new_int64((int64_t) result.artifact_len));
+	memset(&ps, 0, sizeof(ps));
+	ps.conn = c->conn;
+	ps.run_id = c->run_id;
+	SendProgress(&ps, steps, NAN, score);
+	StoreArtifact(c, &result, metrics);
+	result_metrics = strdup(json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN));
+	if (result_metrics == NULL)
+		return Fail(c->run_dir, "out of memory");
+	LogLine("run %s: ensemble of %d of %d runs, score %.6f (best member %.6f)",
+			c->run_id, k, m, score, scores[0]);
+	TrResultFree(&result);
+	json_object_put(metrics);
+	for (int i = 0; i < m; i++)
+		TrValPredsFree(&vps[i]);
+	free(vps);
+	free(use);
+	free(ids);
+	free(scores);
+	free(counts);
+	free(chosen);
+	free(weights);
+	free(avg);
+	return EASEML_EXIT_OK;
+}
+
 static int
 LiveRun(int argc, char **argv)
 {
@@ -833,8 +1059,12 @@ LiveRun(int argc, char **argv)
 	if ((rc = LiveArgs(&c, argc, argv)) != EASEML_EXIT_OK ||
 		(rc = GuardProcess(&c)) != EASEML_EXIT_OK ||
 		(rc = ConnectAndAttach(&c)) != EASEML_EXIT_OK ||
-		(rc = ReadSpec(&c)) != EASEML_EXIT_OK ||
-		(rc = PrepareCandidate(&c)) != EASEML_EXIT_OK ||
+		(rc = ReadSpec(&c)) != EASEML_EXIT_OK)
+		return rc;
+	/* an ensemble of the task's runs reads their predictions, not the rows */
+	if (strcmp(c.family, TR_ENSEMBLE_FAMILY) == 0)
+		return EnsembleRun(&c);
+	if ((rc = PrepareCandidate(&c)) != EASEML_EXIT_OK ||
 		(rc = CapMemory(&c)) != EASEML_EXIT_OK ||
 		(rc = LoadRows(&c)) != EASEML_EXIT_OK)
 		return rc;
@@ -869,6 +1099,8 @@ LiveRun(int argc, char **argv)
 	SendProgress(&ps, result.epochs > 0 ? result.epochs : 1, result.train_loss,
 				 c.opt.train_all ? NAN : result.score);
 	StoreArtifact(&c, &result, metrics);
+	if (!c.opt.train_all)
+		StorePredictions(&c, &result, metrics);
 	AddRunMetrics(&c, metrics);
 	result_metrics = strdup(json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN));
 	if (result_metrics == NULL)

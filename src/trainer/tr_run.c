@@ -29,6 +29,7 @@
 #include "trainer.h"
 #include "tr_metrics.h"
 #include "tr_score.h"
+#include "tr_ensemble.h"
 
 #define TR_MAX_FOLDS 100
 
@@ -191,6 +192,15 @@ AddMetrics(json_object *obj, const TrMetrics *fm, const double *quality, int fol
 	}
 }
 
+/* one split's metrics (an ensemble's, tr_ensemble.h) as a run records them */
+void
+TrMetricsJsonOne(json_object *obj, const TrMetrics *fm, int metric)
+{
+	double		q = TrMetricQuality(fm, metric);
+
+	AddMetrics(obj, fm, &q, 1, metric);
+}
+
 /* What every fold of a run shares. */
 typedef struct FoldRun
 {
@@ -246,7 +256,9 @@ FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
 		return -1;
 	}
 	/* the stored model's predictions, as easeml.predict() makes them */
-	rc = TrScoreValidation(data, res, fm, res->error, sizeof(res->error));
+	/* one split, not a refit: keep its predictions for ensembles */
+	rc = TrScoreValidationKeep(data, res, fm, opt->folds <= 1 && !opt->train_all,
+							   res->error, sizeof(res->error));
 	fr->t_fit += TrNow() - t0;
 	fr->t_fit_cpu += TrCpuNow() - c0;
 	if (rc < 0)

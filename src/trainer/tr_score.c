@@ -27,6 +27,7 @@
 #include "tr_metrics.h"
 #include "trainer/predict/tr_predict.h"
 #include "tr_score.h"
+#include "tr_ensemble.h"
 
 /* metrics of the predictions out (n_val x n_out) */
 static int
@@ -59,6 +60,18 @@ int
 TrScoreValidation(const TrData *data, const TrResult *res, TrMetrics *fm,
 				  char *err, size_t errlen)
 {
+	return TrScoreValidationKeep(data, (TrResult *) res, fm, 0, err, errlen);
+}
+
+/*
+ * As TrScoreValidation; with keep, the predictions also go to
+ * res->predictions (tr_ensemble.h), what ensemble selection needs of the
+ * run (none when out of memory: the run goes on without them).
+ */
+int
+TrScoreValidationKeep(const TrData *data, TrResult *res, TrMetrics *fm, int keep,
+					  char *err, size_t errlen)
+{
 	TrModel    *m;
 	double	   *out;
 	int			rc;
@@ -82,7 +95,11 @@ TrScoreValidation(const TrData *data, const TrResult *res, TrMetrics *fm,
 		Metrics(m, data, out, fm) != 0)
 		snprintf(err, errlen, "out of memory scoring %d validation rows", data->n_val);
 	else
+	{
 		rc = 1;
+		if (keep && data->rows_va != NULL)
+			TrValPredsWrite(data, out, m->n_out, &res->predictions, &res->predictions_len);
+	}
 	free(out);
 	TrModelFree(m);
 	return rc;

@@ -24,4 +24,8 @@
 extern int	TrScoreValidation(const TrData *data, const TrResult *res,
 							  TrMetrics *fm, char *err, size_t errlen);
 
+/* the same, and with keep the validation predictions into res->predictions */
+extern int	TrScoreValidationKeep(const TrData *data, TrResult *res, TrMetrics *fm,
+								  int keep, char *err, size_t errlen);
+
 #endif							/* EASEML_TR_SCORE_H */

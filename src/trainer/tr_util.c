@@ -299,6 +299,9 @@ TrResultFree(TrResult *res)
 	free(res->artifact);
 	res->artifact = NULL;
 	res->artifact_len = 0;
+	free(res->predictions);
+	res->predictions = NULL;
+	res->predictions_len = 0;
 	if (res->extra != NULL)
 		json_object_put(res->extra);
 	res->extra = NULL;

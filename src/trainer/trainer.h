@@ -234,6 +234,14 @@ typedef struct TrResult
 	json_object *extra;			/* owned; freed by TrResultFree() */
 	/* exit code of a failed fit: 0 for EASEML_EXIT_FAILED, or a device failure */
 	int			exit_code;
+	/*
+	 * appended: the stored model's validation predictions (tr_ensemble.h),
+	 * malloc'd, what ensemble selection needs of the run; NULL with folds,
+	 * for a refit on every row, or when the predict module cannot apply
+	 * the model
+	 */
+	unsigned char *predictions;
+	size_t		predictions_len;
 } TrResult;
 
 /*

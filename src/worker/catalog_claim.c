@@ -184,11 +184,14 @@ CatalogClaimQueued(const CatSlot *slots, int nslots, const char *const *tenants,
 
 /*
  * Claim queued refits (runs.purpose = 'refit': a deployed run trained
- * again on every row, docs/results.md) for the given free slots, oldest
+ * again on every row, docs/results.md) and ensembles (runs.purpose =
+ * 'ensemble', queued by easeml._queue_ensemble: docs/models.md,
+ * "Ensembles") for the given free slots, oldest
  * first, before the tenants' queues and the policy's choices: a refit
  * only waits for its tenant's max_parallel, a device of a kind its model
  * can use, and an active or completed task.  No decision is recorded: a
- * refit is no choice of the policy.  Returns the number claimed.
+ * refit or an ensemble is no choice of the policy.  Returns the number
+ * claimed.
  */
 int
 CatalogClaimRefits(const CatSlot *slots, int nslots, CatClaim *claims)
@@ -210,7 +213,7 @@ CatalogClaimRefits(const CatSlot *slots, int nslots, CatClaim *claims)
 			 "                 JOIN easeml.tasks t ON t.id = q.task_id"
 			 "                 JOIN easeml.models m ON m.id = q.model_id"
 			 "                 LEFT JOIN easeml.tenants tn ON tn.name = q.tenant"
-			 "                WHERE q.status = 'queued' AND q.purpose = 'refit'"
+			 "                WHERE q.status = 'queued' AND q.purpose IN ('refit', 'ensemble')"
 			 "                  AND NOT q.cancel_requested"
 			 "                  AND t.status IN ('active', 'completed')"
 			 "                  AND $3 = ANY (m.device_kinds)"

@@ -147,7 +147,7 @@ LoadModels(CatState *state)
 		 "                 (SELECT g.parent_model FROM easeml.models g"
 		 "                   WHERE g.enabled AND g.parent_model IS NOT NULL)"
 		 "            THEN easeml._space_coords(family, params) END"
-		 "  FROM easeml.models WHERE enabled ORDER BY id",
+		 "  FROM easeml.models WHERE enabled AND family <> 'ensemble' ORDER BY id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
 	state->n_models = n;

@@ -210,12 +210,17 @@ TrModelFree(TrModel *m)
 		for (int c = 0; c < m->n_classes; c++)
 			free(m->class_names[c]);
 	free(m->class_names);
+	if (m->prep_borrowed)
+		m->encoders = NULL;		/* its first member's */
 	if (m->encoders != NULL)
 		for (int j = 0; j < m->n_raw; j++)
 			EncFree(&m->encoders[j]);
 	free(m->encoders);
-	free(m->mean);
-	free(m->scale);
+	if (!m->prep_borrowed)
+	{
+		free(m->mean);
+		free(m->scale);
+	}
 	if (m->free_state != NULL && m->state != NULL)
 		m->free_state(m->state);
 	free(m);
@@ -234,6 +239,8 @@ TrModelEncode(const TrModel *m, const double *num, const char *const *str,
 {
 	int			unknown = 0;
 
+	if (m->encode != NULL)
+		return m->encode(m, num, str, lens, x);
 	if (m->encoders == NULL)
 	{
 		/* 0.1.0: standardise; a missing value is the training mean */

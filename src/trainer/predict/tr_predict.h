@@ -59,6 +59,14 @@ struct TrModel
 	TrPredictFn predict;
 	void	   *state;			/* the family's parameters */
 	void		(*free_state) (void *state);
+	/*
+	 * appended: an ensemble (tr_predict_ensemble.c) encodes a raw row once
+	 * for each member (encode, NULL for every other model); its encoders,
+	 * mean and scale are its first member's (prep_borrowed: not its own)
+	 */
+	int			(*encode) (const TrModel *m, const double *num,
+						   const char *const *str, const size_t *lens, float *x);
+	int			prep_borrowed;
 };
 
 /*
@@ -124,5 +132,34 @@ extern int	TrLoadKnn(const TrLoad *ld, TrModel *m);
 extern int	TrLoadMlp(const TrLoad *ld, TrModel *m);
 extern int	TrLoadCnn(const TrLoad *ld, TrModel *m);
 extern int	TrLoadTrees(const TrLoad *ld, TrModel *m);	/* random_forest, gbt */
+
+/*
+ * Ensembles (tr_predict_ensemble.c, docs/models.md "Ensembles"): an
+ * artifact of family "ensemble" holds no parameters of its own, only the
+ * ids of its member runs ("members", f64 [m]) and their weights
+ * ("weights", f64 [m]); its header has the task's kind and classes and 0
+ * features.  Its model averages the members' outputs (class
+ * probabilities or values) with the weights.
+ */
+#define TR_ENSEMBLE_FAMILY		"ensemble"
+#define TR_ENSEMBLE_MAX_MEMBERS 1024
+
+/*
+ * The member run ids and weights (normalised to sum 1) of an ensemble
+ * artifact, malloc'd.  TR_ART_OK; TR_ART_UNSUPPORTED when the artifact is
+ * well formed but no ensemble; TR_ART_BAD or TR_ART_NO_MEMORY, with err.
+ */
+extern int	TrEnsembleMembers(const unsigned char *blob, size_t len, int *n,
+							  int64_t **runs, double **weights, char *err,
+							  size_t errlen);
+
+/*
+ * The ensemble's model from its artifact and its members' models, in the
+ * order of TrEnsembleMembers; it takes the members (freed with it, or at
+ * once on failure).  The members must agree with the ensemble on the kind
+ * and the classes, and with each other on the raw columns and their kinds.
+ */
+extern int	TrEnsembleBuild(const unsigned char *blob, size_t len, TrModel **members,
+							int n, TrModel **out, char *err, size_t errlen);
 
 #endif							/* EASEML_TR_PREDICT_H */

@@ -1234,6 +1234,7 @@ main(void)
 	TestPredict();
 	TestRows();
 	TestGemm();
+	TestEnsemble();
 	printf("1..%d\n", test_no);
 	if (failures)
 		printf("# %d of %d checks failed\n", failures, test_no);

@@ -36,5 +36,6 @@ extern void TestData(void);		/* data_test.c */
 extern void TestPredict(void);	/* predict_test.c */
 extern void TestRows(void);		/* rows_test.c */
 extern void TestGemm(void);		/* gemm_test.c */
+extern void TestEnsemble(void);	/* ensemble_test.c */
 
 #endif							/* TR_TEST_H */

@@ -1,0 +1,292 @@
+-- [ensemble] sql/easeml.sql makes the same changes (the runs constraint
+-- and easeml._finish_run and easeml._keep_artifacts in place, the rest in
+-- its last block)
+
+-- [ensemble] a run may be an ensemble of its task's selection runs
+ALTER TABLE easeml.runs DROP CONSTRAINT runs_purpose_check;
+ALTER TABLE easeml.runs ADD CONSTRAINT runs_purpose_check
+	CHECK (purpose IN ('select', 'refit', 'ensemble'));
+
+-- [ensemble] an ensemble's score ranks it like a selection run's
+CREATE OR REPLACE FUNCTION easeml._finish_run(run_id bigint, new_status text, exit_code int,
+								   metrics text, error text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	m			jsonb;
+	sc			float8;
+	st			text := new_status;
+	err			text := error;
+BEGIN
+	IF metrics IS NOT NULL THEN
+		BEGIN
+			m := metrics::jsonb;
+		EXCEPTION WHEN others THEN
+			m := NULL;
+			st := 'failed';
+			err := 'trainer wrote invalid metrics: ' || SQLERRM;
+		END;
+	END IF;
+	IF st = 'succeeded' THEN
+		IF m IS NULL OR jsonb_typeof(m -> 'score') IS DISTINCT FROM 'number' THEN
+			st := 'failed';
+			err := coalesce(err, 'trainer reported no score');
+		ELSE
+			sc := (m ->> 'score')::float8;
+			-- [alter] the task's metric changed while the run trained
+			-- (easeml.alter_task): its score is the quality of the new one
+			SELECT CASE WHEN m ? 'metric' AND m ->> 'metric' IS DISTINCT FROM tm.metric
+						THEN easeml._run_quality(m, tm.metric) ELSE sc END
+			  INTO sc
+			  FROM (SELECT coalesce(t.metric, (easeml._metrics(t.kind))[1]) AS metric
+					  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+					 WHERE r.id = _finish_run.run_id) tm;
+		END IF;
+	END IF;
+	UPDATE easeml.runs r
+	   SET status = st,
+		   finished_at = clock_timestamp(),
+		   seconds = extract(epoch FROM clock_timestamp() - coalesce(r.started_at, r.queued_at)),
+		   exit_code = _finish_run.exit_code,
+		   metrics = m,
+		   -- [refit] a refit's score is measured on rows it trained on: no
+		   -- selection score (its metrics keep it); [ensemble] an ensemble's
+		   -- ranks it like a selection run's
+		   score = CASE WHEN st = 'succeeded' AND r.purpose IN ('select', 'ensemble') THEN sc END,
+		   error = err
+	 WHERE r.id = run_id AND r.status IN ('queued', 'running');
+	PERFORM easeml._keep_artifacts(run_id);
+END;
+$$;
+
+-- [ensemble] a run that did not succeed keeps no validation predictions;
+-- the members of a kept ensemble keep their artifacts
+CREATE OR REPLACE FUNCTION easeml._keep_artifacts(run_id bigint)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	cap			bigint := pg_size_bytes(coalesce(current_setting('easeml.artifact_max_bytes', true), '16MB'));
+	tid			bigint;
+	best		bigint;
+	pick		bigint;
+	keep		bigint[];
+BEGIN
+	SELECT task_id INTO tid FROM easeml.runs WHERE id = run_id;
+	DELETE FROM easeml.artifacts a USING easeml.runs r
+	 WHERE a.run_id = r.id AND r.id = _keep_artifacts.run_id AND r.status <> 'succeeded';
+	DELETE FROM easeml.run_predictions p USING easeml.runs r
+	 WHERE p.run_id = r.id AND r.id = _keep_artifacts.run_id AND r.status <> 'succeeded';
+	SELECT r.id INTO best FROM easeml.runs r
+	 WHERE r.task_id = tid AND r.status = 'succeeded' AND r.score IS NOT NULL
+	 ORDER BY r.score DESC, r.seconds, r.id LIMIT 1;
+	pick := easeml._best_deployable(tid);	/* what deploy('best') takes */
+	-- [refit] and so is the refit of either
+	keep := ARRAY[best, pick] || ARRAY(
+		SELECT k.id
+		  FROM (SELECT d.run_id, d.refit_run_id FROM easeml.deployments d
+				 WHERE d.task_id = tid AND d.rolled_back_at IS NULL
+				 ORDER BY d.id DESC LIMIT 2) l
+		 CROSS JOIN LATERAL (VALUES (l.run_id), (l.refit_run_id)) k (id)
+		 WHERE k.id IS NOT NULL);
+	-- [ensemble] the members of a kept ensemble predict with it
+	keep := array_remove(keep || ARRAY(
+		SELECT (e ->> 'run_id')::bigint
+		  FROM easeml.runs x
+		 CROSS JOIN LATERAL jsonb_array_elements(
+			 CASE WHEN jsonb_typeof(x.metrics -> 'members') = 'array'
+				  THEN x.metrics -> 'members' ELSE '[]' END) e
+		 WHERE x.id = ANY (keep) AND x.purpose = 'ensemble'
+		   AND jsonb_typeof(e -> 'run_id') = 'number'), NULL);
+	DELETE FROM easeml.artifacts a USING easeml.runs r
+	 WHERE a.run_id = r.id AND r.task_id = tid AND a.bytes > cap
+	   AND r.status IN ('succeeded', 'failed', 'cancelled', 'interrupted')
+	   AND NOT r.id = ANY (keep);
+END;
+$$;
+
+-- ===========================================================================
+-- [ensemble] Ensembles of a task's runs (docs/models.md "Ensembles",
+-- docs/scheduler.md 7.9)
+--
+-- Every selection run that succeeds stores its stored model's predictions
+-- for its validation rows (easeml.run_predictions, within
+-- easeml.artifact_max_bytes).  Once a task has easeml.ensemble_min_runs (k)
+-- such runs on its current snapshot, a run of the built-in model
+-- 'ensemble' (runs.purpose = 'ensemble') is queued; the scheduler starts
+-- it like a refit, and its trainer selects the ensemble greedily, with
+-- replacement, over the runs' validation predictions (Caruana et al.
+-- 2004).  Its score ranks it on the leaderboard, and it is deployed and
+-- predicts like any run: its artifact names its member runs and their
+-- weights.  Another ensemble is built each time k more runs succeeded.
+-- sql/upgrade/0.1.0--0.2.0/99zi-ensemble.sql makes the same changes.
+-- ===========================================================================
+
+-- [ensemble] the validation predictions of a run's stored model
+-- (src/trainer/tr_ensemble.h: the artifact format, family 'validation')
+CREATE TABLE easeml.run_predictions (
+	run_id		bigint PRIMARY KEY REFERENCES easeml.runs (id) ON DELETE CASCADE,
+	tenant		name NOT NULL,
+	bytes		bigint NOT NULL,
+	data		bytea NOT NULL,
+	created_at	timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE easeml.run_predictions IS
+	'the validation predictions of succeeded runs'' stored models (class probabilities or values), which ensembles are selected from; kept up to easeml.artifact_max_bytes';
+ALTER TABLE easeml.run_predictions ENABLE ROW LEVEL SECURITY;
+CREATE POLICY run_predictions_own ON easeml.run_predictions FOR SELECT
+	USING (tenant = (SELECT easeml._bound_tenant()));
+GRANT SELECT ON easeml.run_predictions TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('easeml.run_predictions', '');
+
+-- [ensemble] the model ensemble runs are of; disabled: the policy never
+-- proposes it, the scheduler queues its runs (easeml._queue_ensemble)
+INSERT INTO easeml.models (name, family, params, kinds, enabled, builtin) VALUES
+	('ensemble', 'ensemble', '{"steps": 50}', '{classification,regression}', false, true);
+
+-- [ensemble] The runs an ensemble of a task is selected from: its
+-- succeeded selection runs on the task's current snapshot and features,
+-- of a built-in family, with their artifact and validation predictions
+-- stored; best first.
+CREATE FUNCTION easeml._ensemble_pool(task_id bigint)
+RETURNS TABLE (run_id bigint, score float8)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT r.id, r.score
+	  FROM easeml.tasks t
+	  JOIN easeml.runs r ON r.task_id = t.id
+	  JOIN easeml.models m ON m.id = r.model_id
+	 WHERE t.id = _ensemble_pool.task_id AND r.status = 'succeeded' AND r.purpose = 'select'
+	   AND r.score IS NOT NULL AND m.family NOT IN ('external', 'ensemble')
+	   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version
+	   AND easeml._has_features(t, r)
+	   AND EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = r.id)
+	   AND EXISTS (SELECT 1 FROM easeml.run_predictions p WHERE p.run_id = r.id)
+	 ORDER BY r.score DESC, r.seconds, r.id
+$$;
+
+-- [ensemble] The trainer stores its run's validation predictions: NULL
+-- when kept, else why not (over easeml.artifact_max_bytes, the run is no
+-- longer running); the trainer records it in the run's metrics.
+CREATE FUNCTION easeml.trainer_predictions(run_id bigint, data bytea)
+RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	cap			bigint := pg_size_bytes(coalesce(current_setting('easeml.artifact_max_bytes', true), '16MB'));
+BEGIN
+	PERFORM easeml._trainer_authorize(trainer_predictions.run_id);
+	IF data IS NULL OR substr(data, 1, 8) <> '\x454153454d4c4131'::bytea THEN
+		RAISE EXCEPTION 'the validation predictions of run % are not in the artifact format', run_id
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Send the blob src/trainer/tr_ensemble.c writes (magic EASEMLA1, family validation).';
+	END IF;
+	IF octet_length(data) > cap THEN
+		RETURN format('%s bytes, over easeml.artifact_max_bytes (%s bytes)', octet_length(data), cap);
+	END IF;
+	INSERT INTO easeml.run_predictions (run_id, tenant, bytes, data)
+	SELECT r.id, r.tenant, octet_length(trainer_predictions.data), trainer_predictions.data
+	  FROM easeml.runs r
+	 WHERE r.id = trainer_predictions.run_id AND r.status IN ('queued', 'running')
+		   AND r.purpose = 'select'
+	ON CONFLICT ON CONSTRAINT run_predictions_pkey
+	DO UPDATE SET data = EXCLUDED.data, bytes = EXCLUDED.bytes;
+	IF NOT FOUND THEN
+		RETURN 'the run is not a selection run in flight';
+	END IF;
+	RETURN NULL;
+END;
+$$;
+COMMENT ON FUNCTION easeml.trainer_predictions(bigint, bytea) IS
+	'internal: the trainer stores the validation predictions of its run''s model; returns why not when they are not kept';
+
+-- [ensemble] The validation predictions an ensemble run selects from: the
+-- pool of its task (easeml._ensemble_pool) on the run's snapshot, best
+-- first, at most 200 runs.
+CREATE FUNCTION easeml.trainer_ensemble_members(run_id bigint)
+RETURNS TABLE (member bigint, score float8, data bytea)
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM easeml._trainer_authorize(trainer_ensemble_members.run_id);
+	RETURN QUERY
+		SELECT p.run_id, p.score, rp.data
+		  FROM easeml.runs e
+		 CROSS JOIN LATERAL easeml._ensemble_pool(e.task_id) p
+		  JOIN easeml.runs r ON r.id = p.run_id
+		  JOIN easeml.run_predictions rp ON rp.run_id = p.run_id
+		 WHERE e.id = trainer_ensemble_members.run_id AND e.purpose = 'ensemble'
+		   AND r.snapshot_version IS NOT DISTINCT FROM e.snapshot_version
+		 ORDER BY p.score DESC, r.seconds, r.id
+		 LIMIT 200;
+END;
+$$;
+COMMENT ON FUNCTION easeml.trainer_ensemble_members(bigint) IS
+	'internal: the runs an ensemble run selects from, with their validation predictions, best first';
+
+-- [ensemble] Queue an ensemble of the task of a selection run that just
+-- succeeded, in the transaction that records it: when the task's pool
+-- (easeml._ensemble_pool) holds k = easeml.ensemble_min_runs runs, then
+-- 2k, 3k, ... (one ensemble per k runs, counting the ensembles of the
+-- current snapshot however they ended), unless one is queued or running.
+-- No ensemble for k-fold tasks (the runs keep the predictions of no
+-- fold) or with ensemble_min_runs = 0.
+CREATE FUNCTION easeml._queue_ensemble()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	k			int := coalesce(nullif(current_setting('easeml.ensemble_min_runs', true), '')::int, 5);
+	t			easeml.tasks;
+	mid			int;
+	pool		bigint;
+	built		bigint;
+BEGIN
+	IF TG_RELID <> 'easeml.runs'::regclass THEN
+		RAISE EXCEPTION 'easeml._queue_ensemble() only watches easeml.runs'
+			USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF k <= 0 THEN
+		RETURN NULL;
+	END IF;
+	k := greatest(k, 2);
+	SELECT * INTO t FROM easeml.tasks WHERE id = NEW.task_id;
+	SELECT m.id INTO mid FROM easeml.models m WHERE m.name = 'ensemble' AND m.builtin;
+	IF NOT FOUND OR mid IS NULL OR t.folds IS NOT NULL
+		OR t.status NOT IN ('active', 'completed')
+		OR EXISTS (SELECT 1 FROM easeml.runs r WHERE r.task_id = t.id AND r.purpose = 'ensemble'
+					AND r.status IN ('queued', 'running')) THEN
+		RETURN NULL;
+	END IF;
+	SELECT count(*) INTO pool FROM easeml._ensemble_pool(t.id);
+	SELECT count(*) INTO built FROM easeml.runs r
+	 WHERE r.task_id = t.id AND r.purpose = 'ensemble'
+	   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version;
+	IF pool >= k * (built + 1) THEN
+		INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, purpose,
+								 snapshot_version)
+		VALUES (t.id, t.tenant, mid, 'queued', 'scheduler', 'ensemble', t.snapshot_version);
+	END IF;
+	RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER runs_queue_ensemble
+	AFTER UPDATE OF status ON easeml.runs
+	FOR EACH ROW
+	WHEN (OLD.status IN ('queued', 'running') AND NEW.status = 'succeeded'
+		  AND NEW.purpose = 'select')
+	EXECUTE FUNCTION easeml._queue_ensemble();
+
+REVOKE ALL ON FUNCTION easeml._ensemble_pool(bigint), easeml._queue_ensemble(),
+	easeml.trainer_predictions(bigint, bytea), easeml.trainer_ensemble_members(bigint)
+	FROM PUBLIC;
+
+-- [ensemble] end
