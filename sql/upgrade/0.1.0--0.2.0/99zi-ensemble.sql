@@ -231,12 +231,13 @@ COMMENT ON FUNCTION easeml.trainer_ensemble_members(bigint) IS
 	'internal: the runs an ensemble run selects from, with their validation predictions, best first';
 
 -- [ensemble] Queue an ensemble of the task of a selection run that just
--- succeeded, in the transaction that records it: when the task's pool
--- (easeml._ensemble_pool) holds k = easeml.ensemble_min_runs runs, then
--- 2k, 3k, ... (one ensemble per k runs, counting the ensembles of the
--- current snapshot however they ended), unless one is queued or running.
--- No ensemble for k-fold tasks (the runs keep the predictions of no
--- fold) or with ensemble_min_runs = 0.
+-- succeeded, or of an ensemble run that just ended, in the transaction
+-- that records it: when the task's pool (easeml._ensemble_pool) holds
+-- k = easeml.ensemble_min_runs runs, then 2k, 3k, ... (one ensemble per k
+-- runs, counting the ensembles of the current snapshot however they
+-- ended), unless one is queued or running (its end looks again).  No
+-- ensemble for k-fold tasks (the runs keep the predictions of no fold) or
+-- with ensemble_min_runs = 0.
 CREATE FUNCTION easeml._queue_ensemble()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -281,8 +282,10 @@ $$;
 CREATE TRIGGER runs_queue_ensemble
 	AFTER UPDATE OF status ON easeml.runs
 	FOR EACH ROW
-	WHEN (OLD.status IN ('queued', 'running') AND NEW.status = 'succeeded'
-		  AND NEW.purpose = 'select')
+	WHEN (OLD.status IN ('queued', 'running')
+		  AND ((NEW.status = 'succeeded' AND NEW.purpose = 'select')
+			   OR (NEW.status IN ('succeeded', 'failed', 'cancelled', 'interrupted')
+				   AND NEW.purpose = 'ensemble')))
 	EXECUTE FUNCTION easeml._queue_ensemble();
 
 REVOKE ALL ON FUNCTION easeml._ensemble_pool(bigint), easeml._queue_ensemble(),
