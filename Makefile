@@ -66,7 +66,7 @@ UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/0.1.0--0.2.0/*.sql))
 DATA_built = sql/easeml--$(EXTVERSION).sql sql/easeml--0.1.0--0.2.0.sql
 DATA = sql/easeml--0.1.0.sql scripts/history/easeml_seed_history.csv
 
-REGRESS = helpers install declare tenancy admin history replay bad_input attacks devices data explain predict results slurm retention alter budget spaces
+REGRESS = helpers install declare tenancy admin history replay bad_input attacks devices data explain predict results slurm retention alter budget spaces ensemble
 # pg_regress reads test/sql/ and test/expected/ (a link to the top-level
 # expected/: PostgreSQL 15's pg_regress has no --expecteddir)
 REGRESS_OPTS = --inputdir=test --load-extension=easeml
