@@ -1958,7 +1958,19 @@ SELECT l.task, l.tenant,
 					   m.name AS model,
 					   m.family,
 					   r.score,
-					   r.seconds,
+					   -- [ensemble] an ensemble's cost is its members' runs and its
+					   -- own (it predicts with every member): tied with a member,
+					   -- the member ranks first
+					   CASE WHEN r.purpose = 'ensemble'
+							THEN r.seconds + coalesce((
+								SELECT sum(x.seconds) FROM easeml.runs x
+								 WHERE x.task_id = r.task_id
+								   AND x.id IN (SELECT (e ->> 'run_id')::numeric
+												  FROM jsonb_array_elements(
+													  CASE WHEN jsonb_typeof(r.metrics -> 'members') = 'array'
+														   THEN r.metrics -> 'members' ELSE '[]' END) e
+												 WHERE jsonb_typeof(e -> 'run_id') = 'number')), 0)
+							ELSE r.seconds END AS seconds,
 					   r.id AS run_id,
 					   r.task_id,
 					   r.finished_at,

@@ -1029,8 +1029,8 @@ EnsembleRun(LiveCtx *c)
 	result_metrics = strdup(json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN));
 	if (result_metrics == NULL)
 		return Fail(c->run_dir, "out of memory");
-	LogLine("run %s: ensemble of %d of %d runs, score %.6f (best member %.6f)",
-			c->run_id, k, m, score, scores[0]);
+	LogLine("run %s: done, score %.6f (an ensemble of %d of %d runs; the best alone %.6f)",
+			c->run_id, score, k, m, scores[0]);
 	TrResultFree(&result);
 	json_object_put(metrics);
 	for (int i = 0; i < m; i++)
