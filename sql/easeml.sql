@@ -1865,7 +1865,19 @@ BEGIN
 	UPDATE easeml.runs r
 	   SET status = st,
 		   finished_at = clock_timestamp(),
-		   seconds = extract(epoch FROM clock_timestamp() - coalesce(r.started_at, r.queued_at)),
+		   seconds = extract(epoch FROM clock_timestamp() - coalesce(r.started_at, r.queued_at))
+			   -- [ensemble] an ensemble's cost is its members' runs too (it
+			   -- predicts with every member): tied with a member, the member
+			   -- ranks first (docs/models.md 7)
+			   + CASE WHEN r.purpose = 'ensemble' AND st = 'succeeded' THEN coalesce((
+					 SELECT sum(x.seconds) FROM easeml.runs x
+					  WHERE x.task_id = r.task_id AND x.purpose = 'select'
+						AND x.id IN (SELECT (e ->> 'run_id')::numeric
+									   FROM jsonb_array_elements(
+										   CASE WHEN jsonb_typeof(m -> 'members') = 'array'
+												THEN m -> 'members' ELSE '[]' END) e
+									  WHERE jsonb_typeof(e -> 'run_id') = 'number')), 0)
+				 ELSE 0 END,
 		   exit_code = _finish_run.exit_code,
 		   metrics = m,
 		   -- [refit] a refit's score is measured on rows it trained on: no
@@ -1958,19 +1970,7 @@ SELECT l.task, l.tenant,
 					   m.name AS model,
 					   m.family,
 					   r.score,
-					   -- [ensemble] an ensemble's cost is its members' runs and its
-					   -- own (it predicts with every member): tied with a member,
-					   -- the member ranks first
-					   CASE WHEN r.purpose = 'ensemble'
-							THEN r.seconds + coalesce((
-								SELECT sum(x.seconds) FROM easeml.runs x
-								 WHERE x.task_id = r.task_id
-								   AND x.id IN (SELECT (e ->> 'run_id')::numeric
-												  FROM jsonb_array_elements(
-													  CASE WHEN jsonb_typeof(r.metrics -> 'members') = 'array'
-														   THEN r.metrics -> 'members' ELSE '[]' END) e
-												 WHERE jsonb_typeof(e -> 'run_id') = 'number')), 0)
-							ELSE r.seconds END AS seconds,
+					   r.seconds,
 					   r.id AS run_id,
 					   r.task_id,
 					   r.finished_at,

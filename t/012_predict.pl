@@ -15,7 +15,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = easeml_node('predict', 'easeml.max_workers' => 3);
+# no ensembles (t/048 tests them): each task deploys one of its own runs,
+# refitted on every row
+my $node = easeml_node('predict', 'easeml.max_workers' => 3, 'easeml.ensemble_min_runs' => 0);
 
 load_dataset($node, $_, $_) for qw(digits penguins diabetes_regression stocks);
 make_tenant($node, 'lab_p', map { "public.$_" } qw(digits penguins diabetes_regression stocks));

@@ -7,7 +7,8 @@ ALTER TABLE easeml.runs DROP CONSTRAINT runs_purpose_check;
 ALTER TABLE easeml.runs ADD CONSTRAINT runs_purpose_check
 	CHECK (purpose IN ('select', 'refit', 'ensemble'));
 
--- [ensemble] an ensemble's score ranks it like a selection run's
+-- [ensemble] an ensemble's score ranks it like a selection run's, and its
+-- seconds count its members'
 CREATE OR REPLACE FUNCTION easeml._finish_run(run_id bigint, new_status text, exit_code int,
 								   metrics text, error text)
 RETURNS void
@@ -48,7 +49,19 @@ BEGIN
 	UPDATE easeml.runs r
 	   SET status = st,
 		   finished_at = clock_timestamp(),
-		   seconds = extract(epoch FROM clock_timestamp() - coalesce(r.started_at, r.queued_at)),
+		   seconds = extract(epoch FROM clock_timestamp() - coalesce(r.started_at, r.queued_at))
+			   -- [ensemble] an ensemble's cost is its members' runs too (it
+			   -- predicts with every member): tied with a member, the member
+			   -- ranks first (docs/models.md 7)
+			   + CASE WHEN r.purpose = 'ensemble' AND st = 'succeeded' THEN coalesce((
+					 SELECT sum(x.seconds) FROM easeml.runs x
+					  WHERE x.task_id = r.task_id AND x.purpose = 'select'
+						AND x.id IN (SELECT (e ->> 'run_id')::numeric
+									   FROM jsonb_array_elements(
+										   CASE WHEN jsonb_typeof(m -> 'members') = 'array'
+												THEN m -> 'members' ELSE '[]' END) e
+									  WHERE jsonb_typeof(e -> 'run_id') = 'number')), 0)
+				 ELSE 0 END,
 		   exit_code = _finish_run.exit_code,
 		   metrics = m,
 		   -- [refit] a refit's score is measured on rows it trained on: no
@@ -107,55 +120,6 @@ BEGIN
 	   AND NOT r.id = ANY (keep);
 END;
 $$;
-
--- [ensemble] the leaderboard counts an ensemble's members' seconds as its cost
-CREATE OR REPLACE VIEW easeml.leaderboard WITH (security_invoker = true) AS
-SELECT l.task, l.tenant,
-	   rank() OVER (PARTITION BY l.task_id
-					ORDER BY l.stale, l.tied_with_best DESC,
-							 CASE WHEN l.tied_with_best THEN l.seconds END,
-							 l.score DESC, l.seconds, l.run_id)::int AS rank,
-	   l.model, l.family, l.score, l.seconds, l.run_id, l.task_id, l.finished_at,
-	   l.metric, l.metric_value, l.snapshot_version, l.stale, l.score_se, l.metric_se,
-	   l.tied_with_best
-  FROM (SELECT b.*,
-			   NOT b.stale AND b.score >= first_value(b.score) OVER w
-				   - coalesce(first_value(b.score_se) OVER w, 0) AS tied_with_best
-		  FROM (SELECT t.name AS task,
-					   t.tenant,
-					   m.name AS model,
-					   m.family,
-					   r.score,
-					   -- [ensemble] an ensemble's cost is its members' runs and its
-					   -- own (it predicts with every member): tied with a member,
-					   -- the member ranks first
-					   CASE WHEN r.purpose = 'ensemble'
-							THEN r.seconds + coalesce((
-								SELECT sum(x.seconds) FROM easeml.runs x
-								 WHERE x.task_id = r.task_id
-								   AND x.id IN (SELECT (e ->> 'run_id')::numeric
-												  FROM jsonb_array_elements(
-													  CASE WHEN jsonb_typeof(r.metrics -> 'members') = 'array'
-														   THEN r.metrics -> 'members' ELSE '[]' END) e
-												 WHERE jsonb_typeof(e -> 'run_id') = 'number')), 0)
-							ELSE r.seconds END AS seconds,
-					   r.id AS run_id,
-					   r.task_id,
-					   r.finished_at,
-					   mt.metric,
-					   easeml._metric_value(r.metrics, mt.metric, r.score) AS metric_value,
-					   r.snapshot_version,
-					   r.snapshot_version IS DISTINCT FROM t.snapshot_version AS stale,
-					   easeml._score_se(r.metrics, mt.metric, r.score) AS score_se,
-					   easeml._metric_se(r.metrics, mt.metric, r.score) AS metric_se
-				  FROM easeml.runs r
-				  JOIN easeml.tasks t ON t.id = r.task_id
-				  JOIN easeml.models m ON m.id = r.model_id
-				 CROSS JOIN LATERAL (SELECT coalesce(t.metric, (easeml._metrics(t.kind))[1]) AS metric) mt
-				 WHERE r.status = 'succeeded' AND r.score IS NOT NULL) b
-		WINDOW w AS (PARTITION BY b.task_id ORDER BY b.stale, b.score DESC, b.seconds, b.run_id)) l;
-COMMENT ON VIEW easeml.leaderboard IS
-	'succeeded runs per task, best first by the task''s metric (among runs within one standard error of the top score, the faster first), each score with its standard error; results on an older snapshot are stale';
 
 -- ===========================================================================
 -- [ensemble] Ensembles of a task's runs (docs/models.md "Ensembles",
