@@ -1,4 +1,4 @@
-# Ensembles (docs/models.md "Ensembles", docs/scheduler.md 7.9): every
+# Ensembles (docs/models.md "Ensembles", docs/scheduler.md 7.10): every
 # selection run stores its validation predictions; after k =
 # easeml.ensemble_min_runs of them the scheduler runs an ensemble run,
 # whose trainer selects members greedily with replacement; the ensemble is

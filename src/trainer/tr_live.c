@@ -805,7 +805,7 @@ StoreArtifact(LiveCtx *c, const TrResult *result, json_object *metrics)
 
 /*
  * The stored model's validation predictions, for ensembles
- * (easeml.trainer_predictions): the server keeps them within
+ * (easeml_trainer.predictions): the server keeps them within
  * easeml.artifact_max_bytes, or says why not.  The metrics record which.
  */
 static void
@@ -824,7 +824,7 @@ StorePredictions(LiveCtx *c, const TrResult *result, json_object *metrics)
 		why = "over 1 GB";
 	else
 	{
-		res = PQexecParams(c->conn, "SELECT easeml.trainer_predictions($1, $2)",
+		res = PQexecParams(c->conn, "SELECT easeml_trainer.predictions($1, $2)",
 						   2, types, values, lengths, formats, 0);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
@@ -874,7 +874,7 @@ ReadMembers(LiveCtx *c, TrValPreds **vps, int64_t **ids, double **scores, int *n
 	const char *values[1] = {c->run_id};
 	PGresult   *res = PQexecParams(c->conn,
 								   "SELECT member::text, score::text, data"
-								   "  FROM easeml.trainer_ensemble_members($1)",
+								   "  FROM easeml_trainer.ensemble_members($1)",
 								   1, NULL, values, NULL, NULL, 1);
 	int			n,
 				m = 0;

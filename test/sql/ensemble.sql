@@ -28,27 +28,27 @@ INSERT INTO easeml.tasks (name, source, target) VALUES ('ens', 'public.ens_point
 SELECT regexp_replace(try($$INSERT INTO easeml.runs (task_id, model_id)
 			 SELECT t.id, m.id FROM easeml.tasks t, easeml.models m
 			  WHERE t.name = 'ens' AND m.name = 'ensemble'$$), 'model [0-9]+', 'model <ensemble>') AS try;
-SELECT try($$SELECT easeml.trainer_predictions(1, '\x00')$$);
-SELECT try($$SELECT * FROM easeml.trainer_ensemble_members(1)$$);
+SELECT try($$SELECT easeml_trainer.predictions(1, '\x00')$$);
+SELECT try($$SELECT * FROM easeml_trainer.ensemble_members(1)$$);
 SELECT try($$SELECT * FROM easeml._ensemble_pool(1)$$);
 SELECT count(*) FROM easeml.run_predictions;
 RESET ROLE;
 
 -- ---- the trainer's blob is checked -----------------------------------------
-SELECT try($$SELECT easeml.trainer_predictions(1, NULL)$$);
-SELECT try($$SELECT easeml.trainer_predictions(1, '\x00')$$);
-SELECT try($$SELECT easeml.trainer_predictions(1, 'not a blob')$$);
+SELECT try($$SELECT easeml_trainer.predictions(1, NULL)$$);
+SELECT try($$SELECT easeml_trainer.predictions(1, '\x00')$$);
+SELECT try($$SELECT easeml_trainer.predictions(1, 'not a blob')$$);
 -- well formed but for no run in flight: not kept, and the answer says why
-SELECT easeml.trainer_predictions(-1, '\x454153454d4c4131'::bytea);
+SELECT easeml_trainer.predictions(-1, '\x454153454d4c4131'::bytea);
 -- an ensemble run reads the predictions of its own task only, and a
 -- selection run is none
-SELECT count(*) FROM easeml.trainer_ensemble_members(-1);
+SELECT count(*) FROM easeml_trainer.ensemble_members(-1);
 
 -- ---- another tenant's predictions are not seen ------------------------------
 INSERT INTO easeml.runs (task_id, model_id, status)
 SELECT t.id, m.id, 'running' FROM easeml.tasks t, easeml.models m
  WHERE t.name = 'ens' AND m.name = 'gnb';
-SELECT easeml.trainer_predictions(r.id, '\x454153454d4c4131'::bytea) IS NULL AS kept
+SELECT easeml_trainer.predictions(r.id, '\x454153454d4c4131'::bytea) IS NULL AS kept
   FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'ens';
 SET ROLE regress_ens_a;
 SELECT count(*), min(bytes) FROM easeml.run_predictions;

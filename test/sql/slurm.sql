@@ -62,5 +62,7 @@ REVOKE ALL ON FUNCTION easeml_trainer.attach(bigint, text), easeml_trainer.spec(
 	easeml_trainer.data_session(bigint), easeml_trainer.progress(bigint, int, float8),
 	easeml_trainer.progress(bigint, int, float8, float8),
 	easeml_trainer.artifact(bigint, bytea), easeml_trainer.command(bigint),
-	easeml_trainer.result(bigint, int, text, text) FROM regress_slurm_trainer;
+	easeml_trainer.result(bigint, int, text, text),
+	easeml_trainer.predictions(bigint, bytea), easeml_trainer.ensemble_members(bigint)
+	FROM regress_slurm_trainer;
 DROP ROLE regress_slurm_trainer;

@@ -52,7 +52,7 @@ BEGIN
 		   seconds = extract(epoch FROM clock_timestamp() - coalesce(r.started_at, r.queued_at))
 			   -- [ensemble] an ensemble's cost is its members' runs too (it
 			   -- predicts with every member): tied with a member, the member
-			   -- ranks first (docs/models.md 7)
+			   -- ranks first (docs/models.md 8)
 			   + CASE WHEN r.purpose = 'ensemble' AND st = 'succeeded' THEN coalesce((
 					 SELECT sum(x.seconds) FROM easeml.runs x
 					  WHERE x.task_id = r.task_id AND x.purpose = 'select'
@@ -123,7 +123,7 @@ $$;
 
 -- ===========================================================================
 -- [ensemble] Ensembles of a task's runs (docs/models.md "Ensembles",
--- docs/scheduler.md 7.9)
+-- docs/scheduler.md 7.10)
 --
 -- Every selection run that succeeds stores its stored model's predictions
 -- for its validation rows (easeml.run_predictions, within
@@ -185,7 +185,7 @@ $$;
 -- [ensemble] The trainer stores its run's validation predictions: NULL
 -- when kept, else why not (over easeml.artifact_max_bytes, the run is no
 -- longer running); the trainer records it in the run's metrics.
-CREATE FUNCTION easeml.trainer_predictions(run_id bigint, data bytea)
+CREATE FUNCTION easeml_trainer.predictions(run_id bigint, data bytea)
 RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -193,7 +193,7 @@ AS $$
 DECLARE
 	cap			bigint := pg_size_bytes(coalesce(current_setting('easeml.artifact_max_bytes', true), '16MB'));
 BEGIN
-	PERFORM easeml._trainer_authorize(trainer_predictions.run_id);
+	PERFORM easeml._trainer_authorize(predictions.run_id);
 	IF data IS NULL OR substr(data, 1, 8) <> '\x454153454d4c4131'::bytea THEN
 		RAISE EXCEPTION 'the validation predictions of run % are not in the artifact format', run_id
 			USING ERRCODE = 'invalid_parameter_value',
@@ -203,9 +203,9 @@ BEGIN
 		RETURN format('%s bytes, over easeml.artifact_max_bytes (%s bytes)', octet_length(data), cap);
 	END IF;
 	INSERT INTO easeml.run_predictions (run_id, tenant, bytes, data)
-	SELECT r.id, r.tenant, octet_length(trainer_predictions.data), trainer_predictions.data
+	SELECT r.id, r.tenant, octet_length(predictions.data), predictions.data
 	  FROM easeml.runs r
-	 WHERE r.id = trainer_predictions.run_id AND r.status IN ('queued', 'running')
+	 WHERE r.id = predictions.run_id AND r.status IN ('queued', 'running')
 		   AND r.purpose = 'select'
 	ON CONFLICT ON CONSTRAINT run_predictions_pkey
 	DO UPDATE SET data = EXCLUDED.data, bytes = EXCLUDED.bytes;
@@ -215,32 +215,32 @@ BEGIN
 	RETURN NULL;
 END;
 $$;
-COMMENT ON FUNCTION easeml.trainer_predictions(bigint, bytea) IS
+COMMENT ON FUNCTION easeml_trainer.predictions(bigint, bytea) IS
 	'internal: the trainer stores the validation predictions of its run''s model; returns why not when they are not kept';
 
 -- [ensemble] The validation predictions an ensemble run selects from: the
 -- pool of its task (easeml._ensemble_pool) on the run's snapshot, best
 -- first, at most 200 runs.
-CREATE FUNCTION easeml.trainer_ensemble_members(run_id bigint)
+CREATE FUNCTION easeml_trainer.ensemble_members(run_id bigint)
 RETURNS TABLE (member bigint, score float8, data bytea)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	PERFORM easeml._trainer_authorize(trainer_ensemble_members.run_id);
+	PERFORM easeml._trainer_authorize(ensemble_members.run_id);
 	RETURN QUERY
 		SELECT p.run_id, p.score, rp.data
 		  FROM easeml.runs e
 		 CROSS JOIN LATERAL easeml._ensemble_pool(e.task_id) p
 		  JOIN easeml.runs r ON r.id = p.run_id
 		  JOIN easeml.run_predictions rp ON rp.run_id = p.run_id
-		 WHERE e.id = trainer_ensemble_members.run_id AND e.purpose = 'ensemble'
+		 WHERE e.id = ensemble_members.run_id AND e.purpose = 'ensemble'
 		   AND r.snapshot_version IS NOT DISTINCT FROM e.snapshot_version
 		 ORDER BY p.score DESC, r.seconds, r.id
 		 LIMIT 200;
 END;
 $$;
-COMMENT ON FUNCTION easeml.trainer_ensemble_members(bigint) IS
+COMMENT ON FUNCTION easeml_trainer.ensemble_members(bigint) IS
 	'internal: the runs an ensemble run selects from, with their validation predictions, best first';
 
 -- [ensemble] Queue an ensemble of the task of a selection run that just
@@ -302,7 +302,29 @@ CREATE TRIGGER runs_queue_ensemble
 	EXECUTE FUNCTION easeml._queue_ensemble();
 
 REVOKE ALL ON FUNCTION easeml._ensemble_pool(bigint), easeml._queue_ensemble(),
-	easeml.trainer_predictions(bigint, bytea), easeml.trainer_ensemble_members(bigint)
+	easeml_trainer.predictions(bigint, bytea), easeml_trainer.ensemble_members(bigint)
 	FROM PUBLIC;
 
 -- [ensemble] end
+
+-- [ensemble] a remote trainer's role may store predictions and read an
+-- ensemble's members
+CREATE OR REPLACE FUNCTION easeml.grant_trainer(role name)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = role) THEN
+		RAISE EXCEPTION 'role "%" does not exist', role USING ERRCODE = 'undefined_object';
+	END IF;
+	EXECUTE format('GRANT EXECUTE ON FUNCTION easeml_trainer.attach(bigint, text),'
+				   ' easeml_trainer.spec(bigint), easeml_trainer.data_session(bigint),'
+				   ' easeml_trainer.progress(bigint, int, float8),'
+				   ' easeml_trainer.progress(bigint, int, float8, float8), easeml_trainer.artifact(bigint, bytea),'
+				   ' easeml_trainer.command(bigint), easeml_trainer.result(bigint, int, text, text),'
+				   -- [ensemble] a run's validation predictions, an ensemble's members
+				   ' easeml_trainer.predictions(bigint, bytea), easeml_trainer.ensemble_members(bigint) TO %I',
+				   role);
+END;
+$$;
