@@ -25,6 +25,7 @@
 
 #include "trainer/trainer.h"
 #include "trainer/predict/tr_predict.h"
+#include "trainer/tr_ensemble.h"
 
 static const char *const colours[] = {"red", "green", "blue", "amber"};
 
@@ -174,6 +175,36 @@ Mutate(const Blob *src, uint64_t *rng)
 	return b;
 }
 
+/* encode and predict three random rows with a loaded model */
+static void
+Predict3(TrModel *m, uint64_t *rng)
+{
+	int			nraw = m->n_raw;
+	double	   *num = calloc(nraw + 1, sizeof(double));
+	const char **str = calloc(nraw + 1, sizeof(char *));
+	size_t	   *lens = calloc(nraw + 1, sizeof(size_t));
+	float	   *x = malloc(sizeof(float) * 3 * ((size_t) m->d + 1));
+	double	   *out = malloc(sizeof(double) * 3 * ((size_t) m->n_out + 1));
+
+	for (int r = 0; r < 3 && num && str && lens && x && out; r++)
+	{
+		for (int j = 0; j < nraw; j++)
+		{
+			num[j] = TrRandBelow(rng, 8) == 0 ? NAN : TrRandNormal(rng) * 100;
+			str[j] = TrRandBelow(rng, 3) == 0 ? NULL : "green";
+			lens[j] = str[j] ? 5 : 0;
+		}
+		TrModelEncode(m, num, str, lens, x + (size_t) r * m->d);
+	}
+	if (num && str && lens && x && out)
+		(void) TrModelPredict(m, x, 3, out);
+	free(num);
+	free(str);
+	free(lens);
+	free(x);
+	free(out);
+}
+
 /* load b; when it loads, encode and predict a few rows.  0, or -1 */
 static int
 Exercise(const Blob *b, uint64_t *rng)
@@ -184,34 +215,112 @@ Exercise(const Blob *b, uint64_t *rng)
 
 	if (rc != TR_ART_OK)
 		return err[0] != '\0' ? 0 : -1;	/* an error always says why */
-	{
-		int			nraw = m->n_raw;
-		double	   *num = calloc(nraw + 1, sizeof(double));
-		const char **str = calloc(nraw + 1, sizeof(char *));
-		size_t	   *lens = calloc(nraw + 1, sizeof(size_t));
-		float	   *x = malloc(sizeof(float) * 3 * ((size_t) m->d + 1));
-		double	   *out = malloc(sizeof(double) * 3 * ((size_t) m->n_out + 1));
-
-		for (int r = 0; r < 3 && num && str && lens && x && out; r++)
-		{
-			for (int j = 0; j < nraw; j++)
-			{
-				num[j] = TrRandBelow(rng, 8) == 0 ? NAN : TrRandNormal(rng) * 100;
-				str[j] = TrRandBelow(rng, 3) == 0 ? NULL : "green";
-				lens[j] = str[j] ? 5 : 0;
-			}
-			TrModelEncode(m, num, str, lens, x + (size_t) r * m->d);
-		}
-		if (num && str && lens && x && out)
-			(void) TrModelPredict(m, x, 3, out);
-		free(num);
-		free(str);
-		free(lens);
-		free(x);
-		free(out);
-	}
+	Predict3(m, rng);
 	TrModelFree(m);
 	return 0;
+}
+
+/*
+ * [ensemble] Mutated validation predictions (TrValPredsRead) and mutated
+ * ensemble artifacts (TrEnsembleMembers, TrEnsembleBuild with two real
+ * members): each is read or refused with a message.  The number refused
+ * without one, or -1.
+ */
+static int
+FuzzEnsembles(int iters, uint64_t *rng, int verbose)
+{
+	TrTable		t;
+	TrPrepOptions opt = {0};
+	TrResult	res[2],
+				ens;
+	TrValPreds	vp;
+	json_object *metrics = NULL;
+	const char *fams[2] = {"softmax", "gnb"};
+	int64_t		ids[2] = {3, 4};
+	double		w[2] = {0.5, 0.5};
+	char		err[256] = "";
+	int			bad = 0,
+				built = 0;
+	Blob		preds,
+				blob;
+
+	PredictTestTable(&t, 120, TR_KIND_CLASSIFICATION, 0, 11);
+	opt.val_fraction = 0.25;
+	opt.impute = 1;
+	for (int f = 0; f < 2; f++)
+	{
+		if (TrRunCandidate(&t, fams[f], NULL, &opt, NULL, NULL, NULL, 1, &res[f], &metrics) != 0 ||
+			res[f].predictions == NULL)
+			return -1;
+		json_object_put(metrics);
+	}
+	TrTableFree(&t);
+	if (TrValPredsRead(res[0].predictions, res[0].predictions_len, &vp, err, sizeof(err)) != 0)
+		return -1;
+	TrResultInit(&ens);
+	if (TrEnsembleArtifact(&vp, 2, ids, w, &ens) != 0)
+		return -1;
+	TrValPredsFree(&vp);
+	preds.p = res[0].predictions;
+	preds.len = res[0].predictions_len;
+	blob.p = ens.artifact;
+	blob.len = ens.artifact_len;
+	for (int i = 0; i < iters; i++)
+	{
+		Blob		b = Mutate(&preds, rng);
+		TrValPreds	v;
+		int64_t    *runs;
+		double	   *weights;
+		int			n;
+		int			rc;
+
+		err[0] = '\0';
+		if (TrValPredsRead(b.p, b.len, &v, err, sizeof(err)) == 0)
+			TrValPredsFree(&v);
+		else
+			bad += err[0] == '\0';
+		free(b.p);
+
+		b = Mutate(&blob, rng);
+		err[0] = '\0';
+		rc = TrEnsembleMembers(b.p, b.len, &n, &runs, &weights, err, sizeof(err));
+		if (rc != TR_ART_OK)
+			bad += err[0] == '\0';
+		else
+		{
+			TrModel    *members[2] = {NULL, NULL};
+			TrModel    *m = NULL;
+
+			free(runs);
+			free(weights);
+			if (n == 2 &&
+				TrModelLoad(res[0].artifact, res[0].artifact_len, &members[0], err, sizeof(err)) == TR_ART_OK &&
+				TrModelLoad(res[1].artifact, res[1].artifact_len, &members[1], err, sizeof(err)) == TR_ART_OK)
+			{
+				err[0] = '\0';
+				if (TrEnsembleBuild(b.p, b.len, members, 2, &m, err, sizeof(err)) == TR_ART_OK)
+				{
+					built++;
+					Predict3(m, rng);
+					TrModelFree(m);
+				}
+				else
+					bad += err[0] == '\0';
+			}
+			else
+			{
+				TrModelFree(members[0]);
+				TrModelFree(members[1]);
+			}
+		}
+		free(b.p);
+	}
+	if (verbose)
+		printf("# fuzz ensemble: %d mutations of each, %d ensembles still built\n", iters, built);
+	TrResultFree(&res[0]);
+	TrResultFree(&res[1]);
+	TrResultFree(&ens);
+	return bad;
 }
 
 int
@@ -251,6 +360,13 @@ FuzzArtifacts(int iters, int verbose)
 			printf("# fuzz %s/%d: %d mutations, %d still well formed\n", cases[c].family,
 				   cases[c].kind, iters, loaded);
 		free(src.p);
+	}
+	{
+		int			e = FuzzEnsembles(iters, &rng, verbose);
+
+		if (e < 0)
+			return -1;
+		bad += e;
 	}
 	/* random bytes behind the magic */
 	for (int i = 0; i < iters; i++)
