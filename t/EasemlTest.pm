@@ -11,7 +11,7 @@ use Test::More;
 
 our @EXPORT = qw(easeml_node load_dataset scheduler_pid postmaster_pid
   make_tenant query_as trainer_script process_gone trainer_pids
-  blocking_view set_policy);
+  blocking_view set_policy reload_worker);
 
 # Set the policy as an administrator does (easeml.policy is its one
 # source): ALTER SYSTEM and a reload, then wait until new sessions see it.
@@ -23,6 +23,24 @@ sub set_policy
 	$node->poll_query_until('postgres',
 		"SELECT current_setting('easeml.policy') = '$spec'")
 	  or die "easeml.policy did not become $spec";
+	return;
+}
+
+# Reload the configuration and wait until the scheduler has applied it: it
+# takes a reload at the top of its loop, so two loops that ended after the
+# reload leave no launch behind that used the old settings.
+sub reload_worker
+{
+	my ($node) = @_;
+	my $t = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
+	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+	for (1 .. 2)
+	{
+		$node->poll_query_until('postgres',
+			"SELECT loop_at > '$t' FROM easeml.scheduler_status()")
+		  or die 'the scheduler ran no loop after the reload';
+		$t = $node->safe_psql('postgres', 'SELECT loop_at FROM easeml.scheduler_status()');
+	}
 	return;
 }
 

@@ -59,6 +59,7 @@
 #include "core/trainer_protocol.h"
 #include "tr_check.h"
 #include "tr_ensemble.h"
+#include "tr_live.h"
 #include "tr_metrics.h"
 #include "trainer/io/tr_copy.h"
 #include "trainer/families/tr_external.h"
@@ -73,8 +74,8 @@ HandleTerm(int sig)
 }
 
 /* A timestamped line in the run's log (stdout goes to trainer.log). */
-static void
-LogLine(const char *fmt,...)
+void
+LiveLog(const char *fmt,...)
 {
 	va_list		ap;
 	char		when[32];
@@ -100,17 +101,32 @@ static bool live_report = true;
 static char fail_message[2048];
 static char *result_metrics = NULL;
 
-/* Fail the run: the reason for its report, a log line for humans. */
-static int
-Fail(const char *dir, const char *fmt,...)
+/* LiveFail the run: the reason for its report, a log line for humans. */
+int
+LiveFail(const char *dir, const char *fmt,...)
 {
 	va_list		ap;
 
 	va_start(ap, fmt);
 	vsnprintf(fail_message, sizeof(fail_message), fmt, ap);
 	va_end(ap);
-	LogLine("error: %s", fail_message);
+	LiveLog("error: %s", fail_message);
 	return EASEML_EXIT_FAILED;
+}
+
+/* Has SIGTERM asked the run to stop? */
+bool
+LiveCancelled(void)
+{
+	return cancel_requested != 0;
+}
+
+/* The metrics the run reports at its end (ReportResult); 0, or -1. */
+int
+LiveKeepMetrics(json_object *metrics)
+{
+	result_metrics = strdup(json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN));
+	return result_metrics != NULL ? 0 : -1;
 }
 
 /*
@@ -148,10 +164,10 @@ EnsureSession(PGconn *conn, const char *run_id)
 	res = Attach(conn, run_id);
 	ok = PQresultStatus(res) == PGRES_TUPLES_OK;
 	if (!ok)
-		LogLine("warning: could not attach again: %s", PQresultErrorMessage(res));
+		LiveLog("warning: could not attach again: %s", PQresultErrorMessage(res));
 	PQclear(res);
 	if (ok)
-		LogLine("run %s: connected again", run_id);
+		LiveLog("run %s: connected again", run_id);
 	return ok ? 0 : -1;
 }
 
@@ -187,27 +203,20 @@ ReportResult(int rc)
 			bool		done = PQresultStatus(res) == PGRES_TUPLES_OK;
 
 			if (!done)
-				LogLine("warning: could not report the result: %s", PQresultErrorMessage(res));
+				LiveLog("warning: could not report the result: %s", PQresultErrorMessage(res));
 			PQclear(res);
 			if (done || PQstatus(live_conn) == CONNECTION_OK)
 				return;			/* the server refused it: retrying will not help */
 		}
 		if (cancel_requested || time(NULL) - start > REPORT_RETRY_SECONDS)
 		{
-			LogLine("error: could not report the result: %s", PQerrorMessage(live_conn));
+			LiveLog("error: could not report the result: %s", PQerrorMessage(live_conn));
 			return;
 		}
 		sleep(2);
 	}
 }
 
-typedef struct ProgressState
-{
-	PGconn	   *conn;
-	const char *run_id;
-	double		last;
-	double		last_reconnect;
-} ProgressState;
 
 /* A measure as SQL float8 text; NaN for "not measured" (and non-finite). */
 static void
@@ -224,8 +233,8 @@ FormatMeasure(char *buf, size_t len, double v)
  * training loss, and its validation score when measured; NaN is "not
  * measured".  Best effort: a failure is logged, training goes on.
  */
-static void
-SendProgress(ProgressState *ps, int epoch, double loss, double score)
+void
+LiveSendProgress(ProgressState *ps, int epoch, double loss, double score)
 {
 	char		epoch_s[32];
 	char		loss_s[64];
@@ -243,7 +252,7 @@ SendProgress(ProgressState *ps, int epoch, double loss, double score)
 	res = PQexecParams(ps->conn, "SELECT easeml_trainer.progress($1, $2, $3, $4)",
 					   4, NULL, values, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		LogLine("warning: could not report progress: %s", PQerrorMessage(ps->conn));
+		LiveLog("warning: could not report progress: %s", PQerrorMessage(ps->conn));
 	PQclear(res);
 }
 
@@ -270,14 +279,14 @@ ReportProgress(void *arg, int epoch, double loss)
 		if (EnsureSession(ps->conn, ps->run_id) != 0)
 			return;
 	}
-	SendProgress(ps, epoch, loss, NAN);
+	LiveSendProgress(ps, epoch, loss, NAN);
 }
 
 /* SQLSTATE of the last error Command() or the spec query got, or "" */
 static char last_sqlstate[6];
 
-static void
-KeepSqlstate(const PGresult *res)
+void
+LiveKeepSqlstate(const PGresult *res)
 {
 	const char *code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
@@ -296,7 +305,7 @@ Command(PGconn *conn, const char *sql, int nparams, const char *const *values,
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
 	{
 		snprintf(err, errlen, "%s", TrServerMessage(res, conn));
-		KeepSqlstate(res);
+		LiveKeepSqlstate(res);
 		rc = -1;
 	}
 	PQclear(res);
@@ -310,8 +319,8 @@ Command(PGconn *conn, const char *sql, int nparams, const char *const *values,
  * unless its class says it may pass (connection, rollback, resources,
  * lock or object state, operator intervention, system, internal).
  */
-static int
-LoadFailure(PGconn *conn, const char *sqlstate)
+int
+LiveLoadFailure(PGconn *conn, const char *sqlstate)
 {
 	static const char *const transient[] = {"08", "40", "53", "55", "57", "58", "XX"};
 
@@ -384,12 +393,12 @@ OpenGpu(const char *family, const TrGpuOps **gpu, char *err, size_t errlen)
 		snprintf(err, errlen, "the GPU %s could not be used: %s", device ? device : "", why);
 		return oom ? EASEML_EXIT_DEVICE_OOM : EASEML_EXIT_DEVICE_UNAVAILABLE;
 	}
-	LogLine("training on %s (%s)", device ? device : "the GPU", (*gpu)->name);
+	LiveLog("training on %s (%s)", device ? device : "the GPU", (*gpu)->name);
 	return EASEML_EXIT_OK;
 }
 
-static const char *
-JsonString(json_object *obj, const char *key)
+const char *
+LiveJsonString(json_object *obj, const char *key)
 {
 	json_object *v;
 
@@ -407,7 +416,7 @@ static int
 DataOptions(json_object *spec, TrPrepOptions *opt, char *err, size_t errlen)
 {
 	json_object *v;
-	const char *impute = JsonString(spec, "impute");
+	const char *impute = LiveJsonString(spec, "impute");
 
 	if (impute == NULL || strcmp(impute, "mean") == 0)
 		opt->strategy = TR_IMPUTE_MEAN;
@@ -425,7 +434,7 @@ DataOptions(json_object *spec, TrPrepOptions *opt, char *err, size_t errlen)
 		opt->no_indicator = !json_object_get_boolean(v);
 	if (json_object_object_get_ex(spec, "folds", &v) && json_object_is_type(v, json_type_int))
 		opt->folds = json_object_get_int(v);
-	opt->metric = JsonString(spec, "metric");
+	opt->metric = LiveJsonString(spec, "metric");
 	return 0;
 }
 
@@ -469,28 +478,6 @@ FeatureKinds(json_object *spec, int d, int *kinds, char *err, size_t errlen)
 	return 0;
 }
 
-/* One live run as LiveRun's steps see it. */
-typedef struct LiveCtx
-{
-	const char *run_id;
-	const char *run_dir;
-	int			load_only;		/* scripts/bench/dataload.sh: stop after loading */
-	int			threads;
-	PGconn	   *conn;
-	json_object *spec;
-	json_object *params;		/* the model's, or NULL */
-	const char *family;
-	const char *query;			/* the COPY query of the rows */
-	long		max_rows;		/* the tenant's limit on rows with a target; 0: none */
-	int			kind;
-	int			d;				/* feature columns */
-	TrPrepOptions opt;
-	char	  **command;		/* an external trainer's, or NULL */
-	const TrGpuOps *gpu;
-	TrTable		tab;
-	long		bytes;
-	double		load_seconds;
-} LiveCtx;
 
 /* --run ID --run-dir DIR [--load-only]; the id must be a number. */
 static int
@@ -512,7 +499,7 @@ LiveArgs(LiveCtx *c, int argc, char **argv)
 	}
 	for (const char *ch = c->run_id; *ch; ch++)
 		if (*ch < '0' || *ch > '9')
-			return Fail(c->run_dir, "invalid run id \"%s\"", c->run_id);
+			return LiveFail(c->run_dir, "invalid run id \"%s\"", c->run_id);
 	live_run_id = c->run_id;
 	return EASEML_EXIT_OK;
 }
@@ -528,7 +515,7 @@ GuardProcess(LiveCtx *c)
 	(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
 	sched_pid = getenv(EASEML_ENV_SCHEDULER_PID);
 	if (sched_pid && atoi(sched_pid) != (int) getppid())
-		return Fail(c->run_dir, "the scheduler (pid %s) is gone", sched_pid);
+		return LiveFail(c->run_dir, "the scheduler (pid %s) is gone", sched_pid);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = HandleTerm;
 	sigemptyset(&sa.sa_mask);
@@ -551,7 +538,7 @@ CapMemory(LiveCtx *c)
 	char		err[256];
 
 	if (TrMemoryLimitApply(getenv(EASEML_ENV_MEMORY_LIMIT), c->threads, err, sizeof(err)) != 0)
-		return Fail(c->run_dir, "%s", err);
+		return LiveFail(c->run_dir, "%s", err);
 	return EASEML_EXIT_OK;
 }
 
@@ -563,11 +550,11 @@ ConnectAndAttach(LiveCtx *c)
 	PGresult   *res;
 	char		err[2048];
 
-	LogLine("run %s: starting", c->run_id);
+	LiveLog("run %s: starting", c->run_id);
 	c->conn = PQconnectdb(conninfo ? conninfo : "");
 	live_conn = c->conn;
 	if (PQstatus(c->conn) != CONNECTION_OK)
-		return Fail(c->run_dir, "could not connect to the database: %s", PQerrorMessage(c->conn));
+		return LiveFail(c->run_dir, "could not connect to the database: %s", PQerrorMessage(c->conn));
 	/* before anything of the tenant's runs in this session */
 	res = Attach(c->conn, c->run_id);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
@@ -576,8 +563,8 @@ ConnectAndAttach(LiveCtx *c)
 		PQclear(res);
 		/* not the run's trainer: it may not report either */
 		live_report = false;
-		Fail(c->run_dir, "could not attach the trainer's session: %s", err);
-		return LoadFailure(c->conn, NULL);
+		LiveFail(c->run_dir, "could not attach the trainer's session: %s", err);
+		return LiveLoadFailure(c->conn, NULL);
 	}
 	PQclear(res);
 	return EASEML_EXIT_OK;
@@ -634,33 +621,33 @@ ReadSpec(LiveCtx *c)
 					   1, NULL, values, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
 	{
-		Fail(c->run_dir, "could not read the run's spec: %s", TrServerMessage(res, c->conn));
-		KeepSqlstate(res);
+		LiveFail(c->run_dir, "could not read the run's spec: %s", TrServerMessage(res, c->conn));
+		LiveKeepSqlstate(res);
 		PQclear(res);
-		return LoadFailure(c->conn, last_sqlstate);
+		return LiveLoadFailure(c->conn, last_sqlstate);
 	}
 	c->spec = TrJsonParse(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (c->spec == NULL)
-		return Fail(c->run_dir, "the run's spec is not valid JSON");
-	kind_s = JsonString(c->spec, "kind");
-	c->family = JsonString(c->spec, "family");
-	c->query = JsonString(c->spec, "copy_query");
+		return LiveFail(c->run_dir, "the run's spec is not valid JSON");
+	kind_s = LiveJsonString(c->spec, "kind");
+	c->family = LiveJsonString(c->spec, "family");
+	c->query = LiveJsonString(c->spec, "copy_query");
 	if (json_object_object_get_ex(c->spec, "max_rows", &v) && json_object_is_type(v, json_type_int))
 		c->max_rows = (long) json_object_get_int64(v);
 	if (!kind_s || !c->family || !c->query ||
 		!json_object_object_get_ex(c->spec, "features", &v) ||
 		!json_object_is_type(v, json_type_array))
-		return Fail(c->run_dir, "the run's spec is incomplete");
+		return LiveFail(c->run_dir, "the run's spec is incomplete");
 	c->d = (int) json_object_array_length(v);
 	c->kind = strcmp(kind_s, "regression") == 0 ? TR_KIND_REGRESSION : TR_KIND_CLASSIFICATION;
 	if (json_object_object_get_ex(c->spec, "params", &c->params) &&
 		!json_object_is_type(c->params, json_type_object))
 		c->params = NULL;
 	if (SpecOptions(c, err, sizeof(err)) != 0)
-		return Fail(c->run_dir, "%s", err);
-	LogLine("run %s: task %s (%s), model %s, family %s, %d features",
-			c->run_id, JsonString(c->spec, "task"), kind_s, JsonString(c->spec, "model"),
+		return LiveFail(c->run_dir, "%s", err);
+	LiveLog("run %s: task %s (%s), model %s, family %s, %d features",
+			c->run_id, LiveJsonString(c->spec, "task"), kind_s, LiveJsonString(c->spec, "model"),
 			c->family, c->d);
 	return EASEML_EXIT_OK;
 }
@@ -674,20 +661,20 @@ PrepareCandidate(LiveCtx *c)
 
 	if (strcmp(c->family, EASEML_FAMILY_EXTERNAL) == 0 &&
 		(c->command = FetchCommand(c->conn, c->run_id, err, sizeof(err))) == NULL)
-		return Fail(c->run_dir, "%s", err);
+		return LiveFail(c->run_dir, "%s", err);
 
 	/*
 	 * A model row this trainer cannot train for this kind of task is no
 	 * task's fault (whether the task has images is its own business).
 	 */
-	if (TrModelCheck(c->family, c->params, JsonString(c->spec, "kind"), 1, err, sizeof(err)) != 0)
+	if (TrModelCheck(c->family, c->params, LiveJsonString(c->spec, "kind"), 1, err, sizeof(err)) != 0)
 	{
-		Fail(c->run_dir, "model %s cannot be trained: %s", JsonString(c->spec, "model"), err);
+		LiveFail(c->run_dir, "model %s cannot be trained: %s", LiveJsonString(c->spec, "model"), err);
 		return EASEML_EXIT_MODEL;
 	}
 	if (c->command == NULL && (rc = OpenGpu(c->family, &c->gpu, err, sizeof(err))) != EASEML_EXIT_OK)
 	{
-		Fail(c->run_dir, "%s", err);
+		LiveFail(c->run_dir, "%s", err);
 		return rc;
 	}
 	return EASEML_EXIT_OK;
@@ -706,35 +693,35 @@ LoadRows(LiveCtx *c)
 
 	/* the kind of each feature column: how its values arrive */
 	if ((kinds = malloc(sizeof(int) * (c->d > 0 ? c->d : 1))) == NULL)
-		return Fail(c->run_dir, "out of memory");
+		return LiveFail(c->run_dir, "out of memory");
 	if (FeatureKinds(c->spec, c->d, kinds, err, sizeof(err)) != 0)
-		return Fail(c->run_dir, "%s", err);
+		return LiveFail(c->run_dir, "%s", err);
 	t0 = TrNow();
 	if (Command(c->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, err, sizeof(err)) != 0 ||
 		Command(c->conn, "SET LOCAL synchronize_seqscans = off", 0, NULL, err, sizeof(err)) != 0 ||
 		Command(c->conn, "SELECT easeml_trainer.data_session($1)", 1, values, err, sizeof(err)) != 0)
 	{
-		Fail(c->run_dir, "could not open the data session: %s", err);
-		return LoadFailure(c->conn, last_sqlstate);
+		LiveFail(c->run_dir, "could not open the data session: %s", err);
+		return LiveLoadFailure(c->conn, last_sqlstate);
 	}
 	if ((rc = TrCopyLoad(c->conn, c->query, c->d, c->kind, kinds, c->max_rows,
 						 &cancel_requested, &c->tab, &c->bytes, last_sqlstate,
 						 err, sizeof(err))) != 0)
 	{
-		Fail(c->run_dir, "%s", err);
+		LiveFail(c->run_dir, "%s", err);
 		/* every candidate would read past the limit: the task fails */
 		if (rc == TR_COPY_OVER_LIMIT)
 			return EASEML_EXIT_SOURCE;
-		return cancel_requested ? EASEML_EXIT_FAILED : LoadFailure(c->conn, last_sqlstate);
+		return cancel_requested ? EASEML_EXIT_FAILED : LiveLoadFailure(c->conn, last_sqlstate);
 	}
 	free(kinds);
 	if (Command(c->conn, "ROLLBACK", 0, NULL, err, sizeof(err)) != 0)
 	{
-		Fail(c->run_dir, "could not end the data session: %s", err);
-		return LoadFailure(c->conn, NULL);
+		LiveFail(c->run_dir, "could not end the data session: %s", err);
+		return LiveLoadFailure(c->conn, NULL);
 	}
 	c->load_seconds = TrNow() - t0;
-	LogLine("run %s: loaded %d rows (%ld bytes) in %.3f s", c->run_id, c->tab.n, c->bytes,
+	LiveLog("run %s: loaded %d rows (%ld bytes) in %.3f s", c->run_id, c->tab.n, c->bytes,
 			c->load_seconds);
 	/* feature names, for messages about a column */
 	if (!c->load_only && json_object_object_get_ex(c->spec, "features", &v))
@@ -780,8 +767,8 @@ Train(LiveCtx *c, ProgressState *ps, TrResult *result, json_object **metrics)
 }
 
 /* The trained parameters; the run still succeeds if they cannot be kept. */
-static void
-StoreArtifact(LiveCtx *c, const TrResult *result, json_object *metrics)
+void
+LiveStoreArtifact(LiveCtx *c, const TrResult *result, json_object *metrics)
 {
 	const char *values[2] = {c->run_id, (const char *) result->artifact};
 	int			lengths[2] = {0, (int) result->artifact_len};
@@ -797,7 +784,7 @@ StoreArtifact(LiveCtx *c, const TrResult *result, json_object *metrics)
 					   2, types, values, lengths, formats, 0);
 	stored = PQresultStatus(res) == PGRES_TUPLES_OK;
 	if (!stored)
-		LogLine("warning: could not store the artifact (%zu bytes): %s",
+		LiveLog("warning: could not store the artifact (%zu bytes): %s",
 				result->artifact_len, PQresultErrorMessage(res));
 	PQclear(res);
 	json_object_object_add(metrics, "artifact_stored", json_object_new_boolean(stored));
@@ -828,13 +815,13 @@ StorePredictions(LiveCtx *c, const TrResult *result, json_object *metrics)
 						   2, types, values, lengths, formats, 0);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
-			LogLine("warning: could not store the validation predictions (%zu bytes): %s",
+			LiveLog("warning: could not store the validation predictions (%zu bytes): %s",
 					result->predictions_len, PQresultErrorMessage(res));
 			why = "the server refused them";
 		}
 		else if (!PQgetisnull(res, 0, 0))
 		{
-			LogLine("validation predictions not kept: %s", PQgetvalue(res, 0, 0));
+			LiveLog("validation predictions not kept: %s", PQgetvalue(res, 0, 0));
 			json_object_object_add(metrics, "predictions_stored", json_object_new_boolean(0));
 			json_object_object_add(metrics, "predictions_skipped",
 								   json_object_new_string(PQgetvalue(res, 0, 0)));
@@ -864,186 +851,7 @@ AddRunMetrics(const LiveCtx *c, json_object *metrics)
 		json_object_object_add(metrics, "peak_rss_bytes", json_object_new_int64(peak));
 	json_object_object_add(metrics, "rows_loaded", json_object_new_int64(c->tab.n));
 	json_object_object_add(metrics, "bytes_loaded", json_object_new_int64(c->bytes));
-	json_object_object_add(metrics, "model", json_object_new_string(JsonString(c->spec, "model")));
-}
-
-/* the members' validation predictions, read; *nread of them usable */
-static int
-ReadMembers(LiveCtx *c, TrValPreds **vps, int64_t **ids, double **scores, int *nread)
-{
-	const char *values[1] = {c->run_id};
-	PGresult   *res = PQexecParams(c->conn,
-								   "SELECT member::text, score::text, data"
-								   "  FROM easeml_trainer.ensemble_members($1)",
-								   1, NULL, values, NULL, NULL, 1);
-	int			n,
-				m = 0;
-
-	*nread = 0;
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-	{
-		Fail(c->run_dir, "could not read the members' validation predictions: %s",
-			 TrServerMessage(res, c->conn));
-		KeepSqlstate(res);
-		PQclear(res);
-		return LoadFailure(c->conn, NULL);
-	}
-	n = PQntuples(res);
-	*vps = calloc(n + 1, sizeof(TrValPreds));
-	*ids = calloc(n + 1, sizeof(int64_t));
-	*scores = calloc(n + 1, sizeof(double));
-	if (*vps == NULL || *ids == NULL || *scores == NULL)
-	{
-		PQclear(res);
-		return Fail(c->run_dir, "out of memory");
-	}
-	for (int i = 0; i < n; i++)
-	{
-		char		err[256];
-
-		if (TrValPredsRead((const unsigned char *) PQgetvalue(res, i, 2), PQgetlength(res, i, 2),
-						   &(*vps)[m], err, sizeof(err)) != 0)
-		{
-			LogLine("run %s: member run %s skipped: %s", c->run_id, PQgetvalue(res, i, 0), err);
-			continue;
-		}
-		/* the best member's rows are the ensemble's (the same split) */
-		if (m > 0 && !TrValPredsAligned(&(*vps)[0], &(*vps)[m]))
-		{
-			LogLine("run %s: member run %s skipped: scored on other validation rows",
-					c->run_id, PQgetvalue(res, i, 0));
-			TrValPredsFree(&(*vps)[m]);
-			continue;
-		}
-		(*ids)[m] = strtoll(PQgetvalue(res, i, 0), NULL, 10);
-		(*scores)[m] = strtod(PQgetvalue(res, i, 1), NULL);
-		m++;
-	}
-	PQclear(res);
-	*nread = m;
-	return EASEML_EXIT_OK;
-}
-
-/*
- * An ensemble run (docs/models.md, "Ensembles"): greedy selection with
- * replacement over the validation predictions of the task's runs, scored
- * with the task's metric on those rows; its artifact names the members
- * and their weights.  No rows are read.
- */
-static int
-EnsembleRun(LiveCtx *c)
-{
-	TrValPreds *vps = NULL;
-	const TrValPreds **use;
-	int64_t    *ids = NULL,
-			   *chosen;
-	double	   *scores = NULL,
-			   *weights,
-			   *avg;
-	int		   *counts;
-	int			m,
-				k = 0,
-				total = 0,
-				rc;
-	int			steps = TrParamInt(c->params, "steps", TR_ENSEMBLE_STEPS);
-	int			metric;
-	double		t0 = TrNow(),
-				score;
-	char		err[512];
-	TrMetrics	fm;
-	TrResult	result;
-	json_object *metrics,
-			   *arr;
-	ProgressState ps;
-
-	metric = c->opt.metric != NULL ? TrMetricLookup(c->opt.metric, c->kind) :
-		(c->kind == TR_KIND_REGRESSION ? TR_M_R2 : TR_M_ACCURACY);
-	if (metric < 0)
-		return Fail(c->run_dir, "metric \"%s\" does not apply", c->opt.metric);
-	if (steps < 1 || steps > TR_ENSEMBLE_MAX_STEPS)
-		return Fail(c->run_dir, "an ensemble takes 1 to %d steps, not %d", TR_ENSEMBLE_MAX_STEPS, steps);
-	if ((rc = ReadMembers(c, &vps, &ids, &scores, &m)) != EASEML_EXIT_OK)
-		return rc;
-	if (m < 2)
-		return Fail(c->run_dir, "an ensemble needs 2 runs with validation predictions on the same rows, the task has %d", m);
-	use = malloc(sizeof(TrValPreds *) * m);
-	counts = calloc(m, sizeof(int));
-	chosen = malloc(sizeof(int64_t) * m);
-	weights = malloc(sizeof(double) * m);
-	avg = malloc(sizeof(double) * ((size_t) vps[0].n * vps[0].n_out + 1));
-	if (use == NULL || counts == NULL || chosen == NULL || weights == NULL || avg == NULL)
-		return Fail(c->run_dir, "out of memory");
-	for (int i = 0; i < m; i++)
-		use[i] = &vps[i];
-	if (TrEnsembleSelect(use, m, metric, steps, counts, &score, err, sizeof(err)) != 0)
-		return Fail(c->run_dir, "%s", err);
-	if (cancel_requested)
-		return Fail(c->run_dir, "cancelled");
-	TrEnsembleAverage(use, m, counts, avg);
-	score = TrEnsembleQuality(&vps[0], avg, metric, &fm);
-	TrEnsembleErrors(&vps[0], avg, &fm);
-	for (int i = 0; i < m; i++)
-		total += counts[i];
-	metrics = json_object_new_object();
-	arr = json_object_new_array();
-	for (int i = 0; i < m; i++)
-	{
-		json_object *o;
-
-		if (counts[i] == 0)
-			continue;
-		chosen[k] = ids[i];
-		weights[k] = (double) counts[i] / total;
-		o = json_object_new_object();
-		json_object_object_add(o, "run_id", json_object_new_int64(ids[i]));
-		json_object_object_add(o, "weight", json_object_new_double(weights[k]));
-		json_object_object_add(o, "count", json_object_new_int(counts[i]));
-		json_object_object_add(o, "score", json_object_new_double(scores[i]));
-		json_object_array_add(arr, o);
-		k++;
-	}
-	json_object_object_add(metrics, "score", json_object_new_double(score));
-	json_object_object_add(metrics, "metric", json_object_new_string(TrMetricName(metric)));
-	TrMetricsJsonOne(metrics, &fm, metric);
-	json_object_object_add(metrics, "family", json_object_new_string(TR_ENSEMBLE_FAMILY));
-	json_object_object_add(metrics, "kind", json_object_new_string(
-											c->kind == TR_KIND_REGRESSION ? "regression" : "classification"));
-	json_object_object_add(metrics, "n_val", json_object_new_int(vps[0].n));
-	json_object_object_add(metrics, "n_classes", json_object_new_int(vps[0].n_classes));
-	json_object_object_add(metrics, "epochs", json_object_new_int(steps));
-	json_object_object_add(metrics, "ensemble_steps", json_object_new_int(total));
-	json_object_object_add(metrics, "candidates", json_object_new_int(m));
-	json_object_object_add(metrics, "best_member_score", json_object_new_double(scores[0]));
-	json_object_object_add(metrics, "members", arr);
-	json_object_object_add(metrics, "train_seconds", json_object_new_double(TrNow() - t0));
-	json_object_object_add(metrics, "model", json_object_new_string(JsonString(c->spec, "model")));
-	TrResultInit(&result);
-	if (TrEnsembleArtifact(&vps[0], k, chosen, weights, &result) != 0)
-		return Fail(c->run_dir, "%s", result.error);
-	json_object_object_add(metrics, "artifact_bytes", json_object_new_int64((int64_t) result.artifact_len));
-	memset(&ps, 0, sizeof(ps));
-	ps.conn = c->conn;
-	ps.run_id = c->run_id;
-	SendProgress(&ps, steps, NAN, score);
-	StoreArtifact(c, &result, metrics);
-	result_metrics = strdup(json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN));
-	if (result_metrics == NULL)
-		return Fail(c->run_dir, "out of memory");
-	LogLine("run %s: done, score %.6f (an ensemble of %d of %d runs; the best alone %.6f)",
-			c->run_id, score, k, m, scores[0]);
-	TrResultFree(&result);
-	json_object_put(metrics);
-	for (int i = 0; i < m; i++)
-		TrValPredsFree(&vps[i]);
-	free(vps);
-	free(use);
-	free(ids);
-	free(scores);
-	free(counts);
-	free(chosen);
-	free(weights);
-	free(avg);
-	return EASEML_EXIT_OK;
+	json_object_object_add(metrics, "model", json_object_new_string(LiveJsonString(c->spec, "model")));
 }
 
 static int
@@ -1063,7 +871,7 @@ LiveRun(int argc, char **argv)
 		return rc;
 	/* an ensemble of the task's runs reads their predictions, not the rows */
 	if (strcmp(c.family, TR_ENSEMBLE_FAMILY) == 0)
-		return EnsembleRun(&c);
+		return LiveEnsembleRun(&c);
 	if ((rc = PrepareCandidate(&c)) != EASEML_EXIT_OK ||
 		(rc = CapMemory(&c)) != EASEML_EXIT_OK ||
 		(rc = LoadRows(&c)) != EASEML_EXIT_OK)
@@ -1077,35 +885,34 @@ LiveRun(int argc, char **argv)
 		return 0;
 	}
 	if (cancel_requested)
-		return Fail(c.run_dir, "cancelled");
+		return LiveFail(c.run_dir, "cancelled");
 
 	memset(&ps, 0, sizeof(ps));
 	ps.conn = c.conn;
 	ps.run_id = c.run_id;
 	if (Train(&c, &ps, &result, &metrics) != 0)
 	{
-		Fail(c.run_dir, "%s", result.error[0] ? result.error : "training failed");
+		LiveFail(c.run_dir, "%s", result.error[0] ? result.error : "training failed");
 		/* a device failure tells the scheduler to place the candidate elsewhere */
 		return result.exit_code != 0 ? result.exit_code : EASEML_EXIT_FAILED;
 	}
 	if (cancel_requested)
-		return Fail(c.run_dir, "cancelled");
+		return LiveFail(c.run_dir, "cancelled");
 
 	/*
 	 * The last epoch, which the rate limit may have held back, with the
 	 * run's validation score: the run's epoch and loss, and the last point
 	 * of its learning curve, are those of the fit that finished.
 	 */
-	SendProgress(&ps, result.epochs > 0 ? result.epochs : 1, result.train_loss,
+	LiveSendProgress(&ps, result.epochs > 0 ? result.epochs : 1, result.train_loss,
 				 c.opt.train_all ? NAN : result.score);
-	StoreArtifact(&c, &result, metrics);
+	LiveStoreArtifact(&c, &result, metrics);
 	if (!c.opt.train_all)
 		StorePredictions(&c, &result, metrics);
 	AddRunMetrics(&c, metrics);
-	result_metrics = strdup(json_object_to_json_string_ext(metrics, JSON_C_TO_STRING_PLAIN));
-	if (result_metrics == NULL)
-		return Fail(c.run_dir, "out of memory");
-	LogLine("run %s: done, score %.6f", c.run_id, result.score);
+	if (LiveKeepMetrics(metrics) != 0)
+		return LiveFail(c.run_dir, "out of memory");
+	LiveLog("run %s: done, score %.6f", c.run_id, result.score);
 
 	TrResultFree(&result);
 	json_object_put(metrics);
@@ -1134,7 +941,7 @@ TrLiveMain(int argc, char **argv)
 		snprintf(fail_message, sizeof(fail_message),
 				 "memory limit: an allocation over the trainer's cap of %llu MB failed (easeml.trainer_memory_limit): %.1900s",
 				 TrMemoryLimit() / (1024 * 1024), why[0] ? why : "out of memory");
-		LogLine("error: %s", fail_message);
+		LiveLog("error: %s", fail_message);
 		rc = EASEML_EXIT_MEMORY_LIMIT;
 	}
 	if (rc != EASEML_EXIT_USAGE)
