@@ -1927,15 +1927,20 @@ BEGIN
 				 ORDER BY d.id DESC LIMIT 2) l
 		 CROSS JOIN LATERAL (VALUES (l.run_id), (l.refit_run_id)) k (id)
 		 WHERE k.id IS NOT NULL);
-	-- [ensemble] the members of a kept ensemble predict with it
+	-- [ensemble] the members of a kept ensemble predict with it (compared
+	-- as numeric: the list is the trainer's, a run_id of 1.5 or 1e20 is no
+	-- run and no error either)
 	keep := array_remove(keep || ARRAY(
-		SELECT (e ->> 'run_id')::bigint
-		  FROM easeml.runs x
-		 CROSS JOIN LATERAL jsonb_array_elements(
-			 CASE WHEN jsonb_typeof(x.metrics -> 'members') = 'array'
-				  THEN x.metrics -> 'members' ELSE '[]' END) e
-		 WHERE x.id = ANY (keep) AND x.purpose = 'ensemble'
-		   AND jsonb_typeof(e -> 'run_id') = 'number'), NULL);
+		SELECT y.id FROM easeml.runs y
+		 WHERE y.task_id = tid
+		   AND y.id::numeric IN (
+			   SELECT (e ->> 'run_id')::numeric
+				 FROM easeml.runs x
+				CROSS JOIN LATERAL jsonb_array_elements(
+					CASE WHEN jsonb_typeof(x.metrics -> 'members') = 'array'
+						 THEN x.metrics -> 'members' ELSE '[]' END) e
+				WHERE x.id = ANY (keep) AND x.purpose = 'ensemble'
+				  AND jsonb_typeof(e -> 'run_id') = 'number')), NULL);
 	DELETE FROM easeml.artifacts a USING easeml.runs r
 	 WHERE a.run_id = r.id AND r.task_id = tid AND a.bytes > cap
 	   AND r.status IN ('succeeded', 'failed', 'cancelled', 'interrupted')
@@ -2382,6 +2387,13 @@ BEGIN
 		RAISE EXCEPTION 'model % does not exist or is disabled', NEW.model_id
 			USING ERRCODE = 'undefined_object',
 				  HINT = 'SELECT id, name FROM easeml.models WHERE enabled lists the candidates.';
+	END IF;
+	-- [spaces] a generated candidate belongs to its task (dropping that
+	-- task drops it): it is never a run of another one
+	IF m.generated_for IS NOT NULL AND m.generated_for <> t.id THEN
+		RAISE EXCEPTION 'model % was generated for another task', m.name
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'A generated candidate is trained only for the task it was generated for.';
 	END IF;
 	IF NOT (t.kind = ANY (m.kinds)) THEN
 		RAISE EXCEPTION 'model "%" cannot train % task "%"', m.name, t.kind, t.name
@@ -3191,6 +3203,7 @@ DECLARE
 	k			int;
 	sp			record;
 	have		int;
+	numbered	int;
 	made		int := 0;
 	y			float8[];
 	cand		jsonb;
@@ -3202,6 +3215,10 @@ BEGIN
 		RETURN 0;
 	END IF;
 	have := (SELECT count(*) FROM easeml.models m WHERE m.generated_for = task);
+	-- names go on from the highest number the task's candidates have (an
+	-- admin may have deleted some: a count would name a twin)
+	numbered := (SELECT coalesce(max(substring(m.name FROM '\.g(\d{1,9})$')::int), 0)
+			   FROM easeml.models m WHERE m.generated_for = task);
 	-- the best run of each family with a space, the best three families
 	FOR b IN
 		SELECT * FROM (
@@ -3261,7 +3278,7 @@ BEGIN
 		SELECT * INTO root FROM easeml.models m WHERE m.id = p_root[k];
 		INSERT INTO easeml.models (name, family, params, kinds, needs_image, cost_factor,
 								   device_kinds, generated_for, generated_by_run, parent_model)
-		VALUES (format('%s.t%s.g%s', left(root.name, 32), task, have + made + 1),
+		VALUES (format('%s.t%s.g%s', left(root.name, 32), task, numbered + made + 1),
 				p_family[k], cand, ARRAY[t.kind], root.needs_image, root.cost_factor,
 				root.device_kinds, task, p_run[k], p_root[k]);
 		made := made + 1;

@@ -54,9 +54,19 @@ HpDimCheck(const HpDim *dim)
 		return -1;
 	if (IsLog(dim) && !(dim->lo > 0))
 		return -1;
-	if (dim->type == HP_CATEGORICAL && (dim->lo != 0 || dim->hi != floor(dim->hi)))
+	if (dim->type == HP_CATEGORICAL &&
+		(dim->lo != 0 || dim->hi != floor(dim->hi) || dim->hi > HP_MAX_CATEGORICAL_HI))
 		return -1;
 	return 0;
+}
+
+/* x within the dimension's range, rounded on an integer one. */
+static double
+Clamped(const HpDim *dim, double x)
+{
+	double		v = x < dim->lo ? dim->lo : x > dim->hi ? dim->hi : x;
+
+	return IsInt(dim) ? round(v) : v;
 }
 
 double
@@ -185,7 +195,8 @@ HpPropose(const HpDim *dims, int d, const double *x, uint64_t seed,
 
 			if (j >= d)
 				j = d - 1;
-			ForceChange(&dims[j], x[j], &y[j], &rng, step);
+			/* from the parent's value as the loop saw it: in range */
+			ForceChange(&dims[j], Clamped(&dims[j], x[j]), &y[j], &rng, step);
 		}
 	}
 	return 0;

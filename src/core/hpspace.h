@@ -43,8 +43,12 @@ typedef struct HpDim
  * "categorical"), or -1. */
 extern int	HpTypeOf(const char *name);
 
+/* The most choices minus one a categorical dimension may have (its hi). */
+#define HP_MAX_CATEGORICAL_HI 1000000
+
 /* 0 when the dimension is well formed, else -1 (lo < hi, finite, lo > 0
- * on a log scale, categorical lo = 0 and hi >= 1 an integer). */
+ * on a log scale, categorical lo = 0 and hi >= 1 an integer of at most
+ * HP_MAX_CATEGORICAL_HI). */
 extern int	HpDimCheck(const HpDim *dim);
 
 /* A raw value's position in [0,1] (clamped); NaN for a NaN value. */

@@ -55,6 +55,7 @@
 	"           AND r.purpose = 'select'" \
 	"         ORDER BY r.seconds DESC, r.finished_at, r.id LIMIT 1)" \
 	"  FROM easeml.tasks t JOIN easeml.models m ON m.enabled AND t.kind = ANY (m.kinds)" \
+	"   AND (m.generated_for IS NULL OR m.generated_for = t.id)" \
 	" ORDER BY t.id, m.id"
 
 static double
@@ -82,10 +83,8 @@ EmitTask(ReturnSetInfo *rsinfo, const CostModel *model, const CatState *state,
 	{
 		int32		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], desc, 5, &isnull));
 
-		arm[i - from] = -1;
-		for (int k = 0; k < state->n_models; k++)
-			if (state->models[k].id == id)
-				arm[i - from] = k;
+		/* -1: not loaded (a generated candidate of a task not active) */
+		arm[i - from] = CatalogModelIndex(state, id);
 		if (arm[i - from] >= 0)
 		{
 			seconds[arm[i - from]] = Float8Col(SPI_tuptable->vals[i], desc, 6);

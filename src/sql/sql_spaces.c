@@ -37,7 +37,8 @@ Float8Array(ArrayType *a, int *n, const char *what)
 	if (ARR_NDIM(a) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("%s must be a one-dimensional array", what)));
+				 errmsg("%s must be a one-dimensional array", what),
+				 errhint("Pass one value per dimension, as ARRAY[...]::float8[].")));
 	deconstruct_array(a, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &elems, &nulls, n);
 	out = palloc(sizeof(double) * Max(*n, 1));
@@ -46,7 +47,8 @@ Float8Array(ArrayType *a, int *n, const char *what)
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not contain NULL", what)));
+					 errmsg("%s must not contain NULL", what),
+					 errhint("Give every dimension a value.")));
 		out[i] = DatumGetFloat8(elems[i]);
 	}
 	return out;
@@ -70,7 +72,8 @@ Dims(FunctionCallInfo fcinfo, int *d)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("types, lo, hi and x must not be NULL")));
+					 errmsg("types, lo, hi and x must not be NULL"),
+					 errhint("Pass an array for each, one element per dimension.")));
 	types = PG_GETARG_ARRAYTYPE_P(0);
 	deconstruct_array(types, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	lo = Float8Array(PG_GETARG_ARRAYTYPE_P(1), &nlo, "lo");
@@ -79,7 +82,8 @@ Dims(FunctionCallInfo fcinfo, int *d)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("types, lo and hi must have the same length of at least 1 (%d, %d, %d)",
-						n, nlo, nhi)));
+						n, nlo, nhi),
+				 errhint("Give each dimension a type, a lo and a hi.")));
 	dims = palloc(sizeof(HpDim) * n);
 	for (int i = 0; i < n; i++)
 	{
@@ -97,7 +101,8 @@ Dims(FunctionCallInfo fcinfo, int *d)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("hyperparameter range %d is invalid: [%g, %g]", i + 1, lo[i], hi[i]),
-					 errhint("lo < hi, both finite, lo > 0 on a log scale.")));
+					 errhint("lo < hi, both finite, lo > 0 on a log scale; a categorical one from 0 to an integer hi of at most %d.",
+							 HP_MAX_CATEGORICAL_HI)));
 	}
 	*d = n;
 	return dims;
@@ -129,7 +134,8 @@ easeml_space_scale(PG_FUNCTION_ARGS)
 	if (nx != d)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("x has %d values for %d dimensions", nx, d)));
+				 errmsg("x has %d values for %d dimensions", nx, d),
+				 errhint("Pass one value of x per dimension of types.")));
 	for (int i = 0; i < d; i++)
 		x[i] = HpScale(&dims[i], x[i]);
 	PG_RETURN_DATUM(Float8ArrayDatum(x, d));
@@ -154,18 +160,21 @@ easeml_space_propose(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(4) || PG_ARGISNULL(5) || PG_ARGISNULL(6))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("seed, n and step must not be NULL")));
+				 errmsg("seed, n and step must not be NULL"),
+				 errhint("Pass a seed, how many proposals (1 to 1000) and a step in (0, 1].")));
 	n = PG_GETARG_INT32(5);
 	step = PG_GETARG_FLOAT8(6);
 	if (nx != d || n < 1 || n > 1000 || !(step > 0 && step <= 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("x must have one value per dimension (%d of %d), n be in [1, 1000] (%d) and step in (0, 1] (%g)",
-						nx, d, n, step)));
+						nx, d, n, step),
+				 errhint("Fix the argument out of its range.")));
 	out = palloc(sizeof(double) * d * n);
 	if (HpPropose(dims, d, x, (uint64) PG_GETARG_INT64(4), n, step, out) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("x holds a value that is not finite")));
+				 errmsg("x holds a value that is not finite"),
+				 errhint("Give every dimension a finite value (not NaN or Infinity).")));
 	PG_RETURN_DATUM(Float8ArrayDatum(out, d * n));
 }

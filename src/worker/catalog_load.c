@@ -128,7 +128,14 @@ ModelWork(CatState *state)
 	}
 }
 
-/* Enabled models in id order. */
+/*
+ * Enabled models in id order.  [spaces] A generated candidate is loaded only
+ * while its task is active: it is an arm of that task only, and a completed
+ * (or paused, failed) task's candidates would otherwise pile up as arms of
+ * every load (the rows stay, for the leaderboard and explain's history).
+ * Everything else indexes models through CatalogModelIndex, which answers
+ * -1 for a model not loaded.
+ */
 static void
 LoadModels(CatState *state)
 {
@@ -145,9 +152,13 @@ LoadModels(CatState *state)
 		 "       coalesce(generated_for, 0), coalesce(parent_model, 0),"
 		 "       CASE WHEN generated_for IS NOT NULL OR id IN"
 		 "                 (SELECT g.parent_model FROM easeml.models g"
-		 "                   WHERE g.enabled AND g.parent_model IS NOT NULL)"
+		 "                   WHERE g.enabled AND g.parent_model IS NOT NULL"
+		 "                     AND g.generated_for IN (SELECT id FROM easeml.tasks WHERE status = 'active'))"
 		 "            THEN easeml._space_coords(family, params) END"
-		 "  FROM easeml.models WHERE enabled AND family <> 'ensemble' ORDER BY id",
+		 "  FROM easeml.models WHERE enabled AND family <> 'ensemble'"
+		 "   AND (generated_for IS NULL"
+		 "        OR generated_for IN (SELECT id FROM easeml.tasks WHERE status = 'active'))"
+		 " ORDER BY id",
 		 SPI_OK_SELECT, 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
 	state->n_models = n;
@@ -194,12 +205,18 @@ LoadModels(CatState *state)
 	}
 	/* [spaces] a generated candidate's root among the loaded models */
 	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n && state->models[i].generated_for != 0 && parent[i] != 0; j++)
-			if (state->models[j].id == parent[i] && state->models[j].generated_for == 0)
-			{
-				state->models[i].root = j;
-				any = true;
-			}
+	{
+		int			j;
+
+		if (state->models[i].generated_for == 0 || parent[i] == 0)
+			continue;
+		j = CatalogModelIndex(state, parent[i]);
+		if (j >= 0 && state->models[j].generated_for == 0)
+		{
+			state->models[i].root = j;
+			any = true;
+		}
+	}
 	state->arm_root = NULL;
 	state->arm_coords = NULL;
 	state->space_dims = 0;

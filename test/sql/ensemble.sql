@@ -58,6 +58,19 @@ SET ROLE regress_ens_b;
 SELECT count(*) FROM easeml.run_predictions;
 RESET ROLE;
 
+-- ---- a member list with run ids no run has: the run still finishes ------
+-- (1.5 and 1e20 are numbers, not bigints: retention compares them as numeric)
+INSERT INTO easeml.runs (task_id, model_id, status, purpose, started_at)
+SELECT t.id, m.id, 'running', 'ensemble', now() FROM easeml.tasks t, easeml.models m
+ WHERE t.name = 'ens' AND m.name = 'ensemble';
+SELECT try(format('SELECT easeml._finish_run(%s, %L, 0, %L, NULL)', r.id, 'succeeded',
+				  '{"score": 0.9, "metric": "accuracy", "members": [{"run_id": 1.5}, {"run_id": 1e20}, {"run_id": "x"}]}'))
+	   AS finished
+  FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+ WHERE t.name = 'ens' AND r.purpose = 'ensemble';
+SELECT r.status, r.score FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+ WHERE t.name = 'ens' AND r.purpose = 'ensemble';
+
 -- ---- clean up -------------------------------------------------------------
 SELECT easeml._finish_run(r.id, 'failed', 1, NULL, 'regress')
   FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'ens';

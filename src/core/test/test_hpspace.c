@@ -31,6 +31,14 @@ TestHpScale(void)
 	CHECK(HpDimCheck(&lin) == 0 && HpDimCheck(&lg) == 0 && HpDimCheck(&cat) == 0,
 		  "well-formed dimensions pass");
 	CHECK(HpDimCheck(&bad) == -1, "a log scale from 0 is refused");
+	{
+		/* [review] (int) hi + 1 must not overflow in ForceChange */
+		HpDim		huge = {HP_CATEGORICAL, 0, 3e9};
+		HpDim		most = {HP_CATEGORICAL, 0, HP_MAX_CATEGORICAL_HI};
+
+		CHECK(HpDimCheck(&huge) == -1, "a categorical of 3e9 choices is refused");
+		CHECK(HpDimCheck(&most) == 0, "a categorical of the most choices passes");
+	}
 	CHECK_NEAR(HpScale(&lin, 0.5), 0.25, 1e-12, "linear scale");
 	CHECK_NEAR(HpScale(&lg, 1e-2), 0.5, 1e-12, "log scale");
 	CHECK_NEAR(HpScale(&lin, 5.0), 1.0, 1e-12, "clamped above");
@@ -91,6 +99,24 @@ TestHpPropose(void)
 		CHECK(HpPropose(&k, 1, &kx, 7, 8, 0.001, ky) == 0, "tiny step");
 		for (int i = 0; i < 8; i++)
 			CHECK(ky[i] == 49, "at the upper edge it moves down: %g", ky[i]);
+	}
+	/*
+	 * [review] a parent out of the range (the space narrowed since): the
+	 * fallback moves from the clamped value, so the proposal stays in range
+	 */
+	{
+		HpDim		k = {HP_INT, 1, 50};
+		HpDim		cat = {HP_CATEGORICAL, 0, 2};
+		double		kx = 80,
+					cx = 7,
+					ky[8];
+
+		CHECK(HpPropose(&k, 1, &kx, 7, 8, 0.001, ky) == 0, "parent above the range");
+		for (int i = 0; i < 8; i++)
+			CHECK(ky[i] == 49, "moved from the clamped parent: %g", ky[i]);
+		CHECK(HpPropose(&cat, 1, &cx, 7, 8, 0.001, ky) == 0, "categorical parent above");
+		for (int i = 0; i < 8; i++)
+			CHECK(ky[i] >= 0 && ky[i] <= 1, "a choice other than the clamped one: %g", ky[i]);
 	}
 	CHECK(HpPropose(dims, 4, x, 1, 1, 0.0, a) == -1, "a zero step is refused");
 	x[0] = NAN;
