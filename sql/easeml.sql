@@ -3058,6 +3058,9 @@ AS 'MODULE_PATHNAME', 'easeml_space_propose'
 LANGUAGE C IMMUTABLE;
 COMMENT ON FUNCTION easeml._space_propose(text[], float8[], float8[], float8[], bigint, int, float8) IS
 	'internal: n seeded configurations around x in the scaled space, n x d raw values (src/core/hpspace.c)';
+-- the scheduler's (it calls them as the superuser), not a tenant's
+REVOKE EXECUTE ON FUNCTION easeml._space_scale(text[], float8[], float8[], float8[]),
+	easeml._space_propose(text[], float8[], float8[], float8[], bigint, int, float8) FROM PUBLIC;
 
 -- [spaces] A model's dimensions in its family's space, in name order:
 -- types, ranges (a categorical one 0 .. choices - 1) and its raw values (a

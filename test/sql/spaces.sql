@@ -99,6 +99,16 @@ SELECT count(*) AS b_sees_generated FROM easeml.models WHERE generated_for IS NO
 SELECT regexp_replace(try(format('SELECT easeml.enqueue(%L, %L)', 'sb', :'gen_name')),
 					  '\.t\d+\.', '.tN.') AS b_enqueues;
 RESET ROLE;
+-- nor can its owner queue it on another task of its own (dropping sa would
+-- leave the model behind, held by sa2's run)
+SET ROLE regress_spaces_a;
+INSERT INTO easeml.tasks (name, source, target, budget_seconds) VALUES ('sa2', 'public.spaces_points', 'label', 60);
+SELECT regexp_replace(try(format('SELECT easeml.enqueue(%L, %L)', 'sa2', :'gen_name')),
+					  '\.t\d+\.', '.tN.') AS a_enqueues_on_sa2;
+-- the space arithmetic is the scheduler's, not a tenant's
+SELECT try($$SELECT easeml._space_propose('{int}', '{0}', '{100}', '{15}', 7, 3, 0.2)$$) AS tenant_proposes;
+SELECT try($$SELECT easeml._space_scale('{int}', '{0}', '{100}', '{15}')$$) AS tenant_scales;
+RESET ROLE;
 -- the leaderboard marks a generated candidate's run
 INSERT INTO easeml.runs (task_id, model_id, status, started_at, finished_at, seconds, score, metrics)
 SELECT t.id, m.id, 'succeeded', now(), now(), 1, 0.95, '{"score": 0.95, "metric": "accuracy"}'
@@ -116,6 +126,23 @@ SELECT count(*) AS generated_ranked,
 SELECT count(*) AS others_marked FROM easeml.explain('sa', 50)
  WHERE model !~ '\.t\d+\.g\d+$' AND why LIKE '%generated:%';
 RESET ROLE;
+-- an admin deletes one: the next is named after the highest number, not
+-- the count (which would name a twin of the last)
+DELETE FROM easeml.models m USING easeml.tasks t
+ WHERE t.id = m.generated_for AND t.name = 'sa' AND m.name ~ '\.g2$';
+SELECT easeml._generate_candidates(id, 1) AS made_after_delete FROM easeml.tasks WHERE name = 'sa';
+SELECT regexp_replace(m.name, '^.*\.t\d+\.', '') AS newest FROM easeml.models m
+  JOIN easeml.tasks t ON t.id = m.generated_for WHERE t.name = 'sa' ORDER BY m.id DESC LIMIT 1;
+-- the scheduler's arms are the generated candidates of active tasks only:
+-- a completed task's stay (the leaderboard shows them) but are no arms
+SELECT count(*) > 0 AS arms_while_active FROM easeml.cost_estimates c
+  JOIN easeml.models m ON m.id = c.model_id WHERE m.generated_for IS NOT NULL;
+SELECT count(*) AS arms_of_another_task FROM easeml.cost_estimates c
+  JOIN easeml.models m ON m.id = c.model_id WHERE m.generated_for IS DISTINCT FROM c.task_id
+   AND m.generated_for IS NOT NULL;
+UPDATE easeml.tasks SET status = 'completed' WHERE name = 'sa';
+SELECT count(*) AS arms_when_completed FROM easeml.cost_estimates c
+  JOIN easeml.models m ON m.id = c.model_id WHERE m.generated_for IS NOT NULL;
 -- the generated candidates go with their task
 DELETE FROM easeml.runs r USING easeml.tasks t WHERE r.task_id = t.id AND t.name = 'sb';
 SET ROLE regress_spaces_a;
