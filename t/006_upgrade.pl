@@ -112,6 +112,27 @@ my $builtin = q{
 	  FROM easeml.models WHERE builtin ORDER BY name};
 same_text(rows_of('fresh', $builtin), rows_of('upgraded', $builtin), 'built-in models');
 
+# [review] a role that could attach as a trainer before the ensembles came
+# gets their trainer functions from the upgrade's DO block (99zk): run that
+# block on a catalog where a role holds attach only
+my ($grant_block) = slurp_file("$ENV{TESTDIR}/sql/upgrade/0.1.0--0.2.0/99zk-review-fixes.sql")
+  =~ /^(DO \$\$.*?^\$\$;)/ms;
+ok(defined $grant_block, 'the upgrade grants the ensemble trainer functions in a DO block');
+$node->safe_psql('fresh', q{
+	CREATE ROLE old_trainer LOGIN;
+	CREATE ROLE not_trainer LOGIN;
+	GRANT EXECUTE ON FUNCTION easeml_trainer.attach(bigint, text) TO old_trainer;
+	REVOKE EXECUTE ON FUNCTION easeml_trainer.predictions(bigint, bytea),
+		easeml_trainer.ensemble_members(bigint) FROM old_trainer;});
+$node->safe_psql('fresh', $grant_block);
+is( $node->safe_psql('fresh', q{
+	SELECT string_agg(r || ':' || has_function_privilege(r, f, 'EXECUTE'), ',' ORDER BY r, f)
+	  FROM unnest(ARRAY['old_trainer', 'not_trainer']) r,
+		   unnest(ARRAY['easeml_trainer.predictions(bigint, bytea)',
+						'easeml_trainer.ensemble_members(bigint)']) f}),
+	'not_trainer:false,not_trainer:false,old_trainer:true,old_trainer:true',
+	'a role that holds attach gets predictions and ensemble_members, another does not');
+
 # ---- a 0.1.0 database in use is upgraded --------------------------------------
 $node->safe_psql('postgres', 'CREATE DATABASE inuse');
 $node->safe_psql('inuse', q{
