@@ -176,8 +176,14 @@ my $orphan_pid = $node->safe_psql('postgres', "SELECT pid FROM easeml.runs WHERE
 $node->safe_psql('postgres', 'DROP EXTENSION easeml CASCADE');
 ok(process_gone($orphan_pid), 'dropping the extension stops its trainers');
 is(scheduler_pid($node), $worker, 'the scheduler survives the extension being dropped');
+# CREATE EXTENSION checks the catalog's models with the trainer of its
+# session: wait until a new session reads the real trainer's path again
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET easeml.trainer_path');
+$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+$node->poll_query_until('postgres',
+	"SELECT current_setting('easeml.trainer_path') NOT LIKE '%slow_trainer%'")
+  or die 'easeml.trainer_path was not reset';
 $node->safe_psql('postgres', q{
-	ALTER SYSTEM RESET easeml.trainer_path; SELECT pg_reload_conf();
 	CREATE EXTENSION easeml;
 	SELECT easeml.add_tenant('lab_a');});
 query_as($node, 'lab_a',
