@@ -13,12 +13,21 @@
 # 180, 3; Satellite 6,435 x 36, 6; from r-cran-kernlab spam 4,601 x 57, 2.
 # The R data are read with Rscript (r-base-core).
 #
+# Held-out test rows: each data set is split first (automl_bench.py holdout:
+# stratified, 20 % of the rows, seed 20261207, not the validation split's
+# 42) into dev rows and test rows.  Both searches see the dev rows only:
+# easeml's table public.<set> holds them, Optuna reads them, and the
+# validation split below is a split of them.  The test rows are loaded only
+# after easeml's search has stopped.
+#
 # Per data set, one side after the other (never both at once):
 #  - easeml: a throw-away cluster (scripts/lib/cluster.sh) with the seed
 #    history loaded as scripts/setup.sh does, the scheduler on, both trainer
 #    slots (easeml.max_workers = 2, one thread per trainer, the default
-#    policy).  One tenant declares one task over the table; the clock starts
-#    just before that INSERT (snapshot, profile, every decision, trainer
+#    policy).  One tenant declares one task over the table (refit_all =>
+#    false: a deployed run predicts with the model trained on the training
+#    split, as Optuna's trial does; no refit runs share the slots with the
+#    search); the clock starts just before that INSERT (snapshot, profile, every decision, trainer
 #    start and data load are charged).  When tasks.budget_seconds exists
 #    (issue 25 item 1) the task declares the budget too, as the run seconds
 #    two slots spend in it (2 x the budget: budget_seconds sums the seconds
@@ -26,11 +35,19 @@
 #    the wall-clock budget and cancels what still runs (or stops earlier,
 #    once the task has ended with nothing running: every candidate tried).
 #    A run counts when it finished within the budget (runs.finished_at).
+#    Then the best run that finished within the budget (highest score, the
+#    earliest finish among ties; an ensemble run too; one with a stored
+#    artifact) is deployed with easeml.deploy(task, run id), the test rows
+#    are loaded into public.<set>_test, and the tenant computes the accuracy
+#    of easeml.predict on them: $out/<set>.easeml_test.json.
 #  - Optuna (python3-optuna, TPE, n_jobs = 2 threads, one thread of BLAS and
 #    OpenMP each) over the scikit-learn estimators of easeml's families with
 #    ranges around the grid's values (automl_bench.py make_model); the
 #    clock starts before the CSV is read; a trial counts when it finished
-#    within the budget.
+#    within the budget.  Then automl_bench.py optuna_test rebuilds the best
+#    trial that finished within the budget (highest validation score, the
+#    earliest among ties) from its params and seed, fits it on the same
+#    training rows and scores it on the test rows: $out/<set>.optuna_test.json.
 # Both score accuracy on the validation rows of the trainer's stratified
 # split (tasks.val_fraction 0.2, seed 42), which automl_bench.py reproduces;
 # the script checks it per data set against the trainer (knn and gnb: the
@@ -41,12 +58,19 @@
 # traces (neither side knows the budget, unless budget_seconds is there).
 # Traces and logs go to scripts/bench/out/automl/.  The table gives the
 # best validation accuracy at each budget, the seconds each side took to
-# reach the other's final score, and the seconds each took to reach the
-# lower of the two final scores (the score both reached).  Last line:
+# reach the other's final score, the seconds each took to reach the
+# lower of the two final scores (the score both reached), and each side's
+# test accuracy at the largest budget with the model easeml picked.  The
+# validation scores pick the models, so they are optimistic (easeml's
+# ensembles are scored on the rows their members were selected on, Optuna's
+# best is the best of hundreds of trials on one split); the test accuracy is
+# the honest comparison.  Last lines:
 #   RESULT automl_score_delta_300s=<median over sets of easeml - optuna at 300 s>
 #          automl_time_to_peer=<median of optuna's / easeml's seconds to the score both reached>
 # (nan for 300 s when the largest budget is smaller; the delta at each other
-# budget follows as automl_score_delta_<B>s).
+# budget follows as automl_score_delta_<B>s), and
+#   RESULT automl_test_delta_<B>s=<median over sets of easeml - optuna test accuracy at B s>
+# for the largest budget B.
 # On a 2-core machine the other engineers' work competes with both sides
 # alike only if it is steady: check the load average printed per set.
 set -euo pipefail
@@ -66,7 +90,7 @@ done
 # shellcheck disable=SC2086  # a list of numbers, split on purpose
 BUDGET=$(printf '%s\n' $BUDGETS | sort -n | tail -1)
 mkdir -p "$out"
-rm -f "$out"/*.jsonl
+rm -f "$out"/*.jsonl "$out"/*.json
 
 need=()
 for p in python3-optuna python3-sklearn r-base-core r-cran-mlbench r-cran-kernlab liblinear-tools; do
@@ -101,6 +125,59 @@ split_check() {
 	echo "split check: the trainer scores knn and gnb the same on its split and the reproduced one (n_val ${a#* })"
 }
 
+# the test accuracy of easeml's best run on set $1 (the search started at
+# $2): deployed by the tenant without refit, predicted by the tenant on the
+# test rows, loaded only now; $out/$1.easeml_test.json.  The scheduler is off
+# and nothing runs, so no automatic deployment replaces it.
+test_easeml() {
+	local s=$1 t0=$2 best
+	# "<run id> <runs ranked before it without a stored artifact>": the best
+	# run with one (easeml.artifact_max_bytes keeps a large artifact only for
+	# the task's best runs)
+	best=$(psql -At -c "
+		WITH c AS (SELECT r.id, r.score, r.finished_at,
+						  EXISTS (SELECT 1 FROM easeml.artifacts a WHERE a.run_id = r.id) AS art
+					 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+					WHERE t.name = '$s' AND r.status = 'succeeded' AND r.score IS NOT NULL
+					  AND r.purpose IN ('select', 'ensemble')
+					  AND r.finished_at <= to_timestamp($t0 + $BUDGET))
+		SELECT c.id || ' ' || (SELECT count(*) FROM c c2 WHERE NOT c2.art
+			AND (c2.score > c.score OR (c2.score = c.score AND c2.finished_at < c.finished_at)))
+		  FROM c WHERE c.art ORDER BY c.score DESC, c.finished_at, c.id LIMIT 1")
+	if [ -z "$best" ]; then
+		echo "easeml test: no run with an artifact finished within ${BUDGET} s"
+		echo '{"test_accuracy": null}' >"$out/$s.easeml_test.json"
+		return
+	fi
+	psql -c "CREATE TABLE public.${s}_test (LIKE public.$s)" -c "GRANT SELECT ON public.${s}_test TO bench"
+	psql -c "COPY public.${s}_test FROM STDIN (FORMAT csv, HEADER true)" <"$out/$s.test.csv"
+	# a failure here costs the set its test column, not the rest of the run
+	if ! psql -At -o /dev/null -c "SET ROLE bench" \
+		-c "UPDATE easeml.tasks SET auto_deploy = false WHERE name = '$s'" \
+		-c "SELECT easeml.deploy('$s', ${best% *}::bigint)" ||
+		! psql -At -c "SET ROLE bench" -c "
+		SELECT json_build_object('run_id', r.id, 'model', m.name, 'family', m.family, 'purpose', r.purpose,
+								 'score', r.score, 't', round((extract(epoch FROM r.finished_at) - $t0)::numeric, 3),
+								 'no_artifact_better', ${best#* },
+								 'members', (SELECT string_agg(m2.name || ' x' || (e->>'count'), ', '
+															   ORDER BY (e->>'count')::int DESC, m2.name)
+											   FROM jsonb_array_elements(r.metrics->'members') e
+											   JOIN easeml.runs r2 ON r2.id = (e->>'run_id')::bigint
+											   JOIN easeml.models m2 ON m2.id = r2.model_id),
+								 'artifact_run_id', d.artifact_run_id, 'n_train', d.n_train,
+								 'n_test', (SELECT count(*) FROM public.${s}_test),
+								 'test_accuracy', (SELECT avg(coalesce(easeml.predict('$s', x) = x.label, false)::int)
+													 FROM public.${s}_test x))
+		  FROM easeml.deployed d JOIN easeml.runs r ON r.id = d.run_id
+		  JOIN easeml.models m ON m.id = r.model_id
+		 WHERE d.task = '$s'" >"$out/$s.easeml_test.json"; then
+		echo "easeml test: deploying run ${best% *} or predicting with it failed"
+		echo '{"test_accuracy": null}' >"$out/$s.easeml_test.json"
+		return
+	fi
+	echo "easeml test: $(cat "$out/$s.easeml_test.json")"
+}
+
 # easeml on set $1 for $BUDGET seconds: $out/$1.easeml.jsonl
 run_easeml() {
 	local s=$1 cols t0 budget_col='' budget_val='' active
@@ -111,6 +188,7 @@ run_easeml() {
 	psql -c 'CREATE EXTENSION easeml'
 	psql -At -c "SELECT easeml.load_history('$("$PG_CONFIG" --sharedir)/extension/easeml_seed_history.csv', 'seed') || ' seed history cells'"
 	cols=$(head -1 "$out/$s.csv" | tr ',' '\n' | grep -v '^label$' | sed 's/$/ float8/' | paste -sd,)
+	# the dev rows only; the test rows are loaded after the search
 	psql -c "CREATE TABLE public.$s ($cols, label text)"
 	psql -c "COPY public.$s FROM STDIN (FORMAT csv, HEADER true)" <"$out/$s.csv"
 	psql -o /dev/null <<EOF
@@ -128,8 +206,8 @@ EOF
 	t0=$(psql -At <<EOF
 SET ROLE bench;
 SELECT extract(epoch FROM clock_timestamp());
-INSERT INTO easeml.tasks (name, source, target, val_fraction, seed$budget_col)
-VALUES ('$s', 'public.$s', 'label', 0.2, 42$budget_val);
+INSERT INTO easeml.tasks (name, source, target, val_fraction, seed, refit_all$budget_col)
+VALUES ('$s', 'public.$s', 'label', 0.2, 42, false$budget_val);
 EOF
 )
 	t0=$(echo "$t0" | head -1)
@@ -163,6 +241,7 @@ EOF
 			|| round((extract(epoch FROM max(r.finished_at)) - $t0)::numeric, 1) || ' s)' ELSE '' END
 		  FROM easeml.tasks t LEFT JOIN easeml.runs r ON r.task_id = t.id AND r.score IS NOT NULL
 		 GROUP BY t.status")${budget_col:+ (budget_seconds declared)}"
+	test_easeml "$s" "$t0"
 	cp "$cluster_dir/server.log" "$out/$s.server.log"
 	cluster_cleanup
 	trap - EXIT
@@ -173,14 +252,18 @@ EOF
 
 for s in $SETS; do
 	echo "== $s ($(cut -d' ' -f1-3 /proc/loadavg) load average before)"
-	"$PY" "$HELPER" data "$s" "$out/$s.csv"
-	echo "$(($(wc -l <"$out/$s.csv") - 1)) rows x $(($(head -1 "$out/$s.csv" | tr ',' '\n' | wc -l) - 1)) features"
+	"$PY" "$HELPER" data "$s" "$out/$s.full.csv"
+	# $s.csv: the dev rows, all that either search sees; $s.test.csv: the test rows
+	"$PY" "$HELPER" holdout "$out/$s.full.csv" "$out/$s.csv" "$out/$s.test.csv"
+	echo "$(($(wc -l <"$out/$s.full.csv") - 1)) rows x $(($(head -1 "$out/$s.csv" | tr ',' '\n' | wc -l) - 1)) features: $(($(wc -l <"$out/$s.csv") - 1)) dev rows, $(($(wc -l <"$out/$s.test.csv") - 1)) test rows"
 	split_check "$s"
 	run_easeml "$s"
 	echo "optuna: starting ($(cut -d' ' -f1-3 /proc/loadavg) load average)"
 	timeout -s KILL $((BUDGET + 30)) "$PY" "$HELPER" optuna "$out/$s.csv" --budget "$BUDGET" \
 		--trace "$out/$s.optuna.jsonl" --jobs 2 2>"$out/$s.optuna.log" || true
 	echo "optuna: $(wc -l <"$out/$s.optuna.jsonl") trials within ${BUDGET} s"
+	echo "optuna test: $("$PY" "$HELPER" optuna_test "$out/$s.csv" "$out/$s.test.csv" \
+		--trace "$out/$s.optuna.jsonl" --budget "$BUDGET" --out "$out/$s.optuna_test.json")"
 done
 
 echo "== summary ($(cut -d' ' -f1-3 /proc/loadavg) load average at the end)"

@@ -2,8 +2,10 @@
 """The AutoML benchmark's Python side (scripts/bench/automl.sh runs it).
 
   automl_bench.py data NAME OUT.csv        a data set as x1..xd,label (numbers, label text)
+  automl_bench.py holdout CSV DEV TEST     the held-out test rows (seed 20261207, fraction 0.2)
   automl_bench.py split CSV TRAIN VAL      easeml's validation split (seed 42, fraction 0.2)
   automl_bench.py optuna CSV --budget S --trace OUT.jsonl [--jobs 2] [--seed 0]
+  automl_bench.py optuna_test DEV TEST --trace T.jsonl --budget S --out OUT.json
   automl_bench.py summary DIR --budgets '60 300' --ran 300
 
 The data sets are in no seed history (scripts/make_history.sh) and no demo
@@ -21,6 +23,21 @@ in table order.  automl.sh checks it per data set against the trainer itself
 The metric is accuracy on the validation rows on both sides (easeml's default
 for classification, runs.score).
 
+Held-out test rows: holdout splits the whole data set, before either side
+runs, into a dev file (80 %) and a test file (20 %), stratified the same way
+as easeml's split (easeml_split) but with its own seed, TEST_SEED = 20261207
+(not 42, so the test rows are not the rows the validation split would pick).
+Both searches see the dev rows only (the dev file is what split, optuna and
+easeml's table hold); the validation split above is a split of the dev rows.
+The best run of each side is scored once on the test rows after its search:
+easeml's by automl.sh (deployed without refit, easeml.predict as the tenant),
+Optuna's by optuna_test (the best trial that finished within the budget,
+the highest validation score and the earliest among ties, rebuilt from its
+params and seed, fitted on the same training rows, accuracy on the test
+rows).  The validation score picks the model on both sides, so it is
+optimistic (easeml's ensembles are even scored on the rows their members
+were selected on); the test score is not.
+
 optuna runs Optuna's TPE (n_jobs threads, one study, define-by-run) over the
 scikit-learn estimators of easeml's families (softmax, linear_svm, ridge, gnb,
 knn, mlp, random_forest, gbt; cnn needs images) on features standardised on
@@ -30,8 +47,10 @@ each finished trial is written to the trace with its end time; a trial that
 ends after the budget does not count, and the process exits at the budget.
 
 summary reads DIR/<set>.easeml.jsonl and DIR/<set>.optuna.jsonl (lines
-{"t": seconds since the start, "score": validation accuracy}) and prints the
-table and the RESULT line.
+{"t": seconds since the start, "score": validation accuracy}), and
+DIR/<set>.easeml_test.json and DIR/<set>.optuna_test.json (the test
+accuracy of each side's best at the largest budget), and prints the table
+and the RESULT lines.
 """
 import argparse
 import json
@@ -55,6 +74,8 @@ RSETS = {  # name: (R package, data object, target column)
     "spam": ("kernlab", "spam", "type"),
 }
 SETS = ["heart", "sonar", "vehicle", "vowel", "dna", "spam", "satellite"]
+TEST_SEED = 20261207    # the held-out test split's seed (the validation split's is 42)
+TEST_FRACTION = 0.2
 
 
 # ---- data -------------------------------------------------------------------
@@ -170,16 +191,30 @@ def easeml_split(y, frac=0.2, seed=42):
     return np.array(is_val)
 
 
-def write_split(csv, train, val):
+def write_split(csv, train, val, frac=0.2, seed=42):
+    """the rows of csv picked by easeml_split(frac, seed) to val, the others
+    to train, each in the file's order"""
     with open(csv) as f:
         lines = f.readlines()
     _, _, y = read_csv(csv)
-    is_val = easeml_split(y)
+    is_val = easeml_split(y, frac, seed)
     with open(train, "w") as ft, open(val, "w") as fv:
         ft.write(lines[0])
         fv.write(lines[0])
         for line, v in zip(lines[1:], is_val):
             (fv if v else ft).write(line)
+
+
+def standardise(X, y):
+    """the training and validation rows of easeml's split of (X, y), features
+    standardised on the training rows as the trainer does; and the
+    transform, for other rows"""
+    is_val = easeml_split(y)
+    y = np.array(y)
+    Xtr, Xva, ytr, yva = X[~is_val], X[is_val], y[~is_val], y[is_val]
+    mean, sd = Xtr.mean(axis=0), Xtr.std(axis=0)
+    scale = np.where(sd > 1e-12 * np.maximum(1.0, np.abs(mean)), 1.0 / np.where(sd > 0, sd, 1.0), 0.0)
+    return (Xtr - mean) * scale, (Xva - mean) * scale, ytr, yva, lambda Z: (Z - mean) * scale
 
 
 # ---- Optuna -----------------------------------------------------------------
@@ -243,12 +278,7 @@ def run_optuna(args):
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     t0 = time.monotonic()
     _, X, y = read_csv(args.csv)
-    is_val = easeml_split(y)
-    y = np.array(y)
-    Xtr, Xva, ytr, yva = X[~is_val], X[is_val], y[~is_val], y[is_val]
-    mean, sd = Xtr.mean(axis=0), Xtr.std(axis=0)
-    scale = np.where(sd > 1e-12 * np.maximum(1.0, np.abs(mean)), 1.0 / np.where(sd > 0, sd, 1.0), 0.0)
-    Xtr, Xva = (Xtr - mean) * scale, (Xva - mean) * scale
+    Xtr, Xva, ytr, yva, _ = standardise(X, y)
     lock = threading.Lock()
     out = open(args.trace, "w")
 
@@ -272,6 +302,7 @@ def run_optuna(args):
             if t <= args.budget:
                 out.write(json.dumps({"t": round(t, 3), "score": score, "family": fam,
                                       "seconds": round(t - (s - t0), 3),
+                                      "number": trial.number, "seed": args.seed + trial.number,
                                       "params": trial.params}) + "\n")
                 out.flush()
         return score
@@ -280,6 +311,39 @@ def run_optuna(args):
                                 sampler=optuna.samplers.TPESampler(seed=args.seed))
     study.optimize(objective, n_jobs=args.jobs, timeout=args.budget)
     stop()
+
+
+def optuna_test(args):
+    """the test accuracy of the best trial of a trace that finished within
+    the budget (highest validation score, then the earliest), rebuilt from
+    its params and seed and fitted on the same training rows"""
+    import optuna
+    import warnings
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.metrics import accuracy_score
+
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    tr = [r for r in trace(args.trace) if r["t"] <= args.budget]
+    res = {"budget": args.budget, "test_accuracy": None}
+    if tr:
+        best = min(tr, key=lambda r: (-r["score"], r["t"]))
+        _, X, y = read_csv(args.dev)
+        Xtr, Xva, ytr, yva, tf = standardise(X, y)
+        _, Xte, yte = read_csv(args.test)
+        fam, model = make_model(optuna.trial.FixedTrial(best["params"], best["number"]),
+                                len(ytr), best["seed"])
+        model.fit(Xtr, ytr)
+        res.update({"trial": best["number"], "t": best["t"], "family": fam,
+                    "params": best["params"], "seed": best["seed"], "score": best["score"],
+                    # the rebuilt model's validation score: the trial's when
+                    # the rebuild is the same model
+                    "score_rebuilt": float(accuracy_score(yva, model.predict(Xva))),
+                    "n_train": len(ytr), "n_test": len(yte),
+                    "test_accuracy": float(accuracy_score(np.array(yte), model.predict(tf(Xte))))})
+    with open(args.out, "w") as f:
+        json.dump(res, f)
+        f.write("\n")
+    print(json.dumps(res))
 
 
 # ---- summary ----------------------------------------------------------------
@@ -308,6 +372,15 @@ def fmt(v, f="%.4f"):
     return "-" if v is None else f % v
 
 
+def test_result(path):
+    """a side's test record ({} when there is none)"""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
 def summary(args):
     budgets = [int(b) for b in args.budgets.replace(",", " ").split()]
     ran = int(args.ran)
@@ -318,8 +391,10 @@ def summary(args):
     for b in budgets:
         head += " %9s %9s" % ("easeml%d" % b, "optuna%d" % b)
     head += " %8s %8s %8s %8s %6s %6s" % ("e->o_s", "o->e_s", "tgt_e_s", "tgt_o_s", "e_runs", "o_runs")
+    head += " %9s %9s  %s" % ("e_test", "o_test", "e_model (test: the best at %d s)" % ran)
     print(head)
     deltas = {b: [] for b in budgets}
+    test_deltas = []
     ratios = []
     for s in sets:
         e = trace(os.path.join(args.dir, s + ".easeml.jsonl"))
@@ -347,10 +422,23 @@ def summary(args):
                                                fmt(to, "%.1f"),
                                                sum(1 for r in e if r["t"] <= ran),
                                                sum(1 for r in o if r["t"] <= ran))
+        et = test_result(os.path.join(args.dir, s + ".easeml_test.json"))
+        ot = test_result(os.path.join(args.dir, s + ".optuna_test.json"))
+        eta, ota = et.get("test_accuracy"), ot.get("test_accuracy")
+        if eta is not None and ota is not None:
+            test_deltas.append(eta - ota)
+        model = et.get("model") or "-"
+        if et.get("purpose") == "ensemble":
+            model = "ensemble of %s" % (et.get("members") or "?")
+        line += " %9s %9s  %s" % (fmt(eta), fmt(ota), model)
         print(line)
     print("# e->o_s: seconds easeml took to reach Optuna's final score (- never); o->e_s the reverse;")
     print("# tgt_e_s, tgt_o_s: seconds each took to reach the lower of the two final scores (the one")
     print("# both reached); automl_time_to_peer is the median of tgt_o_s / tgt_e_s (> 1: easeml faster)")
+    print("# e_test, o_test: accuracy on the held-out test rows (neither search saw them) of each side's")
+    print("# best at %d s (highest validation score, the earliest among ties): easeml's deployed without" % ran)
+    print("# refit (trained on the training split), Optuna's best trial rebuilt; e_model: easeml's best")
+    print("# (an ensemble with its members' models and how often each was added)")
     med = {b: (statistics.median(d) if d else float("nan")) for b, d in deltas.items()}
     for b in budgets:
         print("# median easeml - optuna at %d s: %s over %d data sets" % (
@@ -360,6 +448,9 @@ def summary(args):
     print("RESULT automl_score_delta_300s=%s automl_time_to_peer=%s%s" % (
         "%.4f" % d300 if not math.isnan(d300) else "nan",
         "%.2f" % statistics.median(ratios) if ratios else "nan", extra))
+    print("# median easeml - optuna test accuracy at %d s: over %d data sets" % (ran, len(test_deltas)))
+    print("RESULT automl_test_delta_%ds=%s" % (
+        ran, "%.4f" % statistics.median(test_deltas) if test_deltas else "nan"))
 
 
 def main():
@@ -368,6 +459,10 @@ def main():
     p = sub.add_parser("data")
     p.add_argument("name", choices=SETS)
     p.add_argument("out")
+    p = sub.add_parser("holdout")
+    p.add_argument("csv")
+    p.add_argument("dev")
+    p.add_argument("test")
     p = sub.add_parser("split")
     p.add_argument("csv")
     p.add_argument("train")
@@ -378,6 +473,12 @@ def main():
     p.add_argument("--trace", required=True)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("optuna_test")
+    p.add_argument("dev")
+    p.add_argument("test")
+    p.add_argument("--trace", required=True)
+    p.add_argument("--budget", type=float, required=True)
+    p.add_argument("--out", required=True)
     p = sub.add_parser("summary")
     p.add_argument("dir")
     p.add_argument("--budgets", default="60 300", help="seconds, separated by spaces or commas")
@@ -386,10 +487,14 @@ def main():
     args = ap.parse_args()
     if args.cmd == "data":
         write_set(args.name, args.out)
+    elif args.cmd == "holdout":
+        write_split(args.csv, args.dev, args.test, TEST_FRACTION, TEST_SEED)
     elif args.cmd == "split":
         write_split(args.csv, args.train, args.val)
     elif args.cmd == "optuna":
         run_optuna(args)
+    elif args.cmd == "optuna_test":
+        optuna_test(args)
     elif args.cmd == "summary":
         summary(args)
     elif args.cmd == "sets":
