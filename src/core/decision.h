@@ -31,6 +31,7 @@
 
 #include "costmodel.h"
 #include "gp.h"
+#include "hpspace.h"
 #include "mixture.h"
 #include "policy.h"
 #include "sizecost.h"
@@ -449,5 +450,37 @@ extern int	DecisionSharedCap(const DecisionWorld *w);
  */
 extern int	DecisionFairShares(const DecisionWorld *w, unsigned char *starved,
 							   unsigned char *over);
+
+/*
+ * [acqgen] Proposals before a task's grid is spent (docs/scheduler.md
+ * 7.9): configurations around its best runs that are not arms yet, each
+ * described by an HpPoint, the arm whose params it perturbs and its
+ * family formula's log complexity less that arm's.
+ */
+typedef struct DecisionProposal
+{
+	HpPoint		point;
+	int			parent;			/* arm its params come from (its cost) */
+	double		log_complexity_delta;
+	double		mu;				/* filled: posterior mean, std dev */
+	double		sigma;
+	double		cost;			/* filled: estimated seconds */
+} DecisionProposal;
+
+/*
+ * Whether one of n proposals for task t beats its best available arm by
+ * the margin under the policy's acquisition (HpProposalBeats), each
+ * proposal's posterior from the task's (HpPointPosterior over the arms'
+ * roots and coordinates, as the priors were extended: arm_root NULL when
+ * no arm is generated) and its cost from its parent's (HpPointCost).
+ * *winner: its index or -1; *p_acq and *grid_acq (may be NULL): the best
+ * proposal's and the best arm's acquisition.  Returns POLICY_OK or a
+ * negative POLICY_* status.
+ */
+extern int	DecisionProposalBeats(DecisionWorld *w, DecisionTask *t,
+								  const int *arm_root, const double *arm_coords,
+								  int dims, DecisionProposal *p, int n,
+								  double margin, int *winner, double *p_acq,
+								  double *grid_acq);
 
 #endif							/* EASEML_DECISION_H */

@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "decision.h"
 #include "decision_internal.h"
@@ -291,4 +292,78 @@ DecisionRefreshView(DecisionWorld *w, DecisionTask *t)
 	}
 	t->best_arm = v->arm;
 	return POLICY_OK;
+}
+
+/* ----------------------------------------------------------------------
+ * [acqgen] Proposals before the grid is spent (docs/scheduler.md 7.9)
+ * ----------------------------------------------------------------------
+ */
+
+int
+DecisionProposalBeats(DecisionWorld *w, DecisionTask *t, const int *arm_root,
+					  const double *arm_coords, int dims, DecisionProposal *p,
+					  int n, double margin, int *winner, double *p_acq,
+					  double *grid_acq)
+{
+	PolicyTenantView view;
+	double	   *pm,
+			   *pv,
+			   *pc;
+	int			rc = POLICY_OK;
+
+	if (winner == NULL || w == NULL || t == NULL || n < 0 || (n > 0 && p == NULL))
+		return POLICY_BAD_INPUT;
+	*winner = -1;
+	if (p_acq)
+		*p_acq = NAN;
+	if (grid_acq)
+		*grid_acq = NAN;
+	if (n == 0 || t->gp.prior == NULL)
+		return POLICY_OK;
+	pm = malloc(sizeof(double) * n);
+	pv = malloc(sizeof(double) * n);
+	pc = malloc(sizeof(double) * n);
+	if (pm == NULL || pv == NULL || pc == NULL)
+	{
+		free(pm);
+		free(pv);
+		free(pc);
+		return POLICY_NO_MEMORY;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		double		mu = NAN,
+					var = NAN;
+
+		if (p[i].parent < 0 || p[i].parent >= w->K ||
+			HpPointPosterior(&t->gp, arm_root, arm_coords, dims, &p[i].point,
+							 HP_LENGTHSCALE, &mu, &var) < 0)
+			mu = var = NAN;		/* left out (HpProposalBeats) */
+		pm[i] = mu;
+		pv[i] = var;
+		pc[i] = p[i].parent >= 0 && p[i].parent < w->K ?
+			HpPointCost(t->cost[p[i].parent], t->overhead,
+						p[i].log_complexity_delta) : NAN;
+		if (!(pc[i] > 0))
+			pv[i] = NAN;		/* no cost: left out too */
+		p[i].mu = mu;
+		p[i].sigma = var >= 0 ? sqrt(var) : NAN;
+		p[i].cost = pc[i];
+		w->work += (double) t->n_obs * t->n_obs;
+	}
+	memset(&view, 0, sizeof(view));
+	view.id = t->id;
+	view.best = t->best;
+	view.n_obs = t->n_obs;
+	view.last_served = t->last_served;
+	view.streak = t->streak;
+	view.n_running = t->n_running;
+	w->work += w->K + n;
+	rc = HpProposalBeats(&w->params, w->K, t->gp.mu, t->gp.var, t->cost,
+						 t->avail, &view, n, pm, pv, pc, margin, winner,
+						 p_acq, grid_acq);
+	free(pm);
+	free(pv);
+	free(pc);
+	return rc;
 }

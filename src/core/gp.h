@@ -139,5 +139,14 @@ extern void GpStateFree(GpState *state);
  */
 extern int	GpStateCov(const GpState *state, int m, const int *arms,
 					   double *cov);
+/*
+ * The posterior of a point that is not one of the K arms (a proposed
+ * configuration, src/core/hpspace.h): krow (K) is its prior covariance with
+ * every arm (only the observed arms' entries are read), kxx its prior
+ * variance and mu0 its prior mean; mu = mu0 + (L^-1 k)'z, var = kxx -
+ * |L^-1 k|^2 (clamped >= 0), O(t^2).
+ */
+extern int	GpStatePredict(const GpState *state, const double *krow, double kxx,
+						   double mu0, double *mu, double *var);
 
 #endif							/* EASEML_GP_H */

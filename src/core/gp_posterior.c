@@ -379,6 +379,31 @@ UpdateMeanVar(GpState *state, const double *krow, const double *u, double d, dou
 	}
 }
 
+/* The posterior of a point outside the arms; see gp.h. */
+int
+GpStatePredict(const GpState *state, const double *krow, double kxx,
+			   double mu0, double *mu, double *var)
+{
+	double	   *l;
+	double		ll,
+				lz;
+
+	if (state == NULL || state->prior == NULL || krow == NULL || mu == NULL ||
+		var == NULL || !isfinite(kxx) || !isfinite(mu0))
+		return GP_BAD_INPUT;
+	for (int i = 0; i < state->t; i++)
+		if (!isfinite(krow[state->arms[i]]))
+			return GP_BAD_INPUT;
+	l = malloc(sizeof(double) * ((size_t) state->t + 1));
+	if (l == NULL)
+		return GP_NO_MEMORY;
+	ForwardRow(state, krow, l, &ll, &lz);
+	free(l);
+	*mu = mu0 + lz;
+	*var = kxx - ll > 0.0 ? kxx - ll : 0.0;
+	return GP_OK;
+}
+
 /* Joint posterior covariance of m arms; see gp.h. */
 int
 GpStateCov(const GpState *state, int m, const int *arms, double *cov)

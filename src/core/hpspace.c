@@ -206,16 +206,21 @@ double
 HpKernel(const double *a, const double *b, int d, double lengthscale)
 {
 	double		s = 0;
+	int			used = 0;
 
-	if (d < 1)
-		return 1.0;
 	for (int j = 0; j < d; j++)
 	{
-		double		diff = (isnan(a[j]) || isnan(b[j])) ? 1.0 : a[j] - b[j];
+		double		diff;
 
+		if (isnan(a[j]) && isnan(b[j]))
+			continue;			/* padding on both sides */
+		diff = (isnan(a[j]) || isnan(b[j])) ? 1.0 : a[j] - b[j];
 		s += diff * diff;
+		used++;
 	}
-	return exp(-s / (2.0 * lengthscale * lengthscale * d));
+	if (used < 1)
+		return 1.0;
+	return exp(-s / (2.0 * lengthscale * lengthscale * used));
 }
 
 int
@@ -276,4 +281,153 @@ HpExtendPrior(GpPrior *prior, const int *root, const double *coords,
 	free(r);
 	GpPriorFinish(prior);
 	return 0;
+}
+
+/* ----------------------------------------------------------------------
+ * [acqgen] Proposals before the grid is spent (docs/scheduler.md 7.9)
+ * ----------------------------------------------------------------------
+ */
+
+int
+HpPointPosterior(const GpState *gp, const int *arm_root,
+				 const double *arm_coords, int dims, const HpPoint *p,
+				 double lengthscale, double *mu, double *var)
+{
+	const GpPrior *prior;
+	double	   *krow;
+	double		kr;
+	int			K,
+				r,
+				rc;
+
+	if (gp == NULL || gp->prior == NULL || p == NULL || p->x == NULL ||
+		p->x_root == NULL || p->d < 1 || mu == NULL || var == NULL ||
+		!(lengthscale > 0))
+		return GP_BAD_INPUT;
+	prior = gp->prior;
+	K = prior->K;
+	r = p->root;
+	if (r < 0 || r >= K || (arm_root != NULL && arm_root[r] >= 0) ||
+		(arm_root != NULL && (arm_coords == NULL || dims < p->d)))
+		return GP_BAD_INPUT;
+	krow = malloc(sizeof(double) * K);
+	if (krow == NULL)
+		return GP_NO_MEMORY;
+	kr = HpKernel(p->x, p->x_root, p->d, lengthscale);
+	/* only the observed arms' entries are read */
+	for (int i = 0; i < gp->t; i++)
+	{
+		int			j = gp->arms[i];
+		int			s = arm_root != NULL && arm_root[j] >= 0 ? arm_root[j] : j;
+		double		c;
+
+		if (j == r)
+			c = prior->cov[(size_t) r * K + r] * kr;
+		else if (s == r)
+			/* a generated arm of the same root: the first d columns are
+			 * its family's space, the point's */
+			c = prior->cov[(size_t) r * K + r] *
+				HpKernel(p->x, arm_coords + (size_t) j * dims, p->d, lengthscale);
+		else
+			c = kr * prior->cov[(size_t) r * K + j];
+		krow[j] = c;
+	}
+	rc = GpStatePredict(gp, krow, prior->cov[(size_t) r * K + r],
+						prior->mu0[r], mu, var);
+	free(krow);
+	return rc;
+}
+
+double
+HpPointCost(double parent_cost, double overhead, double log_complexity_delta)
+{
+	double		o = overhead > 0 && isfinite(overhead) ? overhead : 0.0;
+	double		work = parent_cost - o;
+	double		f = isfinite(log_complexity_delta) ? exp(log_complexity_delta) : 1.0;
+
+	if (!(parent_cost > 0) || !isfinite(parent_cost))
+		return NAN;
+	/* a parent estimated at its overhead alone: all of it scales */
+	if (!(work > 0))
+		return parent_cost * f;
+	return o + work * f;
+}
+
+int
+HpProposalBeats(const PolicyParams *params, int K, const double *mu,
+				const double *var, const double *cost,
+				const unsigned char *avail, const PolicyTenantView *view,
+				int n, const double *p_mu, const double *p_var,
+				const double *p_cost, double margin, int *winner,
+				double *p_acq, double *grid_acq)
+{
+	int			N = K + n;
+	double	   *m,
+			   *v,
+			   *c;
+	unsigned char *a;
+	PolicyTenantView gv,
+				pv;
+	int			rc;
+
+	if (winner == NULL)
+		return POLICY_BAD_INPUT;
+	*winner = -1;
+	if (p_acq)
+		*p_acq = NAN;
+	if (grid_acq)
+		*grid_acq = NAN;
+	if (params == NULL || K < 1 || n < 0 || mu == NULL || var == NULL ||
+		avail == NULL || view == NULL || (n > 0 && (p_mu == NULL || p_var == NULL)) ||
+		!(margin >= 0))
+		return POLICY_BAD_INPUT;
+	if (n == 0 || !PolicyReadsPosterior(params) ||
+		params->kind == POLICY_POPULAR || params->kind == POLICY_FIFO)
+		return POLICY_OK;
+	m = malloc(sizeof(double) * N);
+	v = malloc(sizeof(double) * N);
+	c = malloc(sizeof(double) * N);
+	a = malloc(N);
+	if (m == NULL || v == NULL || c == NULL || a == NULL)
+	{
+		free(m);
+		free(v);
+		free(c);
+		free(a);
+		return POLICY_NO_MEMORY;
+	}
+	for (int k = 0; k < N; k++)
+	{
+		int			i = k - K;
+
+		m[k] = k < K ? mu[k] : p_mu[i];
+		v[k] = k < K ? var[k] : p_var[i];
+		c[k] = k < K ? (cost ? cost[k] : 1.0) :
+			(p_cost && p_cost[i] > 0 ? p_cost[i] : 1.0);
+		a[k] = k < K && avail[k] ? 1 : 0;
+	}
+	gv = *view;
+	rc = PolicyBestArm(params, N, m, v, c, a, NULL, &gv);
+	if (rc >= 0 && gv.arm >= 0)
+	{
+		for (int k = 0; k < N; k++)
+			a[k] = k >= K && isfinite(m[k]) && isfinite(v[k]);
+		pv = *view;
+		rc = PolicyBestArm(params, N, m, v, c, a, NULL, &pv);
+		if (grid_acq)
+			*grid_acq = gv.acq;
+		if (rc >= 0 && pv.arm >= K)
+		{
+			if (p_acq)
+				*p_acq = pv.acq;
+			/* strictly more: a tie goes to the grid's arm */
+			if (pv.acq > margin * gv.acq)
+				*winner = pv.arm - K;
+		}
+	}
+	free(m);
+	free(v);
+	free(c);
+	free(a);
+	return rc < 0 ? rc : POLICY_OK;
 }

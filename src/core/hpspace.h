@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "gp.h"
+#include "policy.h"
 
 typedef enum HpType
 {
@@ -71,7 +72,9 @@ extern int	HpPropose(const HpDim *dims, int d, const double *x, uint64_t seed,
 /*
  * The RBF kernel between two configurations given by their scaled
  * coordinates: exp(-|a - b|^2 / (2 l^2 d)) (categorical coordinates differ
- * by 0 or 1).  A NaN coordinate on either side counts as distance 1.
+ * by 0 or 1).  A NaN coordinate on one side counts as distance 1; one NaN
+ * on both sides (the padding of a family with fewer dimensions than the
+ * widest loaded) is left out, of the sum and of d.
  */
 extern double HpKernel(const double *a, const double *b, int d, double lengthscale);
 
@@ -95,5 +98,64 @@ extern double HpKernel(const double *a, const double *b, int d, double lengthsca
  */
 extern int	HpExtendPrior(GpPrior *prior, const int *root, const double *coords,
 						  int d, double lengthscale);
+
+/*
+ * [acqgen] Proposals before the grid is spent (docs/scheduler.md 7.9).
+ *
+ * A proposed configuration that is not (yet) one of the K arms: the grid
+ * arm it descends from, its d scaled coordinates and its root's.
+ */
+typedef struct HpPoint
+{
+	int			root;			/* grid arm, 0 .. K - 1 */
+	int			d;				/* coordinates of its family's space */
+	const double *x;			/* d scaled coordinates */
+	const double *x_root;		/* d: the root's */
+} HpPoint;
+
+/*
+ * The posterior of a point under a task's posterior gp over K arms whose
+ * prior HpExtendPrior extended (arm_root, arm_coords of 'dims' columns, as
+ * given to it; NULL when no arm is generated): the point's prior is the
+ * one HpExtendPrior would give it as one more generated arm of its root r,
+ *   mu0 = mu0[r],  var0 = C[r, r],
+ *   cov(x, b) = C[r, r] k(x, b)       b = r or a generated arm of root r,
+ *   cov(x, j) = k(x, r) cov[r, j]     any other arm j,
+ * conditioned on the task's observations (GpStatePredict).  Returns a
+ * GpStatus.
+ */
+extern int	HpPointPosterior(const GpState *gp, const int *arm_root,
+							 const double *arm_coords, int dims,
+							 const HpPoint *p, double lengthscale,
+							 double *mu, double *var);
+
+/*
+ * A proposal's estimated seconds from its parent's (the arm whose params
+ * it perturbs): the fixed part 'overhead' plus the parent's work scaled by
+ * the family formula's complexity ratio, exp(log_complexity_delta).
+ */
+extern double HpPointCost(double parent_cost, double overhead,
+						  double log_complexity_delta);
+
+/*
+ * Whether a proposal's acquisition beats the best untried arm's by the
+ * margin: the policy's own acquisition (PolicyTopArms: EI per second with
+ * the default policy) over one array of the K arms and the n proposals
+ * (so that beta and the cost reference are the same for both), once with
+ * only the available arms and once with only the proposals.  view gives
+ * the task's best score and observations.  The best proposal wins when
+ * its acquisition > margin x the best available arm's (a tie goes to the
+ * arm); no available arm, or a policy that does not read the posterior
+ * (popular, fifo): none wins.  *winner: the winning proposal's index or
+ * -1; *p_acq, *grid_acq: the two acquisitions (NaN where none; either may
+ * be NULL).  Returns POLICY_OK or a negative POLICY_* status.
+ */
+extern int	HpProposalBeats(const PolicyParams *params, int K, const double *mu,
+							const double *var, const double *cost,
+							const unsigned char *avail,
+							const PolicyTenantView *view, int n,
+							const double *p_mu, const double *p_var,
+							const double *p_cost, double margin,
+							int *winner, double *p_acq, double *grid_acq);
 
 #endif							/* EASEML_HPSPACE_H */

@@ -65,6 +65,8 @@ extern void TestHpScale(void);
 extern void TestHpPropose(void);
 extern void TestHpExtendPrior(void);
 extern void TestHpRefit(void);
+extern void TestHpPointPosterior(void);
+extern void TestHpProposalBeats(void);
 
 /* test_gp.c */
 extern void TestCholesky(void);

@@ -10,10 +10,12 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
+#include "core/decision.h"
 #include "core/hpspace.h"
 
 void
@@ -236,4 +238,245 @@ TestHpRefit(void)
 		CHECK_NEAR(own->mu0[4], own->mu0[1], 1e-15, "own: root's mean");
 	RefitFree(&r);
 	DecisionWorldFree(&w);
+}
+
+/*
+ * [acqgen] A proposal's posterior without making it an arm equals the
+ * posterior of the same configuration as one more generated arm of its
+ * root (the prior extended to K + 1 arms, then the closed form).
+ */
+void
+TestHpPointPosterior(void)
+{
+	uint64_t	rng = 29;
+	/* arms 0..4 as coords5, arm 5 the point (root 1), arm 6 a point of root 0 */
+	static const int root7[7] = {-1, -1, -1, 1, 1, 1, 0};
+	double		coords7[7 * 2];
+	double		x5[2] = {0.35, 0.62},
+				x6[2] = {0.7, NAN};
+	double		cov7[49],
+				cov5[25],
+				mu7[7] = {0.6, 0.7, 0.8, 0.1, 0.1, 0.1, 0.1};
+	double		pm[7],
+				pv[7];
+	int			arms[4] = {0, 1, 3, 2};
+	double		y[4] = {0.55, 0.82, 0.86, 0.4};
+	GpPrior		p7,
+				p5;
+	GpState		st;
+	double		mu,
+				var;
+
+	memcpy(coords7, coords5, sizeof(double) * 10);
+	memcpy(coords7 + 10, x5, sizeof(x5));
+	memcpy(coords7 + 12, x6, sizeof(x6));
+	RandomPsd(cov7, 7, 4, &rng);
+	for (int i = 0; i < 7; i++)
+		cov7[i * 7 + i] += 0.01;
+	for (int i = 0; i < 5; i++)
+		for (int j = 0; j < 5; j++)
+			cov5[i * 5 + j] = cov7[i * 7 + j];
+	CHECK(GpPriorInit(&p7, 7, mu7, cov7, 1e-3) == GP_OK, "prior of 7");
+	CHECK(GpPriorInit(&p5, 5, mu7, cov5, 1e-3) == GP_OK, "prior of 5");
+	CHECK(HpExtendPrior(&p7, root7, coords7, 2, HP_LENGTHSCALE) == 0, "extend 7");
+	CHECK(HpExtendPrior(&p5, root5, coords5, 2, HP_LENGTHSCALE) == 0, "extend 5");
+	CHECK(GpPosterior(&p7, 4, arms, y, pm, pv) >= 0, "closed form over 7");
+	CHECK(GpStateInit(&st, &p5, 4) == GP_OK, "state over 5");
+	for (int i = 0; i < 4; i++)
+		CHECK(GpStateAdd(&st, arms[i], y[i]) >= 0, "observe");
+	{
+		HpPoint		pt = {1, 2, x5, coords5 + 2};
+
+		CHECK(HpPointPosterior(&st, root5, coords5, 2, &pt, HP_LENGTHSCALE, &mu, &var) == GP_OK,
+			  "a point of root 1");
+		CHECK_NEAR(mu, pm[5], 1e-10, "its mean is the extended prior's");
+		CHECK_NEAR(var, pv[5], 1e-10, "and its variance");
+		CHECK(var > 0, "an untried point keeps variance (%g)", var);
+	}
+	{
+		HpPoint		pt = {0, 2, x6, coords5 + 0};
+
+		CHECK(HpPointPosterior(&st, root5, coords5, 2, &pt, HP_LENGTHSCALE, &mu, &var) == GP_OK,
+			  "a point of root 0 (a NaN dimension on both sides)");
+		CHECK_NEAR(mu, pm[6], 1e-10, "its mean");
+		CHECK_NEAR(var, pv[6], 1e-10, "its variance");
+	}
+	{
+		/* at its root's coordinates: the root's own posterior */
+		HpPoint		pt = {1, 2, coords5 + 2, coords5 + 2};
+
+		CHECK(HpPointPosterior(&st, root5, coords5, 2, &pt, HP_LENGTHSCALE, &mu, &var) == GP_OK,
+			  "a point at its root");
+		CHECK_NEAR(mu, st.mu[1], 1e-10, "the root's mean");
+		CHECK_NEAR(var, st.var[1], 1e-10, "the root's variance");
+	}
+	{
+		HpPoint		bad = {3, 2, x5, coords5 + 6};
+
+		CHECK(HpPointPosterior(&st, root5, coords5, 2, &bad, HP_LENGTHSCALE, &mu, &var) == GP_BAD_INPUT,
+			  "a generated arm is no root");
+	}
+	/* the padding of a narrower family is left out of the kernel */
+	{
+		double		a[3] = {0.2, 0.4, NAN},
+					b[3] = {0.2, 0.5, NAN};
+
+		CHECK_NEAR(HpKernel(a, b, 3, 0.3), HpKernel(a, b, 2, 0.3), 1e-15,
+				   "NaN on both sides is no dimension");
+		b[2] = 0.5;
+		CHECK(HpKernel(a, b, 3, 0.3) < HpKernel(a, b, 2, 0.3), "NaN on one side is far");
+	}
+	CHECK_NEAR(HpPointCost(11, 1, log(2.0)), 21, 1e-12, "twice the work, the same overhead");
+	CHECK_NEAR(HpPointCost(1, 1, log(3.0)), 3, 1e-12, "a parent of overhead alone scales whole");
+	CHECK(isnan(HpPointCost(0, 1, 0)), "no parent cost, no estimate");
+	GpStateFree(&st);
+	GpPriorFree(&p7);
+	GpPriorFree(&p5);
+}
+
+/*
+ * [acqgen] The decision: a proposal of high posterior and low cost beats
+ * the untried grid under EI per second; one that does not is not
+ * generated; a tie goes to the grid; the margin; policies without an
+ * acquisition over the posterior generate none.
+ */
+void
+TestHpProposalBeats(void)
+{
+	PolicyParams pp;
+	/* arm 0 observed (the best, 0.8), arms 1 and 2 untried */
+	double		mu[3] = {0.8, 0.6, 0.7},
+				var[3] = {0, 0.01, 0.01},
+				cost[3] = {5, 10, 10};
+	unsigned char avail[3] = {0, 1, 1};
+	PolicyTenantView view;
+	double		good_mu = 0.82,
+				good_var = 0.01,
+				good_cost = 4,
+				poor_mu = 0.6,
+				poor_var = 0.0025,
+				poor_cost = 50;
+	double		p_acq,
+				g_acq;
+	int			win;
+
+	CHECK(PolicyParseSpec("hybrid:cost", &pp, NULL, 0) == 0, "EI per second");
+	memset(&view, 0, sizeof(view));
+	view.best = 0.8;
+	view.n_obs = 1;
+	CHECK(HpProposalBeats(&pp, 3, mu, var, cost, avail, &view, 1, &good_mu, &good_var,
+						  &good_cost, 1.0, &win, &p_acq, &g_acq) == POLICY_OK, "good");
+	CHECK(win == 0, "a proposal near the best, cheap, beats the grid (%g > %g)", p_acq, g_acq);
+	CHECK(p_acq > g_acq && g_acq > 0, "by its acquisition (%g, %g)", p_acq, g_acq);
+	CHECK(HpProposalBeats(&pp, 3, mu, var, cost, avail, &view, 1, &poor_mu, &poor_var,
+						  &poor_cost, 1.0, &win, &p_acq, &g_acq) == POLICY_OK, "poor");
+	CHECK(win == -1, "a poor, slow proposal is not generated (%g < %g)", p_acq, g_acq);
+	{
+		/* two proposals: the better wins, its index */
+		double		m2[2] = {poor_mu, good_mu},
+					v2[2] = {poor_var, good_var},
+					c2[2] = {poor_cost, good_cost};
+
+		CHECK(HpProposalBeats(&pp, 3, mu, var, cost, avail, &view, 2, m2, v2, c2, 1.0,
+							  &win, &p_acq, &g_acq) == POLICY_OK && win == 1,
+			  "the better of two wins (%d)", win);
+	}
+	/* the best untried arm's twin: a tie goes to the grid */
+	CHECK(HpProposalBeats(&pp, 3, mu, var, cost, avail, &view, 1, &mu[2], &var[2],
+						  &cost[2], 1.0, &win, &p_acq, &g_acq) == POLICY_OK, "twin");
+	CHECK(win == -1 && p_acq == g_acq, "a tie goes to the grid (%g = %g)", p_acq, g_acq);
+	/* the margin: a proposal 'ratio' times better wins only with margin below it */
+	{
+		double		ratio;
+
+		CHECK(HpProposalBeats(&pp, 3, mu, var, cost, avail, &view, 1, &good_mu, &good_var,
+							  &good_cost, 1.0, &win, &p_acq, &g_acq) == POLICY_OK, "ratio");
+		ratio = p_acq / g_acq;
+		CHECK(HpProposalBeats(&pp, 3, mu, var, cost, avail, &view, 1, &good_mu, &good_var,
+							  &good_cost, ratio * 1.01, &win, &p_acq, &g_acq) == POLICY_OK &&
+			  win == -1, "under the margin (%g): none", ratio * 1.01);
+		CHECK(HpProposalBeats(&pp, 3, mu, var, cost, avail, &view, 1, &poor_mu, &poor_var,
+							  &poor_cost, 0.0, &win, &p_acq, &g_acq) == POLICY_OK &&
+			  win == 0, "margin 0: any proposal with an acquisition above 0");
+	}
+	/* no untried arm left to start: the grid-spent path's, not this one's */
+	{
+		unsigned char none[3] = {0, 0, 0};
+
+		CHECK(HpProposalBeats(&pp, 3, mu, var, cost, none, &view, 1, &good_mu, &good_var,
+							  &good_cost, 1.0, &win, &p_acq, &g_acq) == POLICY_OK && win == -1,
+			  "no available arm: none");
+	}
+	/* a proposal without a posterior is left out */
+	{
+		double		nan_mu = NAN;
+
+		CHECK(HpProposalBeats(&pp, 3, mu, var, cost, avail, &view, 1, &nan_mu, &good_var,
+							  &good_cost, 0.0, &win, &p_acq, &g_acq) == POLICY_OK && win == -1,
+			  "NaN posterior: none");
+	}
+	PolicyParamsDefault(&pp, POLICY_POPULAR);
+	CHECK(HpProposalBeats(&pp, 3, mu, var, cost, avail, &view, 1, &good_mu, &good_var,
+						  &good_cost, 1.0, &win, &p_acq, &g_acq) == POLICY_OK && win == -1,
+		  "popular has no acquisition: none");
+
+	/* through a task of a world: a prior, observations, proposals around the best */
+	{
+		DecisionWorld w;
+		DecisionTaskSpec spec;
+		DecisionTask *t;
+		unsigned char kinds[5] = {1, 1, 1, 1, 1};
+		double		cov[25],
+					m0[5] = {0.6, 0.6, 0.6, 0.6, 0.6};
+		uint64_t	rng = 5;
+		GpPrior		prior;
+		double		fallback[5] = {10, 10, 10, 10, 10};
+		double		near[2] = {0.52, 0.49},
+					far[2] = {0.95, 0.05};
+		DecisionProposal props[2];
+		double		ga;
+
+		RandomPsd(cov, 5, 5, &rng);
+		for (int i = 0; i < 25; i++)
+			cov[i] *= 0.01;
+		for (int i = 0; i < 5; i++)
+			cov[i * 5 + i] += 0.002;
+		CHECK(GpPriorInit(&prior, 5, m0, cov, 1e-4) == GP_OK, "prior");
+		CHECK(HpExtendPrior(&prior, root5, coords5, 2, HP_LENGTHSCALE) == 0, "extend");
+		CHECK(PolicyParseSpec("hybrid:cost", &pp, NULL, 0) == 0, "spec");
+		CHECK(DecisionWorldInit(&w, 5, kinds, NULL, &pp) == POLICY_OK, "world");
+		CHECK(DecisionSetPrior(&w, 0, &prior) == POLICY_OK, "set prior");
+		memset(&spec, 0, sizeof(spec));
+		spec.id = 1;
+		spec.tenant = DecisionAddTenant(&w, 0);
+		spec.rows = 100;
+		spec.features = 3;
+		spec.classes = 2;
+		spec.fallback_cost = fallback;
+		t = DecisionAddTask(&w, &spec);
+		CHECK(t != NULL, "task");
+		/* the root (arm 1) is the best by far; the others are poor */
+		DecisionStart(&w, t, 1);
+		CHECK(DecisionObserve(&w, t, 1, 0.95, 10) >= 0, "observe the root");
+		DecisionStart(&w, t, 0);
+		CHECK(DecisionObserve(&w, t, 0, 0.3, 10) >= 0, "observe arm 0");
+		memset(props, 0, sizeof(props));
+		props[0].point = (HpPoint) {1, 2, far, coords5 + 2};
+		props[0].parent = 1;
+		props[0].log_complexity_delta = log(4.0);	/* four times the work */
+		props[1].point = (HpPoint) {1, 2, near, coords5 + 2};
+		props[1].parent = 1;
+		props[1].log_complexity_delta = log(0.5);
+		CHECK(DecisionProposalBeats(&w, t, root5, coords5, 2, props, 2, 1.0, &win, &p_acq, &ga) ==
+			  POLICY_OK, "proposals");
+		CHECK(props[1].mu > props[0].mu && props[1].mu > 0.8,
+			  "the near one is expected near the root (%g, far %g)", props[1].mu, props[0].mu);
+		CHECK(props[1].cost < props[0].cost, "and cheaper (%g < %g)", props[1].cost, props[0].cost);
+		CHECK(win == 1, "the near one beats the untried grid (%d: %g over %g)", win, p_acq, ga);
+		/* the far, slow one alone, with a margin it cannot meet */
+		CHECK(DecisionProposalBeats(&w, t, root5, coords5, 2, props, 1, 1e6, &win, &p_acq, &ga) ==
+			  POLICY_OK && win == -1, "the far one alone under a high margin: none (%g, %g)", p_acq, ga);
+		DecisionWorldFree(&w);
+		GpPriorFree(&prior);
+	}
 }

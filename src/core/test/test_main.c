@@ -61,6 +61,8 @@ static const UnitTest tests[] = {
 	TEST(TestHpPropose),
 	TEST(TestHpExtendPrior),
 	TEST(TestHpRefit),
+	TEST(TestHpPointPosterior),
+	TEST(TestHpProposalBeats),
 	TEST(TestCostOverheadRuns),
 	TEST(TestRefitTwice),
 	TEST(TestAutoPolicy),
