@@ -3186,13 +3186,16 @@ CREATE TRIGGER model_spaces_validate
 -- [spaces] New configurations for a task: n proposals around the best runs
 -- of its three best families with a space (each family's best model in
 -- turn, the best family first), seeded by the task and how many it has, so
--- the same runs give the same proposals.  Each is a model row for this task
--- only, unless the task already has one with those params.  At most 64 per
--- task.  Returns how many were made.  The scheduler calls it when a task
--- with a time budget has tried every candidate and nothing of it is in
--- flight (docs/scheduler.md 7.9).
-CREATE FUNCTION easeml._generate_candidates(task bigint, n int DEFAULT 6)
-RETURNS int
+-- the same runs give the same proposals.  A proposal whose params the task
+-- already has (or an earlier proposal of the round) is drawn again, up to
+-- five times.  At most 64 less the task's generated candidates.  Nothing
+-- is written: easeml._add_generated makes one a model row.  Each row: the
+-- family, the params, the run it was proposed around, the grid model it
+-- descends from (root), the model whose params it perturbs (parent), and
+-- its and its root's scaled coordinates (docs/scheduler.md 7.9).
+CREATE FUNCTION easeml._propose_candidates(task bigint, n int DEFAULT 6)
+RETURNS TABLE (prop_family text, prop_params jsonb, prop_run bigint, prop_root int,
+			   prop_parent int, prop_coords float8[], root_coords float8[])
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -3203,25 +3206,22 @@ DECLARE
 	p_params	jsonb[] := '{}';
 	p_run		bigint[] := '{}';
 	p_root		int[] := '{}';
+	p_model		int[] := '{}';
 	k			int;
 	sp			record;
 	have		int;
-	numbered	int;
 	made		int := 0;
 	y			float8[];
 	cand		jsonb;
 	v			jsonb;
-	root		record;
+	r_family	text[] := '{}';
+	r_params	jsonb[] := '{}';
 BEGIN
-	SELECT * INTO t FROM easeml.tasks WHERE id = task;
+	SELECT * INTO t FROM easeml.tasks x WHERE x.id = task;
 	IF NOT FOUND OR n IS NULL OR n < 1 THEN
-		RETURN 0;
+		RETURN;
 	END IF;
 	have := (SELECT count(*) FROM easeml.models m WHERE m.generated_for = task);
-	-- names go on from the highest number the task's candidates have (an
-	-- admin may have deleted some: a count would name a twin)
-	numbered := (SELECT coalesce(max(substring(m.name FROM '\.g(\d{1,9})$')::int), 0)
-			   FROM easeml.models m WHERE m.generated_for = task);
 	-- the best run of each family with a space, the best three families
 	FOR b IN
 		SELECT * FROM (
@@ -3241,9 +3241,10 @@ BEGIN
 		p_params := p_params || b.params;
 		p_run := p_run || b.run_id;
 		p_root := p_root || b.root;
+		p_model := p_model || b.model_id;
 	END LOOP;
 	IF cardinality(p_family) = 0 THEN
-		RETURN 0;
+		RETURN;
 	END IF;
 	FOR i IN 0 .. n - 1 LOOP
 		EXIT WHEN have + made >= 64;
@@ -3274,17 +3275,89 @@ BEGIN
 			END LOOP;
 			EXIT WHEN NOT EXISTS (SELECT 1 FROM easeml.models m
 								   WHERE m.family = p_family[k] AND m.params = cand
-									 AND (m.generated_for IS NULL OR m.generated_for = task));
+									 AND (m.generated_for IS NULL OR m.generated_for = task))
+				AND NOT EXISTS (SELECT 1 FROM unnest(r_family, r_params) u(f, p)
+								 WHERE u.f = p_family[k] AND u.p = cand);
 			cand := NULL;
 		END LOOP;
 		CONTINUE WHEN cand IS NULL;
-		SELECT * INTO root FROM easeml.models m WHERE m.id = p_root[k];
-		INSERT INTO easeml.models (name, family, params, kinds, needs_image, cost_factor,
-								   device_kinds, generated_for, generated_by_run, parent_model)
-		VALUES (format('%s.t%s.g%s', left(root.name, 32), task, numbered + made + 1),
-				p_family[k], cand, ARRAY[t.kind], root.needs_image, root.cost_factor,
-				root.device_kinds, task, p_run[k], p_root[k]);
+		r_family := r_family || p_family[k];
+		r_params := r_params || cand;
 		made := made + 1;
+		prop_family := p_family[k];
+		prop_params := cand;
+		prop_run := p_run[k];
+		prop_root := p_root[k];
+		prop_parent := p_model[k];
+		prop_coords := easeml._space_coords(p_family[k], cand);
+		root_coords := (SELECT easeml._space_coords(m.family, m.params)
+						  FROM easeml.models m WHERE m.id = p_root[k]);
+		RETURN NEXT;
+	END LOOP;
+END;
+$$;
+COMMENT ON FUNCTION easeml._propose_candidates(bigint, int) IS
+	'internal: new configurations around a task''s best runs, not yet written (docs/scheduler.md 7.9)';
+
+-- [spaces] One proposal of easeml._propose_candidates as a model row for
+-- the task only, named after its root, the task and the next number (an
+-- admin may have deleted some: a count would name a twin); unless the task
+-- has 64 already or a model with those params.  Returns 1 when made, else
+-- 0.
+CREATE FUNCTION easeml._add_generated(task bigint, gen_family text, gen_params jsonb,
+									  gen_run bigint, gen_root int)
+RETURNS int
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t			record;
+	root		record;
+	numbered	int;
+BEGIN
+	SELECT * INTO t FROM easeml.tasks x WHERE x.id = task;
+	IF NOT FOUND OR gen_family IS NULL OR gen_params IS NULL THEN
+		RETURN 0;
+	END IF;
+	SELECT * INTO root FROM easeml.models m WHERE m.id = gen_root;
+	IF NOT FOUND OR root.family IS DISTINCT FROM gen_family
+		OR (SELECT count(*) FROM easeml.models m WHERE m.generated_for = task) >= 64
+		OR EXISTS (SELECT 1 FROM easeml.models m
+					WHERE m.family = gen_family AND m.params = gen_params
+					  AND (m.generated_for IS NULL OR m.generated_for = task)) THEN
+		RETURN 0;
+	END IF;
+	numbered := (SELECT coalesce(max(substring(m.name FROM '\.g(\d{1,9})$')::int), 0)
+			   FROM easeml.models m WHERE m.generated_for = task);
+	INSERT INTO easeml.models (name, family, params, kinds, needs_image, cost_factor,
+							   device_kinds, generated_for, generated_by_run, parent_model)
+	VALUES (format('%s.t%s.g%s', left(root.name, 32), task, numbered + 1),
+			gen_family, gen_params, ARRAY[t.kind], root.needs_image, root.cost_factor,
+			root.device_kinds, task, gen_run, gen_root);
+	RETURN 1;
+END;
+$$;
+COMMENT ON FUNCTION easeml._add_generated(bigint, text, jsonb, bigint, int) IS
+	'internal: one proposed configuration as a model row of its task (docs/scheduler.md 7.9)';
+
+-- [spaces] New configurations for a task: every proposal of
+-- easeml._propose_candidates made a model row (easeml._add_generated).
+-- Returns how many were made.  The scheduler calls it when a task with a
+-- time budget has tried every candidate and nothing of it is in flight;
+-- before that it makes one proposal a row when its acquisition beats the
+-- best untried candidate's (docs/scheduler.md 7.9).
+CREATE FUNCTION easeml._generate_candidates(task bigint, n int DEFAULT 6)
+RETURNS int
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	p			record;
+	made		int := 0;
+BEGIN
+	FOR p IN SELECT * FROM easeml._propose_candidates(task, n) LOOP
+		made := made + easeml._add_generated(task, p.prop_family, p.prop_params,
+											 p.prop_run, p.prop_root);
 	END LOOP;
 	RETURN made;
 END;
@@ -3314,6 +3387,7 @@ CREATE TRIGGER tasks_drop_generated
 	FOR EACH ROW EXECUTE FUNCTION easeml._drop_generated();
 
 REVOKE ALL ON FUNCTION easeml._generate_candidates(bigint, int), easeml._drop_generated(),
+	easeml._propose_candidates(bigint, int), easeml._add_generated(bigint, text, jsonb, bigint, int),
 	easeml._validate_model_space() FROM PUBLIC;
 
 -- [spaces] a tenant sees the catalog's models and those generated for its

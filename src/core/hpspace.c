@@ -307,8 +307,7 @@ HpPointPosterior(const GpState *gp, const int *arm_root,
 	prior = gp->prior;
 	K = prior->K;
 	r = p->root;
-	if (r < 0 || r >= K || (arm_root != NULL && arm_root[r] >= 0) ||
-		(arm_root != NULL && (arm_coords == NULL || dims < p->d)))
+	if (r < 0 || r >= K || (arm_root != NULL && arm_root[r] >= 0))
 		return GP_BAD_INPUT;
 	krow = malloc(sizeof(double) * K);
 	if (krow == NULL)
@@ -324,10 +323,17 @@ HpPointPosterior(const GpState *gp, const int *arm_root,
 		if (j == r)
 			c = prior->cov[(size_t) r * K + r] * kr;
 		else if (s == r)
+		{
 			/* a generated arm of the same root: the first d columns are
 			 * its family's space, the point's */
+			if (arm_coords == NULL || dims < p->d)
+			{
+				free(krow);
+				return GP_BAD_INPUT;
+			}
 			c = prior->cov[(size_t) r * K + r] *
 				HpKernel(p->x, arm_coords + (size_t) j * dims, p->d, lengthscale);
+		}
 		else
 			c = kr * prior->cov[(size_t) r * K + j];
 		krow[j] = c;

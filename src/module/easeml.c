@@ -53,6 +53,8 @@ int			easeml_artifact_max_bytes = 16 * 1024;
 bool		easeml_check_catalog = false;
 int			easeml_predict_cache_models = 16;
 int			easeml_ensemble_min_runs = 5;
+int			easeml_generate_every = 3;
+double		easeml_generate_margin = 1.0;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -337,6 +339,25 @@ DefineResultSettings(void)
 							5, 0, 1000,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.generate_every",
+							"Succeeded runs of a budgeted task between two looks for a new configuration before its grid is spent.",
+							"0 generates new configurations only once every candidate was tried "
+							"(docs/scheduler.md 7.9).",
+							&easeml_generate_every,
+							3, 0, 1000,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomRealVariable("easeml.generate_margin",
+							 "Factor by which a proposal's acquisition must exceed the best untried candidate's.",
+							 "A budgeted task gets the proposal before its grid is spent only when its "
+							 "acquisition is more than this times the best untried candidate's "
+							 "(docs/scheduler.md 7.9).",
+							 &easeml_generate_margin,
+							 1.0, 0.0, 1000.0,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("easeml.predict_cache_models",
 							"Parsed models a session keeps for easeml.predict.",

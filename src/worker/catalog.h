@@ -294,6 +294,33 @@ extern int	CatalogGenerate(int64 task);
 extern void CatalogGenerateEnd(int64 task, const char *why);
 
 /*
+ * [acqgen] A proposal of easeml._propose_candidates (docs/scheduler.md
+ * 7.9): a configuration around one of the task's best runs, not yet a
+ * model row, with what drives its cost (easeml._cost_shape).
+ */
+typedef struct CatProposal
+{
+	char	   *family;
+	char	   *params;			/* as text */
+	int64		run_id;			/* the run it was proposed around */
+	int32		root_id;		/* the grid model it descends from */
+	int32		parent_id;		/* the model whose params it perturbs */
+	int			n_coords;		/* scaled coordinates in its family's space */
+	double	   *coords;
+	double	   *root_coords;	/* n_coords: its root's */
+	double		work;			/* easeml._cost_shape */
+	double		width;
+	double		inner;
+	double		out;
+} CatProposal;
+
+#define CAT_MAX_PROPOSALS 16
+
+extern bool CatalogMayGenerateEarly(const CatState *state, const CatTask *t);
+extern int	CatalogPropose(int64 task, int n, CatProposal *out);
+extern bool CatalogAddGenerated(int64 task, const CatProposal *p);
+
+/*
  * The runs of active tasks (src/worker/catalog_runs.c): folded into the loaded
  * tasks, from the kept store brought up to date or from a fresh read.
  */

@@ -520,3 +520,110 @@ CatalogGenerateEnd(int64 task, const char *why)
 			 (long long) task, why);
 }
 
+
+/*
+ * [acqgen] Whether a task may get a proposal before its grid is spent
+ * (docs/scheduler.md 7.9): a time budget left, below max_runs, a scored
+ * run to propose around, a candidate left that could start, and fewer
+ * than 64 generated candidates.
+ */
+bool
+CatalogMayGenerateEarly(const CatState *state, const CatTask *t)
+{
+	int			generated = 0;
+
+	if (!(t->budget > 0) || t->budget_spent || t->n_obs == 0 ||
+		(t->max_runs > 0 && t->n_runs >= t->max_runs))
+		return false;
+	for (int k = 0; k < state->n_models; k++)
+		generated += state->models[k].generated_for == t->id;
+	return generated < 64 && StartableLeft(state, t);
+}
+
+/* A float8[] column as n doubles (caller's memory); -1 when NULL. */
+static int
+GetFloat8Array(int row, int col, double **out)
+{
+	ArrayType  *a;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	*out = NULL;
+	if (GetNull(row, col))
+		return -1;
+	a = DatumGetArrayTypeP(Get(row, col));
+	deconstruct_array(a, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &elems, &nulls, &n);
+	*out = CallerAlloc(sizeof(double) * Max(n, 1), false);
+	for (int j = 0; j < n; j++)
+		(*out)[j] = nulls[j] ? NAN : DatumGetFloat8(elems[j]);
+	return n;
+}
+
+/*
+ * [acqgen] Up to n proposals for a task (easeml._propose_candidates,
+ * nothing written), into out (CAT_MAX_PROPOSALS at most), in the
+ * caller's memory.  Proposals without coordinates are left out.
+ */
+int
+CatalogPropose(int64 task, int n, CatProposal *out)
+{
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	int			rows,
+				got = 0;
+
+	values[0] = Int64GetDatum(task);
+	values[1] = Int32GetDatum(Min(n, CAT_MAX_PROPOSALS));
+	Exec("SELECT p.prop_family, p.prop_params::text, p.prop_run, p.prop_root, p.prop_parent,"
+		 "       p.prop_coords, p.root_coords,"
+		 "       s.work, s.width, s.inner_products, s.last_width"
+		 "  FROM easeml._propose_candidates($1, $2) p"
+		 " CROSS JOIN LATERAL easeml._cost_shape(p.prop_family, p.prop_params) s",
+		 SPI_OK_SELECT, 2, types, values, NULL);
+	rows = Min((int) SPI_processed, CAT_MAX_PROPOSALS);
+	for (int i = 0; i < rows; i++)
+	{
+		CatProposal *p = &out[got];
+		int			nc,
+					nr;
+
+		p->family = GetText(i, 1);
+		p->params = GetText(i, 2);
+		p->run_id = GetInt64(i, 3, 0);
+		p->root_id = GetInt32(i, 4, 0);
+		p->parent_id = GetInt32(i, 5, 0);
+		nc = GetFloat8Array(i, 6, &p->coords);
+		nr = GetFloat8Array(i, 7, &p->root_coords);
+		p->work = GetFloat8(i, 8, 1);
+		p->width = GetFloat8(i, 9, 0);
+		p->inner = GetFloat8(i, 10, 0);
+		p->out = GetFloat8(i, 11, 0);
+		if (nc < 1 || nc != nr || p->family == NULL || p->params == NULL)
+			continue;
+		p->n_coords = nc;
+		got++;
+	}
+	return got;
+}
+
+/*
+ * [acqgen] One proposal as a model row of the task
+ * (easeml._add_generated: its caps and twins); true when made.
+ */
+bool
+CatalogAddGenerated(int64 task, const CatProposal *p)
+{
+	Oid			types[5] = {INT8OID, TEXTOID, TEXTOID, INT8OID, INT4OID};
+	Datum		values[5];
+
+	values[0] = Int64GetDatum(task);
+	values[1] = CStringGetTextDatum(p->family);
+	values[2] = CStringGetTextDatum(p->params);
+	values[3] = Int64GetDatum(p->run_id);
+	values[4] = Int32GetDatum(p->root_id);
+	Exec("SELECT easeml._add_generated($1, $2, $3::jsonb, $4, $5)",
+		 SPI_OK_SELECT, 5, types, values, NULL);
+	return GetInt32(0, 1, 0) > 0;
+}

@@ -47,6 +47,7 @@
 #include "trainer_jobs.h"
 #include "core/trainer_protocol.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -380,6 +381,132 @@ GenerateFailedStep(void *arg)
 }
 
 /*
+ * [acqgen] Proposals before a budgeted task's grid is spent
+ * (docs/scheduler.md 7.9): at most this many tasks look per scheduling
+ * step (the others at the next), each at most once per
+ * easeml.generate_every succeeded runs, among 6 proposals.
+ */
+#define MAX_EARLY_ROUNDS 2
+#define EARLY_PROPOSALS 6
+
+typedef struct EarlyEntry
+{
+	int64		task;			/* hash key */
+	int			succeeded;		/* its succeeded runs at its last round */
+} EarlyEntry;
+
+static HTAB *early_rounds = NULL;
+
+typedef struct EarlyArg
+{
+	CatState   *state;
+	int64		task;
+	bool		made;
+} EarlyArg;
+
+/*
+ * One task's round: the proposals in a short transaction (nothing
+ * written), the decision outside any transaction on the live world's
+ * posterior, and the winner, if any, made a model row in another.
+ */
+static void
+EarlyStep(void *arg)
+{
+	EarlyArg   *a = (EarlyArg *) arg;
+	CatProposal props[CAT_MAX_PROPOSALS];
+	int			n,
+				win;
+	double		p_acq,
+				grid_acq;
+
+	CatalogBegin("easeml: proposing candidates");
+	n = CatalogPropose(a->task, EARLY_PROPOSALS, props);
+	CatalogCommit();
+	win = LiveWorldProposalBeats(a->state, a->task, props, n,
+								 easeml_generate_margin, &p_acq, &grid_acq);
+	if (win < 0)
+	{
+		elog(DEBUG1, "easeml: task %lld: no proposal of %d beats its best untried candidate "
+			 "(acquisition %.4g against %.4g)",
+			 (long long) a->task, n, p_acq, grid_acq);
+		return;
+	}
+	CatalogBegin("easeml: generating a candidate");
+	a->made = CatalogAddGenerated(a->task, &props[win]);
+	CatalogCommit();
+	if (a->made)
+		elog(LOG, "easeml: task %lld: a new configuration of %s generated before its grid is spent: "
+			 "acquisition %.4g, over easeml.generate_margin %g times the best untried candidate's %.4g",
+			 (long long) a->task, props[win].family, p_acq, easeml_generate_margin, grid_acq);
+}
+
+/*
+ * [acqgen] Look for proposals for the budgeted tasks with candidates left
+ * whose succeeded runs grew by easeml.generate_every since their last
+ * round (the first after that many); true when one was made a model row.
+ */
+static bool
+GenerateEarly(CatState *state)
+{
+	int			rounds = 0;
+
+	if (easeml_generate_every <= 0)
+		return false;
+	if (early_rounds == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(int64);
+		ctl.entrysize = sizeof(EarlyEntry);
+		ctl.hcxt = TopMemoryContext;
+		early_rounds = hash_create("easeml early generation", 64, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	/* tasks that left the active set: forget them now and then */
+	if (hash_get_num_entries(early_rounds) > 2L * state->n_tasks + 256)
+	{
+		HASH_SEQ_STATUS seq;
+		EarlyEntry *e;
+
+		hash_seq_init(&seq, early_rounds);
+		while ((e = hash_seq_search(&seq)) != NULL)
+		{
+			bool		active = false;
+
+			for (int i = 0; i < state->n_tasks && !active; i++)
+				active = state->tasks[i].id == e->task;
+			if (!active)
+				(void) hash_search(early_rounds, &e->task, HASH_REMOVE, NULL);
+		}
+	}
+	for (int i = 0; i < state->n_tasks && rounds < MAX_EARLY_ROUNDS; i++)
+	{
+		CatTask    *t = &state->tasks[i];
+		EarlyEntry *e;
+		bool		found;
+		EarlyArg	arg;
+
+		if (t->skip || !CatalogMayGenerateEarly(state, t))
+			continue;
+		e = hash_search(early_rounds, &t->id, HASH_ENTER, &found);
+		if (!found || t->succeeded < e->succeeded)
+			e->succeeded = found ? t->succeeded : 0;
+		if (t->succeeded < e->succeeded + easeml_generate_every)
+			continue;
+		/* a round, whatever comes of it (an error too: no retry at once) */
+		e->succeeded = t->succeeded;
+		rounds++;
+		arg.state = state;
+		arg.task = t->id;
+		arg.made = false;
+		if (Guarded(EarlyStep, &arg) && arg.made)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Fill free slots: first runs users queued, then the policy's choices,
  * each on a device placement chooses (src/worker/devices.c).
  */
@@ -470,6 +597,18 @@ Schedule(void)
 	strlcpy(EasemlState->policy_label, LiveWorldPolicyLabel(),
 			sizeof(EasemlState->policy_label));
 	SpinLockRelease(&EasemlState->mutex);
+
+	/*
+	 * [acqgen] A proposal that beats the grid: a new world with it at the
+	 * next step, at once (the loop's latch), before any decision here
+	 */
+	if (GenerateEarly(&state))
+	{
+		LiveWorldReset();
+		Sched.world_changed = true;
+		SetLatch(MyLatch);
+		return;
+	}
 
 	if (full)
 	{

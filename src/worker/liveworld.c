@@ -551,6 +551,60 @@ LiveWorldStarted(CatState *state, int task_index, int model_index)
 		DecisionStart(&world, dt, model_index);
 }
 
+int
+LiveWorldProposalBeats(const CatState *state, int64 task_id,
+					   const CatProposal *p, int n, double margin,
+					   double *p_acq, double *grid_acq)
+{
+	DecisionTask *dt;
+	DecisionProposal *props;
+	int			win = -1;
+
+	*p_acq = NAN;
+	*grid_acq = NAN;
+	if (!world_ok || n < 1 || state->n_models != world.K)
+		return -1;
+	dt = DecisionFindTask(&world, task_id);
+	if (dt == NULL)
+		return -1;
+	props = palloc0(sizeof(DecisionProposal) * n);
+	for (int i = 0; i < n; i++)
+	{
+		int			r = CatalogModelIndex(state, p[i].root_id);
+		int			a = CatalogModelIndex(state, p[i].parent_id);
+		CostArm		arm;
+
+		props[i].parent = -1;	/* left out unless both are loaded */
+		if (r < 0 || a < 0 || state->models[r].generated_for != 0 ||
+			(state->arm_root != NULL && state->arm_root[r] >= 0))
+			continue;
+		props[i].point.root = r;
+		props[i].point.d = p[i].n_coords;
+		props[i].point.x = p[i].coords;
+		props[i].point.x_root = p[i].root_coords;
+		props[i].parent = a;
+		/* the family formula with its own params, against its parent's */
+		arm = state->cost_arms[a];
+		arm.work = p[i].work > 0 && isfinite(p[i].work) ? p[i].work : 1;
+		arm.width = p[i].width;
+		arm.inner = p[i].inner;
+		arm.out = p[i].out;
+		if (!CostFamilyKnown(state->models[a].family))
+			arm.work *= state->models[a].cost_factor > 0 ? state->models[a].cost_factor : 1;
+		props[i].log_complexity_delta =
+			CostLogComplexityBins(&arm, dt->rows, dt->features, dt->classes,
+								  dt->folds, dt->bins) -
+			CostLogComplexityBins(&state->cost_arms[a], dt->rows, dt->features,
+								  dt->classes, dt->folds, dt->bins);
+	}
+	if (DecisionProposalBeats(&world, dt, state->arm_root, state->arm_coords,
+							  state->space_dims, props, n, margin, &win,
+							  p_acq, grid_acq) != POLICY_OK)
+		win = -1;
+	pfree(props);
+	return win;
+}
+
 const DecisionTask *
 LiveWorldTaskAt(int index)
 {

@@ -42,6 +42,16 @@ extern bool LiveWorldNext(CatState *state, int *task_index, int *model_index,
 						  DecisionChoice *choice);
 extern void LiveWorldStarted(CatState *state, int task_index, int model_index);
 
+/*
+ * [acqgen] Whether one of n proposals for a task beats its best untried
+ * candidate by the margin (DecisionProposalBeats, docs/scheduler.md 7.9):
+ * the proposal's index, or -1 (no world, no prior yet, none beats).
+ * *p_acq and *grid_acq get the two acquisitions (NaN where none).
+ */
+extern int	LiveWorldProposalBeats(const CatState *state, int64 task_id,
+								   const CatProposal *p, int n, double margin,
+								   double *p_acq, double *grid_acq);
+
 /* A world task by its index in a DecisionChoice, and its tenant's name. */
 extern const DecisionTask *LiveWorldTaskAt(int index);
 extern const char *LiveWorldTenantName(const DecisionTask *task);
