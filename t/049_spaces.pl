@@ -19,8 +19,11 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $budget = 300;
-# no ensembles (t/048 tests them): the leaderboard compares candidates
-my $node = easeml_node('spaces', 'easeml.max_workers' => 2, 'easeml.ensemble_min_runs' => 0);
+# no ensembles (t/048 tests them): the leaderboard compares candidates;
+# no proposals before the grid is spent (t/050 tests them): the first
+# round is the grid-spent one, proposed from the grid runs alone
+my $node = easeml_node('spaces', 'easeml.max_workers' => 2, 'easeml.ensemble_min_runs' => 0,
+	'easeml.generate_every' => 0);
 load_dataset($node, 'cpu_vendor', 'cpu');
 make_tenant($node, 'lab_s', 'public.cpu');
 make_tenant($node, 'lab_o', 'public.cpu');
