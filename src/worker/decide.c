@@ -389,6 +389,13 @@ GenerateFailedStep(void *arg)
 #define MAX_EARLY_ROUNDS 2
 #define EARLY_PROPOSALS 6
 
+/*
+ * Each new candidate rebuilds the live world and its refit: after one is
+ * made this way, no task looks again for this long.
+ */
+#define EARLY_INTERVAL_MS 5000
+static TimestampTz last_early_made = 0;
+
 typedef struct EarlyEntry
 {
 	int64		task;			/* hash key */
@@ -450,7 +457,9 @@ GenerateEarly(CatState *state)
 {
 	int			rounds = 0;
 
-	if (easeml_generate_every <= 0)
+	if (easeml_generate_every <= 0 ||
+		!TimestampDifferenceExceeds(last_early_made, GetCurrentTimestamp(),
+									EARLY_INTERVAL_MS))
 		return false;
 	if (early_rounds == NULL)
 	{
@@ -501,7 +510,10 @@ GenerateEarly(CatState *state)
 		arg.task = t->id;
 		arg.made = false;
 		if (Guarded(EarlyStep, &arg) && arg.made)
+		{
+			last_early_made = GetCurrentTimestamp();
 			return true;
+		}
 	}
 	return false;
 }
@@ -598,18 +610,6 @@ Schedule(void)
 			sizeof(EasemlState->policy_label));
 	SpinLockRelease(&EasemlState->mutex);
 
-	/*
-	 * [acqgen] A proposal that beats the grid: a new world with it at the
-	 * next step, at once (the loop's latch), before any decision here
-	 */
-	if (GenerateEarly(&state))
-	{
-		LiveWorldReset();
-		Sched.world_changed = true;
-		SetLatch(MyLatch);
-		return;
-	}
-
 	if (full)
 	{
 		PreemptOverShare();
@@ -623,6 +623,19 @@ Schedule(void)
 		ClaimQueued(&state, free_slots, nfree);
 	}
 	DecideFreeSlots(&state);
+
+	/*
+	 * [acqgen] Proposals before a grid is spent, after this step's launches
+	 * (no slot waits for them); one that beats the grid: a new world with
+	 * it at the next step, at once (the loop's latch)
+	 */
+	if (GenerateEarly(&state))
+	{
+		LiveWorldReset();
+		Sched.world_changed = true;
+		SetLatch(MyLatch);
+		return;
+	}
 	Sched.refit_pending = LiveWorldRefitStart(&state);
 }
 
