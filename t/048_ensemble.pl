@@ -87,6 +87,12 @@ is($node->safe_psql('postgres', qq{
 	  FROM easeml.runs r WHERE r.id = $ens}),
 	'6 true log_loss true cross_fit 5 5 true ensemble',
 	'the second ensemble selected from all 6 runs; in sample it is at least the best run, its score is cross-fitted in 5 folds, with its standard error');
+note('cancer ensemble: ' . $node->safe_psql('postgres', qq{
+	SELECT 'score ' || round(r.score::numeric, 4) || ', in sample '
+		   || round((r.metrics ->> 'score_in_sample')::numeric, 4) || ', best run '
+		   || round((r.metrics ->> 'best_member_score')::numeric, 4) || ', folds '
+		   || (r.metrics ->> 'cross_fit_fold_scores') || ', n_val ' || (r.metrics ->> 'n_val')
+	  FROM easeml.runs r WHERE r.id = $ens}));
 is($node->safe_psql('postgres', qq{
 	SELECT count(*) FROM easeml.decisions WHERE run_id = $ens}), '0', 'no decision of the policy chose it');
 
