@@ -72,14 +72,27 @@ is($node->safe_psql('postgres', qq{
 	 WHERE e.id = $ens AND r.purpose = 'select' AND r.status = 'succeeded'
 	   AND r.id IN (} . join(',', keys %w) . q{)}), scalar(keys %w),
 	'its members are succeeded selection runs of its task');
+# its weights are selected on every validation row, where it is at least
+# its best member; its score is cross-fitted (docs/models.md section 8):
+# each row's prediction is of an ensemble selected on the other folds
 is($node->safe_psql('postgres', qq{
-	SELECT (r.metrics ->> 'candidates') || ' ' || (r.score >= (SELECT max(s.score) FROM easeml.runs s
-			WHERE s.task_id = r.task_id AND s.purpose = 'select') - 1e-9)
+	SELECT (r.metrics ->> 'candidates') || ' ' || ((r.metrics ->> 'score_in_sample')::float8 >=
+			(SELECT max(s.score) FROM easeml.runs s
+			  WHERE s.task_id = r.task_id AND s.purpose = 'select') - 1e-9)
 		   || ' ' || (r.metrics ->> 'metric') || ' ' || (r.metrics ? 'score_se')
+		   || ' ' || (r.metrics ->> 'score_method') || ' ' || (r.metrics ->> 'cross_fit_folds')
+		   || ' ' || jsonb_array_length(r.metrics -> 'cross_fit_fold_scores')
+		   || ' ' || (r.score = (r.metrics ->> 'score')::float8)
 		   || ' ' || (SELECT m.name FROM easeml.models m WHERE m.id = r.model_id)
 	  FROM easeml.runs r WHERE r.id = $ens}),
-	'6 true log_loss true ensemble',
-	'the second ensemble selected from all 6 runs; its score is at least the best run\'s, with its standard error');
+	'6 true log_loss true cross_fit 5 5 true ensemble',
+	'the second ensemble selected from all 6 runs; in sample it is at least the best run, its score is cross-fitted in 5 folds, with its standard error');
+note('cancer ensemble: ' . $node->safe_psql('postgres', qq{
+	SELECT 'score ' || round(r.score::numeric, 4) || ', in sample '
+		   || round((r.metrics ->> 'score_in_sample')::numeric, 4) || ', best run '
+		   || round((r.metrics ->> 'best_member_score')::numeric, 4) || ', folds '
+		   || (r.metrics ->> 'cross_fit_fold_scores') || ', n_val ' || (r.metrics ->> 'n_val')
+	  FROM easeml.runs r WHERE r.id = $ens}));
 is($node->safe_psql('postgres', qq{
 	SELECT count(*) FROM easeml.decisions WHERE run_id = $ens}), '0', 'no decision of the policy chose it');
 

@@ -254,29 +254,85 @@ TrEnsembleAverage(const TrValPreds *const *members, int m, const int *counts, do
 	}
 }
 
-int
-TrEnsembleSelect(const TrValPreds *const *members, int m, int metric, int steps,
-				 int *counts, double *score, char *err, size_t errlen)
+/*
+ * The labels of rows idx[0 .. nidx - 1] of vp, as a TrValPreds without
+ * predictions (what TrEnsembleQuality reads); idx NULL: all of vp's rows,
+ * not copied.  0, or -1 when out of memory.
+ */
+static int
+Labels(const TrValPreds *vp, const int *idx, int nidx, TrValPreds *lab)
 {
-	size_t		cells;
-	double	   *sum,
-			   *cand;
-	int		   *cur;
-	double		best_q = -INFINITY;
-	TrMetrics	fm;
-
-	if (m < 1 || steps < 1)
+	*lab = *vp;
+	lab->pred = NULL;
+	if (idx == NULL)
+		return 0;
+	lab->n = nidx;
+	lab->rows = NULL;
+	lab->y = NULL;
+	lab->t = NULL;
+	if (vp->y != NULL)
 	{
-		snprintf(err, errlen, "ensemble selection needs a member and a step");
-		return -1;
+		if ((lab->y = malloc(sizeof(int) * (nidx + 1))) == NULL)
+			return -1;
+		for (int r = 0; r < nidx; r++)
+			lab->y[r] = vp->y[idx[r]];
 	}
+	else
+	{
+		if ((lab->t = malloc(sizeof(double) * (nidx + 1))) == NULL)
+			return -1;
+		for (int r = 0; r < nidx; r++)
+			lab->t[r] = vp->t[idx[r]];
+	}
+	return 0;
+}
+
+static void
+LabelsFree(TrValPreds *lab, const int *idx)
+{
+	if (idx != NULL)
+	{
+		free(lab->y);
+		free(lab->t);
+	}
+}
+
+/* do members[1 ..] have members[0]'s rows? 0, or -1 with err set */
+static int
+CheckAligned(const TrValPreds *const *members, int m, char *err, size_t errlen)
+{
 	for (int i = 1; i < m; i++)
 		if (!TrValPredsAligned(members[0], members[i]))
 		{
 			snprintf(err, errlen, "member %d was not scored on the rows of member 1", i + 1);
 			return -1;
 		}
-	cells = (size_t) members[0]->n * members[0]->n_out;
+	return 0;
+}
+
+/*
+ * TrEnsembleSelect on rows idx[0 .. nidx - 1] of the members only (idx
+ * NULL: on all of them); the members are aligned.
+ */
+static int
+SelectOn(const TrValPreds *const *members, int m, int metric, int steps,
+		 const int *idx, int nidx, int *counts, double *score, char *err,
+		 size_t errlen)
+{
+	int			n_out = members[0]->n_out;
+	size_t		cells = (size_t) nidx * n_out;
+	double	   *sum,
+			   *cand;
+	int		   *cur;
+	double		best_q = -INFINITY;
+	TrMetrics	fm;
+	TrValPreds	lab;
+
+	if (Labels(members[0], idx, nidx, &lab) != 0)
+	{
+		snprintf(err, errlen, "out of memory selecting an ensemble");
+		return -1;
+	}
 	sum = calloc(cells + 1, sizeof(double));
 	cand = malloc(sizeof(double) * (cells + 1));
 	cur = calloc(m, sizeof(int));
@@ -285,6 +341,7 @@ TrEnsembleSelect(const TrValPreds *const *members, int m, int metric, int steps,
 		free(sum);
 		free(cand);
 		free(cur);
+		LabelsFree(&lab, idx);
 		snprintf(err, errlen, "out of memory selecting an ensemble");
 		return -1;
 	}
@@ -299,9 +356,17 @@ TrEnsembleSelect(const TrValPreds *const *members, int m, int metric, int steps,
 		{
 			double		q;
 
-			for (size_t j = 0; j < cells; j++)
-				cand[j] = (sum[j] + members[i]->pred[j]) / (s + 1);
-			q = TrEnsembleQuality(members[0], cand, metric, &fm);
+			for (int r = 0; r < nidx; r++)
+			{
+				const double *p = members[i]->pred +
+					(size_t) (idx != NULL ? idx[r] : r) * n_out;
+				const double *sr = sum + (size_t) r * n_out;
+				double	   *cr = cand + (size_t) r * n_out;
+
+				for (int c = 0; c < n_out; c++)
+					cr[c] = (sr[c] + p[c]) / (s + 1);
+			}
+			q = TrEnsembleQuality(&lab, cand, metric, &fm);
 			if (isfinite(q) && (pick < 0 || q > pick_q))
 			{
 				pick = i;
@@ -313,12 +378,19 @@ TrEnsembleSelect(const TrValPreds *const *members, int m, int metric, int steps,
 			free(sum);
 			free(cand);
 			free(cur);
+			LabelsFree(&lab, idx);
 			snprintf(err, errlen, "the %s of the ensemble is undefined on the validation rows",
 					 TrMetricName(metric));
 			return -1;
 		}
-		for (size_t j = 0; j < cells; j++)
-			sum[j] += members[pick]->pred[j];
+		for (int r = 0; r < nidx; r++)
+		{
+			const double *p = members[pick]->pred +
+				(size_t) (idx != NULL ? idx[r] : r) * n_out;
+
+			for (int c = 0; c < n_out; c++)
+				sum[(size_t) r * n_out + c] += p[c];
+		}
 		cur[pick]++;
 		if (pick_q > best_q)
 		{
@@ -330,7 +402,182 @@ TrEnsembleSelect(const TrValPreds *const *members, int m, int metric, int steps,
 	free(sum);
 	free(cand);
 	free(cur);
+	LabelsFree(&lab, idx);
 	return 0;
+}
+
+int
+TrEnsembleSelect(const TrValPreds *const *members, int m, int metric, int steps,
+				 int *counts, double *score, char *err, size_t errlen)
+{
+	if (m < 1 || steps < 1)
+	{
+		snprintf(err, errlen, "ensemble selection needs a member and a step");
+		return -1;
+	}
+	if (CheckAligned(members, m, err, errlen) != 0)
+		return -1;
+	return SelectOn(members, m, metric, steps, NULL, members[0]->n, counts, score,
+					err, errlen);
+}
+
+/* a row's place in the order the folds are dealt in */
+typedef struct FoldKey
+{
+	double		key;			/* class id or target */
+	uint64_t	draw;			/* seeded, of the row's number */
+	int			i;
+} FoldKey;
+
+static int
+CompareFoldKeys(const void *a, const void *b)
+{
+	const FoldKey *x = a,
+			   *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->draw != y->draw)
+		return x->draw < y->draw ? -1 : 1;
+	return x->i - y->i;
+}
+
+int
+TrEnsembleFolds(const TrValPreds *vp, int max_folds, int min_rows, uint64_t seed,
+				int *fold)
+{
+	int			k = min_rows > 0 ? vp->n / min_rows : vp->n;
+	FoldKey    *keys;
+	int			perm[TR_ENSEMBLE_MAX_FOLDS];
+	uint64_t	state = seed ^ UINT64_C(0x656e73656d626c65);	/* "ensemble" */
+
+	if (k > max_folds)
+		k = max_folds;
+	if (k > TR_ENSEMBLE_MAX_FOLDS)
+		k = TR_ENSEMBLE_MAX_FOLDS;
+	if (k < 2)
+		return k < 0 ? 0 : k;
+	if ((keys = malloc(sizeof(FoldKey) * vp->n)) == NULL)
+		return -1;
+	for (int i = 0; i < vp->n; i++)
+	{
+		uint64_t	s = seed ^ ((uint64_t) (uint32_t) vp->rows[i] * UINT64_C(0xd1342543de82ef95));
+
+		keys[i].key = vp->y != NULL ? vp->y[i] : vp->t[i];
+		keys[i].draw = TrRandNext(&s);
+		keys[i].i = i;
+	}
+	qsort(keys, vp->n, sizeof(FoldKey), CompareFoldKeys);
+	/* deal each k consecutive rows to the k folds in a random order */
+	for (int start = 0; start < vp->n; start += k)
+	{
+		for (int j = 0; j < k; j++)
+			perm[j] = j;
+		TrShuffle(perm, k, &state);
+		for (int j = 0; j < k && start + j < vp->n; j++)
+			fold[keys[start + j].i] = perm[j];
+	}
+	free(keys);
+	return k;
+}
+
+int
+TrEnsembleCrossFit(const TrValPreds *const *members, int m, int metric, int steps,
+				   const int *fold, int k, double *oof, double *fold_q, char *err,
+				   size_t errlen)
+{
+	int			n = members[0]->n,
+				n_out = members[0]->n_out;
+	int		   *idx,
+			   *held,
+			   *counts;
+	double	   *part;
+	int			rc = 0;
+
+	if (m < 1 || steps < 1 || k < 2)
+	{
+		snprintf(err, errlen, "cross-fitting needs a member, a step and 2 folds");
+		return -1;
+	}
+	if (CheckAligned(members, m, err, errlen) != 0)
+		return -1;
+	idx = malloc(sizeof(int) * (n + 1));
+	held = malloc(sizeof(int) * (n + 1));
+	counts = malloc(sizeof(int) * (m + 1));
+	part = malloc(sizeof(double) * ((size_t) n * n_out + 1));
+	if (idx == NULL || held == NULL || counts == NULL || part == NULL)
+	{
+		snprintf(err, errlen, "out of memory cross-fitting an ensemble");
+		rc = -1;
+	}
+	for (int f = 0; f < k && rc == 0; f++)
+	{
+		int			ntrain = 0,
+					nheld = 0;
+		double		total = 0,
+					q;
+		char		why[256];
+		TrValPreds	lab;
+		TrMetrics	fm;
+
+		for (int i = 0; i < n; i++)
+		{
+			if (fold[i] == f)
+				held[nheld++] = i;
+			else
+				idx[ntrain++] = i;
+		}
+		if (ntrain == 0 || nheld == 0)
+		{
+			snprintf(err, errlen, "fold %d of %d has no rows %s", f + 1, k,
+					 nheld == 0 ? "held out" : "to select on");
+			rc = -1;
+			break;
+		}
+		if (SelectOn(members, m, metric, steps, idx, ntrain, counts, &q, why,
+					 sizeof(why)) != 0)
+		{
+			snprintf(err, errlen, "fold %d of %d: %s", f + 1, k, why);
+			rc = -1;
+			break;
+		}
+		/* the weighted average on the held-out rows, as TrEnsembleAverage */
+		for (int i = 0; i < m; i++)
+			total += counts[i];
+		for (int r = 0; r < nheld; r++)
+		{
+			double	   *o = oof + (size_t) held[r] * n_out;
+
+			for (int c = 0; c < n_out; c++)
+				o[c] = 0;
+			for (int i = 0; i < m; i++)
+			{
+				const double *p = members[i]->pred + (size_t) held[r] * n_out;
+				double		w = counts[i] / total;
+
+				if (counts[i] == 0)
+					continue;
+				for (int c = 0; c < n_out; c++)
+					o[c] += w * p[c];
+			}
+			memcpy(part + (size_t) r * n_out, o, sizeof(double) * n_out);
+		}
+		if (fold_q == NULL)
+			continue;
+		if (Labels(members[0], held, nheld, &lab) != 0)
+		{
+			snprintf(err, errlen, "out of memory cross-fitting an ensemble");
+			rc = -1;
+			break;
+		}
+		fold_q[f] = TrEnsembleQuality(&lab, part, metric, &fm);
+		LabelsFree(&lab, held);
+	}
+	free(idx);
+	free(held);
+	free(counts);
+	free(part);
+	return rc;
 }
 
 int

@@ -31,6 +31,9 @@
 #define TR_VALPREDS_FAMILY		"validation"
 #define TR_ENSEMBLE_STEPS		50	/* selection steps by default */
 #define TR_ENSEMBLE_MAX_STEPS	1000
+#define TR_ENSEMBLE_FOLDS		5	/* cross-fitting folds of the score, at most */
+#define TR_ENSEMBLE_FOLD_ROWS	10	/* and the fewest rows of a fold */
+#define TR_ENSEMBLE_MAX_FOLDS	10	/* what TrEnsembleFolds deals to, at most */
 
 /* one run's validation predictions */
 typedef struct TrValPreds
@@ -86,6 +89,33 @@ extern void TrEnsembleAverage(const TrValPreds *const *members, int m,
 extern int	TrEnsembleSelect(const TrValPreds *const *members, int m, int metric,
 							 int steps, int *counts, double *score, char *err,
 							 size_t errlen);
+
+/*
+ * Cross-fitting (docs/models.md section 8, "Score"): the ensemble's score
+ * is of predictions each row gets from an ensemble selected without it.
+ *
+ * TrEnsembleFolds puts each of vp's n rows in one of k folds, fold[i] in
+ * [0, k), k = min(max_folds, n / min_rows, TR_ENSEMBLE_MAX_FOLDS), and
+ * returns k (-1 when out of memory); below 2 the rows are too few and
+ * fold is untouched.  The folds are stratified: the
+ * rows are ordered by class (classification) or target (regression), ties
+ * in an order drawn from seed and the rows' numbers in the table, and each
+ * run of k consecutive rows goes to the k folds in a seeded random order;
+ * so every fold has n / k rows (give or take one) of every class, or of
+ * every range of the target.  The same seed and rows give the same folds
+ * whatever the members.
+ *
+ * TrEnsembleCrossFit runs TrEnsembleSelect for each fold f on the rows of
+ * the other folds only, and puts the average of the members selected into
+ * oof (n x n_out) for f's rows: every row's prediction is out of fold.
+ * fold_q[f] (k of them, or NULL) is the quality of metric on f's rows
+ * alone (NaN where undefined there).  0, or -1 with err set.
+ */
+extern int	TrEnsembleFolds(const TrValPreds *vp, int max_folds, int min_rows,
+							uint64_t seed, int *fold);
+extern int	TrEnsembleCrossFit(const TrValPreds *const *members, int m, int metric,
+							   int steps, const int *fold, int k, double *oof,
+							   double *fold_q, char *err, size_t errlen);
 
 /*
  * The artifact of an ensemble of the given member runs and weights

@@ -78,10 +78,71 @@ ReadMembers(LiveCtx *c, TrValPreds **vps, int64_t **ids, double **scores, int *n
 }
 
 /*
+ * The ensemble's honest score (docs/models.md section 8, "Score"): the
+ * metrics fm of out-of-fold predictions, each row's from an ensemble
+ * selected on the other folds, into metrics with how it was scored; or,
+ * where the rows are too few for 2 folds or a fold's selection fails, of
+ * avg (selected on every row), and metrics say why.  The quality of
+ * metric is returned.
+ */
+static double
+CrossFitScore(const LiveCtx *c, const TrValPreds *const *use, int m, int metric,
+			  int steps, const double *avg, TrMetrics *fm, json_object *metrics)
+{
+	const TrValPreds *vp = use[0];
+	int		   *fold = malloc(sizeof(int) * (vp->n + 1));
+	double	   *oof = malloc(sizeof(double) * ((size_t) vp->n * vp->n_out + 1));
+	double		fold_q[TR_ENSEMBLE_MAX_FOLDS];
+	double		score = NAN;
+	int			k = -1,
+				rc = -1;
+	char		why[512] = "out of memory";
+
+	if (fold != NULL && oof != NULL)
+		k = TrEnsembleFolds(vp, TR_ENSEMBLE_FOLDS, TR_ENSEMBLE_FOLD_ROWS, c->opt.seed, fold);
+	if (k >= 0 && k < 2)
+		snprintf(why, sizeof(why), "%d validation rows, fewer than 2 folds of %d",
+				 vp->n, TR_ENSEMBLE_FOLD_ROWS);
+	if (k >= 2)
+		rc = TrEnsembleCrossFit(use, m, metric, steps, fold, k, oof, fold_q, why, sizeof(why));
+	if (rc == 0 && !isfinite(score = TrEnsembleQuality(vp, oof, metric, fm)))
+	{
+		snprintf(why, sizeof(why), "the %s of the out-of-fold predictions is undefined",
+				 TrMetricName(metric));
+		rc = -1;
+	}
+	if (rc == 0)
+	{
+		json_object *arr = json_object_new_array();
+
+		TrEnsembleErrors(vp, oof, fm);
+		for (int f = 0; f < k; f++)
+			json_object_array_add(arr, isfinite(fold_q[f]) ?
+								  json_object_new_double(fold_q[f]) : NULL);
+		json_object_object_add(metrics, "score_method", json_object_new_string("cross_fit"));
+		json_object_object_add(metrics, "cross_fit_folds", json_object_new_int(k));
+		json_object_object_add(metrics, "cross_fit_fold_scores", arr);
+	}
+	else
+	{
+		LiveLog("run %s: the ensemble is scored on the rows it was selected on: %s",
+				c->run_id, why);
+		score = TrEnsembleQuality(vp, avg, metric, fm);
+		TrEnsembleErrors(vp, avg, fm);
+		json_object_object_add(metrics, "score_method", json_object_new_string("in_sample"));
+		json_object_object_add(metrics, "score_note", json_object_new_string(why));
+	}
+	free(fold);
+	free(oof);
+	return score;
+}
+
+/*
  * An ensemble run (docs/models.md, "Ensembles"): greedy selection with
- * replacement over the validation predictions of the task's runs, scored
- * with the task's metric on those rows; its artifact names the members
- * and their weights.  No rows are read.
+ * replacement over the validation predictions of the task's runs, on all
+ * of their rows for the weights, and cross-fitted for the score
+ * (CrossFitScore); its artifact names the members and their weights.  No
+ * rows are read.
  */
 int
 LiveEnsembleRun(LiveCtx *c)
@@ -101,7 +162,8 @@ LiveEnsembleRun(LiveCtx *c)
 	int			steps = TrParamInt(c->params, "steps", TR_ENSEMBLE_STEPS);
 	int			metric;
 	double		t0 = TrNow(),
-				score;
+				score,
+				in_sample;
 	char		err[512];
 	TrMetrics	fm;
 	TrResult	result;
@@ -128,16 +190,20 @@ LiveEnsembleRun(LiveCtx *c)
 		return LiveFail(c->run_dir, "out of memory");
 	for (int i = 0; i < m; i++)
 		use[i] = &vps[i];
+	/* the weights the ensemble predicts with: selected on every row */
 	if (TrEnsembleSelect(use, m, metric, steps, counts, &score, err, sizeof(err)) != 0)
 		return LiveFail(c->run_dir, "%s", err);
 	if (LiveCancelled())
 		return LiveFail(c->run_dir, "cancelled");
 	TrEnsembleAverage(use, m, counts, avg);
-	score = TrEnsembleQuality(&vps[0], avg, metric, &fm);
-	TrEnsembleErrors(&vps[0], avg, &fm);
+	in_sample = TrEnsembleQuality(&vps[0], avg, metric, &fm);
+	metrics = json_object_new_object();
+	/* its score: cross-fitted, every metric of the out-of-fold predictions */
+	score = CrossFitScore(c, use, m, metric, steps, avg, &fm, metrics);
+	if (LiveCancelled())
+		return LiveFail(c->run_dir, "cancelled");
 	for (int i = 0; i < m; i++)
 		total += counts[i];
-	metrics = json_object_new_object();
 	arr = json_object_new_array();
 	for (int i = 0; i < m; i++)
 	{
@@ -156,6 +222,7 @@ LiveEnsembleRun(LiveCtx *c)
 		k++;
 	}
 	json_object_object_add(metrics, "score", json_object_new_double(score));
+	json_object_object_add(metrics, "score_in_sample", json_object_new_double(in_sample));
 	json_object_object_add(metrics, "metric", json_object_new_string(TrMetricName(metric)));
 	TrMetricsJsonOne(metrics, &fm, metric);
 	json_object_object_add(metrics, "family", json_object_new_string(TR_ENSEMBLE_FAMILY));
@@ -181,8 +248,8 @@ LiveEnsembleRun(LiveCtx *c)
 	LiveStoreArtifact(c, &result, metrics);
 	if (LiveKeepMetrics(metrics) != 0)
 		return LiveFail(c->run_dir, "out of memory");
-	LiveLog("run %s: done, score %.6f (an ensemble of %d of %d runs; the best alone %.6f)",
-			c->run_id, score, k, m, scores[0]);
+	LiveLog("run %s: done, score %.6f (%s; on the rows it was selected on %.6f; an ensemble of %d of %d runs; the best alone %.6f)",
+			c->run_id, score, LiveJsonString(metrics, "score_method"), in_sample, k, m, scores[0]);
 	TrResultFree(&result);
 	json_object_put(metrics);
 	for (int i = 0; i < m; i++)

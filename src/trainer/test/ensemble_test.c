@@ -3,6 +3,7 @@
  * ensemble_test.c
  *	  Unit tests of ensembles (tr_ensemble.h, tr_predict_ensemble.c):
  *	  greedy selection with replacement on hand-made predictions, the
+ *	  cross-fitted score (folds, overfitting noise members, tiny sets), the
  *	  validation predictions' round trip, and an ensemble's model against
  *	  the weighted average of its members' own predictions.  Called from
  *	  tr_test.c's main.
@@ -133,6 +134,222 @@ TestGreedyReplacement(void)
 		  "ensemble: members on other rows are refused (%s)", err);
 	free(m[0].pred);
 	free(m[1].pred);
+}
+
+/* n rows numbered 100, 103, ... as a member's rows */
+static int	rows_n[200];
+
+/* a binary member on n rows of labels y: P(yes) per row */
+static void
+BinaryN(TrValPreds *vp, int n, const double *p1, int *y)
+{
+	Binary(vp, p1, y);			/* fills 4 rows: redone for n */
+	free(vp->pred);
+	vp->n = n;
+	vp->rows = rows_n;
+	vp->pred = malloc(sizeof(double) * 2 * n);
+	for (int i = 0; i < n; i++)
+	{
+		vp->pred[2 * i] = 1.0 - p1[i];
+		vp->pred[2 * i + 1] = p1[i];
+	}
+}
+
+/*
+ * The cross-fitted score (TrEnsembleFolds, TrEnsembleCrossFit): one weak
+ * member and 40 members of pure noise.  Selected on every row, the noise
+ * flips rows it happens to get right and the in-sample accuracy rises
+ * above the member's; selected without the rows it is scored on, it does
+ * not: the out-of-fold accuracy is lower than the in-sample one.
+ */
+static void
+TestCrossFitNoise(void)
+{
+	enum
+	{
+		N = 120,
+		M = 41
+	};
+	int			y[N],
+				fold[N],
+				fold2[N],
+				counts[M],
+				size[TR_ENSEMBLE_MAX_FOLDS] = {0},
+				yes[TR_ENSEMBLE_MAX_FOLDS] = {0},
+				n_yes = 0,
+				k,
+				differ = 0,
+				smin = N,
+				smax = 0,
+				ymin = N,
+				ymax = 0;
+	double		p[N],
+				avg[2 * N],
+				oof[2 * N],
+				oof2[2 * N],
+				fold_q[TR_ENSEMBLE_MAX_FOLDS],
+				fold_q2[TR_ENSEMBLE_MAX_FOLDS],
+				in_sample = NAN,
+				alone,
+				cross,
+				pooled = 0;
+	uint64_t	st = 7;
+	TrValPreds	m[M];
+	const TrValPreds *use[M];
+	char		err[256] = "";
+	TrMetrics	fm;
+	int			ok;
+
+	for (int i = 0; i < N; i++)
+	{
+		rows_n[i] = 100 + 3 * i;
+		y[i] = TrRandUniform(&st) < 0.4;
+		n_yes += y[i];
+	}
+	/* the member: right with probability 0.7, never sure */
+	for (int i = 0; i < N; i++)
+	{
+		int			right = TrRandUniform(&st) < 0.7;
+
+		p[i] = (y[i] == right) ? 0.55 : 0.45;
+	}
+	BinaryN(&m[0], N, p, y);
+	for (int j = 1; j < M; j++)
+	{
+		for (int i = 0; i < N; i++)
+			p[i] = TrRandUniform(&st);
+		BinaryN(&m[j], N, p, y);
+	}
+	for (int j = 0; j < M; j++)
+		use[j] = &m[j];
+	alone = TrEnsembleQuality(&m[0], m[0].pred, TR_M_ACCURACY, &fm);
+
+	k = TrEnsembleFolds(&m[0], TR_ENSEMBLE_FOLDS, TR_ENSEMBLE_FOLD_ROWS, 42, fold);
+	for (int i = 0; i < N; i++)
+	{
+		size[fold[i]]++;
+		yes[fold[i]] += y[i];
+	}
+	for (int f = 0; f < k; f++)
+	{
+		smin = size[f] < smin ? size[f] : smin;
+		smax = size[f] > smax ? size[f] : smax;
+		ymin = yes[f] < ymin ? yes[f] : ymin;
+		ymax = yes[f] > ymax ? yes[f] : ymax;
+	}
+	CHECK(k == 5 && smin == N / 5 && smax == N / 5 && ymax - ymin <= 2,
+		  "cross-fit: %d rows in %d folds of %d to %d rows, stratified (%d to %d of the %d yes)",
+		  N, k, smin, smax, ymin, ymax, n_yes);
+	TrEnsembleFolds(&m[0], TR_ENSEMBLE_FOLDS, TR_ENSEMBLE_FOLD_ROWS, 42, fold2);
+	CHECK(memcmp(fold, fold2, sizeof(fold)) == 0, "cross-fit: the same seed deals the same folds");
+	TrEnsembleFolds(&m[0], TR_ENSEMBLE_FOLDS, TR_ENSEMBLE_FOLD_ROWS, 43, fold2);
+	for (int i = 0; i < N; i++)
+		differ += fold[i] != fold2[i];
+	CHECK(differ > N / 2, "cross-fit: another seed deals other folds (%d of %d rows moved)",
+		  differ, N);
+
+	ok = TrEnsembleSelect(use, M, TR_M_ACCURACY, 50, counts, &in_sample, err, sizeof(err)) == 0;
+	TrEnsembleAverage(use, M, counts, avg);
+	CHECK(ok && in_sample > alone + 0.04 &&
+		  TrEnsembleQuality(&m[0], avg, TR_M_ACCURACY, &fm) == in_sample,
+		  "cross-fit: selected on every row, noise raises the accuracy from %.3f to %.3f (%s)",
+		  alone, in_sample, err);
+	ok = TrEnsembleCrossFit(use, M, TR_M_ACCURACY, 50, fold, k, oof, fold_q, err, sizeof(err)) == 0;
+	cross = ok ? TrEnsembleQuality(&m[0], oof, TR_M_ACCURACY, &fm) : NAN;
+	CHECK(ok && cross < in_sample - 0.05,
+		  "cross-fit: out of fold it is %.3f, below the %.3f in sample (%s)", cross, in_sample, err);
+	for (int f = 0; f < k; f++)
+		pooled += fold_q[f] * size[f] / N;
+	CHECK(ok && fabs(pooled - cross) < 1e-12,
+		  "cross-fit: the accuracy of the pooled rows is the row-weighted mean of the folds' (%.4f)",
+		  pooled);
+	ok = TrEnsembleCrossFit(use, M, TR_M_ACCURACY, 50, fold, k, oof2, fold_q2, err, sizeof(err)) == 0;
+	CHECK(ok && memcmp(oof, oof2, sizeof(oof)) == 0 && memcmp(fold_q, fold_q2, sizeof(double) * k) == 0,
+		  "cross-fit: a second run gives the same predictions, bit for bit");
+	/* log loss, which an average of probabilities can improve honestly */
+	ok = TrEnsembleSelect(use, M, TR_M_LOG_LOSS, 50, counts, &in_sample, err, sizeof(err)) == 0 &&
+		TrEnsembleCrossFit(use, M, TR_M_LOG_LOSS, 50, fold, k, oof, NULL, err, sizeof(err)) == 0;
+	cross = ok ? TrEnsembleQuality(&m[0], oof, TR_M_LOG_LOSS, &fm) : NAN;
+	CHECK(ok && cross < in_sample,
+		  "cross-fit: by log loss too, out of fold %.4f < in sample %.4f", cross, in_sample);
+	for (int j = 0; j < M; j++)
+		free(m[j].pred);
+}
+
+/*
+ * A real gain survives cross-fitting: 2/3 A + 1/3 B is exact on every
+ * fold, so the out-of-fold R^2 is 1 as in sample.  Tiny sets: too few
+ * rows for 2 folds of TR_ENSEMBLE_FOLD_ROWS, and cross-fitting refuses
+ * fewer than 2 folds.
+ */
+static void
+TestCrossFitExactAndTiny(void)
+{
+	enum
+	{
+		N = 30
+	};
+	double		t[N],
+				a[N],
+				b[N],
+				oof[N],
+				fold_q[TR_ENSEMBLE_MAX_FOLDS],
+				r2;
+	int			fold[N];
+	int			k;
+	uint64_t	st = 11;
+	TrValPreds	m[2];
+	const TrValPreds *use[2] = {&m[0], &m[1]};
+	char		err[256] = "";
+	TrMetrics	fm;
+	int			ok;
+
+	for (int i = 0; i < N; i++)
+	{
+		rows_n[i] = 100 + 3 * i;
+		t[i] = TrRandNormal(&st);
+		a[i] = t[i] + 1;
+		b[i] = t[i] - 2;
+	}
+	Regression(&m[0], a, t, N);
+	Regression(&m[1], b, t, N);
+	m[0].rows = m[1].rows = rows_n;
+	k = TrEnsembleFolds(&m[0], TR_ENSEMBLE_FOLDS, TR_ENSEMBLE_FOLD_ROWS, 42, fold);
+	ok = k == 3 && TrEnsembleCrossFit(use, 2, TR_M_R2, 50, fold, k, oof, fold_q, err, sizeof(err)) == 0;
+	r2 = ok ? TrEnsembleQuality(&m[0], oof, TR_M_R2, &fm) : NAN;
+	CHECK(ok && fabs(r2 - 1.0) < 1e-12 && fabs(fold_q[0] - 1.0) < 1e-12,
+		  "cross-fit: 30 rows in %d folds; an exact pair stays exact out of fold (R2 %.6f) (%s)",
+		  k, r2, err);
+
+	m[0].n = m[1].n = 2 * TR_ENSEMBLE_FOLD_ROWS - 1;
+	k = TrEnsembleFolds(&m[0], TR_ENSEMBLE_FOLDS, TR_ENSEMBLE_FOLD_ROWS, 42, fold);
+	CHECK(k == 1, "cross-fit: %d rows are too few for 2 folds of %d (k = %d)",
+		  m[0].n, TR_ENSEMBLE_FOLD_ROWS, k);
+	m[0].n = m[1].n = 2 * TR_ENSEMBLE_FOLD_ROWS;
+	k = TrEnsembleFolds(&m[0], TR_ENSEMBLE_FOLDS, TR_ENSEMBLE_FOLD_ROWS, 42, fold);
+	CHECK(k == 2, "cross-fit: %d rows make 2 folds", m[0].n);
+	CHECK(TrEnsembleCrossFit(use, 2, TR_M_R2, 50, fold, 1, oof, NULL, err, sizeof(err)) != 0 &&
+		  strstr(err, "2 folds") != NULL,
+		  "cross-fit: one fold is refused (%s)", err);
+	/* every row in fold 1: nothing to select on for it */
+	memset(fold, 0, sizeof(fold));
+	CHECK(TrEnsembleCrossFit(use, 2, TR_M_R2, 50, fold, 2, oof, NULL, err, sizeof(err)) != 0 &&
+		  strstr(err, "no rows") != NULL,
+		  "cross-fit: an empty fold is refused (%s)", err);
+	free(m[0].pred);
+	free(m[1].pred);
+
+	/* 4 rows: no folds */
+	{
+		int			y[4] = {0, 0, 1, 1};
+		double		p[4] = {0.2, 0.3, 0.8, 0.6};
+		TrValPreds	v;
+
+		Binary(&v, p, y);
+		CHECK(TrEnsembleFolds(&v, TR_ENSEMBLE_FOLDS, TR_ENSEMBLE_FOLD_ROWS, 42, fold) == 0,
+			  "cross-fit: 4 rows make no folds");
+		free(v.pred);
+	}
 }
 
 /* a raw row of a table as the predict module takes it */
@@ -299,6 +516,8 @@ TestEnsemble(void)
 {
 	TestGreedyClassification();
 	TestGreedyReplacement();
+	TestCrossFitNoise();
+	TestCrossFitExactAndTiny();
 	TestEnsembleModel(TR_KIND_CLASSIFICATION);
 	TestEnsembleModel(TR_KIND_REGRESSION);
 }
