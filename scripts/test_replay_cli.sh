@@ -167,5 +167,45 @@ if [ $? -ne 2 ] || ! grep -q 'devices takes one value' <<<"$out"; then
 	fail "choose --devices 1,2: want status 2 and why ($out)"
 fi
 
+# options after auto: those that apply (w, s, qmax, qarm) go on every
+# candidate the choice compares and on the spec chosen, in a canonical
+# order; those that select what auto chooses are refused with the reason
+checks=$((checks + 1))
+out=$("$BIN" choose --quality "$tmp/q8.csv" --policies auto:w=5:s=2:w=60 2>&1)
+if [ $? -ne 0 ] || ! grep -qE '^CHOICE policy=\S+:w=60:s=2 index=[0-9]+ chosen=1 ' <<<"$out" ||
+	[ "$(grep -c '^SCORE candidate=\S*:w=60:s=2 ' <<<"$out")" -lt 2 ] ||
+	grep '^SCORE' <<<"$out" | grep -qv ':w=60:s=2 '; then
+	fail "choose --policies auto:w=5:s=2:w=60: every candidate and the choice with :w=60:s=2 ($out)"
+fi
+checks=$((checks + 1))
+out=$("$BIN" choose --quality "$tmp/q3.csv" --policies default:qmax=0.99 2>&1)
+if [ $? -ne 0 ] || ! grep -q '^CHOICE policy=popular:qmax=0.99 index=-1 chosen=0 ' <<<"$out"; then
+	fail "choose --policies default:qmax=0.99 on 3 rows: the fallback with the option ($out)"
+fi
+for bad in auto:acq=ei auto:cost default:xg=1.5 auto:w=60:mrg=1 auto:greedy=max_gap; do
+	checks=$((checks + 1))
+	out=$("$BIN" --quality "$tmp/q8.csv" --draws 1 --tenants 2 --policies "popular,$bad" 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 0 ] || ! grep -q "cannot follow auto in \"$bad\": auto chooses " <<<"$out"; then
+		fail "--policies popular,$bad: want a refusal with the reason, got status $rc ($out)"
+	fi
+done
+checks=$((checks + 1))
+out=$("$BIN" choose --quality "$tmp/q8.csv" --policies auto:cost 2>&1)
+if [ $? -ne 2 ] || ! grep -q 'auto chooses the cost mode' <<<"$out"; then
+	fail "choose --policies auto:cost: want status 2 and why ($out)"
+fi
+checks=$((checks + 1))
+out=$("$BIN" choose --quality "$tmp/q8.csv" --policies hybrid 2>&1)
+if [ $? -ne 2 ] || ! grep -q 'is not auto' <<<"$out"; then
+	fail "choose --policies hybrid: want status 2, not auto ($out)"
+fi
+checks=$((checks + 1))
+out=$("$BIN" grammar 2>&1)
+if ! grep -qE '^\| `w` .*\| applies to every candidate \|$' <<<"$out" ||
+	! grep -qE '^\| `acq` .*\| refused: auto chooses the acquisition \|$' <<<"$out"; then
+	fail "grammar: the after-auto column ($out)"
+fi
+
 echo "test_replay_cli.sh: $checks checks, $fails failed"
 [ $fails -eq 0 ]

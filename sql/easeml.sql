@@ -2250,12 +2250,13 @@ COMMENT ON FUNCTION easeml.policies() IS 'names of the scheduling policies';
 -- The policy grammar's options, from the table the parser reads
 -- (src/core/policy_spec.c; docs/scheduler.md 3 holds the same table).
 CREATE FUNCTION easeml.policy_options(
-	OUT name text, OUT type text, OUT default_value text, OUT "values" text, OUT doc text)
+	OUT name text, OUT type text, OUT default_value text, OUT "values" text, OUT doc text,
+	OUT after_auto text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'easeml_policy_options'
 LANGUAGE C IMMUTABLE;
 COMMENT ON FUNCTION easeml.policy_options() IS
-	'the options of a policy spec NAME[:OPTION]...: name, type, default, the values it takes, what it does';
+	'the options of a policy spec NAME[:OPTION]...: name, type, default, the values it takes, what it does, and after auto: applies (to every candidate and to its choice) or refused (it selects what auto chooses)';
 
 -- What an easeml.policy setting stands for: its named spec expanded
 -- ('default' -> 'auto', 'tenant_bo' -> 'rr:cost:acq=ei').
@@ -4697,6 +4698,12 @@ CREATE FUNCTION easeml._policy_auto(policy text)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'easeml_policy_auto'
 LANGUAGE C IMMUTABLE STRICT;
+-- The spec an auto setting runs: the candidate of its last choice (NULL:
+-- the fallback) with the setting's options after auto ('auto:w=60').
+CREATE FUNCTION easeml._policy_running(policy text, chosen text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'easeml_policy_running'
+LANGUAGE C IMMUTABLE;
 
 -- What policy runs now and why: the setting (easeml.policy, the one source
 -- of the policy), the spec it stands for, and for auto its last choice
@@ -4705,7 +4712,7 @@ CREATE VIEW easeml.policy_status AS
 SELECT s.setting,
 	   easeml.policy_spec(s.setting) AS spec,
 	   s.auto,
-	   CASE WHEN s.auto THEN coalesce(c.policy, easeml._policy_fallback())
+	   CASE WHEN s.auto THEN easeml._policy_running(s.setting, c.policy)
 			ELSE easeml.policy_spec(s.setting) END AS running,
 	   c.chosen_at, c.chosen, c.reason, c.candidates, c.scores, c.score_unit,
 	   easeml._policy_fallback() AS fallback,
@@ -4715,7 +4722,7 @@ SELECT s.setting,
 		  FROM (SELECT current_setting('easeml.policy') AS setting) s0) s
   LEFT JOIN LATERAL (SELECT * FROM easeml.policy_choices ORDER BY id DESC LIMIT 1) c ON true;
 COMMENT ON VIEW easeml.policy_status IS
-	'the scheduling policy in effect: the easeml.policy setting, the spec it stands for (default: auto), whether it is auto, the spec that runs, auto''s last recorded choice, the fallback auto runs where its replay has not chosen (before its first choice, with too little history, or where the replay would pass its work limit), whether it runs now, and what auto chooses among';
+	'the scheduling policy in effect: the easeml.policy setting, the spec it stands for (default: auto), whether it is auto, the spec that runs (for auto: its choice with the options given after auto), auto''s last recorded choice, the fallback auto runs where its replay has not chosen (before its first choice, with too little history, or where the replay would pass its work limit), whether it runs now, and what auto chooses among';
 REVOKE ALL ON easeml.policy_status FROM PUBLIC;
 -- [cost] fn: what a model's parameters add to its family's complexity
 -- formula (src/core/costmodel.h): work multiplies the whole formula (rounds,

@@ -104,20 +104,30 @@ Hash(uint64_t h, const void *data, size_t bytes)
 	return h;
 }
 
-/* Fill the candidate names and the fallback spec of a result. */
+/*
+ * Fill the candidate names and the fallback spec of a result, each with
+ * auto's options (what it would run).
+ */
 static void
-ResultInit(AutoPolicyResult *res)
+ResultInit(AutoPolicyResult *res, const char *options)
 {
+	char		name[REPLAY_NAME_LEN];
+
 	memset(res, 0, sizeof(*res));
 	for (int i = 0; i < REPLAY_AUTO_MAX &&
-		 ReplayAutoCandidate(i, res->cand[i], REPLAY_NAME_LEN); i++)
+		 ReplayAutoCandidate(i, name, sizeof(name)); i++)
 	{
+		if (PolicyAutoSpec(name, options, res->cand[i], REPLAY_NAME_LEN,
+						   NULL, 0) != POLICY_OK)
+			snprintf(res->cand[i], REPLAY_NAME_LEN, "%s", name);
 		res->score[i] = NAN;
 		res->n_cand++;
 	}
 	res->choice = REPLAY_AUTO_FALLBACK;
 	res->fallback = 1;
-	snprintf(res->spec, sizeof(res->spec), "%s", POLICY_AUTO_FALLBACK);
+	if (PolicyAutoSpec(POLICY_AUTO_FALLBACK, options, res->spec,
+					   sizeof(res->spec), NULL, 0) != POLICY_OK)
+		snprintf(res->spec, sizeof(res->spec), "%s", POLICY_AUTO_FALLBACK);
 }
 
 /*
@@ -191,10 +201,11 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 	uint64_t	sig = 14695981039346656037ULL;
 	ReplayAutoInput ain;
 	char		err[256];
+	int			rc;
 
 	memset(job, 0, sizeof(*job));
 	*reused = 0;
-	ResultInit(&job->res);
+	ResultInit(&job->res, in->auto_options);
 	if (rows == NULL || cols == NULL || best_cols == NULL)
 		goto nomem;
 	/* the largest complete block over kinds and shares */
@@ -235,6 +246,9 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 	sig = Hash(sig, job->q, sizeof(double) * job->res.rows * job->res.cols);
 	if (job->cost)
 		sig = Hash(sig, job->cost, sizeof(double) * job->res.rows * job->res.cols);
+	/* other options after auto: another choice */
+	if (in->auto_options[0] != '\0')
+		sig = Hash(sig, in->auto_options, strlen(in->auto_options));
 	job->res.sig = sig;
 	if (prev != NULL && prev->sig == sig && prev->have)
 	{
@@ -251,8 +265,16 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 	ain.n_rows = job->res.rows;
 	ain.K = job->res.cols;
 	ain.devices = job->res.devices = in->devices > 0 ? in->devices : 1;
-	if (ReplayAutoBegin(&ain, &job->replay, err, sizeof(err)) < 0)
-		goto nomem;
+	ain.options = in->auto_options;
+	if ((rc = ReplayAutoBegin(&ain, &job->replay, err, sizeof(err))) < 0)
+	{
+		if (rc != REPLAY_BAD_INPUT)
+			goto nomem;
+		/* options the setting's check hook let through: a safeguard */
+		AutoPolicyFree(job);
+		snprintf(job->res.reason, sizeof(job->res.reason), "no choice: %.200s", err);
+		return -1;
+	}
 	job->res.tenants = job->replay.tenants;
 	job->running = 1;
 	return 0;

@@ -151,6 +151,10 @@ typedef struct PolicyParams
 								 * POLICY_AUTO_CANDIDATES spec its replay
 								 * on the history chose; the decision code
 								 * ignores this flag */
+	unsigned int auto_options;	/* "auto": bit i set when option i
+								 * (PolicyOptionAt) was given after it; those
+								 * apply to every candidate and to the choice
+								 * (PolicyAutoOptions) */
 } PolicyParams;
 
 extern int	PolicyFromName(const char *name);	/* a kind; -1 if unknown */
@@ -175,6 +179,28 @@ extern const char *PolicyAcqUnit(const PolicyParams *params);
 extern int	PolicyParseSpec(const char *spec, PolicyParams *params,
 							char *err, size_t errlen);
 
+/* The longest spec the parser takes, its terminating zero included. */
+#define POLICY_SPEC_LEN 128
+
+/*
+ * Options after "auto" ("auto:w=60"): auto chooses among specs, so an
+ * option that selects what auto chooses (the acquisition, the cost mode,
+ * the mixture's settings...: the option's auto_refused says why) is
+ * refused after it, and the others (the task- and tenant-level ones:
+ * fairness window, streak guard, score bound) apply to every candidate
+ * its replay compares, to the fallback and to the spec it runs.
+ * PolicyAutoOptions writes those given in params as ":key=value"...
+ * (table order, each once, its last value; "" for none) into buf and
+ * returns the length it needs, as snprintf.  PolicyAutoSpec writes the
+ * spec auto runs for a candidate, candidate followed by options, into
+ * buf; POLICY_BAD_INPUT (with err) if it does not fit len or the parser
+ * refuses it.
+ */
+extern size_t PolicyAutoOptions(const PolicyParams *params, char *buf,
+								size_t len);
+extern int	PolicyAutoSpec(const char *candidate, const char *options,
+						   char *buf, size_t len, char *err, size_t errlen);
+
 /* One option of the grammar (policy_spec.c's table). */
 typedef enum PolicyOptionKind
 {
@@ -196,6 +222,11 @@ typedef struct PolicyOption
 				hi;
 	int			lo_open;
 	int			(*set) (PolicyParams *params, const char *value);	/* CHOICE */
+	const char *auto_refused;	/* after "auto": NULL, the option applies
+								 * to every candidate and to the choice (a
+								 * FLAG, INT or REAL one); else why auto
+								 * refuses it (it selects what auto
+								 * chooses) */
 } PolicyOption;
 
 extern int	PolicyOptionCount(void);
@@ -204,6 +235,9 @@ extern const char *PolicyOptionType(const PolicyOption *option);
 /* The values it takes as text: "0 to 2", "[0, 1]", "> 0", "ucb, ei, mix". */
 extern void PolicyOptionRange(const PolicyOption *option, char *buf,
 							  size_t len);
+/* What it does after "auto": "applies" or "refused: " and why. */
+extern void PolicyOptionAfterAuto(const PolicyOption *option, char *buf,
+								  size_t len);
 
 /*
  * The grammar as text, the names and then the options, into buf (len

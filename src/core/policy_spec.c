@@ -194,43 +194,43 @@ SetGreedy(PolicyParams *p, const char *val)
 static const PolicyOption policy_options[] = {
 	{"cost", POLICY_OPT_FLAG, NULL, "off",
 		"cost-aware: EI per estimated second (UCB: beta over the relative cost), task scores per second",
-	FIELD(cost_aware), 0, 1, 0, NULL},
+	FIELD(cost_aware), 0, 1, 0, NULL, "auto chooses the cost mode"},
 	{"acq", POLICY_OPT_CHOICE, "ucb, ei, mix", "the rule's own (EI for max_ei, hybrid; UCB otherwise)",
 		"a task's candidate: GP-UCB, GP-EI, or EI under the history mixture (GP-EI where none)",
-	0, 0, 0, 0, SetAcq},
+	0, 0, 0, 0, SetAcq, "auto chooses the acquisition"},
 	{"qmax", POLICY_OPT_REAL, NULL, "off",
 		"scores are at most X: EI counts improvement up to X only",
-	FIELD(q_max), 0, INFINITY, 1, NULL},
+	FIELD(q_max), 0, INFINITY, 1, NULL, NULL},
 	{"qarm", POLICY_OPT_INT, NULL, "1",
 		"1: qmax bounds the candidate's EI too; 0: the task score only",
-	FIELD(q_max_arm), 0, 1, 0, NULL},
+	FIELD(q_max_arm), 0, 1, 0, NULL, NULL},
 	{"mrg", POLICY_OPT_INT, NULL, "0",
 		"greedy EI rules: task score = the mixture's remaining regret per second (1), learned from the history (2)",
-	FIELD(mix_score), 0, 2, 0, NULL},
+	FIELD(mix_score), 0, 2, 0, NULL, "auto chooses the task score"},
 	{"msh", POLICY_OPT_INT, NULL, "0",
 		"1: mixture rows shifted by the task's mean offset on its tried candidates",
-	FIELD(mix_shift), 0, 1, 0, NULL},
+	FIELD(mix_shift), 0, 1, 0, NULL, "auto chooses the mixture's settings"},
 	{"mgp", POLICY_OPT_REAL, NULL, "0",
 		"acq=mix: EI under (1 - A) mixture + A GP posterior",
-	FIELD(mix_gp), 0, 1, 0, NULL},
+	FIELD(mix_gp), 0, 1, 0, NULL, "auto chooses the mixture's settings"},
 	{"mh", POLICY_OPT_REAL, NULL, "the bandwidth",
 		"acq=mix: kernel sd of a row's prediction (0: the row's value itself)",
-	FIELD(mix_h), 0, INFINITY, 0, NULL},
+	FIELD(mix_h), 0, INFINITY, 0, NULL, "auto chooses the mixture's settings"},
 	{"w", POLICY_OPT_INT, NULL, "0 (3 x tasks)",
 		"hybrid: no task with candidates left waits more than N decisions",
-	FIELD(fairness_window), 0, NOLIMIT, 0, NULL},
+	FIELD(fairness_window), 0, NOLIMIT, 0, NULL, NULL},
 	{"s", POLICY_OPT_INT, NULL, "0 (off)",
 		"hybrid: after N greedy picks of a task in a row without improving, serve the least recently served",
-	FIELD(streak_limit), 0, NOLIMIT, 0, NULL},
+	FIELD(streak_limit), 0, NOLIMIT, 0, NULL, NULL},
 	{"greedy", POLICY_OPT_CHOICE, "max_ei, max_gap, max_width", "max_ei",
 		"hybrid: the greedy rule it guards",
-	0, 0, 0, 0, SetGreedy},
+	0, 0, 0, 0, SetGreedy, "auto chooses the greedy rule"},
 	{"xg", POLICY_OPT_REAL, NULL, "0 (off)",
 		"explore only when it pays: a task runs its anchor unless its candidate's acquisition exceeds X times the anchor's (src/core/policy_explore.c)",
-	FIELD(explore_gate), 0, INFINITY, 0, NULL},
+	FIELD(explore_gate), 0, INFINITY, 0, NULL, "auto chooses when to explore"},
 	{"xo", POLICY_OPT_INT, NULL, "0",
 		"xg's anchor: the untried candidate of largest prior mean (0) or GP posterior mean (1)",
-	FIELD(explore_order), 0, 1, 0, NULL}
+	FIELD(explore_order), 0, 1, 0, NULL, "auto chooses when to explore"}
 };
 
 #define POLICY_OPTION_COUNT ((int) (sizeof(policy_options) / sizeof(policy_options[0])))
@@ -309,6 +309,16 @@ PolicyOptionRange(const PolicyOption *o, char *buf, size_t len)
 	}
 }
 
+/* What an option does after "auto", as text ("applies", "refused: ..."). */
+void
+PolicyOptionAfterAuto(const PolicyOption *o, char *buf, size_t len)
+{
+	if (o->auto_refused == NULL)
+		snprintf(buf, len, "applies to every candidate");
+	else
+		snprintf(buf, len, "refused: %s", o->auto_refused);
+}
+
 /* Parse a non-negative int option value (at most 1e9). */
 static int
 OptInt(const char *v, int *out)
@@ -371,7 +381,24 @@ ApplyOption(PolicyParams *p, const PolicyOption *o, const char *val)
 	return 0;
 }
 
-/* Apply the ":"-separated options of buf (modified in place). */
+/* The options that apply after "auto", as "qmax, qarm, w, s". */
+static void
+AutoOptionNames(char *buf, size_t len)
+{
+	size_t		used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < POLICY_OPTION_COUNT && used < len; i++)
+		if (policy_options[i].auto_refused == NULL)
+			used += snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+							 policy_options[i].name);
+}
+
+/*
+ * Apply the ":"-separated options of buf (modified in place).  After
+ * "auto" (p->auto_select), an option auto_refused names is refused, and
+ * the others are marked in p->auto_options.
+ */
 static int
 ApplyOptions(PolicyParams *p, char *buf, const char *spec, char *err,
 			 size_t errlen)
@@ -383,12 +410,26 @@ ApplyOptions(PolicyParams *p, char *buf, const char *spec, char *err,
 	{
 		char	   *eq = strchr(tok, '=');
 		const PolicyOption *o = NULL;
+		int			oi = -1;
 
 		if (eq)
 			*eq = '\0';
 		for (int i = 0; i < POLICY_OPTION_COUNT && o == NULL; i++)
 			if (strcmp(tok, policy_options[i].name) == 0)
-				o = &policy_options[i];
+				o = &policy_options[oi = i];
+		if (o != NULL && p->auto_select && o->auto_refused != NULL)
+		{
+			char		names[64];
+
+			AutoOptionNames(names, sizeof(names));
+			if (err != NULL && errlen > 0)
+				snprintf(err, errlen, "option \"%s\" cannot follow auto in \"%.60s\": %s among %s (after auto only %s apply, to every candidate)",
+						 o->name, spec, o->auto_refused, POLICY_AUTO_CANDIDATES,
+						 names);
+			return POLICY_BAD_INPUT;
+		}
+		if (o != NULL && p->auto_select)
+			p->auto_options |= 1u << oi;
 		if (o == NULL || !ApplyOption(p, o, eq ? eq + 1 : NULL))
 		{
 			char		what[160];
@@ -414,13 +455,40 @@ ApplyOptions(PolicyParams *p, char *buf, const char *spec, char *err,
 	return POLICY_OK;
 }
 
+/*
+ * After "auto" with options: every spec it may run, each candidate and
+ * the fallback with the options, must parse and fit (a safeguard: the
+ * options that apply are short).
+ */
+static int
+CheckAutoOptions(const PolicyParams *params, char *err, size_t errlen)
+{
+	char		opts[POLICY_SPEC_LEN];
+	char		list[sizeof(POLICY_AUTO_CANDIDATES) + sizeof(POLICY_AUTO_FALLBACK) + 1];
+	char		run[POLICY_SPEC_LEN];
+
+	if (params->auto_options == 0)
+		return POLICY_OK;
+	if (PolicyAutoOptions(params, opts, sizeof(opts)) >= sizeof(opts))
+	{
+		SpecError(err, errlen, "auto's options are too long%s%s", "", "");
+		return POLICY_BAD_INPUT;
+	}
+	snprintf(list, sizeof(list), "%s,%s", POLICY_AUTO_CANDIDATES, POLICY_AUTO_FALLBACK);
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+		 tok = strtok_r(NULL, ",", &save))
+		if (PolicyAutoSpec(tok, opts, run, sizeof(run), err, errlen) != POLICY_OK)
+			return POLICY_BAD_INPUT;
+	return POLICY_OK;
+}
+
 /* Parse a policy spec; see policy.h. */
 int
 PolicyParseSpec(const char *spec, PolicyParams *params, char *err,
 				size_t errlen)
 {
-	char		buf[128];
-	char		base[128];
+	char		buf[POLICY_SPEC_LEN];
+	char		base[POLICY_SPEC_LEN];
 	char	   *colon;
 	int			kind,
 				i;
@@ -451,7 +519,9 @@ PolicyParseSpec(const char *spec, PolicyParams *params, char *err,
 				return POLICY_BAD_INPUT;
 			if (strcmp(buf, "auto") == 0)
 				params->auto_select = 1;
-			return colon ? ApplyOptions(params, colon + 1, spec, err, errlen) :
+			if (colon && ApplyOptions(params, colon + 1, spec, err, errlen) != POLICY_OK)
+				return POLICY_BAD_INPUT;
+			return params->auto_select ? CheckAutoOptions(params, err, errlen) :
 				POLICY_OK;
 		}
 	kind = PolicyFromName(buf);
@@ -463,6 +533,81 @@ PolicyParseSpec(const char *spec, PolicyParams *params, char *err,
 	PolicyParamsDefault(params, (PolicyKind) kind);
 	return colon ? ApplyOptions(params, colon + 1, spec, err, errlen) :
 		POLICY_OK;
+}
+
+/* A finite double as the shortest text strtod reads back exactly. */
+static void
+RealText(double x, char *buf, size_t len)
+{
+	for (int prec = 15; prec <= 17; prec++)
+	{
+		snprintf(buf, len, "%.*g", prec, x);
+		if (strtod(buf, NULL) == x)
+			return;
+	}
+}
+
+/* auto's options as ":key=value"...; see policy.h. */
+size_t
+PolicyAutoOptions(const PolicyParams *params, char *buf, size_t len)
+{
+	size_t		used = 0;
+
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	for (int i = 0; i < POLICY_OPTION_COUNT; i++)
+	{
+		const PolicyOption *o = &policy_options[i];
+		const char *field = (const char *) params + o->offset;
+		char		val[40];
+		int			n;
+
+		if (!(params->auto_options & (1u << i)) || o->auto_refused != NULL)
+			continue;
+		switch (o->type)
+		{
+			case POLICY_OPT_FLAG:
+				val[0] = '\0';
+				break;
+			case POLICY_OPT_INT:
+				snprintf(val, sizeof(val), "=%d", *(const int *) field);
+				break;
+			case POLICY_OPT_REAL:
+				val[0] = '=';
+				RealText(*(const double *) field, val + 1, sizeof(val) - 1);
+				break;
+			case POLICY_OPT_CHOICE:
+				continue;		/* none applies after auto (a unit test) */
+		}
+		n = snprintf(buf != NULL && used < len ? buf + used : NULL,
+					 buf != NULL && used < len ? len - used : 0,
+					 ":%s%s", o->name, val);
+		if (n > 0)
+			used += (size_t) n;
+	}
+	return used;
+}
+
+/* The spec auto runs for a candidate; see policy.h. */
+int
+PolicyAutoSpec(const char *candidate, const char *options, char *buf,
+			   size_t len, char *err, size_t errlen)
+{
+	PolicyParams p;
+	int			n;
+
+	if (options == NULL)
+		options = "";
+	n = snprintf(buf, len, "%s%s", candidate, options);
+	if (n < 0 || (size_t) n >= len || n >= POLICY_SPEC_LEN)
+	{
+		SpecError(err, errlen, "policy \"%.60s\" with auto's options \"%.60s\" is too long",
+				  candidate, options);
+		if (len > 0)
+			buf[0] = '\0';
+		return POLICY_BAD_INPUT;
+	}
+	return PolicyParseSpec(buf, &p, err, errlen);
 }
 
 /* The greedy rule a policy scores tasks with (hybrid: the one it guards). */
@@ -588,21 +733,24 @@ PolicyGrammarTable(char *buf, size_t len, int markdown)
 				   n->expansion ? ": " : "", n->doc);
 	}
 	if (markdown)
-		Append(&t, "\n| option | type | default | values | what it does |\n|---|---|---|---|---|\n");
+		Append(&t, "\n| option | type | default | values | what it does | after `auto` |\n|---|---|---|---|---|---|\n");
 	else
-		Append(&t, "options (KEY or KEY=VALUE, applied in order):\n");
+		Append(&t, "options (KEY or KEY=VALUE, applied in order; after auto, each applies to\n"
+			   "every candidate and so to its choice, or is refused):\n");
 	for (int i = 0; i < POLICY_OPTION_COUNT; i++)
 	{
 		const PolicyOption *o = &policy_options[i];
 		char		range[64];
+		char		after[96];
 
 		PolicyOptionRange(o, range, sizeof(range));
+		PolicyOptionAfterAuto(o, after, sizeof(after));
 		if (markdown)
-			Append(&t, "| `%s` | %s | %s | %s | %s |\n", o->name,
-				   PolicyOptionType(o), o->def, range, o->doc);
+			Append(&t, "| `%s` | %s | %s | %s | %s | %s |\n", o->name,
+				   PolicyOptionType(o), o->def, range, o->doc, after);
 		else
-			Append(&t, "  %-7s %s (%s; default %s): %s\n", o->name,
-				   PolicyOptionType(o), range, o->def, o->doc);
+			Append(&t, "  %-7s %s (%s; default %s): %s; after auto: %s\n", o->name,
+				   PolicyOptionType(o), range, o->def, o->doc, after);
 	}
 	return t.used;
 }

@@ -160,6 +160,8 @@ RefitSignature(const RefitInput *in)
 	}
 	h = HashWords(h, &in->need_mix, sizeof(in->need_mix));
 	h = HashWords(h, &in->need_learn, sizeof(in->need_learn));
+	if (in->auto_options[0] != '\0')
+		h = HashWords(h, in->auto_options, strlen(in->auto_options));
 	if (in->need_learn)
 	{
 		double		key[MIXL_KEY];
@@ -722,7 +724,7 @@ AutoStep(RefitState *r, int first)
 		r->next.auto_pick = *prev;
 		r->next.auto_pick.sig = 0;
 		snprintf(r->next.auto_pick.reason, sizeof(r->next.auto_pick.reason),
-				 "kept %s: %.150s", prev->spec, r->auto_job.res.reason);
+				 "kept %.100s: %.140s", prev->spec, r->auto_job.res.reason);
 	}
 	if (!reused)
 	{

@@ -50,6 +50,11 @@ typedef struct RefitInput
 								 * candidate of "auto" that uses it) */
 	PolicyParams learn;
 	/*
+	 * "auto"'s options (PolicyAutoOptions of the setting, "" for none):
+	 * its replay compares the candidates with them
+	 */
+	char		auto_options[POLICY_SPEC_LEN];
+	/*
 	 * generated candidates (src/core/hpspace.h): per arm the grid arm it
 	 * descends from (-1 for a grid arm), and K x space_dims scaled
 	 * coordinates; NULL when the catalog has none.  The priors are

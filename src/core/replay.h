@@ -74,7 +74,8 @@
 #define REPLAY_GP_FAILED	(-4)
 #define REPLAY_CANCELLED	(-5)
 
-#define REPLAY_NAME_LEN		96
+/* a policy spec: what the parser takes (auto's choice with its options) */
+#define REPLAY_NAME_LEN		POLICY_SPEC_LEN
 
 /*
  * One finished run, handed to ReplayConfig.on_run as it completes (the
@@ -384,6 +385,11 @@ typedef struct ReplayAutoInput
 	int			n_rows;
 	int			K;
 	int			devices;		/* slots (0: 1) */
+	/*
+	 * the options given after "auto" (PolicyAutoOptions: ":w=60"...),
+	 * applied to every candidate and to the fallback; NULL or "": none
+	 */
+	const char *options;
 	/* experiments only: NULL / 0 = what the live worker uses */
 	const char *candidates;		/* comma-separated specs */
 	int			draws;			/* inner draws */
@@ -398,7 +404,10 @@ typedef struct ReplayAutoJob
 	double	   *cost;
 	double	   *sizes;
 	char		list[REPLAY_NAME_LEN * 2];
-	const char *cands[REPLAY_AUTO_MAX];
+	char		options[REPLAY_NAME_LEN];	/* ReplayAutoInput.options */
+	char		specs[REPLAY_AUTO_MAX][REPLAY_NAME_LEN];	/* each candidate
+															 * with the options */
+	const char *cands[REPLAY_AUTO_MAX]; /* specs[] */
 	int			n_cand;
 	int			tenants;		/* rows that play tenants per inner draw */
 	int			draws;			/* inner draws in all */
@@ -423,6 +432,13 @@ extern double ReplayAutoWork(const ReplayAutoJob *job);
 extern void ReplayAutoFree(ReplayAutoJob *job);
 extern int	ReplayAutoChoose(const ReplayAutoInput *in, int *choice,
 							 double *scores, char *err, size_t errlen);
+/*
+ * The spec a finished job's choice runs: its candidate, or the fallback,
+ * with the options (ReplayAutoInput.options) applied; NULL if it does not
+ * fit buflen.
+ */
+extern const char *ReplayAutoChosen(const ReplayAutoJob *job, char *buf,
+									size_t buflen);
 /* The spec a choice runs: candidate 'choice' of list (NULL: the live one). */
 extern const char *ReplayAutoSpec(const char *list, int choice, char *buf,
 								  size_t buflen);

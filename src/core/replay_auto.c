@@ -73,9 +73,18 @@ ReplayAutoBegin(const ReplayAutoInput *ain, ReplayAutoJob *job, char *err,
 	job->work_max = ain->work_max > 0 ? ain->work_max : REPLAY_AUTO_WORK_MAX;
 	snprintf(job->list, sizeof(job->list), "%s",
 			 ain->candidates ? ain->candidates : POLICY_AUTO_CANDIDATES);
+	snprintf(job->options, sizeof(job->options), "%s",
+			 ain->options ? ain->options : "");
+	/* every candidate with auto's options: what it would run */
 	for (char *save = NULL, *tok = strtok_r(job->list, ",", &save);
 		 tok && job->n_cand < REPLAY_AUTO_MAX; tok = strtok_r(NULL, ",", &save))
-		job->cands[job->n_cand++] = tok;
+	{
+		if (PolicyAutoSpec(tok, job->options, job->specs[job->n_cand],
+						   REPLAY_NAME_LEN, err, errlen) != POLICY_OK)
+			return REPLAY_BAD_INPUT;
+		job->cands[job->n_cand] = job->specs[job->n_cand];
+		job->n_cand++;
+	}
 	for (int p = 0; p < job->n_cand; p++)
 		job->score[p] = NAN;
 	if (m < REPLAY_AUTO_MIN_ROWS || K < 2 || ain->quality == NULL)
@@ -256,6 +265,18 @@ ReplayAutoChoose(const ReplayAutoInput *in, int *choice, double *scores,
 	}
 	ReplayAutoFree(&job);
 	return rc;
+}
+
+const char *
+ReplayAutoChosen(const ReplayAutoJob *job, char *buf, size_t buflen)
+{
+	if (job->choice == REPLAY_AUTO_FALLBACK)
+		return PolicyAutoSpec(POLICY_AUTO_FALLBACK, job->options, buf, buflen,
+							  NULL, 0) == POLICY_OK ? buf : NULL;
+	if (job->choice < 0 || job->choice >= job->n_cand)
+		return NULL;
+	snprintf(buf, buflen, "%s", job->specs[job->choice]);
+	return strlen(job->specs[job->choice]) < buflen ? buf : NULL;
 }
 
 const char *

@@ -130,6 +130,7 @@ AutoBeginOnPrior(ReplayJob *job, char *err, size_t errlen)
 	double	   *cost = cfg->cost ? malloc(sizeof(double) * (size_t) (m > 0 ? m : 1) * K) : NULL;
 	double	   *sizes = cfg->cost && cfg->sizes ? malloc(sizeof(double) * (m > 0 ? m : 1) * 2) : NULL;
 	ReplayAutoInput ain;
+	char		opts[REPLAY_NAME_LEN];
 	int			rc;
 
 	if (q == NULL || (cfg->cost && cost == NULL) || (cfg->cost && cfg->sizes && sizes == NULL))
@@ -162,6 +163,9 @@ AutoBeginOnPrior(ReplayJob *job, char *err, size_t errlen)
 	ain.devices = cfg->devices;
 	ain.candidates = cfg->auto_candidates;
 	ain.draws = cfg->auto_draws;
+	/* "auto:w=60": the candidates compete with the options they would run */
+	PolicyAutoOptions(&job->pols[job->p].params, opts, sizeof(opts));
+	ain.options = opts;
 	rc = ReplayAutoBegin(&ain, &job->autojob, err, errlen);
 	free(q);
 	free(cost);
@@ -302,8 +306,8 @@ JobPiece(ReplayJob *job, char *err, size_t errlen)
 				job->out.auto_choice[pd] = job->autojob.choice;
 				ReplayAutoFree(&job->autojob);
 				job->auto_on = 0;
-				if (ReplayAutoSpec(cfg->auto_candidates, job->out.auto_choice[pd],
-								   name, sizeof(name)) == NULL ||
+				/* the choice with the options given after "auto" */
+				if (ReplayAutoChosen(&job->autojob, name, sizeof(name)) == NULL ||
 					PolicyParseSpec(name, &job->run, err, errlen) != POLICY_OK)
 					return REPLAY_BAD_INPUT;
 				job->stage = JOB_START;

@@ -92,9 +92,18 @@ CheckPolicy(char **newval, void **extra, GucSource source)
 		return true;			/* only before the default is set */
 	if (PolicyParseSpec(*newval, &params, err, sizeof(err)) != POLICY_OK)
 	{
+		char		name[POLICY_SPEC_LEN];
+		PolicyParams named;
+
 		err[0] = pg_toupper((unsigned char) err[0]);
 		GUC_check_errdetail("%s.", err);
-		GUC_check_errhint("A policy is NAME[:OPTION]...: SELECT easeml.policies() lists the names, easeml.policy_options() the options.");
+		/* the name alone: is it auto (options after it are refused)? */
+		strlcpy(name, *newval, sizeof(name));
+		name[strcspn(name, ":")] = '\0';
+		if (PolicyParseSpec(name, &named, NULL, 0) == POLICY_OK && named.auto_select)
+			GUC_check_errhint("After auto only the options whose after_auto in easeml.policy_options() is \"applies to every candidate\" may follow; to set another, name a policy instead of auto.");
+		else
+			GUC_check_errhint("A policy is NAME[:OPTION]...: SELECT easeml.policies() lists the names, easeml.policy_options() the options.");
 		return false;
 	}
 	return true;

@@ -67,7 +67,8 @@ typedef struct EasemlShared
 	int			running;		/* trainers now running */
 	int64		decisions;		/* decisions since start */
 	char		policy[32];		/* the policy setting */
-	char		policy_label[96];	/* what runs: "default (auto: hybrid:cost)" */
+	char		policy_label[272];	/* what runs: "default (auto: hybrid:cost)";
+									 * 2 specs of POLICY_SPEC_LEN and more */
 	uint32		probe_requests; /* easeml.probe_devices() calls (src/worker/devices.c) */
 	/* health, for easeml.scheduler_status() */
 	TimestampTz loop_at;		/* end of the latest loop iteration */

@@ -39,6 +39,7 @@ PG_FUNCTION_INFO_V1(easeml_policy_spec);
 PG_FUNCTION_INFO_V1(easeml_policy_auto);
 PG_FUNCTION_INFO_V1(easeml_policy_fallback);
 PG_FUNCTION_INFO_V1(easeml_policy_candidates);
+PG_FUNCTION_INFO_V1(easeml_policy_running);
 PG_FUNCTION_INFO_V1(easeml_scheduler_status);
 
 /*
@@ -133,15 +134,18 @@ easeml_policy_options(PG_FUNCTION_ARGS)
 	{
 		const PolicyOption *o = PolicyOptionAt(i);
 		char		range[64];
-		Datum		values[5];
-		bool		nulls[5] = {0};
+		char		after[96];
+		Datum		values[6];
+		bool		nulls[6] = {0};
 
 		PolicyOptionRange(o, range, sizeof(range));
+		PolicyOptionAfterAuto(o, after, sizeof(after));
 		values[0] = CStringGetTextDatum(o->name);
 		values[1] = CStringGetTextDatum(PolicyOptionType(o));
 		values[2] = CStringGetTextDatum(o->def);
 		values[3] = CStringGetTextDatum(range);
 		values[4] = CStringGetTextDatum(o->doc);
+		values[5] = CStringGetTextDatum(after);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
@@ -227,6 +231,61 @@ Datum
 easeml_policy_candidates(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_TEXT_P(cstring_to_text(POLICY_AUTO_CANDIDATES));
+}
+
+/*
+ * easeml._policy_running(policy, chosen): the spec an "auto" setting runs
+ * now, as the scheduler applies it: the candidate that chosen (auto's last
+ * recorded choice, easeml.policy_choices.policy, with the options it was
+ * made with; NULL: none yet, the fallback) names, with the setting's own
+ * options after auto ("auto:w=60" runs the choice with w=60).  NULL for a
+ * setting that is not auto.
+ */
+Datum
+easeml_policy_running(PG_FUNCTION_ARGS)
+{
+	char	   *spec;
+	char	   *chosen;
+	PolicyParams params;
+	char		opts[POLICY_SPEC_LEN];
+	char		list[sizeof(POLICY_AUTO_CANDIDATES) + sizeof(POLICY_AUTO_FALLBACK) + 1];
+	char		run[POLICY_SPEC_LEN];
+	const char *base = POLICY_AUTO_FALLBACK;
+	char		err[256];
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	spec = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	chosen = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	ParsePolicyOrError(spec, &params);
+	if (!params.auto_select)
+		PG_RETURN_NULL();
+	PolicyAutoOptions(&params, opts, sizeof(opts));
+	if (chosen != NULL)
+	{
+		size_t		best = 0;
+
+		/* the candidate chosen stands for: the longest that prefixes it */
+		base = chosen;
+		snprintf(list, sizeof(list), "%s,%s", POLICY_AUTO_CANDIDATES, POLICY_AUTO_FALLBACK);
+		for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL;
+			 tok = strtok_r(NULL, ",", &save))
+		{
+			size_t		len = strlen(tok);
+
+			if (len > best && strncmp(chosen, tok, len) == 0 &&
+				(chosen[len] == '\0' || chosen[len] == ':'))
+			{
+				best = len;
+				base = pstrdup(tok);
+			}
+		}
+		if (best == 0)
+			PG_RETURN_TEXT_P(cstring_to_text(chosen));	/* another list's */
+	}
+	if (PolicyAutoSpec(base, opts, run, sizeof(run), err, sizeof(err)) != POLICY_OK)
+		PG_RETURN_TEXT_P(cstring_to_text(base));
+	PG_RETURN_TEXT_P(cstring_to_text(run));
 }
 
 /*

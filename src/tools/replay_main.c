@@ -163,7 +163,8 @@ ChooseMain(int argc, char **argv)
 	ReplayAutoInput in;
 	ReplayAutoJob job;
 	char		err[512],
-				name[REPLAY_NAME_LEN];
+				name[REPLAY_NAME_LEN],
+				opts[REPLAY_NAME_LEN];
 	int			rc;
 
 	ReplayConfigDefault(&cfg);
@@ -175,6 +176,21 @@ ChooseMain(int argc, char **argv)
 	{
 		fprintf(stderr, "easeml-replay choose: --devices takes one value\n");
 		return 2;
+	}
+	/* --policies auto:OPTIONS: the candidates compete with those options */
+	opts[0] = '\0';
+	if (cli.pol_arg != NULL)
+	{
+		PolicyParams pp;
+
+		if (cli.npol != 1 || PolicyParseSpec(cli.pol_items[0], &pp, err, sizeof(err)) != POLICY_OK ||
+			(!pp.auto_select && snprintf(err, sizeof(err), "\"%s\" is not auto", cli.pol_items[0]) > 0))
+		{
+			fprintf(stderr, "easeml-replay choose: --policies takes one auto spec (auto[:OPTION]...)%s%s\n",
+					cli.npol == 1 ? ": " : "", cli.npol == 1 ? err : "");
+			return 2;
+		}
+		PolicyAutoOptions(&pp, opts, sizeof(opts));
 	}
 	rc = 1;
 	if (!ReadReplayInputs(&cli, &q, &c, &s, &sizes))
@@ -200,6 +216,7 @@ ChooseMain(int argc, char **argv)
 	in.devices = cli.devices[0];
 	in.candidates = cfg.auto_candidates;
 	in.draws = cfg.auto_draws;
+	in.options = opts;
 	rc = ReplayAutoBegin(&in, &job, err, sizeof(err));
 	while (rc == 0)
 		rc = ReplayAutoStep(&job, INFINITY, err, sizeof(err));
@@ -211,7 +228,7 @@ ChooseMain(int argc, char **argv)
 		goto done;
 	}
 	printf("CHOICE policy=%s index=%d chosen=%d rows=%d models=%d tenants=%d work=%.6g%s\n",
-		   ReplayAutoSpec(cfg.auto_candidates, job.choice, name, sizeof(name)),
+		   ReplayAutoChosen(&job, name, sizeof(name)) ? name : "?",
 		   job.choice, job.choice != REPLAY_AUTO_FALLBACK,
 		   q.rows < REPLAY_AUTO_MAX_ROWS ? q.rows : REPLAY_AUTO_MAX_ROWS, q.cols,
 		   job.tenants, ReplayAutoWork(&job),

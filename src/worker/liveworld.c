@@ -50,8 +50,10 @@ static HTAB *tenant_map = NULL;
 static char **tenant_names = NULL;	/* by world index, TopMemoryContext */
 static int	n_tenant_names = 0;
 static uint64 models_sig = 0;
-static char applied_policy[128] = "";
-static char applied_label[160] = "";	/* decisions.policy */
+static char applied_policy[POLICY_SPEC_LEN] = "";
+static char applied_label[2 * POLICY_SPEC_LEN + 16] = "";	/* decisions.policy */
+static char auto_options[POLICY_SPEC_LEN] = ""; /* PolicyAutoOptions of the
+												 * setting */
 static unsigned char *share_over = NULL;	/* by tenant, LiveWorldStarved */
 static int	n_share_over = 0;
 /* the cost model until the first refit cycle installs one */
@@ -224,14 +226,34 @@ ApplySettings(const LiveSettings *s)
 	world.tenant_cap = s->tenant_cap;
 	if (PolicyParseSpec(s->policy, &params, NULL, 0) != POLICY_OK)
 		return false;
-	/* "auto" (the default) runs what the refit cycle's replay chose */
+	/* the options after "auto" ("auto:w=60"): its replay and choice get them */
+	PolicyAutoOptions(&params, auto_options, sizeof(auto_options));
+	/*
+	 * "auto" (the default) runs what the refit cycle's replay chose, with
+	 * the setting's options now (the choice records those it was made
+	 * with; the next cycle replays with these)
+	 */
 	strlcpy(applied_label, s->policy, sizeof(applied_label));
-	if (params.auto_select && refit.have_live && refit.live.auto_pick.have &&
-		PolicyParseSpec(refit.live.auto_pick.spec, &params, NULL, 0) == POLICY_OK)
+	if (params.auto_select && refit.have_live && refit.live.auto_pick.have)
 	{
-		params.auto_select = 1;
-		snprintf(applied_label, sizeof(applied_label), "%s (auto: %s)", s->policy,
-				 refit.live.auto_pick.spec);
+		const AutoPolicyResult *pick = &refit.live.auto_pick;
+		char		base[REPLAY_NAME_LEN];
+		char		run[REPLAY_NAME_LEN];
+		PolicyParams chosen;
+
+		if (pick->fallback || pick->choice == REPLAY_AUTO_FALLBACK)
+			strlcpy(base, POLICY_AUTO_FALLBACK, sizeof(base));
+		else if (ReplayAutoCandidate(pick->choice, base, sizeof(base)) == NULL)
+			base[0] = '\0';
+		if (base[0] != '\0' &&
+			PolicyAutoSpec(base, auto_options, run, sizeof(run), NULL, 0) == POLICY_OK &&
+			PolicyParseSpec(run, &chosen, NULL, 0) == POLICY_OK)
+		{
+			params = chosen;
+			params.auto_select = 1;
+			snprintf(applied_label, sizeof(applied_label), "%s (auto: %s)", s->policy,
+					 run);
+		}
 	}
 	if (strcmp(applied_policy, s->policy) != 0 ||
 		memcmp(&params, &world.params, sizeof(params)) != 0)
@@ -656,6 +678,8 @@ LiveWorldRefitStart(CatState *state)
 	in.space_dims = state->space_dims;
 	in.need_mix = NeedMixture();
 	in.need_learn = in.need_mix && NeedLearn(&in.learn);
+	if (world.params.auto_select)
+		strlcpy(in.auto_options, auto_options, sizeof(in.auto_options));
 	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
 	last_offered = now;
 	return RefitMaybeStart(&refit, &in, now) != 0 || world.n_stale > 0;

@@ -120,6 +120,7 @@ extern void TestDecisionMixture(void);
 extern void TestLiveMixture(void);
 
 /* test_replay.c */
+extern void TestAutoOptions(void);
 extern void TestCsv(void);
 extern void TestReplayHand(void);
 extern void TestReplayRandom(void);

@@ -71,6 +71,7 @@ static const UnitTest tests[] = {
 	TEST(TestMixture),
 	TEST(TestMixtureSliced),
 	TEST(TestPolicyGrammar),
+	TEST(TestAutoOptions),
 	TEST(TestLiveMixture),
 	TEST(TestLazyInstall),
 	TEST(TestDecisionMixture),

@@ -227,6 +227,27 @@ TestAutoPolicy(void)
 		  job.res.choice == res.choice, "auto: an unchanged block keeps its choice");
 	AutoPolicyFree(&job);
 
+	/*
+	 * the same block with options after auto ("auto:w=60"): chosen again,
+	 * every candidate replayed with them
+	 */
+	snprintf(in.auto_options, sizeof(in.auto_options), ":w=60");
+	CHECK(AutoPolicyBegin(&job, &in, &res, &reused) == 0 && !reused &&
+		  job.res.sig != res.sig, "auto: other options, another choice");
+	for (int i = 0; i < job.res.n_cand; i++)
+		CHECK(strlen(job.res.cand[i]) > 5 &&
+			  strcmp(job.res.cand[i] + strlen(job.res.cand[i]) - 5, ":w=60") == 0 &&
+			  strcmp(job.replay.cands[i], job.res.cand[i]) == 0,
+			  "auto: candidate %s replayed with the options", job.res.cand[i]);
+	AutoPolicyFree(&job);
+	in.m = 3;
+	CHECK(AutoPolicyBegin(&job, &in, NULL, &reused) == 1 && !job.res.have &&
+		  strcmp(job.res.spec, "popular:w=60") == 0,
+		  "auto: no block, popular with the options (%s)", job.res.spec);
+	AutoPolicyFree(&job);
+	in.m = MT;
+	in.auto_options[0] = '\0';
+
 	/* too little history: no choice, the fallback (popular) runs */
 	in.m = 3;
 	CHECK(AutoPolicyBegin(&job, &in, NULL, &reused) == 1 && !job.res.have &&

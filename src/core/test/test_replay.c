@@ -544,3 +544,115 @@ TestReplayRandom(void)
 	free(c);
 	free(sz);
 }
+
+/*
+ * Options after "auto" (policy_spec.c's table says which): those that
+ * apply go on every candidate, on the fallback and on the chosen spec, in
+ * the table's order, each once with its last value; those that select
+ * what auto chooses are refused with the reason.  The bug: "auto:w=60"
+ * ran the chosen candidate without w=60.
+ */
+void
+TestAutoOptions(void)
+{
+	static const char *const refused[][2] = {
+		{"auto:cost", "auto chooses the cost mode"},
+		{"auto:acq=ei", "auto chooses the acquisition"},
+		{"auto:w=60:acq=mix", "auto chooses the acquisition"},
+		{"default:mrg=1", "auto chooses the task score"},
+		{"auto:msh=1", "auto chooses the mixture's settings"},
+		{"auto:mgp=0.5", "auto chooses the mixture's settings"},
+		{"auto:mh=0", "auto chooses the mixture's settings"},
+		{"auto:greedy=max_gap", "auto chooses the greedy rule"},
+		{"auto:xg=1.5", "auto chooses when to explore"},
+		{"auto:xo=1", "auto chooses when to explore"}
+	};
+	char		err[512];
+	char		opts[POLICY_SPEC_LEN];
+	char		cand[REPLAY_NAME_LEN];
+	char		run[REPLAY_NAME_LEN];
+	PolicyParams p,
+				c;
+	ReplayAutoInput ain;
+	ReplayAutoJob job;
+	double		q[3 * 2] = {0.5, 0.6, 0.7, 0.2, 0.9, 0.1};
+	int			n_refused = 0;
+
+	CHECK(PolicyParseSpec("auto:w=60", &p, err, sizeof(err)) == POLICY_OK &&
+		  p.auto_select && p.kind == POLICY_POPULAR && p.fairness_window == 60,
+		  "auto:w=60 parses, on its fallback with w=60: %s", err);
+	CHECK(PolicyAutoOptions(&p, opts, sizeof(opts)) == 5 &&
+		  strcmp(opts, ":w=60") == 0, "auto's options: \"%s\"", opts);
+	/* the chosen candidate carries w=60 */
+	CHECK(ReplayAutoCandidate(0, cand, sizeof(cand)) != NULL &&
+		  PolicyAutoSpec(cand, opts, run, sizeof(run), err, sizeof(err)) == POLICY_OK &&
+		  PolicyParseSpec(run, &c, err, sizeof(err)) == POLICY_OK &&
+		  c.kind == POLICY_HYBRID && c.fairness_window == 60 && c.cost_aware &&
+		  c.mix_arm && c.explore_gate == 1.5 && !c.auto_select,
+		  "candidate 0 with auto's options: %s (%s)", run, err);
+	CHECK(PolicyParseSpec(cand, &c, err, sizeof(err)) == POLICY_OK &&
+		  c.fairness_window == 0, "the candidate alone has no w");
+
+	/* canonical: table order, each once, its last value */
+	CHECK(PolicyParseSpec("default:s=3:w=5:qarm=0:w=60:qmax=0.99", &p, err, sizeof(err)) == POLICY_OK &&
+		  p.auto_select && PolicyAutoOptions(&p, opts, sizeof(opts)) > 0 &&
+		  strcmp(opts, ":qmax=0.99:qarm=0:w=60:s=3") == 0,
+		  "default's options in table order: \"%s\" (%s)", opts, err);
+	CHECK(PolicyParseSpec("auto", &p, err, sizeof(err)) == POLICY_OK &&
+		  p.auto_options == 0 && PolicyAutoOptions(&p, opts, sizeof(opts)) == 0 &&
+		  opts[0] == '\0', "plain auto: no options");
+	CHECK(PolicyParseSpec("hybrid:w=60", &p, err, sizeof(err)) == POLICY_OK &&
+		  p.auto_options == 0, "options after a policy that is not auto are its own");
+
+	/* refused after auto, with the reason; fine after a policy */
+	for (int i = 0; i < (int) (sizeof(refused) / sizeof(refused[0])); i++)
+	{
+		const char *after = strchr(refused[i][0], ':');
+		char		plain[64];
+
+		err[0] = '\0';
+		CHECK(PolicyParseSpec(refused[i][0], &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+			  strstr(err, "cannot follow auto") != NULL &&
+			  strstr(err, refused[i][1]) != NULL && strstr(err, "only qmax, qarm, w, s apply") != NULL,
+			  "%s refused: %s", refused[i][0], err);
+		snprintf(plain, sizeof(plain), "hybrid%s", after);
+		CHECK(PolicyParseSpec(plain, &p, err, sizeof(err)) == POLICY_OK,
+			  "%s parses: %s", plain, err);
+	}
+	/* the table: each option applies or is refused; refused ones are all here */
+	for (int i = 0; i < PolicyOptionCount(); i++)
+	{
+		const PolicyOption *o = PolicyOptionAt(i);
+
+		CHECK(o->auto_refused != NULL || o->type != POLICY_OPT_CHOICE,
+			  "option %s applies after auto: it has a field", o->name);
+		n_refused += o->auto_refused != NULL;
+	}
+	CHECK(n_refused == 9 && PolicyOptionCount() <= 32,
+		  "9 options refused after auto (%d), a bit each", n_refused);
+
+	/* the chooser: every candidate with the options, the fallback too */
+	memset(&ain, 0, sizeof(ain));
+	ain.quality = q;
+	ain.n_rows = 3;				/* too little history: the fallback */
+	ain.K = 2;
+	ain.options = ":qmax=0.99:w=60";
+	CHECK(ReplayAutoBegin(&ain, &job, err, sizeof(err)) == 0 && job.n_cand == 2,
+		  "auto with options begins: %s", err);
+	for (int i = 0; i < job.n_cand; i++)
+		CHECK(ReplayAutoCandidate(i, cand, sizeof(cand)) != NULL &&
+			  strncmp(job.cands[i], cand, strlen(cand)) == 0 &&
+			  strcmp(job.cands[i] + strlen(cand), ":qmax=0.99:w=60") == 0,
+			  "candidate %d replayed as %s", i, job.cands[i]);
+	CHECK(ReplayAutoStep(&job, INFINITY, err, sizeof(err)) == 1 &&
+		  job.choice == REPLAY_AUTO_FALLBACK &&
+		  ReplayAutoChosen(&job, run, sizeof(run)) != NULL &&
+		  strcmp(run, POLICY_AUTO_FALLBACK ":qmax=0.99:w=60") == 0,
+		  "the fallback with the options: %s", run);
+	ReplayAutoFree(&job);
+	ain.options = ":nope=1";
+	CHECK(ReplayAutoBegin(&ain, &job, err, sizeof(err)) == REPLAY_BAD_INPUT &&
+		  strstr(err, "no option \"nope\"") != NULL,
+		  "options the parser refuses on a candidate: %s", err);
+	ReplayAutoFree(&job);
+}
