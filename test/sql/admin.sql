@@ -41,6 +41,20 @@ SELECT p, easeml.policy_spec(p) AS spec, easeml._policy_auto(p) AS auto
 SELECT try($$SELECT easeml.policy_spec('sometimes')$$);
 -- the options, from the table the parser reads
 SELECT name, type, default_value, "values" FROM easeml.policy_options();
+-- after auto an option applies to every candidate (and so to its choice)
+-- or is refused: it selects what auto chooses
+SELECT name, after_auto FROM easeml.policy_options();
+-- what an auto setting runs: its choice's candidate (NULL: none yet, the
+-- fallback) with the setting's options, whatever options the choice was
+-- recorded with; NULL for a setting that is not auto
+SELECT easeml._policy_running(p, c) AS running
+  FROM (VALUES ('auto:w=60', NULL),
+			   ('default:s=3:w=5:w=60:qmax=0.99', NULL),
+			   ('auto:w=60', split_part(easeml._policy_candidates(), ',', 1)),
+			   ('auto:qarm=0', split_part(easeml._policy_candidates(), ',', 1) || ':w=5'),
+			   ('auto', 'popular:w=60'),
+			   ('auto:w=60', 'gone_candidate:w=1'),
+			   ('hybrid:w=60', NULL)) v(p, c);
 -- the setting checks a spec: every kept option, the history mixture's
 -- included, runs live; a bad value says what the option takes; an option
 -- that is gone (mpl, the two-run plan; la; beta) is no option
@@ -52,6 +66,17 @@ ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix:mgp=2';
 ALTER SYSTEM SET easeml.policy = 'rr:cost:acq=mix:mpl=2';
 ALTER SYSTEM SET easeml.policy = 'max_ei:cost:la=3';
 ALTER SYSTEM SET easeml.policy = 'rr:beta=2';
+-- after auto: the task- and tenant-level options are accepted, those that
+-- select what auto chooses are refused with the reason (22023, a hint)
+ALTER SYSTEM SET easeml.policy = 'auto:w=60:s=3:qmax=0.99:qarm=0';
+ALTER SYSTEM SET easeml.policy = 'default:w=60';
+ALTER SYSTEM RESET easeml.policy;
+\set VERBOSITY sqlstate
+ALTER SYSTEM SET easeml.policy = 'auto:acq=ei';
+\set VERBOSITY default
+ALTER SYSTEM SET easeml.policy = 'auto:acq=ei';
+ALTER SYSTEM SET easeml.policy = 'default:cost';
+ALTER SYSTEM SET easeml.policy = 'auto:w=60:xg=1.5';
 -- easeml.beta, easeml.cost_aware and easeml.fairness_window are gone (the
 -- spec carries cost and w=): setting one is an error, not silently ignored
 SELECT name FROM pg_settings WHERE name IN ('easeml.beta', 'easeml.cost_aware', 'easeml.fairness_window');
