@@ -127,6 +127,49 @@ pass('decisions record what auto ran');
 is($node->safe_psql('postgres', 'SELECT policy FROM easeml.scheduler_status()'),
 	"default (auto: $chosen)", 'scheduler_status shows what auto runs');
 
+# options after auto: w, s, qmax, qarm apply to every candidate and to
+# the choice (they were dropped once auto had chosen); those that select
+# what auto chooses are refused by the setting's check hook
+my $opts = ':qmax=1:w=60';
+my $n_choices = $node->safe_psql('postgres', 'SELECT count(*) FROM easeml.policy_choices');
+set_policy($node, 'auto:w=60:qmax=1');
+is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),
+	"auto:w=60:qmax=1|t|$chosen$opts",
+	'policy_status: auto runs its choice with the options after it');
+$node->poll_query_until('postgres',
+	qq{SELECT policy = 'auto:w=60:qmax=1 (auto: $chosen$opts)' FROM easeml.scheduler_status()})
+  or die 'the scheduler does not run the choice with the options';
+pass('the scheduler runs the choice with the options after auto at once');
+# the next refit cycle replays the candidates with the options
+$node->poll_query_until('postgres', qq{
+	SELECT count(*) > $n_choices FROM easeml.policy_choices WHERE setting = 'auto:w=60:qmax=1'})
+  or die 'no choice made with the options';
+my $with = $node->safe_psql('postgres', qq{
+	SELECT chosen, policy, policy LIKE '%$opts',
+		   (SELECT bool_and(c LIKE '%$opts') FROM unnest(candidates) c), reason LIKE '%$opts %'
+	  FROM easeml.policy_choices ORDER BY id DESC LIMIT 1});
+my @w = split /\|/, $with;
+is("$w[0] $w[2] $w[3] $w[4]", 't t t t',
+	"the replay compared every candidate with the options and chose one with them ($w[1])");
+is($node->safe_psql('postgres', 'SELECT running FROM easeml.policy_status'),
+	$w[1], 'policy_status: the new choice with the options runs');
+query_as($node, 'lab_a', q{
+	INSERT INTO easeml.tasks (name, source, target) VALUES ('leaves', 'public.iris', 'label')});
+$node->poll_query_until('postgres', qq{
+	SELECT count(*) > 0 FROM easeml.decisions d JOIN easeml.tasks t ON t.id = d.task_id
+	 WHERE t.name = 'leaves' AND d.policy LIKE 'auto:w=60:qmax=1 (auto: %$opts)'})
+  or die 'no decision records the choice with the options';
+pass('decisions record the choice with the options');
+query_as($node, 'lab_a', q{DELETE FROM easeml.tasks WHERE name = 'leaves'});
+($rc, $out, $err) = $node->psql('postgres',
+	"ALTER SYSTEM SET easeml.policy = 'auto:w=60:acq=ei'");
+isnt($rc, 0, 'auto:w=60:acq=ei is refused');
+like($err, qr/invalid value for parameter "easeml.policy".*\n.*Option "acq" cannot follow auto in "auto:w=60:acq=ei": auto chooses the acquisition/,
+	'with the reason');
+like($err, qr/HINT:  After auto only the options/, 'and a hint');
+is($node->safe_psql('postgres', 'SHOW easeml.policy'), 'auto:w=60:qmax=1',
+	'the refused setting changed nothing');
+
 # pinned: the setting runs, whatever auto chose; SHOW, policy_status and
 # the worker read the same single value
 set_policy($node, 'tenant_bo');
