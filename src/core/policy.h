@@ -201,6 +201,16 @@ extern size_t PolicyAutoOptions(const PolicyParams *params, char *buf,
 extern int	PolicyAutoSpec(const char *candidate, const char *options,
 						   char *buf, size_t len, char *err, size_t errlen);
 
+/*
+ * What an auto setting (params) runs when its last recorded choice is
+ * chosen (a spec recorded with the options it was made with; NULL: none
+ * yet): the candidate chosen names, or the fallback, with the setting's
+ * options now; a choice among another list as recorded.  Into buf.
+ */
+extern const char *PolicyAutoRunning(const PolicyParams *params,
+									 const char *chosen, char *buf,
+									 size_t len);
+
 /* One option of the grammar (policy_spec.c's table). */
 typedef enum PolicyOptionKind
 {

@@ -610,6 +610,46 @@ PolicyAutoSpec(const char *candidate, const char *options, char *buf,
 	return PolicyParseSpec(buf, &p, err, errlen);
 }
 
+/* What an auto setting runs after choice chosen; see policy.h. */
+const char *
+PolicyAutoRunning(const PolicyParams *params, const char *chosen, char *buf,
+				  size_t len)
+{
+	char		opts[POLICY_SPEC_LEN];
+	char		list[sizeof(POLICY_AUTO_CANDIDATES) + sizeof(POLICY_AUTO_FALLBACK) + 1];
+	char		base[POLICY_SPEC_LEN];
+	size_t		best = 0;
+
+	snprintf(base, sizeof(base), "%s", POLICY_AUTO_FALLBACK);
+	if (chosen != NULL)
+	{
+		/* the candidate chosen stands for: the longest that prefixes it */
+		snprintf(list, sizeof(list), "%s,%s", POLICY_AUTO_CANDIDATES, POLICY_AUTO_FALLBACK);
+		for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL;
+			 tok = strtok_r(NULL, ",", &save))
+		{
+			size_t		n = strlen(tok);
+
+			if (n > best && strncmp(chosen, tok, n) == 0 &&
+				(chosen[n] == '\0' || chosen[n] == ':'))
+			{
+				best = n;
+				snprintf(base, sizeof(base), "%s", tok);
+			}
+		}
+		if (best == 0)
+		{
+			/* a choice among another list: as recorded */
+			snprintf(buf, len, "%s", chosen);
+			return buf;
+		}
+	}
+	PolicyAutoOptions(params, opts, sizeof(opts));
+	if (PolicyAutoSpec(base, opts, buf, len, NULL, 0) != POLICY_OK)
+		snprintf(buf, len, "%s", base);
+	return buf;
+}
+
 /* The greedy rule a policy scores tasks with (hybrid: the one it guards). */
 PolicyKind
 PolicyGreedyRule(const PolicyParams *params)

@@ -108,6 +108,7 @@ easeml_explain(PG_FUNCTION_ARGS)
 	LiveSettings settings;
 	PolicyParams params;
 	char	   *auto_spec = NULL;
+	char		auto_run[POLICY_SPEC_LEN];
 	int			n = -1;
 
 	if (PG_ARGISNULL(0))
@@ -143,9 +144,13 @@ easeml_explain(PG_FUNCTION_ARGS)
 
 	CatalogLoadAsScheduler(&state, &auto_spec);
 	settings.policy = state.policy;
-	/* "auto" ranks as the scheduler runs it: its last recorded choice */
+	/*
+	 * "auto" ranks as the scheduler runs it: its last recorded choice with
+	 * the setting's options after auto
+	 */
 	if (PolicyParseSpec(state.policy, &params, NULL, 0) == POLICY_OK && params.auto_select)
-		settings.policy = auto_spec ? auto_spec : POLICY_AUTO_FALLBACK;
+		settings.policy = PolicyAutoRunning(&params, auto_spec, auto_run,
+											sizeof(auto_run));
 	settings.slots = Max(easeml_max_workers, 1);
 	settings.tenant_cap = easeml_max_parallel_per_tenant;
 

@@ -244,47 +244,16 @@ easeml_policy_candidates(PG_FUNCTION_ARGS)
 Datum
 easeml_policy_running(PG_FUNCTION_ARGS)
 {
-	char	   *spec;
-	char	   *chosen;
 	PolicyParams params;
-	char		opts[POLICY_SPEC_LEN];
-	char		list[sizeof(POLICY_AUTO_CANDIDATES) + sizeof(POLICY_AUTO_FALLBACK) + 1];
 	char		run[POLICY_SPEC_LEN];
-	const char *base = POLICY_AUTO_FALLBACK;
-	char		err[256];
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	spec = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	chosen = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
-	ParsePolicyOrError(spec, &params);
+	ParsePolicyOrError(text_to_cstring(PG_GETARG_TEXT_PP(0)), &params);
 	if (!params.auto_select)
 		PG_RETURN_NULL();
-	PolicyAutoOptions(&params, opts, sizeof(opts));
-	if (chosen != NULL)
-	{
-		size_t		best = 0;
-
-		/* the candidate chosen stands for: the longest that prefixes it */
-		base = chosen;
-		snprintf(list, sizeof(list), "%s,%s", POLICY_AUTO_CANDIDATES, POLICY_AUTO_FALLBACK);
-		for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL;
-			 tok = strtok_r(NULL, ",", &save))
-		{
-			size_t		len = strlen(tok);
-
-			if (len > best && strncmp(chosen, tok, len) == 0 &&
-				(chosen[len] == '\0' || chosen[len] == ':'))
-			{
-				best = len;
-				base = pstrdup(tok);
-			}
-		}
-		if (best == 0)
-			PG_RETURN_TEXT_P(cstring_to_text(chosen));	/* another list's */
-	}
-	if (PolicyAutoSpec(base, opts, run, sizeof(run), err, sizeof(err)) != POLICY_OK)
-		PG_RETURN_TEXT_P(cstring_to_text(base));
+	PolicyAutoRunning(&params, PG_ARGISNULL(1) ? NULL :
+					  text_to_cstring(PG_GETARG_TEXT_PP(1)), run, sizeof(run));
 	PG_RETURN_TEXT_P(cstring_to_text(run));
 }
 

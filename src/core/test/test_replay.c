@@ -604,6 +604,17 @@ TestAutoOptions(void)
 	CHECK(PolicyParseSpec("hybrid:w=60", &p, err, sizeof(err)) == POLICY_OK &&
 		  p.auto_options == 0, "options after a policy that is not auto are its own");
 
+	/* what runs: the recorded choice's candidate with the options now */
+	CHECK(PolicyParseSpec("auto:w=60", &p, err, sizeof(err)) == POLICY_OK &&
+		  ReplayAutoCandidate(0, cand, sizeof(cand)) != NULL, "auto:w=60");
+	snprintf(opts, sizeof(opts), "%s:w=5:s=2", cand);
+	CHECK(strcmp(PolicyAutoRunning(&p, opts, run, sizeof(run)) + strlen(cand), ":w=60") == 0 &&
+		  strncmp(run, cand, strlen(cand)) == 0, "the choice with the options now: %s", run);
+	CHECK(strcmp(PolicyAutoRunning(&p, NULL, run, sizeof(run)), POLICY_AUTO_FALLBACK ":w=60") == 0,
+		  "no choice: the fallback with the options: %s", run);
+	CHECK(strcmp(PolicyAutoRunning(&p, "gone:w=1", run, sizeof(run)), "gone:w=1") == 0,
+		  "a choice among another list: as recorded");
+
 	/* refused after auto, with the reason; fine after a policy */
 	for (int i = 0; i < (int) (sizeof(refused) / sizeof(refused[0])); i++)
 	{
