@@ -571,6 +571,7 @@ TestAutoOptions(void)
 	char		opts[POLICY_SPEC_LEN];
 	char		cand[REPLAY_NAME_LEN];
 	char		run[REPLAY_NAME_LEN];
+	char		rec[REPLAY_NAME_LEN * 2];
 	PolicyParams p,
 				c;
 	ReplayAutoInput ain;
@@ -607,8 +608,8 @@ TestAutoOptions(void)
 	/* what runs: the recorded choice's candidate with the options now */
 	CHECK(PolicyParseSpec("auto:w=60", &p, err, sizeof(err)) == POLICY_OK &&
 		  ReplayAutoCandidate(0, cand, sizeof(cand)) != NULL, "auto:w=60");
-	snprintf(opts, sizeof(opts), "%s:w=5:s=2", cand);
-	CHECK(strcmp(PolicyAutoRunning(&p, opts, run, sizeof(run)) + strlen(cand), ":w=60") == 0 &&
+	snprintf(rec, sizeof(rec), "%s:w=5:s=2", cand);
+	CHECK(strcmp(PolicyAutoRunning(&p, rec, run, sizeof(run)) + strlen(cand), ":w=60") == 0 &&
 		  strncmp(run, cand, strlen(cand)) == 0, "the choice with the options now: %s", run);
 	CHECK(strcmp(PolicyAutoRunning(&p, NULL, run, sizeof(run)), POLICY_AUTO_FALLBACK ":w=60") == 0,
 		  "no choice: the fallback with the options: %s", run);
