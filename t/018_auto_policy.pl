@@ -131,7 +131,6 @@ is($node->safe_psql('postgres', 'SELECT policy FROM easeml.scheduler_status()'),
 # the choice (they were dropped once auto had chosen); those that select
 # what auto chooses are refused by the setting's check hook
 my $opts = ':qmax=1:w=60';
-my $n_choices = $node->safe_psql('postgres', 'SELECT count(*) FROM easeml.policy_choices');
 set_policy($node, 'auto:w=60:qmax=1');
 is($node->safe_psql('postgres', 'SELECT setting, auto, running FROM easeml.policy_status'),
 	"auto:w=60:qmax=1|t|$chosen$opts",
@@ -142,12 +141,12 @@ $node->poll_query_until('postgres',
 pass('the scheduler runs the choice with the options after auto at once');
 # the next refit cycle replays the candidates with the options
 $node->poll_query_until('postgres', qq{
-	SELECT count(*) > $n_choices FROM easeml.policy_choices WHERE setting = 'auto:w=60:qmax=1'})
+	SELECT count(*) > 0 FROM easeml.policy_choices WHERE setting = 'auto:w=60:qmax=1'})
   or die 'no choice made with the options';
 my $with = $node->safe_psql('postgres', qq{
 	SELECT chosen, policy, policy LIKE '%$opts',
 		   (SELECT bool_and(c LIKE '%$opts') FROM unnest(candidates) c), reason LIKE '%$opts %'
-	  FROM easeml.policy_choices ORDER BY id DESC LIMIT 1});
+	  FROM easeml.policy_choices WHERE setting = 'auto:w=60:qmax=1' ORDER BY id DESC LIMIT 1});
 my @w = split /\|/, $with;
 is("$w[0] $w[2] $w[3] $w[4]", 't t t t',
 	"the replay compared every candidate with the options and chose one with them ($w[1])");
