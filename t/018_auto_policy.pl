@@ -159,7 +159,7 @@ $node->poll_query_until('postgres', qq{
 	 WHERE t.name = 'leaves' AND d.policy LIKE 'auto:w=60:qmax=1 (auto: %$opts)'})
   or die 'no decision records the choice with the options';
 pass('decisions record the choice with the options');
-query_as($node, 'lab_a', q{DELETE FROM easeml.tasks WHERE name = 'leaves'});
+$node->safe_psql('postgres', q{DELETE FROM easeml.tasks WHERE name = 'leaves'});
 ($rc, $out, $err) = $node->psql('postgres',
 	"ALTER SYSTEM SET easeml.policy = 'auto:w=60:acq=ei'");
 isnt($rc, 0, 'auto:w=60:acq=ei is refused');
