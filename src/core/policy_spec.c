@@ -9,7 +9,8 @@
  *
  * The grammar is two tables: policy_names (each name, what a named spec
  * expands to, one line of doc) and policy_options (each option: type,
- * default, range, one line of doc, where it goes in PolicyParams).  The
+ * default, range, one line of doc, where it goes in PolicyParams, and
+ * whether it applies after "auto" or is refused there, and why).  The
  * parser reads them, and so do easeml-replay --help and "grammar",
  * easeml.policies() and easeml.policy_options(), and the table in
  * docs/scheduler.md, which a unit test keeps equal to
@@ -309,7 +310,10 @@ PolicyOptionRange(const PolicyOption *o, char *buf, size_t len)
 	}
 }
 
-/* What an option does after "auto", as text ("applies", "refused: ..."). */
+/*
+ * What an option does after "auto", as text: "applies to every candidate"
+ * or "refused: " and why.
+ */
 void
 PolicyOptionAfterAuto(const PolicyOption *o, char *buf, size_t len)
 {
