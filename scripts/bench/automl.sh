@@ -61,10 +61,10 @@
 # reach the other's final score, the seconds each took to reach the
 # lower of the two final scores (the score both reached), and each side's
 # test accuracy at the largest budget with the model easeml picked.  The
-# validation scores pick the models, so they are optimistic (easeml's
-# ensembles are scored on the rows their members were selected on, Optuna's
-# best is the best of hundreds of trials on one split); the test accuracy is
-# the honest comparison.  Last lines:
+# validation scores pick the models, so they are optimistic (the best of
+# many runs or trials on one split; easeml's ensembles' scores are
+# cross-fitted over those rows, docs/models.md section 8, but their members
+# were chosen by them); the test accuracy is the honest comparison.  Last lines:
 #   RESULT automl_score_delta_300s=<median over sets of easeml - optuna at 300 s>
 #          automl_time_to_peer=<median of optuna's / easeml's seconds to the score both reached>
 # (nan for 300 s when the largest budget is smaller; the delta at each other

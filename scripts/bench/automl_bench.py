@@ -35,8 +35,9 @@ Optuna's by optuna_test (the best trial that finished within the budget,
 the highest validation score and the earliest among ties, rebuilt from its
 params and seed, fitted on the same training rows, accuracy on the test
 rows).  The validation score picks the model on both sides, so it is
-optimistic (easeml's ensembles are even scored on the rows their members
-were selected on); the test score is not.
+optimistic (easeml's ensembles' scores are cross-fitted over the validation
+rows, docs/models.md section 8, but their members were chosen by them); the
+test score is not.
 
 optuna runs Optuna's TPE (n_jobs threads, one study, define-by-run) over the
 scikit-learn estimators of easeml's families (softmax, linear_svm, ridge, gnb,
