@@ -426,8 +426,13 @@ HpProposalBeats(const PolicyParams *params, int K, const double *mu,
 		{
 			if (p_acq)
 				*p_acq = pv.acq;
-			/* strictly more: a tie goes to the grid's arm */
-			if (pv.acq > margin * gv.acq)
+			/*
+			 * strictly more: a tie goes to the grid's arm; the margin is
+			 * taken on the size of the grid's acquisition, which may be
+			 * negative (GP-UCB of a poor task), so that it still asks for
+			 * more: margin x gv.acq when that is >= 0
+			 */
+			if (pv.acq - gv.acq > (margin - 1.0) * fabs(gv.acq))
 				*winner = pv.arm - K;
 		}
 	}

@@ -145,7 +145,8 @@ extern double HpPointCost(double parent_cost, double overhead,
  * only the available arms and once with only the proposals.  view gives
  * the task's best score and observations.  The best proposal wins when
  * its acquisition > margin x the best available arm's (a tie goes to the
- * arm); no available arm, or a policy that does not read the posterior
+ * arm; for a negative one A, GP-UCB's, when it is > A + (margin - 1) |A|);
+ * no available arm, or a policy that does not read the posterior
  * (popular, fifo): none wins.  *winner: the winning proposal's index or
  * -1; *p_acq, *grid_acq: the two acquisitions (NaN where none; either may
  * be NULL).  Returns POLICY_OK or a negative POLICY_* status.

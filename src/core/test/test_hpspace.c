@@ -419,6 +419,35 @@ TestHpProposalBeats(void)
 	CHECK(HpProposalBeats(&pp, 3, mu, var, cost, avail, &view, 1, &good_mu, &good_var,
 						  &good_cost, 1.0, &win, &p_acq, &g_acq) == POLICY_OK && win == -1,
 		  "popular has no acquisition: none");
+	/*
+	 * A negative acquisition (GP-UCB of a poor task: mu + sqrt(beta) sigma
+	 * below 0): the margin still asks for more, not less; a proposal worse
+	 * than the best untried arm never wins
+	 */
+	{
+		double		nm[3] = {-0.3, -0.5, -0.6},
+					nv[3] = {0, 1e-6, 1e-6},
+					worse_mu = -0.8,
+					better_mu = 0.6,
+					tiny_var = 1e-6;
+		PolicyTenantView nview;
+
+		CHECK(PolicyParseSpec("rr", &pp, NULL, 0) == 0, "GP-UCB");
+		memset(&nview, 0, sizeof(nview));
+		nview.best = 0;
+		nview.n_obs = 1;
+		CHECK(HpProposalBeats(&pp, 3, nm, nv, cost, avail, &nview, 1, &worse_mu, &tiny_var,
+							  &good_cost, 2.0, &win, &p_acq, &g_acq) == POLICY_OK,
+			  "negative acquisitions");
+		CHECK(g_acq < 0 && p_acq < g_acq && win == -1,
+			  "a worse proposal does not beat a negative acquisition by margin 2 (%g, %g)",
+			  p_acq, g_acq);
+		CHECK(HpProposalBeats(&pp, 3, nm, nv, cost, avail, &nview, 1, &better_mu, &tiny_var,
+							  &good_cost, 2.0, &win, &p_acq, &g_acq) == POLICY_OK &&
+			  win == 0 && p_acq - g_acq > -g_acq,
+			  "one better by more than the margin's share of |acquisition| does (%g, %g)",
+			  p_acq, g_acq);
+	}
 
 	/* through a task of a world: a prior, observations, proposals around the best */
 	{
