@@ -8,7 +8,7 @@
 # keeps variance), the policy is pinned to cost-aware EI (hybrid:cost) and
 # max_runs is below the grid's size, so the grid is never spent and every
 # generated candidate comes from this path.  A task without a budget gets
-# none.
+# none.  A task whose proposals fail (a broken space) runs on its grid.
 use strict;
 use warnings;
 
@@ -109,5 +109,42 @@ note($node->safe_psql('postgres', q{
 	  FROM easeml.decisions d JOIN easeml.models m ON m.id = d.model_id
 	  JOIN easeml.tasks t ON t.id = d.task_id LEFT JOIN easeml.runs r ON r.id = d.run_id
 	 WHERE t.name = 'early'}));
+
+
+# ---- a look that fails stops neither the task nor the worker (docs/
+# scheduler.md 7.9): an admin breaks the spaces of the classification-only
+# families (the validation trigger off), so a budgeted classification
+# task's proposals fail at every look; it still runs to max_runs on its
+# grid, with no generated candidate and the error in the server log.  A
+# restart first: no look waits out the 5 s after the last one made above.
+load_dataset($node, 'breast_cancer', 'cancer');
+$node->safe_psql('postgres', q{
+	GRANT SELECT ON public.cancer TO lab_e;
+	UPDATE easeml.models SET enabled = family IN ('softmax', 'gnb', 'linear_svm');
+	ALTER TABLE easeml.model_spaces DISABLE TRIGGER model_spaces_validate;
+	INSERT INTO easeml.model_spaces (family, name, type, lo, hi, default_value)
+	SELECT f, 'broken', 'int', 1e300, 1e301, '5e300' FROM unnest(ARRAY['softmax', 'gnb', 'linear_svm']) f;
+	ALTER TABLE easeml.model_spaces ENABLE TRIGGER model_spaces_validate});
+$node->restart;
+my $log_offset = -s $node->logfile;
+query_as($node, 'lab_e', q{
+	INSERT INTO easeml.tasks (name, source, target, budget_seconds, max_runs, refit_all)
+		VALUES ('broken', 'public.cancer', 'label', 600, 6, false)});
+is( $node->poll_query_until(
+		'postgres', "SELECT status <> 'active' FROM easeml.tasks WHERE name = 'broken'"),
+	1,
+	'the task whose proposals fail leaves active within the poll deadline');
+is( query_as($node, 'lab_e', q{SELECT status || ': ' || status_reason FROM easeml.tasks WHERE name = 'broken'}),
+	'completed: max_runs (6) reached',
+	'it ran to max_runs on its grid');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.models m JOIN easeml.tasks t ON t.id = m.generated_for WHERE t.name = 'broken'}),
+	0, 'with no generated candidate');
+ok( $node->log_contains(
+		qr/ERROR:  bigint out of range\n[^\n]*CONTEXT:  PL\/pgSQL function easeml\._propose_candidates/,
+		$log_offset),
+	'its looks failed in easeml._propose_candidates, in the server log');
+ok( !$node->log_contains(qr/background worker "[^"]*" \(PID \d+\) (exited|was terminated)/, $log_offset),
+	'the scheduler went on: no background worker exited');
 
 done_testing();
