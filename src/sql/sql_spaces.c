@@ -3,10 +3,11 @@
  * sql_spaces.c
  *	  The hyperparameter spaces' arithmetic for SQL (src/core/hpspace.c):
  *	  easeml._space_scale(types, lo, hi, x) and easeml._space_propose(types,
- *	  lo, hi, x, seed, n, step).  easeml._generate_candidates reads a
+ *	  lo, hi, x, seed, n, step).  easeml._propose_candidates reads a
  *	  family's space (easeml.model_spaces) and a parent's values and builds
- *	  the new model rows; the numbers come from here, so that the scheduler's
- *	  kernel and the proposals share one definition of the scaled space.
+ *	  the new configurations (easeml._add_generated makes one a model row);
+ *	  the numbers come from here, so that the scheduler's kernel and the
+ *	  proposals share one definition of the scaled space.
  *
  * IDENTIFICATION
  *	  src/sql/sql_spaces.c
