@@ -3317,7 +3317,8 @@ DECLARE
 	numbered	int;
 BEGIN
 	SELECT * INTO t FROM easeml.tasks x WHERE x.id = task;
-	IF NOT FOUND OR gen_family IS NULL OR gen_params IS NULL THEN
+	-- a task that ended between the proposal and this insert gets none
+	IF NOT FOUND OR t.status <> 'active' OR gen_family IS NULL OR gen_params IS NULL THEN
 		RETURN 0;
 	END IF;
 	SELECT * INTO root FROM easeml.models m WHERE m.id = gen_root;

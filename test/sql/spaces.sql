@@ -141,6 +141,10 @@ SELECT count(*) AS arms_of_another_task FROM easeml.cost_estimates c
   JOIN easeml.models m ON m.id = c.model_id WHERE m.generated_for IS DISTINCT FROM c.task_id
    AND m.generated_for IS NOT NULL;
 UPDATE easeml.tasks SET status = 'completed' WHERE name = 'sa';
+-- a task that ended gets no new candidate, even from a proposal made before
+SELECT easeml._add_generated(t.id, 'knn', '{"k": 37, "weights": "distance"}', NULL,
+							 (SELECT id FROM easeml.models WHERE name = 'knn-15-distance')) AS made_when_completed
+  FROM easeml.tasks t WHERE t.name = 'sa';
 SELECT count(*) AS arms_when_completed FROM easeml.cost_estimates c
   JOIN easeml.models m ON m.id = c.model_id WHERE m.generated_for IS NOT NULL;
 -- the generated candidates go with their task
