@@ -146,6 +146,13 @@ typedef struct PolicyParams
 								 * 0: off */
 	int			explore_order;	/* xo=1: the anchor is the arm of largest
 								 * posterior mean instead */
+	int			portfolio;		/* pf=1: the anchor is the history
+								 * portfolio's next entry, which runs
+								 * unless xg=X lets the candidate pass it
+								 * (src/core/policy_portfolio.c); 2: rows
+								 * weighed by the mixture; 0: off */
+	double		portfolio_eps;	/* pfe=X: a history row is covered by a
+								 * model within X of its best */
 	int			auto_select;	/* "auto" (and "default"): the caller
 								 * replaces these params with those of the
 								 * POLICY_AUTO_CANDIDATES spec its replay
@@ -291,7 +298,7 @@ typedef struct PolicyArmScore
 	double		acq;			/* its acquisition value */
 } PolicyArmScore;
 
-/* Whether params use the history mixture (acq=mix or mrg=1|2). */
+/* Whether params use the history mixture (acq=mix, mrg=1|2 or pf=1|2). */
 extern int	PolicyUsesMixture(const PolicyParams *params);
 /*
  * Whether decisions under params read the tasks' quality and cost
