@@ -200,7 +200,7 @@ PortfolioArm(DecisionWorld *w, const DecisionTask *t, const double *cost,
 		w->work += (double) mp->m * w->K;
 		rc = PortfolioNext(mp->rows, mp->m, w->K, own,
 						   w->params.portfolio == 2 ? w->mix_w : NULL,
-						   w->params.portfolio_eps, tried,
+						   w->params.portfolio_eps, w->params.portfolio_gain, tried,
 						   w->params.cost_aware ? cost : NULL, avail, val,
 						   arm, NULL);
 	}

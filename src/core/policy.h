@@ -153,6 +153,8 @@ typedef struct PolicyParams
 								 * weighed by the mixture; 0: off */
 	double		portfolio_eps;	/* pfe=X: a history row is covered by a
 								 * model within X of its best */
+	int			portfolio_gain;	/* pfr=1: entries by the regret they
+								 * remove from the rows per second */
 	int			auto_select;	/* "auto" (and "default"): the caller
 								 * replaces these params with those of the
 								 * POLICY_AUTO_CANDIDATES spec its replay

@@ -25,7 +25,10 @@
  * pf=1 counts every row once (the history portfolio itself); pf=2
  * weighs each row by the task's mixture weight (src/core/mixture.h), so
  * that rows unlike the task's results count less: the conditional value
- * of the next entry.  Where no available model covers any uncovered row
+ * of the next entry.  pfr=1 values a model by the regret it removes from
+ * the rows instead, sum_r (r_k - b_r)+ per second, b_r the row's best
+ * among the tried models: the mean loss the benchmarks measure rather
+ * than the count of rows within pfe.  Where no available model covers any uncovered row
  * of positive weight, the portfolio is spent and the policy's own
  * candidate runs.  The task's own history row (live: an active task's row
  * is in the history) is never counted.
@@ -55,7 +58,10 @@ PortfolioOn(const PolicyParams *params)
 /*
  * The greedy portfolio's next entry for a task; see the file header.
  * rows: m x K history (no NaN); skip: a row never counted (-1: none); w:
- * m row weights, or NULL (every row 1); tried[k] != 0 for the models the
+ * m row weights, or NULL (every row 1); gain != 0 (pfr=1): a model's
+ * value is the regret it removes from the rows, sum_r w_r (r_k - b_r)+
+ * with b_r the row's best among the tried models (0 when none), instead
+ * of the rows it brings within eps; tried[k] != 0 for the models the
  * task has results of; cost: K seconds, or NULL (every run 1); avail: the
  * models it may run now.  The entry is the arm (-1 when none covers an
  * uncovered row of positive weight) in *arm and its value, covered weight per
@@ -65,7 +71,7 @@ PortfolioOn(const PolicyParams *params)
  */
 int
 PortfolioNext(const double *rows, int m, int K, int skip, const double *w,
-			  double eps, const unsigned char *tried, const double *cost,
+			  double eps, int gain, const unsigned char *tried, const double *cost,
 			  const unsigned char *avail, double *val, int *arm,
 			  double *value)
 {
@@ -103,8 +109,21 @@ PortfolioNext(const double *rows, int m, int K, int skip, const double *w,
 		bar = top - eps;
 		for (int k = 0; tried != NULL && k < K && !covered; k++)
 			covered = tried[k] && row[k] >= bar;
-		if (covered)
+		if (covered && !gain)
 			continue;
+		if (gain)
+		{
+			/* regret reduction: the row's best among the tried is b */
+			double		b = 0.0;
+
+			for (int k = 0; tried != NULL && k < K; k++)
+				if (tried[k] && row[k] > b)
+					b = row[k];
+			for (int k = 0; k < K; k++)
+				if (avail[k] && row[k] > b)
+					val[k] += wr * (row[k] - b);
+			continue;
+		}
 		for (int k = 0; k < K; k++)
 			if (avail[k] && row[k] >= bar)
 				val[k] += wr;
@@ -154,7 +173,7 @@ PortfolioBuild(const double *rows, int m, int K, double eps,
 	{
 		int			a;
 
-		rc = PortfolioNext(rows, m, K, -1, NULL, eps, tried, cost, avail,
+		rc = PortfolioNext(rows, m, K, -1, NULL, eps, 0, tried, cost, avail,
 						   val, &a, NULL);
 		if (rc < 0 || a < 0)
 			break;

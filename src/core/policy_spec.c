@@ -238,7 +238,10 @@ static const PolicyOption policy_options[] = {
 	FIELD(portfolio), 0, 2, 0, NULL, "auto chooses the candidates' arms"},
 	{"pfe", POLICY_OPT_REAL, NULL, "0.01",
 		"pf: a history task counts as reached by a model scoring within X of its best",
-	FIELD(portfolio_eps), 0, 1, 0, NULL, "auto chooses the candidates' arms"}
+	FIELD(portfolio_eps), 0, 1, 0, NULL, "auto chooses the candidates' arms"},
+	{"pfr", POLICY_OPT_INT, NULL, "0",
+		"pf: 1 values a model by the regret it removes from the history tasks per second instead of the count pfe brings within",
+	FIELD(portfolio_gain), 0, 1, 0, NULL, "auto chooses the candidates' arms"}
 };
 
 #define POLICY_OPTION_COUNT ((int) (sizeof(policy_options) / sizeof(policy_options[0])))

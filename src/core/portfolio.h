@@ -25,6 +25,7 @@ extern int	PortfolioOn(const PolicyParams *params);
 /*
  * The next entry for a task: rows m x K (no NaN), skip a row never
  * counted (-1: none), w m row weights or NULL (all 1), eps the tolerance,
+ * gain 1: value by the regret removed from the rows instead (pfr=1),
  * tried[k] the models the task has results of (may be NULL), cost K
  * seconds or NULL (all 1), avail the models it may run, val K doubles of
  * scratch or NULL.  *arm gets the entry, -1 when no available model covers
@@ -33,7 +34,7 @@ extern int	PortfolioOn(const PolicyParams *params);
  * POLICY_NO_MEMORY.
  */
 extern int	PortfolioNext(const double *rows, int m, int K, int skip,
-						  const double *w, double eps,
+						  const double *w, double eps, int gain,
 						  const unsigned char *tried, const double *cost,
 						  const unsigned char *avail, double *val, int *arm,
 						  double *value);

@@ -64,30 +64,43 @@ PortfolioList(void)
 		  "pfe=0.45: model 0 alone covers every row (3 too, later in order)");
 
 	/* the next entry given what was tried: rows 0 and 4 are left */
-	CHECK(PortfolioNext(prows, PM, PK, -1, NULL, 0.01, tried, pcost, all, NULL,
+	CHECK(PortfolioNext(prows, PM, PK, -1, NULL, 0.01, 0, tried, pcost, all, NULL,
 						&a, &v) == POLICY_OK && a == 3,
 		  "tried 1 and 2: model 3 next, got %d", a);
 	CHECK_NEAR(v, 1.0 / 1.9, 1e-12, "its value: one row per 1.9 s");
 	/* the task's own row is never counted: without row 3, model 3 leads */
-	CHECK(PortfolioNext(prows, PM, PK, 3, NULL, 0.01, NULL, pcost, all, NULL,
+	CHECK(PortfolioNext(prows, PM, PK, 3, NULL, 0.01, 0, NULL, pcost, all, NULL,
 						&a, &v) == POLICY_OK && a == 3,
 		  "own row 3 left out: model 3 (2 rows / 1.9 s), got %d", a);
+	/* pfr=1: by regret removed, sum of row values / s: model 2 (3.2 / 1 s) */
+	CHECK(PortfolioNext(prows, PM, PK, -1, NULL, 0.01, 1, NULL, pcost, all, NULL,
+						&a, &v) == POLICY_OK && a == 2, "pfr=1: model 2 first, got %d", a);
+	CHECK_NEAR(v, 3.2, 1e-12, "its value: 3.2 removed per second");
+	{
+		unsigned char t2[PK] = {0, 0, 1, 0};
+
+		/* then 0.75 / 1.2 s (model 1) over 0.99 / 1.9 s (3) and 0.65 / 10 s */
+		CHECK(PortfolioNext(prows, PM, PK, -1, NULL, 0.01, 1, t2, pcost, all,
+							NULL, &a, &v) == POLICY_OK && a == 1,
+			  "pfr=1 after model 2: model 1, got %d", a);
+		CHECK_NEAR(v, 0.75 / 1.2, 1e-12, "its value");
+	}
 	/* weights: only row 2 counts */
-	CHECK(PortfolioNext(prows, PM, PK, -1, w, 0.01, NULL, pcost, all, NULL,
+	CHECK(PortfolioNext(prows, PM, PK, -1, w, 0.01, 0, NULL, pcost, all, NULL,
 						&a, NULL) == POLICY_OK && a == 2, "weights on row 2: model 2");
-	CHECK(PortfolioNext(prows, PM, PK, -1, zero, 0.01, NULL, pcost, all, NULL,
+	CHECK(PortfolioNext(prows, PM, PK, -1, zero, 0.01, 0, NULL, pcost, all, NULL,
 						&a, &v) == POLICY_OK && a == -1 && v == 0.0,
 		  "no weight anywhere: spent");
 	/* tried 0 and 3: only row 2 is left, which model 2 alone covers */
 	tried[0] = tried[3] = 1;
 	tried[1] = tried[2] = 0;
 	all[0] = all[3] = 0;
-	CHECK(PortfolioNext(prows, PM, PK, -1, NULL, 0.01, tried, pcost, all, NULL,
+	CHECK(PortfolioNext(prows, PM, PK, -1, NULL, 0.01, 0, tried, pcost, all, NULL,
 						&a, NULL) == POLICY_OK && a == 2, "row 2 left: model 2, got %d", a);
 	all[2] = 0;
-	CHECK(PortfolioNext(prows, PM, PK, -1, NULL, 0.01, tried, pcost, all, NULL,
+	CHECK(PortfolioNext(prows, PM, PK, -1, NULL, 0.01, 0, tried, pcost, all, NULL,
 						&a, NULL) == POLICY_OK && a == -1, "model 2 not available: spent");
-	CHECK(PortfolioNext(prows, PM, 0, -1, NULL, 0.01, NULL, NULL, all, NULL,
+	CHECK(PortfolioNext(prows, PM, 0, -1, NULL, 0.01, 0, NULL, NULL, all, NULL,
 						&a, NULL) == POLICY_BAD_INPUT, "K = 0 refused");
 }
 
@@ -151,6 +164,8 @@ TestPortfolio(void)
 		  !PolicyUsesMixture(&pp), "popular keeps its order");
 	CHECK(PolicyParseSpec("hybrid:pf=3", &pp, err, sizeof(err)) == POLICY_BAD_INPUT &&
 		  strstr(err, "pf") != NULL, "pf=3 refused: %s", err);
+	CHECK(PolicyParseSpec("hybrid:pf=1:pfr=1", &pp, NULL, 0) == 0 &&
+		  pp.portfolio_gain == 1, "pfr=1 parsed");
 	CHECK(PolicyParseSpec("hybrid:pfe=-0.1", &pp, NULL, 0) == POLICY_BAD_INPUT,
 		  "pfe=-0.1 refused");
 
