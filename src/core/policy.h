@@ -6,13 +6,15 @@
  *
  * Plain C, no PostgreSQL headers.  src/core/decision_*.c assembles decisions
  * from these building blocks for both the live scheduler and the replay
- * simulator.  One module in five files:
+ * simulator.  One module in six files:
  *
  *	 policy_spec.c   names, the spec grammar, what a PolicyParams means
  *	 policy_acq.c    a task's candidate: acquisition, greedy and batch scores
  *	 policy_pick.c   picking one task (PolicyPickTenant), the seeded rng
  *	 policy_index.c  the same picks in O(log n) (PolicyIndex)
  *	 policy_explore.c  explore only when it pays (xg=X): the anchor and the gate
+ *	 policy_portfolio.c  a cost-aware portfolio from the history (pf=1|2;
+ *					   portfolio.h)
  *
  * The size-based cost model of replays is sizecost.h.
  *
