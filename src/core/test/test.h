@@ -59,6 +59,7 @@ extern int	RefitCycle(RefitState *r, const RefitInput *in, DecisionWorld *w,
 
 /* test_explore.c */
 extern void TestExploreGate(void);
+extern void TestPortfolio(void);
 
 /* test_hpspace.c */
 extern void TestHpScale(void);

@@ -47,6 +47,7 @@ static const UnitTest tests[] = {
 	TEST(TestIndexTop),
 	TEST(TestTopArmsEi),
 	TEST(TestExploreGate),
+	TEST(TestPortfolio),
 	TEST(TestDecisionFifo),
 	TEST(TestDecisionFairShare),
 	TEST(TestDecisionFairSharesFull),
