@@ -44,7 +44,7 @@ PREDICT_OBJS = src/core/encode.o src/trainer/predict/tr_artifact.o \
 CORE_SRCS = src/core/csv.c src/core/gp.c src/core/gp_fit.c \
 	src/core/gp_loglik.c src/core/gp_posterior.c src/core/policy_spec.c \
 	src/core/policy_acq.c src/core/policy_pick.c src/core/policy_index.c \
-	src/core/policy_explore.c src/core/policy_portfolio.c \
+	src/core/policy_explore.c \
 	src/core/sizecost.c src/core/mixture.c \
 	src/core/mixlearn.c src/core/costmodel.c \
 	src/core/memmodel.c $(DECISION_SRCS) src/core/refit.c \

@@ -18,7 +18,6 @@
 #include "decision_internal.h"
 #include "mixlearn.h"
 #include "mixture.h"
-#include "portfolio.h"
 
 /* ----------------------------------------------------------------------
  * The quality posterior of one task
@@ -125,31 +124,28 @@ LearnedRegret(DecisionWorld *w, const DecisionTask *t,
 
 /*
  * Explore only when it pays (xg=X, src/core/policy_explore.c): the task's
- * anchor -- its untried arm of largest prior (xo=1: posterior) mean, or
- * with pf=1|2 the history portfolio's next entry, pf_arm -- replaces the
- * view's candidate unless that candidate's acquisition exceeds X times
- * the anchor's under the same predictive (the mixture's with acq=mix,
- * else the GP's), each per second of its run when costed.  A portfolio
- * entry without the gate (xg=0) always replaces it.
+ * anchor -- its untried arm of largest prior (xo=1: posterior) mean --
+ * replaces the view's candidate unless that candidate's acquisition
+ * exceeds X times the anchor's under the same predictive (the mixture's
+ * with acq=mix, else the GP's), each per second of its run when costed.
  */
 static int
 ExploreGate(DecisionWorld *w, const DecisionTask *t, const double *cost,
-			const unsigned char *avail, double bw, int pf_arm,
-			PolicyArmScore *top, int *n, PolicyTenantView *v)
+			const unsigned char *avail, double bw, PolicyArmScore *top,
+			int *n, PolicyTenantView *v)
 {
 	const GpPrior *prior = DecisionTaskPrior(w, t);
 	const MixPrior *mp = w->mix[t->kind];
 	const double *order;
 	PolicyTenantView av = *v;
 	unsigned char *one;
-	int			gated = PolicyExploreGated(&w->params);
 	int			a,
 				rc;
 
-	if (v->arm < 0 || (!gated && pf_arm < 0))
+	if (!PolicyExploreGated(&w->params) || v->arm < 0)
 		return POLICY_OK;
 	order = w->params.explore_order ? t->gp.mu : (prior ? prior->mu0 : NULL);
-	a = pf_arm >= 0 ? pf_arm : PolicyExploreAnchor(w->K, order, avail);
+	a = PolicyExploreAnchor(w->K, order, avail);
 	if (a < 0 || a == v->arm)
 		return POLICY_OK;
 	one = calloc(w->K, 1);
@@ -166,47 +162,13 @@ ExploreGate(DecisionWorld *w, const DecisionTask *t, const double *cost,
 	free(one);
 	if (rc < 0)
 		return rc;
-	if (av.arm != a)
-		return POLICY_OK;		/* no gain to hold to */
-	if (gated && PolicyExplorePays(&w->params, v->acq, av.acq))
-		return POLICY_OK;		/* exploring pays */
+	if (av.arm != a || PolicyExplorePays(&w->params, v->acq, av.acq))
+		return POLICY_OK;		/* no gain to hold to, or exploring pays */
 	*v = av;
 	top[0].arm = a;
 	top[0].acq = av.acq;
 	*n = 1;
 	return POLICY_OK;
-}
-
-/*
- * pf=1|2 (src/core/policy_portfolio.c): the history portfolio's next
- * entry for task t given the arms it has results of (pf=2: the rows
- * weighed by the weights in w->mix_w), its own history row never counted;
- * -1 in *arm when the portfolio is spent.
- */
-static int
-PortfolioArm(DecisionWorld *w, const DecisionTask *t, const double *cost,
-			 const unsigned char *avail, int own, int *arm)
-{
-	const MixPrior *mp = w->mix[t->kind];
-	unsigned char *tried = malloc(w->K);
-	double	   *val = malloc(sizeof(double) * w->K);
-	int			rc = POLICY_NO_MEMORY;
-
-	*arm = -1;
-	if (tried != NULL && val != NULL)
-	{
-		for (int k = 0; k < w->K; k++)
-			tried[k] = !isnan(t->score[k]);
-		w->work += (double) mp->m * w->K;
-		rc = PortfolioNext(mp->rows, mp->m, w->K, own,
-						   w->params.portfolio == 2 ? w->mix_w : NULL,
-						   w->params.portfolio_eps, w->params.portfolio_gain, tried,
-						   w->params.cost_aware ? cost : NULL, avail, val,
-						   arm, NULL);
-	}
-	free(tried);
-	free(val);
-	return rc;
 }
 
 /*
@@ -223,12 +185,11 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 	const MixPrior *mp = w->mix[t->kind];
 	const int64_t *owner = w->mix_task[t->kind];
 	int			own = -1;
-	int			pf_arm = -1;
 	double		bw;
 	int			rc;
 
 	if (mp == NULL || !PolicyUsesMixture(&w->params))
-		return ExploreGate(w, t, cost, avail, 0.0, -1, top, n, v);
+		return ExploreGate(w, t, cost, avail, 0.0, top, n, v);
 	/* the weights, the arm scan and the task score: a few passes each */
 	w->work += 3.0 * mp->m * w->K;
 	/* the task's own history row, if the mixture has one (m ints: cheap) */
@@ -252,11 +213,8 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 			*n = 1;				/* the GP's runner-ups no longer apply */
 		}
 	}
-	if (PortfolioOn(&w->params) &&
-		(rc = PortfolioArm(w, t, cost, avail, own, &pf_arm)) < 0)
-		return rc;
 	/* the gate before the task score: it is per second of the run chosen */
-	rc = ExploreGate(w, t, cost, avail, bw, pf_arm, top, n, v);
+	rc = ExploreGate(w, t, cost, avail, bw, top, n, v);
 	if (rc < 0)
 		return rc;
 	if (PolicyMixScore(&w->params))

@@ -6,15 +6,13 @@
  *
  * Plain C, no PostgreSQL headers.  src/core/decision_*.c assembles decisions
  * from these building blocks for both the live scheduler and the replay
- * simulator.  One module in six files:
+ * simulator.  One module in five files:
  *
  *	 policy_spec.c   names, the spec grammar, what a PolicyParams means
  *	 policy_acq.c    a task's candidate: acquisition, greedy and batch scores
  *	 policy_pick.c   picking one task (PolicyPickTenant), the seeded rng
  *	 policy_index.c  the same picks in O(log n) (PolicyIndex)
  *	 policy_explore.c  explore only when it pays (xg=X): the anchor and the gate
- *	 policy_portfolio.c  a cost-aware portfolio from the history (pf=1|2;
- *					   portfolio.h)
  *
  * The size-based cost model of replays is sizecost.h.
  *
@@ -148,15 +146,6 @@ typedef struct PolicyParams
 								 * 0: off */
 	int			explore_order;	/* xo=1: the anchor is the arm of largest
 								 * posterior mean instead */
-	int			portfolio;		/* pf=1: the anchor is the history
-								 * portfolio's next entry, which runs
-								 * unless xg=X lets the candidate pass it
-								 * (src/core/policy_portfolio.c); 2: rows
-								 * weighed by the mixture; 0: off */
-	double		portfolio_eps;	/* pfe=X: a history row is covered by a
-								 * model within X of its best */
-	int			portfolio_gain;	/* pfr=1: entries by the regret they
-								 * remove from the rows per second */
 	int			auto_select;	/* "auto" (and "default"): the caller
 								 * replaces these params with those of the
 								 * POLICY_AUTO_CANDIDATES spec its replay
@@ -302,7 +291,7 @@ typedef struct PolicyArmScore
 	double		acq;			/* its acquisition value */
 } PolicyArmScore;
 
-/* Whether params use the history mixture (acq=mix, mrg=1|2 or pf=1|2). */
+/* Whether params use the history mixture (acq=mix or mrg=1|2). */
 extern int	PolicyUsesMixture(const PolicyParams *params);
 /*
  * Whether decisions under params read the tasks' quality and cost

@@ -136,7 +136,6 @@ PolicyParamsDefault(PolicyParams *params, PolicyKind kind)
 	params->greedy = POLICY_DEFAULT_GREEDY;
 	params->q_max_arm = 1;
 	params->mix_h = -1.0;
-	params->portfolio_eps = 0.01;
 }
 
 /* Format an error message into a caller's buffer (which may be NULL). */
@@ -232,16 +231,7 @@ static const PolicyOption policy_options[] = {
 	FIELD(explore_gate), 0, INFINITY, 0, NULL, "auto chooses when to explore"},
 	{"xo", POLICY_OPT_INT, NULL, "0",
 		"xg's anchor: the untried candidate of largest prior mean (0) or GP posterior mean (1)",
-	FIELD(explore_order), 0, 1, 0, NULL, "auto chooses when to explore"},
-	{"pf", POLICY_OPT_INT, NULL, "0 (off)",
-		"a cost-aware portfolio from the history: a task runs the model that brings the most history tasks within pfe of their best per second, given what it tried (2: rows weighed by the mixture), unless xg=X lets its candidate pass (src/core/policy_portfolio.c)",
-	FIELD(portfolio), 0, 2, 0, NULL, "auto chooses the candidates' arms"},
-	{"pfe", POLICY_OPT_REAL, NULL, "0.01",
-		"pf: a history task counts as reached by a model scoring within X of its best",
-	FIELD(portfolio_eps), 0, 1, 0, NULL, "auto chooses the candidates' arms"},
-	{"pfr", POLICY_OPT_INT, NULL, "0",
-		"pf: 1 values a model by the regret it removes from the history tasks per second instead of the count pfe brings within",
-	FIELD(portfolio_gain), 0, 1, 0, NULL, "auto chooses the candidates' arms"}
+	FIELD(explore_order), 0, 1, 0, NULL, "auto chooses when to explore"}
 };
 
 #define POLICY_OPTION_COUNT ((int) (sizeof(policy_options) / sizeof(policy_options[0])))
@@ -711,9 +701,7 @@ PolicyAcqUnit(const PolicyParams *params)
 int
 PolicyUsesMixture(const PolicyParams *params)
 {
-	return params->mix_arm || PolicyMixScore(params) ||
-		(params->portfolio > 0 && params->kind != POLICY_POPULAR &&
-		 params->kind != POLICY_FIFO);
+	return params->mix_arm || PolicyMixScore(params);
 }
 
 int

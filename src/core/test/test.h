@@ -59,7 +59,6 @@ extern int	RefitCycle(RefitState *r, const RefitInput *in, DecisionWorld *w,
 
 /* test_explore.c */
 extern void TestExploreGate(void);
-extern void TestPortfolio(void);
 
 /* test_hpspace.c */
 extern void TestHpScale(void);

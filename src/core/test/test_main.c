@@ -47,7 +47,6 @@ static const UnitTest tests[] = {
 	TEST(TestIndexTop),
 	TEST(TestTopArmsEi),
 	TEST(TestExploreGate),
-	TEST(TestPortfolio),
 	TEST(TestDecisionFifo),
 	TEST(TestDecisionFairShare),
 	TEST(TestDecisionFairSharesFull),

@@ -565,10 +565,7 @@ TestAutoOptions(void)
 		{"auto:mh=0", "auto chooses the mixture's settings"},
 		{"auto:greedy=max_gap", "auto chooses the greedy rule"},
 		{"auto:xg=1.5", "auto chooses when to explore"},
-		{"auto:xo=1", "auto chooses when to explore"},
-		{"auto:pf=2", "auto chooses the candidates' arms"},
-		{"auto:pfe=0.02", "auto chooses the candidates' arms"},
-		{"auto:pfr=1", "auto chooses the candidates' arms"}
+		{"auto:xo=1", "auto chooses when to explore"}
 	};
 	char		err[512];
 	char		opts[POLICY_SPEC_LEN];
@@ -643,8 +640,8 @@ TestAutoOptions(void)
 			  "option %s applies after auto: it has a field", o->name);
 		n_refused += o->auto_refused != NULL;
 	}
-	CHECK(n_refused == 12 && PolicyOptionCount() <= 32,
-		  "12 options refused after auto (%d), a bit each", n_refused);
+	CHECK(n_refused == 9 && PolicyOptionCount() <= 32,
+		  "9 options refused after auto (%d), a bit each", n_refused);
 
 	/* the chooser: every candidate with the options, the fallback too */
 	memset(&ain, 0, sizeof(ain));
