@@ -13,8 +13,12 @@
 # Environment: MINUTES (window per leg, default 10), TENANTS (how many of
 # the data sets below, in that order, default 8), POLICIES (the legs, policy
 # specs as easeml.policy takes them, default "default popular rr"; the
-# first is the one ratios divide by), PG_CONFIG (the installation, as for
-# scripts/test.sh).
+# first is the one ratios divide by), OUT (the output folder, default
+# scripts/bench/out/multitenant), BUDGET (seconds: each task declares
+# tasks.budget_seconds = BUDGET, so once its grid is spent, or earlier when
+# a proposal's acquisition beats it, the scheduler generates new
+# configurations and the tasks keep the slots busy; default: none, the
+# grid only), PG_CONFIG (the installation, as for scripts/test.sh).
 #
 # Data (none is in the seed history of scripts/make_history.sh; chosen
 # before any run, nothing was tuned on them): tenant mt_1 .. mt_8 declare
@@ -70,11 +74,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-out=$root/scripts/bench/out/multitenant
+out=${OUT:-$root/scripts/bench/out/multitenant}
 PY=/usr/bin/python3
 MINUTES=${MINUTES:-10}
 TENANTS=${TENANTS:-8}
 POLICIES=${POLICIES:-default popular rr}
+BUDGET=${BUDGET:-}
 ALL_SETS=(heart sonar vehicle vowel dna spam satellite digits)
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 LC_ALL=C
 
@@ -82,6 +87,8 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 LC_ALL=C
 [[ $MINUTES =~ ^[0-9]+(\.[0-9]+)?$ ]] && [ "$(echo "$MINUTES > 0" | bc)" = 1 ] ||
 	{ echo "multitenant.sh: MINUTES is \"$MINUTES\", not a positive number" >&2; exit 1; }
 [[ $TENANTS =~ ^[1-8]$ ]] || { echo "multitenant.sh: TENANTS must be 1 to 8" >&2; exit 1; }
+[ -z "$BUDGET" ] || [[ $BUDGET =~ ^[0-9]+$ && $BUDGET -gt 0 ]] ||
+	{ echo "multitenant.sh: BUDGET is \"$BUDGET\", not a positive number of seconds" >&2; exit 1; }
 for p in $POLICIES; do
 	[[ $p =~ ^[a-z_0-9:=.-]+$ ]] || { echo "multitenant.sh: POLICIES holds \"$p\", not a policy spec" >&2; exit 1; }
 done
@@ -120,7 +127,7 @@ done
 
 . scripts/lib/cluster.sh
 cluster_install
-echo "== multi-tenant, live: ${#SETS[@]} tenants (${SETS[*]}), 2 slots, $MINUTES min per leg, legs: $POLICIES; $(getconf _NPROCESSORS_ONLN) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== multi-tenant, live: ${#SETS[@]} tenants (${SETS[*]}), 2 slots, $MINUTES min per leg, legs: $POLICIES${BUDGET:+, budget_seconds $BUDGET per task}; $(getconf _NPROCESSORS_ONLN) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # one leg under policy $1: $out/$1.runs.csv, $out/$1.tasks, $out/$1.load
 run_leg() {
@@ -161,7 +168,8 @@ run_leg() {
 		for s in "${SETS[@]}"; do
 			i=$((i + 1))
 			echo "SET ROLE mt_$i;"
-			echo "INSERT INTO easeml.tasks (name, source, target, val_fraction, seed) VALUES ('$s', 'public.$s', 'label', 0.2, 42);"
+			echo "INSERT INTO easeml.tasks (name, source, target, val_fraction, seed${BUDGET:+, budget_seconds})
+				  VALUES ('$s', 'public.$s', 'label', 0.2, 42${BUDGET:+, $BUDGET});"
 			echo "RESET ROLE;"
 		done
 	} | psql -At | head -1)
