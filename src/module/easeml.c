@@ -55,6 +55,8 @@ int			easeml_predict_cache_models = 16;
 int			easeml_ensemble_min_runs = 5;
 int			easeml_generate_every = 3;
 double		easeml_generate_margin = 1.0;
+int			easeml_generate_max = 256;
+int			easeml_generate_patience = 24;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -367,6 +369,31 @@ DefineResultSettings(void)
 							 1.0, 0.0, 1000.0,
 							 PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
+
+	/*
+	 * [budgetuse] easeml._propose_candidates, easeml._add_generated and
+	 * easeml._generate_stop read these two with current_setting: the
+	 * setting is the one source of truth for the scheduler (the same
+	 * backend) and for an admin calling the functions by hand.
+	 */
+	DefineCustomIntVariable("easeml.generate_max",
+							"Most generated candidates a task may have.",
+							"A budgeted task gets no further round of new configurations once it has "
+							"this many; 0 generates none (docs/scheduler.md 7.9).",
+							&easeml_generate_max,
+							256, 0, 100000,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("easeml.generate_patience",
+							"Generated candidates of a task that finished without improving its best score after which it gets no more.",
+							"When none of the task's last this many finished generated candidates scored "
+							"higher than its best before them, the task completes (converged); "
+							"0 turns this off (docs/scheduler.md 7.9).",
+							&easeml_generate_patience,
+							24, 0, 100000,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("easeml.predict_cache_models",
 							"Parsed models a session keeps for easeml.predict.",

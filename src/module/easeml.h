@@ -45,6 +45,8 @@ extern int	easeml_predict_cache_models;
 extern int	easeml_ensemble_min_runs;
 extern int	easeml_generate_every;
 extern double easeml_generate_margin;
+extern int	easeml_generate_max;
+extern int	easeml_generate_patience;
 extern int	easeml_trainer_memory_limit;
 
 /* easeml.trainer_memory_limit in effect, in bytes; 0: none */

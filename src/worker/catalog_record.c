@@ -481,6 +481,7 @@ CatalogGenerate(int64 task)
 	Oid			types[1] = {INT8OID};
 	Datum		values[1];
 	int			made;
+	char	   *why;
 
 	values[0] = Int64GetDatum(task);
 	Exec("SELECT easeml._generate_candidates($1)", SPI_OK_SELECT, 1, types, values, NULL);
@@ -491,7 +492,13 @@ CatalogGenerate(int64 task)
 			 (long long) task, made);
 		return made;
 	}
-	CatalogGenerateEnd(task, "no new configuration could be generated");
+	/*
+	 * [budgetuse] why none: easeml.generate_max reached, or converged
+	 * (easeml.generate_patience); NULL when the proposals were all twins
+	 */
+	Exec("SELECT easeml._generate_stop($1)", SPI_OK_SELECT, 1, types, values, NULL);
+	why = GetText(0, 1);
+	CatalogGenerateEnd(task, why != NULL ? why : "no new configuration could be generated");
 	return 0;
 }
 
@@ -525,7 +532,8 @@ CatalogGenerateEnd(int64 task, const char *why)
  * [acqgen] Whether a task may get a proposal before its grid is spent
  * (docs/scheduler.md 7.9): a time budget left, below max_runs, a scored
  * run to propose around, a candidate left that could start, and fewer
- * than 64 generated candidates.
+ * than easeml.generate_max generated candidates (easeml._propose_candidates
+ * also stops at easeml.generate_patience).
  */
 bool
 CatalogMayGenerateEarly(const CatState *state, const CatTask *t)
@@ -537,7 +545,7 @@ CatalogMayGenerateEarly(const CatState *state, const CatTask *t)
 		return false;
 	for (int k = 0; k < state->n_models; k++)
 		generated += state->models[k].generated_for == t->id;
-	return generated < 64 && StartableLeft(state, t);
+	return generated < easeml_generate_max && StartableLeft(state, t);
 }
 
 /* A float8[] column as n doubles (caller's memory); -1 when NULL. */

@@ -154,6 +154,105 @@ SELECT easeml.drop_task('sa') IS NOT NULL AS dropped;
 RESET ROLE;
 SELECT count(*) AS generated_left FROM easeml.models WHERE generated_for IS NOT NULL;
 
+-- ---- [budgetuse] easeml.generate_max and easeml.generate_patience --------
+-- (sighup settings: ALTER SYSTEM and a reload, which a session takes in
+-- between two statements: the statements \gexec sends wait for it, unseen)
+SET ROLE regress_spaces_a;
+INSERT INTO easeml.tasks (name, source, target, budget_seconds) VALUES ('sc', 'public.spaces_points', 'label', 60);
+RESET ROLE;
+INSERT INTO easeml.runs (task_id, model_id, status, started_at, finished_at, seconds, score, metrics)
+SELECT t.id, m.id, 'succeeded', now() - interval '2 hours', now() - interval '2 hours', 1, f.score,
+	   jsonb_build_object('score', f.score, 'metric', 'accuracy')
+  FROM (VALUES ('knn-15-distance', 0.9), ('ridge-1', 0.8), ('gnb', 0.7)) AS f(model, score),
+	   easeml.tasks t, easeml.models m
+ WHERE t.name = 'sc' AND m.name = f.model;
+SELECT current_setting('easeml.generate_max') AS generate_max,
+	   current_setting('easeml.generate_patience') AS generate_patience,
+	   easeml._generate_stop(id) AS stop FROM easeml.tasks WHERE name = 'sc';
+-- the cap follows easeml.generate_max: 3 of 4 proposals made, then none
+ALTER SYSTEM SET easeml.generate_max = 3;
+SELECT pg_reload_conf();
+\set ECHO none
+\o /dev/null
+SELECT format('SELECT pg_sleep(0.1) WHERE current_setting(%L) <> %L', 'easeml.generate_max', '3')
+  FROM generate_series(1, 300) \gexec
+\o
+\set ECHO all
+SELECT current_setting('easeml.generate_max') AS generate_max;
+SELECT easeml._generate_candidates(id, 4) AS made_below_cap FROM easeml.tasks WHERE name = 'sc';
+SELECT easeml._generate_candidates(id, 4) AS made_at_cap FROM easeml.tasks WHERE name = 'sc';
+SELECT (SELECT count(*) FROM easeml._propose_candidates(t.id, 4)) AS proposed_at_cap,
+	   easeml._add_generated(t.id, 'knn', '{"k": 37, "weights": "distance"}', NULL,
+							 (SELECT id FROM easeml.models WHERE name = 'knn-15-distance')) AS added_at_cap,
+	   easeml._generate_stop(t.id) AS stop
+  FROM easeml.tasks t WHERE t.name = 'sc';
+-- 0: no generated candidate at all
+ALTER SYSTEM SET easeml.generate_max = 0;
+SELECT pg_reload_conf();
+\set ECHO none
+\o /dev/null
+SELECT format('SELECT pg_sleep(0.1) WHERE current_setting(%L) <> %L', 'easeml.generate_max', '0')
+  FROM generate_series(1, 300) \gexec
+\o
+\set ECHO all
+SELECT easeml._generate_stop(id) AS stop FROM easeml.tasks WHERE name = 'sc';
+SELECT easeml._generate_candidates(id, 4) AS made_for_sb_max_0 FROM easeml.tasks WHERE name = 'sb';
+-- patience 2: the last two generated candidates that finished (in the
+-- order they finished; a failed one counts) must not beat the best before
+-- them, a tie is no improvement
+ALTER SYSTEM RESET easeml.generate_max;
+ALTER SYSTEM SET easeml.generate_patience = 2;
+SELECT pg_reload_conf();
+\set ECHO none
+\o /dev/null
+SELECT format('SELECT pg_sleep(0.1) WHERE current_setting(%L) <> %L', 'easeml.generate_patience', '2')
+  FROM generate_series(1, 300) \gexec
+\o
+\set ECHO all
+SELECT current_setting('easeml.generate_max') AS generate_max,
+	   current_setting('easeml.generate_patience') AS generate_patience;
+CREATE FUNCTION pg_temp.finish(k int, st text, sc float8, ago interval) RETURNS void LANGUAGE sql AS $$
+	INSERT INTO easeml.runs (task_id, model_id, status, started_at, finished_at, seconds, score, metrics)
+	SELECT t.id, m.id, st, now() - ago, now() - ago, 1, sc,
+		   CASE WHEN sc IS NOT NULL THEN jsonb_build_object('score', sc, 'metric', 'accuracy') END
+	  FROM easeml.tasks t JOIN easeml.models m ON m.generated_for = t.id
+	 WHERE t.name = 'sc' ORDER BY m.id OFFSET k - 1 LIMIT 1 $$;
+-- the first beats the grid's 0.9: one finished, then one improvement
+SELECT pg_temp.finish(1, 'succeeded', 0.95, '50 minutes');
+SELECT easeml._generate_stop(id) AS stop_one_finished FROM easeml.tasks WHERE name = 'sc';
+SELECT pg_temp.finish(2, 'succeeded', 0.95, '40 minutes');
+SELECT easeml._generate_stop(id) AS stop_after_improvement FROM easeml.tasks WHERE name = 'sc';
+-- the third fails: its last two did not beat 0.95
+SELECT pg_temp.finish(3, 'failed', NULL, '30 minutes');
+SELECT easeml._generate_stop(id) AS stop_converged FROM easeml.tasks WHERE name = 'sc';
+SELECT easeml._generate_candidates(id, 4) AS made_converged,
+	   (SELECT count(*) FROM easeml._propose_candidates(t.id, 4)) AS proposed_converged,
+	   easeml._add_generated(t.id, 'knn', '{"k": 37, "weights": "distance"}', NULL,
+							 (SELECT id FROM easeml.models WHERE name = 'knn-15-distance')) AS added_converged
+  FROM easeml.tasks t WHERE t.name = 'sc';
+-- 0 turns the patience off
+ALTER SYSTEM SET easeml.generate_patience = 0;
+SELECT pg_reload_conf();
+\set ECHO none
+\o /dev/null
+SELECT format('SELECT pg_sleep(0.1) WHERE current_setting(%L) <> %L', 'easeml.generate_patience', '0')
+  FROM generate_series(1, 300) \gexec
+\o
+\set ECHO all
+SELECT easeml._generate_stop(id) AS stop_patience_0,
+	   easeml._generate_candidates(id, 2) AS made_patience_0
+  FROM easeml.tasks WHERE name = 'sc';
+ALTER SYSTEM RESET easeml.generate_patience;
+SELECT pg_reload_conf();
+\set ECHO none
+\o /dev/null
+SELECT format('SELECT pg_sleep(0.1) WHERE current_setting(%L) <> %L', 'easeml.generate_patience', '24')
+  FROM generate_series(1, 300) \gexec
+\o
+\set ECHO all
+SELECT current_setting('easeml.generate_max') AS generate_max,
+	   current_setting('easeml.generate_patience') AS generate_patience;
+
 -- ---- clean up ----------------------------------------------------------
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_spaces\_%';
 DROP TABLE public.spaces_points;
