@@ -196,7 +196,6 @@ SELECT format('SELECT pg_sleep(0.1) WHERE current_setting(%L) <> %L', 'easeml.ge
 \o
 \set ECHO all
 SELECT easeml._generate_stop(id) AS stop FROM easeml.tasks WHERE name = 'sc';
-SELECT easeml._generate_candidates(id, 4) AS made_for_sb_max_0 FROM easeml.tasks WHERE name = 'sb';
 -- patience 2: the last two generated candidates that finished (in the
 -- order they finished; a failed one counts) must not beat the best before
 -- them, a tie is no improvement
