@@ -8,7 +8,13 @@
 # the grid's best is knn-15-distance and a k between the grid's points
 # does better.  The proposals are seeded by the task and the runs, so the
 # same run gives the same candidates.  A task without a budget still
-# completes on the grid alone.
+# completes on the grid alone.  [budgetuse] The first budgeted task runs
+# with easeml.generate_max = 64 and easeml.generate_patience off, so that
+# the cap ends it (with that reason); then a task whose grid reaches the
+# highest score there is (accuracy 1 on data one threshold separates), so
+# that no generated candidate can beat it, converges with
+# easeml.generate_patience = 3: it ends completed, with that reason,
+# after one round of 6, far below the cap.
 use strict;
 use warnings;
 
@@ -23,7 +29,7 @@ my $budget = 300;
 # no proposals before the grid is spent (t/050 tests them): the first
 # round is the grid-spent one, proposed from the grid runs alone
 my $node = easeml_node('spaces', 'easeml.max_workers' => 2, 'easeml.ensemble_min_runs' => 0,
-	'easeml.generate_every' => 0);
+	'easeml.generate_every' => 0, 'easeml.generate_max' => 64, 'easeml.generate_patience' => 0);
 load_dataset($node, 'cpu_vendor', 'cpu');
 make_tenant($node, 'lab_s', 'public.cpu');
 make_tenant($node, 'lab_o', 'public.cpu');
@@ -49,7 +55,7 @@ is( $node->safe_psql('postgres', q{
 	0, 'no candidate was generated for it');
 
 # a task with a budget (far more than its runs take: the 64 generated
-# candidates a task may have end it)
+# candidates easeml.generate_max lets it have end it)
 query_as($node, 'lab_s', qq{
 	INSERT INTO easeml.tasks (name, source, target, kind, budget_seconds, refit_all)
 		VALUES ('diab', 'public.cpu', 'target', 'regression', $budget, false)});
@@ -60,6 +66,10 @@ is( $node->poll_query_until(
 my ($status, $reason) = split /\|/,
   query_as($node, 'lab_s', "SELECT status, status_reason FROM easeml.tasks WHERE name = 'diab'");
 is($status, 'completed', "the task is completed ($reason)");
+like(
+	$reason,
+	qr/^every candidate has been tried; easeml\.generate_max \(64\) reached \(64 generated\)$|^time budget spent/,
+	'by the cap easeml.generate_max (or its budget on a slow machine)');
 
 # ---- generated candidates: made, for this task only, and trained ----------
 my ($n_gen, $n_trained) = split /\|/, $node->safe_psql('postgres', q{
@@ -146,5 +156,46 @@ my $again = $node->safe_psql('postgres', q{
 	ROLLBACK;});
 $again = (split /\n/, $again)[-1];
 is($again, $first, 'the first round is proposed again from the same grid runs');
+
+# ---- [budgetuse] a task that converged ends before its budget ------------
+# 120 rows, the label a threshold on x1 (x2 is noise): gbt and ridge reach
+# accuracy 1 on the grid, so no generated candidate scores strictly more
+# and the task completes after its first round (6 candidates), not at the
+# cap (64) nor at its budget.
+$node->safe_psql('postgres', q{
+	CREATE TABLE public.sep AS
+	SELECT i::float8 AS x1, (i % 5)::float8 AS x2, CASE WHEN i <= 60 THEN 'lo' ELSE 'hi' END AS label
+	  FROM generate_series(1, 120) i;
+	GRANT SELECT ON public.sep TO lab_s;
+	ALTER SYSTEM SET easeml.generate_patience = 3;
+	SELECT pg_reload_conf()});
+$node->poll_query_until('postgres', "SELECT current_setting('easeml.generate_patience') = '3'");
+query_as($node, 'lab_s', q{
+	INSERT INTO easeml.tasks (name, source, target, kind, budget_seconds, refit_all)
+		VALUES ('sep', 'public.sep', 'label', 'classification', 3600, false)});
+is( $node->poll_query_until(
+		'postgres', "SELECT status <> 'active' FROM easeml.tasks WHERE name = 'sep'"),
+	1,
+	'the converging task leaves active within the poll deadline');
+my ($sep_status, $sep_reason, $sep_best, $sep_spent) = split /\|/, query_as($node, 'lab_s', q{
+	SELECT status, status_reason, best_score, spent_seconds < budget_seconds
+	  FROM easeml.task_overview WHERE task = 'sep'});
+is($sep_status, 'completed', "it is completed ($sep_reason)");
+is($sep_best, 1, 'its grid reached accuracy 1');
+my $sep_gen = $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.models m JOIN easeml.tasks t ON t.id = m.generated_for WHERE t.name = 'sep'});
+like(
+	$sep_reason,
+	qr/^every candidate has been tried; converged: its last 3 generated candidates that finished did not beat its best score 1\.0000 \(easeml\.generate_patience\) \($sep_gen generated\)$/,
+	'task_overview says it converged (easeml.generate_patience)');
+is($sep_gen, 6, 'after one round of 6 generated candidates, below easeml.generate_max (64)');
+is($sep_spent, 't', 'before its budget was spent');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.models m JOIN easeml.tasks t ON t.id = m.generated_for
+	 WHERE t.name = 'sep' AND NOT EXISTS (
+		SELECT 1 FROM easeml.runs r WHERE r.model_id = m.id AND r.status IN ('succeeded', 'failed'))}),
+	0, 'each of them finished');
+is( $node->safe_psql('postgres', q{SELECT status_reason FROM easeml.tasks WHERE name = 'sep'}),
+	$sep_reason, 'easeml.tasks has the same reason');
 
 done_testing();
