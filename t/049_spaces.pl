@@ -11,7 +11,7 @@
 # completes on the grid alone.  [budgetuse] The first budgeted task runs
 # with easeml.generate_max = 64 and easeml.generate_patience off, so that
 # the cap ends it (with that reason); then a task whose grid reaches the
-# highest score there is (accuracy 1 on data one threshold separates), so
+# highest score there is (accuracy 1 on data a wide gap separates), so
 # that no generated candidate can beat it, converges with
 # easeml.generate_patience = 3: it ends completed, with that reason,
 # after its first round (of up to 6), far below the cap.
@@ -150,6 +150,8 @@ my $again = $node->safe_psql('postgres', q{
 	UPDATE easeml.runs SET status = 'failed', score = NULL WHERE id IN (SELECT id FROM gen_runs);
 	UPDATE easeml.models SET generated_for = -generated_for, name = 'old.' || name
 	 WHERE generated_for IS NOT NULL;
+	-- and active again: a task that ended gets no new candidate
+	UPDATE easeml.tasks SET status = 'active' WHERE name = 'diab';
 	SELECT easeml._generate_candidates(t.id) FROM easeml.tasks t WHERE t.name = 'diab';
 	SELECT string_agg(m.params::text, ';' ORDER BY m.id)
 	  FROM easeml.models m JOIN easeml.tasks t ON t.id = m.generated_for WHERE t.name = 'diab';
@@ -158,13 +160,15 @@ $again = (split /\n/, $again)[-1];
 is($again, $first, 'the first round is proposed again from the same grid runs');
 
 # ---- [budgetuse] a task that converged ends before its budget ------------
-# 120 rows, the label a threshold on x1 (x2 is noise): gbt and ridge reach
-# accuracy 1 on the grid, so no generated candidate scores strictly more
+# 120 rows, the label a threshold on x1 with a wide gap at it (x2 is
+# noise): gbt and ridge reach accuracy 1 on the grid whatever rows the
+# validation split takes, so no generated candidate scores strictly more
 # and the task completes after its first round (up to 6 candidates), not
 # at the cap (64) nor at its budget.
 $node->safe_psql('postgres', q{
 	CREATE TABLE public.sep AS
-	SELECT i::float8 AS x1, (i % 5)::float8 AS x2, CASE WHEN i <= 60 THEN 'lo' ELSE 'hi' END AS label
+	SELECT (CASE WHEN i <= 60 THEN i ELSE i + 1000 END)::float8 AS x1, (i % 5)::float8 AS x2,
+		   CASE WHEN i <= 60 THEN 'lo' ELSE 'hi' END AS label
 	  FROM generate_series(1, 120) i;
 	GRANT SELECT ON public.sep TO lab_s;
 	ALTER SYSTEM SET easeml.generate_patience = 3;
