@@ -28,8 +28,12 @@ my $budget = 300;
 # no ensembles (t/048 tests them): the leaderboard compares candidates;
 # no proposals before the grid is spent (t/050 tests them): the first
 # round is the grid-spent one, proposed from the grid runs alone
+# an hour's naptime: the scheduler must act on its own wake-ups (a trainer
+# that exits, a commit, a refit that ends); one it slept through would
+# stall a task past the poll deadline (a rebuilt world's refit once did)
 my $node = easeml_node('spaces', 'easeml.max_workers' => 2, 'easeml.ensemble_min_runs' => 0,
-	'easeml.generate_every' => 0, 'easeml.generate_max' => 64, 'easeml.generate_patience' => 0);
+	'easeml.generate_every' => 0, 'easeml.generate_max' => 64, 'easeml.generate_patience' => 0,
+	'easeml.naptime' => '1h');
 load_dataset($node, 'cpu_vendor', 'cpu');
 make_tenant($node, 'lab_s', 'public.cpu');
 make_tenant($node, 'lab_o', 'public.cpu');

@@ -151,11 +151,16 @@ RefitSlice(void)
 	while (Sched.refit_pending &&
 		   !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), REFIT_SLICE_MS))
 		Sched.refit_pending = LiveWorldRefitWork();
-	/* new priors may change every decision: decide again with them */
+	/*
+	 * new priors may change every decision: decide again with them, at
+	 * once (a rebuilt world decides nothing until its refit is done, so a
+	 * naptime here would leave free slots idle)
+	 */
 	if (!Sched.refit_pending)
 	{
 		Sched.world_changed = true;
 		PolicyChoiceRecord();
+		SetLatch(MyLatch);
 	}
 }
 
