@@ -132,6 +132,10 @@ COMMENT ON COLUMN easeml.models.generated_by_run IS
 	'generated candidates: the run whose configuration they were proposed around';
 COMMENT ON COLUMN easeml.models.parent_model IS
 	'generated candidates: the catalog model they descend from, whose history the scheduler''s prior borrows';
+-- a task's generated candidates: counted at each proposal, read by the
+-- scheduler's load and the tenants' row security
+CREATE INDEX models_generated_for_idx ON easeml.models (generated_for)
+	WHERE generated_for IS NOT NULL;
 
 -- ---------------------------------------------------------------------------
 -- Tasks

@@ -317,7 +317,7 @@ typedef struct CatProposal
 #define CAT_MAX_PROPOSALS 16
 
 extern bool CatalogMayGenerateEarly(const CatState *state, const CatTask *t);
-extern int	CatalogPropose(int64 task, int n, CatProposal *out);
+extern int	CatalogPropose(int64 task, int n, CatProposal *out, bool *stopped);
 extern bool CatalogAddGenerated(int64 task, const CatProposal *p);
 
 /*

@@ -533,7 +533,8 @@ CatalogGenerateEnd(int64 task, const char *why)
  * (docs/scheduler.md 7.9): a time budget left, below max_runs, a scored
  * run to propose around, a candidate left that could start, and fewer
  * than easeml.generate_max generated candidates (easeml._propose_candidates
- * also stops at easeml.generate_patience).
+ * also stops at easeml.generate_patience; the scheduler then asks that
+ * task no more until a setting changes: GenerateEarly).
  */
 bool
 CatalogMayGenerateEarly(const CatState *state, const CatTask *t)
@@ -572,10 +573,12 @@ GetFloat8Array(int row, int col, double **out)
 /*
  * [acqgen] Up to n proposals for a task (easeml._propose_candidates,
  * nothing written), into out (CAT_MAX_PROPOSALS at most), in the
- * caller's memory.  Proposals without coordinates are left out.
+ * caller's memory.  Proposals without coordinates are left out.  With
+ * none, *stopped says whether the task gets no more generated candidates
+ * (easeml._generate_stop: easeml.generate_max reached, or converged).
  */
 int
-CatalogPropose(int64 task, int n, CatProposal *out)
+CatalogPropose(int64 task, int n, CatProposal *out, bool *stopped)
 {
 	Oid			types[2] = {INT8OID, INT4OID};
 	Datum		values[2];
@@ -612,6 +615,13 @@ CatalogPropose(int64 task, int n, CatProposal *out)
 			continue;
 		p->n_coords = nc;
 		got++;
+	}
+	*stopped = false;
+	if (rows == 0)
+	{
+		Exec("SELECT easeml._generate_stop($1) IS NOT NULL",
+			 SPI_OK_SELECT, 1, types, values, NULL);
+		*stopped = GetBool(0, 1);
 	}
 	return got;
 }

@@ -400,6 +400,13 @@ typedef struct EarlyEntry
 {
 	int64		task;			/* hash key */
 	int			succeeded;		/* its succeeded runs at its last round */
+	/*
+	 * it gets no more generated candidates (easeml._generate_stop) under
+	 * these settings: no round until one of them changes
+	 */
+	bool		stopped;
+	int			stopped_max;
+	int			stopped_patience;
 } EarlyEntry;
 
 static HTAB *early_rounds = NULL;
@@ -409,6 +416,7 @@ typedef struct EarlyArg
 	CatState   *state;
 	int64		task;
 	bool		made;
+	bool		stopped;		/* no proposal: the task gets no more */
 } EarlyArg;
 
 /*
@@ -427,7 +435,7 @@ EarlyStep(void *arg)
 				grid_acq;
 
 	CatalogBegin("easeml: proposing candidates");
-	n = CatalogPropose(a->task, EARLY_PROPOSALS, props);
+	n = CatalogPropose(a->task, EARLY_PROPOSALS, props, &a->stopped);
 	CatalogCommit();
 	win = LiveWorldProposalBeats(a->state, a->task, props, n,
 								 easeml_generate_margin, &p_acq, &grid_acq);
@@ -499,20 +507,33 @@ GenerateEarly(CatState *state)
 		if (t->skip || !CatalogMayGenerateEarly(state, t))
 			continue;
 		e = hash_search(early_rounds, &t->id, HASH_ENTER, &found);
+		if (!found)
+			e->stopped = false;
 		if (!found || t->succeeded < e->succeeded)
 			e->succeeded = found ? t->succeeded : 0;
 		if (t->succeeded < e->succeeded + easeml_generate_every)
 			continue;
+		if (e->stopped && e->stopped_max == easeml_generate_max &&
+			e->stopped_patience == easeml_generate_patience)
+			continue;
+		e->stopped = false;
 		/* a round, whatever comes of it (an error too: no retry at once) */
 		e->succeeded = t->succeeded;
 		rounds++;
 		arg.state = state;
 		arg.task = t->id;
 		arg.made = false;
+		arg.stopped = false;
 		if (Guarded(EarlyStep, &arg) && arg.made)
 		{
 			last_early_made = GetCurrentTimestamp();
 			return true;
+		}
+		if (arg.stopped)
+		{
+			e->stopped = true;
+			e->stopped_max = easeml_generate_max;
+			e->stopped_patience = easeml_generate_patience;
 		}
 	}
 	return false;

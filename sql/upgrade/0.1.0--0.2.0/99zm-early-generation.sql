@@ -2,16 +2,86 @@
 -- (docs/scheduler.md 7.9): _generate_candidates split into
 -- _propose_candidates (nothing written) and _add_generated (one row), so
 -- that the scheduler can make one proposal a row when its acquisition
--- beats the best untried candidate's; sql/easeml.sql has the same
--- definitions in place.
+-- beats the best untried candidate's.  [budgetuse] The cap on a task's
+-- generated candidates is easeml.generate_max, and a task that converged
+-- (easeml.generate_patience) gets no more: easeml._generate_stop.
+-- sql/easeml.sql has the same definitions in place.
 -- ===========================================================================
+
+-- [budgetuse] Why a task gets no further round of generated candidates,
+-- NULL when it may get one: it has easeml.generate_max of them already,
+-- or it converged: none of its last easeml.generate_patience generated
+-- candidates that finished (each its first selection run on the task's
+-- snapshot that succeeded or failed, in the order they finished) scored
+-- strictly higher than the task's best before it finished
+-- (docs/scheduler.md 7.9).  A setting that cannot be read (the library not
+-- loaded) counts as its default.  The scheduler completes a task with
+-- every candidate tried and this reason.
+CREATE FUNCTION easeml._generate_stop(task bigint)
+RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t			record;
+	setting		text := current_setting('easeml.generate_max', true);
+	cap			int := CASE WHEN setting ~ '^\s*\d{1,9}\s*$' THEN setting::int ELSE 256 END;
+	patience	int;
+	finished	int;
+	improved	int;
+	best		float8;
+BEGIN
+	SELECT * INTO t FROM easeml.tasks x WHERE x.id = task;
+	IF NOT FOUND THEN
+		RETURN NULL;
+	END IF;
+	IF (SELECT count(*) FROM easeml.models m WHERE m.generated_for = task) >= cap THEN
+		RETURN format('easeml.generate_max (%s) reached', cap);
+	END IF;
+	setting := current_setting('easeml.generate_patience', true);
+	patience := CASE WHEN setting ~ '^\s*\d{1,9}\s*$' THEN setting::int ELSE 24 END;
+	IF patience = 0 THEN
+		RETURN NULL;
+	END IF;
+	WITH fin AS (
+		SELECT r.id, r.model_id, r.finished_at,
+			   CASE WHEN r.status = 'succeeded' THEN r.score END AS score,
+			   max(CASE WHEN r.status = 'succeeded' THEN r.score END)
+				   OVER (ORDER BY r.finished_at, r.id
+						 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS best_before
+		  FROM easeml.runs r
+		 WHERE r.task_id = task AND r.purpose = 'select' AND r.status IN ('succeeded', 'failed')
+		   AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version),
+	gen AS (
+		SELECT DISTINCT ON (f.model_id) f.*
+		  FROM fin f JOIN easeml.models m ON m.id = f.model_id
+		 WHERE m.generated_for = task
+		 ORDER BY f.model_id, f.finished_at, f.id),
+	recent AS (
+		SELECT * FROM gen ORDER BY finished_at DESC, id DESC LIMIT patience)
+	SELECT count(*), count(*) FILTER (WHERE score > coalesce(best_before, '-Infinity'))
+	  INTO finished, improved FROM recent;
+	IF finished < patience OR improved > 0 THEN
+		RETURN NULL;
+	END IF;
+	best := (SELECT max(r.score) FROM easeml.runs r
+			  WHERE r.task_id = task AND r.purpose = 'select' AND r.status = 'succeeded'
+				AND r.snapshot_version IS NOT DISTINCT FROM t.snapshot_version);
+	RETURN format('converged: its last %s generated candidates that finished did not beat its best score %s (easeml.generate_patience)',
+				  patience, coalesce(round(best::numeric, 4)::text, 'none'));
+END;
+$$;
+COMMENT ON FUNCTION easeml._generate_stop(bigint) IS
+	'internal: why a task gets no more generated candidates (easeml.generate_max, easeml.generate_patience), or NULL (docs/scheduler.md 7.9)';
 
 -- [spaces] New configurations for a task: n proposals around the best runs
 -- of its three best families with a space (each family's best model in
 -- turn, the best family first), seeded by the task and how many it has, so
 -- the same runs give the same proposals.  A proposal whose params the task
 -- already has (or an earlier proposal of the round) is drawn again, up to
--- five times.  At most 64 less the task's generated candidates.  Nothing
+-- five times.  At most easeml.generate_max less the task's generated
+-- candidates, and none once easeml._generate_stop says the task gets no
+-- more (that cap, or converged).  Nothing
 -- is written: easeml._add_generated makes one a model row.  Each row: the
 -- family, the params, the run it was proposed around, the grid model it
 -- descends from (root), the model whose params it perturbs (parent), and
@@ -39,9 +109,11 @@ DECLARE
 	v			jsonb;
 	r_family	text[] := '{}';
 	r_params	jsonb[] := '{}';
+	setting		text := current_setting('easeml.generate_max', true);
+	cap			int := CASE WHEN setting ~ '^\s*\d{1,9}\s*$' THEN setting::int ELSE 256 END;
 BEGIN
 	SELECT * INTO t FROM easeml.tasks x WHERE x.id = task;
-	IF NOT FOUND OR n IS NULL OR n < 1 THEN
+	IF NOT FOUND OR n IS NULL OR n < 1 OR easeml._generate_stop(task) IS NOT NULL THEN
 		RETURN;
 	END IF;
 	have := (SELECT count(*) FROM easeml.models m WHERE m.generated_for = task);
@@ -70,7 +142,7 @@ BEGIN
 		RETURN;
 	END IF;
 	FOR i IN 0 .. n - 1 LOOP
-		EXIT WHEN have + made >= 64;
+		EXIT WHEN have + made >= cap;
 		k := 1 + i % cardinality(p_family);
 		SELECT * INTO sp FROM easeml._space_of(p_family[k], p_params[k]);
 		CONTINUE WHEN sp.types IS NULL;
@@ -125,7 +197,8 @@ COMMENT ON FUNCTION easeml._propose_candidates(bigint, int) IS
 -- [spaces] One proposal of easeml._propose_candidates as a model row for
 -- the task only, named after its root, the task and the next number (an
 -- admin may have deleted some: a count would name a twin); unless the task
--- has 64 already or a model with those params.  Returns 1 when made, else
+-- gets no more (easeml._generate_stop: easeml.generate_max reached, or
+-- converged) or has a model with those params.  Returns 1 when made, else
 -- 0.
 CREATE FUNCTION easeml._add_generated(task bigint, gen_family text, gen_params jsonb,
 									  gen_run bigint, gen_root int)
@@ -139,12 +212,13 @@ DECLARE
 	numbered	int;
 BEGIN
 	SELECT * INTO t FROM easeml.tasks x WHERE x.id = task;
-	IF NOT FOUND OR gen_family IS NULL OR gen_params IS NULL THEN
+	-- a task that ended between the proposal and this insert gets none
+	IF NOT FOUND OR t.status <> 'active' OR gen_family IS NULL OR gen_params IS NULL THEN
 		RETURN 0;
 	END IF;
 	SELECT * INTO root FROM easeml.models m WHERE m.id = gen_root;
 	IF NOT FOUND OR root.family IS DISTINCT FROM gen_family
-		OR (SELECT count(*) FROM easeml.models m WHERE m.generated_for = task) >= 64
+		OR easeml._generate_stop(task) IS NOT NULL
 		OR EXISTS (SELECT 1 FROM easeml.models m
 					WHERE m.family = gen_family AND m.params = gen_params
 					  AND (m.generated_for IS NULL OR m.generated_for = task)) THEN
@@ -188,5 +262,6 @@ $$;
 COMMENT ON FUNCTION easeml._generate_candidates(bigint, int) IS
 	'internal: the scheduler proposes new configurations around a task''s best runs (docs/scheduler.md 7.9)';
 
-REVOKE ALL ON FUNCTION easeml._propose_candidates(bigint, int),
+REVOKE ALL ON FUNCTION easeml._generate_stop(bigint),
+	easeml._propose_candidates(bigint, int),
 	easeml._add_generated(bigint, text, jsonb, bigint, int) FROM PUBLIC;
