@@ -56,7 +56,7 @@ int			easeml_ensemble_min_runs = 5;
 int			easeml_generate_every = 3;
 double		easeml_generate_margin = 1.0;
 int			easeml_generate_max = 256;
-int			easeml_generate_patience = 24;
+int			easeml_generate_patience = 0;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -391,7 +391,7 @@ DefineResultSettings(void)
 							"higher than its best before them, the task completes (converged); "
 							"0 turns this off (docs/scheduler.md 7.9).",
 							&easeml_generate_patience,
-							24, 0, 100000,
+							0, 0, 100000,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 

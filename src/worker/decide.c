@@ -658,5 +658,16 @@ Schedule(void)
 		return;
 	}
 	Sched.refit_pending = LiveWorldRefitStart(&state);
+
+	/*
+	 * A world rebuilt on a partial load (the models changed: an admin
+	 * enabled one) cannot start its refit, which needs a full load: load
+	 * again at once rather than after the idle reload.
+	 */
+	if (!Sched.refit_pending && !state.full && LiveWorldRefitDue())
+	{
+		Sched.world_changed = true;
+		SetLatch(MyLatch);
+	}
 }
 

@@ -918,6 +918,9 @@ LiveWorldRefitDue(void)
 
 	if (!world_ok)
 		return true;
+	/* a world built since the last refit has no priors: it decides nothing */
+	if (!refit.running && !refit.have_live)
+		return true;
 	/*
 	 * a young cost model (RefitCostCold) while an active task may teach
 	 * it: the measured runs at once

@@ -39,7 +39,7 @@ BEGIN
 		RETURN format('easeml.generate_max (%s) reached', cap);
 	END IF;
 	setting := current_setting('easeml.generate_patience', true);
-	patience := CASE WHEN setting ~ '^\s*\d{1,9}\s*$' THEN setting::int ELSE 24 END;
+	patience := CASE WHEN setting ~ '^\s*\d{1,9}\s*$' THEN setting::int ELSE 0 END;
 	IF patience = 0 THEN
 		RETURN NULL;
 	END IF;
