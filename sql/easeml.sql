@@ -5547,7 +5547,13 @@ COMMENT ON FUNCTION easeml_trainer.ensemble_members(bigint) IS
 -- runs, counting the ensembles of the current snapshot however they
 -- ended), unless one is queued or running (its end looks again).  No
 -- ensemble for k-fold tasks (the runs keep the predictions of no fold) or
--- with ensemble_min_runs = 0.
+-- with ensemble_min_runs = 0.  A run whose cancel was requested queues
+-- none (the trigger's WHEN): a cancelled ensemble is not followed by
+-- another, nor does a run that succeeded before its trainer could be
+-- stopped queue one; a cancel never leaves new work behind (the
+-- scheduler, even with easeml.enabled = off, or the tenant cancelling
+-- everything of a task, would find a run queued after it).  The next
+-- selection run that succeeds looks again.
 CREATE FUNCTION easeml._queue_ensemble()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -5592,9 +5598,9 @@ $$;
 CREATE TRIGGER runs_queue_ensemble
 	AFTER UPDATE OF status ON easeml.runs
 	FOR EACH ROW
-	WHEN (OLD.status IN ('queued', 'running')
+	WHEN (OLD.status IN ('queued', 'running') AND NOT NEW.cancel_requested
 		  AND ((NEW.status = 'succeeded' AND NEW.purpose = 'select')
-			   OR (NEW.status IN ('succeeded', 'failed', 'cancelled', 'interrupted')
+			   OR (NEW.status IN ('succeeded', 'failed', 'interrupted')
 				   AND NEW.purpose = 'ensemble')))
 	EXECUTE FUNCTION easeml._queue_ensemble();
 

@@ -220,9 +220,14 @@ EOF
 		sleep 1
 	done
 	psql -c "ALTER SYSTEM SET easeml.enabled = off" -c "SELECT pg_reload_conf()" >/dev/null
-	psql -At -o /dev/null -c "SET ROLE bench" \
-		-c "SELECT easeml.cancel(id) FROM easeml.runs WHERE status IN ('queued', 'running')"
+	# the tenant cancels what is queued or running, again while anything
+	# is: a run that ends between the statement's snapshot and its cancel
+	# fails the statement (55000, docs/operations.md "Run life cycle"),
+	# and the next turn cancels what is left
 	for _ in $(seq 1 60); do
+		psql -At -o /dev/null -c "SET ROLE bench" \
+			-c "SELECT easeml.cancel(id) FROM easeml.runs WHERE status IN ('queued', 'running') AND NOT cancel_requested" ||
+			echo "easeml: the cancel of every run failed (above); again"
 		active=$(psql -At -c "SELECT count(*) FROM easeml.runs WHERE status IN ('queued', 'running')")
 		[ "$active" = 0 ] && break
 		sleep 0.5
