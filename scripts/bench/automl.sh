@@ -246,6 +246,24 @@ EOF
 			|| round((extract(epoch FROM max(r.finished_at)) - $t0)::numeric, 1) || ' s)' ELSE '' END
 		  FROM easeml.tasks t LEFT JOIN easeml.runs r ON r.task_id = t.id AND r.score IS NOT NULL
 		 GROUP BY t.status")${budget_col:+ (budget_seconds declared)}"
+	# what the ensembles took (docs/scheduler.md 7.10): every ensemble run
+	# however it ended, their seconds in a slot (started to finished, not
+	# runs.seconds, which adds the members'), the selection runs' seconds
+	# alike, the ensembles started after the last selection run ended, and
+	# the pool runs the latest succeeded ensemble selected from
+	psql -At -c "
+		WITH r AS (SELECT r.purpose, r.status, r.started_at, r.metrics,
+						  extract(epoch FROM r.finished_at - r.started_at) AS wall
+					 FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = '$s')
+		SELECT 'RESULT automl_ensembles_$s=' || count(*) FILTER (WHERE purpose = 'ensemble')
+			   || ' automl_ensemble_seconds_$s=' || round(coalesce(sum(wall) FILTER (WHERE purpose = 'ensemble'), 0)::numeric, 1)
+			   || ' automl_select_seconds_$s=' || round(coalesce(sum(wall) FILTER (WHERE purpose = 'select'), 0)::numeric, 1)
+			   || ' automl_select_runs_$s=' || count(*) FILTER (WHERE purpose = 'select' AND status = 'succeeded')
+			   || ' automl_ensembles_after_search_$s=' || count(*) FILTER (WHERE purpose = 'ensemble'
+					AND started_at > (SELECT max(x.finished_at) FROM easeml.runs x WHERE x.purpose = 'select'))
+			   || ' automl_last_ensemble_candidates_$s=' || coalesce((SELECT x.metrics ->> 'candidates' FROM easeml.runs x
+					WHERE x.purpose = 'ensemble' AND x.status = 'succeeded' ORDER BY x.id DESC LIMIT 1), 'none')
+		  FROM r"
 	test_easeml "$s" "$t0"
 	cp "$cluster_dir/server.log" "$out/$s.server.log"
 	cluster_cleanup
