@@ -64,7 +64,13 @@
 # validation scores pick the models, so they are optimistic (the best of
 # many runs or trials on one split; easeml's ensembles' scores are
 # cross-fitted over those rows, docs/models.md section 8, but their members
-# were chosen by them); the test accuracy is the honest comparison.  Last lines:
+# were chosen by them); the test accuracy is the honest comparison.
+# Per set, what easeml's ensembles took (docs/models.md section 8):
+#   RESULT automl_ensembles_<set>=<ensemble runs> automl_ensemble_seconds_<set>=<their
+#          seconds in a slot> automl_select_seconds_<set>=<the selection runs'>
+#          automl_select_runs_<set>=<succeeded> automl_ensembles_after_search_<set>=<started
+#          after the last selection run ended> automl_last_ensemble_candidates_<set>=<its pool>
+# Last lines:
 #   RESULT automl_score_delta_300s=<median over sets of easeml - optuna at 300 s>
 #          automl_time_to_peer=<median of optuna's / easeml's seconds to the score both reached>
 # (nan for 300 s when the largest budget is smaller; the delta at each other
