@@ -42,13 +42,16 @@ query_as($node, 'lab_c', q{
 	INSERT INTO easeml.tasks (name, source, target, refit_all, auto_deploy)
 		VALUES ('cancer', 'public.cancer', 'label', false, false);});
 
-# six runs in the pool (k = 2) while the first ensemble still trains: the
-# pool holds enough for a second one when the first ends
+# six runs in the pool (k = 2) while the first ensemble still trains, and
+# the task completes (every candidate tried): the runs joined since the
+# ensemble started would make one last ensemble due when it ends
+# (docs/models.md 8)
 ok( $node->poll_query_until('postgres', q{
 		SELECT count(*) FILTER (WHERE purpose = 'select' AND status = 'succeeded') = 6
 		   AND count(*) FILTER (WHERE purpose = 'ensemble' AND status = 'running') = 1
+		   AND (SELECT status FROM easeml.tasks WHERE name = 'cancer') = 'completed'
 		  FROM easeml.runs}),
-	'six selection runs succeed while the first ensemble trains');
+	'six selection runs succeed and the task completes while the first ensemble trains');
 my $ens = $node->safe_psql('postgres', q{
 	SELECT id FROM easeml.runs WHERE purpose = 'ensemble'});
 is($node->safe_psql('postgres', q{SELECT count(*) FROM easeml._ensemble_pool(1)}), '6',
@@ -76,8 +79,8 @@ like($node->safe_psql('postgres', qq{
 
 # a selection run whose cancel was requested but whose trainer exited 0
 # before it was stopped (the scheduler records what it reported): it
-# queues no ensemble, though the pool holds 7 >= k x (1 built + 1) runs
-# with it.  The scheduler is disabled: its records are made by hand.
+# queues no ensemble, though it joined the pool after the last ensemble
+# started.  The scheduler is disabled: its records are made by hand.
 my $run = query_as($node, 'lab_c', q{SELECT easeml.enqueue('cancer', 'gnb')});
 $node->safe_psql('postgres', qq{
 	UPDATE easeml.runs SET status = 'running', started_at = clock_timestamp() WHERE id = $run});
@@ -97,8 +100,8 @@ is($node->safe_psql('postgres', qq{
 	  FROM easeml.runs r WHERE r.id = $run}),
 	'succeeded 7 0', 'it succeeded and joined the pool, but queued no ensemble');
 
-# a queued ensemble that the tenant cancels queues no other either,
-# though the pool holds 7 >= k x (2 built + 1) runs
+# a queued ensemble that the tenant cancels queues no other either (a
+# cancelled run never fires the trigger)
 $node->safe_psql('postgres', q{
 	INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, purpose, snapshot_version)
 	SELECT t.id, t.tenant, m.id, 'queued', 'scheduler', 'ensemble', t.snapshot_version
