@@ -406,3 +406,102 @@ TestAutoSameChoice(void)
 	ReplayOutputFree(&out);
 	ReplayOutputFree(&out2);
 }
+
+/*
+ * The chooser leaves the safe choice (popular) only for a candidate faster
+ * with confidence (issue 23, flat costs): the paired one-sided 95% lower
+ * bound of its geometric-mean speed-up over the inner draws must pass 1.
+ * A candidate that wins narrowly and unevenly keeps popular, one that
+ * wins clearly in every draw is chosen; without a safe candidate the
+ * smallest geometric mean wins; one draw gives no bound.  End to end: on
+ * a history where every model scores alike per row, the candidates tie,
+ * and popular runs (the smallest score, ties to the first, chose the
+ * mixture candidate).
+ */
+void
+TestAutoConfidence(void)
+{
+	enum
+	{
+	D = 4, NT = 3, R = 8, K = 5};
+	const double narrow[D] = {1.3, 0.8, 1.25, 0.9};
+	const double clear[D] = {2.0, 1.8, 2.2, 1.9};
+	double		log_t[D * NT][REPLAY_AUTO_MAX],
+				score[REPLAY_AUTO_MAX],
+				lower[REPLAY_AUTO_MAX],
+				q[R * K];
+	ReplayAutoInput ain;
+	ReplayAutoJob job;
+	int			choice,
+				rc;
+	char		err[256],
+				name[REPLAY_NAME_LEN];
+
+	CHECK(fabs(ReplayStudentT(0.95, 3) - 2.353) < 1e-9 &&
+		  fabs(ReplayStudentT(0.95, 1000) - 1.646) < 1e-3 &&
+		  ReplayStudentT(0.95, 31) < ReplayStudentT(0.95, 30),
+		  "auto: t quantiles (%g, %g)", ReplayStudentT(0.95, 3),
+		  ReplayStudentT(0.95, 1000));
+
+	/* candidate 0 against the safe candidate 1: time(safe) = 10 */
+	for (int d = 0; d < D; d++)
+		for (int k = 0; k < NT; k++)
+		{
+			log_t[d * NT + k][1] = log(10.0);
+			log_t[d * NT + k][0] = log(10.0 / narrow[d]);
+		}
+	choice = ReplayAutoDecide((const double (*)[REPLAY_AUTO_MAX]) log_t, D * NT, NT,
+							  2, 1, score, lower);
+	CHECK(score[0] < score[1] && lower[0] < 1.0 && isnan(lower[1]) && choice == 1,
+		  "auto: a narrow, uneven win keeps popular (scores %g %g, bound %g, choice %d)",
+		  score[0], score[1], lower[0], choice);
+	choice = ReplayAutoDecide((const double (*)[REPLAY_AUTO_MAX]) log_t, D * NT, NT,
+							  2, -1, score, lower);
+	CHECK(choice == 0, "auto: without a safe candidate the smallest score wins");
+	choice = ReplayAutoDecide((const double (*)[REPLAY_AUTO_MAX]) log_t, NT, NT,
+							  2, 1, score, lower);
+	CHECK(choice == 1, "auto: one draw gives no bound: popular");
+
+	for (int d = 0; d < D; d++)
+		for (int k = 0; k < NT; k++)
+			log_t[d * NT + k][0] = log(10.0 / clear[d]);
+	choice = ReplayAutoDecide((const double (*)[REPLAY_AUTO_MAX]) log_t, D * NT, NT,
+							  2, 1, score, lower);
+	CHECK(choice == 0 && lower[0] > 1.5 && lower[0] < 2.0 &&
+		  fabs(score[1] / score[0] - pow(2.0 * 1.8 * 2.2 * 1.9, 0.25)) < 1e-9,
+		  "auto: a clear win in every draw is chosen (bound %g, choice %d)",
+		  lower[0], choice);
+	/* the safe candidate first in the list: the same rule */
+	for (int t = 0; t < D * NT; t++)
+	{
+		double		x = log_t[t][0];
+
+		log_t[t][0] = log_t[t][1];
+		log_t[t][1] = x;
+	}
+	choice = ReplayAutoDecide((const double (*)[REPLAY_AUTO_MAX]) log_t, D * NT, NT,
+							  2, 0, score, lower);
+	CHECK(choice == 1 && lower[1] > 1.5, "auto: a clear win, safe candidate first");
+
+	/* end to end: every model alike per row, so the candidates tie */
+	for (int i = 0; i < R; i++)
+		for (int k = 0; k < K; k++)
+			q[i * K + k] = 0.5 + 0.05 * i;
+	memset(&ain, 0, sizeof(ain));
+	ain.quality = q;
+	ain.n_rows = R;
+	ain.K = K;
+	ain.devices = 1;
+	rc = ReplayAutoBegin(&ain, &job, err, sizeof(err));
+	while (rc == 0)
+		rc = ReplayAutoStep(&job, INFINITY, err, sizeof(err));
+	CHECK(rc == 1 && job.safe >= 0 && job.n_cand == 2 &&
+		  strcmp(job.specs[job.safe], POLICY_AUTO_FALLBACK) == 0,
+		  "auto: popular is the safe candidate (%d) %s", job.safe, err);
+	CHECK(rc == 1 && job.score[0] == job.score[1] && job.choice == job.safe &&
+		  ReplayAutoChosen(&job, name, sizeof(name)) != NULL &&
+		  strcmp(name, "popular") == 0,
+		  "auto: tied candidates keep popular (scores %g %g, choice %d)",
+		  job.score[0], job.score[1], job.choice);
+	ReplayAutoFree(&job);
+}
