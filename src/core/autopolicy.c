@@ -288,37 +288,22 @@ nomem:
 	return -1;
 }
 
-/*
- * The reason of a finished choice: the scores, and where a candidate with
- * a smaller score than the safe one's (popular) was not chosen, the lower
- * bound that kept the safe one (ReplayAutoDecide).
- */
+/* The reason of a finished choice. */
 static void
-Explain(AutoPolicyResult *res, const ReplayAutoJob *rj)
+Explain(AutoPolicyResult *res)
 {
 	const char *unit = res->measured_costs ? "s" : " runs";
-	int			best = res->choice,
-				n;
+	int			n;
 
-	for (int i = 0; i < res->n_cand; i++)
-		if (res->score[i] < res->score[best])
-			best = i;
 	n = snprintf(res->reason, sizeof(res->reason),
-				 "%s%s%s reached loss 0.01/0.005/0.002 soonest replayed on %d %s history rows x %d models (%d as tenants, %d slot(s), %d draws, %s): geometric mean",
-				 best != res->choice ? res->spec : "",
-				 best != res->choice ? " kept: " : "",
-				 res->cand[best], res->rows,
+				 "%s reached loss 0.01/0.005/0.002 soonest replayed on %d %s history rows x %d models (%d as tenants, %d slot(s), %d draws, %s): geometric mean",
+				 res->spec, res->rows,
 				 res->kind == DECISION_REGRESSION ? "regression" : "classification",
-				 res->cols, res->tenants, res->devices, rj->draws,
+				 res->cols, res->tenants, res->devices, REPLAY_AUTO_DRAWS,
 				 res->measured_costs ? "measured runtimes" : "every run costs 1");
 	for (int i = 0; i < res->n_cand && n > 0 && n < (int) sizeof(res->reason); i++)
 		n += snprintf(res->reason + n, sizeof(res->reason) - n, "%s %s %.3g%s",
 					  i ? "," : "", res->cand[i], res->score[i], unit);
-	if (rj->safe >= 0 && best != rj->safe && n > 0 && n < (int) sizeof(res->reason))
-		snprintf(res->reason + n, sizeof(res->reason) - n,
-				 "; speed-up over %s: %.0f%% lower bound %.3g, %s 1",
-				 res->cand[rj->safe], 100 * REPLAY_AUTO_CONFIDENCE, rj->lower[best],
-				 best != res->choice ? "not above" : "above");
 }
 
 int
@@ -362,7 +347,7 @@ AutoPolicyStep(AutoPolicyJob *job)
 		snprintf(job->res.spec, sizeof(job->res.spec), "%s", job->res.cand[job->res.choice]);
 		for (int i = 0; i < job->res.n_cand; i++)
 			job->res.score[i] = job->replay.score[i];
-		Explain(&job->res, &job->replay);
+		Explain(&job->res);
 	}
 	AutoPolicyFree(job);
 	return 1;

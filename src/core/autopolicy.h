@@ -78,7 +78,7 @@ typedef struct AutoPolicyResult
 	double		seconds;		/* time spent in its steps */
 	double		work;			/* the replay's work units */
 	uint64_t	sig;			/* signature of the block */
-	char		reason[512];
+	char		reason[256];
 } AutoPolicyResult;
 
 typedef struct AutoPolicyJob

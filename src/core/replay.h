@@ -345,16 +345,10 @@ extern void ReplayJobFree(ReplayJob *job);
  *	   (at most REPLAY_AUTO_MAX_TENANTS) play tenants in each inner draw,
  *	   the others build the prior, the mixture and the cost model;
  *	 - REPLAY_AUTO_DRAWS inner draws of seed REPLAY_AUTO_SEED;
- *	 - loss targets 0.01, 0.005 and 0.002; a candidate's score is the
- *	   geometric mean of its times to them (a target never reached counts
- *	   as twice the inner draw's last completion);
- *	 - the safe choice, POLICY_AUTO_FALLBACK (popular) when it is among
- *	   the candidates, is left only for a candidate that is faster with
- *	   confidence: the paired one-sided 95% lower bound (Student's t over
- *	   the inner draws, REPLAY_AUTO_CONFIDENCE) of the geometric-mean
- *	   ratio time(safe) / time(candidate) above 1.  Among those the
- *	   smallest score wins (ties go to the first); none: the safe choice.
- *	   Without a safe candidate in the list, the smallest score wins;
+ *	 - loss targets 0.01, 0.005 and 0.002; the candidate whose times to
+ *	   them have the smallest geometric mean wins (a target never reached
+ *	   counts as twice the inner draw's last completion; ties go to the
+ *	   first);
  *	 - costs are the rows' measured seconds (fixed per-run costs included,
  *	   as live measurements include them) with the size_gp cost model, or
  *	   1 per run when the rows have none; the default prior; fair shares;
@@ -382,8 +376,6 @@ extern void ReplayJobFree(ReplayJob *job);
 #define REPLAY_AUTO_SEED	1
 #define REPLAY_AUTO_WORK_MAX	5e10
 #define REPLAY_AUTO_FALLBACK	(-1)
-/* one-sided level of the lower bound that leaves the safe choice */
-#define REPLAY_AUTO_CONFIDENCE	0.95
 
 typedef struct ReplayAutoInput
 {
@@ -421,8 +413,6 @@ typedef struct ReplayAutoJob
 	int			draws;			/* inner draws in all */
 	int			draw;			/* inner draw under way */
 	double		log_sum[REPLAY_AUTO_MAX];
-	/* each candidate's log time per inner draw and loss target */
-	double		log_t[REPLAY_AUTO_DRAWS_MAX * 3][REPLAY_AUTO_MAX];
 	int			n_terms;
 	double		work;			/* units spent by finished inner draws */
 	double		work_max;		/* the limit */
@@ -431,25 +421,7 @@ typedef struct ReplayAutoJob
 								 * REPLAY_AUTO_FALLBACK */
 	int			over_limit;		/* the fallback: the work limit passed */
 	double		score[REPLAY_AUTO_MAX];
-	int			safe;			/* the safe candidate's index, or -1 */
-	/*
-	 * per candidate: the lower bound of its geometric-mean speed-up over
-	 * the safe one (NaN for the safe one, or without one)
-	 */
-	double		lower[REPLAY_AUTO_MAX];
 } ReplayAutoJob;
-
-/*
- * The chooser's rule on finished inner draws: log_t[term][candidate] for
- * n_terms = draws x n_thr terms (draw-major), the safe candidate's index
- * or -1; fills score[] (geometric means) and lower[] and returns the
- * choice.  Exposed for tests.
- */
-extern int	ReplayAutoDecide(const double (*log_t)[REPLAY_AUTO_MAX], int n_terms,
-							 int n_thr, int n_cand, int safe, double *score,
-							 double *lower);
-/* one-sided 'level' (0.95 or 0.975) quantile of Student's t with df >= 1 */
-extern double ReplayStudentT(double level, int df);
 
 extern int	ReplayAutoBegin(const ReplayAutoInput *in, ReplayAutoJob *job,
 							char *err, size_t errlen);

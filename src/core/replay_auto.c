@@ -56,7 +56,6 @@ ReplayAutoBegin(const ReplayAutoInput *ain, ReplayAutoJob *job, char *err,
 	const int	m = ain->n_rows < REPLAY_AUTO_MAX_ROWS ? ain->n_rows : REPLAY_AUTO_MAX_ROWS;
 	const int	NK = (int) (sizeof(auto_thresholds) / sizeof(auto_thresholds[0]));
 	ReplayConfig *in = &job->in;
-	char		fallback[REPLAY_NAME_LEN];
 	int			distinct;
 
 	memset(job, 0, sizeof(*job));
@@ -86,15 +85,8 @@ ReplayAutoBegin(const ReplayAutoInput *ain, ReplayAutoJob *job, char *err,
 		job->cands[job->n_cand] = job->specs[job->n_cand];
 		job->n_cand++;
 	}
-	/* the safe choice: the fallback, when it is a candidate */
-	job->safe = -1;
-	if (PolicyAutoSpec(POLICY_AUTO_FALLBACK, job->options, fallback,
-					   sizeof(fallback), NULL, 0) == POLICY_OK)
-		for (int p = 0; p < job->n_cand && job->safe < 0; p++)
-			if (strcmp(job->specs[p], fallback) == 0)
-				job->safe = p;
 	for (int p = 0; p < job->n_cand; p++)
-		job->score[p] = job->lower[p] = NAN;
+		job->score[p] = NAN;
 	if (m < REPLAY_AUTO_MIN_ROWS || K < 2 || ain->quality == NULL)
 	{
 		job->done = 1;			/* too little history: the fallback */
@@ -181,96 +173,11 @@ AutoAddDraw(ReplayAutoJob *job, char *err, size_t errlen)
 
 			if (isinf(t))
 				t = 2.0 * horizon;
-			job->log_t[job->n_terms + k][p] = log(t > 1e-9 ? t : 1e-9);
-			job->log_sum[p] += job->log_t[job->n_terms + k][p];
+			job->log_sum[p] += log(t > 1e-9 ? t : 1e-9);
 		}
 	job->n_terms += out.n_thresholds;
 	ReplayOutputFree(&out);
 	return REPLAY_OK;
-}
-
-/*
- * One-sided quantiles of Student's t, df 1 to 30, at 0.90, 0.95 and 0.975;
- * beyond 30 the Cornish-Fisher expansion around the normal quantile.
- */
-static const double t_table[3][30] = {
-	{3.078, 1.886, 1.638, 1.533, 1.476, 1.440, 1.415, 1.397, 1.383, 1.372,
-	 1.363, 1.356, 1.350, 1.345, 1.341, 1.337, 1.333, 1.330, 1.328, 1.325,
-	 1.323, 1.321, 1.319, 1.318, 1.316, 1.315, 1.314, 1.313, 1.311, 1.310},
-	{6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812,
-	 1.796, 1.782, 1.771, 1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725,
-	 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697},
-	{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-	 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-	 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
-};
-
-double
-ReplayStudentT(double level, int df)
-{
-	int			l = level < 0.925 ? 0 : (level < 0.9625 ? 1 : 2);
-	double		z = l == 0 ? 1.2816 : (l == 1 ? 1.6449 : 1.9600);
-
-	if (df < 1)
-		return INFINITY;
-	if (df <= 30)
-		return t_table[l][df - 1];
-	return z + (z * z * z + z) / (4.0 * df) +
-		(5 * pow(z, 5) + 16 * z * z * z + 3 * z) / (96.0 * df * df);
-}
-
-/*
- * The rule (replay.h): scores are geometric means; a candidate other than
- * the safe one competes only if the one-sided lower bound of its paired
- * speed-up over the safe one -- per inner draw the mean over the loss
- * targets of log time(safe) - log time(candidate), then mean - t sd /
- * sqrt(draws) over the draws -- is above 0 (a ratio above 1).  Fewer than
- * two draws give no bound: the safe choice.
- */
-int
-ReplayAutoDecide(const double (*log_t)[REPLAY_AUTO_MAX], int n_terms, int n_thr,
-				 int n_cand, int safe, double *score, double *lower)
-{
-	const int	draws = n_thr > 0 ? n_terms / n_thr : 0;
-	int			choice = -1;
-
-	for (int p = 0; p < n_cand; p++)
-	{
-		double		sum = 0.0;
-
-		for (int t = 0; t < n_terms; t++)
-			sum += log_t[t][p];
-		score[p] = n_terms > 0 ? exp(sum / n_terms) : NAN;
-		lower[p] = NAN;
-	}
-	for (int p = 0; p < n_cand; p++)
-	{
-		if (safe >= 0 && p != safe)
-		{
-			double		mean = 0.0,
-						ss = 0.0;
-
-			for (int d = 0; d < draws; d++)
-			{
-				double		x = 0.0;
-
-				for (int k = 0; k < n_thr; k++)
-					x += log_t[d * n_thr + k][safe] - log_t[d * n_thr + k][p];
-				x /= n_thr;
-				/* Welford: mean and sum of squared deviations */
-				ss += (x - mean) * (x - mean) * d / (d + 1.0);
-				mean += (x - mean) / (d + 1.0);
-			}
-			lower[p] = draws < 2 ? 0.0 :
-				exp(mean - ReplayStudentT(REPLAY_AUTO_CONFIDENCE, draws - 1) *
-					sqrt(ss / (draws - 1) / draws));
-			if (!(lower[p] > 1.0))
-				continue;
-		}
-		if (choice < 0 || score[p] < score[choice])
-			choice = p;
-	}
-	return choice >= 0 ? choice : safe;
 }
 
 /* About 'work' units of the choice; 1 when it is made. */
@@ -314,10 +221,13 @@ ReplayAutoStep(ReplayAutoJob *job, double work, char *err, size_t errlen)
 				return 0;
 			continue;
 		}
-		job->choice = ReplayAutoDecide((const double (*)[REPLAY_AUTO_MAX]) job->log_t,
-									   job->n_terms, job->in.n_thresholds,
-									   job->n_cand, job->safe, job->score,
-									   job->lower);
+		job->choice = 0;
+		for (int p = 0; p < job->n_cand; p++)
+		{
+			job->score[p] = exp(job->log_sum[p] / job->n_terms);
+			if (job->log_sum[p] < job->log_sum[job->choice])
+				job->choice = p;
+		}
 		job->done = 1;
 	}
 	return 1;

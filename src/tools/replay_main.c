@@ -235,11 +235,6 @@ ChooseMain(int argc, char **argv)
 		   job.over_limit ? " (the replay would pass its work limit: the fallback)" : "");
 	for (int i = 0; i < job.n_cand; i++)
 		printf("SCORE candidate=%s score=%.17g\n", job.cands[i], job.score[i]);
-	/* the lower bound of each speed-up over the safe candidate (popular) */
-	for (int i = 0; i < job.n_cand; i++)
-		if (i != job.safe && job.safe >= 0 && !isnan(job.lower[i]))
-			printf("BOUND candidate=%s over=%s level=%g lower=%.6g\n", job.cands[i],
-				   job.cands[job.safe], REPLAY_AUTO_CONFIDENCE, job.lower[i]);
 	ReplayAutoFree(&job);
 	rc = 0;
 

@@ -110,7 +110,6 @@ extern void TestCostModel(void);
 extern void TestRefitTwice(void);
 extern void TestAutoPolicy(void);
 extern void TestAutoSameChoice(void);
-extern void TestAutoConfidence(void);
 
 /* test_mixture.c */
 extern void TestPolicyGrammar(void);

@@ -67,7 +67,6 @@ static const UnitTest tests[] = {
 	TEST(TestRefitTwice),
 	TEST(TestAutoPolicy),
 	TEST(TestAutoSameChoice),
-	TEST(TestAutoConfidence),
 	TEST(TestDecisionPosterior),
 	TEST(TestMixture),
 	TEST(TestMixtureSliced),
