@@ -131,8 +131,9 @@ def over(policy, base, flat_only=False):
             if b == base and (not flat_only or f["flat"] == "1")]
 d = over("default", "popular")
 fl = over("default", "popular", True)
-mr = lambda fs: min(float(f["median_ratio"]) for f in fs)
-rom = lambda fs: min(float(f["ratio_of_medians"]) for f in fs)
+# (nan where no cell qualifies, e.g. CELLS=oboe_ov1 has no flat cell)
+mr = lambda fs: min((float(f["median_ratio"]) for f in fs), default=float("nan"))
+rom = lambda fs: min((float(f["ratio_of_medians"]) for f in fs), default=float("nan"))
 flat_cells = sorted({f["tag"] for f in fl})
 met = [c for c in flat_cells if all(float(f["median_ratio"]) >= 1 and float(f["ratio_of_medians"]) >= 1
                                    for f in fl if f["tag"] == c)]
