@@ -571,7 +571,7 @@ Schedule(void)
 	if (EasemlTrainerMemoryLimitBytes() != applied_memory_limit)
 	{
 		if (applied_memory_limit >= 0)
-			LiveWorldReset();
+			LiveWorldRebuild();
 		applied_memory_limit = EasemlTrainerMemoryLimitBytes();
 	}
 	/* nothing is placed before the devices are known */
@@ -617,7 +617,7 @@ Schedule(void)
 			(void) Guarded(GenerateFailedStep, &generate[i]);
 		else if (arg.made > 0)
 		{
-			LiveWorldReset();
+			LiveWorldRebuild();
 			Sched.world_changed = true;
 		}
 	}
@@ -652,7 +652,7 @@ Schedule(void)
 	 */
 	if (GenerateEarly(&state))
 	{
-		LiveWorldReset();
+		LiveWorldRebuild();
 		Sched.world_changed = true;
 		SetLatch(MyLatch);
 		return;

@@ -75,7 +75,8 @@ static MemoryContext loop_context = NULL;
 /*
  * Refit work (src/core/refit.c) runs in slices of at most this many
  * milliseconds between decisions; while a cycle is under way the loop
- * sleeps at most REFIT_NAP_MS.
+ * sleeps at most REFIT_NAP_MS, and not at all while the world waits for
+ * it (LiveWorldRefitBlocks: a rebuilt world decides nothing before it).
  */
 #define REFIT_SLICE_MS 5
 #define REFIT_NAP_MS 20
@@ -254,7 +255,9 @@ Iterate(void)
 
 /*
  * Sleep time: short while a trainer is being stopped or a refit is under
- * way, else the naptime.
+ * way, none while the world can decide nothing before that refit ends
+ * (its slices then follow each other, each loop iteration still reaping
+ * and stopping trainers between them), else the naptime.
  */
 static long
 SleepTime(void)
@@ -266,7 +269,7 @@ SleepTime(void)
 	if (wake >= 0)
 		nap = Min(nap, wake);
 	if (Sched.refit_pending)
-		return Min(REFIT_NAP_MS, nap);
+		return LiveWorldRefitBlocks() ? 0 : Min(REFIT_NAP_MS, nap);
 	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 	{
 		EasemlTrainer *t = SupervisorSlot(slot);
