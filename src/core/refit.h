@@ -162,11 +162,12 @@ extern int	RefitStep(RefitState *r, DecisionWorld *w);
 extern int	RefitCostCold(const CostModel *in_use, const CostData *data);
 
 /*
- * Offer a new state (after RefitInit) the "auto" choice of the state it
- * replaces (RefitAutoPick of the world before a rebuild): until its first
- * cycle installs, RefitAutoPick returns it, and that cycle keeps it
- * without a replay when the chooser's inputs did not change
- * (AutoPolicyKeeps); a kept choice is not a new one (auto_made).
+ * Offer a new state (after RefitInit) the "auto" result of the state it
+ * replaces (RefitAutoLatest of the world before a rebuild): until its
+ * first cycle installs, RefitAutoPick returns it (when it is a choice),
+ * and that cycle keeps it without a replay when the chooser's inputs did
+ * not change (AutoPolicyKeeps); a kept result is not a new one
+ * (auto_made).
  */
 extern void RefitKeepAuto(RefitState *r, const AutoPolicyResult *pick);
 /*
