@@ -52,7 +52,6 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "core/policy.h"
-#include "policy_choice.h"
 #include "retention.h"
 #include "rundir.h"
 #include "scheduler.h"
@@ -140,29 +139,12 @@ CheckCatalog(void)
 
 /*
  * Refit work off the decision path: slices of at most REFIT_SLICE_MS,
- * each a prior or the cost model (src/core/refit.c).
+ * each a prior or the cost model (src/core/refit.c; RefitWork).
  */
 static void
 RefitSlice(void)
 {
-	TimestampTz start = GetCurrentTimestamp();
-
-	if (!Sched.refit_pending)
-		return;
-	while (Sched.refit_pending &&
-		   !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), REFIT_SLICE_MS))
-		Sched.refit_pending = LiveWorldRefitWork();
-	/*
-	 * new priors may change every decision: decide again with them, at
-	 * once (a rebuilt world decides nothing until its refit is done, so a
-	 * naptime here would leave free slots idle)
-	 */
-	if (!Sched.refit_pending)
-	{
-		Sched.world_changed = true;
-		PolicyChoiceRecord();
-		SetLatch(MyLatch);
-	}
+	(void) RefitWork(REFIT_SLICE_MS);
 }
 
 /* Remove the directories of runs that are gone, keeping tracked ones. */
