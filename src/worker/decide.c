@@ -6,7 +6,9 @@
  *	  queued, then makes one decision per free slot (src/worker/liveworld.c,
  *	  src/core/decision_*.c), records it with its run and launches it
  *	  (src/worker/launch.c); with every slot busy, only the run budget may
- *	  act (src/worker/stops.c).
+ *	  act (src/worker/stops.c).  The refit cycle's work (RefitWork): in
+ *	  the loop's slices, and in the step itself for a world rebuilt for new
+ *	  models, which decides nothing before it.
  *
  * IDENTIFICATION
  *	  src/worker/decide.c
