@@ -82,7 +82,9 @@ psql -At -c "SELECT 'runs: ' || string_agg(status || ' ' || n, ', ' ORDER BY sta
 			   FROM (SELECT status, count(*) AS n FROM easeml.runs GROUP BY status) c"
 psql -At -c "SELECT 'auto: ' || count(*) || ' choice(s) recorded, the last: ' || coalesce(max(policy), '-')
 			   FROM easeml.policy_choices"
+# one line per round ("round <start> <models> <runs in flight> <before> <idle1> <idle2>", ms), then the RESULT lines
 psql -At -F ' ' <<'EOF'
+CREATE TEMP VIEW ms AS
 WITH rounds AS (
 	SELECT created_at AS t, count(*) AS n FROM easeml.models
 	 WHERE generated_for IS NOT NULL GROUP BY created_at),
@@ -95,44 +97,28 @@ per AS (
 			 ORDER BY x.started_at LIMIT 1) AS s1,
 		   (SELECT x.started_at FROM easeml.runs x WHERE x.started_at > r.t
 			 ORDER BY x.started_at LIMIT 1 OFFSET 1) AS s2
-	  FROM rounds r),
-ms AS (
-	SELECT *, 1000 * extract(epoch FROM s1 - t) AS idle1, 1000 * extract(epoch FROM s2 - t) AS idle2,
-		   1000 * extract(epoch FROM t - freed) AS before
-	  FROM per)
+	  FROM rounds r)
+SELECT *, 1000 * extract(epoch FROM s1 - t) AS idle1, 1000 * extract(epoch FROM s2 - t) AS idle2,
+	   1000 * extract(epoch FROM t - freed) AS before,
+	   in_flight = 0 AND s2 IS NOT NULL AS spent
+  FROM per;
 SELECT 'round', to_char(t, 'HH24:MI:SS.MS'), n, in_flight, round(before::numeric, 1),
 	   round(idle1::numeric, 1), round(idle2::numeric, 1) FROM ms ORDER BY t;
-EOF
-psql -At -F ' ' <<'EOF'
-WITH rounds AS (
-	SELECT created_at AS t FROM easeml.models WHERE generated_for IS NOT NULL GROUP BY created_at),
-per AS (
-	SELECT r.t,
-		   (SELECT count(*) FROM easeml.runs x
-			 WHERE x.started_at <= r.t AND (x.finished_at IS NULL OR x.finished_at > r.t)) AS in_flight,
-		   (SELECT max(x.finished_at) FROM easeml.runs x WHERE x.finished_at <= r.t) AS freed,
-		   (SELECT x.started_at FROM easeml.runs x WHERE x.started_at > r.t
-			 ORDER BY x.started_at LIMIT 1) AS s1,
-		   (SELECT x.started_at FROM easeml.runs x WHERE x.started_at > r.t
-			 ORDER BY x.started_at LIMIT 1 OFFSET 1) AS s2
-	  FROM rounds r),
-ms AS (
-	SELECT *, 1000 * extract(epoch FROM s1 - t) AS idle1, 1000 * extract(epoch FROM s2 - t) AS idle2,
-		   1000 * extract(epoch FROM t - freed) AS before
-	  FROM per),
-early AS (
+-- rounds made with runs in flight: each run that ended within 2 s after
+-- the round waits from its end to the next start after it
+WITH early AS (
 	SELECT 1000 * extract(epoch FROM
 			   (SELECT min(y.started_at) FROM easeml.runs y WHERE y.started_at >= x.finished_at)
 			   - x.finished_at) AS wait
 	  FROM ms m JOIN easeml.runs x ON x.finished_at > m.t AND x.finished_at < m.t + interval '2 s'
 	 WHERE m.in_flight > 0)
-SELECT 'RESULT genround_rounds=' || count(*) FILTER (WHERE in_flight = 0 AND s2 IS NOT NULL) || E'\n' ||
+SELECT 'RESULT genround_rounds=' || count(*) FILTER (WHERE spent) || E'\n' ||
 	   'RESULT genround_idle1_ms=' || coalesce(round((percentile_cont(0.5) WITHIN GROUP (ORDER BY idle1)
-			FILTER (WHERE in_flight = 0 AND s2 IS NOT NULL))::numeric, 1)::text, 'nan') ||
+			FILTER (WHERE spent))::numeric, 1)::text, 'nan') ||
 	   ' genround_idle2_ms=' || coalesce(round((percentile_cont(0.5) WITHIN GROUP (ORDER BY idle2)
-			FILTER (WHERE in_flight = 0 AND s2 IS NOT NULL))::numeric, 1)::text, 'nan') || E'\n' ||
+			FILTER (WHERE spent))::numeric, 1)::text, 'nan') || E'\n' ||
 	   'RESULT genround_before_ms=' || coalesce(round((percentile_cont(0.5) WITHIN GROUP (ORDER BY before)
-			FILTER (WHERE in_flight = 0 AND s2 IS NOT NULL))::numeric, 1)::text, 'nan') || E'\n' ||
+			FILTER (WHERE spent))::numeric, 1)::text, 'nan') || E'\n' ||
 	   'RESULT genround_early_rounds=' || count(*) FILTER (WHERE in_flight > 0) ||
 	   ' genround_early_idle_ms=' || coalesce((SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY wait))::numeric, 1)::text
 												 FROM early), 'nan')
