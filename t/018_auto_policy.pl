@@ -62,6 +62,54 @@ my ($chosen) = $node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', 'SELECT running, chosen, on_fallback FROM easeml.policy_status'),
 	"$chosen|t|f", 'policy_status: auto runs its choice, not the fallback');
 
+# [autokeep] New models rebuild the live world and its refit (as each
+# round of generated candidates does), but the chooser's inputs -- the
+# history's block, the slots -- did not change: the rebuilt world keeps
+# the choice without a replay, so nothing new is recorded.  A regression
+# task makes decisions (each comes from the rebuilt world after its refit,
+# the chooser's step included) without touching the classification block.
+# Then a changed cell of the block is chosen again.
+my ($n_choices, $last_id, $chosen_at) = split /\|/, $node->safe_psql('postgres', q{
+	SELECT count(*), max(id), (SELECT chosen_at FROM easeml.policy_status) FROM easeml.policy_choices});
+load_dataset($node, 'cpu_vendor', 'cpu');
+make_tenant($node, 'lab_k', 'public.cpu');
+$node->safe_psql('postgres', q{
+	INSERT INTO easeml.models (name, family, params, kinds)
+		VALUES ('knn-4-keep', 'knn', '{"k": 4}', '{classification,regression}')});
+query_as($node, 'lab_k', q{
+	INSERT INTO easeml.tasks (name, source, target, kind, max_runs, refit_all)
+		VALUES ('keep', 'public.cpu', 'target', 'regression', 4, false)});
+$node->poll_query_until('postgres', qq{
+	SELECT count(*) >= 2 FROM easeml.decisions d JOIN easeml.tasks t ON t.id = d.task_id
+	 WHERE t.name = 'keep' AND d.policy = 'default (auto: $chosen)'})
+  or die 'the rebuilt world made no decision';
+pass('the world rebuilt for a new model decides, running the choice it kept');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) || '|' || max(id) || '|' || (SELECT chosen_at FROM easeml.policy_status)
+	  FROM easeml.policy_choices}),
+	"$n_choices|$last_id|$chosen_at",
+	'the rebuilt world kept the choice: not replayed again, nothing recorded, chosen_at unchanged');
+$node->safe_psql('postgres', q{
+	UPDATE easeml.history SET quality = quality / 2
+	 WHERE kind = 'classification'
+	   AND (dataset, model_id) = (
+		   SELECT dataset, model_id FROM easeml.history WHERE kind = 'classification'
+			  AND model_id IN (SELECT model_id FROM easeml.history WHERE kind = 'classification'
+								GROUP BY model_id
+							   HAVING count(*) = (SELECT count(DISTINCT dataset) FROM easeml.history
+												   WHERE kind = 'classification'))
+			ORDER BY dataset, model_id LIMIT 1)});
+$node->poll_query_until('postgres', qq{SELECT count(*) > 0 FROM easeml.policy_choices WHERE id > $last_id})
+  or die 'a changed history was not chosen on again';
+is($node->safe_psql('postgres', qq{
+	SELECT history_rows || ' ' || (chosen_at > '$chosen_at') FROM easeml.policy_choices
+	 WHERE id > $last_id ORDER BY id LIMIT 1}),
+	"$n_rows true", 'a changed cell of the block is replayed and recorded');
+$node->poll_query_until('postgres', q{SELECT status <> 'active' FROM easeml.tasks WHERE name = 'keep'})
+  or die 'the regression task did not end';
+$chosen = $node->safe_psql('postgres', q{
+	SELECT policy FROM easeml.policy_choices WHERE chosen ORDER BY id DESC LIMIT 1});
+
 # One chooser (issue 23): a replay's default makes the same choice on the
 # same history.  The history as the worker reads it -- rows by key, the
 # models every row knows by id -- replayed by easeml-replay choose gives

@@ -75,6 +75,17 @@ like(
 	qr/^every candidate has been tried; easeml\.generate_max \(64\) reached \(64 generated\)$|^time budget spent/,
 	'by the cap easeml.generate_max (or its budget on a slow machine)');
 
+# [autokeep] each round rebuilt the live world and its refit, but the auto
+# chooser's inputs never changed (no seed history: fewer than 4 task rows
+# make no block; the same slots), so its first result -- no choice, the
+# fallback runs -- was kept by every rebuilt world, not made and recorded
+# again per round (docs/scheduler.md 7.7)
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) || ' ' || bool_and(NOT chosen AND reason LIKE 'no choice: the history has no block%')
+	  FROM easeml.policy_choices}),
+	'1 true',
+	'auto recorded its one result once, not once per round');
+
 # ---- generated candidates: made, for this task only, and trained ----------
 my ($n_gen, $n_trained) = split /\|/, $node->safe_psql('postgres', q{
 	SELECT count(*), count(*) FILTER (WHERE EXISTS (

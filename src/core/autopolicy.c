@@ -105,6 +105,41 @@ Hash(uint64_t h, const void *data, size_t bytes)
 }
 
 /*
+ * The signature of the chooser's inputs (autopolicy.h): the block in the
+ * job (its kind, shape, qualities and runtimes), or that there is none;
+ * the slots; the options after auto.  Never 0.
+ */
+static uint64_t
+InputsSignature(const AutoPolicyJob *job, int devices, const char *options)
+{
+	const AutoPolicyResult *res = &job->res;
+	uint64_t	sig = 14695981039346656037ULL;
+
+	sig = Hash(sig, &res->no_block, sizeof(int));
+	if (!res->no_block)
+	{
+		sig = Hash(sig, &res->kind, sizeof(int));
+		sig = Hash(sig, &res->rows, sizeof(int));
+		sig = Hash(sig, &res->cols, sizeof(int));
+		sig = Hash(sig, job->q, sizeof(double) * res->rows * res->cols);
+		if (job->cost)
+			sig = Hash(sig, job->cost, sizeof(double) * res->rows * res->cols);
+	}
+	sig = Hash(sig, &devices, sizeof(int));
+	/* other options after auto: another choice */
+	if (options[0] != '\0')
+		sig = Hash(sig, options, strlen(options));
+	return sig != 0 ? sig : 1;
+}
+
+int
+AutoPolicyKeeps(const AutoPolicyResult *prev, uint64_t sig)
+{
+	return prev != NULL && sig != 0 && prev->sig == sig &&
+		(prev->have || prev->no_block);
+}
+
+/*
  * Fill the candidate names and the fallback spec of a result, each with
  * auto's options (what it would run).
  */
@@ -198,7 +233,7 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 	long		best_area = 0;
 	int			nr,
 				nc;
-	uint64_t	sig = 14695981039346656037ULL;
+	int			devices = in->devices > 0 ? in->devices : 1;
 	ReplayAutoInput ain;
 	char		err[256];
 	int			rc;
@@ -206,6 +241,7 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 	memset(job, 0, sizeof(*job));
 	*reused = 0;
 	ResultInit(&job->res, in->auto_options);
+	job->res.devices = devices;
 	if (rows == NULL || cols == NULL || best_cols == NULL)
 		goto nomem;
 	/* the largest complete block over kinds and shares */
@@ -224,12 +260,20 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 		}
 	if (best_kind < 0)
 	{
-		snprintf(job->res.reason, sizeof(job->res.reason),
-				 "no choice: the history has no block of %d rows that know the same 2 or more models (%s runs)",
-				 AUTO_MIN_ROWS, POLICY_AUTO_FALLBACK);
 		free(rows);
 		free(cols);
 		free(best_cols);
+		job->res.no_block = 1;
+		job->res.sig = InputsSignature(job, devices, in->auto_options);
+		if (AutoPolicyKeeps(prev, job->res.sig))
+		{
+			job->res = *prev;	/* still no block: the same result */
+			*reused = 1;
+			return 1;
+		}
+		snprintf(job->res.reason, sizeof(job->res.reason),
+				 "no choice: the history has no block of %d rows that know the same 2 or more models (%s runs)",
+				 AUTO_MIN_ROWS, POLICY_AUTO_FALLBACK);
 		return 1;
 	}
 	nr = Block(in, best_kind, best_share, cols, &nc, rows);
@@ -240,19 +284,10 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 	free(cols);
 	free(best_cols);
 
-	sig = Hash(sig, &job->res.kind, sizeof(int));
-	sig = Hash(sig, &job->res.rows, sizeof(int));
-	sig = Hash(sig, &job->res.cols, sizeof(int));
-	sig = Hash(sig, job->q, sizeof(double) * job->res.rows * job->res.cols);
-	if (job->cost)
-		sig = Hash(sig, job->cost, sizeof(double) * job->res.rows * job->res.cols);
-	/* other options after auto: another choice */
-	if (in->auto_options[0] != '\0')
-		sig = Hash(sig, in->auto_options, strlen(in->auto_options));
-	job->res.sig = sig;
-	if (prev != NULL && prev->sig == sig && prev->have)
+	job->res.sig = InputsSignature(job, devices, in->auto_options);
+	if (AutoPolicyKeeps(prev, job->res.sig))
 	{
-		job->res = *prev;		/* same block, same choice */
+		job->res = *prev;		/* the same inputs, the same choice */
 		*reused = 1;
 		AutoPolicyFree(job);
 		return 1;
@@ -264,7 +299,7 @@ AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 	ain.sizes = job->sizes;
 	ain.n_rows = job->res.rows;
 	ain.K = job->res.cols;
-	ain.devices = job->res.devices = in->devices > 0 ? in->devices : 1;
+	ain.devices = devices;
 	ain.options = in->auto_options;
 	if ((rc = ReplayAutoBegin(&ain, &job->replay, err, sizeof(err))) < 0)
 	{

@@ -25,8 +25,18 @@
  * never waits on it and never abandons it.  Bounded: at most
  * AUTO_MAX_ROWS rows, AUTO_MAX_TENANTS tenants and REPLAY_AUTO_WORK_MAX
  * units; a replay that would need more chooses POLICY_AUTO_FALLBACK, as a
- * replay's "default" does on the same rows.  A history whose block did
- * not change keeps its choice without a replay.
+ * replay's "default" does on the same rows.
+ *
+ * Inputs that did not change keep their choice without a replay: the
+ * chooser's inputs are the block (its kind, rows, models, qualities and,
+ * when charged, runtimes; or that there is none), the slots and the
+ * options after auto, and AutoPolicyBegin compares their signature
+ * (AutoPolicyResult.sig) with the previous result's -- the one definition
+ * of "unchanged".  A previous result is kept when it was final on them: a
+ * choice, a fallback by the chooser's rules, or no block.  The previous
+ * result may come from another refit state (a world rebuilt for new
+ * models, RefitKeepAuto): models no history row knows are not in the
+ * block, so new candidates alone change nothing.
  *
  * Plain C, no PostgreSQL headers.
  *
@@ -75,9 +85,12 @@ typedef struct AutoPolicyResult
 	int			tenants;		/* rows that played tenants per draw */
 	int			devices;		/* slots the replay ran on */
 	int			measured_costs; /* 1: runtimes; 0: every run cost 1 */
+	int			no_block;		/* the history has no block: no choice,
+								 * final until the inputs change */
 	double		seconds;		/* time spent in its steps */
 	double		work;			/* the replay's work units */
-	uint64_t	sig;			/* signature of the block */
+	uint64_t	sig;			/* signature of the chooser's inputs (0:
+								 * none, never kept) */
 	char		reason[256];
 } AutoPolicyResult;
 
@@ -93,12 +106,17 @@ typedef struct AutoPolicyJob
 
 /*
  * Cut the block out of the input and start the replay.  Returns 1 when
- * the result is already final (too little history, or the same block as
- * prev, whose choice is kept: then *reused is set), 0 when steps are
+ * the result is already final (too little history, or the inputs of prev
+ * unchanged, whose result is kept: then *reused is set), 0 when steps are
  * pending, negative on no memory.
  */
 extern int	AutoPolicyBegin(AutoPolicyJob *job, const struct RefitInput *in,
 							const AutoPolicyResult *prev, int *reused);
+/*
+ * Whether prev stands for inputs of signature sig without a replay: the
+ * same inputs, and prev final on them.
+ */
+extern int	AutoPolicyKeeps(const AutoPolicyResult *prev, uint64_t sig);
 /* One step of the replay; 1 when job->res is final. */
 extern int	AutoPolicyStep(AutoPolicyJob *job);
 extern void AutoPolicyFree(AutoPolicyJob *job);

@@ -695,15 +695,41 @@ Install(RefitState *r, DecisionWorld *w)
 	SnapFree(r);
 }
 
+void
+RefitKeepAuto(RefitState *r, const AutoPolicyResult *pick)
+{
+	r->have_kept_auto = pick != NULL;
+	if (pick != NULL)
+		r->kept_auto = *pick;
+}
+
+const AutoPolicyResult *
+RefitAutoLatest(const RefitState *r)
+{
+	if (r->have_live)
+		return &r->live.auto_pick;
+	return r->have_kept_auto ? &r->kept_auto : NULL;
+}
+
+const AutoPolicyResult *
+RefitAutoPick(const RefitState *r)
+{
+	const AutoPolicyResult *res = RefitAutoLatest(r);
+
+	return res != NULL && res->have ? res : NULL;
+}
+
 /*
  * One step of the "auto" choice; 1 when it is made.  The first step cuts
- * the block and starts the replay (or keeps the installed choice when the
- * block did not change); easeml.explain's own-prior refits skip it.
+ * the block and starts the replay, or keeps the previous result (the
+ * installed one; before the first install, the one RefitKeepAuto
+ * offered) when the chooser's inputs did not change (AutoPolicyKeeps);
+ * easeml.explain's own-prior refits skip it.
  */
 static int
 AutoStep(RefitState *r, int first)
 {
-	const AutoPolicyResult *prev = r->have_live ? &r->live.auto_pick : NULL;
+	const AutoPolicyResult *prev = RefitAutoLatest(r);
 	int			reused = 0,
 				rc;
 

@@ -28,7 +28,10 @@
  * with it, so the live decision path never fits it.  Then it fits the
  * cost model, and last it makes the "auto"
  * policy's choice on the snapshot (src/core/autopolicy.h) in REPLAY_AUTO_DRAWS steps -- skipped when
- * the complete block of the history it replays did not change.  Plain C,
+ * the chooser's inputs (the complete block of the history it replays, the
+ * slots, the options) did not change since the installed choice, or, in a
+ * state's first cycle, since the choice RefitKeepAuto offered it (the
+ * previous world's, when the world was rebuilt for new models).  Plain C,
  * no PostgreSQL headers.
  *
  * IDENTIFICATION
@@ -109,6 +112,9 @@ typedef struct RefitState
 	int64_t		only_task;		/* != 0: fit the own prior of this task
 								 * only (easeml.explain) */
 	AutoPolicyJob auto_job;		/* the "auto" choice under way */
+	int			have_kept_auto; /* kept_auto holds a choice RefitKeepAuto
+								 * offered */
+	AutoPolicyResult kept_auto; /* until the first install */
 	MixFitJob	mix_job;		/* the history mixture fit under way */
 	int			mix_job_on;
 	MixLearnJob learn_job;		/* mrg=2's fit on it under way */
@@ -154,6 +160,24 @@ extern int	RefitStep(RefitState *r, DecisionWorld *w);
  */
 #define REFIT_COST_TASKS 2
 extern int	RefitCostCold(const CostModel *in_use, const CostData *data);
+
+/*
+ * Offer a new state (after RefitInit) the "auto" result of the state it
+ * replaces (RefitAutoLatest of the world before a rebuild): until its
+ * first cycle installs, RefitAutoPick returns it (when it is a choice),
+ * and that cycle keeps it without a replay when the chooser's inputs did
+ * not change (AutoPolicyKeeps); a kept result is not a new one
+ * (auto_made).
+ */
+extern void RefitKeepAuto(RefitState *r, const AutoPolicyResult *pick);
+/*
+ * The "auto" chooser's latest result: the installed one, else the one
+ * offered by RefitKeepAuto, or NULL (what a rebuild offers the next state).
+ * RefitAutoPick: the same when it is a choice (AutoPolicyResult.have), the
+ * one that runs, else NULL.
+ */
+extern const AutoPolicyResult *RefitAutoLatest(const RefitState *r);
+extern const AutoPolicyResult *RefitAutoPick(const RefitState *r);
 
 /* Install the live set into a world (a new one, after a rebuild). */
 extern void RefitApply(const RefitState *r, DecisionWorld *w);

@@ -6,7 +6,9 @@
  *	  queued, then makes one decision per free slot (src/worker/liveworld.c,
  *	  src/core/decision_*.c), records it with its run and launches it
  *	  (src/worker/launch.c); with every slot busy, only the run budget may
- *	  act (src/worker/stops.c).
+ *	  act (src/worker/stops.c).  The refit cycle's work (RefitWork): in
+ *	  the loop's slices, and in the step itself for a world rebuilt for new
+ *	  models, which decides nothing before it.
  *
  * IDENTIFICATION
  *	  src/worker/decide.c
@@ -60,6 +62,13 @@
  */
 #define IDLE_RELOAD_MS 10000
 static TimestampTz last_load = 0;
+
+/*
+ * The longest refit a rebuilt world runs in one go before deciding on the
+ * load that started it (Schedule); a longer one continues in the loop's
+ * slices.  Reaping and stopping trainers wait at most this long.
+ */
+#define REBUILT_REFIT_MS 50
 
 /*
  * Tasks whose run could not be recorded (most likely a lock the tenant
@@ -191,6 +200,32 @@ RecordDecisionStep(void *arg)
 	LaunchRun(run_id, step->slot, step->device);
 }
 
+/*
+ * Refit work (src/core/refit.c) for at most ms milliseconds, the rest at
+ * the next call.  Returns true when the cycle ended: its choice of the
+ * auto policy is recorded, and the world is loaded and decided on again at
+ * once (new priors may change every decision; a rebuilt world decides
+ * nothing until its refit is done, so a naptime would leave free slots
+ * idle).
+ */
+bool
+RefitWork(int ms)
+{
+	TimestampTz start = GetCurrentTimestamp();
+
+	if (!Sched.refit_pending)
+		return false;
+	while (Sched.refit_pending &&
+		   !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), ms))
+		Sched.refit_pending = LiveWorldRefitWork();
+	if (Sched.refit_pending)
+		return false;
+	Sched.world_changed = true;
+	PolicyChoiceRecord();
+	SetLatch(MyLatch);
+	return true;
+}
+
 /* Bring the world in line with the loaded state, under the live settings. */
 static void
 SyncWorld(CatState *state)
@@ -214,6 +249,11 @@ SyncWorld(CatState *state)
 			last_policy_warning = now;
 		}
 	}
+	SpinLockAcquire(&EasemlState->mutex);
+	strlcpy(EasemlState->policy, state->policy, sizeof(EasemlState->policy));
+	strlcpy(EasemlState->policy_label, LiveWorldPolicyLabel(),
+			sizeof(EasemlState->policy_label));
+	SpinLockRelease(&EasemlState->mutex);
 }
 
 /*
@@ -571,7 +611,7 @@ Schedule(void)
 	if (EasemlTrainerMemoryLimitBytes() != applied_memory_limit)
 	{
 		if (applied_memory_limit >= 0)
-			LiveWorldReset();
+			LiveWorldRebuild();
 		applied_memory_limit = EasemlTrainerMemoryLimitBytes();
 	}
 	/* nothing is placed before the devices are known */
@@ -617,19 +657,13 @@ Schedule(void)
 			(void) Guarded(GenerateFailedStep, &generate[i]);
 		else if (arg.made > 0)
 		{
-			LiveWorldReset();
+			LiveWorldRebuild();
 			Sched.world_changed = true;
 		}
 	}
 	for (int i = 0; i < state.n_tasks; i++)
 		state.tasks[i].skip = InCooldown(state.tasks[i].id);
 	SyncWorld(&state);
-
-	SpinLockAcquire(&EasemlState->mutex);
-	strlcpy(EasemlState->policy, state.policy, sizeof(EasemlState->policy));
-	strlcpy(EasemlState->policy_label, LiveWorldPolicyLabel(),
-			sizeof(EasemlState->policy_label));
-	SpinLockRelease(&EasemlState->mutex);
 
 	if (full)
 	{
@@ -652,12 +686,26 @@ Schedule(void)
 	 */
 	if (GenerateEarly(&state))
 	{
-		LiveWorldReset();
+		LiveWorldRebuild();
 		Sched.world_changed = true;
 		SetLatch(MyLatch);
 		return;
 	}
 	Sched.refit_pending = LiveWorldRefitStart(&state);
+
+	/*
+	 * A world rebuilt for new models (a round of generated candidates)
+	 * decides nothing before its refit: a refit that ends within
+	 * REBUILT_REFIT_MS runs now, and this step decides on this load (under
+	 * the auto choice the refit installed), instead of after the loop's
+	 * slices and one more load; a longer one goes on in those slices.
+	 */
+	if (Sched.refit_pending && LiveWorldRefitBlocks() && RefitWork(REBUILT_REFIT_MS))
+	{
+		SyncWorld(&state);
+		DecideFreeSlots(&state);
+		return;
+	}
 
 	/*
 	 * A world rebuilt on a partial load (the models changed: an admin

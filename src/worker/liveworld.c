@@ -56,6 +56,14 @@ static char auto_options[POLICY_SPEC_LEN] = ""; /* PolicyAutoOptions of the
 												 * setting */
 static unsigned char *share_over = NULL;	/* by tenant, LiveWorldStarved */
 static int	n_share_over = 0;
+/*
+ * The "auto" chooser's latest result, kept from a world dropped for a
+ * rebuild (the models changed) for the next world's refit: it keeps the
+ * choice without a replay when the chooser's inputs did not change
+ * (RefitKeepAuto).
+ */
+static AutoPolicyResult carried_auto;
+static bool have_carried_auto = false;
 /* the cost model until the first refit cycle installs one */
 static CostModel boot_cost;
 static bool have_boot_cost = false;
@@ -84,11 +92,24 @@ ModelsSignature(const CatState *state)
 	return h ^ (uint64) state->n_models;
 }
 
-void
-LiveWorldReset(void)
+/*
+ * Drop the world; keep_auto: the models changed, and the next world's
+ * refit gets auto's latest result (carried_auto), else it is forgotten.
+ */
+static void
+DropWorld(bool keep_auto)
 {
+	if (!keep_auto)
+		have_carried_auto = false;
 	if (world_ok)
 	{
+		const AutoPolicyResult *res = RefitAutoLatest(&refit);
+
+		if (keep_auto && res != NULL)
+		{
+			carried_auto = *res;
+			have_carried_auto = true;
+		}
 		DecisionWorldFree(&world);
 		RefitFree(&refit);
 	}
@@ -114,6 +135,18 @@ LiveWorldReset(void)
 	n_share_over = 0;
 }
 
+void
+LiveWorldReset(void)
+{
+	DropWorld(false);
+}
+
+void
+LiveWorldRebuild(void)
+{
+	DropWorld(true);
+}
+
 /* A new world for the state's model set (the old one is dropped). */
 static bool
 BuildWorld(const CatState *state)
@@ -124,7 +157,7 @@ BuildWorld(const CatState *state)
 	HASHCTL		ctl;
 	bool		ok;
 
-	LiveWorldReset();
+	DropWorld(true);
 	if (state->n_models == 0)
 		return false;
 	kinds = palloc(state->n_models);
@@ -143,6 +176,9 @@ BuildWorld(const CatState *state)
 		return false;
 	world.mix_learn_by_refit = 1;	/* mrg=2: fitted in the refit's slices */
 	RefitInit(&refit, state->n_models, REFIT_INTERVAL);
+	if (have_carried_auto)
+		RefitKeepAuto(&refit, &carried_auto);
+	have_carried_auto = false;
 	world.explain = 1;
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = NAMEDATALEN;
@@ -234,9 +270,9 @@ ApplySettings(const LiveSettings *s)
 	 * with; the next cycle replays with these)
 	 */
 	strlcpy(applied_label, s->policy, sizeof(applied_label));
-	if (params.auto_select && refit.have_live && refit.live.auto_pick.have)
+	if (params.auto_select && RefitAutoPick(&refit) != NULL)
 	{
-		const AutoPolicyResult *pick = &refit.live.auto_pick;
+		const AutoPolicyResult *pick = RefitAutoPick(&refit);
 		char		base[REPLAY_NAME_LEN];
 		char		run[REPLAY_NAME_LEN];
 		PolicyParams chosen;
@@ -909,6 +945,12 @@ void
 LiveWorldAutoMarkRecorded(void)
 {
 	refit.auto_recorded = refit.auto_made;
+}
+
+bool
+LiveWorldRefitBlocks(void)
+{
+	return world_ok && refit.running && !refit.have_live;
 }
 
 bool

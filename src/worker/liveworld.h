@@ -71,6 +71,12 @@ extern bool LiveWorldRefitStart(CatState *state);
 /* Should the next load be a full one (a refit cycle may start)? */
 extern bool LiveWorldRefitDue(void);
 extern bool LiveWorldRefitWork(void);
+/*
+ * Whether the world decides nothing until the refit cycle under way
+ * installs: a world built since (LiveWorldRebuild, new models) has no
+ * priors yet.
+ */
+extern bool LiveWorldRefitBlocks(void);
 
 /*
  * Fair shares while every slot is busy (DecisionFairShares): returns how
@@ -113,5 +119,11 @@ extern void LiveWorldAutoMarkRecorded(void);
 
 /* Forget everything (the extension was dropped). */
 extern void LiveWorldReset(void);
+/*
+ * The models changed: a new world at the next sync, whose refit keeps the
+ * "auto" choice of this one when the chooser's inputs did not change
+ * (RefitKeepAuto); no decision until that refit installs its priors.
+ */
+extern void LiveWorldRebuild(void);
 
 #endif							/* EASEML_LIVEWORLD_H */

@@ -52,7 +52,6 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "core/policy.h"
-#include "policy_choice.h"
 #include "retention.h"
 #include "rundir.h"
 #include "scheduler.h"
@@ -75,7 +74,8 @@ static MemoryContext loop_context = NULL;
 /*
  * Refit work (src/core/refit.c) runs in slices of at most this many
  * milliseconds between decisions; while a cycle is under way the loop
- * sleeps at most REFIT_NAP_MS.
+ * sleeps at most REFIT_NAP_MS, and not at all while the world waits for
+ * it (LiveWorldRefitBlocks: a rebuilt world decides nothing before it).
  */
 #define REFIT_SLICE_MS 5
 #define REFIT_NAP_MS 20
@@ -139,29 +139,12 @@ CheckCatalog(void)
 
 /*
  * Refit work off the decision path: slices of at most REFIT_SLICE_MS,
- * each a prior or the cost model (src/core/refit.c).
+ * each a prior or the cost model (src/core/refit.c; RefitWork).
  */
 static void
 RefitSlice(void)
 {
-	TimestampTz start = GetCurrentTimestamp();
-
-	if (!Sched.refit_pending)
-		return;
-	while (Sched.refit_pending &&
-		   !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), REFIT_SLICE_MS))
-		Sched.refit_pending = LiveWorldRefitWork();
-	/*
-	 * new priors may change every decision: decide again with them, at
-	 * once (a rebuilt world decides nothing until its refit is done, so a
-	 * naptime here would leave free slots idle)
-	 */
-	if (!Sched.refit_pending)
-	{
-		Sched.world_changed = true;
-		PolicyChoiceRecord();
-		SetLatch(MyLatch);
-	}
+	(void) RefitWork(REFIT_SLICE_MS);
 }
 
 /* Remove the directories of runs that are gone, keeping tracked ones. */
@@ -254,7 +237,9 @@ Iterate(void)
 
 /*
  * Sleep time: short while a trainer is being stopped or a refit is under
- * way, else the naptime.
+ * way, none while the world can decide nothing before that refit ends
+ * (its slices then follow each other, each loop iteration still reaping
+ * and stopping trainers between them), else the naptime.
  */
 static long
 SleepTime(void)
@@ -266,7 +251,7 @@ SleepTime(void)
 	if (wake >= 0)
 		nap = Min(nap, wake);
 	if (Sched.refit_pending)
-		return Min(REFIT_NAP_MS, nap);
+		return LiveWorldRefitBlocks() ? 0 : Min(REFIT_NAP_MS, nap);
 	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 	{
 		EasemlTrainer *t = SupervisorSlot(slot);

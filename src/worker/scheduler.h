@@ -58,7 +58,8 @@ extern void FinishSubmissions(void);
 extern int	ReattachJobs(int64 *keep, int max);
 extern bool LaunchBackoffActive(void);
 
-/* decide.c: one scheduling step */
+/* decide.c: one scheduling step; refit work for at most ms milliseconds */
 extern void Schedule(void);
+extern bool RefitWork(int ms);
 
 #endif							/* EASEML_SCHEDULER_H */

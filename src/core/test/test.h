@@ -110,6 +110,7 @@ extern void TestCostModel(void);
 extern void TestRefitTwice(void);
 extern void TestAutoPolicy(void);
 extern void TestAutoSameChoice(void);
+extern void TestAutoKeep(void);
 
 /* test_mixture.c */
 extern void TestPolicyGrammar(void);

@@ -67,6 +67,7 @@ static const UnitTest tests[] = {
 	TEST(TestRefitTwice),
 	TEST(TestAutoPolicy),
 	TEST(TestAutoSameChoice),
+	TEST(TestAutoKeep),
 	TEST(TestDecisionPosterior),
 	TEST(TestMixture),
 	TEST(TestMixtureSliced),

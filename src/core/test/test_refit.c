@@ -275,6 +275,117 @@ TestAutoPolicy(void)
 }
 
 /*
+ * The "auto" choice across a world rebuilt for new models (RefitKeepAuto,
+ * AutoPolicyKeeps): a new refit state offered the old state's result keeps
+ * it without a replay (auto_made stays 0: nothing to record) when the
+ * chooser's inputs did not change -- the same history rows with new
+ * models no row knows, the same slots -- and replays when the slots or a
+ * history cell of the block changed.  Still no block is kept too; a
+ * result that was not final (a replay that failed) never is.
+ */
+void
+TestAutoKeep(void)
+{
+	enum
+	{
+	K = 5, KN = 7, M = 16};
+	double		cells[M * K],
+				wide[M * KN];
+	int64_t		row_task[M];
+	unsigned char row_kind[M] = {0};
+	RefitInput	in,
+				in2;
+	RefitState	r,
+				r2,
+				r3;
+	DecisionWorld w,
+				w2;
+	AutoPolicyJob job;
+	AutoPolicyResult pick,
+				failed;
+	uint64_t	rng = 17;
+	int			reused = -1;
+
+	for (int i = 0; i < M; i++)
+	{
+		row_task[i] = 200 + i;
+		for (int k = 0; k < K; k++)
+			cells[i * K + k] = 0.5 + 0.4 * PolicyRandUniform(&rng);
+	}
+	/* the same rows, and two new models (generated: no row knows them) */
+	for (int i = 0; i < M; i++)
+		for (int k = 0; k < KN; k++)
+			wide[i * KN + k] = k < K ? cells[i * K + k] : NAN;
+	HistoryInput(&in, K, M, cells, row_task, row_kind);
+	HistoryInput(&in2, KN, M, wide, row_task, row_kind);
+	in.devices = in2.devices = 2;
+
+	MakeWorld(&w, K, "default", 1);
+	RefitInit(&r, K, 0);
+	CHECK(RefitCycle(&r, &in, &w, 1.0) >= 0 && r.auto_made == 1 &&
+		  RefitAutoPick(&r) != NULL, "keep: the first world's choice is made");
+	pick = *RefitAutoPick(&r);
+	CHECK(pick.devices == 2 && pick.sig != 0, "keep: made on 2 slots");
+
+	/* the rebuilt world: the choice runs at once, and its refit keeps it */
+	MakeWorld(&w2, KN, "default", 1);
+	RefitInit(&r2, KN, 0);
+	CHECK(RefitAutoPick(&r2) == NULL, "keep: nothing offered, no choice");
+	RefitKeepAuto(&r2, RefitAutoLatest(&r));
+	RefitFree(&r);
+	CHECK(RefitAutoPick(&r2) != NULL && RefitAutoPick(&r2)->choice == pick.choice,
+		  "keep: the offered choice is the one in effect before the first install");
+	CHECK(RefitCycle(&r2, &in2, &w2, 2.0) >= 0 && r2.cycles == 1 && r2.auto_made == 0 &&
+		  r2.live.auto_pick.have && r2.live.auto_pick.choice == pick.choice &&
+		  r2.live.auto_pick.sig == pick.sig && strcmp(r2.live.auto_pick.reason, pick.reason) == 0,
+		  "keep: new models alone change nothing: kept without a replay (%d made)",
+		  r2.auto_made);
+
+	/* other slots: replayed */
+	in2.devices = 1;
+	RefitInit(&r3, KN, 0);
+	RefitKeepAuto(&r3, RefitAutoLatest(&r2));
+	CHECK(RefitCycle(&r3, &in2, &w2, 3.0) >= 0 && r3.auto_made == 1 &&
+		  r3.live.auto_pick.devices == 1 && r3.live.auto_pick.sig != pick.sig,
+		  "keep: other slots, a new choice (%d made)", r3.auto_made);
+	RefitFree(&r3);
+	in2.devices = 2;
+
+	/* a history cell of the block changed: replayed */
+	wide[3 * KN + 1] -= 0.1;
+	RefitInit(&r3, KN, 0);
+	RefitKeepAuto(&r3, RefitAutoLatest(&r2));
+	CHECK(RefitCycle(&r3, &in2, &w2, 3.0) >= 0 && r3.auto_made == 1 &&
+		  r3.live.auto_pick.have && r3.live.auto_pick.sig != pick.sig,
+		  "keep: a changed history row, a new choice (%d made)", r3.auto_made);
+	RefitFree(&r3);
+	wide[3 * KN + 1] += 0.1;
+
+	/* no block (3 rows): no choice, kept while the inputs stay the same */
+	in2.m = 3;
+	RefitInit(&r3, KN, 0);
+	RefitKeepAuto(&r3, RefitAutoLatest(&r2));
+	CHECK(RefitCycle(&r3, &in2, &w2, 4.0) >= 0 && r3.auto_made == 1 &&
+		  !r3.live.auto_pick.have && r3.live.auto_pick.no_block && RefitAutoPick(&r3) == NULL,
+		  "keep: no block, no choice (the fallback runs)");
+	CHECK(AutoPolicyBegin(&job, &in2, &r3.live.auto_pick, &reused) == 1 && reused &&
+		  job.res.no_block, "keep: still no block, kept");
+	AutoPolicyFree(&job);
+	in2.m = M;
+	RefitFree(&r3);
+
+	/* a result that was not final is never kept */
+	failed = pick;
+	failed.have = 0;
+	CHECK(AutoPolicyKeeps(&pick, pick.sig) && !AutoPolicyKeeps(&failed, pick.sig) &&
+		  !AutoPolicyKeeps(&pick, pick.sig ^ 1) && !AutoPolicyKeeps(NULL, pick.sig),
+		  "keep: only a final result on the same inputs");
+	RefitFree(&r2);
+	DecisionWorldFree(&w);
+	DecisionWorldFree(&w2);
+}
+
+/*
  * One chooser (issue 23): on every draw, a replay's "default" runs what
  * the live worker's chooser (AutoPolicyBegin/Step, sliced as the refit
  * cycle runs it) chooses on a history made of that draw's prior rows --
