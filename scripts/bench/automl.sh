@@ -229,13 +229,15 @@ EOF
 	# the tenant cancels what is queued or running, again while anything
 	# is: a run that ends between the statement's snapshot and its cancel
 	# fails the statement (55000, docs/operations.md "Run life cycle"),
-	# and the next turn cancels what is left
-	for _ in $(seq 1 60); do
+	# and the next turn cancels what is left; for at least 2 s, since the
+	# worker applies the reload at its next step and may still start a run
+	# after the first sweep
+	for i in $(seq 1 60); do
 		psql -At -o /dev/null -c "SET ROLE bench" \
 			-c "SELECT easeml.cancel(id) FROM easeml.runs WHERE status IN ('queued', 'running') AND NOT cancel_requested" ||
 			echo "easeml: the cancel of every run failed (above); again"
 		active=$(psql -At -c "SELECT count(*) FROM easeml.runs WHERE status IN ('queued', 'running')")
-		[ "$active" = 0 ] && break
+		[ "$active" = 0 ] && [ "$i" -ge 4 ] && break
 		sleep 0.5
 	done
 	psql -At -c "

@@ -106,7 +106,8 @@ Hash(uint64_t h, const void *data, size_t bytes)
 
 /*
  * The signature of the chooser's inputs (autopolicy.h): the block in the
- * job (its kind, shape, qualities and runtimes), or that there is none;
+ * job (its kind, shape, qualities, runtimes and data-set sizes), or that
+ * there is none;
  * the slots; the options after auto.  Never 0.
  */
 static uint64_t
@@ -124,6 +125,9 @@ InputsSignature(const AutoPolicyJob *job, int devices, const char *options)
 		sig = Hash(sig, job->q, sizeof(double) * res->rows * res->cols);
 		if (job->cost)
 			sig = Hash(sig, job->cost, sizeof(double) * res->rows * res->cols);
+		/* the data-set sizes the replay's cost model reads with runtimes */
+		if (job->sizes)
+			sig = Hash(sig, job->sizes, sizeof(double) * 2 * res->rows);
 	}
 	sig = Hash(sig, &devices, sizeof(int));
 	/* other options after auto: another choice */

@@ -29,7 +29,7 @@
  *
  * Inputs that did not change keep their choice without a replay: the
  * chooser's inputs are the block (its kind, rows, models, qualities and,
- * when charged, runtimes; or that there is none), the slots and the
+ * when charged, runtimes and data-set sizes; or that there is none), the slots and the
  * options after auto, and AutoPolicyBegin compares their signature
  * (AutoPolicyResult.sig) with the previous result's -- the one definition
  * of "unchanged".  A previous result is kept when it was final on them: a

@@ -105,8 +105,8 @@ TestRefitTwice(void)
  * choice and scores equal ReplayAutoChoose's on that block; when the best
  * model is 1,000 times the cost of one almost as good, "popular model
  * first" (the prior mean's order, blind to cost) must lose; the refit
- * cycle installs the choice, and a cycle whose block did not change keeps
- * it without a replay.
+ * cycle installs the choice, and a cycle whose inputs (block, slots,
+ * options) did not change keeps it without a replay.
  */
 void
 TestAutoPolicy(void)
