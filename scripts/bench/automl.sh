@@ -108,6 +108,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 . scripts/lib/cluster.sh
+. scripts/lib/automl_set.sh
 cluster_install
 TRAINER=$root/easeml-trainer
 echo "== easeml vs Optuna: sets: $SETS; budget $BUDGET s (reported at $BUDGETS s); $(getconf _NPROCESSORS_ONLN) cores"
@@ -186,22 +187,13 @@ test_easeml() {
 
 # easeml on set $1 for $BUDGET seconds: $out/$1.easeml.jsonl
 run_easeml() {
-	local s=$1 cols t0 budget_col='' budget_val='' active
+	local s=$1 t0 budget_col='' budget_val='' active
 	cluster_new
 	cluster_start "shared_preload_libraries = 'easeml'" "easeml.database = 'postgres'" \
 		"easeml.max_workers = 2" "easeml.cancel_grace = 0" "jit = off"
 	psql() { PGOPTIONS="-c client_min_messages=warning" cluster_psql "$@"; }
-	psql -c 'CREATE EXTENSION easeml'
-	psql -At -c "SELECT easeml.load_history('$("$PG_CONFIG" --sharedir)/extension/easeml_seed_history.csv', 'seed') || ' seed history cells'"
-	cols=$(head -1 "$out/$s.csv" | tr ',' '\n' | grep -v '^label$' | sed 's/$/ float8/' | paste -sd,)
 	# the dev rows only; the test rows are loaded after the search
-	psql -c "CREATE TABLE public.$s ($cols, label text)"
-	psql -c "COPY public.$s FROM STDIN (FORMAT csv, HEADER true)" <"$out/$s.csv"
-	psql -o /dev/null <<EOF
-CREATE ROLE bench LOGIN;
-SELECT easeml.add_tenant('bench');
-GRANT SELECT ON public.$s TO bench;
-EOF
+	automl_set "$s" "$out/$s.csv"
 	if [ "$(psql -At -c "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'easeml' AND table_name = 'tasks' AND column_name = 'budget_seconds'")" = 1 ]; then
 		# the budget counts the seconds of the task's runs (easeml._spent_seconds):
 		# two slots spend BUDGET wall seconds as 2 x BUDGET run seconds

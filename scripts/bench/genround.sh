@@ -43,6 +43,7 @@ mkdir -p "$out"
 "$PY" scripts/bench/automl_bench.py data "$SET" "$out/$SET.csv"
 
 . scripts/lib/cluster.sh
+. scripts/lib/automl_set.sh
 cluster_install
 extra=()
 if [ -n "${EXTRA:-}" ]; then
@@ -53,16 +54,7 @@ cluster_start "shared_preload_libraries = 'easeml'" "easeml.database = 'postgres
 	"easeml.max_workers = 2" "easeml.cancel_grace = 0" "jit = off" \
 	"log_line_prefix = '%m [%p] '" ${extra[@]+"${extra[@]}"}
 psql() { PGOPTIONS="-c client_min_messages=warning" cluster_psql "$@"; }
-psql -c 'CREATE EXTENSION easeml'
-psql -At -c "SELECT easeml.load_history('$("$PG_CONFIG" --sharedir)/extension/easeml_seed_history.csv', 'seed') || ' seed history cells'"
-cols=$(head -1 "$out/$SET.csv" | tr ',' '\n' | grep -v '^label$' | sed 's/$/ float8/' | paste -sd,)
-psql -c "CREATE TABLE public.$SET ($cols, label text)"
-psql -c "COPY public.$SET FROM STDIN (FORMAT csv, HEADER true)" <"$out/$SET.csv"
-psql -o /dev/null <<EOF
-CREATE ROLE bench LOGIN;
-SELECT easeml.add_tenant('bench');
-GRANT SELECT ON public.$SET TO bench;
-EOF
+automl_set "$SET" "$out/$SET.csv"
 sleep 2
 echo "== $SET for $SECONDS_RUN s ($(cut -d' ' -f1-3 /proc/loadavg) load average; settings: ${EXTRA:-none})"
 t0=$(date +%s)

@@ -7,7 +7,10 @@
 -- runs' seconds; a completed task gets one last ensemble over every run.
 -- The trigger on easeml.runs also looks when a selection run fails or is
 -- interrupted (a completed task's last run in flight), and one on
--- easeml.tasks when the task completes.
+-- easeml.tasks when the task completes.  A run whose cancel was requested
+-- queues none (the WHEN): scripts/bench/automl.sh's cancel of every run,
+-- with easeml.enabled = off, left the ensemble queued by the end of the
+-- one it cancelled 'queued' for good (t/051).
 
 -- [ensemble] Queue an ensemble of a task (docs/models.md 8,
 -- docs/scheduler.md 7.10), in the transaction that records the end of one
