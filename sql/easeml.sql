@@ -244,6 +244,9 @@ CREATE INDEX runs_active_idx ON easeml.runs (status)
 -- runs of it
 CREATE UNIQUE INDEX runs_in_flight_idx ON easeml.runs (task_id, model_id)
 	WHERE status IN ('queued', 'running') AND purpose = 'select';
+-- [ensemble] and one ensemble of a task (easeml._queue_ensemble)
+CREATE UNIQUE INDEX runs_ensemble_in_flight_idx ON easeml.runs (task_id)
+	WHERE status IN ('queued', 'running') AND purpose = 'ensemble';
 CREATE INDEX runs_refit_of_idx ON easeml.runs (refit_of) WHERE refit_of IS NOT NULL;
 COMMENT ON TABLE easeml.runs IS
 	'training runs: queued, running, succeeded, failed, cancelled or interrupted';
@@ -1895,7 +1898,8 @@ END;
 $$;
 
 -- Artifact retention after a run ended: a run that did not succeed keeps
--- none (nor [ensemble] its validation predictions); of its task's
+-- none (nor [ensemble] its validation predictions, which its task's runs
+-- keep while an ensemble can select them); of its task's
 -- succeeded runs, those above easeml.artifact_max_bytes keep theirs only
 -- while they are the best (highest score, then fastest), what
 -- deploy('best') would deploy, deployed, or the deployment a rollback
@@ -1949,6 +1953,15 @@ BEGIN
 	 WHERE a.run_id = r.id AND r.task_id = tid AND a.bytes > cap
 	   AND r.status IN ('succeeded', 'failed', 'cancelled', 'interrupted')
 	   AND NOT r.id = ANY (keep);
+	-- [ensemble] validation predictions while an ensemble can select them:
+	-- a run of an older snapshot, or not selectable in the pool, is never
+	-- selected again (snapshots only move on, queued ensembles with them; a
+	-- new run only pushes others down)
+	DELETE FROM easeml.run_predictions p USING easeml.runs r, easeml.tasks t
+	 WHERE p.run_id = r.id AND r.task_id = tid AND t.id = tid
+	   AND r.status NOT IN ('queued', 'running')
+	   AND (r.snapshot_version IS DISTINCT FROM t.snapshot_version
+			OR r.id IN (SELECT x.run_id FROM easeml._ensemble_pool(tid) x WHERE NOT x.selectable));
 END;
 $$;
 
@@ -5462,13 +5475,15 @@ INSERT INTO easeml.models (name, family, params, kinds, enabled, builtin) VALUES
 -- [ensemble] The runs an ensemble of a task is selected from: its
 -- succeeded selection runs on the task's current snapshot and features,
 -- of a built-in family, with their artifact and validation predictions
--- stored; best first.
+-- stored; best first.  selectable: one of the best 200, which an ensemble
+-- selects from (easeml_trainer.ensemble_members); the predictions of the
+-- others are not kept (easeml._keep_artifacts).
 CREATE FUNCTION easeml._ensemble_pool(task_id bigint)
-RETURNS TABLE (run_id bigint, score float8)
+RETURNS TABLE (run_id bigint, score float8, selectable boolean)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT r.id, r.score
+	SELECT r.id, r.score, row_number() OVER (ORDER BY r.score DESC, r.seconds, r.id) <= 200
 	  FROM easeml.tasks t
 	  JOIN easeml.runs r ON r.task_id = t.id
 	  JOIN easeml.models m ON m.id = r.model_id
@@ -5518,8 +5533,8 @@ COMMENT ON FUNCTION easeml_trainer.predictions(bigint, bytea) IS
 	'internal: the trainer stores the validation predictions of its run''s model; returns why not when they are not kept';
 
 -- [ensemble] The validation predictions an ensemble run selects from: the
--- pool of its task (easeml._ensemble_pool) on the run's snapshot, best
--- first, at most 200 runs.
+-- selectable runs of its task's pool (easeml._ensemble_pool) on the run's
+-- snapshot, best first.
 CREATE FUNCTION easeml_trainer.ensemble_members(run_id bigint)
 RETURNS TABLE (member bigint, score float8, data bytea)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -5533,10 +5548,9 @@ BEGIN
 		 CROSS JOIN LATERAL easeml._ensemble_pool(e.task_id) p
 		  JOIN easeml.runs r ON r.id = p.run_id
 		  JOIN easeml.run_predictions rp ON rp.run_id = p.run_id
-		 WHERE e.id = ensemble_members.run_id AND e.purpose = 'ensemble'
+		 WHERE e.id = ensemble_members.run_id AND e.purpose = 'ensemble' AND p.selectable
 		   AND r.snapshot_version IS NOT DISTINCT FROM e.snapshot_version
-		 ORDER BY p.score DESC, r.seconds, r.id
-		 LIMIT 200;
+		 ORDER BY p.score DESC, r.seconds, r.id;
 END;
 $$;
 COMMENT ON FUNCTION easeml_trainer.ensemble_members(bigint) IS
@@ -5559,8 +5573,11 @@ COMMENT ON FUNCTION easeml_trainer.ensemble_members(bigint) IS
 --    the last one and none of its selection runs is queued or running,
 --    so that the final leaderboard's ensemble selects from every run
 --    (also at the end of an ensemble still running at completion).
--- One ensemble of a task is queued or running at a time; the pool holds
--- at least k runs.  No ensemble for k-fold tasks (the runs keep the
+-- One ensemble of a task is queued or running at a time (the EXISTS;
+-- runs_ensemble_in_flight_idx where two transactions recording ends of the
+-- task's runs, or its completion, would queue one each: the second waits
+-- for the first and queues none, its own record kept); the pool holds at
+-- least k runs.  No ensemble for k-fold tasks (the runs keep the
 -- predictions of no fold) or with ensemble_min_runs = 0.  A run whose
 -- cancel was requested queues none (the trigger's WHEN): a cancelled
 -- ensemble is not followed by another, nor does a run that succeeded
@@ -5626,7 +5643,9 @@ BEGIN
 				 AND ens_seconds + last_seconds <= sel_seconds / 4)) THEN
 		INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, purpose,
 								 snapshot_version)
-		VALUES (t.id, t.tenant, mid, 'queued', 'scheduler', 'ensemble', t.snapshot_version);
+		VALUES (t.id, t.tenant, mid, 'queued', 'scheduler', 'ensemble', t.snapshot_version)
+		ON CONFLICT (task_id) WHERE status IN ('queued', 'running') AND purpose = 'ensemble'
+		DO NOTHING;
 	END IF;
 	RETURN NULL;
 END;

@@ -166,4 +166,55 @@ $node->safe_psql('postgres', q{
 	 WHERE name = 'wine'});
 is(ensembles(), '5 0 20', 'easeml.ensemble_min_runs = 0: none, also when the task completes');
 
+# Two transactions that each find no ensemble in flight queue one: the
+# second waits on runs_ensemble_in_flight_idx, then queues none, and the
+# end of the run it records is kept.  (Today the scheduler alone records
+# runs; an admin completing a task while it records one is such a pair.)
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM SET easeml.ensemble_min_runs = 2; SELECT pg_reload_conf();});
+$node->poll_query_until('postgres', q{SELECT current_setting('easeml.ensemble_min_runs') = '2'})
+  or die 'easeml.ensemble_min_runs did not become 2';
+$node->safe_psql('postgres', q{UPDATE easeml.tasks SET status = 'active' WHERE name = 'wine'});
+my $first = $node->background_psql('postgres');
+$first->query_safe(q{
+	BEGIN;
+	INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, purpose, snapshot_version)
+	SELECT t.id, t.tenant, m.id, 'queued', 'scheduler', 'ensemble', t.snapshot_version
+	  FROM easeml.tasks t, easeml.models m WHERE t.name = 'wine' AND m.name = 'ensemble';});
+my ($race_out, $race_err) = ('', '');
+my $race_file = PostgreSQL::Test::Utils::tempdir() . '/race.sql';
+PostgreSQL::Test::Utils::append_to_file($race_file, 'BEGIN;' . select_run_sql(100) . 'COMMIT;');
+my $second = IPC::Run::start [ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'),
+	'-f', $race_file ], '>', \$race_out, '2>', \$race_err;
+ok($node->poll_query_until('postgres', q{
+		SELECT count(*) > 0 FROM pg_stat_activity
+		 WHERE wait_event_type = 'Lock' AND query LIKE '%_finish_run%'}),
+	'a run\'s end, due an ensemble, waits for another transaction\'s queued ensemble');
+$first->query_safe('COMMIT');
+$first->quit;
+ok($second->finish, 'the run\'s end is recorded') or diag($race_err);
+is(ensembles(), '6 1 21', 'one ensemble in flight: the waiting transaction queued none');
+
+# Validation predictions are kept while an ensemble can select them: the
+# best 200 of the pool, on the task's snapshot.  Faster runs (1 s, the
+# same score) push the 21 before them out, the slowest first.
+# "<predictions kept> <of them, runs of 2 s or more> <pool> <selectable>"
+sub kept
+{
+	return $node->safe_psql('postgres', q{
+		SELECT count(*) || ' ' || count(*) FILTER (WHERE r.seconds >= 2) || ' '
+			   || (SELECT count(*) || ' ' || count(*) FILTER (WHERE selectable)
+					 FROM easeml._ensemble_pool(1))
+		  FROM easeml.run_predictions p JOIN easeml.runs r ON r.id = p.run_id});
+}
+is(kept(), '21 21 21 21', 'every run of the pool keeps its predictions');
+$node->safe_psql('postgres', 'BEGIN;' . join('', map { select_run_sql(1) } 1 .. 199) . 'COMMIT;');
+is(kept(), '200 1 200 200',
+	'220 runs: the 20 slowest lose their predictions, the best 200 keep theirs');
+select_run(1);
+is(kept(), '200 0 200 200', 'one more: the slowest of the 200 loses its predictions');
+is(query_as($node, 'lab_p', "SELECT easeml.refresh('wine')"), '2', 'a new snapshot of the task');
+select_run(1);
+is(kept(), '1 0 1 1', 'the next run that ends: the older snapshot\'s runs keep no predictions');
+
 done_testing();

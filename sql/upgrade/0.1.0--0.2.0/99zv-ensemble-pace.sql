@@ -12,6 +12,11 @@
 -- with easeml.enabled = off, left the ensemble queued by the end of the
 -- one it cancelled 'queued' for good (t/051).
 
+-- [ensemble] one ensemble of a task in flight (two recording transactions
+-- could each queue one)
+CREATE UNIQUE INDEX runs_ensemble_in_flight_idx ON easeml.runs (task_id)
+	WHERE status IN ('queued', 'running') AND purpose = 'ensemble';
+
 -- [ensemble] Queue an ensemble of a task (docs/models.md 8,
 -- docs/scheduler.md 7.10), in the transaction that records the end of one
 -- of its selection runs or ensembles, or its completion.  The pool is
@@ -29,8 +34,11 @@
 --    the last one and none of its selection runs is queued or running,
 --    so that the final leaderboard's ensemble selects from every run
 --    (also at the end of an ensemble still running at completion).
--- One ensemble of a task is queued or running at a time; the pool holds
--- at least k runs.  No ensemble for k-fold tasks (the runs keep the
+-- One ensemble of a task is queued or running at a time (the EXISTS;
+-- runs_ensemble_in_flight_idx where two transactions recording ends of the
+-- task's runs, or its completion, would queue one each: the second waits
+-- for the first and queues none, its own record kept); the pool holds at
+-- least k runs.  No ensemble for k-fold tasks (the runs keep the
 -- predictions of no fold) or with ensemble_min_runs = 0.  A run whose
 -- cancel was requested queues none (the trigger's WHEN): a cancelled
 -- ensemble is not followed by another, nor does a run that succeeded
@@ -96,7 +104,9 @@ BEGIN
 				 AND ens_seconds + last_seconds <= sel_seconds / 4)) THEN
 		INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, purpose,
 								 snapshot_version)
-		VALUES (t.id, t.tenant, mid, 'queued', 'scheduler', 'ensemble', t.snapshot_version);
+		VALUES (t.id, t.tenant, mid, 'queued', 'scheduler', 'ensemble', t.snapshot_version)
+		ON CONFLICT (task_id) WHERE status IN ('queued', 'running') AND purpose = 'ensemble'
+		DO NOTHING;
 	END IF;
 	RETURN NULL;
 END;
