@@ -163,13 +163,15 @@ INSERT INTO easeml.models (name, family, params, kinds, enabled, builtin) VALUES
 -- [ensemble] The runs an ensemble of a task is selected from: its
 -- succeeded selection runs on the task's current snapshot and features,
 -- of a built-in family, with their artifact and validation predictions
--- stored; best first.
+-- stored; best first.  selectable: one of the best 200, which an ensemble
+-- selects from (easeml_trainer.ensemble_members); the predictions of the
+-- others are not kept (easeml._keep_artifacts).
 CREATE FUNCTION easeml._ensemble_pool(task_id bigint)
-RETURNS TABLE (run_id bigint, score float8)
+RETURNS TABLE (run_id bigint, score float8, selectable boolean)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT r.id, r.score
+	SELECT r.id, r.score, row_number() OVER (ORDER BY r.score DESC, r.seconds, r.id) <= 200
 	  FROM easeml.tasks t
 	  JOIN easeml.runs r ON r.task_id = t.id
 	  JOIN easeml.models m ON m.id = r.model_id
@@ -219,8 +221,8 @@ COMMENT ON FUNCTION easeml_trainer.predictions(bigint, bytea) IS
 	'internal: the trainer stores the validation predictions of its run''s model; returns why not when they are not kept';
 
 -- [ensemble] The validation predictions an ensemble run selects from: the
--- pool of its task (easeml._ensemble_pool) on the run's snapshot, best
--- first, at most 200 runs.
+-- selectable runs of its task's pool (easeml._ensemble_pool) on the run's
+-- snapshot, best first.
 CREATE FUNCTION easeml_trainer.ensemble_members(run_id bigint)
 RETURNS TABLE (member bigint, score float8, data bytea)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -234,10 +236,9 @@ BEGIN
 		 CROSS JOIN LATERAL easeml._ensemble_pool(e.task_id) p
 		  JOIN easeml.runs r ON r.id = p.run_id
 		  JOIN easeml.run_predictions rp ON rp.run_id = p.run_id
-		 WHERE e.id = ensemble_members.run_id AND e.purpose = 'ensemble'
+		 WHERE e.id = ensemble_members.run_id AND e.purpose = 'ensemble' AND p.selectable
 		   AND r.snapshot_version IS NOT DISTINCT FROM e.snapshot_version
-		 ORDER BY p.score DESC, r.seconds, r.id
-		 LIMIT 200;
+		 ORDER BY p.score DESC, r.seconds, r.id;
 END;
 $$;
 COMMENT ON FUNCTION easeml_trainer.ensemble_members(bigint) IS

@@ -150,6 +150,17 @@ BEGIN
 	 WHERE a.run_id = r.id AND r.task_id = tid AND a.bytes > cap
 	   AND r.status IN ('succeeded', 'failed', 'cancelled', 'interrupted')
 	   AND NOT r.id = ANY (keep);
+	-- [ensemble] validation predictions while an ensemble can select them:
+	-- a run of an older snapshot is never selected again (snapshots only
+	-- move on, queued ensembles with them), nor one below the pool's best
+	-- 200 while the scores stand (a new run only pushes others down; after
+	-- easeml.alter_task changes the metric or features, the pool ranks the
+	-- runs that kept theirs)
+	DELETE FROM easeml.run_predictions p USING easeml.runs r, easeml.tasks t
+	 WHERE p.run_id = r.id AND r.task_id = tid AND t.id = tid
+	   AND r.status NOT IN ('queued', 'running')
+	   AND (r.snapshot_version IS DISTINCT FROM t.snapshot_version
+			OR r.id IN (SELECT x.run_id FROM easeml._ensemble_pool(tid) x WHERE NOT x.selectable));
 END;
 $$;
 
