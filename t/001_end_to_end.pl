@@ -101,15 +101,32 @@ is( $node->safe_psql('postgres', q{
 cmp_ok( $node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs WHERE (metrics->>'artifact_bytes')::bigint > 4096}),
 	'>', 1, 'several runs produced artifacts above the 4kB cap');
+# (the rule of easeml._keep_artifacts, stated again: the best run, what
+# deploy('best') takes, the latest two deployments not rolled back with
+# their refits, and the members of any of those that is an ensemble -- the
+# task's last ensemble, queued when it completes, may be its best)
 is( $node->safe_psql('postgres', q{
+	WITH kept AS (
+		SELECT t.id AS task_id, k.id
+		  FROM easeml.tasks t
+		 CROSS JOIN LATERAL (
+			(SELECT b.id FROM easeml.runs b WHERE b.task_id = t.id AND b.status = 'succeeded'
+				AND b.score IS NOT NULL ORDER BY b.score DESC, b.seconds, b.id LIMIT 1)
+			UNION ALL SELECT easeml._best_deployable(t.id)
+			UNION ALL SELECT v.id
+			  FROM (SELECT d.run_id, d.refit_run_id FROM easeml.deployments d
+					 WHERE d.task_id = t.id AND d.rolled_back_at IS NULL
+					 ORDER BY d.id DESC LIMIT 2) l
+			 CROSS JOIN LATERAL (VALUES (l.run_id), (l.refit_run_id)) v (id)) k
+		 WHERE k.id IS NOT NULL),
+	members AS (
+		SELECT (e ->> 'run_id')::bigint AS id
+		  FROM kept JOIN easeml.runs x ON x.id = kept.id AND x.purpose = 'ensemble'
+		 CROSS JOIN LATERAL jsonb_array_elements(coalesce(x.metrics -> 'members', '[]')) e)
 	SELECT count(*) FROM easeml.artifacts a JOIN easeml.runs r ON r.id = a.run_id
-	 WHERE a.bytes > 4096 AND r.status <> 'running' AND r.id <> (SELECT b.id FROM easeml.runs b WHERE b.task_id = r.task_id
-	   AND b.status = 'succeeded' AND b.score IS NOT NULL ORDER BY b.score DESC, b.seconds, b.id LIMIT 1)
-	   AND r.id NOT IN (SELECT k.id FROM (SELECT d.run_id, d.refit_run_id FROM easeml.deployments d
-										   WHERE d.task_id = r.task_id AND d.rolled_back_at IS NULL
-										   ORDER BY d.id DESC LIMIT 2) l
-						 CROSS JOIN LATERAL (VALUES (l.run_id), (l.refit_run_id)) k (id) WHERE k.id IS NOT NULL)}),
-	'0', 'no finished run but the best, the deployed one and the one a rollback returns to (and their refits on every row) keeps an artifact above easeml.artifact_max_bytes');
+	 WHERE a.bytes > 4096 AND r.status <> 'running'
+	   AND r.id NOT IN (SELECT id FROM kept UNION ALL SELECT id FROM members)}),
+	'0', 'no finished run but the best, the deployed one and the one a rollback returns to (their refits on every row, the members of such an ensemble) keeps an artifact above easeml.artifact_max_bytes');
 cmp_ok( $node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.artifacts a JOIN easeml.runs r ON r.id = a.run_id
 	 JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'wine'}),
