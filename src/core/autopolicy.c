@@ -107,8 +107,7 @@ Hash(uint64_t h, const void *data, size_t bytes)
 /*
  * The signature of the chooser's inputs (autopolicy.h): the block in the
  * job (its kind, shape, qualities, runtimes and data-set sizes), or that
- * there is none;
- * the slots; the options after auto.  Never 0.
+ * there is none; the slots; the options after auto.  Never 0.
  */
 static uint64_t
 InputsSignature(const AutoPolicyJob *job, int devices, const char *options)

@@ -29,14 +29,14 @@
  *
  * Inputs that did not change keep their choice without a replay: the
  * chooser's inputs are the block (its kind, rows, models, qualities and,
- * when charged, runtimes and data-set sizes; or that there is none), the slots and the
- * options after auto, and AutoPolicyBegin compares their signature
- * (AutoPolicyResult.sig) with the previous result's -- the one definition
- * of "unchanged".  A previous result is kept when it was final on them: a
- * choice, a fallback by the chooser's rules, or no block.  The previous
- * result may come from another refit state (a world rebuilt for new
- * models, RefitKeepAuto): models no history row knows are not in the
- * block, so new candidates alone change nothing.
+ * when charged, runtimes and data-set sizes; or that there is none), the
+ * slots and the options after auto, and AutoPolicyBegin compares their
+ * signature (AutoPolicyResult.sig) with the previous result's -- the one
+ * definition of "unchanged".  A previous result is kept when it was
+ * final on them: a choice, a fallback by the chooser's rules, or no block.
+ * The previous result may come from another refit state (a world rebuilt
+ * for new models, RefitKeepAuto): models no history row knows are not in
+ * the block, so new candidates alone change nothing.
  *
  * Plain C, no PostgreSQL headers.
  *
