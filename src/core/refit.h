@@ -8,7 +8,7 @@
  * best score per model of every task is a history row), and so do the
  * measured runtimes the cost model learns from.  Refitting on every
  * decision made the worker's decisions slow; instead a refit cycle starts
- * at most every RefitConfig.interval seconds (or at once when nothing is
+ * at most every RefitState.interval seconds (or at once when nothing is
  * fitted yet) from a snapshot of the history, runs in short steps between
  * decisions, and installs everything it fitted into the DecisionWorld at
  * once when it is done.  In between, each task's posterior is updated

@@ -69,7 +69,7 @@ LauncherDefineSettings(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomStringVariable("easeml.slurm_bindir",
-							   "Directory of Slurm's commands (sbatch, squeue, scontrol, scancel).",
+							   "Directory of Slurm's commands (sbatch, squeue, scontrol, sacct, scancel).",
 							   NULL,
 							   &easeml_slurm_bindir,
 							   "/usr/bin",

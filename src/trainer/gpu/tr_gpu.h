@@ -4,11 +4,11 @@
  *	  The trainer's GPU layer: the operations a GPU backend provides, and
  *	  how the trainer finds one (src/trainer/gpu/tr_gpu.c).
  *
- * The CUDA backend (src/trainer/cuda/, built only where nvcc exists) is a
- * shared object, easeml-cuda.so, that the trainer loads with dlopen() the
- * first time a GPU is asked for: an easeml-trainer built on a machine with
- * CUDA still starts, and trains on the CPU, where libcudart, cuBLAS or the
- * driver are missing.  The object exports one function,
+ * The CUDA backend (src/trainer/gpu/tr_cuda.cu, built only where nvcc
+ * exists) is a shared object, easeml-cuda.so, that the trainer loads with
+ * dlopen() the first time a GPU is asked for: an easeml-trainer built on a
+ * machine with CUDA still starts, and trains on the CPU, where libcudart,
+ * cuBLAS or the driver are missing.  The object exports one function,
  * easeml_gpu_backend(abi), returning a TrGpuOps table.
  *
  * A second implementation of the same table runs on the CPU

@@ -3,7 +3,7 @@
  * tr_gpu_kernels.h
  *	  The bodies of the GPU kernels, one element (or one row) each.
  *
- * Compiled twice: by nvcc into the CUDA backend (src/trainer/cuda/,
+ * Compiled twice: by nvcc into the CUDA backend (src/trainer/gpu/tr_cuda.cu,
  * where a grid-stride loop calls each body once per element) and by the C
  * compiler into the CPU emulation (tr_gpu_host.c, a plain loop).  So the
  * arithmetic the GPU runs is written once, next to the operations of the
