@@ -27,7 +27,8 @@ WORKER_OBJS = src/worker/scheduler.o src/worker/results.o src/worker/stops.o \
 	src/worker/catalog_claim.o src/worker/catalog_record.o \
 	src/worker/catalog_devices.o src/worker/supervisor.o src/worker/rundir.o \
 	src/worker/retention.o src/worker/liveworld.o src/worker/policy_choice.o \
-	src/worker/devices.o src/worker/launch_slurm.o src/worker/trainer_jobs.o
+	src/worker/devices.o src/worker/launch_slurm.o src/worker/trainer_jobs.o \
+	src/worker/recovery.o
 SQL_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/sql/sql_*.c)))
 CORE_OBJS = $(patsubst %.c,%.o,$(CORE_SRCS))
 OBJS = $(MODULE_OBJS) $(WORKER_OBJS) $(SQL_OBJS) $(CORE_OBJS) $(PREDICT_OBJS)

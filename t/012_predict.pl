@@ -164,4 +164,30 @@ $node->restart;
 is(query_as($node, 'lab_p', 'SELECT count(*) FROM easeml.prediction_stats'), '0',
 	'prediction_stats: the counters start again when the server restarts');
 
+# easeml.predict resolves its task under the caller's search_path: another
+# tenant who may create in public (as before PostgreSQL 15) plants an
+# unnest(text[]) and an =(oid, regclass), which would win over
+# pg_catalog's; neither runs in lab_p's predict, which still predicts
+$node->safe_psql('postgres', q{
+	GRANT CREATE ON SCHEMA public TO lab_q;
+	CREATE TABLE public.loot (who name);
+	GRANT INSERT ON public.loot TO PUBLIC;});
+query_as($node, 'lab_q', q{
+	CREATE FUNCTION public.unnest(a text[]) RETURNS SETOF text LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO public.loot VALUES (current_user);
+		RETURN QUERY SELECT * FROM pg_catalog.unnest(a);
+	END $$;
+	CREATE FUNCTION public.planted_eq(oid, regclass) RETURNS boolean LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO public.loot VALUES (current_user);
+		RETURN $1 = $2::oid;
+	END $$;
+	CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = regclass, FUNCTION = public.planted_eq);});
+is(query_as($node, 'lab_p', q{SELECT md5(string_agg(easeml.predict('penguins', p), ',')) FROM public.penguins p}),
+	substr($cached, 0, 32),
+	'predict, with another tenant\'s functions on its search_path, predicts as before');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM public.loot'), '0',
+	'none of the planted functions ran in it');
+
 done_testing();

@@ -50,16 +50,28 @@ typedef struct CachedModel
 static CachedModel *cache = NULL;
 static uint64 use_clock = 0;
 
+/*
+ * Runs as the caller, under the caller's search_path: every function,
+ * operator and type is schema-qualified, or a tenant who can create in a
+ * schema on another's path (public before PostgreSQL 15) could plant an
+ * unnest(text[]) or an =(oid, regclass) that wins over pg_catalog's.
+ */
 static const char *const lookup_sql =
 "SELECT t.id, t.features,"
-"       coalesce(t.feature_types, array_fill('numeric'::text, ARRAY[cardinality(t.features)])),"
+"       coalesce(t.feature_types, pg_catalog.array_fill('numeric'::pg_catalog.text,"
+"                                 ARRAY[pg_catalog.cardinality(t.features)])),"
 "       easeml._deployed_run(t.id),"
-"       ARRAY(SELECT coalesce(a.atttypid, 0)::oid"
-"               FROM unnest(t.features) WITH ORDINALITY AS u(f, ord)"
-"               LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.source"
-"                     AND a.attname = u.f AND a.attnum > 0 AND NOT a.attisdropped"
+"       ARRAY(SELECT coalesce(a.atttypid, 0::pg_catalog.oid)"
+"               FROM pg_catalog.unnest(t.features) WITH ORDINALITY AS u(f, ord)"
+"               LEFT JOIN pg_catalog.pg_attribute a"
+"                      ON a.attrelid OPERATOR(pg_catalog.=) t.source::pg_catalog.oid"
+"                     AND a.attname OPERATOR(pg_catalog.=) u.f"
+"                     AND a.attnum OPERATOR(pg_catalog.>) 0::pg_catalog.int2"
+"                     AND NOT a.attisdropped"
 "              ORDER BY u.ord)"
-"  FROM easeml.tasks t WHERE t.name = $1 AND t.tenant = current_user";
+"  FROM easeml.tasks t"
+" WHERE t.name OPERATOR(pg_catalog.=) $1"
+"   AND t.tenant OPERATOR(pg_catalog.=) current_user";
 
 static void
 Unlink(CachedModel *e)

@@ -157,27 +157,3 @@ CatalogBootstrapUser(void)
 							   GetUserNameFromId(BOOTSTRAP_SUPERUSERID, false));
 }
 
-/*
- * Startup recovery: a run left 'running' belongs to a scheduler that is
- * gone, so it is marked 'interrupted' and its candidate becomes
- * schedulable again; but not those in keep, whose Slurm jobs the new
- * scheduler follows again.  Returns how many were marked.
- */
-int
-CatalogRecover(const int64 *keep, int n)
-{
-	Oid			types[1] = {INT8ARRAYOID};
-	Datum		values[1];
-
-	values[0] = Int8ArrayDatum(keep, n);
-	/* rows a tenant keeps locked are left to CatalogReconcile later */
-	Exec("UPDATE easeml.runs"
-		 "   SET status = 'interrupted', finished_at = clock_timestamp(),"
-		 "       seconds = extract(epoch FROM clock_timestamp() - started_at),"
-		 "       error = 'interrupted: the scheduler restarted while the run was in flight'"
-		 " WHERE id IN (SELECT id FROM easeml.runs WHERE status = 'running'"
-		 "               AND id <> ALL ($1::int8[])"
-		 "               FOR UPDATE SKIP LOCKED)",
-		 SPI_OK_UPDATE, 1, types, values, NULL);
-	return (int) SPI_processed;
-}

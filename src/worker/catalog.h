@@ -254,7 +254,6 @@ typedef enum CatalogStatus
 } CatalogStatus;
 
 extern CatalogStatus CatalogReady(void);
-extern int	CatalogRecover(const int64 *keep, int n);
 extern char *CatalogBootstrapUser(void);
 /*
  * Load what a scheduling step needs; full adds the history and the
@@ -288,7 +287,9 @@ extern void CatalogFailTaskOfRun(int64 run_id, const char *error);
 extern void CatalogDisableModelOfRun(int64 run_id, const char *error);
 extern int	CatalogGoneRuns(int64 *ids, int n);
 extern void CatalogCheckRuns(const int64 *run_ids, int n, int *verdict);
-extern int	CatalogReconcile(const int64 *tracked, int n);
+extern int	CatalogUntrackedRuns(const int64 *tracked, int n, bool settled,
+								 int64 *ids, int max);
+extern int	CatalogEndUntracked(int64 run_id, const char *why);
 extern int	CatalogCloseTasks(const CatState *state, int64 *generate, int max_generate);
 extern int	CatalogGenerate(int64 task);
 extern void CatalogGenerateEnd(int64 task, const char *why);

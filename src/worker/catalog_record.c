@@ -307,19 +307,48 @@ CatalogCheckRuns(const int64 *run_ids, int n, int *verdict)
 }
 
 /*
- * Runs recorded as 'running' that no slot of this scheduler tracks (a
- * launch that failed half-way, a restored dump): a user's run that never
- * got its trainer goes back to 'queued', any other becomes 'interrupted'
- * so its candidate can be chosen again.  Rows younger than a few seconds
- * are left alone.  Returns how many were changed.
+ * Runs recorded as 'running' that no slot of this scheduler tracks, at
+ * most max of them into ids: at startup (settled = false) every such run,
+ * left by a scheduler that is gone; later only rows older than a few
+ * seconds (a launch being recorded is not lost).  Rows a tenant keeps
+ * locked are skipped.  Returns how many.
  */
 int
-CatalogReconcile(const int64 *tracked, int n)
+CatalogUntrackedRuns(const int64 *tracked, int n, bool settled,
+					 int64 *ids, int max)
 {
-	Oid			types[1] = {INT8ARRAYOID};
-	Datum		values[1];
+	Oid			types[3] = {INT8ARRAYOID, BOOLOID, INT4OID};
+	Datum		values[3];
+	int			found = 0;
 
 	values[0] = Int8ArrayDatum(tracked, n);
+	values[1] = BoolGetDatum(settled);
+	values[2] = Int32GetDatum(max);
+	Exec("SELECT x.id FROM easeml.runs x"
+		 " WHERE x.status = 'running' AND x.id <> ALL ($1::int8[])"
+		 "   AND (NOT $2 OR coalesce(x.started_at, x.queued_at) < clock_timestamp() - interval '5 seconds')"
+		 " ORDER BY x.id LIMIT $3 FOR UPDATE SKIP LOCKED",
+		 SPI_OK_SELECT, 3, types, values, NULL);
+	for (uint64 i = 0; i < SPI_processed && found < max; i++)
+		ids[found++] = GetInt64(i, 1, 0);
+	return found;
+}
+
+/*
+ * End one run that CatalogUntrackedRuns found: a user's run that never got
+ * its trainer goes back to 'queued', any other becomes 'interrupted' so
+ * its candidate can be chosen again; why says what happened.  One row per
+ * statement, so that a trigger that cannot finish one run (a deployment
+ * lock its tenant holds) holds up no other.  Returns 1 if it changed.
+ */
+int
+CatalogEndUntracked(int64 run_id, const char *why)
+{
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(run_id);
+	values[1] = CStringGetTextDatum(why);
 	Exec("UPDATE easeml.runs r"
 		 "   SET status = CASE WHEN r.pid IS NULL AND r.requested_by = 'user'"
 		 "                     THEN 'queued' ELSE 'interrupted' END,"
@@ -335,12 +364,9 @@ CatalogReconcile(const int64 *tracked, int n)
 		 "       seconds = CASE WHEN r.pid IS NULL AND r.requested_by = 'user' THEN NULL"
 		 "                      ELSE extract(epoch FROM clock_timestamp() - coalesce(r.started_at, r.queued_at)) END,"
 		 "       error = CASE WHEN r.pid IS NULL AND r.requested_by = 'user' THEN NULL"
-		 "                    ELSE 'interrupted: the scheduler was not tracking its trainer' END"
-		 " WHERE r.id IN (SELECT x.id FROM easeml.runs x"
-		 "                 WHERE x.status = 'running' AND x.id <> ALL ($1::int8[])"
-		 "                   AND coalesce(x.started_at, x.queued_at) < clock_timestamp() - interval '5 seconds'"
-		 "                 FOR UPDATE SKIP LOCKED)",
-		 SPI_OK_UPDATE, 1, types, values, NULL);
+		 "                    ELSE 'interrupted: ' || $2 END"
+		 " WHERE r.id = $1 AND r.status = 'running'",
+		 SPI_OK_UPDATE, 2, types, values, NULL);
 	return (int) SPI_processed;
 }
 

@@ -346,8 +346,18 @@ ReattachJobs(int64 *keep, int max)
 	n = TrainerJobsInFlight(LauncherName(EASEML_LAUNCHER_SLURM), CurrentMemoryContext, &jobs);
 	for (int i = 0; i < n && kept < max; i++)
 	{
-		int			slot = SupervisorFreeSlot();
+		int			slot = -1;
 
+		/* a retry after a failed first call: the job is followed already */
+		for (int s = 0; s < EASEML_MAX_SLOTS && slot < 0; s++)
+			if (SupervisorSlot(s)->run_id == jobs[i].run_id)
+				slot = s;
+		if (slot >= 0)
+		{
+			keep[kept++] = jobs[i].run_id;
+			continue;
+		}
+		slot = SupervisorFreeSlot();
 		if (slot < 0)
 			break;
 		SupervisorAttach(slot, jobs[i].run_id, jobs[i].device, jobs[i].job_id,

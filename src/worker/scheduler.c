@@ -169,6 +169,8 @@ Iterate(void)
 {
 	bool		was_ready = extension_ready;
 	CatalogStatus catalog;
+	int64		keep[EASEML_MAX_SLOTS];
+	int			nkeep = 0;
 
 	/* runs were deleted: their directories go now, not at the hourly sweep */
 	if (EasemlTakeSweepRequest())
@@ -187,16 +189,16 @@ Iterate(void)
 	seen_ready |= extension_ready;
 	if (extension_ready && !recovered)
 	{
-		int64		keep[EASEML_MAX_SLOTS];
-		int			nkeep = ReattachJobs(keep, EASEML_MAX_SLOTS);
-		int			n = CatalogRecover(keep, nkeep);
-
-		if (n > 0)
-			ereport(LOG, (errmsg("easeml: marked %d run(s) left running as interrupted", n)));
+		nkeep = ReattachJobs(keep, EASEML_MAX_SLOTS);
 		Sched.bootstrap_user = MemoryContextStrdup(TopMemoryContext, CatalogBootstrapUser());
-		recovered = true;
 	}
 	CatalogCommit();
+	if (extension_ready && !recovered)
+	{
+		/* once: a row it cannot end now is retried by StopTrainers */
+		recovered = true;
+		RecoverRuns(keep, nkeep);
+	}
 	ReapTrainers(extension_ready);
 	if (!extension_ready)
 	{

@@ -4,10 +4,11 @@
  *	  The scheduler's loop (src/worker/scheduler.c) and its steps, one file
  *	  each: recording how runs ended (results.c), stopping and preempting
  *	  trainers (stops.c), filling free slots (decide.c), launching trainers
- *	  (launch.c); the state and helpers they share (loop_state.c).  Calls
- *	  go one way: scheduler.c -> decide.c -> stops.c -> results.c, and
- *	  decide.c -> launch.c; all of them -> loop_state.c, the catalog and
- *	  the supervisor.  Private to the worker.
+ *	  (launch.c), ending runs no trainer serves (recovery.c); the state and
+ *	  helpers they share (loop_state.c).  Calls go one way: scheduler.c ->
+ *	  decide.c -> stops.c -> results.c, decide.c -> launch.c, scheduler.c
+ *	  and stops.c -> recovery.c; all of them -> loop_state.c, the catalog
+ *	  and the supervisor.  Private to the worker.
  *
  * IDENTIFICATION
  *	  src/worker/scheduler.h
@@ -51,6 +52,10 @@ extern int	ResultsBacklogRunIds(int64 *ids);
 extern void StopTrainers(void);
 extern bool PreemptionDue(void);
 extern void PreemptOverShare(void);
+
+/* recovery.c: runs recorded running that no trainer serves */
+extern int	EndUntrackedRuns(const int64 *ids, int n, const char *why);
+extern void RecoverRuns(const int64 *keep, int nkeep);
 
 /* launch.c: starting trainers */
 extern void LaunchRun(int64 run_id, int slot, const CatDevice *device);

@@ -61,16 +61,18 @@ static TimestampTz last_preempt_check = 0;
 /*
  * Stop trainers whose run was cancelled, timed out or deleted (its task was
  * dropped), and escalate stops already under way.  Then put right runs the
- * catalog says are running but no slot tracks.
+ * catalog says are running but no slot tracks (src/worker/recovery.c).
  */
 void
 StopTrainers(void)
 {
 	int64		ids[EASEML_MAX_SLOTS + BACKLOG_MAX];
+	int64		untracked[EASEML_MAX_SLOTS];
 	int			slots[EASEML_MAX_SLOTS];
 	int			verdict[EASEML_MAX_SLOTS];
 	int			n = 0;
 	int			tracked = 0;
+	int			n_untracked = 0;
 	int			fixed = 0;
 
 	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
@@ -98,8 +100,12 @@ StopTrainers(void)
 		CatalogCheckRuns(live, n, verdict);
 	}
 	if (easeml_enabled)
-		fixed = CatalogReconcile(ids, tracked);
+		n_untracked = CatalogUntrackedRuns(ids, tracked, true, untracked,
+										   EASEML_MAX_SLOTS);
 	CatalogCommit();
+	if (n_untracked > 0)
+		fixed = EndUntrackedRuns(untracked, n_untracked,
+								 "the scheduler was not tracking its trainer");
 	if (fixed > 0)
 		Sched.world_changed = true;
 	if (fixed > 0)
