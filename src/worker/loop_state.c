@@ -28,7 +28,8 @@ SchedulerLoop Sched = {.world_changed = true,.sweep_pending = true};
  * Run one step in its own error boundary, so that one run or one task
  * that cannot be recorded (a lock a tenant holds on its own row, a
  * constraint) does not hold up the others.  Returns false after an error,
- * which is reported and whose transaction is aborted.
+ * which is reported and whose transaction is aborted; Sched.step_error
+ * says which.
  */
 bool
 Guarded(void (*step) (void *arg), void *arg)
@@ -44,6 +45,7 @@ Guarded(void (*step) (void *arg), void *arg)
 	{
 		HOLD_INTERRUPTS();
 		MemoryContextSwitchTo(ctx);
+		Sched.step_error = geterrcode();
 		EmitErrorReport();
 		AbortOutOfAnyTransaction();
 		FlushErrorState();

@@ -126,6 +126,8 @@ typedef struct PendingResult
 	bool		preempted;		/* the run budget stopped it: a tenant's
 								 * queued request is queued again */
 	int			attempts;
+	int			hard_failures;	/* attempts that failed for another reason
+								 * than a lock its tenant held */
 	TimestampTz next_try;
 } PendingResult;
 
@@ -321,9 +323,12 @@ RecordResultStep(void *arg)
 	PendingResult *r = arg;
 
 	r->attempts++;
-	if (r->attempts > BACKLOG_GIVE_UP / 2 && r->metrics != NULL)
+	if (r->hard_failures >= BACKLOG_GIVE_UP / 2 && r->metrics != NULL)
 	{
-		/* the result itself cannot be stored: store that instead */
+		/*
+		 * the result itself cannot be stored: store that instead (not when
+		 * a tenant's lock held it up, the documented wait of the backlog)
+		 */
 		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
 		pfree(r->metrics);
@@ -350,6 +355,17 @@ RecordResultStep(void *arg)
 			(errmsg("easeml: run %lld %s (%s)", (long long) r->run_id, r->status, r->how)));
 }
 
+/* One attempt to record r; counts the failures no tenant's lock explains. */
+static bool
+RecordResult(PendingResult *r)
+{
+	if (Guarded(RecordResultStep, r))
+		return true;
+	if (Sched.step_error != ERRCODE_LOCK_NOT_AVAILABLE)
+		r->hard_failures++;
+	return false;
+}
+
 /*
  * Record the end of the trainer in a slot.  The slot is freed once the
  * result is recorded, or after three failed attempts, when the result
@@ -370,7 +386,7 @@ RecordExit(int slot)
 		}
 	}
 	r = slot_result[slot];
-	if (Guarded(RecordResultStep, r))
+	if (RecordResult(r))
 	{
 		FreeResult(r);
 		slot_result[slot] = NULL;
@@ -401,7 +417,7 @@ RetryBacklog(void)
 
 		if (r->next_try > now)
 			continue;
-		done = Guarded(RecordResultStep, r);
+		done = RecordResult(r);
 		if (!done && r->attempts < BACKLOG_GIVE_UP)
 		{
 			r->next_try = TimestampTzPlusMilliseconds(now, BACKLOG_RETRY_MS);

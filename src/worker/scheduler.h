@@ -35,6 +35,7 @@ typedef struct SchedulerLoop
 	bool		sweep_pending;	/* sweep run directories (src/worker/rundir.c) */
 	bool		refit_pending;	/* a refit cycle is under way: work in slices */
 	char	   *bootstrap_user; /* the trainers connect as this role */
+	int			step_error;		/* SQLSTATE of the last error Guarded caught */
 } SchedulerLoop;
 
 extern SchedulerLoop Sched;
