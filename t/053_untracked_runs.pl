@@ -16,7 +16,15 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+my $tmp = PostgreSQL::Test::Utils::tempdir();
+my $bindir = `pg_config --bindir`;
+chomp $bindir;
+# the real trainer, or one that waits while the file hold exists
+my $trainer = trainer_script($tmp, 'holding', qq{
+[ -e '$tmp/hold' ] && exec sleep 60
+exec "$bindir/easeml-trainer" "\$@"});
 my $node = easeml_node('untracked',
+	'easeml.trainer_path' => $trainer,
 	'easeml.enabled' => 'off',
 	'easeml.generate_max' => 0,
 	'easeml.ensemble_min_runs' => 0);
@@ -95,5 +103,29 @@ like($node->safe_psql('postgres', qq{SELECT error FROM easeml.runs WHERE id = $r
 like($node->safe_psql('postgres', qq{
 	SELECT string_agg(status, ',' ORDER BY id) FROM easeml.run_events WHERE run_id = $refit}),
 	qr/interrupted$/, 'its end is recorded among its events');
+
+# a run the tenant queued, interrupted by a restart of the server, is
+# queued again (its task completed: the scheduler would not choose the
+# candidate again), and trains
+ok( $node->poll_query_until('postgres', q{
+		SELECT status = 'completed' FROM easeml.tasks WHERE name = 'b'}),
+	'task b completes');
+open(my $fh, '>', "$tmp/hold") or die $!;
+close($fh);
+my $asked = query_as($node, 'lab_b', q{SELECT easeml.enqueue('b', 'gnb')});
+ok( $node->poll_query_until('postgres', qq{
+		SELECT status = 'running' AND pid IS NOT NULL FROM easeml.runs WHERE id = $asked}),
+	'the tenant\'s queued run starts');
+unlink("$tmp/hold") or die $!;
+$node->stop('immediate');
+$node->start;
+ok( $node->poll_query_until('postgres', qq{
+		SELECT count(*) = 1 FROM easeml.runs r JOIN easeml.runs p ON p.id = $asked
+		 WHERE r.task_id = p.task_id AND r.model_id = p.model_id AND r.id > p.id
+		   AND r.requested_by = 'user' AND r.queued_at = p.queued_at AND r.status = 'succeeded'}),
+	'after the restart the request is queued again and its run succeeds');
+like($node->safe_psql('postgres', qq{SELECT status || ': ' || error FROM easeml.runs WHERE id = $asked}),
+	qr/^interrupted: interrupted: the scheduler restarted while the run was in flight$/,
+	'the interrupted run says why');
 
 done_testing();

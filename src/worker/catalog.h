@@ -276,7 +276,7 @@ extern int	CatalogClaimQueued(const CatSlot *slots, int nslots,
 extern int	CatalogClaimRefits(const CatSlot *slots, int nslots, CatClaim *claims);
 extern int	CatalogQueueMissingRefits(void);
 extern void CatalogSetClaimEstimate(int64 run_id, double est_seconds);
-extern void CatalogRequeuePreempted(int64 run_id);
+extern void CatalogRequeueInterrupted(int64 run_id, bool preempted);
 extern int64 CatalogCreateRun(const CatDecision *decision, int slot,
 							  const CatDevice *device);
 extern void CatalogRunStarted(int64 run_id, int pid, const char *log_path);

@@ -268,24 +268,38 @@ CatalogSetClaimEstimate(int64 run_id, double est_seconds)
 }
 
 /*
- * A run the tenant queued and the run budget preempted is queued again,
- * so that the request is not lost: it waits for its tenant's share with
- * the rest of its queue.  Nothing when the candidate is queued or running
- * again already, or the task is gone.
+ * A run the tenant queued that was interrupted (the run budget preempted
+ * it, the server or the scheduler restarted, its trainer lost its
+ * connection) is queued again, so that the request is not lost: it waits
+ * for its tenant's share with the rest of its queue.  A request
+ * interrupted for another reason than preemption is queued again at most
+ * INTERRUPTED_TRIES times (its runs share its queued_at), so that a
+ * trainer that always ends that way does not loop.  Nothing when the
+ * candidate is queued or running again already, or the task is gone.
  */
-void
-CatalogRequeuePreempted(int64 run_id)
-{
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(run_id)};
+#define INTERRUPTED_TRIES 3
 
+void
+CatalogRequeueInterrupted(int64 run_id, bool preempted)
+{
+	Oid			types[3] = {INT8OID, BOOLOID, INT4OID};
+	Datum		values[3];
+
+	values[0] = Int64GetDatum(run_id);
+	values[1] = BoolGetDatum(preempted);
+	values[2] = Int32GetDatum(INTERRUPTED_TRIES);
 	Exec("INSERT INTO easeml.runs (task_id, tenant, model_id, status, requested_by, queued_at)"
 		 " SELECT p.task_id, p.tenant, p.model_id, 'queued', 'user', p.queued_at"
 		 "   FROM easeml.runs p JOIN easeml.tasks t ON t.id = p.task_id"
 		 "  WHERE p.id = $1 AND p.requested_by = 'user' AND p.status = 'interrupted'"
+		 "    AND p.purpose = 'select' AND NOT p.cancel_requested"
 		 "    AND t.status IN ('active', 'paused', 'completed')"
+		 "    AND ($2 OR (SELECT count(*) FROM easeml.runs x"
+		 "                 WHERE x.task_id = p.task_id AND x.model_id = p.model_id"
+		 "                   AND x.requested_by = 'user' AND x.queued_at = p.queued_at"
+		 "                   AND x.status = 'interrupted') <= $3)"
 		 " ON CONFLICT (task_id, model_id) WHERE status IN ('queued', 'running') AND purpose = 'select'"
 		 " DO NOTHING",
-		 SPI_OK_INSERT, 1, types, values, NULL);
+		 SPI_OK_INSERT, 3, types, values, NULL);
 }
 

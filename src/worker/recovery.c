@@ -41,6 +41,9 @@ EndUntrackedStep(void *arg)
 
 	CatalogBegin("easeml: ending a run no trainer serves");
 	step->changed = CatalogEndUntracked(step->run_id, step->why);
+	/* a tenant's request is not lost with its run */
+	if (step->changed > 0)
+		CatalogRequeueInterrupted(step->run_id, false);
 	CatalogCommit();
 }
 

@@ -348,8 +348,8 @@ RecordResultStep(void *arg)
 	/* a model row the trainer cannot train must not fail every task */
 	if (r->model_error)
 		CatalogDisableModelOfRun(r->run_id, r->error);
-	if (r->preempted)
-		CatalogRequeuePreempted(r->run_id);
+	if (strcmp(r->status, "interrupted") == 0)
+		CatalogRequeueInterrupted(r->run_id, r->preempted);
 	CatalogCommit();
 	ereport(LOG,
 			(errmsg("easeml: run %lld %s (%s)", (long long) r->run_id, r->status, r->how)));
