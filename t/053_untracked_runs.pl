@@ -52,6 +52,16 @@ my ($refit, $select) = split /\n/, $node->safe_psql('postgres', qq{
 	  FROM easeml.models m WHERE m.name = 'ridge-1'
 	RETURNING id});
 ok($refit && $select, 'a refit and a selection run of task a are recorded as running');
+# and a run whose trainer reported success before the scheduler recorded it
+my $reported = $node->safe_psql('postgres', qq{
+	WITH r AS (
+		INSERT INTO easeml.runs (task_id, tenant, model_id, status, started_at)
+		SELECT $task_a, 'lab_a', id, 'running', now() - interval '1 minute'
+		  FROM easeml.models WHERE name = 'gnb-1e-5'
+		RETURNING id)
+	INSERT INTO easeml.trainer_jobs (run_id, launcher, token_sha256, exit_code, metrics, reported_at)
+	SELECT id, 'local', sha256('t'), 0, '{"score": 0.75}', now() - interval '20 seconds' FROM r
+	RETURNING run_id});
 
 # task a's deployment lock held in an open transaction
 my $holder = $node->background_psql('postgres');
@@ -75,6 +85,11 @@ like($node->safe_psql('postgres', qq{SELECT error FROM easeml.runs WHERE id = $s
 	'and says why');
 is($node->safe_psql('postgres', qq{SELECT status FROM easeml.runs WHERE id = $refit}),
 	'running', 'the refit, whose end waits on the lock, is left for later');
+is($node->safe_psql('postgres', qq{
+	SELECT r.status || ' ' || r.score || ' ' || (r.finished_at = j.reported_at) || ' ' || round(r.seconds)
+	  FROM easeml.runs r JOIN easeml.trainer_jobs j ON j.run_id = r.id WHERE r.id = $reported}),
+	'succeeded 0.75 true 40',
+	'the run whose trainer reported success is recorded from its report, ending when it reported');
 
 # scheduling goes on for everyone while the lock is held
 $node->safe_psql('postgres', 'ALTER SYSTEM SET easeml.enabled = on');

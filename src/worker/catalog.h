@@ -283,6 +283,7 @@ extern void CatalogRunStarted(int64 run_id, int pid, const char *log_path);
 extern void CatalogRunFailedToStart(int64 run_id, const char *error);
 extern void CatalogFinishRun(int64 run_id, const char *status, int exit_code,
 							 const char *metrics_json, const char *error);
+extern void CatalogFinishReportedRun(int64 run_id, const char *metrics_json);
 extern void CatalogFailTaskOfRun(int64 run_id, const char *error);
 extern void CatalogDisableModelOfRun(int64 run_id, const char *error);
 extern int	CatalogGoneRuns(int64 *ids, int n);

@@ -197,6 +197,27 @@ CatalogFinishRun(int64 run_id, const char *status, int exit_code,
 }
 
 /*
+ * A run whose trainer reported success that no scheduler recorded: record
+ * it from the report, with the time the trainer reported as its end (not
+ * the time the scheduler came back).
+ */
+void
+CatalogFinishReportedRun(int64 run_id, const char *metrics_json)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run_id)};
+
+	CatalogFinishRun(run_id, "succeeded", EASEML_EXIT_OK, metrics_json, NULL);
+	Exec("UPDATE easeml.runs r"
+		 "   SET finished_at = j.reported_at,"
+		 "       seconds = extract(epoch FROM j.reported_at - coalesce(r.started_at, r.queued_at))"
+		 "  FROM easeml.trainer_jobs j"
+		 " WHERE r.id = $1 AND j.run_id = r.id AND r.status = 'succeeded'"
+		 "   AND j.reported_at >= coalesce(r.started_at, r.queued_at)",
+		 SPI_OK_UPDATE, 1, types, values, NULL);
+}
+
+/*
  * The trainer of a run could not read its task's source (a dropped table
  * or column, a revoked privilege, the view's code failing): every other
  * candidate would fail the same way, so the task becomes 'failed' with the

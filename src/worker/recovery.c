@@ -3,7 +3,9 @@
  * recovery.c
  *	  Runs the catalog records as 'running' that no trainer of this
  *	  scheduler serves: at startup those a scheduler that is gone left,
- *	  later those whose launch failed half-way.  Each is ended in its own
+ *	  later those whose launch failed half-way.  One whose trainer reported
+ *	  success is recorded from its report; any other is ended (interrupted,
+ *	  or queued again if it never started).  Each is ended in its own
  *	  transaction, so that one the worker cannot end now (a trigger waits
  *	  on a lock its tenant holds) holds up neither the others nor the loop;
  *	  it is tried again after UNTRACKED_RETRY_MS.
@@ -16,7 +18,9 @@
 #include "postgres.h"
 
 #include "catalog.h"
+#include "core/trainer_protocol.h"
 #include "scheduler.h"
+#include "trainer_jobs.h"
 #include "utils/timestamp.h"
 
 #define UNTRACKED_RETRY_MS 10000
@@ -38,12 +42,27 @@ static void
 EndUntrackedStep(void *arg)
 {
 	EndStep    *step = (EndStep *) arg;
+	TrainerReport report;
 
 	CatalogBegin("easeml: ending a run no trainer serves");
-	step->changed = CatalogEndUntracked(step->run_id, step->why);
-	/* a tenant's request is not lost with its run */
-	if (step->changed > 0)
-		CatalogRequeueInterrupted(step->run_id, false);
+	TrainerJobReport(step->run_id, CurrentMemoryContext, &report);
+	if (report.reported && report.exit_code == EASEML_EXIT_OK &&
+		report.metrics != NULL)
+	{
+		/*
+		 * its trainer finished and reported before a scheduler recorded it
+		 * (the scheduler restarted in between): the report stands
+		 */
+		CatalogFinishReportedRun(step->run_id, report.metrics);
+		step->changed = 1;
+	}
+	else
+	{
+		step->changed = CatalogEndUntracked(step->run_id, step->why);
+		/* a tenant's request is not lost with its run */
+		if (step->changed > 0)
+			CatalogRequeueInterrupted(step->run_id, false);
+	}
 	CatalogCommit();
 }
 
