@@ -215,11 +215,21 @@ SpawnProcess(char *const argv[], char *const envp[], const char *out_path,
  * device (the local launcher).
  *
  * argv and envp are complete (argv[0] is the executable).  On failure
- * returns false with a message in err; nothing is left running.
+ * returns false with a message in err and *transient set; nothing is left
+ * running.
+ *
+ * Every failure here is transient: none is the run's fault.  The machine
+ * may be out of processes at the moment (EAGAIN: RLIMIT_NPROC, pid_max),
+ * of memory, descriptors or disk space, the trainer's file may be being
+ * replaced (ETXTBSY) or missing (a wrong easeml.trainer_path; launches
+ * then wait for it, LaunchBackoffActive), the run directory unwritable.  A
+ * failed run would count towards its task's easeml.max_failures, and
+ * within seconds every task without a success would be failed; an
+ * interrupted one is trained again once launches resume after a pause.
  */
 static bool
 LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
-		   char *const argv[], char *const envp[],
+		   char *const argv[], char *const envp[], bool *transient,
 		   char *err, size_t errlen)
 {
 	EasemlTrainer *t = &trainers[slot];
@@ -230,6 +240,7 @@ LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 	rc = MakeRunDir(run_dir);
 	if (rc != 0)
 	{
+		*transient = true;
 		snprintf(err, errlen, "could not create run directory \"%s\": %s",
 				 run_dir, strerror(rc));
 		return false;
@@ -256,8 +267,13 @@ LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 	rc = SpawnProcess(argv, envp, log_path, NULL, &pid);
 	if (rc != 0)
 	{
-		snprintf(err, errlen, "could not start trainer \"%s\": %s",
-				 argv[0], strerror(rc));
+		/* the executable, or its log file? */
+		bool		no_trainer = access(argv[0], X_OK) != 0;
+
+		*transient = true;
+		snprintf(err, errlen, "could not start trainer \"%s\": %s%s",
+				 argv[0], strerror(rc),
+				 no_trainer ? " (check easeml.trainer_path)" : "");
 		return false;
 	}
 
@@ -275,8 +291,9 @@ LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 /*
  * Start the trainer of a run in the given slot with the launcher
  * easeml.launcher names.  On failure returns false with a message in err
- * and *transient set when the launcher could not be reached (a cluster's
- * controller down); nothing is left running.  A Slurm run is submitted in
+ * and *transient set when the launch may succeed later (a cluster's
+ * controller down, this machine out of processes or disk space, the
+ * trainer not installed); nothing is left running.  A Slurm run is submitted in
  * the background: the slot is then "submitting" until SupervisorSubmitted
  * reads sbatch's answer.
  */
@@ -289,7 +306,7 @@ SupervisorLaunch(int slot, const LaunchRequest *req, bool *transient,
 	*transient = false;
 	if (easeml_launcher != EASEML_LAUNCHER_SLURM)
 		return LocalSpawn(slot, req->run_id, req->device, req->run_dir,
-						  req->argv, req->envp, err, errlen);
+						  req->argv, req->envp, transient, err, errlen);
 	if (!SlurmSubmitStart(req, &slot_cmd[slot], err, errlen))
 		return false;
 	memset(t, 0, sizeof(*t));
