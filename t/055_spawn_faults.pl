@@ -3,7 +3,9 @@
 # with EAGAIN) the run is recorded interrupted with the reason, launches
 # pause, and the candidate trains once the limit is back; with
 # easeml.trainer_path naming a file not installed yet nothing is launched
-# (a WARNING names the setting) until the file is there.
+# (a WARNING names the setting) until the file is there.  A full disk under
+# the run's validation_rows.txt (a link to /dev/full) costs the file, not
+# the run.
 use strict;
 use warnings;
 
@@ -131,6 +133,43 @@ is($node->safe_psql('postgres', q{
 like(substr(slurp_file($node->logfile), $offset),
 	qr/LOG:  easeml: the trainer "\Q$later\E" can be run; launches resume/,
 	'the log says launches resumed');
+
+# ---- a full disk under validation_rows.txt -------------------------------------
+# The sweep keeps the directories of run ids not handed out yet: the
+# next runs' validation_rows.txt are links to /dev/full.
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM RESET easeml.trainer_path; SELECT pg_reload_conf();});
+reload_worker($node);
+ok(within(60, "SELECT count(*) = 0 FROM easeml.runs WHERE status IN ('queued', 'running')"),
+	'nothing is in flight');
+my $next = $node->safe_psql('postgres',
+	'SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM easeml.runs_id_seq');
+my $base = $node->data_dir . '/easeml_runs';
+foreach my $id ($next .. $next + 4)
+{
+	mkdir("$base/$id", 0700) or die "mkdir $base/$id: $!";
+	symlink('/dev/full', "$base/$id/validation_rows.txt") or die "symlink: $!";
+}
+query_as($node, 'lab_a',
+	"INSERT INTO easeml.tasks (name, source, target) VALUES ('iris3', 'public.iris', 'label')");
+ok(within(60, "SELECT status IN ('completed', 'failed') FROM easeml.tasks WHERE name = 'iris3'"),
+	'a task whose runs cannot write their validation rows ends');
+my @runs = split /\n/, $node->safe_psql('postgres', qq{
+	SELECT r.id FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'iris3' AND r.purpose = 'select' AND r.id BETWEEN $next AND $next + 4
+	 ORDER BY r.id});
+cmp_ok(scalar(@runs), '>=', 3, 'its candidates ran in the prepared directories');
+is($node->safe_psql('postgres', qq{
+	SELECT string_agg(DISTINCT status || coalesce(': ' || error, ''), ', ') FROM easeml.runs
+	 WHERE id IN (@{[ join(',', @runs, 0) ]})}),
+	'succeeded', 'and succeeded');
+is($node->safe_psql('postgres', "SELECT status FROM easeml.tasks WHERE name = 'iris3'"),
+	'completed', 'the task completed');
+is(scalar(grep {
+	slurp_file("$base/$_/trainer.log") =~
+		/warning: could not write ".*validation_rows.txt": No space left on device; the run goes on without it/
+} @runs), scalar(@runs), 'each run\'s log says the file was not written');
+ok(-l "$base/$runs[0]/validation_rows.txt" && -c '/dev/full', 'the link and /dev/full are left alone');
 
 $node->stop;
 done_testing();
