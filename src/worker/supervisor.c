@@ -677,14 +677,25 @@ SupervisorStop(int slot, EasemlStopReason reason)
 }
 
 /*
+ * How long SupervisorStopAll and SupervisorProbeKill wait for a process
+ * after SIGKILL.  One in uninterruptible sleep (a hung NFS mount or GPU
+ * driver) does not die of it before it wakes: waiting for it would keep
+ * the scheduler, and with it a fast shutdown of the server, from ever
+ * ending.  It is left behind, and logged; it dies when it wakes.
+ */
+#define KILL_WAIT_MS 5000
+
+/*
  * Stop every trainer process and wait for them, at scheduler exit.
- * Bounded: after the grace time everything left gets SIGKILL.  Slurm jobs
+ * Bounded: after the grace time everything left gets SIGKILL, and what
+ * SIGKILL has not ended within KILL_WAIT_MS is left behind.  Slurm jobs
  * go on: the next scheduler takes them back (SupervisorAttach).
  */
 void
 SupervisorStopAll(void)
 {
 	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz killed_at = 0;
 	bool		killed = false;
 
 	SupervisorProbeKill();
@@ -737,6 +748,23 @@ SupervisorStopAll(void)
 				if (trainers[i].pid > 0 && !trainers[i].exited)
 					SupervisorSignal(i, SIGKILL);
 			killed = true;
+			killed_at = GetCurrentTimestamp();
+		}
+		else if (killed &&
+				 TimestampDifferenceExceeds(killed_at, GetCurrentTimestamp(), KILL_WAIT_MS))
+		{
+			StringInfoData pids;
+
+			initStringInfo(&pids);
+			for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+				if (trainers[i].pid > 0 && !trainers[i].exited)
+					appendStringInfo(&pids, "%s%d (run %lld)", pids.len > 0 ? ", " : "",
+									 (int) trainers[i].pid, (long long) trainers[i].run_id);
+			ereport(LOG,
+					(errmsg("easeml: %d trainer(s) still running %d s after SIGKILL, left behind: %s",
+							left, KILL_WAIT_MS / 1000, pids.data),
+					 errdetail("A process in uninterruptible sleep dies when it wakes; its run is recorded as interrupted when the scheduler starts again.")));
+			break;
 		}
 		pg_usleep(10000L);
 	}
@@ -955,16 +983,34 @@ SupervisorProbePoll(int *status)
 	return true;
 }
 
-/* Kill a probe that takes too long (or at exit) and reap it. */
+/*
+ * Kill a probe that takes too long (or at exit) and reap it; one that
+ * SIGKILL does not end within KILL_WAIT_MS (stuck in a GPU driver) is left
+ * behind.
+ */
 void
 SupervisorProbeKill(void)
 {
+	TimestampTz start = GetCurrentTimestamp();
 	int			status;
 
 	if (probe_pid <= 0)
 		return;
 	(void) kill(-probe_pid, SIGKILL);
-	while (waitpid(probe_pid, &status, 0) < 0 && errno == EINTR)
-		;
+	for (;;)
+	{
+		pid_t		rc = waitpid(probe_pid, &status, WNOHANG);
+
+		if (rc == probe_pid || (rc < 0 && errno != EINTR))
+			break;
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), KILL_WAIT_MS))
+		{
+			ereport(LOG,
+					(errmsg("easeml: the device probe (pid %d) is still running %d s after SIGKILL; left behind",
+							(int) probe_pid, KILL_WAIT_MS / 1000)));
+			break;
+		}
+		pg_usleep(10000L);
+	}
 	probe_pid = 0;
 }
