@@ -155,6 +155,7 @@ TrainerEnvironment(char **envp, int64 run_id, const char *token,
 	envp[ne++] = psprintf("%s=%s", EASEML_ENV_DEVICE_KIND, device->kind);
 	envp[ne++] = psprintf("%s=%d", EASEML_ENV_TIME_LIMIT, easeml_run_timeout);
 	envp[ne++] = psprintf("%s=%.0f", EASEML_ENV_MEMORY_LIMIT, EasemlTrainerMemoryLimitBytes());
+	envp[ne++] = psprintf("%s=%d", EASEML_ENV_CANCEL_GRACE, easeml_cancel_grace);
 	envp[ne++] = psprintf("OPENBLAS_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = psprintf("OMP_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = "LC_ALL=C";
@@ -284,7 +285,8 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 	static const char *const exports[] = {
 		EASEML_ENV_CONNINFO, EASEML_ENV_RUN_ID, EASEML_ENV_RUN_TOKEN,
 		EASEML_ENV_DEVICE, EASEML_ENV_DEVICE_KIND, EASEML_ENV_TIME_LIMIT,
-		EASEML_ENV_MEMORY_LIMIT, "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "LC_ALL", NULL
+		EASEML_ENV_MEMORY_LIMIT, EASEML_ENV_CANCEL_GRACE, "OPENBLAS_NUM_THREADS",
+		"OMP_NUM_THREADS", "LC_ALL", NULL
 	};
 
 	argv[0] = path;
