@@ -56,7 +56,9 @@ my $node = easeml_node('custom',
 	'easeml.trainer_path' => $trainer,
 	'easeml.max_workers' => 1,
 	'easeml.run_timeout' => '10min',
-	'easeml.enabled' => 'off');
+	'easeml.enabled' => 'off',
+	# the scheduler is killed at the end: the server restarts, as in production
+	restart_after_crash => 'on');
 load_dataset($node, 'iris', 'iris');
 # a tenant's table whose column names are shell and SQL injection attempts
 $node->safe_psql('postgres', q{
@@ -165,6 +167,31 @@ query_as($node, 'lab_a', "SELECT easeml.cancel($run)");
 ok($node->poll_query_until('postgres', "SELECT status = 'cancelled' FROM easeml.runs WHERE id = $run"),
 	'its run is cancelled');
 ok(process_gone($pid), 'and the command is gone');
+
+# ---- a command that ignores SIGTERM does not outlive a dead scheduler -------
+# The scheduler's death reaches the trainer as SIGTERM (PR_SET_PDEATHSIG),
+# which it passes on to the command; easeml.cancel_grace (1 s here) later
+# the trainer kills its process group, the command's child and itself
+# with it.  The scheduler killed with SIGKILL restarts the server
+# (restart_after_crash).
+my $stubborn = "$tmp/stubborn.pids";
+$node->safe_psql('postgres', qq{
+	SELECT easeml.add_custom_model('stubborn',
+		ARRAY['/bin/sh', '-c', 'trap "" TERM; sleep 600 & echo \$\$ \$! > $stubborn; wait']);});
+$run = query_as($node, 'lab_a', "SELECT easeml.enqueue('iris', 'stubborn')");
+ok($node->poll_query_until('postgres', "SELECT (pg_stat_file('$stubborn', true)).size > 0"),
+	'the command that ignores SIGTERM runs');
+my ($shell, $child) = split ' ', slurp_file($stubborn);
+my $trainer_pid = $node->safe_psql('postgres', "SELECT pid FROM easeml.runs WHERE id = $run");
+is(kill('KILL', scheduler_pid($node)), 1, 'the scheduler is killed');
+ok(process_gone($shell), 'the command is gone');
+ok(process_gone($child), 'its child too');
+ok(process_gone($trainer_pid), 'and its trainer');
+like(slurp_file($node->data_dir . "/easeml_runs/$run/trainer.log"),
+	qr/custom trainer: still running 1\.0 s after SIGTERM; killing it, its process group and this trainer/,
+	'the trainer\'s log says why it ended');
+ok($node->poll_query_until('postgres', "SELECT status = 'interrupted' FROM easeml.runs WHERE id = $run"),
+	'after the restart the run is recorded interrupted');
 
 $node->stop;
 done_testing();

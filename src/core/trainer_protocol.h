@@ -49,6 +49,9 @@
 															 * allocate (its
 															 * RLIMIT_DATA), 0 = none */
 #define EASEML_ENV_CUDA_VISIBLE		"CUDA_VISIBLE_DEVICES"	/* the run's GPU, or empty */
+#define EASEML_ENV_CANCEL_GRACE		"EASEML_CANCEL_GRACE"	/* ms between SIGTERM and
+															 * SIGKILL
+															 * (easeml.cancel_grace) */
 
 /* Device kinds, as in easeml.devices.kind and easeml.models.device_kinds. */
 #define EASEML_KIND_CPU				"cpu"

@@ -756,6 +756,9 @@ Train(LiveCtx *c, ProgressState *ps, TrResult *result, json_object **metrics)
 		xr.progress = ReportProgress;
 		xr.progress_arg = ps;
 		xr.cancel = &cancel_requested;
+		xr.grace_ms = getenv(EASEML_ENV_CANCEL_GRACE) ? atoi(getenv(EASEML_ENV_CANCEL_GRACE)) : -1;
+		/* the launchers start the trainer as its process group's leader */
+		xr.kill_group = getpgrp() == getpid();
 		return TrRunExternal(&c->tab, &c->opt, &xr, result, metrics);
 	}
 	snprintf(path, sizeof(path), "%s/%s", c->run_dir, EASEML_FILE_VALIDATION_ROWS);

@@ -269,6 +269,7 @@ RunCommandOffline(const TrTable *tab, char **command, json_object *params,
 	xr.artifact_path = path;
 	xr.progress = verbose ? PrintProgress : NULL;
 	xr.cancel = &cancel_requested;
+	xr.grace_ms = -1;
 	rc = TrRunExternal(tab, popt, &xr, res, metrics);
 	unlink(path);
 	return rc;

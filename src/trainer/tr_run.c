@@ -16,9 +16,12 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cblas.h>
 #if defined(__x86_64__) || defined(__SSE2__)
@@ -290,29 +293,36 @@ FitFold(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, TrData *data,
 /*
  * The stored model's validation rows into path (when not NULL), so that
  * its score can be checked against predictions made elsewhere (the TAP
- * test of easeml.predict does).  0, or -1 with res->error set.
+ * test of easeml.predict does).  Best effort: nothing else reads the file,
+ * so a full disk or a missing directory costs the file, never the run (a
+ * line in the log says so); a partial file is removed.
  */
-static int
-WriteValidationRows(const char *path, const TrData *data, TrResult *res)
+static void
+WriteValidationRows(const char *path, const TrData *data)
 {
 	FILE	   *f;
 	int			ok = 1;
 
 	if (path == NULL)
-		return 0;
+		return;
 	if ((f = fopen(path, "w")) == NULL)
 	{
-		TrSetError(res, "could not write \"%s\"", path);
-		return -1;
+		printf("warning: could not write \"%s\": %s; the run goes on without it\n",
+			   path, strerror(errno));
+		return;
 	}
 	for (int i = 0; i < data->n_val && ok; i++)
 		ok = fprintf(f, "%d\n", data->rows_va[i]) > 0;
 	if (fclose(f) != 0 || !ok)
 	{
-		TrSetError(res, "could not write \"%s\"", path);
-		return -1;
+		struct stat st;
+
+		printf("warning: could not write \"%s\": %s; the run goes on without it\n",
+			   path, strerror(errno));
+		/* never a device or a link's target (/dev/full), only our file */
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+			(void) unlink(path);
 	}
-	return 0;
 }
 
 int
@@ -393,12 +403,12 @@ RunFolds(FoldRun *fr, const TrTable *tab, const TrPrepOptions *opt, int folds,
 		fopt.fold = f;
 		if (f == 0)
 		{
-			if (FitFold(fr, tab, &fopt, data, res, &fm[f], &quality[f]) != 0 ||
-				WriteValidationRows(opt->val_rows_path, data, res) != 0)
+			if (FitFold(fr, tab, &fopt, data, res, &fm[f], &quality[f]) != 0)
 			{
 				TrDataFree(data);
 				return -1;
 			}
+			WriteValidationRows(opt->val_rows_path, data);
 			continue;
 		}
 		TrResultInit(&fres);

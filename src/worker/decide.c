@@ -269,6 +269,9 @@ DecideFreeSlots(CatState *state)
 	{
 		DecisionStep step;
 
+		/* a launch just failed for a while: decide nothing more to interrupt */
+		if (LaunchBackoffActive())
+			return;
 		memset(&step, 0, sizeof(step));
 		step.state = state;
 		DevicesPlaceCandidates(state);
@@ -617,7 +620,10 @@ Schedule(void)
 	/* nothing is placed before the devices are known */
 	if (!easeml_enabled || !DevicesKnown())
 		return;
-	/* the launcher's cluster could not be reached a moment ago */
+	/*
+	 * the launcher's cluster could not be reached, or this machine could
+	 * not start a trainer, a moment ago; or the trainer cannot be run
+	 */
 	if (LaunchBackoffActive())
 		return;
 	if (Sched.world_changed)

@@ -50,7 +50,8 @@
 #include "utils/timestamp.h"
 
 /*
- * A launch the launcher's cluster could not take pauses launches
+ * A launch that may succeed later (the launcher's cluster could not take
+ * it, this machine could not start a process) pauses launches
  * (RecordFailedLaunch).
  */
 #define LAUNCH_BACKOFF_MS 10000
@@ -154,6 +155,7 @@ TrainerEnvironment(char **envp, int64 run_id, const char *token,
 	envp[ne++] = psprintf("%s=%s", EASEML_ENV_DEVICE_KIND, device->kind);
 	envp[ne++] = psprintf("%s=%d", EASEML_ENV_TIME_LIMIT, easeml_run_timeout);
 	envp[ne++] = psprintf("%s=%.0f", EASEML_ENV_MEMORY_LIMIT, EasemlTrainerMemoryLimitBytes());
+	envp[ne++] = psprintf("%s=%d", EASEML_ENV_CANCEL_GRACE, easeml_cancel_grace);
 	envp[ne++] = psprintf("OPENBLAS_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = psprintf("OMP_NUM_THREADS=%d", easeml_trainer_threads);
 	envp[ne++] = "LC_ALL=C";
@@ -172,10 +174,12 @@ TrainerEnvironment(char **envp, int64 run_id, const char *token,
 }
 
 /*
- * A launch that failed: an unreachable cluster interrupts the run (its
- * candidate is trained again) and pauses launches for LAUNCH_BACKOFF_MS,
- * doubled for each such failure in a row up to LAUNCH_BACKOFF_MAX_MS,
- * instead of burning one candidate after another; anything else fails it.
+ * A launch that failed: an unreachable cluster, or a trainer this machine
+ * could not start (out of processes, memory or disk space at the moment:
+ * src/worker/supervisor.c), interrupts the run (its candidate is trained
+ * again) and pauses launches for LAUNCH_BACKOFF_MS, doubled for each such
+ * failure in a row up to LAUNCH_BACKOFF_MAX_MS, instead of burning one
+ * candidate after another; anything else fails it.
  */
 static void
 RecordFailedLaunch(int64 run_id, bool transient, const char *err)
@@ -281,7 +285,8 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 	static const char *const exports[] = {
 		EASEML_ENV_CONNINFO, EASEML_ENV_RUN_ID, EASEML_ENV_RUN_TOKEN,
 		EASEML_ENV_DEVICE, EASEML_ENV_DEVICE_KIND, EASEML_ENV_TIME_LIMIT,
-		EASEML_ENV_MEMORY_LIMIT, "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "LC_ALL", NULL
+		EASEML_ENV_MEMORY_LIMIT, EASEML_ENV_CANCEL_GRACE, "OPENBLAS_NUM_THREADS",
+		"OMP_NUM_THREADS", "LC_ALL", NULL
 	};
 
 	argv[0] = path;
@@ -312,7 +317,9 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 	if (!SupervisorLaunch(slot, &req, &transient, err, sizeof(err)))
 	{
 		SupervisorRelease(slot);
-		ereport(WARNING, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
+		ereport(WARNING,
+				(errmsg("easeml: run %lld: %s", (long long) run_id, err),
+				 transient ? errdetail("The run is recorded as interrupted and its candidate trained again; launches pause for a while.") : 0));
 		RecordFailedLaunch(run_id, transient, err);
 		return;
 	}
@@ -324,6 +331,7 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 								(long long) run_id, slot, device->name)));
 		return;
 	}
+	launch_failures = 0;
 	RecordLaunched(slot, device);
 }
 
@@ -371,9 +379,58 @@ ReattachJobs(int64 *keep, int max)
 }
 
 
-/* Are launches paused (the launcher's cluster could not be reached a moment ago)? */
+/*
+ * Can the local launcher run the trainer?  While it cannot (a wrong
+ * easeml.trainer_path, easeml-trainer not installed next to postgres)
+ * nothing is claimed or launched: every launch would fail.  Said once, a
+ * WARNING, when it stops being runnable, and once, in the log, when it is
+ * again.  The Slurm launcher runs easeml.slurm_trainer_path elsewhere.
+ */
+static bool
+TrainerUnusable(void)
+{
+	static char *unusable = NULL;	/* the path last found unusable */
+	char	   *path;
+	int			save_errno;
+
+	if (easeml_launcher == EASEML_LAUNCHER_SLURM)
+		return false;
+	path = SupervisorTrainerPath();
+	if (access(path, X_OK) == 0)
+	{
+		if (unusable != NULL)
+		{
+			ereport(LOG,
+					(errmsg("easeml: the trainer \"%s\" can be run; launches resume", path)));
+			pfree(unusable);
+			unusable = NULL;
+		}
+		pfree(path);
+		return false;
+	}
+	save_errno = errno;
+	if (unusable == NULL || strcmp(unusable, path) != 0)
+	{
+		if (unusable != NULL)
+			pfree(unusable);
+		unusable = MemoryContextStrdup(TopMemoryContext, path);
+		errno = save_errno;
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("easeml: the trainer \"%s\" cannot be run: %m; no run is launched until it can", path),
+				 errhint("Check easeml.trainer_path, or install easeml-trainer next to the postgres binary.")));
+	}
+	pfree(path);
+	return true;
+}
+
+/*
+ * Are launches paused (the launcher's cluster could not be reached, or
+ * this machine could not start a trainer, a moment ago; the trainer cannot
+ * be run)?
+ */
 bool
 LaunchBackoffActive(void)
 {
-	return launch_backoff_until > GetCurrentTimestamp();
+	return launch_backoff_until > GetCurrentTimestamp() || TrainerUnusable();
 }

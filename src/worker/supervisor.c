@@ -215,11 +215,21 @@ SpawnProcess(char *const argv[], char *const envp[], const char *out_path,
  * device (the local launcher).
  *
  * argv and envp are complete (argv[0] is the executable).  On failure
- * returns false with a message in err; nothing is left running.
+ * returns false with a message in err and *transient set; nothing is left
+ * running.
+ *
+ * Every failure here is transient: none is the run's fault.  The machine
+ * may be out of processes at the moment (EAGAIN: RLIMIT_NPROC, pid_max),
+ * of memory, descriptors or disk space, the trainer's file may be being
+ * replaced (ETXTBSY) or missing (a wrong easeml.trainer_path; launches
+ * then wait for it, LaunchBackoffActive), the run directory unwritable.  A
+ * failed run would count towards its task's easeml.max_failures, and
+ * within seconds every task without a success would be failed; an
+ * interrupted one is trained again once launches resume after a pause.
  */
 static bool
 LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
-		   char *const argv[], char *const envp[],
+		   char *const argv[], char *const envp[], bool *transient,
 		   char *err, size_t errlen)
 {
 	EasemlTrainer *t = &trainers[slot];
@@ -230,6 +240,7 @@ LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 	rc = MakeRunDir(run_dir);
 	if (rc != 0)
 	{
+		*transient = true;
 		snprintf(err, errlen, "could not create run directory \"%s\": %s",
 				 run_dir, strerror(rc));
 		return false;
@@ -256,8 +267,13 @@ LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 	rc = SpawnProcess(argv, envp, log_path, NULL, &pid);
 	if (rc != 0)
 	{
-		snprintf(err, errlen, "could not start trainer \"%s\": %s",
-				 argv[0], strerror(rc));
+		/* the executable, or its log file? */
+		bool		no_trainer = access(argv[0], X_OK) != 0;
+
+		*transient = true;
+		snprintf(err, errlen, "could not start trainer \"%s\": %s%s",
+				 argv[0], strerror(rc),
+				 no_trainer ? " (check easeml.trainer_path)" : "");
 		return false;
 	}
 
@@ -275,8 +291,9 @@ LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 /*
  * Start the trainer of a run in the given slot with the launcher
  * easeml.launcher names.  On failure returns false with a message in err
- * and *transient set when the launcher could not be reached (a cluster's
- * controller down); nothing is left running.  A Slurm run is submitted in
+ * and *transient set when the launch may succeed later (a cluster's
+ * controller down, this machine out of processes or disk space, the
+ * trainer not installed); nothing is left running.  A Slurm run is submitted in
  * the background: the slot is then "submitting" until SupervisorSubmitted
  * reads sbatch's answer.
  */
@@ -289,7 +306,7 @@ SupervisorLaunch(int slot, const LaunchRequest *req, bool *transient,
 	*transient = false;
 	if (easeml_launcher != EASEML_LAUNCHER_SLURM)
 		return LocalSpawn(slot, req->run_id, req->device, req->run_dir,
-						  req->argv, req->envp, err, errlen);
+						  req->argv, req->envp, transient, err, errlen);
 	if (!SlurmSubmitStart(req, &slot_cmd[slot], err, errlen))
 		return false;
 	memset(t, 0, sizeof(*t));
@@ -660,14 +677,25 @@ SupervisorStop(int slot, EasemlStopReason reason)
 }
 
 /*
+ * How long SupervisorStopAll and SupervisorProbeKill wait for a process
+ * after SIGKILL.  One in uninterruptible sleep (a hung NFS mount or GPU
+ * driver) does not die of it before it wakes: waiting for it would keep
+ * the scheduler, and with it a fast shutdown of the server, from ever
+ * ending.  It is left behind, and logged; it dies when it wakes.
+ */
+#define KILL_WAIT_MS 5000
+
+/*
  * Stop every trainer process and wait for them, at scheduler exit.
- * Bounded: after the grace time everything left gets SIGKILL.  Slurm jobs
+ * Bounded: after the grace time everything left gets SIGKILL, and what
+ * SIGKILL has not ended within KILL_WAIT_MS is left behind.  Slurm jobs
  * go on: the next scheduler takes them back (SupervisorAttach).
  */
 void
 SupervisorStopAll(void)
 {
 	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz killed_at = 0;
 	bool		killed = false;
 
 	SupervisorProbeKill();
@@ -720,6 +748,23 @@ SupervisorStopAll(void)
 				if (trainers[i].pid > 0 && !trainers[i].exited)
 					SupervisorSignal(i, SIGKILL);
 			killed = true;
+			killed_at = GetCurrentTimestamp();
+		}
+		else if (killed &&
+				 TimestampDifferenceExceeds(killed_at, GetCurrentTimestamp(), KILL_WAIT_MS))
+		{
+			StringInfoData pids;
+
+			initStringInfo(&pids);
+			for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+				if (trainers[i].pid > 0 && !trainers[i].exited)
+					appendStringInfo(&pids, "%s%d (run %lld)", pids.len > 0 ? ", " : "",
+									 (int) trainers[i].pid, (long long) trainers[i].run_id);
+			ereport(LOG,
+					(errmsg("easeml: %d trainer(s) still running %d s after SIGKILL, left behind: %s",
+							left, KILL_WAIT_MS / 1000, pids.data),
+					 errdetail("A process in uninterruptible sleep dies when it wakes; its run is recorded as interrupted when the scheduler starts again.")));
+			break;
 		}
 		pg_usleep(10000L);
 	}
@@ -938,16 +983,34 @@ SupervisorProbePoll(int *status)
 	return true;
 }
 
-/* Kill a probe that takes too long (or at exit) and reap it. */
+/*
+ * Kill a probe that takes too long (or at exit) and reap it; one that
+ * SIGKILL does not end within KILL_WAIT_MS (stuck in a GPU driver) is left
+ * behind.
+ */
 void
 SupervisorProbeKill(void)
 {
+	TimestampTz start = GetCurrentTimestamp();
 	int			status;
 
 	if (probe_pid <= 0)
 		return;
 	(void) kill(-probe_pid, SIGKILL);
-	while (waitpid(probe_pid, &status, 0) < 0 && errno == EINTR)
-		;
+	for (;;)
+	{
+		pid_t		rc = waitpid(probe_pid, &status, WNOHANG);
+
+		if (rc == probe_pid || (rc < 0 && errno != EINTR))
+			break;
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), KILL_WAIT_MS))
+		{
+			ereport(LOG,
+					(errmsg("easeml: the device probe (pid %d) is still running %d s after SIGKILL; left behind",
+							(int) probe_pid, KILL_WAIT_MS / 1000)));
+			break;
+		}
+		pg_usleep(10000L);
+	}
 	probe_pid = 0;
 }

@@ -402,7 +402,12 @@ ReadLines(Lines *l, int is_err, Said *said, const TrExternalRun *run)
 
 /*
  * Feed the data and read the command's output until it closes both, then
- * reap it.  A cancel (SIGTERM to the trainer) is passed on to the command.
+ * reap it.  A cancel (SIGTERM to the trainer) is passed on to the command;
+ * if it is still running run->grace_ms later it gets SIGKILL, with its
+ * process group when run->kill_group says so (the trainer's, the trainer
+ * included).  A command that ignores SIGTERM would otherwise keep the
+ * trainer, and itself, running for ever when nobody else kills them: the
+ * scheduler died, and its SIGTERM came from PR_SET_PDEATHSIG.
  * Returns its wait status.
  */
 static int
@@ -411,6 +416,9 @@ Converse(pid_t pid, int fds[3], Feed *feed, Lines *out, Lines *err, Said *said,
 {
 	int			status = 0;
 	int			term_sent = 0;
+	int			kill_sent = 0;
+	double		term_at = 0;
+	int			grace_ms = run->grace_ms >= 0 ? run->grace_ms : TR_EXTERNAL_GRACE_MS;
 
 	out->fd = fds[1];
 	err->fd = fds[2];
@@ -431,6 +439,31 @@ Converse(pid_t pid, int fds[3], Feed *feed, Lines *out, Lines *err, Said *said,
 		{
 			(void) kill(pid, SIGTERM);
 			term_sent = 1;
+			term_at = TrNow();
+		}
+		else if (term_sent && !kill_sent && (TrNow() - term_at) * 1000.0 >= grace_ms)
+		{
+			printf("custom trainer: still running %.1f s after SIGTERM; killing it%s\n",
+				   grace_ms / 1000.0, run->kill_group ? ", its process group and this trainer" : "");
+			fflush(stdout);
+			kill_sent = 1;
+			if (run->kill_group)
+				(void) kill(0, SIGKILL);
+			(void) kill(pid, SIGKILL);
+		}
+		/* its children may keep the pipes open: the command's end is enough */
+		if (kill_sent && waitpid(pid, &status, WNOHANG) == pid)
+		{
+			for (Lines *l = out; l != NULL; l = l == out ? err : NULL)
+				if (l->fd >= 0)
+				{
+					close(l->fd);
+					l->fd = -1;
+				}
+			if (fds[0] >= 0)
+				close(fds[0]);
+			fflush(stdout);
+			return status;
 		}
 		if (fds[0] >= 0)
 			FeedMore(feed, &fds[0]);

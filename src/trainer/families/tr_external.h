@@ -25,7 +25,14 @@ typedef struct TrExternalRun
 	TrProgressFn progress;		/* may be NULL */
 	void	   *progress_arg;
 	volatile sig_atomic_t *cancel;	/* may be NULL */
+	int			grace_ms;		/* after a cancel, SIGTERM to SIGKILL; < 0:
+								 * TR_EXTERNAL_GRACE_MS */
+	int			kill_group;		/* 1: SIGKILL goes to the process group the
+								 * trainer leads and the command shares,
+								 * the trainer with it; 0: to the command */
 } TrExternalRun;
+
+#define TR_EXTERNAL_GRACE_MS 5000	/* easeml.cancel_grace's default */
 
 extern int	TrRunExternal(const TrTable *tab, const TrPrepOptions *opt,
 						  const TrExternalRun *run, TrResult *res,

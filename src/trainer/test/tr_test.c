@@ -1109,6 +1109,57 @@ TestArtifact(void)
 }
 
 /*
+ * The stored model's validation rows (val_rows_path): one row number a
+ * line; a file that cannot be written (a full disk: /dev/full, a missing
+ * directory) costs the file, not the run.
+ */
+static void
+TestValidationRows(void)
+{
+	TrTable		t;
+	TrPrepOptions o = Opts(0.25, 1);
+	TrResult	res;
+	json_object *m = NULL;
+	char		path[] = "/tmp/easeml-valrows-XXXXXX";
+	int			fd = mkstemp(path);
+	int			lines = 0;
+	int			c;
+	FILE	   *f;
+	static const char *const bad[] = {"/dev/full", "/nonexistent-easeml-dir/validation_rows.txt"};
+
+	Blobs(&t, 120, 3, 3, 2.0, 52);
+	if (fd >= 0)
+		close(fd);
+	o.val_rows_path = path;
+	CHECK(fd >= 0 && TrRunCandidate(&t, "gnb", NULL, &o, NULL, NULL, NULL, 1, &res, &m) == 0,
+		  "validation rows: the run succeeds (%s)", fd >= 0 ? res.error : "mkstemp failed");
+	if ((f = fopen(path, "r")) != NULL)
+	{
+		while ((c = fgetc(f)) != EOF)
+			lines += c == '\n';
+		fclose(f);
+	}
+	CHECK(lines == 30, "validation rows: one line per validation row (%d of 30)", lines);
+	json_object_put(m);
+	TrResultFree(&res);
+	unlink(path);
+	for (int i = 0; i < 2; i++)
+	{
+		m = NULL;
+		o.val_rows_path = bad[i];
+		CHECK(TrRunCandidate(&t, "gnb", NULL, &o, NULL, NULL, NULL, 1, &res, &m) == 0 &&
+			  m != NULL && isfinite(res.score),
+			  "validation rows: a run whose file cannot be written (%s) still succeeds (%s)",
+			  bad[i], res.error);
+		json_object_put(m);
+		TrResultFree(&res);
+	}
+	CHECK(access("/dev/full", F_OK) == 0,
+		  "validation rows: a file that could not be written is removed only when it is a regular file");
+	TrTableFree(&t);
+}
+
+/*
  * TrJsonParse: integers too long for 64 bits (jsonb writes 1e308 as 309
  * digits) are read as what they are, not clamped; everything else is
  * json_tokener_parse()'s.
@@ -1227,6 +1278,7 @@ main(void)
 	TestDeterminism();
 	TestProgressAndCancel();
 	TestArtifact();
+	TestValidationRows();
 	TestConstantTarget();
 	TestJsonParse();
 	TestIris();
