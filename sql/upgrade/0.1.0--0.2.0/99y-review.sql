@@ -173,7 +173,11 @@ $$;
 -- administrator's) runs a column type's support functions as the table's
 -- owner: a tenant's range type would run its subtype_diff function, code
 -- the tenant wrote, as the superuser (docs/security.md, "What runs as the
--- superuser").  A built-in type's support functions are built in.
+-- superuser").  A built-in type's support functions are built in.  The
+-- type is named without a modifier, as format_type(oid, -1) names it:
+-- bpchar and "bit", where format_type(oid, NULL) says character and bit,
+-- which mean char(1) and bit(1), and the copy's cast cut a char(5) target
+-- to its first character (cat and camel one class).
 CREATE FUNCTION easeml._snapshot_type(t oid, kind text)
 RETURNS text
 LANGUAGE sql STABLE
@@ -181,7 +185,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE WHEN kind = 'categorical' OR b.oid IS NULL
 					 OR b.oid OPERATOR(pg_catalog.>=) 16384::oid THEN 'text'
-				ELSE pg_catalog.format_type(b.oid, NULL) END
+				ELSE pg_catalog.format_type(b.oid, -1) END
 	  FROM (SELECT easeml._base_type(t) AS oid) b
 $$;
 
