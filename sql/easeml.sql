@@ -1604,7 +1604,11 @@ $$;
 -- administrator's) runs a column type's support functions as the table's
 -- owner: a tenant's range type would run its subtype_diff function, code
 -- the tenant wrote, as the superuser (docs/security.md, "What runs as the
--- superuser").  A built-in type's support functions are built in.
+-- superuser").  A built-in type's support functions are built in.  The
+-- type is named without a modifier, as format_type(oid, -1) names it:
+-- bpchar and "bit", where format_type(oid, NULL) says character and bit,
+-- which mean char(1) and bit(1), and the copy's cast cut a char(5) target
+-- to its first character (cat and camel one class).
 CREATE FUNCTION easeml._snapshot_type(t oid, kind text)
 RETURNS text
 LANGUAGE sql STABLE
@@ -1612,7 +1616,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE WHEN kind = 'categorical' OR b.oid IS NULL
 					 OR b.oid OPERATOR(pg_catalog.>=) 16384::oid THEN 'text'
-				ELSE pg_catalog.format_type(b.oid, NULL) END
+				ELSE pg_catalog.format_type(b.oid, -1) END
 	  FROM (SELECT easeml._base_type(t) AS oid) b
 $$;
 
@@ -1686,11 +1690,112 @@ BEGIN
 END;
 $$;
 
+-- [owner] Snapshot tables easeml let go of but could not drop at once: a
+-- lock on the table, or on anything built on it, was held by another
+-- session (easeml._try_drop_snapshot).  The scheduler drops them later
+-- (easeml._drop_stale_snapshots, src/worker/retention.c).  Recorded by
+-- name rather than found by it: a table of a task not restored yet (a
+-- pg_restore under way commits the tables before easeml.tasks' rows) is
+-- not one to drop.
+CREATE TABLE easeml.snapshot_drops (
+	relname		name PRIMARY KEY,
+	since		timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE easeml.snapshot_drops IS
+	'internal: snapshot tables to drop once nobody holds a lock on them (the scheduler retries)';
+-- dumped: pg_dump keeps the tables, and a restore drops them again
+SELECT pg_catalog.pg_extension_config_dump('easeml.snapshot_drops', '');
+
+-- [owner] Drop a snapshot table if it can be done within a moment (true);
+-- else leave it to the scheduler (false).  Any role can hold a lock on a
+-- snapshot table or on a view over it: creating a view needs no privilege
+-- on what it reads, and a PREPARE of a query locks the relations it names
+-- before any privilege is checked (easeml_snapshots is usable by PUBLIC,
+-- docs/security.md).  A DROP that waited would hold its tenant's refresh,
+-- alter_task and drop_task, or an administrator removing the tenant, for
+-- as long as that role liked.  With CASCADE: what anyone built on a
+-- snapshot goes with it.  A table left is readable by its owner alone
+-- from then on (REVOKE takes no lock on it) and recorded in
+-- easeml.snapshot_drops.  Notices stay quiet: a cascade's would name
+-- another tenant's view.
+CREATE FUNCTION easeml._try_drop_snapshot(rel name)
+RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '100ms'
+SET client_min_messages = warning
+AS $$
+DECLARE
+	grantee		text;
+BEGIN
+	BEGIN
+		EXECUTE format('DROP TABLE IF EXISTS easeml_snapshots.%I CASCADE', rel);
+		RETURN true;
+	EXCEPTION WHEN lock_not_available THEN
+		FOR grantee IN
+			SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC'
+								 ELSE quote_ident(pg_get_userbyid(a.grantee)) END
+			  FROM pg_class c, aclexplode(c.relacl) a
+			 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relname = rel
+			   AND a.grantee <> c.relowner
+		LOOP
+			EXECUTE format('REVOKE ALL ON easeml_snapshots.%I FROM %s', rel, grantee);
+		END LOOP;
+		INSERT INTO easeml.snapshot_drops (relname) VALUES (rel) ON CONFLICT DO NOTHING;
+		RETURN false;
+	END;
+END;
+$$;
+
+-- [owner] The scheduler's retry of easeml.snapshot_drops
+-- (src/worker/retention.c): at most `batch` tables dropped, in random
+-- order, up to the first that is still locked (each waits 100 ms at most,
+-- so a role that keeps some locked delays the scheduler's loop by that
+-- much, and the others still go).  A recorded table that is gone, or that
+-- is the current version of a task after all, is forgotten.  Returns how
+-- many were dropped and how many are left.
+CREATE FUNCTION easeml._drop_stale_snapshots(batch int, OUT dropped int, OUT remaining int)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	r			record;
+	blocked		boolean := false;
+BEGIN
+	dropped := 0;
+	remaining := 0;
+	FOR r IN
+		SELECT d.relname,
+			   to_regclass(format('easeml_snapshots.%I', d.relname)) IS NULL
+			   OR EXISTS (SELECT 1 FROM easeml.tasks t
+						   WHERE t.snapshot_version IS NOT NULL
+							 AND easeml._snapshot_name(t.id, t.snapshot_version) = d.relname) AS forget
+		  FROM easeml.snapshot_drops d
+		 ORDER BY random()
+	LOOP
+		IF r.forget THEN
+			DELETE FROM easeml.snapshot_drops d WHERE d.relname = r.relname;
+		ELSIF blocked OR dropped >= batch THEN
+			remaining := remaining + 1;
+		ELSIF easeml._try_drop_snapshot(r.relname) THEN
+			DELETE FROM easeml.snapshot_drops d WHERE d.relname = r.relname;
+			dropped := dropped + 1;
+		ELSE
+			blocked := true;
+			remaining := remaining + 1;
+		END IF;
+	END LOOP;
+END;
+$$;
+COMMENT ON FUNCTION easeml._drop_stale_snapshots(int) IS
+	'internal: drop snapshot tables left to the scheduler, up to the first still locked (scheduler only)';
+
 -- Make snapshot `version` (0: none, the live source) current, with the
 -- usable rows and classes found on it: runs of older versions still queued
 -- move to it, running ones are cancelled (their result would be stale),
--- older tables are dropped, and a completed or failed task is scheduled
--- again.
+-- older tables are dropped (now, or by the scheduler when another session
+-- holds a lock on them: easeml._try_drop_snapshot), and a completed or
+-- failed task is scheduled again.
 CREATE FUNCTION easeml._snapshot_switch(task_id bigint, version int, n bigint, classes int)
 RETURNS void
 LANGUAGE plpgsql
@@ -1710,11 +1815,12 @@ BEGIN
 			 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r'
 			   AND c.relname LIKE format('task\_%s\_v%%', task_id)
 			   AND c.relname <> easeml._snapshot_name(task_id, version)
+			   AND NOT EXISTS (SELECT 1 FROM easeml.snapshot_drops d WHERE d.relname = c.relname)
 		LOOP
-			-- [owner] CASCADE: a snapshot table is easeml's, and no view
-			-- (anyone's: a view needs no privilege on what it reads) keeps
-			-- it, or the task, from going (easeml._drop_snapshots)
-			EXECUTE format('DROP TABLE easeml_snapshots.%I CASCADE', rel);
+			-- [owner] never waits on another session's lock: no view
+			-- (anyone's) nor lock keeps an old version, or the refresh,
+			-- from going; one already left to the scheduler is left to it
+			PERFORM easeml._try_drop_snapshot(rel);
 		END LOOP;
 	END IF;
 	UPDATE easeml.tasks t
@@ -1751,11 +1857,12 @@ CREATE TRIGGER tasks_snapshot
 	EXECUTE FUNCTION easeml._take_snapshot();
 
 -- Snapshots go with their task (drop_task, a tenant removed, DELETE).
--- [owner] With CASCADE: any role may make a view over a snapshot table
--- (creating a view needs no privilege on what it reads; easeml_snapshots is
--- usable by PUBLIC), and such a view would otherwise keep the task from
--- being dropped or refreshed, by its tenant or an administrator.  What is
--- built on a snapshot goes with it (docs/data.md, section 6).
+-- [owner] Through easeml._try_drop_snapshot: any role may make a view over
+-- a snapshot table (creating a view needs no privilege on what it reads;
+-- easeml_snapshots is usable by PUBLIC) or hold a lock on one, and neither
+-- keeps the task from being dropped, by its tenant or an administrator:
+-- what is built on a snapshot goes with it, and a table locked now is
+-- dropped by the scheduler later (docs/data.md, section 6).
 CREATE FUNCTION easeml._drop_snapshots()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -1773,8 +1880,9 @@ BEGIN
 		SELECT c.relname FROM pg_class c
 		 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace AND c.relkind = 'r'
 		   AND c.relname LIKE format('task\_%s\_v%%', OLD.id)
+		   AND NOT EXISTS (SELECT 1 FROM easeml.snapshot_drops d WHERE d.relname = c.relname)
 	LOOP
-		EXECUTE format('DROP TABLE easeml_snapshots.%I CASCADE', rel);
+		PERFORM easeml._try_drop_snapshot(rel);
 	END LOOP;
 	-- [locks] and the task's deployment lock row
 	DELETE FROM easeml.deployment_locks l WHERE l.task_id = OLD.id;
@@ -2827,7 +2935,8 @@ REVOKE ALL ON FUNCTION easeml.add_tenant(name, int), easeml.set_tenant_limits(na
 -- its own, whose rows could name another tenant's task
 REVOKE ALL ON FUNCTION easeml._snapshot_sql(bigint, int),
 	easeml._snapshot_switch(bigint, int, bigint, int), easeml._read_rows_as(oid, text),
-	easeml._take_snapshot(), easeml._drop_snapshots()
+	easeml._take_snapshot(), easeml._drop_snapshots(), easeml._try_drop_snapshot(name),
+	easeml._drop_stale_snapshots(int)
 	FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------

@@ -66,8 +66,14 @@ cmp_ok($waited // 999, '<', 30, 'within the run budget and a few seconds');
 my $preempted = $node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs
 	 WHERE tenant = 'lab_a' AND status = 'interrupted' AND error LIKE 'preempted after %'
-	   AND error LIKE '%tenant "lab_b" waited below its fair share%'});
+	   AND error LIKE '%: another tenant waited below its fair share%'});
 cmp_ok($preempted, '>=', 1, 'a run of the tenant above its share was preempted, with the reason');
+is($node->safe_psql('postgres', q{
+	SELECT (SELECT count(*) FROM easeml.runs WHERE tenant = 'lab_a' AND error LIKE '%lab_b%')
+		 + (SELECT count(*) FROM easeml.run_events WHERE tenant = 'lab_a' AND detail LIKE '%lab_b%')}),
+	'0', '... and no error or event of lab_a\'s runs names the other tenant');
+ok($node->log_contains(qr/preempting run \d+ of tenant "lab_a" after \d+ s: tenant "lab_b" waits below its fair share/),
+	'the server log does');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs WHERE tenant = 'lab_a' AND status = 'failed'}),
 	'0', 'nothing of lab_a was failed: its candidate is tried again');

@@ -74,7 +74,8 @@ my $preempted = $node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs
 	 WHERE tenant = 'lab_a' AND status = 'interrupted' AND requested_by = 'user'
 	   AND error LIKE 'preempted after %'
-	   AND error LIKE '%tenant "lab_b" waited below its fair share%'});
+	   AND error LIKE '%: another tenant waited below its fair share%'
+	   AND error NOT LIKE '%lab_b%'});
 is($preempted, '1', 'one of lab_a\'s queued runs was preempted, with the reason');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM easeml.runs p JOIN easeml.runs q

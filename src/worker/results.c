@@ -191,10 +191,15 @@ EndStatus(int slot, const EasemlTrainer *t, int status, int exit_code,
 	}
 	if (t->stop_reason == EASEML_STOP_PREEMPT)
 	{
-		/* nobody's fault: the candidate is tried again, with more time */
-		*error = psprintf("preempted after %ld s: tenant \"%s\" waited below its fair share of the slots (easeml.run_budget = %d s; %s)",
+		/*
+		 * nobody's fault: the candidate is tried again, with more time.
+		 * The waiting tenant is not named: the run's error is its own
+		 * tenant's to read (run_events too), and another tenant's role is
+		 * none of its business; the server log names it (stops.c).
+		 */
+		*error = psprintf("preempted after %ld s: another tenant waited below its fair share of the slots (easeml.run_budget = %d s; %s)",
 						  (long) ((GetCurrentTimestamp() - t->started) / USECS_PER_SEC),
-						  t->preempted_for, easeml_run_budget, how);
+						  easeml_run_budget, how);
 		return "interrupted";
 	}
 	if (status != -1 && WIFEXITED(status) &&

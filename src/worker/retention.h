@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * retention.h
- *	  Expiry of the scheduler's own log (src/worker/retention.c).
+ *	  Expiry of the scheduler's own log, and the snapshot tables left to
+ *	  the scheduler (src/worker/retention.c).
  *
  * IDENTIFICATION
  *	  src/worker/retention.h

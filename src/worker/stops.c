@@ -223,7 +223,6 @@ PreemptOverShare(void)
 		}
 		if (victim < 0)
 			return;
-		strlcpy(SupervisorSlot(slots[victim])->preempted_for, starved, NAMEDATALEN);
 		ereport(LOG,
 				(errmsg("easeml: preempting run %lld of tenant \"%s\" after %.0f s: tenant \"%s\" waits below its fair share",
 						(long long) ids[victim], budget[victim].tenant, longest, starved)));

@@ -35,8 +35,6 @@ typedef struct EasemlTrainer
 	TimestampTz term_sent;		/* 0 until SIGTERM was sent */
 	bool		kill_sent;
 	EasemlStopReason stop_reason;
-	char		preempted_for[NAMEDATALEN];	/* EASEML_STOP_PREEMPT: the tenant
-											 * waiting below its share */
 	char		device[NAMEDATALEN];	/* easeml.devices.name of its device */
 	bool		exited;			/* reaped; result not yet recorded */
 	int			wait_status;	/* from waitpid, -1 if lost */

@@ -844,7 +844,8 @@ SELECT t.snapshot_version = b.snapshot_version AS snapshot_version_unchanged
 SELECT pg_stat_file('/tmp/easeml_pwned', true) IS NULL AS no_file_written;
 
 -- [owner] mallory's view over alice's snapshot does not keep alice from
--- refreshing her task (the view goes with the old version)
+-- refreshing her task (the view goes with the old version), and alice is
+-- not told its name (t/054 holds a lock on such a view)
 SET ROLE regress_alice;
 SELECT easeml.refresh('alice_task') AS alice_refreshed;
 RESET ROLE;

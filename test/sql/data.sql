@@ -339,6 +339,33 @@ INSERT INTO easeml.tasks (name, source, target) VALUES ('keys_numbered', 'public
 INSERT INTO easeml.tasks (name, source, target, features) VALUES ('keys_listed', 'public.data_keys', 'label', '{id,ord}');
 RESET ROLE;
 
+-- a char(n) or bit(n) target keeps its whole value in the snapshot: the
+-- copy's column has the type without its length (bpchar, "bit"), not
+-- char(1) or bit(1), which cut every label to its first character or bit
+-- (cat and camel were one class, 100 and 101 too: 2 classes, not 3)
+CREATE TABLE public.data_chars (x float8, label char(5), flags bit(3));
+INSERT INTO public.data_chars
+SELECT i, (ARRAY['cat', 'camel', 'dog'])[i % 3 + 1], (ARRAY[B'100', B'101', B'010'])[i % 3 + 1]
+  FROM generate_series(1, 30) i;
+GRANT SELECT ON public.data_chars TO regress_data_a;
+SET ROLE regress_data_a;
+INSERT INTO easeml.tasks (name, source, target, features) VALUES
+	('chars', 'public.data_chars', 'label', '{x}'),
+	('bits', 'public.data_chars', 'flags', '{x}');
+SELECT name, n_rows, n_classes FROM easeml.tasks WHERE name IN ('chars', 'bits') ORDER BY name;
+SELECT t.name, a.attname, format_type(a.atttypid, a.atttypmod) AS type
+  FROM easeml.tasks t
+  JOIN pg_attribute a ON a.attrelid = to_regclass('easeml_snapshots.' || easeml._snapshot_name(t.id, t.snapshot_version))
+ WHERE t.name IN ('chars', 'bits') AND a.attnum > 0
+ ORDER BY t.name, a.attnum;
+-- the labels as the snapshot holds them (a char(5) label with its padding)
+SELECT string_agg(format('SELECT %L AS task, string_agg(DISTINCT format(''%%s|'', %I), '' '') AS labels FROM easeml_snapshots.%I',
+						 name, target, easeml._snapshot_name(id, snapshot_version)),
+				  ' UNION ALL ' ORDER BY name) AS q
+  FROM easeml.tasks WHERE name IN ('chars', 'bits') \gset
+:q;
+RESET ROLE;
+
 -- leave nothing behind for the other tests
 SET ROLE regress_data_a;
 SELECT count(*) AS dropped FROM easeml.tasks t, easeml.drop_task(t.name) WHERE t.tenant = current_user;
@@ -350,7 +377,7 @@ SELECT count(*) AS orphan_snapshot_tables FROM pg_class c
 DELETE FROM easeml.tenants WHERE name IN ('regress_data_a', 'regress_data_b');
 DROP VIEW public.data_sneaky_view;
 DROP VIEW public.data_keys_view2, public.data_keys_view, public.data_keys_numbered;
-DROP TABLE public.data_years, public.data_keys, public.data_wide, public.data_shop, public.data_bad, public.data_nan, public.data_nanlabel, public.data_secret;
+DROP TABLE public.data_chars, public.data_years, public.data_keys, public.data_wide, public.data_shop, public.data_bad, public.data_nan, public.data_nanlabel, public.data_secret;
 DROP FUNCTION public.data_sneaky(float8), public.data_try(text);
 DROP TYPE public.data_mood;
 DROP DOMAIN public.data_price;
