@@ -121,9 +121,20 @@ like(substr(slurp_file($node->logfile), $offset),
 is($node->safe_psql('postgres', "SELECT status FROM easeml.tasks WHERE name = 'iris2'"),
 	'active', 'the task waits, active');
 
+# a device probe asked for now cannot start: the CPU only, and the probe
+# is tried again later (else a GPU machine would stay on its CPU)
+$node->safe_psql('postgres', 'SELECT easeml.probe_devices()');
+ok($node->wait_for_log(qr/using the CPU only\n.*DETAIL:  The devices are probed again later\./, $offset),
+	'a probe that cannot start leaves the CPU only and says it will be tried again');
+my $probed = -s $node->logfile;
+
 # installed without a reload: launches resume by themselves
 mkdir("$tmp/later") or die "mkdir: $!";
 trainer_script("$tmp/later", 'easeml-trainer', qq{exec "$bindir/easeml-trainer" "\$@"});
+ok($node->wait_for_log(qr/LOG:  easeml: device probe: /, $probed),
+	'once the trainer is there, the devices are probed again');
+unlike(substr(slurp_file($node->logfile), $probed), qr/could not start/,
+	'and that probe started');
 ok(within(60, "SELECT status = 'completed' FROM easeml.tasks WHERE name = 'iris2'"),
 	'once the trainer is there, the task is trained and completes');
 is($node->safe_psql('postgres', q{

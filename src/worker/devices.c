@@ -10,8 +10,9 @@
  * through the supervisor, without blocking its loop: the trainer is the
  * only process that may initialise CUDA.  Its JSON output is recorded by
  * easeml._record_probe(); a probe that fails or takes longer than
- * PROBE_TIMEOUT_MS leaves only the CPU.  Nothing is scheduled before the
- * first probe is recorded.
+ * PROBE_TIMEOUT_MS leaves only the CPU, and one that could not be started
+ * is tried again later.  Nothing is scheduled before the first probe is
+ * recorded.
  *
  * Slots.  A device holds easeml._device_slots() runs at once (its slots
  * setting, else easeml.max_workers for the CPU and one per GPU); disabled
@@ -68,6 +69,15 @@
 
 #define PROBE_TIMEOUT_MS 30000
 #define PROBE_LOG_FILE "probe.log"
+/*
+ * A probe that could not even be started (the trainer not installed yet,
+ * the machine out of processes for a moment) is tried again after
+ * PROBE_RETRY_MS, doubled each time up to PROBE_RETRY_MAX_MS, so that a
+ * passing fault does not leave a GPU machine on its CPU until an admin
+ * calls easeml.probe_devices().
+ */
+#define PROBE_RETRY_MS 10000
+#define PROBE_RETRY_MAX_MS 600000
 
 typedef enum ProbeState
 {
@@ -81,6 +91,8 @@ static TimestampTz probe_started = 0;
 static uint32 probe_requests_seen = 0;
 static bool probe_requests_read = false;
 static bool devices_known = false;	/* a probe was recorded */
+static TimestampTz probe_retry_at = 0;	/* when to try a probe that could not start */
+static int	probe_retry_ms = 0;
 static bool devices_stale = true;
 
 /* the local devices, GPUs first; names live in devices_context */
@@ -140,7 +152,20 @@ RecordProbe(const char *output)
 					names.len ? "; usable: " : "", names.data)));
 }
 
-/* Start `easeml-trainer --probe`; on failure, record a CPU-only probe. */
+/* A probe could not be started: the CPU only for now, and try again later. */
+static void
+ProbeNotStarted(void)
+{
+	probe_retry_ms = probe_retry_ms == 0 ? PROBE_RETRY_MS :
+		Min(2 * probe_retry_ms, PROBE_RETRY_MAX_MS);
+	RecordProbe(NULL);
+	probe_retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), probe_retry_ms);
+}
+
+/*
+ * Start `easeml-trainer --probe`; when it cannot start, record a CPU-only
+ * probe and try again later.
+ */
 static void
 StartProbe(void)
 {
@@ -166,17 +191,22 @@ StartProbe(void)
 	{
 		ereport(WARNING,
 				(errcode_for_file_access(),
-				 errmsg("easeml: could not create directory \"%s\": %m", base)));
-		RecordProbe(NULL);
+				 errmsg("easeml: could not create directory \"%s\": %m", base),
+				 errdetail("The devices are probed again later.")));
+		ProbeNotStarted();
 		return;
 	}
 	(void) unlink(out);
 	if (!SupervisorProbeStart(argv, envp, out, log, err, sizeof(err)))
 	{
-		ereport(WARNING, (errmsg("easeml: %s; using the CPU only", err)));
-		RecordProbe(NULL);
+		ereport(WARNING,
+				(errmsg("easeml: %s; using the CPU only", err),
+				 errdetail("The devices are probed again later.")));
+		ProbeNotStarted();
 		return;
 	}
+	probe_retry_at = 0;
+	probe_retry_ms = 0;
 	probe_state = PROBE_RUNNING;
 	probe_started = GetCurrentTimestamp();
 }
@@ -238,6 +268,12 @@ DevicesStep(void)
 	if (requests != probe_requests_seen && probe_state == PROBE_IDLE)
 	{
 		probe_requests_seen = requests;
+		probe_state = PROBE_NEEDED;
+	}
+	if (probe_state == PROBE_IDLE && probe_retry_at != 0 &&
+		GetCurrentTimestamp() >= probe_retry_at)
+	{
+		probe_retry_at = 0;
 		probe_state = PROBE_NEEDED;
 	}
 	if (probe_state == PROBE_NEEDED)
