@@ -43,6 +43,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "retention.h"
+#include "scheduler.h"
 #include "utils/timestamp.h"
 
 #define PURGE_INTERVAL_MS (3600 * 1000)
@@ -132,52 +133,45 @@ DropSnapshotsBatch(void)
 	return dropped >= SNAPSHOT_DROP_BATCH && remaining > 0;
 }
 
-/*
- * Drop the snapshot tables left to the scheduler, when due.  Errors are
- * logged and the drop tried again at the next interval.
- */
+/* Steps for Guarded: a failure is logged and its transaction aborted. */
 static void
-DropSnapshotsStep(MemoryContext cxt)
+DropSnapshotsGuarded(void *arg)
 {
-	if (!snapshot_drop_pending &&
-		!TimestampDifferenceExceeds(last_snapshot_drop, GetCurrentTimestamp(),
-									SNAPSHOT_DROP_INTERVAL_MS))
-		return;
-	last_snapshot_drop = GetCurrentTimestamp();
-	PG_TRY();
-	{
-		snapshot_drop_pending = DropSnapshotsBatch();
-	}
-	PG_CATCH();
-	{
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(cxt);
-		EmitErrorReport();
-		AbortOutOfAnyTransaction();
-		FlushErrorState();
-		MemoryContextSwitchTo(cxt);
-		pgstat_report_activity(STATE_IDLE, NULL);
-		RESUME_INTERRUPTS();
-		snapshot_drop_pending = false;
-		ereport(LOG,
-				(errmsg("easeml: dropping old snapshot tables failed; it is tried again in %d s",
-						SNAPSHOT_DROP_INTERVAL_MS / 1000),
-				 errhint("The error is logged above; scheduling goes on.")));
-	}
-	PG_END_TRY();
+	snapshot_drop_pending = DropSnapshotsBatch();
+}
+
+static void
+PurgeGuarded(void *arg)
+{
+	purge_pending = PurgeSlice(*(int *) arg);
 }
 
 /*
  * Called by the scheduler's loop, outside any transaction, while the
- * extension is installed.  Errors are contained here.
+ * extension is installed.  Errors are contained here: each step is tried
+ * again at its next interval.
  */
 void
 RetentionStep(void)
 {
 	int			minutes = easeml_scheduler_log_retention;
-	MemoryContext cxt = CurrentMemoryContext;
 
-	DropSnapshotsStep(cxt);
+	/* the snapshot tables left to the scheduler, when due */
+	if (snapshot_drop_pending ||
+		TimestampDifferenceExceeds(last_snapshot_drop, GetCurrentTimestamp(),
+								   SNAPSHOT_DROP_INTERVAL_MS))
+	{
+		last_snapshot_drop = GetCurrentTimestamp();
+		if (!Guarded(DropSnapshotsGuarded, NULL))
+		{
+			snapshot_drop_pending = false;
+			ereport(LOG,
+					(errmsg("easeml: dropping old snapshot tables failed; it is tried again in %d s",
+							SNAPSHOT_DROP_INTERVAL_MS / 1000),
+					 errhint("The error is logged above; scheduling goes on.")));
+		}
+	}
+
 	if (minutes != purged_setting)
 		purge_pending = true;
 	if (minutes <= 0 ||
@@ -186,21 +180,8 @@ RetentionStep(void)
 		return;
 	purged_setting = minutes;
 	last_purge = GetCurrentTimestamp();
-	PG_TRY();
+	if (!Guarded(PurgeGuarded, &minutes))
 	{
-		purge_pending = PurgeSlice(minutes);
-	}
-	PG_CATCH();
-	{
-		/* log, abort, and try again at the next interval */
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(cxt);
-		EmitErrorReport();
-		AbortOutOfAnyTransaction();
-		FlushErrorState();
-		MemoryContextSwitchTo(cxt);
-		pgstat_report_activity(STATE_IDLE, NULL);
-		RESUME_INTERRUPTS();
 		purge_pending = false;
 		round_removed = 0;
 		ereport(LOG,
@@ -208,7 +189,6 @@ RetentionStep(void)
 				 errhint("The error is logged above; scheduling goes on.")));
 		return;
 	}
-	PG_END_TRY();
 	if (!purge_pending && round_removed > 0)
 	{
 		ereport(LOG,
