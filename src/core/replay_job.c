@@ -193,212 +193,285 @@ PolicyDone(ReplayJob *job)
 		job->horizon = job->out.final_time[pd];
 }
 
+/* The draw's prior, cost model and mixture inputs (JOB_DRAW). */
+static int
+StageDraw(ReplayJob *job, char *err, size_t errlen)
+{
+	DrawCtx    *c = &job->c;
+	int			rc;
+
+	rc = ReplayDrawSetup(c, job->d, job->perm, &job->mix, &job->mix_on, err, errlen);
+	if (rc < 0)
+		return rc;
+	job->work += ReplayFitWork(c->n_prior, c->K) * (c->use_cost_model ? 2 : 1) +
+		(double) c->n_prior * c->K;
+	if (job->d == 0)
+	{
+		job->out.prior_noise_var = c->prior.noise_var;
+		job->out.prior_shrinkage = c->prior.shrinkage;
+		job->out.prior_lengthscale = c->prior.lengthscale;
+		job->out.prior_signal_var = c->prior.signal_var;
+	}
+	job->stage = job->mix_on ? JOB_MIX : JOB_WORLD;
+	return REPLAY_OK;
+}
+
+/* A slice of the history mixture's fit (JOB_MIX). */
+static int
+StageMix(ReplayJob *job)
+{
+	double		before = job->mix.spent;
+	int			done;
+
+	/* its cells cost about 8 of ours (exp, log) */
+	done = MixFitStep(&job->mix, PIECE_WORK / 8);
+	job->work += 8 * (job->mix.spent - before);
+	if (done)
+	{
+		MixFitTake(&job->mix, &job->c.mix);
+		job->mix_on = 0;
+		job->stage = JOB_WORLD;
+	}
+	return REPLAY_OK;
+}
+
+/* The draw's world of tenants, before its first policy (JOB_WORLD). */
+static int
+StageWorld(ReplayJob *job, char *err, size_t errlen)
+{
+	DrawCtx    *c = &job->c;
+	int			rc;
+
+	if ((rc = ReplayBuildWorld(c, err, errlen)) < 0)
+		return rc;
+	job->work += 50.0 * c->n * c->K;
+	if (job->d == 0)
+	{
+		job->out.mix_bw = c->mix.bw;
+		job->out.mix_bw_shift = c->mix.bw_shift;
+	}
+	job->world_seen = c->world.work;
+	job->horizon = 0.0;
+	job->p = 0;
+	job->stage = JOB_POLICY;
+	return REPLAY_OK;
+}
+
+/*
+ * The next policy of the draw, or the draw's end once every policy ran
+ * (JOB_POLICY).
+ */
+static int
+StagePolicy(ReplayJob *job, char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = &job->cfg;
+	const int	D = cfg->draws;
+	size_t		pd = (size_t) job->p * D + job->d;
+	int			rc;
+
+	if (job->p == cfg->n_policies)
+	{
+		/* the draw is over: areas up to its last completion */
+		for (int p = 0; p < cfg->n_policies; p++)
+		{
+			size_t		i = (size_t) p * D + job->d;
+
+			job->out.auc[i] = ReplayStepArea(job->lists[i].ev, job->lists[i].n,
+											 job->horizon);
+		}
+		ReplayDrawFree(&job->c);
+		job->stage = ++job->d < D ? JOB_DRAW : JOB_DONE;
+		return REPLAY_OK;
+	}
+	if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
+	{
+		ReplaySetErr(err, errlen, "replay cancelled");
+		return REPLAY_CANCELLED;
+	}
+	job->run = job->pols[job->p].params;
+	job->out.auto_choice[pd] = -2;
+	if (job->pols[job->p].auto_select)
+	{
+		if ((rc = AutoBeginOnPrior(job, err, errlen)) < 0)
+			return rc;
+		job->stage = JOB_AUTO;
+	}
+	else
+		job->stage = JOB_START;
+	return REPLAY_OK;
+}
+
+/* A slice of "auto"'s choice on the draw's prior rows (JOB_AUTO). */
+static int
+StageAuto(ReplayJob *job, char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = &job->cfg;
+	size_t		pd = (size_t) job->p * cfg->draws + job->d;
+	double		before = ReplayAutoWork(&job->autojob);
+	char		name[REPLAY_NAME_LEN];
+	int			rc;
+
+	if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
+	{
+		ReplaySetErr(err, errlen, "replay cancelled");
+		return REPLAY_CANCELLED;
+	}
+	rc = ReplayAutoStep(&job->autojob, PIECE_WORK * 100, err, errlen);
+	job->work += ReplayAutoWork(&job->autojob) - before;
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return REPLAY_OK;
+	job->out.auto_choice[pd] = job->autojob.choice;
+	ReplayAutoFree(&job->autojob);
+	job->auto_on = 0;
+	/* the choice with the options given after "auto" */
+	if (ReplayAutoChosen(&job->autojob, name, sizeof(name)) == NULL ||
+		PolicyParseSpec(name, &job->run, err, errlen) != POLICY_OK)
+		return REPLAY_BAD_INPUT;
+	job->stage = JOB_START;
+	return REPLAY_OK;
+}
+
+/*
+ * Begin mrg=2's fit for the policy about to run, as a replay's decision
+ * path would on first use (decision_view.c); stage JOB_LEARN when one is
+ * under way.
+ */
+static int
+BeginLearnFit(ReplayJob *job, char *err, size_t errlen)
+{
+	DrawCtx    *c = &job->c;
+	double	   *typ = malloc(sizeof(double) * c->K);
+	int			rc;
+
+	if (typ == NULL)
+	{
+		ReplaySetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	DecisionTypicalCost(&c->world, DECISION_CLASSIFICATION, typ);
+	rc = MixLearnBegin(&job->learn, c->world.mix[DECISION_CLASSIFICATION],
+					   &job->run, job->run.cost_aware ? typ : NULL);
+	free(typ);
+	if (rc == POLICY_BAD_INPUT)
+	{
+		/* too few rows: a model that is not ok, mrg=1's score */
+		MixLearn	none;
+
+		memset(&none, 0, sizeof(none));
+		none.params = job->run;
+		rc = DecisionSetMixLearn(&c->world, DECISION_CLASSIFICATION, &none);
+	}
+	else if (rc == POLICY_OK)
+	{
+		job->learn_on = 1;
+		job->stage = JOB_LEARN;
+	}
+	if (rc == POLICY_NO_MEMORY)
+	{
+		ReplaySetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	return REPLAY_OK;
+}
+
+/* The policy's simulation begins (JOB_START). */
+static int
+StageStart(ReplayJob *job, char *err, size_t errlen)
+{
+	const ReplayConfig *cfg = &job->cfg;
+	DrawCtx    *c = &job->c;
+	size_t		pd = (size_t) job->p * cfg->draws + job->d;
+	int			rc;
+
+	c->cur_policy = job->p;
+	c->cur_draw = job->d;
+	rc = ReplaySimBegin(c, &job->run, cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
+						&job->sim, &job->lists[pd],
+						job->out.time_to + pd * cfg->n_thresholds,
+						job->out.worst_regret + pd * cfg->n_thresholds);
+	if (rc < 0)
+	{
+		ReplaySetErr(err, errlen, "out of memory");
+		return rc;
+	}
+	job->stage = JOB_SIM;
+	if (NeedLearnFit(&c->world, &job->run) &&
+		(rc = BeginLearnFit(job, err, errlen)) < 0)
+		return rc;
+	job->work += c->world.work - job->world_seen;
+	job->world_seen = c->world.work;
+	return REPLAY_OK;
+}
+
+/* A slice of mrg=2's fit (JOB_LEARN). */
+static int
+StageLearn(ReplayJob *job, char *err, size_t errlen)
+{
+	double		before = job->learn.spent;
+	MixLearn	ml;
+	int			rc;
+
+	rc = MixLearnStep(&job->learn, PIECE_WORK * 10);
+	job->work += job->learn.spent - before;
+	if (!rc)
+		return REPLAY_OK;
+	rc = MixLearnTake(&job->learn, &ml);
+	job->learn_on = 0;
+	if (rc == POLICY_NO_MEMORY ||
+		DecisionSetMixLearn(&job->c.world, DECISION_CLASSIFICATION, &ml) < 0)
+	{
+		ReplaySetErr(err, errlen, "out of memory");
+		return REPLAY_NO_MEMORY;
+	}
+	job->stage = JOB_SIM;
+	return REPLAY_OK;
+}
+
+/* A slice of the policy's simulation (JOB_SIM). */
+static int
+StageSim(ReplayJob *job, char *err, size_t errlen)
+{
+	DrawCtx    *c = &job->c;
+	int			rc;
+
+	rc = ReplaySimAdvance(c, &job->sim, err, errlen);
+	job->work += c->world.work - job->world_seen;
+	job->world_seen = c->world.work;
+	if (rc < 0)
+		return rc;
+	if (rc == 1)
+	{
+		PolicyDone(job);
+		job->p++;
+		job->stage = JOB_POLICY;
+	}
+	return REPLAY_OK;
+}
+
 /* One piece of work; updates job->stage and job->work. */
 static int
 JobPiece(ReplayJob *job, char *err, size_t errlen)
 {
-	const ReplayConfig *cfg = &job->cfg;
-	DrawCtx    *c = &job->c;
-	const int	P = cfg->n_policies,
-				D = cfg->draws,
-				NK = cfg->n_thresholds;
-	size_t		pd = (size_t) job->p * D + job->d;
-	int			rc;
-
 	switch (job->stage)
 	{
 		case JOB_DRAW:
-			rc = ReplayDrawSetup(c, job->d, job->perm, &job->mix, &job->mix_on, err, errlen);
-			if (rc < 0)
-				return rc;
-			job->work += ReplayFitWork(c->n_prior, c->K) * (c->use_cost_model ? 2 : 1) +
-				(double) c->n_prior * c->K;
-			if (job->d == 0)
-			{
-				job->out.prior_noise_var = c->prior.noise_var;
-				job->out.prior_shrinkage = c->prior.shrinkage;
-				job->out.prior_lengthscale = c->prior.lengthscale;
-				job->out.prior_signal_var = c->prior.signal_var;
-			}
-			job->stage = job->mix_on ? JOB_MIX : JOB_WORLD;
-			return REPLAY_OK;
-
+			return StageDraw(job, err, errlen);
 		case JOB_MIX:
-			{
-				double		before = job->mix.spent;
-
-				/* its cells cost about 8 of ours (exp, log) */
-				if (MixFitStep(&job->mix, PIECE_WORK / 8))
-				{
-					job->work += 8 * (job->mix.spent - before);
-					MixFitTake(&job->mix, &c->mix);
-					job->mix_on = 0;
-					job->stage = JOB_WORLD;
-				}
-				else
-					job->work += 8 * (job->mix.spent - before);
-				return REPLAY_OK;
-			}
-
+			return StageMix(job);
 		case JOB_WORLD:
-			if ((rc = ReplayBuildWorld(c, err, errlen)) < 0)
-				return rc;
-			job->work += 50.0 * c->n * c->K;
-			if (job->d == 0)
-			{
-				job->out.mix_bw = c->mix.bw;
-				job->out.mix_bw_shift = c->mix.bw_shift;
-			}
-			job->world_seen = c->world.work;
-			job->horizon = 0.0;
-			job->p = 0;
-			job->stage = JOB_POLICY;
-			return REPLAY_OK;
-
+			return StageWorld(job, err, errlen);
 		case JOB_POLICY:
-			if (job->p == P)
-			{
-				/* the draw is over: areas up to its last completion */
-				for (int p = 0; p < P; p++)
-				{
-					size_t		i = (size_t) p * D + job->d;
-
-					job->out.auc[i] = ReplayStepArea(job->lists[i].ev, job->lists[i].n,
-											   job->horizon);
-				}
-				ReplayDrawFree(c);
-				job->stage = ++job->d < D ? JOB_DRAW : JOB_DONE;
-				return REPLAY_OK;
-			}
-			if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
-			{
-				ReplaySetErr(err, errlen, "replay cancelled");
-				return REPLAY_CANCELLED;
-			}
-			job->run = job->pols[job->p].params;
-			job->out.auto_choice[pd] = -2;
-			if (job->pols[job->p].auto_select)
-			{
-				if ((rc = AutoBeginOnPrior(job, err, errlen)) < 0)
-					return rc;
-				job->stage = JOB_AUTO;
-			}
-			else
-				job->stage = JOB_START;
-			return REPLAY_OK;
-
+			return StagePolicy(job, err, errlen);
 		case JOB_AUTO:
-			{
-				double		before = ReplayAutoWork(&job->autojob);
-				char		name[REPLAY_NAME_LEN];
-
-				if (cfg->cancel && cfg->cancel(cfg->cancel_arg))
-				{
-					ReplaySetErr(err, errlen, "replay cancelled");
-					return REPLAY_CANCELLED;
-				}
-				rc = ReplayAutoStep(&job->autojob, PIECE_WORK * 100, err, errlen);
-				job->work += ReplayAutoWork(&job->autojob) - before;
-				if (rc < 0)
-					return rc;
-				if (rc == 0)
-					return REPLAY_OK;
-				job->out.auto_choice[pd] = job->autojob.choice;
-				ReplayAutoFree(&job->autojob);
-				job->auto_on = 0;
-				/* the choice with the options given after "auto" */
-				if (ReplayAutoChosen(&job->autojob, name, sizeof(name)) == NULL ||
-					PolicyParseSpec(name, &job->run, err, errlen) != POLICY_OK)
-					return REPLAY_BAD_INPUT;
-				job->stage = JOB_START;
-				return REPLAY_OK;
-			}
-
+			return StageAuto(job, err, errlen);
 		case JOB_START:
-			c->cur_policy = job->p;
-			c->cur_draw = job->d;
-			rc = ReplaySimBegin(c, &job->run, cfg->seed ^ (0xD1B54A32D192ED03ULL * (pd + 1)),
-						  &job->sim, &job->lists[pd], job->out.time_to + pd * NK,
-						  job->out.worst_regret + pd * NK);
-			if (rc < 0)
-			{
-				ReplaySetErr(err, errlen, "out of memory");
-				return rc;
-			}
-			job->stage = JOB_SIM;
-			if (NeedLearnFit(&c->world, &job->run))
-			{
-				double	   *typ = malloc(sizeof(double) * c->K);
-
-				/* as a replay's decision path would on first use (decision_view.c) */
-				if (typ == NULL)
-				{
-					ReplaySetErr(err, errlen, "out of memory");
-					return REPLAY_NO_MEMORY;
-				}
-				DecisionTypicalCost(&c->world, DECISION_CLASSIFICATION, typ);
-				rc = MixLearnBegin(&job->learn, c->world.mix[DECISION_CLASSIFICATION],
-								   &job->run, job->run.cost_aware ? typ : NULL);
-				free(typ);
-				if (rc == POLICY_BAD_INPUT)
-				{
-					/* too few rows: a model that is not ok, mrg=1's score */
-					MixLearn	none;
-
-					memset(&none, 0, sizeof(none));
-					none.params = job->run;
-					rc = DecisionSetMixLearn(&c->world, DECISION_CLASSIFICATION, &none);
-				}
-				else if (rc == POLICY_OK)
-				{
-					job->learn_on = 1;
-					job->stage = JOB_LEARN;
-				}
-				if (rc == POLICY_NO_MEMORY)
-				{
-					ReplaySetErr(err, errlen, "out of memory");
-					return REPLAY_NO_MEMORY;
-				}
-			}
-			job->work += c->world.work - job->world_seen;
-			job->world_seen = c->world.work;
-			return REPLAY_OK;
-
+			return StageStart(job, err, errlen);
 		case JOB_LEARN:
-			{
-				double		before = job->learn.spent;
-				MixLearn	ml;
-
-				rc = MixLearnStep(&job->learn, PIECE_WORK * 10);
-				job->work += job->learn.spent - before;
-				if (!rc)
-					return REPLAY_OK;
-				rc = MixLearnTake(&job->learn, &ml);
-				job->learn_on = 0;
-				if (rc == POLICY_NO_MEMORY ||
-					DecisionSetMixLearn(&c->world, DECISION_CLASSIFICATION, &ml) < 0)
-				{
-					ReplaySetErr(err, errlen, "out of memory");
-					return REPLAY_NO_MEMORY;
-				}
-				job->stage = JOB_SIM;
-				return REPLAY_OK;
-			}
-
+			return StageLearn(job, err, errlen);
 		case JOB_SIM:
-			rc = ReplaySimAdvance(c, &job->sim, err, errlen);
-			job->work += c->world.work - job->world_seen;
-			job->world_seen = c->world.work;
-			if (rc < 0)
-				return rc;
-			if (rc == 1)
-			{
-				PolicyDone(job);
-				job->p++;
-				job->stage = JOB_POLICY;
-			}
-			return REPLAY_OK;
-
+			return StageSim(job, err, errlen);
 		case JOB_DONE:
 			return REPLAY_OK;
 	}

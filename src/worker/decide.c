@@ -583,20 +583,13 @@ GenerateEarly(CatState *state)
 }
 
 /*
- * Fill free slots: first runs users queued, then the policy's choices,
- * each on a device placement chooses (src/worker/devices.c).
+ * Whether this step has anything to do; sets *full when every slot is busy
+ * (then only preemption may be due).  Settings a reload changed are applied
+ * first.
  */
-void
-Schedule(void)
+static bool
+ScheduleDue(bool *full)
 {
-	CatSlot		free_slots[EASEML_MAX_SLOTS];
-	int			nfree;
-	CatState	state;
-	bool		full;
-	bool		any_queued;
-	int64		generate[MAX_GENERATE];
-	int			n_generate;
-
 	/*
 	 * Again here, not only at the top of the loop: a change committed after
 	 * a reload (ALTER SYSTEM, pg_reload_conf(), then a new task from
@@ -619,36 +612,48 @@ Schedule(void)
 	}
 	/* nothing is placed before the devices are known */
 	if (!easeml_enabled || !DevicesKnown())
-		return;
+		return false;
 	/*
 	 * the launcher's cluster could not be reached, or this machine could
 	 * not start a trainer, a moment ago; or the trainer cannot be run
 	 */
 	if (LaunchBackoffActive())
-		return;
+		return false;
 	if (Sched.world_changed)
 		DevicesChanged();
 	/*
 	 * Every slot busy: tasks only complete when runs end, which frees a
 	 * slot; only the run budget may have something to do.
 	 */
-	full = DevicesFree() == 0;
-	if (full && !PreemptionDue())
-		return;
-	if (!full && !Sched.world_changed &&
+	*full = DevicesFree() == 0;
+	if (*full && !PreemptionDue())
+		return false;
+	if (!*full && !Sched.world_changed &&
 		!TimestampDifferenceExceeds(last_load, GetCurrentTimestamp(), IDLE_RELOAD_MS))
-		return;
-	Sched.world_changed = false;
-	last_load = GetCurrentTimestamp();
+		return false;
+	return true;
+}
 
-	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
+/*
+ * Load the tasks into *state in one transaction (cancelling what users
+ * cancelled, closing what is complete), then generate the configurations
+ * closed tasks asked for, each task in a transaction of its own.  Returns
+ * whether a user queued a run.
+ */
+static bool
+LoadTasks(CatState *state)
+{
+	int64		generate[MAX_GENERATE];
+	int			n_generate;
+	bool		any_queued;
+
 	(void) Guarded(QueueMissingRefitsStep, NULL);
 	CatalogBegin("easeml: loading tasks");
 	any_queued = CatalogCancelQueued();
-	CatalogLoadStateKept(&state, LiveWorldRefitDue());
-	CatalogLoadPlacement(&state);
-	DevicesRestrict(&state);
-	n_generate = CatalogCloseTasks(&state, generate, MAX_GENERATE);
+	CatalogLoadStateKept(state, LiveWorldRefitDue());
+	CatalogLoadPlacement(state);
+	DevicesRestrict(state);
+	n_generate = CatalogCloseTasks(state, generate, MAX_GENERATE);
 	CatalogCommit();
 	/* [spaces] new configurations, each task in a transaction of its own */
 	for (int i = 0; i < n_generate; i++)
@@ -667,8 +672,66 @@ Schedule(void)
 			Sched.world_changed = true;
 		}
 	}
-	for (int i = 0; i < state.n_tasks; i++)
-		state.tasks[i].skip = InCooldown(state.tasks[i].id);
+	for (int i = 0; i < state->n_tasks; i++)
+		state->tasks[i].skip = InCooldown(state->tasks[i].id);
+	return any_queued;
+}
+
+/*
+ * After this step's launches: start the refit it needs, and run now a
+ * refit that must come before the next decision.
+ */
+static void
+AfterLaunches(CatState *state)
+{
+	Sched.refit_pending = LiveWorldRefitStart(state);
+
+	/*
+	 * A world rebuilt for new models (a round of generated candidates)
+	 * decides nothing before its refit: a refit that ends within
+	 * REBUILT_REFIT_MS runs now, and this step decides on this load (under
+	 * the auto choice the refit installed), instead of after the loop's
+	 * slices and one more load; a longer one goes on in those slices.
+	 */
+	if (Sched.refit_pending && LiveWorldRefitBlocks() && RefitWork(REBUILT_REFIT_MS))
+	{
+		SyncWorld(state);
+		DecideFreeSlots(state);
+		return;
+	}
+
+	/*
+	 * A world rebuilt on a partial load (the models changed: an admin
+	 * enabled one) cannot start its refit, which needs a full load: load
+	 * again at once rather than after the idle reload.
+	 */
+	if (!Sched.refit_pending && !state->full && LiveWorldRefitDue())
+	{
+		Sched.world_changed = true;
+		SetLatch(MyLatch);
+	}
+}
+
+/*
+ * Fill free slots: first runs users queued, then the policy's choices,
+ * each on a device placement chooses (src/worker/devices.c).
+ */
+void
+Schedule(void)
+{
+	CatSlot		free_slots[EASEML_MAX_SLOTS];
+	int			nfree;
+	CatState	state;
+	bool		full = false;
+	bool		any_queued;
+
+	if (!ScheduleDue(&full))
+		return;
+	Sched.world_changed = false;
+	last_load = GetCurrentTimestamp();
+
+	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
+	any_queued = LoadTasks(&state);
 	SyncWorld(&state);
 
 	if (full)
@@ -697,31 +760,6 @@ Schedule(void)
 		SetLatch(MyLatch);
 		return;
 	}
-	Sched.refit_pending = LiveWorldRefitStart(&state);
-
-	/*
-	 * A world rebuilt for new models (a round of generated candidates)
-	 * decides nothing before its refit: a refit that ends within
-	 * REBUILT_REFIT_MS runs now, and this step decides on this load (under
-	 * the auto choice the refit installed), instead of after the loop's
-	 * slices and one more load; a longer one goes on in those slices.
-	 */
-	if (Sched.refit_pending && LiveWorldRefitBlocks() && RefitWork(REBUILT_REFIT_MS))
-	{
-		SyncWorld(&state);
-		DecideFreeSlots(&state);
-		return;
-	}
-
-	/*
-	 * A world rebuilt on a partial load (the models changed: an admin
-	 * enabled one) cannot start its refit, which needs a full load: load
-	 * again at once rather than after the idle reload.
-	 */
-	if (!Sched.refit_pending && !state.full && LiveWorldRefitDue())
-	{
-		Sched.world_changed = true;
-		SetLatch(MyLatch);
-	}
+	AfterLaunches(&state);
 }
 
