@@ -530,3 +530,147 @@ MixRemainingRegretP(const MixPrior *mp, const PolicyParams *params,
 		*p_improve = p;
 	return regret;
 }
+
+/* An arm and its mixture EI per cost, for MixPrefixIndex's order. */
+typedef struct PrefixArm
+{
+	double		key;
+	int			k;
+} PrefixArm;
+
+/* descending key, then ascending arm (deterministic) */
+static int
+CmpPrefixArm(const void *a, const void *b)
+{
+	const PrefixArm *x = a,
+			   *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? 1 : -1;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+int
+MixPrefixIndex(const MixPrior *mp, const PolicyParams *params,
+			   const double *w, const double *off, const double *cost,
+			   const unsigned char *avail, double best, int first, int cap,
+			   int stop, double *index, int *n_best)
+{
+	double		q = params && params->q_max > 0.0 ? params->q_max : INFINITY;
+	int		   *rows;
+	double	   *gain,
+			   *until;
+	PrefixArm  *arms;
+	int			nr = 0,
+				na = 0,
+				n = 0,
+				nb = 0;
+	double		spent = 0.0,
+				spent_used,
+				top = 0.0;
+
+	if (mp == NULL || params == NULL || w == NULL || off == NULL ||
+		avail == NULL || index == NULL || cap < 1)
+		return POLICY_BAD_INPUT;
+	*index = 0.0;
+	if (n_best)
+		*n_best = 0;
+	rows = malloc(sizeof(int) * mp->m);
+	gain = malloc(sizeof(double) * mp->m);
+	until = malloc(sizeof(double) * mp->m);
+	arms = malloc(sizeof(PrefixArm) * (mp->K + 1));
+	if (rows == NULL || gain == NULL || until == NULL || arms == NULL)
+	{
+		free(rows);
+		free(gain);
+		free(until);
+		free(arms);
+		return POLICY_NO_MEMORY;
+	}
+	for (int r = 0; r < mp->m; r++)
+		if (w[r] > MIX_MIN_WEIGHT)
+		{
+			rows[nr] = r;
+			until[nr] = 0.0;
+			gain[nr++] = 0.0;
+		}
+	/* the order: first, then the others by mixture EI per cost */
+	if (first >= 0 && first < mp->K && avail[first])
+	{
+		arms[na].key = INFINITY;
+		arms[na++].k = first;
+	}
+	for (int k = 0; k < mp->K; k++)
+	{
+		double		ei = 0.0;
+
+		if (!avail[k] || k == first)
+			continue;
+		for (int i = 0; i < nr; i++)
+		{
+			int			r = rows[i];
+			double		v = fmin(mp->rows[(size_t) r * mp->K + k] + off[r], q);
+
+			if (v > best)
+				ei += w[r] * (v - best);
+		}
+		if (ei > 0.0)
+		{
+			arms[na].key = ei / (cost ? PolicyCostDivisor(params, cost[k]) : 1.0);
+			arms[na++].k = k;
+		}
+	}
+	qsort(arms, na, sizeof(PrefixArm), CmpPrefixArm);
+	/* the prefixes: each row's best gain so far, the removed regret */
+	for (n = 0; n < na && n < cap; n++)
+	{
+		int			k = arms[n].k;
+		double		removed = 0.0,
+					expect = 0.0;
+
+		spent += cost ? PolicyCostDivisor(params, cost[k]) : 1.0;
+		for (int i = 0; i < nr; i++)
+		{
+			int			r = rows[i];
+			double		v = fmin(mp->rows[(size_t) r * mp->K + k] + off[r], q) - best;
+
+			if (v > gain[i])
+			{
+				gain[i] = v;
+				if (stop != 2)
+					until[i] = spent;	/* this row's prefix best is reached */
+			}
+			removed += w[r] * gain[i];
+			expect += w[r] * (gain[i] > 0.0 ? until[i] : spent);
+		}
+		if (stop == 2)
+		{
+			/* each row's own best prefix (exact knowledge of that row) */
+			for (int i = 0; i < nr; i++)
+				if (gain[i] / spent > until[i])
+					until[i] = gain[i] / spent;
+			nb = n + 1;
+			continue;
+		}
+		if (stop)
+			spent_used = expect;
+		else
+			spent_used = spent;
+		if (removed / spent_used > top)
+		{
+			top = removed / spent_used;
+			nb = n + 1;
+		}
+	}
+	if (stop == 2)
+		for (int i = 0; i < nr; i++)
+			top += w[rows[i]] * until[i];
+	free(rows);
+	free(gain);
+	free(until);
+	free(arms);
+	*index = top;
+	if (n_best)
+		*n_best = nb;
+	return POLICY_OK;
+}

@@ -108,8 +108,7 @@ NeedLearnFit(const DecisionWorld *w, const PolicyParams *params)
 	const MixLearn *ml = w->mix_learn[DECISION_CLASSIFICATION];
 
 	return w->mix[DECISION_CLASSIFICATION] != NULL &&
-		PolicyUsesMixture(params) && PolicyMixScore(params) &&
-		params->mix_score == 2 &&
+		PolicyUsesMixture(params) && PolicyUsesLearned(params) &&
 		(ml == NULL || !MixLearnSameFit(&ml->params, params));
 }
 
