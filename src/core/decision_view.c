@@ -172,48 +172,6 @@ ExploreGate(DecisionWorld *w, const DecisionTask *t, const double *cost,
 }
 
 /*
- * mrg=3..8: the task score is the best prefix of its next candidates by
- * regret removed per second under the mixture (MixPrefixIndex; the view's
- * candidate first, the cost NULL when not costed); mrg=5|6 with each
- * row's expected stopping cost, mrg=7|8 each row's own best prefix,
- * averaged; mrg=4|6|8 scale it by the learned remaining regret over the
- * mixture's.  Where no row improves
- * the score is a millionth of the candidate's own, so such tasks come
- * last but keep their order.
- */
-static int
-PrefixScore(DecisionWorld *w, const DecisionTask *t, const double *cost,
-			const unsigned char *avail, PolicyTenantView *v)
-{
-	const MixPrior *mp = w->mix[t->kind];
-	int			cap = w->params.mix_prefix > 0 ? w->params.mix_prefix :
-		MIX_PREFIX_DEFAULT;
-	double		idx;
-	int			rc;
-
-	w->work += (double) mp->m * (w->K + cap);
-	rc = MixPrefixIndex(mp, &w->params, w->mix_w, w->mix_off, cost, avail,
-						t->best, v->arm, cap,
-						w->params.mix_score >= 7 ? 2 : w->params.mix_score >= 5,
-						&idx, NULL);
-	if (rc < 0)
-		return rc;
-	if (idx > 0.0 && PolicyUsesLearned(&w->params))
-	{
-		double		lr,
-					mr = MixRemainingRegret(mp, &w->params, w->mix_w,
-											w->mix_off, avail, t->best);
-
-		rc = LearnedRegret(w, t, avail, &lr);
-		if (rc < 0)
-			return rc;
-		idx = mr > 0.0 ? idx * lr / mr : 0.0;
-	}
-	v->score = idx > 0.0 ? idx : 1e-6 * fmax(v->score, 0.0);
-	return POLICY_OK;
-}
-
-/*
  * The mixture options (acq=mix, mrg=1|2): the arm of largest mixture EI
  * replaces the GP's (unless every arm's is 0), and the task score becomes
  * the mixture's remaining regret (mrg=2: the learned one) per second of
@@ -264,8 +222,6 @@ MixtureView(DecisionWorld *w, const DecisionTask *t, const double *cost,
 		int			tc = w->params.cost_aware;
 		double		rg;
 
-		if (w->params.mix_score >= 3)
-			return PrefixScore(w, t, tc ? cost : NULL, avail, v);
 		if (w->params.mix_score == 2)
 		{
 			rc = LearnedRegret(w, t, avail, &rg);

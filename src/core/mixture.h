@@ -126,34 +126,4 @@ extern double MixRemainingRegretP(const MixPrior *mp, const PolicyParams *params
 								  const unsigned char *avail, double best,
 								  double *p_improve);
 
-/*
- * A Gittins-like prefix index (mrg=3|4): the task's untried arms in the
- * order the arm rule would run them -- first (if >= 0 and available),
- * then the others of positive mixture EI by EI per cost, fixed at the
- * current weights -- at most cap of them; for each prefix of n arms,
- * removed_n = sum_r w_r (max_{k in prefix} (r_k + off_r) - best)+ (each
- * row's own values: the rows give the arms' joint exactly; bounded by
- * q_max when set) and cost_n = the sum of their costs (1 each when cost
- * is NULL).  *index = max_n removed_n / cost_n (0 when no row improves),
- * *n_best (if not NULL) the n of the maximum.  With stop, cost_n is the
- * expected cost when each row stops at the first arm of the prefix that
- * reaches its best gain in the prefix, sum_r w_r C(stop_r) (C(n) for a
- * row that gains nothing), the stopping of a Gittins index.  Without it,
- * as the order is by EI per cost and removed_n <= the sum of the prefix's
- * EIs, the maximum is n = 1 whenever first is the EI-per-cost best.
- * With stop = 2 the maximum moves inside the expectation: *index =
- * sum_r w_r max_n (max_{k in prefix} (r_k + off_r) - best)+ / cost_n,
- * each row's own best prefix as if it were the task's true row (the
- * exact-knowledge prefix index averaged over the rows); *n_best the
- * prefix length scanned.
- * O(rows x (K + cap)).  Returns POLICY_OK, POLICY_BAD_INPUT or
- * POLICY_NO_MEMORY.
- */
-#define MIX_PREFIX_DEFAULT 24
-extern int	MixPrefixIndex(const MixPrior *mp, const PolicyParams *params,
-						   const double *w, const double *off,
-						   const double *cost, const unsigned char *avail,
-						   double best, int first, int cap, int stop,
-						   double *index, int *n_best);
-
 #endif							/* EASEML_MIXTURE_H */

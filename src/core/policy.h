@@ -124,13 +124,7 @@ typedef struct PolicyParams
 	int			mix_score;		/* mrg=1, greedy EI rules: the task score
 								 * is the mixture's expected remaining
 								 * regret per second of the next run; 2:
-								 * the learned one (src/core/mixlearn.h);
-								 * 3: the prefix index (MixPrefixIndex);
-								 * 4: it times learned / mixture regret;
-								 * 5, 6: 3, 4 with rows' stopping costs;
-								 * 7, 8: rows' own best prefixes */
-	int			mix_prefix;		/* mpk=K: mrg=3..8's prefix holds at most K
-								 * candidates (0: MIX_PREFIX_DEFAULT) */
+								 * the learned one (src/core/mixlearn.h) */
 	int			mix_shift;		/* msh=1: rows shifted by the task's mean
 								 * offset on its tried arms */
 	double		mix_gp;			/* mgp=A in [0, 1]: the arm choice's
@@ -308,9 +302,6 @@ extern int	PolicyReadsPosterior(const PolicyParams *params);
 /* Whether the task score is the mixture's remaining regret (mrg=1 with a
  * greedy EI rule). */
 extern int	PolicyMixScore(const PolicyParams *params);
-
-/* Whether the task score needs mrg=2's learned model (mrg=2, 4, 6, 8). */
-extern int	PolicyUsesLearned(const PolicyParams *params);
 
 /* What cost-aware EI divides by: the cost, floored. */
 extern double PolicyCostDivisor(const PolicyParams *params, double c);

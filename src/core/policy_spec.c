@@ -206,11 +206,8 @@ static const PolicyOption policy_options[] = {
 		"1: qmax bounds the candidate's EI too; 0: the task score only",
 	FIELD(q_max_arm), 0, 1, 0, NULL, NULL},
 	{"mrg", POLICY_OPT_INT, NULL, "0",
-		"greedy EI rules: task score = the mixture's remaining regret per second (1), learned from the history (2), the best prefix of the task's next candidates by regret removed per second (3), that times learned over mixture regret (4), 3 and 4 with each history row stopping at its best in the prefix (5, 6), the rows' own best prefixes averaged (7, 8)",
-	FIELD(mix_score), 0, 8, 0, NULL, "auto chooses the task score"},
-	{"mpk", POLICY_OPT_INT, NULL, "0 (24)",
-		"mrg=3 to 8: the prefix holds at most N candidates",
-	FIELD(mix_prefix), 0, 256, 0, NULL, "auto chooses the task score"},
+		"greedy EI rules: task score = the mixture's remaining regret per second (1), learned from the history (2)",
+	FIELD(mix_score), 0, 2, 0, NULL, "auto chooses the task score"},
 	{"msh", POLICY_OPT_INT, NULL, "0",
 		"1: mixture rows shifted by the task's mean offset on its tried candidates",
 	FIELD(mix_shift), 0, 1, 0, NULL, "auto chooses the mixture's settings"},
@@ -712,15 +709,6 @@ PolicyReadsPosterior(const PolicyParams *params)
 {
 	return (params->kind != POLICY_POPULAR && params->kind != POLICY_FIFO) ||
 		PolicyUsesMixture(params);
-}
-
-/* Whether the task score needs mrg=2's learned model; see policy.h. */
-int
-PolicyUsesLearned(const PolicyParams *params)
-{
-	return PolicyMixScore(params) &&
-		(params->mix_score == 2 || params->mix_score == 4 ||
-		 params->mix_score == 6 || params->mix_score == 8);
 }
 
 /* Whether the task score is the mixture's remaining regret; see policy.h. */

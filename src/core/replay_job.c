@@ -108,7 +108,8 @@ NeedLearnFit(const DecisionWorld *w, const PolicyParams *params)
 	const MixLearn *ml = w->mix_learn[DECISION_CLASSIFICATION];
 
 	return w->mix[DECISION_CLASSIFICATION] != NULL &&
-		PolicyUsesMixture(params) && PolicyUsesLearned(params) &&
+		PolicyUsesMixture(params) && PolicyMixScore(params) &&
+		params->mix_score == 2 &&
 		(ml == NULL || !MixLearnSameFit(&ml->params, params));
 }
 

@@ -195,7 +195,7 @@ BuildWorld(const CatState *state)
 static int
 UsesLearned(const PolicyParams *p)
 {
-	return PolicyUsesLearned(p);
+	return PolicyMixScore(p) && p->mix_score == 2;
 }
 
 /*

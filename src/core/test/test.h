@@ -117,7 +117,6 @@ extern void TestPolicyGrammar(void);
 extern void TestMixture(void);
 extern void TestMixtureSliced(void);
 extern void TestMixLearn(void);
-extern void TestMixPrefixIndex(void);
 extern void TestDecisionMixture(void);
 extern void TestLiveMixture(void);
 

@@ -77,7 +77,6 @@ static const UnitTest tests[] = {
 	TEST(TestLazyInstall),
 	TEST(TestDecisionMixture),
 	TEST(TestMixLearn),
-	TEST(TestMixPrefixIndex),
 	TEST(TestDecisionRandom),
 	TEST(TestDecisionSync),
 	TEST(TestDecisionMap),

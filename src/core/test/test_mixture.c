@@ -427,7 +427,7 @@ TestMixLearn(void)
 	CHECK(MixPriorFit(&mp, h, M, K, 0.05) == POLICY_OK, "mixture");
 	PolicyParseSpec("max_ei:acq=mix:mh=0:mrg=2", &pp, NULL, 0);
 	CHECK(PolicyMixScore(&pp) && pp.mix_score == 2, "mrg=2 parsed");
-	CHECK(PolicyParseSpec("max_ei:mrg=9", &pp, NULL, 0) != 0, "mrg=9 refused");
+	CHECK(PolicyParseSpec("max_ei:mrg=3", &pp, NULL, 0) != 0, "mrg=3 refused");
 	PolicyParseSpec("max_ei:acq=mix:mh=0:mrg=2", &pp, NULL, 0);
 
 	/* features of a hand state: one result 0.55 on arm 0 */
@@ -693,71 +693,4 @@ TestLiveMixture(void)
 	DecisionWorldFree(&gp);
 	MixPriorFree(&refmix);
 	RefitFree(&r);
-}
-
-/*
- * The prefix index (mrg=3..8, MixPrefixIndex) on a hand case of two rows
- * of equal weight: the order by EI per cost, the first arm put first, the
- * literal index's maximum at n = 1 when the first arm is the EI-per-cost
- * best, the rows' stopping costs lifting a longer prefix, the cap, and
- * the options' parsing.
- */
-void
-TestMixPrefixIndex(void)
-{
-	double		rows[8] = {0.5, 0.51, 0.5, 0.9, 0.5, 0.5, 0.8, 0.5};
-	double		w[2] = {0.5, 0.5},
-				off[2] = {0.0, 0.0},
-				cost[4] = {1.0, 1.0, 10.0, 10.0},
-				idx;
-	unsigned char avail[4] = {0, 1, 1, 1};
-	MixPrior	mp = {0};
-	PolicyParams pp;
-	int			n;
-
-	mp.m = 2;
-	mp.K = 4;
-	mp.rows = rows;
-	PolicyParseSpec("hybrid:cost:acq=mix:mh=0:mrg=3", &pp, NULL, 0);
-	/* order 3, 2, 1: 0.2 / 10, then 0.35 / 20, 0.35 / 21 */
-	CHECK(MixPrefixIndex(&mp, &pp, w, off, cost, avail, 0.5, -1, 24, 0,
-						 &idx, &n) == POLICY_OK &&
-		  fabs(idx - 0.02) < 1e-12 && n == 1, "literal: n=1 (%g, %d)", idx, n);
-	/* stopping: row 0 stops after arm 3 (10 s), row 1 after arm 2 (20 s) */
-	CHECK(MixPrefixIndex(&mp, &pp, w, off, cost, avail, 0.5, -1, 24, 1,
-						 &idx, &n) == POLICY_OK &&
-		  fabs(idx - 0.35 / 15.0) < 1e-12 && n == 2, "stopping: n=2 (%g, %d)",
-		  idx, n);
-	/* each row's own best prefix: 0.4 / 10 and 0.3 / 20, averaged */
-	CHECK(MixPrefixIndex(&mp, &pp, w, off, cost, avail, 0.5, -1, 24, 2,
-						 &idx, &n) == POLICY_OK &&
-		  fabs(idx - 0.0275) < 1e-12 && n == 3, "rows' own prefixes (%g, %d)",
-		  idx, n);
-	CHECK(MixPrefixIndex(&mp, &pp, w, off, cost, avail, 0.5, -1, 1, 1,
-						 &idx, &n) == POLICY_OK &&
-		  fabs(idx - 0.02) < 1e-12 && n == 1, "cap 1 (%g, %d)", idx, n);
-	/* a cheap weak first arm: order 1, 3, 2, best at n=2: 0.2 / 11 */
-	CHECK(MixPrefixIndex(&mp, &pp, w, off, cost, avail, 0.5, 1, 24, 0,
-						 &idx, &n) == POLICY_OK &&
-		  fabs(idx - 0.2 / 11.0) < 1e-12 && n == 2, "first arm 1 (%g, %d)",
-		  idx, n);
-	/* unit costs: order 3, 2, 1, 0.2 at n=1 */
-	CHECK(MixPrefixIndex(&mp, &pp, w, off, NULL, avail, 0.5, -1, 24, 0,
-						 &idx, &n) == POLICY_OK &&
-		  fabs(idx - 0.2) < 1e-12 && n == 1, "unit costs (%g, %d)", idx, n);
-	/* nothing improves */
-	CHECK(MixPrefixIndex(&mp, &pp, w, off, cost, avail, 0.95, -1, 24, 1,
-						 &idx, &n) == POLICY_OK && idx == 0.0 && n == 0,
-		  "no gain: 0 (%g, %d)", idx, n);
-	CHECK(MixPrefixIndex(&mp, &pp, w, off, cost, avail, 0.5, -1, 0, 0,
-						 &idx, &n) == POLICY_BAD_INPUT, "cap 0 refused");
-	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:mrg=5:mpk=8", &pp, NULL, 0) == 0 &&
-		  PolicyMixScore(&pp) && !PolicyUsesLearned(&pp) &&
-		  pp.mix_prefix == 8, "mrg=5:mpk=8 parsed");
-	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:mrg=6", &pp, NULL, 0) == 0 &&
-		  PolicyUsesLearned(&pp), "mrg=6 needs the learned model");
-	CHECK(PolicyParseSpec("hybrid:cost:acq=mix:mrg=8", &pp, NULL, 0) == 0 &&
-		  PolicyUsesLearned(&pp), "mrg=8 needs the learned model");
-	CHECK(PolicyParseSpec("hybrid:mpk=300", &pp, NULL, 0) != 0,
-		  "mpk=300 refused");
 }

@@ -724,7 +724,7 @@ TestPolicyGrammar(void)
 	CHECK(PolicyParseSpec("rr:w=-1", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
 		  PolicyParseSpec("rr:s=x", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
 		  PolicyParseSpec("hybrid:greedy=rr", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
-		  PolicyParseSpec("rr:mrg=9", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
+		  PolicyParseSpec("rr:mrg=3", &p, err, sizeof(err)) == POLICY_BAD_INPUT &&
 		  PolicyParseSpec("rr:mh=-1", &p, err, sizeof(err)) == POLICY_BAD_INPUT,
 		  "bad values refused");
 	for (int i = 0; i < (int) (sizeof(removed) / sizeof(removed[0])); i++)

@@ -560,7 +560,6 @@ TestAutoOptions(void)
 		{"auto:acq=ei", "auto chooses the acquisition"},
 		{"auto:w=60:acq=mix", "auto chooses the acquisition"},
 		{"default:mrg=1", "auto chooses the task score"},
-		{"auto:mpk=8", "auto chooses the task score"},
 		{"auto:msh=1", "auto chooses the mixture's settings"},
 		{"auto:mgp=0.5", "auto chooses the mixture's settings"},
 		{"auto:mh=0", "auto chooses the mixture's settings"},
@@ -641,8 +640,8 @@ TestAutoOptions(void)
 			  "option %s applies after auto: it has a field", o->name);
 		n_refused += o->auto_refused != NULL;
 	}
-	CHECK(n_refused == 10 && PolicyOptionCount() <= 32,
-		  "10 options refused after auto (%d), a bit each", n_refused);
+	CHECK(n_refused == 9 && PolicyOptionCount() <= 32,
+		  "9 options refused after auto (%d), a bit each", n_refused);
 
 	/* the chooser: every candidate with the options, the fallback too */
 	memset(&ain, 0, sizeof(ain));
