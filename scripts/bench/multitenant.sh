@@ -4,7 +4,7 @@
 # each scheduling policy, and the tenants' average best-score loss over time
 # (issue 25 item 4).
 #
-#   scripts/bench/multitenant.sh                 (as root; 3 legs x 10 min)
+#   scripts/bench/multitenant.sh                 (as root; 4 legs x 10 min)
 #   MINUTES=1 TENANTS=3 scripts/bench/multitenant.sh        (a quick try)
 #   SUMMARY_ONLY=1 scripts/bench/multitenant.sh   (the summary, plot and
 #                           RESULT line again from the runs an earlier call
