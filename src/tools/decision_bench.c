@@ -17,19 +17,23 @@
  *	 LiveWorldSync does for a task whose result is new), DecisionNext picks
  *	 the next (task, candidate), DecisionStart records it as running.
  *
- * An optional third argument is the policy spec (default "hybrid"); one
- * that uses the history mixture (acq=mix, mrg=1|2) gets the mixture, and
- * mrg=2's learned score on it, fitted on the bench's history as the refit
+ * An optional third argument is the policy spec (default "hybrid";
+ * "default-candidate" is the first of POLICY_AUTO_CANDIDATES, what the
+ * shipped default runs on most histories); one that uses the history
+ * mixture (acq=mix, mrg=1|2) gets the mixture, and mrg=2's learned score
+ * on it, fitted on the bench's history as the refit
  * cycle fits them (src/core/refit.c), each fit timed apart (they are off the
- * decision path).  decision.sh times "hybrid" against its scikit-learn
- * peer, which makes hybrid's decisions, and the live default's mixture
- * candidate alone (no peer makes its decisions).
+ * decision path).  decision.sh times "hybrid" against its peers
+ * (scripts/bench/decision_peer.py), which make hybrid's decisions, and the
+ * live default's candidate alone (no peer makes its decisions).
  *
- * That sequence is timed per decision.  It writes DIR/sequence.csv so that
- * scripts/bench/decision_sklearn.py makes the same decisions.  Besides the
- * per-decision time it reports what one full LiveWorldSync pass over every
- * task costs when nothing changed (the worker makes one per catalog load,
- * not per decision).
+ * That sequence is timed per decision, in this thread's CPU time (the
+ * wall-clock median is printed beside it).  It writes DIR/sequence.csv,
+ * each choice with the CPU time of the decision that made it, so that
+ * scripts/bench/decision_peer.py makes the same decisions and decision.sh
+ * can pair their times.  Besides the per-decision time it reports what
+ * one full LiveWorldSync pass over every task costs when nothing changed
+ * (the worker makes one per catalog load, not per decision).
  *
  * IDENTIFICATION
  *	  src/tools/decision_bench.c
@@ -59,6 +63,20 @@ Now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/*
+ * This thread's CPU time: what a decision costs on a shared machine, where
+ * wall time also counts other processes' slices (the Python peers are timed
+ * the same way, time.thread_time).
+ */
+static double
+CpuNow(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -220,7 +238,8 @@ TimeFullSync(DecisionWorld *w, unsigned char *state, double *score)
 static int
 TimeDecisions(DecisionWorld *w, const ReplayMatrix *truth, int N,
 			  unsigned char *state, double *score, double *ms,
-			  int *seq_t, int *seq_a, double *t_sync, double *t_next)
+			  int *seq_t, int *seq_a, double *t_sync, double *t_next,
+			  double *wall_ms)
 {
 	DecisionChoice c;
 	int			K = truth->cols;
@@ -237,7 +256,8 @@ TimeDecisions(DecisionWorld *w, const ReplayMatrix *truth, int N,
 		DecisionTaskState s;
 		double		t0,
 					t1,
-					t2;
+					t2,
+					w0;
 
 		/* the decision was recorded and its run launched */
 		DecisionStart(w, t, a);
@@ -245,12 +265,14 @@ TimeDecisions(DecisionWorld *w, const ReplayMatrix *truth, int N,
 		TaskState(w, t, state, score, &s);
 		state[a] = DECISION_ARM_OBSERVED;
 		score[a] = truth->data[(size_t) t->id * K + a];
-		t0 = Now();
+		w0 = Now();
+		t0 = CpuNow();
 		DecisionSyncTask(w, t, &s);
-		t1 = Now();
+		t1 = CpuNow();
 		if (DecisionNext(w, &c) != 0 || c.chosen.task < 0)
 			break;
-		t2 = Now();
+		t2 = CpuNow();
+		wall_ms[j] = (Now() - w0) * 1e3;
 		*t_sync += t1 - t0;
 		*t_next += t2 - t1;
 		ms[j] = (t2 - t0) * 1e3;
@@ -261,9 +283,14 @@ TimeDecisions(DecisionWorld *w, const ReplayMatrix *truth, int N,
 	return done;
 }
 
-/* DIR/sequence.csv: the choices, for decision_sklearn.py to follow. */
+/*
+ * DIR/sequence.csv: the choices, for decision_peer.py to follow; cpu_ms is
+ * the CPU time of the decision that made choice step (empty for step 0),
+ * so that decision.sh can pair each peer decision with this side's.
+ */
 static int
-WriteSequence(const char *dir, const int *seq_t, const int *seq_a, int done)
+WriteSequence(const char *dir, const int *seq_t, const int *seq_a,
+			  const double *ms, int done)
 {
 	char		path[1024];
 	FILE	   *f;
@@ -272,11 +299,31 @@ WriteSequence(const char *dir, const int *seq_t, const int *seq_a, int done)
 	f = fopen(path, "w");
 	if (f == NULL)
 		return -1;
-	fprintf(f, "step,tenant,arm\n");
+	fprintf(f, "step,tenant,arm,cpu_ms\n");
 	for (int j = 0; j <= done; j++)
-		fprintf(f, "%d,%d,%d\n", j, seq_t[j], seq_a[j]);
+	{
+		if (j == 0)
+			fprintf(f, "%d,%d,%d,\n", j, seq_t[j], seq_a[j]);
+		else
+			fprintf(f, "%d,%d,%d,%.6f\n", j, seq_t[j], seq_a[j], ms[j - 1]);
+	}
 	fclose(f);
 	return 0;
+}
+
+/*
+ * The spec "default-candidate": the first of auto's candidates
+ * (POLICY_AUTO_CANDIDATES, the one auto runs on most histories), read
+ * from the build so that decision.sh times what ships, not a copy.
+ */
+static const char *
+ResolveSpec(const char *spec, char *buf, size_t len)
+{
+	if (strcmp(spec, "default-candidate") != 0)
+		return spec;
+	snprintf(buf, len, "%s", POLICY_AUTO_CANDIDATES);
+	buf[strcspn(buf, ",")] = '\0';
+	return buf;
 }
 
 int
@@ -293,7 +340,9 @@ main(int argc, char **argv)
 	DecisionWorld w;
 	unsigned char *state;
 	double	   *score,
-			   *ms;
+			   *ms,
+			   *wall_ms;
+	char		spec_buf[sizeof(POLICY_AUTO_CANDIDATES)];
 	int		   *seq_t,
 			   *seq_a;
 	int			n,
@@ -313,7 +362,7 @@ main(int argc, char **argv)
 	if (argc > 2)
 		N = atoi(argv[2]);
 	if (argc > 3)
-		spec = argv[3];
+		spec = ResolveSpec(argv[3], spec_buf, sizeof(spec_buf));
 	memset(&mix, 0, sizeof(mix));
 	if (N <= 0 || !ReadOrDie(dir, "history.csv", &hist) ||
 		!ReadOrDie(dir, "truth.csv", &truth) ||
@@ -327,28 +376,32 @@ main(int argc, char **argv)
 	state = malloc(K);
 	score = malloc(sizeof(double) * K);
 	ms = malloc(sizeof(double) * N);
+	wall_ms = malloc(sizeof(double) * N);
 	seq_t = malloc(sizeof(int) * (N + 1));
 	seq_a = malloc(sizeof(int) * (N + 1));
-	if (!state || !score || !ms || !seq_t || !seq_a)
+	if (!state || !score || !ms || !wall_ms || !seq_t || !seq_a)
 		return 1;
 
 	full_sync = TimeFullSync(&w, state, score);
 	done = TimeDecisions(&w, &truth, N, state, score, ms, seq_t, seq_a,
-						 &t_sync, &t_next);
+						 &t_sync, &t_next, wall_ms);
 	if (done < 0)
 		return 1;
+	if (WriteSequence(dir, seq_t, seq_a, ms, done) != 0)
+		return 1;
 	qsort(ms, done, sizeof(double), CmpDouble);
+	qsort(wall_ms, done, sizeof(double), CmpDouble);
 	printf("# easeml-decision-bench: the worker's DecisionSyncTask + DecisionNext (src/core/decision_*.c)\n");
 	printf("# tasks=%d tenants=%d arms=%d obs/task=%d decisions=%d policy=%s fair-share=on slots=2 explain=on openblas_threads=1\n",
 		   n, (n + TASKS_PER_TENANT - 1) / TASKS_PER_TENANT, K, obs.rows / n, done, spec);
+	printf("# times are this thread's CPU time (CLOCK_THREAD_CPUTIME_ID); wall-clock median %.6f ms, p99 %.6f ms\n",
+		   done ? wall_ms[done / 2] : NAN, done ? wall_ms[(int) (0.99 * (done - 1))] : NAN);
 	printf("# mean per decision: sync of the ended task %.2f us, next (refresh + pick + runner-ups) %.2f us\n",
 		   done ? t_sync / done * 1e6 : NAN, done ? t_next / done * 1e6 : NAN);
 	printf("# one full sync of every task with nothing changed (once per catalog load): %.3f ms\n",
 		   full_sync);
 	printf("DECISION median_ms=%.6f p99_ms=%.6f\n",
 		   done ? ms[done / 2] : NAN, done ? ms[(int) (0.99 * (done - 1))] : NAN);
-	if (WriteSequence(dir, seq_t, seq_a, done) != 0)
-		return 1;
 	DecisionWorldFree(&w);
 	MixPriorFree(&mix);
 	GpPriorFree(&prior);

@@ -83,7 +83,7 @@ Usage(void)
 			"  --decisions N (2000) --seed S (1) --policy SPEC (default hybrid)\n"
 			"  --kernel rbf|empirical  prior covariance (default rbf, as scikit-learn's)\n"
 			"  --dump DIR          write the problem and the decision sequence for the\n"
-			"                      scikit-learn side (scripts/bench/decision_sklearn.py)\n");
+			"                      Python peers (scripts/bench/decision_peer.py)\n");
 	if (grammar != NULL)
 	{
 		PolicyGrammarTable(grammar, len, 0);

@@ -4,7 +4,7 @@
  *	  easeml-replay bench-decision: the steady-state cost of one scheduling
  *	  decision on a synthetic world (GP update, candidate recompute, pick),
  *	  timed, with --dump writing the problem and the decisions for
- *	  scripts/bench/decision_sklearn.py.  (easeml-decision-bench,
+ *	  scripts/bench/decision_peer.py.  (easeml-decision-bench,
  *	  src/tools/decision_bench.c, times the live worker's DecisionWorld
  *	  instead.)
  *
@@ -291,7 +291,7 @@ BenchSteadyState(BenchWorld *w, uint64_t *rng)
 	return 1;
 }
 
-/* --dump: the problem for scripts/bench/decision_sklearn.py. */
+/* --dump: the problem for scripts/bench/decision_peer.py. */
 static int
 DumpProblem(const BenchWorld *w)
 {

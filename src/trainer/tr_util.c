@@ -150,13 +150,28 @@ TrJsonParse(const char *text)
 			const char *start = p;
 			int			digits = 0;
 
+			int			integer;
+
 			if (*p == '-')
 				p++;
 			while (*p >= '0' && *p <= '9')
 				p++, digits++;
+			integer = *p != '.' && *p != 'e' && *p != 'E';
+			/* the fraction and exponent are the same literal's */
+			if (*p == '.')
+				for (p++; *p >= '0' && *p <= '9'; p++)
+					;
+			if (*p == 'e' || *p == 'E')
+			{
+				p++;
+				if (*p == '+' || *p == '-')
+					p++;
+				while (*p >= '0' && *p <= '9')
+					p++;
+			}
 			memcpy(o, start, p - start);
 			o += p - start;
-			if (digits > 18 && *p != '.' && *p != 'e' && *p != 'E')
+			if (digits > 18 && integer)
 			{
 				*o++ = '.';
 				*o++ = '0';

@@ -1191,6 +1191,13 @@ TestJsonParse(void)
 		  json_object_get_double(json_object_array_get_idx(v, 1)) == 1e5,
 		  "array elements too");
 	json_object_put(o);
+	o = TrJsonParse("{\"l2\": 0.0004166666666666667, \"e\": 1.5e-0000000000000000001}");
+	CHECK(o && json_object_object_get_ex(o, "l2", &v) &&
+		  json_object_get_double(v) == 0.0004166666666666667,
+		  "a fraction of 19 digits is one number, not a second integer (it was \"not a JSON object\")");
+	CHECK(o && json_object_object_get_ex(o, "e", &v) && json_object_get_double(v) == 0.15,
+		  "a long exponent too");
+	json_object_put(o);
 	CHECK(TrJsonParse("{\"a\": ") == NULL, "text that is not JSON gives NULL");
 }
 
