@@ -37,7 +37,9 @@ CREATE TABLE easeml.tenants (
 	created_at	timestamptz NOT NULL DEFAULT now(),
 	max_tasks	int CHECK (max_tasks IS NULL OR max_tasks > 0),
 	max_rows	bigint CHECK (max_rows IS NULL OR max_rows > 0),
-	role_oid	oid,
+	-- [binding] one tenant per role: a role renamed after add_tenant is
+	-- still its old tenant (easeml.add_tenant refuses a second row)
+	role_oid	oid CONSTRAINT tenants_role_oid_key UNIQUE,
 	-- [budget] the time budget of a task declared without one (seconds;
 	-- easeml.set_tenant_budget); NaN and infinities are refused
 	default_budget_seconds float8
@@ -1759,6 +1761,13 @@ COMMENT ON TABLE easeml.snapshot_drops IS
 	'internal: snapshot tables to drop once nobody holds a lock on them (the scheduler retries)';
 -- dumped: pg_dump keeps the tables, and a restore drops them again
 SELECT pg_catalog.pg_extension_config_dump('easeml.snapshot_drops', '');
+-- [dba] every role may read it, and no role but a superuser sees a row
+-- (row-level security without a policy): a tenant's backup, pg_dump
+-- --enable-row-security -n easeml, dumps every table registered above and
+-- stopped at "permission denied" here; the names would tell other
+-- tenants' task ids (docs/security.md, "Backups by tenants")
+ALTER TABLE easeml.snapshot_drops ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON easeml.snapshot_drops TO PUBLIC;
 
 -- [owner] Drop a snapshot table if it can be done within a moment (true);
 -- else leave it to the scheduler (false).  Any role can hold a lock on a
@@ -2267,6 +2276,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	r			record;
+	other		name;
 BEGIN
 	-- [trust] a tenant is an ordinary login role that row-level security binds
 	IF role IS NULL THEN
@@ -2274,11 +2284,23 @@ BEGIN
 			USING ERRCODE = 'null_value_not_allowed',
 				  HINT = 'Pass a login role: SELECT easeml.add_tenant(''lab_a'');';
 	END IF;
-	SELECT rolsuper, rolbypassrls, rolcanlogin INTO r FROM pg_roles WHERE rolname = role;
+	SELECT oid, rolsuper, rolbypassrls, rolcanlogin INTO r FROM pg_roles WHERE rolname = role;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'role "%" does not exist', role
 			USING ERRCODE = 'undefined_object',
 				  HINT = format('Create it first: CREATE ROLE %I LOGIN;', role);
+	END IF;
+	-- [binding] a tenant is bound by its role and its name: a tenant's
+	-- role renamed (ALTER ROLE lab_a RENAME TO x) is still tenant lab_a,
+	-- and sees none of its rows until it has that name again; it is not
+	-- made a second tenant (tenants.role_oid is unique)
+	SELECT t.name INTO other FROM easeml.tenants t
+	 WHERE t.role_oid = r.oid AND t.name <> add_tenant.role;
+	IF FOUND THEN
+		RAISE EXCEPTION 'role "%" is already tenant "%", registered under the name it had then', role, other
+			USING ERRCODE = 'duplicate_object',
+				  HINT = format('Give the role its tenant''s name back (ALTER ROLE %I RENAME TO %I) and its tasks are its own again; or remove the old tenant with its tasks first (DELETE FROM easeml.tenants WHERE name = %L).',
+								role, other, other);
 	END IF;
 	IF r.rolsuper OR r.rolbypassrls THEN
 		RAISE EXCEPTION 'role "%" cannot be a tenant: it is a superuser or bypasses row-level security', role
@@ -4937,6 +4959,12 @@ COMMENT ON TABLE easeml.policy_choices IS
 REVOKE ALL ON easeml.policy_choices FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices_id_seq', '');
+-- [dba] as easeml.snapshot_drops: readable by every role, a row by none
+-- but a superuser (row-level security without a policy), so that a
+-- tenant's pg_dump --enable-row-security -n easeml dumps it (empty)
+ALTER TABLE easeml.policy_choices ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON easeml.policy_choices TO PUBLIC;
+GRANT SELECT ON SEQUENCE easeml.policy_choices_id_seq TO PUBLIC;
 
 -- What "auto" runs where its replay cannot choose, and what it chooses
 -- among (src/core/policy.h); whether a setting is "auto" (src/core/policy_spec.c).

@@ -7,6 +7,10 @@
 -- operator; numeric 1 and 1.0 are two labels); more classes than training
 -- rows has its own error, and a numeric target with many distinct values
 -- a WARNING that suggests regression.  An empty source says so.
+-- [dba] a tenant's pg_dump --enable-row-security -n easeml no longer stops
+-- at easeml.policy_choices (and its sequence) or easeml.snapshot_drops.
+-- [binding] tenants.role_oid is unique, and add_tenant refuses the role of
+-- a tenant renamed since.
 
 CREATE OR REPLACE FUNCTION easeml._profile(rel regclass, target text, kind text, cols text[],
 								kinds text[], find_keys boolean)
@@ -462,3 +466,73 @@ BEGIN
 	RETURN version;
 END;
 $$;
+
+CREATE OR REPLACE FUNCTION easeml.add_tenant(role name, max_parallel int DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	r			record;
+	other		name;
+BEGIN
+	-- [trust] a tenant is an ordinary login role that row-level security binds
+	IF role IS NULL THEN
+		RAISE EXCEPTION 'role must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Pass a login role: SELECT easeml.add_tenant(''lab_a'');';
+	END IF;
+	SELECT oid, rolsuper, rolbypassrls, rolcanlogin INTO r FROM pg_roles WHERE rolname = role;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'role "%" does not exist', role
+			USING ERRCODE = 'undefined_object',
+				  HINT = format('Create it first: CREATE ROLE %I LOGIN;', role);
+	END IF;
+	-- [binding] a tenant is bound by its role and its name: a tenant's
+	-- role renamed (ALTER ROLE lab_a RENAME TO x) is still tenant lab_a,
+	-- and sees none of its rows until it has that name again; it is not
+	-- made a second tenant (tenants.role_oid is unique)
+	SELECT t.name INTO other FROM easeml.tenants t
+	 WHERE t.role_oid = r.oid AND t.name <> add_tenant.role;
+	IF FOUND THEN
+		RAISE EXCEPTION 'role "%" is already tenant "%", registered under the name it had then', role, other
+			USING ERRCODE = 'duplicate_object',
+				  HINT = format('Give the role its tenant''s name back (ALTER ROLE %I RENAME TO %I) and its tasks are its own again; or remove the old tenant with its tasks first (DELETE FROM easeml.tenants WHERE name = %L).',
+								role, other, other);
+	END IF;
+	IF r.rolsuper OR r.rolbypassrls THEN
+		RAISE EXCEPTION 'role "%" cannot be a tenant: it is a superuser or bypasses row-level security', role
+			USING ERRCODE = 'invalid_role_specification',
+				  HINT = 'Row-level security keeps tenants apart and does not bind such roles: create an ordinary role for the tenant.';
+	END IF;
+	IF NOT r.rolcanlogin THEN
+		RAISE EXCEPTION 'role "%" cannot be a tenant: it cannot log in', role
+			USING ERRCODE = 'invalid_role_specification',
+				  HINT = format('Allow it with ALTER ROLE %I LOGIN;', role);
+	END IF;
+	IF max_parallel IS NOT NULL AND max_parallel < 1 THEN
+		RAISE EXCEPTION 'max_parallel must be positive or NULL'
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'NULL leaves the tenant without a cap of its own (the fair share still applies).';
+	END IF;
+	-- [binding] easeml._bind_tenant records the role's object id; adding
+	-- a tenant again binds its name to the role that has it now
+	INSERT INTO easeml.tenants (name, max_parallel) VALUES (role, max_parallel)
+	ON CONFLICT (name) DO UPDATE SET max_parallel = EXCLUDED.max_parallel,
+									 role_oid = EXCLUDED.role_oid;
+END;
+$$;
+
+-- [dba] a tenant's backup (pg_dump --enable-row-security -n easeml) dumps
+-- every table registered with pg_extension_config_dump: these two are
+-- readable by every role, with no row for any but a superuser
+-- (row-level security without a policy)
+ALTER TABLE easeml.snapshot_drops ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON easeml.snapshot_drops TO PUBLIC;
+ALTER TABLE easeml.policy_choices ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON easeml.policy_choices TO PUBLIC;
+GRANT SELECT ON SEQUENCE easeml.policy_choices_id_seq TO PUBLIC;
+
+-- [binding] one tenant per role (easeml.add_tenant refuses a renamed
+-- tenant's role under its new name)
+ALTER TABLE easeml.tenants ADD CONSTRAINT tenants_role_oid_key UNIQUE (role_oid);
