@@ -37,7 +37,9 @@ CREATE TABLE easeml.tenants (
 	created_at	timestamptz NOT NULL DEFAULT now(),
 	max_tasks	int CHECK (max_tasks IS NULL OR max_tasks > 0),
 	max_rows	bigint CHECK (max_rows IS NULL OR max_rows > 0),
-	role_oid	oid,
+	-- [binding] one tenant per role: a role renamed after add_tenant is
+	-- still its old tenant (easeml.add_tenant refuses a second row)
+	role_oid	oid CONSTRAINT tenants_role_oid_key UNIQUE,
 	-- [budget] the time budget of a task declared without one (seconds;
 	-- easeml.set_tenant_budget); NaN and infinities are refused
 	default_budget_seconds float8
@@ -681,16 +683,22 @@ BEGIN
 			'inf_target', %2$s,
 			'n', count(*) FILTER (WHERE u),
 			'classes', %3$s,
+			'numeric_target', %8$s,
 			'cols', %4$s) AS p
 		  FROM (SELECT s.*, t IS NOT NULL AND NOT coalesce(%1$s, false) AS u
 				  FROM (SELECT %5$s FROM %6$s) s(%7$s)) s$q$,
 		easeml._nan_sql('t', ttype),
 		CASE WHEN isfloat THEN 'count(*) FILTER (WHERE t IN (''Infinity'', ''-Infinity''))' ELSE '0' END,
-		CASE WHEN kind = 'classification' THEN 'count(DISTINCT t) FILTER (WHERE u)' ELSE 'NULL' END,
+		-- [classes] by the text of each value, as the trainer reads a
+		-- classification target (easeml._trainer_spec): 1 and 1.0 are two
+		-- classes, and a type without an equality operator (json, point,
+		-- xml) is counted too
+		CASE WHEN kind = 'classification' THEN 'count(DISTINCT t::text) FILTER (WHERE u)' ELSE 'NULL' END,
 		stats,
 		array_to_string(sel || format('%I', target), ', '),
 		rel,
-		array_to_string(aliases || 't'::text, ', '));
+		array_to_string(aliases || 't'::text, ', '),
+		CASE WHEN easeml._feature_kind(ttype) = 'numeric' THEN 'true' ELSE 'false' END);
 	RETURN easeml._read_source(q) -> 'p';
 END;
 $$;
@@ -832,6 +840,11 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'Set them to NULL (rows without a target are left out), or fix the data.';
 	END IF;
+	IF (p ->> 'rows')::bigint = 0 THEN
+		RAISE EXCEPTION 'the source "%" has no rows', relname
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Fill the source (or check that its row-level security lets you read its rows), then declare the task.';
+	END IF;
 	IF n = 0 THEN
 		RAISE EXCEPTION 'target column "%" of "%" has no value: its % row(s) are all NULL or NaN',
 			target, relname, p ->> 'rows'
@@ -851,11 +864,20 @@ BEGIN
 				  HINT = 'Check the target column, or declare kind = ''regression'' for a numeric target.';
 	END IF;
 	nval := floor(n * val_fraction);
-	IF n < 10 OR nval < 2
-		OR n - nval < (CASE WHEN kind = 'classification' THEN greatest(classes, 2) ELSE 2 END) THEN
+	IF n < 10 OR nval < 2 OR n - nval < 2 THEN
 		RAISE EXCEPTION '"%" has % row(s) with a target; too few for a training/validation split', relname, n
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'A task needs at least 10 labelled rows, at least 2 of them in the validation fraction.';
+	END IF;
+	-- [classes] each class needs a training row: more classes than that
+	-- is most often a quantity declared without kind
+	IF kind = 'classification' AND n - nval < classes THEN
+		RAISE EXCEPTION 'target column "%" of "%" has % distinct values, more than its % training row(s): classification needs at least one training row per class',
+			target, relname, classes, n - nval
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = CASE WHEN (p ->> 'numeric_target')::boolean
+							  THEN 'If the target is a quantity, declare the task with kind = ''regression''; if it is a label, group rare classes in a view or lower val_fraction.'
+							  ELSE 'Group rare classes in a view, or lower val_fraction.' END;
 	END IF;
 	IF folds IS NOT NULL AND n < 2 * folds THEN
 		RAISE EXCEPTION '"%" has % row(s) with a target; too few for % folds', relname, n, folds
@@ -1050,6 +1072,14 @@ BEGIN
 	-- the data, read as the tenant in a security-restricted operation
 	prof := easeml._profile(t.source, t.target, t.kind, c.cols, c.kinds, t.features IS NULL);
 	cnt := easeml._check_target(prof, relname, t.target, t.kind, t.val_fraction, t.folds);
+	-- [classes] a numeric target with a class for more than a fifth of its
+	-- rows is most often a quantity declared without kind
+	IF t.kind = 'classification' AND (prof ->> 'numeric_target')::boolean
+		AND cnt.classes > 20 AND cnt.classes > 0.2 * cnt.n THEN
+		RAISE WARNING 'task "%": numeric target column "%" has % distinct values in % rows, each a class of its own',
+			t.name, t.target, cnt.classes, cnt.n
+			USING HINT = 'If the target is a quantity, declare the task with kind = ''regression''.';
+	END IF;
 	FOR j IN 1..cardinality(c.cols) LOOP
 		st := prof -> 'cols' -> (j - 1);
 		IF (st ->> 3)::bigint > 0 THEN
@@ -1642,6 +1672,7 @@ DECLARE
 	a			record;
 	cols		text[];
 	kinds		text[];
+	now_kind	text;
 BEGIN
 	SELECT * INTO t FROM easeml.tasks WHERE id = task_id;
 	IF NOT FOUND THEN
@@ -1664,6 +1695,31 @@ BEGIN
 			RAISE EXCEPTION 'column "%" of task "%" no longer exists in %', cols[j], t.name, src
 				USING ERRCODE = 'undefined_column',
 					  HINT = 'Restore the column, or declare a new task.';
+		END IF;
+		-- [retype] each column must still be what the task encodes: a
+		-- feature of the kind recorded when the task took its features, a
+		-- regression target numeric (ALTER TABLE may have changed its type
+		-- since; runs would fail on every row of the new snapshot)
+		IF j < cardinality(cols) THEN
+			now_kind := easeml._feature_kind(a.atttypid);
+			IF now_kind IS DISTINCT FROM kinds[j] THEN
+				RAISE EXCEPTION 'feature column "%" of task "%" now has type %, which easeml encodes as %, but the task encodes it as %',
+					cols[j], t.name, format_type(a.atttypid, NULL),
+					coalesce(now_kind, 'nothing (not supported)'), kinds[j]
+					USING ERRCODE = 'datatype_mismatch',
+						  DETAIL = 'Nothing was changed: the task keeps its current snapshot version.',
+						  HINT = CASE WHEN t.snapshot
+									  THEN format('Change the column back to a %s type, or take the columns as they are now with SELECT easeml.alter_task(%L, features => %L) (a new snapshot version; leave out a column easeml cannot use).',
+												  kinds[j], t.name, t.features::text)
+									  ELSE format('Change the column back to a %s type, or declare a new task: the features of a task without snapshot cannot change.',
+												  kinds[j]) END;
+			END IF;
+		ELSIF t.kind = 'regression' AND easeml._feature_kind(a.atttypid) IS DISTINCT FROM 'numeric' THEN
+			RAISE EXCEPTION 'target column "%" of regression task "%" now has type %, not a numeric type',
+				cols[j], t.name, format_type(a.atttypid, NULL)
+				USING ERRCODE = 'datatype_mismatch',
+					  DETAIL = 'Nothing was changed: the task keeps its current snapshot version.',
+					  HINT = 'Change the column back to smallint, integer, bigint, real, double precision or numeric, or declare a new task on a view that casts it.';
 		END IF;
 		typ := easeml._snapshot_type(a.atttypid, kinds[j]);
 		defs := defs || format('%I %s', cols[j], typ);
@@ -1705,6 +1761,13 @@ COMMENT ON TABLE easeml.snapshot_drops IS
 	'internal: snapshot tables to drop once nobody holds a lock on them (the scheduler retries)';
 -- dumped: pg_dump keeps the tables, and a restore drops them again
 SELECT pg_catalog.pg_extension_config_dump('easeml.snapshot_drops', '');
+-- [dba] every role may read it, and no role but a superuser sees a row
+-- (row-level security without a policy): a tenant's backup, pg_dump
+-- --enable-row-security -n easeml, dumps every table registered above and
+-- stopped at "permission denied" here; the names would tell other
+-- tenants' task ids (docs/security.md, "Backups by tenants")
+ALTER TABLE easeml.snapshot_drops ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON easeml.snapshot_drops TO PUBLIC;
 
 -- [owner] Drop a snapshot table if it can be done within a moment (true);
 -- else leave it to the scheduler (false).  Any role can hold a lock on a
@@ -2213,6 +2276,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	r			record;
+	other		name;
 BEGIN
 	-- [trust] a tenant is an ordinary login role that row-level security binds
 	IF role IS NULL THEN
@@ -2220,11 +2284,23 @@ BEGIN
 			USING ERRCODE = 'null_value_not_allowed',
 				  HINT = 'Pass a login role: SELECT easeml.add_tenant(''lab_a'');';
 	END IF;
-	SELECT rolsuper, rolbypassrls, rolcanlogin INTO r FROM pg_roles WHERE rolname = role;
+	SELECT oid, rolsuper, rolbypassrls, rolcanlogin INTO r FROM pg_roles WHERE rolname = role;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'role "%" does not exist', role
 			USING ERRCODE = 'undefined_object',
 				  HINT = format('Create it first: CREATE ROLE %I LOGIN;', role);
+	END IF;
+	-- [binding] a tenant is bound by its role and its name: a tenant's
+	-- role renamed (ALTER ROLE lab_a RENAME TO x) is still tenant lab_a,
+	-- and sees none of its rows until it has that name again; it is not
+	-- made a second tenant (tenants.role_oid is unique)
+	SELECT t.name INTO other FROM easeml.tenants t
+	 WHERE t.role_oid = r.oid AND t.name <> add_tenant.role;
+	IF FOUND THEN
+		RAISE EXCEPTION 'role "%" is already tenant "%", registered under the name it had then', role, other
+			USING ERRCODE = 'duplicate_object',
+				  HINT = format('Give the role its tenant''s name back (ALTER ROLE %I RENAME TO %I) and its tasks are its own again; or remove the old tenant with its tasks first (DELETE FROM easeml.tenants WHERE name = %L).',
+								role, other, other);
 	END IF;
 	IF r.rolsuper OR r.rolbypassrls THEN
 		RAISE EXCEPTION 'role "%" cannot be a tenant: it is a superuser or bypasses row-level security', role
@@ -4883,6 +4959,12 @@ COMMENT ON TABLE easeml.policy_choices IS
 REVOKE ALL ON easeml.policy_choices FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices', '');
 SELECT pg_catalog.pg_extension_config_dump('easeml.policy_choices_id_seq', '');
+-- [dba] as easeml.snapshot_drops: readable by every role, a row by none
+-- but a superuser (row-level security without a policy), so that a
+-- tenant's pg_dump --enable-row-security -n easeml dumps it (empty)
+ALTER TABLE easeml.policy_choices ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON easeml.policy_choices TO PUBLIC;
+GRANT SELECT ON SEQUENCE easeml.policy_choices_id_seq TO PUBLIC;
 
 -- What "auto" runs where its replay cannot choose, and what it chooses
 -- among (src/core/policy.h); whether a setting is "auto" (src/core/policy_spec.c).
@@ -5130,7 +5212,19 @@ BEGIN
 	t.metric := coalesce(_altered_task.metric, old.metric);
 	t.budget_seconds := coalesce(easeml._check_budget(_altered_task.budget_seconds, 'budget_seconds'),
 								 old.budget_seconds);
-	IF (t.features, t.folds) IS DISTINCT FROM (old.features, old.folds) THEN
+	-- [retype] the same features given again take their kinds as they are
+	-- now, when a column's type changed since (easeml.refresh refuses then)
+	IF (t.features, t.folds) IS DISTINCT FROM (old.features, old.folds)
+		OR (_altered_task.features IS NOT NULL
+			AND EXISTS (SELECT 1
+						  FROM unnest(old.features,
+									  coalesce(old.feature_types,
+											   array_fill('numeric'::text, ARRAY[cardinality(old.features)])))
+							   AS u(f, kind)
+						  LEFT JOIN pg_attribute a
+							ON a.attrelid = old.source AND a.attname = u.f AND a.attnum > 0
+						   AND NOT a.attisdropped
+						 WHERE easeml._feature_kind(a.atttypid) IS DISTINCT FROM u.kind)) THEN
 		IF NOT old.snapshot THEN
 			RAISE EXCEPTION 'the features and folds of task "%" cannot change: it has no snapshot', old.name
 				USING ERRCODE = 'feature_not_supported',
@@ -5174,7 +5268,8 @@ BEGIN
 			USING ERRCODE = 'undefined_object',
 				  HINT = 'SELECT name FROM easeml.tasks lists your tasks.';
 	END IF;
-	IF (t.features, t.folds) IS DISTINCT FROM (old.features, old.folds) THEN
+	IF (t.features, t.feature_types, t.folds)
+		IS DISTINCT FROM (old.features, old.feature_types, old.folds) THEN
 		version := coalesce(old.snapshot_version, 0) + 1;
 	END IF;
 	UPDATE easeml.tasks k
@@ -5185,12 +5280,14 @@ BEGIN
 		   folds = t.folds,
 		   auto_deploy = t.auto_deploy,
 		   budget_seconds = t.budget_seconds,
-		   features_version = CASE WHEN t.features IS DISTINCT FROM old.features THEN version
-								   ELSE k.features_version END
+		   features_version = CASE WHEN (t.features, t.feature_types)
+										IS DISTINCT FROM (old.features, old.feature_types)
+								   THEN version ELSE k.features_version END
 	 WHERE k.id = t.id;
 
-	IF t.features IS DISTINCT FROM old.features THEN
-		-- the deployed run read other columns: predict must not apply it,
+	IF (t.features, t.feature_types) IS DISTINCT FROM (old.features, old.feature_types) THEN
+		-- the deployed run read other columns (or read them as another
+		-- kind): predict must not apply it,
 		-- nor a refit of it on every row
 		PERFORM easeml._lock_deployments(t.id);
 		UPDATE easeml.deployments d SET active = false WHERE d.task_id = t.id AND d.active;

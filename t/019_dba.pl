@@ -62,6 +62,29 @@ is($node->safe_psql('restored', $events), $events_before,
 	'every run event is restored, none added');
 is($node->safe_psql('restored', $board), $board_before, 'the leaderboard is restored');
 
+# ---- a tenant's backup: the command of docs/security.md -----------------------
+# pg_dump dumps every table easeml registers for dumps (-n easeml selects
+# them all), the internal ones too: as a tenant it must not stop at one it
+# may not read, and it must hold the tenant's rows and no other tenant's.
+make_tenant($node, 'lab_b', 'public.iris');
+query_as($node, 'lab_b', q{
+	INSERT INTO easeml.tasks (name, source, target, max_runs)
+	VALUES ('lab_b_only', 'public.iris', 'label', 1)});
+my ($tdump, $terr);
+{
+	local $ENV{PGHOST} = $node->host;
+	local $ENV{PGPORT} = $node->port;
+	# exactly as documented: pg_dump --enable-row-security -n easeml -U <tenant> <db>
+	$ok = IPC::Run::run [ 'pg_dump', '--enable-row-security', '-n', 'easeml', '-U', 'lab_a',
+		'postgres' ], '>', \$tdump, '2>', \$terr;
+}
+ok($ok, 'a tenant\'s documented pg_dump --enable-row-security -n easeml succeeds')
+  or diag($terr);
+unlike($terr, qr/permission denied|error/i, 'without a permission error');
+like($tdump, qr/^COPY easeml\.tasks /m, 'the dump holds easeml.tasks');
+like($tdump, qr/\bheld\b/, 'and the tenant\'s own task');
+unlike($tdump, qr/lab_b/, 'but no row of another tenant');
+
 # CREATE EXTENSION where the scheduler does not serve says so
 $node->safe_psql('postgres', 'CREATE DATABASE other');
 my ($rc, $out, $err) = $node->psql('other', 'CREATE EXTENSION easeml');

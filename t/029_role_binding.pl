@@ -95,5 +95,35 @@ is(query_as($node, 'gone', 'SELECT count(*) FROM easeml.tasks'), '1',
 is(query_as($node, 'gone', "SELECT easeml.drop_task('secret') > 0"), 't',
 	'... and may drop the task');
 
+# ---- a tenant's role renamed ---------------------------------------------------
+# A tenant is bound by its role and its name (docs/security.md, "Roles"):
+# the role renamed sees none of its rows; add_tenant under the new name is
+# refused (it made a second tenant of the same role, whose old tasks stayed
+# out of reach); the old name back gives the role its tasks again.
+$node->safe_psql('postgres', q{
+	CREATE ROLE lab_r LOGIN;
+	SELECT easeml.add_tenant('lab_r');
+	GRANT SELECT ON public.iris TO lab_r;});
+query_as($node, 'lab_r', q{
+	INSERT INTO easeml.tasks (name, source, target, max_runs, refit_all)
+	VALUES ('renamed_task', 'public.iris', 'label', 1, false);});
+$node->safe_psql('postgres', 'ALTER ROLE lab_r RENAME TO lab_new');
+is(query_as($node, 'lab_new', 'SELECT count(*) FROM easeml.tasks'), '0',
+	'a renamed tenant role sees none of its tasks');
+my ($rc, $out, $err) = $node->psql('postgres', "SELECT easeml.add_tenant('lab_new')");
+isnt($rc, 0, 'add_tenant under the new name is refused');
+like($err, qr/ERROR:  role "lab_new" is already tenant "lab_r", registered under the name it had then/,
+	'... saying which tenant the role is');
+like($err, qr/HINT:  .*ALTER ROLE lab_new RENAME TO lab_r/, '... with the way back');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM easeml.tenants WHERE role_oid = 'lab_new'::regrole}), '1',
+	'the role is one tenant');
+($rc, $out, $err) = $node->psql('postgres', q{
+	INSERT INTO easeml.tenants (name) VALUES ('lab_new')});
+like($err, qr/tenants_role_oid_key/, 'a second row for the role is refused by the table too');
+$node->safe_psql('postgres', 'ALTER ROLE lab_new RENAME TO lab_r');
+is(query_as($node, 'lab_r', 'SELECT count(*) FROM easeml.tasks'), '1',
+	'with its old name back the role has its task again');
+
 $node->stop;
 done_testing();

@@ -36,8 +36,19 @@ SELECT i::float8 AS x, '{}'::jsonb AS doc, md5(i::text)::uuid AS u,
 	   CASE WHEN i = 4 THEN 'Infinity' ELSE i::float8 END AS big,
 	   'NaN'::float8 AS allnan, (i % 2)::text AS label
   FROM generate_series(1, 12) i;
+-- [classes] a quantity declared without kind: 1,000 distinct values in
+-- 1,000 rows, and 400 in 1,000; targets counted by their text, as the
+-- trainer reads them (json and point have no equality operator; numeric
+-- 1 and 1.0 are two labels)
+CREATE TABLE public.bad_quantity AS SELECT i::float8 AS x, i * 0.37 AS y FROM generate_series(1, 1000) i;
+CREATE TABLE public.bad_many AS SELECT i::float8 AS x, (i % 400)::float8 AS y FROM generate_series(1, 1000) i;
+CREATE TABLE public.bad_labels AS
+SELECT i::float8 AS x, json_build_object('c', i % 2) AS j, point(i % 2, 0) AS p,
+	   (ARRAY[1, 1.0, 2])[i % 3 + 1] AS num
+  FROM generate_series(1, 30) i;
 GRANT SELECT ON public.bad_points, public.bad_one_class, public.bad_tiny, public.bad_empty,
-	public.bad_words, public.bad_seq, public.bad_typed TO regress_bad_a, regress_bad_b;
+	public.bad_words, public.bad_seq, public.bad_typed, public.bad_quantity, public.bad_many,
+	public.bad_labels TO regress_bad_a, regress_bad_b;
 GRANT SELECT (x1, label) ON public.bad_cols TO regress_bad_a;
 SET ROLE regress_bad_a;
 INSERT INTO easeml.tasks (name, source, target) VALUES ('mine', 'public.bad_points', 'label');
@@ -560,6 +571,12 @@ INSERT INTO cases (role, sql) VALUES
 	('regress_bad_a', $c$SELECT easeml.refresh('mine''; SELECT 1; --')$c$),
 	('regress_bad_a', $c$SELECT easeml.deploy(repeat(U&'\00e9', 64))$c$),
 	('regress_bad_a', $c$SELECT easeml.run_log(-9223372036854775808)$c$);
+-- [classes] a quantity declared without kind: more classes than training
+-- rows is said so, with a hint to declare regression
+SET regress.section = 'data: classes';
+INSERT INTO cases (role, sql) VALUES
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features) VALUES ('t', 'public.bad_quantity', 'y', '{x}')$c$),
+	('regress_bad_a', $c$INSERT INTO easeml.tasks (name, source, target, features, val_fraction) VALUES ('t', 'public.bad_labels', 'x', '{num}', 0.5)$c$);
 RESET regress.section;
 
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.run_cases();
@@ -587,10 +604,25 @@ SELECT count(*) >= 300 AS at_least_300_bad_inputs,
 	   count(*) FILTER (WHERE outcome = 'ok' OR outcome ~ '^XX') = 0 AS each_refused_cleanly
   FROM results;
 
+-- [classes] accepted, but not silently: a numeric target with 400
+-- distinct values in 1,000 rows is declared with a WARNING that suggests
+-- regression; targets without an equality operator are counted by their
+-- text, and numeric 1 and 1.0 are two classes, as the trainer's labels
+SET ROLE regress_bad_a;
+INSERT INTO easeml.tasks (name, source, target, features) VALUES ('many', 'public.bad_many', 'y', '{x}');
+INSERT INTO easeml.tasks (name, source, target, features) VALUES ('labels_json', 'public.bad_labels', 'j', '{x}');
+INSERT INTO easeml.tasks (name, source, target, features) VALUES ('labels_point', 'public.bad_labels', 'p', '{x}');
+INSERT INTO easeml.tasks (name, source, target, features) VALUES ('labels_num', 'public.bad_labels', 'num', '{x}');
+SELECT t.name, t.n_classes,
+	   (SELECT count(DISTINCT num::text) FROM public.bad_labels) AS trainer_labels_num
+  FROM easeml.tasks t WHERE t.name IN ('many', 'labels_json', 'labels_point', 'labels_num') ORDER BY t.id;
+RESET ROLE;
+
 -- clean up
 DELETE FROM easeml.tenants WHERE name::text LIKE 'regress\_bad\_%';
 DROP TABLE public.bad_points, public.bad_one_class, public.bad_tiny, public.bad_empty,
-	public.bad_words, public.bad_secret, public.bad_cols, public.bad_typed, public.bad_noise;
+	public.bad_words, public.bad_secret, public.bad_cols, public.bad_typed, public.bad_noise,
+	public.bad_quantity, public.bad_many, public.bad_labels;
 DROP SEQUENCE public.bad_seq;
 DROP TYPE public.bad_type;
 DROP OWNED BY regress_bad_a, regress_bad_b, regress_bad_out;

@@ -234,6 +234,42 @@ SELECT count(*) AS snapshot_tables_left FROM pg_class c
    AND NOT EXISTS (SELECT 1 FROM easeml.tasks t
 					WHERE c.relname = easeml._snapshot_name(t.id, t.snapshot_version));
 
+-- [retype] a column whose type changed since the task took its features:
+-- refresh refuses (42804), and nothing changes (the version, its snapshot
+-- and the recorded kinds stay); alter_task with the same features takes
+-- the kinds as they are now, in a new version; a regression target that
+-- is no longer numeric is refused too
+CREATE TABLE public.data_retype (x1 float8, x2 int, y float8, label text);
+INSERT INTO public.data_retype
+SELECT i * 0.5, i % 5, i * 2.0, (ARRAY['a', 'b'])[i % 2 + 1] FROM generate_series(1, 40) i;
+GRANT SELECT ON public.data_retype TO regress_data_a;
+SET ROLE regress_data_a;
+INSERT INTO easeml.tasks (name, source, target, features)
+VALUES ('retype', 'public.data_retype', 'label', '{x1,x2}');
+INSERT INTO easeml.tasks (name, source, target, kind, features)
+VALUES ('retype_y', 'public.data_retype', 'y', 'regression', '{x2}');
+RESET ROLE;
+ALTER TABLE public.data_retype ALTER COLUMN x1 TYPE text;
+UPDATE public.data_retype SET x1 = (ARRAY['low', 'mid', 'high'])[x2 % 3 + 1];
+SET ROLE regress_data_a;
+SELECT data_try($$SELECT easeml.refresh('retype')$$);
+SELECT t.snapshot_version, t.feature_types,
+	   to_regclass('easeml_snapshots.' || easeml._snapshot_name(t.id, 1)) IS NOT NULL AS v1_kept
+  FROM easeml.tasks t WHERE t.name = 'retype';
+SELECT snapshot_version, feature_types FROM easeml.alter_task('retype', features => '{x1,x2}');
+SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum) AS snapshot_columns
+  FROM pg_attribute a JOIN easeml.tasks t ON a.attrelid = to_regclass('easeml_snapshots.' || easeml._snapshot_name(t.id, 2))
+ WHERE t.name = 'retype' AND a.attnum > 0;
+SELECT easeml.refresh('retype') AS version;
+RESET ROLE;
+ALTER TABLE public.data_retype ALTER COLUMN y TYPE text;
+SET ROLE regress_data_a;
+SELECT data_try($$SELECT easeml.refresh('retype_y')$$);
+SELECT snapshot_version FROM easeml.tasks WHERE name = 'retype_y';
+SELECT easeml.drop_task('retype') > 0 AS dropped, easeml.drop_task('retype_y') > 0 AS dropped_y;
+RESET ROLE;
+DROP TABLE public.data_retype;
+
 -- the declaration and refresh read the source as the tenant, in a
 -- security-restricted operation: a view's function cannot change role,
 -- even when a superuser declares after SET ROLE
