@@ -4,7 +4,8 @@
 #   scripts/setup.sh
 #
 # 1. installs the Debian packages easeml needs (PostgreSQL 15, OpenBLAS,
-#    LAPACKE, json-c, and the packages the demo datasets come from);
+#    LAPACKE, json-c, and the packages the demo datasets come from) and
+#    those its tests use (Slurm for t/016, libfaketime for t/056);
 # 2. builds and installs the extension, the trainer and the replay tool;
 # 3. runs the cluster 15/main with shared_preload_libraries = 'easeml' and
 #    easeml.database = 'easeml', and creates database easeml with the
@@ -36,7 +37,7 @@ PACKAGES=(build-essential ca-certificates pkg-config
 	libopenblas-dev liblapacke-dev libjson-c-dev libpq-dev libipc-run-perl
 	python3 python3-sklearn python-matplotlib-data dataset-fashion-mnist
 	liblinear-tools python3-xgboost gnuplot-nox
-	munge slurmctld slurmd slurm-client)
+	munge slurmctld slurmd slurm-client faketime)
 
 log() { printf '\n== %s\n' "$*"; }
 

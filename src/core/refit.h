@@ -87,7 +87,8 @@ typedef struct RefitState
 	double		interval;		/* seconds between cycles */
 	uint64_t	fitted_sig;		/* signature of the installed snapshot */
 	uint64_t	pending_sig;	/* signature of the snapshot being fitted */
-	double		last_start;		/* clock of the last cycle's start */
+	double		last_start;		/* the caller's clock (seconds) at the last
+								 * cycle's start */
 	int			running;		/* a cycle is under way */
 	/* the snapshot of the cycle under way */
 	RefitInput	snap;

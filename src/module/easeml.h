@@ -65,7 +65,7 @@ typedef struct EasemlShared
 	slock_t		mutex;
 	pid_t		scheduler_pid;	/* 0 when no scheduler runs */
 	Latch	   *scheduler_latch;
-	TimestampTz started_at;
+	TimestampTz started_at;		/* wall clock: shown, as loop_at, error_at */
 	int			running;		/* trainers now running */
 	int64		decisions;		/* decisions since start */
 	char		policy[32];		/* the policy setting */
@@ -78,7 +78,8 @@ typedef struct EasemlShared
 	TimestampTz error_at;		/* when the latest of them ended */
 	char		last_error[256];	/* its SQLSTATE and message */
 	/* wake-ups by committing backends (easeml.wake_interval) */
-	TimestampTz wake_sent_at;	/* when one last set the scheduler's latch */
+	TimestampTz wake_sent_at;	/* when one last set the scheduler's latch
+								 * (monotonic, src/module/monoclock.h) */
 	bool		wake_deferred;	/* one came sooner since: due at the interval */
 	bool		sweep_requested;	/* runs were deleted: sweep run directories */
 	int64		wakeups;		/* latches set since the scheduler started */

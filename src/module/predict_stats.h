@@ -26,7 +26,7 @@ typedef struct PredictStatsEntry
 	uint64		rows;
 	uint64		unknown;
 	uint64		imputed;
-	TimestampTz since;
+	TimestampTz since;			/* wall clock: shown to users */
 	TimestampTz last_at;
 } PredictStatsEntry;
 

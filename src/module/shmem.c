@@ -29,6 +29,7 @@
 #include "access/xact.h"
 #include "easeml.h"
 #include "miscadmin.h"
+#include "monoclock.h"
 #include "predict_stats.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
@@ -147,7 +148,7 @@ WakeIntervalPassed(TimestampTz now)
 static void
 WakeNow(bool sweep)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now = EasemlMonotonicNow();
 	Latch	   *latch = NULL;
 
 	SpinLockAcquire(&EasemlState->mutex);
@@ -242,7 +243,7 @@ EasemlSweepAtCommit(void)
 bool
 EasemlTakeDeferredWake(void)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now = EasemlMonotonicNow();
 	bool		due = false;
 
 	SpinLockAcquire(&EasemlState->mutex);
@@ -265,7 +266,7 @@ EasemlTakeDeferredWake(void)
 long
 EasemlDeferredWakeDelay(void)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now = EasemlMonotonicNow();
 	TimestampTz last;
 	bool		deferred;
 

@@ -180,7 +180,8 @@ ReportResult(int rc)
 {
 	char		code[16];
 	const char *values[4];
-	time_t		start = time(NULL);
+	double		start = TrNow();	/* monotonic: a clock step neither ends
+									 * nor stretches the retries */
 
 	if (!live_report || live_conn == NULL || live_run_id == NULL)
 		return;
@@ -208,7 +209,7 @@ ReportResult(int rc)
 			if (done || PQstatus(live_conn) == CONNECTION_OK)
 				return;			/* the server refused it: retrying will not help */
 		}
-		if (cancel_requested || time(NULL) - start > REPORT_RETRY_SECONDS)
+		if (cancel_requested || TrNow() - start > REPORT_RETRY_SECONDS)
 		{
 			LiveLog("error: could not report the result: %s", PQerrorMessage(live_conn));
 			return;

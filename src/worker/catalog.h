@@ -84,7 +84,7 @@ typedef struct CatTask
 	int32		snapshot_version;
 	bool		reactivated;	/* failures before reactivated_at do not
 								 * count */
-	TimestampTz reactivated_at;
+	TimestampTz reactivated_at;	/* wall clock (SQL) */
 
 	int			n_runs;			/* every run, any status */
 	int			n_obs;			/* succeeded, with a score */

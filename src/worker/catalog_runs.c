@@ -48,6 +48,7 @@
 #include "catalog_spi.h"
 #include "catalog/pg_type.h"
 #include "module/easeml.h"
+#include "module/monoclock.h"
 #include "core/trainer_protocol.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -69,7 +70,7 @@ typedef struct StoredRun
 	bool		has_version;
 	int32		snapshot_version;
 	bool		has_finished;
-	TimestampTz finished_at;
+	TimestampTz finished_at;	/* wall clock, as SQL has them */
 	TimestampTz queued_at;
 	double		score;			/* NaN: NULL */
 	double		seconds;		/* NaN: NULL */
@@ -96,7 +97,7 @@ typedef struct RunStore
 	HTAB	   *tasks;
 	char	   *snapshot;		/* pg_snapshot of the last read; NULL: empty */
 	int64		max_decision;	/* the highest decision id read */
-	TimestampTz read_at;		/* the last full read */
+	TimestampTz read_at;		/* the last full read (monotonic) */
 } RunStore;
 
 static RunStore kept = {NULL, NULL, NULL, 0, 0};
@@ -379,7 +380,7 @@ Refresh(RunStore *store, const CatState *state, MemoryContext parent)
 	int64	   *joined = palloc(sizeof(int64) * Max(state->n_tasks, 1));
 	int			n_joined = 0;
 	bool		full = store->cxt == NULL || store->snapshot == NULL ||
-		TimestampDifferenceExceeds(store->read_at, GetCurrentTimestamp(), RUNS_REREAD_MS);
+		TimestampDifferenceExceeds(store->read_at, EasemlMonotonicNow(), RUNS_REREAD_MS);
 	HASH_SEQ_STATUS seq;
 	StoredTask *st;
 
@@ -421,7 +422,7 @@ Refresh(RunStore *store, const CatState *state, MemoryContext parent)
 	{
 		ReadTaskRuns(store, joined, n_joined, true);
 		ReadDecisions(store, joined, n_joined, true);
-		store->read_at = GetCurrentTimestamp();
+		store->read_at = EasemlMonotonicNow();
 		if (store == &kept)
 			n_full_reads++;
 	}

@@ -32,6 +32,7 @@
 #include "liveworld.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "module/monoclock.h"
 #include "pgstat.h"
 #include "core/policy.h"
 #include "policy_choice.h"
@@ -90,7 +91,7 @@ static double applied_memory_limit = -1;
 static void
 Cooldown(int64 task_id)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now = EasemlMonotonicNow();
 	int			victim = 0;
 
 	for (int i = 0; i < COOLDOWN_SLOTS; i++)
@@ -111,7 +112,7 @@ Cooldown(int64 task_id)
 static bool
 InCooldown(int64 task_id)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now = EasemlMonotonicNow();
 
 	for (int i = 0; i < COOLDOWN_SLOTS; i++)
 		if (cooldown_task[i] == task_id && cooldown_until[i] > now)
@@ -211,12 +212,12 @@ RecordDecisionStep(void *arg)
 bool
 RefitWork(int ms)
 {
-	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz start = EasemlMonotonicNow();
 
 	if (!Sched.refit_pending)
 		return false;
 	while (Sched.refit_pending &&
-		   !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), ms))
+		   !TimestampDifferenceExceeds(start, EasemlMonotonicNow(), ms))
 		Sched.refit_pending = LiveWorldRefitWork();
 	if (Sched.refit_pending)
 		return false;
@@ -237,7 +238,7 @@ SyncWorld(CatState *state)
 	s.tenant_cap = easeml_max_parallel_per_tenant;
 	if (!LiveWorldSync(state, &s))
 	{
-		TimestampTz now = GetCurrentTimestamp();
+		TimestampTz now = EasemlMonotonicNow();
 
 		/* the GUC's check refuses unknown specs: this cannot happen */
 		if (TimestampDifferenceExceeds(last_policy_warning, now, 60000))
@@ -509,7 +510,7 @@ GenerateEarly(CatState *state)
 	int			rounds = 0;
 
 	if (easeml_generate_every <= 0 ||
-		!TimestampDifferenceExceeds(last_early_made, GetCurrentTimestamp(),
+		!TimestampDifferenceExceeds(last_early_made, EasemlMonotonicNow(),
 									EARLY_INTERVAL_MS))
 		return false;
 	if (early_rounds == NULL)
@@ -569,7 +570,7 @@ GenerateEarly(CatState *state)
 		arg.stopped = false;
 		if (Guarded(EarlyStep, &arg) && arg.made)
 		{
-			last_early_made = GetCurrentTimestamp();
+			last_early_made = EasemlMonotonicNow();
 			return true;
 		}
 		if (arg.stopped)
@@ -629,7 +630,7 @@ ScheduleDue(bool *full)
 	if (*full && !PreemptionDue())
 		return false;
 	if (!*full && !Sched.world_changed &&
-		!TimestampDifferenceExceeds(last_load, GetCurrentTimestamp(), IDLE_RELOAD_MS))
+		!TimestampDifferenceExceeds(last_load, EasemlMonotonicNow(), IDLE_RELOAD_MS))
 		return false;
 	return true;
 }
@@ -728,7 +729,7 @@ Schedule(void)
 	if (!ScheduleDue(&full))
 		return;
 	Sched.world_changed = false;
-	last_load = GetCurrentTimestamp();
+	last_load = EasemlMonotonicNow();
 
 	nfree = DevicesFreeSlots(free_slots, EASEML_MAX_SLOTS);
 	any_queued = LoadTasks(&state);

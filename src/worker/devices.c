@@ -59,6 +59,7 @@
 #include "liveworld.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "module/monoclock.h"
 #include "core/placement.h"
 #include "rundir.h"
 #include "storage/spin.h"
@@ -159,7 +160,7 @@ ProbeNotStarted(void)
 	probe_retry_ms = probe_retry_ms == 0 ? PROBE_RETRY_MS :
 		Min(2 * probe_retry_ms, PROBE_RETRY_MAX_MS);
 	RecordProbe(NULL);
-	probe_retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), probe_retry_ms);
+	probe_retry_at = TimestampTzPlusMilliseconds(EasemlMonotonicNow(), probe_retry_ms);
 }
 
 /*
@@ -208,7 +209,7 @@ StartProbe(void)
 	probe_retry_at = 0;
 	probe_retry_ms = 0;
 	probe_state = PROBE_RUNNING;
-	probe_started = GetCurrentTimestamp();
+	probe_started = EasemlMonotonicNow();
 }
 
 /* Check on a running probe; record its result once it ended. */
@@ -235,7 +236,7 @@ PollProbe(void)
 		}
 		RecordProbe(output);
 	}
-	else if (TimestampDifferenceExceeds(probe_started, GetCurrentTimestamp(),
+	else if (TimestampDifferenceExceeds(probe_started, EasemlMonotonicNow(),
 										PROBE_TIMEOUT_MS))
 	{
 		SupervisorProbeKill();
@@ -271,7 +272,7 @@ DevicesStep(void)
 		probe_state = PROBE_NEEDED;
 	}
 	if (probe_state == PROBE_IDLE && probe_retry_at != 0 &&
-		GetCurrentTimestamp() >= probe_retry_at)
+		EasemlMonotonicNow() >= probe_retry_at)
 	{
 		probe_retry_at = 0;
 		probe_state = PROBE_NEEDED;

@@ -29,6 +29,7 @@
 #include "liveworld.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "module/monoclock.h"
 #include "pgstat.h"
 #include "core/policy.h"
 #include "policy_choice.h"
@@ -194,7 +195,7 @@ RecordFailedLaunch(int64 run_id, bool transient, const char *err)
 		for (int i = 0; i < launch_failures && ms < LAUNCH_BACKOFF_MAX_MS; i++)
 			ms *= 2;
 		launch_failures++;
-		launch_backoff_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+		launch_backoff_until = TimestampTzPlusMilliseconds(EasemlMonotonicNow(),
 														   Min(ms, LAUNCH_BACKOFF_MAX_MS));
 	}
 	else
@@ -432,5 +433,5 @@ TrainerUnusable(void)
 bool
 LaunchBackoffActive(void)
 {
-	return launch_backoff_until > GetCurrentTimestamp() || TrainerUnusable();
+	return launch_backoff_until > EasemlMonotonicNow() || TrainerUnusable();
 }

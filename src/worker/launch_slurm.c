@@ -36,6 +36,7 @@
 #include "launcher.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "module/monoclock.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -114,7 +115,7 @@ StartSlurmCommand(SlurmCmd *cmd, char *const argv[], char *const envp[],
 	cmd->out = MemoryContextAllocZero(TopMemoryContext, 1024);
 	cmd->cap = 1024;
 	cmd->status = -1;
-	cmd->started = GetCurrentTimestamp();
+	cmd->started = EasemlMonotonicNow();
 	cmd->timeout_ms = timeout_ms;
 	if (pipe2(in_fds, O_CLOEXEC) != 0)
 	{
@@ -227,7 +228,7 @@ SlurmCmdPoll(SlurmCmd *cmd)
 		cmd->status = rc == cmd->pid ? status : -1;
 		cmd->done = true;
 	}
-	else if (TimestampDifferenceExceeds(cmd->started, GetCurrentTimestamp(), cmd->timeout_ms))
+	else if (TimestampDifferenceExceeds(cmd->started, EasemlMonotonicNow(), cmd->timeout_ms))
 	{
 		/* never leave it behind: it and whatever it started */
 		(void) kill(-cmd->pid, SIGKILL);
@@ -275,9 +276,9 @@ LogFailure(const char *what, const SlurmCmd *cmd)
 {
 	static TimestampTz last = 0;
 
-	if (last != 0 && !TimestampDifferenceExceeds(last, GetCurrentTimestamp(), 60000))
+	if (last != 0 && !TimestampDifferenceExceeds(last, EasemlMonotonicNow(), 60000))
 		return;
-	last = GetCurrentTimestamp();
+	last = EasemlMonotonicNow();
 	ereport(LOG,
 			(errmsg("easeml: %s failed: %s", what,
 					cmd->len > 0 ? pnstrdup(cmd->out, strcspn(cmd->out, "\n")) : "no output"),

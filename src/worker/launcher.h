@@ -49,7 +49,7 @@ typedef struct SlurmCmd
 {
 	pid_t		pid;			/* 0: none running */
 	int			fd;				/* our end of its stdout and stderr */
-	TimestampTz started;
+	TimestampTz started;		/* monotonic (src/module/monoclock.h) */
 	int			timeout_ms;
 	bool		done;
 	bool		timed_out;

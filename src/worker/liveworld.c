@@ -28,6 +28,7 @@
 #include "module/easeml.h"
 #include "liveworld.h"
 #include "miscadmin.h"
+#include "module/monoclock.h"
 #include "core/refit.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -716,7 +717,7 @@ LiveWorldRefitStart(CatState *state)
 	in.need_learn = in.need_mix && NeedLearn(&in.learn);
 	if (world.params.auto_select)
 		strlcpy(in.auto_options, auto_options, sizeof(in.auto_options));
-	now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
+	now = (double) EasemlMonotonicNow() / USECS_PER_SEC;
 	last_offered = now;
 	return RefitMaybeStart(&refit, &in, now) != 0 || world.n_stale > 0;
 }
@@ -956,7 +957,7 @@ LiveWorldRefitBlocks(void)
 bool
 LiveWorldRefitDue(void)
 {
-	double		now = (double) GetCurrentTimestamp() / USECS_PER_SEC;
+	double		now = (double) EasemlMonotonicNow() / USECS_PER_SEC;
 
 	if (!world_ok)
 		return true;

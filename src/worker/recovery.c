@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "catalog.h"
+#include "module/monoclock.h"
 #include "core/trainer_protocol.h"
 #include "scheduler.h"
 #include "trainer_jobs.h"
@@ -109,7 +110,7 @@ EndUntrackedRuns(const int64 *ids, int n, const char *why)
 
 	for (int i = 0; i < n; i++)
 	{
-		TimestampTz now = GetCurrentTimestamp();
+		TimestampTz now = EasemlMonotonicNow();
 		EndStep		step = {.run_id = ids[i],.why = why};
 
 		if (Deferred(ids[i], now))

@@ -31,6 +31,7 @@
 #include "liveworld.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "module/monoclock.h"
 #include "pgstat.h"
 #include "core/policy.h"
 #include "policy_choice.h"
@@ -128,7 +129,7 @@ typedef struct PendingResult
 	int			attempts;
 	int			hard_failures;	/* attempts that failed for another reason
 								 * than a lock its tenant held */
-	TimestampTz next_try;
+	TimestampTz next_try;		/* monotonic */
 } PendingResult;
 
 #define BACKLOG_RETRY_MS 10000
@@ -198,7 +199,7 @@ EndStatus(int slot, const EasemlTrainer *t, int status, int exit_code,
 		 * none of its business; the server log names it (stops.c).
 		 */
 		*error = psprintf("preempted after %ld s: another tenant waited below its fair share of the slots (easeml.run_budget = %d s; %s)",
-						  (long) ((GetCurrentTimestamp() - t->started) / USECS_PER_SEC),
+						  (long) ((EasemlMonotonicNow() - t->started) / USECS_PER_SEC),
 						  easeml_run_budget, how);
 		return "interrupted";
 	}
@@ -399,7 +400,7 @@ RecordExit(int slot)
 	}
 	else if (r->attempts >= 3 && n_backlog < BACKLOG_MAX)
 	{
-		r->next_try = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), BACKLOG_RETRY_MS);
+		r->next_try = TimestampTzPlusMilliseconds(EasemlMonotonicNow(), BACKLOG_RETRY_MS);
 		backlog[n_backlog++] = r;
 		slot_result[slot] = NULL;
 		SupervisorRelease(slot);
@@ -413,7 +414,7 @@ RecordExit(int slot)
 static void
 RetryBacklog(void)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now = EasemlMonotonicNow();
 
 	for (int i = 0; i < n_backlog; i++)
 	{

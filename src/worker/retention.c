@@ -41,6 +41,7 @@
 #include "module/easeml.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "module/monoclock.h"
 #include "pgstat.h"
 #include "retention.h"
 #include "scheduler.h"
@@ -93,12 +94,12 @@ PurgeBatch(int minutes, int64 *removed)
 static bool
 PurgeSlice(int minutes)
 {
-	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz start = EasemlMonotonicNow();
 	bool		more;
 
 	do
 		more = PurgeBatch(minutes, &round_removed);
-	while (more && !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), PURGE_SLICE_MS));
+	while (more && !TimestampDifferenceExceeds(start, EasemlMonotonicNow(), PURGE_SLICE_MS));
 	return more;
 }
 
@@ -158,10 +159,10 @@ RetentionStep(void)
 
 	/* the snapshot tables left to the scheduler, when due */
 	if (snapshot_drop_pending ||
-		TimestampDifferenceExceeds(last_snapshot_drop, GetCurrentTimestamp(),
+		TimestampDifferenceExceeds(last_snapshot_drop, EasemlMonotonicNow(),
 								   SNAPSHOT_DROP_INTERVAL_MS))
 	{
-		last_snapshot_drop = GetCurrentTimestamp();
+		last_snapshot_drop = EasemlMonotonicNow();
 		if (!Guarded(DropSnapshotsGuarded, NULL))
 		{
 			snapshot_drop_pending = false;
@@ -176,10 +177,10 @@ RetentionStep(void)
 		purge_pending = true;
 	if (minutes <= 0 ||
 		(!purge_pending &&
-		 !TimestampDifferenceExceeds(last_purge, GetCurrentTimestamp(), PURGE_INTERVAL_MS)))
+		 !TimestampDifferenceExceeds(last_purge, EasemlMonotonicNow(), PURGE_INTERVAL_MS)))
 		return;
 	purged_setting = minutes;
-	last_purge = GetCurrentTimestamp();
+	last_purge = EasemlMonotonicNow();
 	if (!Guarded(PurgeGuarded, &minutes))
 	{
 		purge_pending = false;

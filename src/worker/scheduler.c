@@ -50,6 +50,7 @@
 #include "liveworld.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "module/monoclock.h"
 #include "pgstat.h"
 #include "core/policy.h"
 #include "retention.h"
@@ -155,7 +156,7 @@ SweepRunDirectories(void)
 	int			n = 0;
 
 	Sched.sweep_pending = false;
-	last_sweep = GetCurrentTimestamp();
+	last_sweep = EasemlMonotonicNow();
 	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 		if (SupervisorSlot(slot)->run_id != 0)
 			keep[n++] = SupervisorSlot(slot)->run_id;
@@ -223,7 +224,7 @@ Iterate(void)
 	}
 	FinishSubmissions();
 	if (Sched.sweep_pending ||
-		TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(), SWEEP_INTERVAL_MS))
+		TimestampDifferenceExceeds(last_sweep, EasemlMonotonicNow(), SWEEP_INTERVAL_MS))
 		SweepRunDirectories();
 
 	StopTrainers();
@@ -286,7 +287,7 @@ RememberLoopError(void)
 static void
 PublishHealth(bool failed)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now = GetCurrentTimestamp();	/* wall clock: shown */
 
 	SpinLockAcquire(&EasemlState->mutex);
 	EasemlState->running = SupervisorCountRunning();

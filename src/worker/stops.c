@@ -28,6 +28,7 @@
 #include "liveworld.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "module/monoclock.h"
 #include "pgstat.h"
 #include "core/policy.h"
 #include "policy_choice.h"
@@ -123,7 +124,7 @@ StopTrainers(void)
 		else if (verdict[i] == 1)
 			SupervisorStop(slot, EASEML_STOP_CANCEL);
 		if (easeml_run_timeout > 0 &&
-			TimestampDifferenceExceeds(t->started, GetCurrentTimestamp(),
+			TimestampDifferenceExceeds(t->started, EasemlMonotonicNow(),
 									   easeml_run_timeout * 1000))
 			SupervisorStop(slot, EASEML_STOP_TIMEOUT);
 		if (t->term_sent != 0)
@@ -136,7 +137,7 @@ StopTrainers(void)
 static double
 Elapsed(const EasemlTrainer *t)
 {
-	return (double) (GetCurrentTimestamp() - t->started) / USECS_PER_SEC;
+	return (double) (EasemlMonotonicNow() - t->started) / USECS_PER_SEC;
 }
 
 /* A trainer that may be preempted: running, not stopping, past the budget. */
@@ -162,7 +163,7 @@ PreemptionDue(void)
 	for (int slot = 0; slot < EASEML_MAX_SLOTS && !any; slot++)
 		any = OverBudget(SupervisorSlot(slot));
 	return any && (Sched.world_changed ||
-				   TimestampDifferenceExceeds(last_preempt_check, GetCurrentTimestamp(),
+				   TimestampDifferenceExceeds(last_preempt_check, EasemlMonotonicNow(),
 											  PREEMPT_CHECK_MS));
 }
 
@@ -183,7 +184,7 @@ PreemptOverShare(void)
 	CatRunBudget budget[EASEML_MAX_SLOTS];
 	int			n = 0;
 
-	last_preempt_check = GetCurrentTimestamp();
+	last_preempt_check = EasemlMonotonicNow();
 	for (int slot = 0; slot < EASEML_MAX_SLOTS; slot++)
 	{
 		EasemlTrainer *t = SupervisorSlot(slot);

@@ -43,6 +43,7 @@
 #include "module/easeml.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "module/monoclock.h"
 #include "supervisor.h"
 #include "core/trainer_protocol.h"
 #include "utils/timestamp.h"
@@ -281,7 +282,7 @@ LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 	t->run_id = run_id;
 	t->pid = pid;
 	t->launcher = EASEML_LAUNCHER_LOCAL;
-	t->started = GetCurrentTimestamp();
+	t->started = EasemlMonotonicNow();
 	strlcpy(t->device, device, sizeof(t->device));
 	strlcpy(t->run_dir, run_dir, sizeof(t->run_dir));
 	strlcpy(t->log_path, log_path, sizeof(t->log_path));
@@ -313,7 +314,7 @@ SupervisorLaunch(int slot, const LaunchRequest *req, bool *transient,
 	t->run_id = req->run_id;
 	t->launcher = EASEML_LAUNCHER_SLURM;
 	t->submitting = true;
-	t->started = GetCurrentTimestamp();
+	t->started = EasemlMonotonicNow();
 	strlcpy(t->device, req->device, sizeof(t->device));
 	snprintf(t->log_path, sizeof(t->log_path), "slurm job (being submitted): %s",
 			 easeml_slurm_output);
@@ -346,7 +347,7 @@ SupervisorSubmitted(int slot, bool *transient, char *err, size_t errlen)
 		return SUBMIT_FAILED;
 	t->job_id = job_id;
 	t->job_class = SLURM_JOB_ALIVE;
-	t->started = GetCurrentTimestamp();
+	t->started = EasemlMonotonicNow();
 	snprintf(t->log_path, sizeof(t->log_path), "slurm job %lld: %s",
 			 (long long) job_id, easeml_slurm_output);
 	return SUBMIT_DONE;
@@ -355,6 +356,7 @@ SupervisorSubmitted(int slot, bool *transient, char *err, size_t errlen)
 /*
  * Take back a run whose Slurm job outlived a previous scheduler (after a
  * database restart): the slot follows the job as if it had submitted it.
+ * started is the run's start as recorded in SQL (wall clock).
  */
 void
 SupervisorAttach(int slot, int64 run_id, const char *device, int64 job_id,
@@ -368,7 +370,7 @@ SupervisorAttach(int slot, int64 run_id, const char *device, int64 job_id,
 	t->launcher = EASEML_LAUNCHER_SLURM;
 	t->job_id = job_id;
 	t->job_class = SLURM_JOB_UNKNOWN;
-	t->started = started;
+	t->started = EasemlMonotonicFromWall(started);
 	strlcpy(t->device, device, sizeof(t->device));
 	snprintf(t->log_path, sizeof(t->log_path), "slurm job %lld: %s",
 			 (long long) job_id, easeml_slurm_output);
@@ -396,7 +398,7 @@ RefreshJobs(void)
 	SlurmJob	jobs[EASEML_MAX_SLOTS];
 	int			found;
 	bool		ok;
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now = EasemlMonotonicNow();
 
 	if (SlurmCmdBusy(&queue_cmd))
 	{
@@ -404,7 +406,7 @@ RefreshJobs(void)
 			return;
 		found = SlurmQueueFinish(&queue_cmd, jobs, lengthof(jobs), &ok);
 		refresh_failures = ok ? 0 : refresh_failures + 1;
-		next_refresh = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+		next_refresh = TimestampTzPlusMilliseconds(EasemlMonotonicNow(),
 												   ok ? SLURM_REFRESH_MS : SlurmBackoffMs(refresh_failures));
 		if (!ok)
 			return;
@@ -452,7 +454,7 @@ static void
 QueryFailed(EasemlTrainer *t)
 {
 	t->query_failures++;
-	t->next_query = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+	t->next_query = TimestampTzPlusMilliseconds(EasemlMonotonicNow(),
 												SlurmBackoffMs(t->query_failures));
 }
 
@@ -478,11 +480,11 @@ SlurmPoll(int slot, EasemlTrainer *t, int *status)
 			return false;
 		/* squeue may not list a job it has just accepted */
 		if (t->job_class == SLURM_JOB_UNKNOWN && t->job_missing &&
-			!TimestampDifferenceExceeds(t->started, GetCurrentTimestamp(), SLURM_MISSING_GRACE_MS))
+			!TimestampDifferenceExceeds(t->started, EasemlMonotonicNow(), SLURM_MISSING_GRACE_MS))
 			return false;
 		if (!t->job_missing && t->job_class == SLURM_JOB_UNKNOWN)
 			return false;
-		if (t->next_query != 0 && GetCurrentTimestamp() < t->next_query)
+		if (t->next_query != 0 && EasemlMonotonicNow() < t->next_query)
 			return false;
 		if (!(t->query_acct ? SlurmAcctStart(t->job_id, cmd) : SlurmShowJobStart(t->job_id, cmd)))
 		{
@@ -656,7 +658,7 @@ void
 SupervisorStop(int slot, EasemlStopReason reason)
 {
 	EasemlTrainer *t = &trainers[slot];
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now = EasemlMonotonicNow();
 
 	if (!SupervisorStarted(t))
 		return;
@@ -694,7 +696,7 @@ SupervisorStop(int slot, EasemlStopReason reason)
 void
 SupervisorStopAll(void)
 {
-	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz start = EasemlMonotonicNow();
 	TimestampTz killed_at = 0;
 	bool		killed = false;
 
@@ -741,17 +743,17 @@ SupervisorStopAll(void)
 		}
 		if (left == 0)
 			break;
-		if (!killed && TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+		if (!killed && TimestampDifferenceExceeds(start, EasemlMonotonicNow(),
 												  Min(easeml_cancel_grace, 2000)))
 		{
 			for (int i = 0; i < EASEML_MAX_SLOTS; i++)
 				if (trainers[i].pid > 0 && !trainers[i].exited)
 					SupervisorSignal(i, SIGKILL);
 			killed = true;
-			killed_at = GetCurrentTimestamp();
+			killed_at = EasemlMonotonicNow();
 		}
 		else if (killed &&
-				 TimestampDifferenceExceeds(killed_at, GetCurrentTimestamp(), KILL_WAIT_MS))
+				 TimestampDifferenceExceeds(killed_at, EasemlMonotonicNow(), KILL_WAIT_MS))
 		{
 			StringInfoData pids;
 
@@ -814,7 +816,7 @@ SupervisorDescribeExit(int status, char *buf, size_t len)
 static bool
 ReadChildOutput(int fd, StringInfo out, int timeout_ms)
 {
-	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz start = EasemlMonotonicNow();
 	char		buf[1024];
 
 	for (;;)
@@ -823,7 +825,7 @@ ReadChildOutput(int fd, StringInfo out, int timeout_ms)
 		int			rc;
 
 		CHECK_FOR_INTERRUPTS();
-		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
+		if (TimestampDifferenceExceeds(start, EasemlMonotonicNow(), timeout_ms))
 			return false;
 		rc = poll(&pfd, 1, 100);
 		if (rc < 0 && errno != EINTR)
@@ -991,7 +993,7 @@ SupervisorProbePoll(int *status)
 void
 SupervisorProbeKill(void)
 {
-	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz start = EasemlMonotonicNow();
 	int			status;
 
 	if (probe_pid <= 0)
@@ -1003,7 +1005,7 @@ SupervisorProbeKill(void)
 
 		if (rc == probe_pid || (rc < 0 && errno != EINTR))
 			break;
-		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), KILL_WAIT_MS))
+		if (TimestampDifferenceExceeds(start, EasemlMonotonicNow(), KILL_WAIT_MS))
 		{
 			ereport(LOG,
 					(errmsg("easeml: the device probe (pid %d) is still running %d s after SIGKILL; left behind",

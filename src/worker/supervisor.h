@@ -26,12 +26,15 @@ typedef enum EasemlStopReason
 								 * tenant waits below its fair share */
 } EasemlStopReason;
 
-/* One slot of the scheduler's trainer table. */
+/*
+ * One slot of the scheduler's trainer table.  Its times are on the
+ * monotonic clock (src/module/monoclock.h), never compared with SQL's.
+ */
 typedef struct EasemlTrainer
 {
 	int64		run_id;			/* 0: slot free */
 	pid_t		pid;			/* also the process group id */
-	TimestampTz started;
+	TimestampTz started;		/* monotonic */
 	TimestampTz term_sent;		/* 0 until SIGTERM was sent */
 	bool		kill_sent;
 	EasemlStopReason stop_reason;

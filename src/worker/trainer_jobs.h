@@ -30,7 +30,7 @@ typedef struct TrainerJobInFlight
 	int64		run_id;
 	int64		job_id;
 	char	   *device;
-	TimestampTz started;
+	TimestampTz started;		/* wall clock: runs.started_at */
 } TrainerJobInFlight;
 
 extern char *TrainerTokenNew(void);
