@@ -246,9 +246,9 @@ ok($node->poll_query_until('postgres', qq{
 	'refused: a launch ends');
 sleep 8;
 is($node->safe_psql('postgres', qq{
-	SELECT string_agg(DISTINCT status || ': ' || coalesce(error, ''), '; ')
+	SELECT string_agg(DISTINCT status || ' | ' || coalesce(error, ''), '; ')
 	  FROM easeml.runs WHERE id > $last AND status <> 'running'}),
-	'interrupted: sbatch refused the run: sbatch: error: Batch job submission failed: Requested time limit is invalid (missing or exceeds some limit)',
+	'interrupted | interrupted: sbatch refused the run: sbatch: error: Batch job submission failed: Requested time limit is invalid (missing or exceeds some limit)',
 	'refused: runs are interrupted, with sbatch\'s words');
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(name || ' ' || status, ', ' ORDER BY name) FROM easeml.tasks}),
