@@ -299,8 +299,8 @@ $last = $node->safe_psql('postgres', 'SELECT coalesce(max(id), 0) FROM easeml.ru
 fake_mode($bin, 'sbatch', 'slow');
 enable();
 ok($node->poll_query_until('postgres', qq{
-	SELECT count(*) > 0 FROM easeml.runs
-	 WHERE id > $last AND status = 'running' AND log_path LIKE 'slurm job (being submitted)%'}),
+	SELECT count(*) > 0 FROM easeml.runs r JOIN easeml.trainer_jobs j ON j.run_id = r.id
+	 WHERE r.id > $last AND r.status = 'running' AND j.job_id IS NULL}),
 	'locked: a run is being submitted');
 my $slow = $node->safe_psql('postgres', qq{SELECT min(id) FROM easeml.runs WHERE id > $last});
 my $holder = $node->background_psql('postgres');
