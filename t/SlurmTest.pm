@@ -191,13 +191,21 @@ sub slurm_job
 #   sbatch    ok (default): prints job id 1000 + the run id of its
 #             --job-name; hang-once: this call sleeps 20 s first (logging
 #             hang-start and hang-end) and the mode goes back to ok;
-#             huge: prints 99999999999999999999999
+#             huge: prints 99999999999999999999999; down: cannot reach
+#             the controller; refuse: refuses the job (an invalid time
+#             limit); slow: answers as ok after 6 s
 #   squeue    ok (default): exits 0 listing no job; done: lists every
-#             job it is asked about as COMPLETED; down: cannot reach the
-#             controller
-#   scontrol  ok (default): the job COMPLETED with exit code 0; down:
-#             cannot reach the controller
-#   scancel   exits 0; sacct fails (no accounting database)
+#             job it is asked about as COMPLETED; pending, running: lists
+#             them as PENDING or RUNNING; down: cannot reach the
+#             controller; reused: lists them RUNNING under another job's
+#             name (Slurm gave their ids to other jobs).  A job scancel
+#             cancelled is listed CANCELLED.  Jobs keep sbatch's names.
+#   scontrol  ok (default): the job COMPLETED with exit code 0 (CANCELLED
+#             once scancel cancelled it); down: cannot reach the
+#             controller; reused: another job, RUNNING
+#   scancel   ok (default): the jobs named (by id or --name) are
+#             cancelled, exit 0; down: cannot reach the controller
+#   sacct     fails (no accounting database)
 sub fake_slurm
 {
 	my ($dir) = @_;
@@ -207,6 +215,7 @@ sub fake_slurm
 		sbatch => <<"SH",
 cat >/dev/null
 run=\$(echo "\$*" | sed -n 's/.*--job-name=[^ ]*-run\\([0-9]*\\).*/\\1/p')
+echo "\$*" | sed -n 's/.*--job-name=\\([^ ]*\\).*/\\1/p' > $dir/name.\$((1000 + run))
 case "\$mode" in
 hang-once)
 	echo ok > $dir/sbatch.mode
@@ -215,22 +224,57 @@ hang-once)
 	echo "hang-end \$(date +%s.%N)" >> $dir/calls.log
 	echo \$((1000 + run)) ;;
 huge) echo 99999999999999999999999 ;;
+down) $down ;;
+refuse)
+	echo "sbatch: error: Batch job submission failed: Requested time limit is invalid (missing or exceeds some limit)"
+	exit 1 ;;
+slow)
+	sleep 6
+	echo \$((1000 + run)) ;;
 *) echo \$((1000 + run)) ;;
 esac
 SH
 		squeue => <<"SH",
 case "\$mode" in
 down) $down ;;
-done)
+done|pending|running)
+	state=\$(echo "\$mode" | tr a-z A-Z)
+	[ "\$mode" = done ] && state=COMPLETED
 	for id in \$(echo "\$3" | sed 's/^--jobs=//' | tr , ' '); do
-		echo "\$id|fake-run\$((id - 1000))|COMPLETED|None"
+		s=\$state
+		[ -e $dir/cancelled.\$id ] && s=CANCELLED
+		echo "\$id|\$(cat $dir/name.\$id 2>/dev/null)|\$s|None"
+	done ;;
+reused)
+	for id in \$(echo "\$3" | sed 's/^--jobs=//' | tr , ' '); do
+		echo "\$id|someone-else|RUNNING|None"
 	done ;;
 esac
 exit 0
 SH
-		scontrol => "case \"\$mode\" in down) $down ;; esac\n"
-		  . "echo \"JobId=\$4 JobName=fake JobState=COMPLETED Reason=None ExitCode=0:0\"\n",
-		scancel => "exit 0\n",
+		scontrol => <<"SH",
+name=\$(cat $dir/name.\$4 2>/dev/null)
+case "\$mode" in
+down) $down ;;
+reused) echo "JobId=\$4 JobName=someone-else JobState=RUNNING Reason=None ExitCode=0:0"; exit 0 ;;
+esac
+if [ -e $dir/cancelled.\$4 ]; then
+	echo "JobId=\$4 JobName=\$name JobState=CANCELLED Reason=None ExitCode=0:15"
+else
+	echo "JobId=\$4 JobName=\$name JobState=COMPLETED Reason=None ExitCode=0:0"
+fi
+SH
+		scancel => <<"SH",
+case "\$mode" in down) $down ;; esac
+for a in "\$@"; do
+	case "\$a" in
+	--name=*-run*) touch $dir/cancelled.\$((1000 + \${a##*-run})) ;;
+	-*) ;;
+	*) touch $dir/cancelled.\$a ;;
+	esac
+done
+exit 0
+SH
 		sacct => "echo 'sacct: error: no accounting'; exit 1\n");
 	foreach my $cmd (keys %body)
 	{

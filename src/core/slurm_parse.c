@@ -33,9 +33,13 @@ SlurmJobClass
 SlurmStateClass(const char *state)
 {
 	static const char *const alive[] = {
-		"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED",
-		"REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING", "SIGNALING",
-		"STAGE_OUT", "STOPPED", "RESV_DEL_HOLD", "SPECIAL_EXIT"
+		"RUNNING", "COMPLETING", "SUSPENDED", "RESIZING", "SIGNALING",
+		"STAGE_OUT", "STOPPED", "SPECIAL_EXIT"
+	};
+	/* no trainer runs yet: easeml.run_timeout does not count this time */
+	static const char *const pending[] = {
+		"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
+		"RESV_DEL_HOLD"
 	};
 	static const char *const lost[] = {
 		"NODE_FAIL", "BOOT_FAIL", "PREEMPTED", "DEADLINE", "REVOKED"
@@ -50,6 +54,9 @@ SlurmStateClass(const char *state)
 	for (size_t i = 0; i < sizeof(alive) / sizeof(alive[0]); i++)
 		if (strcmp(s, alive[i]) == 0)
 			return SLURM_JOB_ALIVE;
+	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++)
+		if (strcmp(s, pending[i]) == 0)
+			return SLURM_JOB_PENDING;
 	for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++)
 		if (strcmp(s, lost[i]) == 0)
 			return SLURM_JOB_LOST;

@@ -27,7 +27,8 @@
 typedef enum SlurmJobClass
 {
 	SLURM_JOB_UNKNOWN = 0,		/* not reported (yet) */
-	SLURM_JOB_ALIVE,			/* pending, running, completing, suspended */
+	SLURM_JOB_ALIVE,			/* running, completing, suspended */
+	SLURM_JOB_PENDING,			/* waiting in the queue: not running yet */
 	SLURM_JOB_ENDED,			/* completed or failed: its exit code says how */
 	SLURM_JOB_TIMEOUT,			/* Slurm's time limit killed it */
 	SLURM_JOB_CANCELLED,		/* scancel, by easeml or someone else */

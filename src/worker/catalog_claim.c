@@ -270,10 +270,11 @@ CatalogSetClaimEstimate(int64 run_id, double est_seconds)
 /*
  * A run the tenant queued that was interrupted (the run budget preempted
  * it, the server or the scheduler restarted, its trainer lost its
- * connection) is queued again, so that the request is not lost: it waits
- * for its tenant's share with the rest of its queue.  A request
- * interrupted for another reason than preemption is queued again at most
- * INTERRUPTED_TRIES times (its runs share its queued_at), so that a
+ * connection, its launch failed) is queued again, so that the request is
+ * not lost: it waits for its tenant's share with the rest of its queue.  A
+ * request interrupted for another reason than preemption or a failed
+ * launch (preempted true: launches pause after one) is queued again at
+ * most INTERRUPTED_TRIES times (its runs share its queued_at), so that a
  * trainer that always ends that way does not loop.  Nothing when the
  * candidate is queued or running again already, or the task is gone.
  */

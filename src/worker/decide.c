@@ -309,6 +309,32 @@ DecideFreeSlots(CatState *state)
 
 
 /*
+ * Launch the runs just claimed.  Once a launch fails for a while
+ * (LaunchBackoffActive) the others are not launched into the same fault:
+ * a tenant's run goes back to its queue, a refit is interrupted and
+ * queued again (EndUntrackedRuns).
+ */
+static void
+LaunchClaims(const CatClaim *claims, int nclaims)
+{
+	int64		unlaunched[EASEML_MAX_SLOTS];
+	int			n = 0;
+
+	for (int i = 0; i < nclaims; i++)
+	{
+		if (LaunchBackoffActive())
+		{
+			unlaunched[n++] = claims[i].run_id;
+			continue;
+		}
+		LiveWorldClaimed(claims[i].tenant);
+		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
+	}
+	if (n > 0)
+		(void) EndUntrackedRuns(unlaunched, n, "launches are paused after a failed launch");
+}
+
+/*
  * Start the runs tenants queued themselves (easeml.enqueue) in free slots,
  * oldest first, each while its tenant holds fewer trainers than its cap in
  * the synced world: its max_parallel and, while other tenants wait, its
@@ -343,11 +369,7 @@ ClaimQueued(CatState *state, const CatSlot *free_slots, int nfree)
 			CatalogSetClaimEstimate(claims[i].run_id, est);
 	}
 	CatalogCommit();
-	for (int i = 0; i < nclaims; i++)
-	{
-		LiveWorldClaimed(claims[i].tenant);
-		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
-	}
+	LaunchClaims(claims, nclaims);
 	if (nclaims > 0)
 		Sched.world_changed = true;
 }
@@ -381,11 +403,7 @@ ClaimRefits(const CatSlot *free_slots, int nfree)
 	CatalogBegin("easeml: claiming refits");
 	nclaims = CatalogClaimRefits(free_slots, nfree, claims);
 	CatalogCommit();
-	for (int i = 0; i < nclaims; i++)
-	{
-		LiveWorldClaimed(claims[i].tenant);
-		LaunchRun(claims[i].run_id, claims[i].slot, DevicesLookup(claims[i].device));
-	}
+	LaunchClaims(claims, nclaims);
 	if (nclaims > 0)
 		Sched.world_changed = true;
 	return nclaims;

@@ -60,6 +60,16 @@
 static TimestampTz launch_backoff_until = 0;	/* no launches before */
 static int	launch_failures = 0;	/* unreachable launcher, in a row */
 
+/*
+ * A launch whose record failed (a tenant's transaction holds a lock on its
+ * run's row): per slot its run, recorded again at the next try (at most
+ * once a second) by FinishSubmissions, so that a Slurm job id is never
+ * left unrecorded.
+ */
+#define RECORD_RETRY_MS 1000
+static int64 unrecorded_run[EASEML_MAX_SLOTS];
+static TimestampTz unrecorded_retry[EASEML_MAX_SLOTS];
+
 /* Append key='value' to a libpq conninfo string, quoting as libpq wants. */
 static void
 AppendConnOption(StringInfo buf, const char *key, const char *value)
@@ -175,12 +185,14 @@ TrainerEnvironment(char **envp, int64 run_id, const char *token,
 }
 
 /*
- * A launch that failed: an unreachable cluster, or a trainer this machine
- * could not start (out of processes, memory or disk space at the moment:
+ * A launch that failed: an unreachable cluster or one that refused the job
+ * (src/worker/launch_slurm.c), or a trainer this machine could not start
+ * (out of processes, memory or disk space at the moment:
  * src/worker/supervisor.c), interrupts the run (its candidate is trained
- * again) and pauses launches for LAUNCH_BACKOFF_MS, doubled for each such
- * failure in a row up to LAUNCH_BACKOFF_MAX_MS, instead of burning one
- * candidate after another; anything else fails it.
+ * again, a tenant's request queued again) and pauses launches for
+ * LAUNCH_BACKOFF_MS, doubled for each such failure in a row up to
+ * LAUNCH_BACKOFF_MAX_MS, instead of burning one candidate after another;
+ * anything else fails it.
  */
 static void
 RecordFailedLaunch(int64 run_id, bool transient, const char *err)
@@ -192,6 +204,8 @@ RecordFailedLaunch(int64 run_id, bool transient, const char *err)
 
 		CatalogFinishRun(run_id, "interrupted", INT_MIN, NULL,
 						 psprintf("interrupted: %s", err));
+		/* no trainer ever ran: no try of the request, however many */
+		CatalogRequeueInterrupted(run_id, true);
 		for (int i = 0; i < launch_failures && ms < LAUNCH_BACKOFF_MAX_MS; i++)
 			ms *= 2;
 		launch_failures++;
@@ -203,10 +217,19 @@ RecordFailedLaunch(int64 run_id, bool transient, const char *err)
 	CatalogCommit();
 }
 
-/* The launch of the trainer in a slot is under way: record where it runs. */
-static void
-RecordLaunched(int slot, const CatDevice *device)
+typedef struct LaunchedStep
 {
+	int			slot;
+	const CatDevice *device;
+} LaunchedStep;
+
+/* Record where the trainer in a slot runs (for Guarded). */
+static void
+RecordLaunchedStep(void *arg)
+{
+	LaunchedStep *step = arg;
+	int			slot = step->slot;
+	const CatDevice *device = step->device;
 	EasemlTrainer *t = SupervisorSlot(slot);
 
 	CatalogBegin("easeml: recording a launch");
@@ -221,6 +244,30 @@ RecordLaunched(int slot, const CatDevice *device)
 		ereport(LOG, (errmsg("easeml: run %lld started in slot %d on %s (pid %d)",
 							 (long long) t->run_id, slot, device ? device->name : t->device,
 							 (int) t->pid)));
+}
+
+/*
+ * The launch of the trainer in a slot is under way: record where it runs
+ * (its Slurm job id).  A record that fails is tried again
+ * (FinishSubmissions) rather than ending the loop's iteration.
+ */
+static void
+RecordLaunched(int slot, const CatDevice *device)
+{
+	LaunchedStep step = {.slot = slot,.device = device};
+	EasemlTrainer *t = SupervisorSlot(slot);
+
+	if (Guarded(RecordLaunchedStep, &step))
+	{
+		unrecorded_run[slot] = 0;
+		return;
+	}
+	if (unrecorded_run[slot] != t->run_id)
+		ereport(LOG,
+				(errmsg("easeml: run %lld: its launch could not be recorded yet; it will be retried",
+						(long long) t->run_id)));
+	unrecorded_run[slot] = t->run_id;
+	unrecorded_retry[slot] = TimestampTzPlusMilliseconds(EasemlMonotonicNow(), RECORD_RETRY_MS);
 }
 
 /*
@@ -239,6 +286,14 @@ FinishSubmissions(void)
 		bool		transient;
 		int64		run_id = t->run_id;
 
+		if (unrecorded_run[slot] != 0)
+		{
+			/* a launch whose record failed: again, while its trainer runs */
+			if (t->run_id != unrecorded_run[slot] || !SupervisorStarted(t) || t->exited)
+				unrecorded_run[slot] = 0;
+			else if (EasemlMonotonicNow() >= unrecorded_retry[slot])
+				RecordLaunched(slot, NULL);
+		}
 		if (!t->submitting)
 			continue;
 		switch (SupervisorSubmitted(slot, &transient, err, sizeof(err)))
@@ -381,28 +436,30 @@ ReattachJobs(int64 *keep, int max)
 
 
 /*
- * Can the local launcher run the trainer?  While it cannot (a wrong
- * easeml.trainer_path, easeml-trainer not installed next to postgres)
+ * Can the launcher start a run: the local launcher the trainer, the Slurm
+ * launcher sbatch (<easeml.slurm_bindir>/sbatch, /usr/bin/sbatch when it is
+ * empty; the trainer runs on the nodes)?  While it cannot (a wrong
+ * easeml.trainer_path or easeml.slurm_bindir, a program not installed)
  * nothing is claimed or launched: every launch would fail.  Said once, a
  * WARNING, when it stops being runnable, and once, in the log, when it is
- * again.  The Slurm launcher runs easeml.slurm_trainer_path elsewhere.
+ * again.
  */
 static bool
 TrainerUnusable(void)
 {
 	static char *unusable = NULL;	/* the path last found unusable */
+	bool		slurm = easeml_launcher == EASEML_LAUNCHER_SLURM;
 	char	   *path;
 	int			save_errno;
 
-	if (easeml_launcher == EASEML_LAUNCHER_SLURM)
-		return false;
-	path = SupervisorTrainerPath();
+	path = slurm ? SlurmSbatchPath() : SupervisorTrainerPath();
 	if (access(path, X_OK) == 0)
 	{
 		if (unusable != NULL)
 		{
 			ereport(LOG,
-					(errmsg("easeml: the trainer \"%s\" can be run; launches resume", path)));
+					(errmsg("easeml: %s \"%s\" can be run; launches resume",
+							slurm ? "sbatch" : "the trainer", path)));
 			pfree(unusable);
 			unusable = NULL;
 		}
@@ -416,10 +473,16 @@ TrainerUnusable(void)
 			pfree(unusable);
 		unusable = MemoryContextStrdup(TopMemoryContext, path);
 		errno = save_errno;
-		ereport(WARNING,
-				(errcode(ERRCODE_CONFIG_FILE_ERROR),
-				 errmsg("easeml: the trainer \"%s\" cannot be run: %m; no run is launched until it can", path),
-				 errhint("Check easeml.trainer_path, or install easeml-trainer next to the postgres binary.")));
+		if (slurm)
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIG_FILE_ERROR),
+					 errmsg("easeml: sbatch \"%s\" cannot be run: %m; no run is launched until it can", path),
+					 errhint("Check easeml.slurm_bindir (empty: /usr/bin), or install Slurm's client commands there.")));
+		else
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIG_FILE_ERROR),
+					 errmsg("easeml: the trainer \"%s\" cannot be run: %m; no run is launched until it can", path),
+					 errhint("Check easeml.trainer_path, or install easeml-trainer next to the postgres binary.")));
 	}
 	pfree(path);
 	return true;
@@ -433,5 +496,8 @@ TrainerUnusable(void)
 bool
 LaunchBackoffActive(void)
 {
-	return launch_backoff_until > EasemlMonotonicNow() || TrainerUnusable();
+	/* first: its WARNING is due at once, not after a pause */
+	bool		unusable = TrainerUnusable();
+
+	return unusable || launch_backoff_until > EasemlMonotonicNow();
 }

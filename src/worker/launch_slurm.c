@@ -65,6 +65,13 @@ SlurmCommand(const char *name)
 					name);
 }
 
+/* The sbatch that submissions run (launches wait while it cannot be run). */
+char *
+SlurmSbatchPath(void)
+{
+	return SlurmCommand("sbatch");
+}
+
 /*
  * The environment of a Slurm command: a fixed PATH and locale, SLURM_CONF
  * when set, and the extra variables given (sbatch's --export reads them).
@@ -354,26 +361,32 @@ SlurmSubmitStart(const LaunchRequest *req, SlurmCmd *cmd, char *err, size_t errl
 
 /*
  * sbatch's answer, once SlurmCmdPoll says it ended: true with *job_id
- * set, or false with *transient telling whether Slurm could not be reached
- * (try again later) rather than refused the job.  An answer that is no job
- * id easeml can follow (SlurmParseJobId) is a refusal.  Frees cmd.
+ * set, or false with the reason in err.  Every failure is transient: the
+ * arguments are the admin's settings and the device's partition, never
+ * the run's, so a refusal (a time limit over the partition's, an account
+ * over its limits), an sbatch killed by a signal or one that answered no
+ * job id easeml can follow (SlurmParseJobId) is the cluster's or its
+ * configuration's fault, not the task's: the run is interrupted and
+ * launches pause (src/worker/launch.c).  Frees cmd.
  */
 bool
 SlurmSubmitFinish(SlurmCmd *cmd, int64 *job_id, bool *transient, char *err, size_t errlen)
 {
-	*transient = false;
+	*transient = true;
 	*job_id = cmd->status == 0 ? SlurmParseJobId(cmd->out) : 0;
 	if (*job_id <= 0)
 	{
-		/* not started, timed out, or could not reach the controller */
-		*transient = cmd->status == -1 || SlurmTransientError(cmd->out);
+		const char *what;
+
 		if (cmd->status == 0)
-			snprintf(err, errlen, "sbatch answered no job id easeml can follow: %s",
-					 cmd->len > 0 ? FirstLine(cmd) : "no output");
+			what = "sbatch answered no job id easeml can follow";
+		else if (cmd->status == -1 || SlurmTransientError(cmd->out))
+			what = "sbatch could not reach Slurm";	/* not started, timed out */
+		else if (WIFSIGNALED(cmd->status))
+			what = psprintf("sbatch was terminated by signal %d", WTERMSIG(cmd->status));
 		else
-			snprintf(err, errlen, "%s: %s",
-					 *transient ? "sbatch could not reach Slurm" : "sbatch refused the run",
-					 cmd->len > 0 ? FirstLine(cmd) : "no output");
+			what = "sbatch refused the run";
+		snprintf(err, errlen, "%s: %s", what, cmd->len > 0 ? FirstLine(cmd) : "no output");
 	}
 	SlurmCmdFree(cmd);
 	return *job_id > 0;

@@ -75,6 +75,7 @@ typedef enum SlurmShow
 } SlurmShow;
 
 extern const char *SlurmPartitionOf(const char *device);
+extern char *SlurmSbatchPath(void);
 extern bool SlurmCmdPoll(SlurmCmd *cmd);
 extern void SlurmCmdFree(SlurmCmd *cmd);
 extern bool SlurmSubmitStart(const LaunchRequest *req, SlurmCmd *cmd,

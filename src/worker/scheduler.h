@@ -6,8 +6,8 @@
  *	  trainers (stops.c), filling free slots (decide.c), launching trainers
  *	  (launch.c), ending runs no trainer serves (recovery.c); the state and
  *	  helpers they share (loop_state.c).  Calls go one way: scheduler.c ->
- *	  decide.c -> stops.c -> results.c, decide.c -> launch.c, scheduler.c
- *	  and stops.c -> recovery.c; all of them -> loop_state.c, the catalog
+ *	  decide.c -> stops.c -> results.c, decide.c -> launch.c, scheduler.c,
+ *	  decide.c and stops.c -> recovery.c; all of them -> loop_state.c, the catalog
  *	  and the supervisor.  Private to the worker.
  *
  * IDENTIFICATION

@@ -123,8 +123,9 @@ StopTrainers(void)
 			SupervisorStop(slot, EASEML_STOP_ORPHAN);
 		else if (verdict[i] == 1)
 			SupervisorStop(slot, EASEML_STOP_CANCEL);
-		if (easeml_run_timeout > 0 &&
-			TimestampDifferenceExceeds(t->started, EasemlMonotonicNow(),
+		/* a Slurm job still in the queue has not started its run */
+		if (easeml_run_timeout > 0 && t->running_since != 0 &&
+			TimestampDifferenceExceeds(t->running_since, EasemlMonotonicNow(),
 									   easeml_run_timeout * 1000))
 			SupervisorStop(slot, EASEML_STOP_TIMEOUT);
 		if (t->term_sent != 0)

@@ -60,8 +60,10 @@ static SlurmCmd slot_cmd[EASEML_MAX_SLOTS];
 static SlurmCmd queue_cmd;
 #define CANCEL_CMDS (2 * EASEML_MAX_SLOTS)
 static SlurmCmd cancel_cmd[CANCEL_CMDS];
+static int64 cancel_run[CANCEL_CMDS];	/* whose job it cancels; 0: by name */
+static int	cancel_sig[CANCEL_CMDS];
 
-static SlurmCmd *NewCancelCmd(void);
+static SlurmCmd *NewCancelCmd(int64 run_id, int sig);
 
 /* Slot table access for the scheduler. */
 EasemlTrainer *
@@ -283,6 +285,7 @@ LocalSpawn(int slot, int64 run_id, const char *device, const char *run_dir,
 	t->pid = pid;
 	t->launcher = EASEML_LAUNCHER_LOCAL;
 	t->started = EasemlMonotonicNow();
+	t->running_since = t->started;
 	strlcpy(t->device, device, sizeof(t->device));
 	strlcpy(t->run_dir, run_dir, sizeof(t->run_dir));
 	strlcpy(t->log_path, log_path, sizeof(t->log_path));
@@ -326,6 +329,7 @@ SupervisorSubmitted(int slot, bool *transient, char *err, size_t errlen)
 {
 	EasemlTrainer *t = &trainers[slot];
 	int64		job_id;
+	bool		may_have_job;
 
 	*transient = false;
 	if (!t->submitting)
@@ -333,20 +337,22 @@ SupervisorSubmitted(int slot, bool *transient, char *err, size_t errlen)
 	if (!SlurmCmdPoll(&slot_cmd[slot]))
 		return SUBMIT_PENDING;
 	t->submitting = false;
-	if (slot_cmd[slot].timed_out)
+	/* killed after its timeout, or exited 0 with an answer easeml cannot use */
+	may_have_job = slot_cmd[slot].timed_out || slot_cmd[slot].status == 0;
+	if (!SlurmSubmitFinish(&slot_cmd[slot], &job_id, transient, err, errlen))
 	{
 		/* it may have submitted a job nobody follows: cancel it by name */
-		SlurmCmd   *cancel = NewCancelCmd();
+		SlurmCmd   *cancel = may_have_job ? NewCancelCmd(0, 0) : NULL;
 
 		if (cancel != NULL && SlurmCancelStart(0, t->run_id, false, cancel))
 			ereport(LOG,
-					(errmsg("easeml: run %lld: sbatch did not answer; cancelling any job it submitted (by its name)",
+					(errmsg("easeml: run %lld: cancelling any job its sbatch submitted (by its name)",
 							(long long) t->run_id)));
-	}
-	if (!SlurmSubmitFinish(&slot_cmd[slot], &job_id, transient, err, errlen))
 		return SUBMIT_FAILED;
+	}
 	t->job_id = job_id;
-	t->job_class = SLURM_JOB_ALIVE;
+	/* queued until squeue says it runs (NoteJobClass) */
+	t->job_class = SLURM_JOB_PENDING;
 	t->started = EasemlMonotonicNow();
 	snprintf(t->log_path, sizeof(t->log_path), "slurm job %lld: %s",
 			 (long long) job_id, easeml_slurm_output);
@@ -378,6 +384,19 @@ SupervisorAttach(int slot, int64 run_id, const char *device, int64 job_id,
 
 #define SLURM_REFRESH_MS 1000
 #define SLURM_MISSING_GRACE_MS 10000
+
+/*
+ * How Slurm says a job stands.  easeml.run_timeout counts from the first
+ * time it is seen running: time in the queue is the cluster's, not the
+ * run's (Slurm's own --time counts from the job's start too).
+ */
+static void
+NoteJobClass(EasemlTrainer *t, SlurmJobClass cls)
+{
+	t->job_class = cls;
+	if (cls == SLURM_JOB_ALIVE && t->running_since == 0)
+		t->running_since = EasemlMonotonicNow();
+}
 
 /* squeue: when the next may start, the failures in a row, what it asks */
 static TimestampTz next_refresh = 0;
@@ -424,10 +443,11 @@ RefreshJobs(void)
 				continue;
 			t->job_missing = true;
 			for (int j = 0; j < found; j++)
-				if (jobs[j].job_id == t->job_id)
+				/* the id of another job (Slurm's ids began again): ours is gone */
+				if (jobs[j].job_id == t->job_id && jobs[j].run_id == t->run_id)
 				{
 					t->job_missing = false;
-					t->job_class = SlurmStateClass(jobs[j].state);
+					NoteJobClass(t, SlurmStateClass(jobs[j].state));
 				}
 		}
 		return;
@@ -476,7 +496,8 @@ SlurmPoll(int slot, EasemlTrainer *t, int *status)
 	RefreshJobs();
 	if (!SlurmCmdBusy(cmd))
 	{
-		if (t->job_class == SLURM_JOB_ALIVE && !t->job_missing)
+		if ((t->job_class == SLURM_JOB_ALIVE || t->job_class == SLURM_JOB_PENDING) &&
+			!t->job_missing)
 			return false;
 		/* squeue may not list a job it has just accepted */
 		if (t->job_class == SLURM_JOB_UNKNOWN && t->job_missing &&
@@ -498,7 +519,7 @@ SlurmPoll(int slot, EasemlTrainer *t, int *status)
 	if (t->query_acct)
 	{
 		t->query_acct = false;
-		if (!SlurmAcctFinish(cmd, &job))
+		if (!SlurmAcctFinish(cmd, &job) || job.run_id != t->run_id)
 		{
 			*status = -1;
 			t->lost = true;
@@ -519,15 +540,20 @@ SlurmPoll(int slot, EasemlTrainer *t, int *status)
 				t->next_query = 0;
 				return false;	/* the next poll asks sacct */
 			case SLURM_SHOW_FOUND:
-				break;
+				if (job.run_id == t->run_id)
+					break;
+				/* another job has its id now: ours is forgotten */
+				t->query_acct = true;
+				t->next_query = 0;
+				return false;
 		}
 	}
 	t->query_failures = 0;
 	t->next_query = 0;
 	cls = SlurmStateClass(job.state);
-	if (cls == SLURM_JOB_ALIVE || cls == SLURM_JOB_UNKNOWN)
+	if (cls == SLURM_JOB_ALIVE || cls == SLURM_JOB_PENDING || cls == SLURM_JOB_UNKNOWN)
 	{
-		t->job_class = cls;
+		NoteJobClass(t, cls);
 		t->job_missing = false;
 		return false;
 	}
@@ -541,19 +567,61 @@ SlurmPoll(int slot, EasemlTrainer *t, int *status)
 	return true;
 }
 
-/* A free command of the scancel pool (the oldest's answer is read first). */
-static SlurmCmd *
-NewCancelCmd(void)
+/*
+ * A cancel of run_id's job (sig: SIGTERM or SIGKILL) did not reach Slurm:
+ * it is owed, and SupervisorStop sends it again after a backoff
+ * (SlurmBackoffMs), until one succeeds or the job ended.
+ */
+static void
+CancelFailed(int64 run_id, int sig, const char *err)
+{
+	if (run_id == 0)
+		ereport(LOG, (errmsg("easeml: %s", err)));
+	else
+		ereport(LOG, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
+	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
+	{
+		EasemlTrainer *t = &trainers[i];
+
+		if (run_id == 0 || t->run_id != run_id || t->job_id <= 0 || t->exited)
+			continue;
+		if (t->cancel_owed != SIGKILL)
+			t->cancel_owed = sig;
+		t->cancel_failures++;
+		t->next_cancel = TimestampTzPlusMilliseconds(EasemlMonotonicNow(),
+													 SlurmBackoffMs(t->cancel_failures));
+	}
+}
+
+/* Read the answer of scancel command i if it has ended. */
+static void
+ReadCancel(int i)
 {
 	char		err[256];
 
+	if (!SlurmCmdBusy(&cancel_cmd[i]) || !SlurmCmdPoll(&cancel_cmd[i]))
+		return;
+	if (!SlurmCancelFinish(&cancel_cmd[i], err, sizeof(err)))
+		CancelFailed(cancel_run[i], cancel_sig[i], err);
+	cancel_run[i] = 0;
+}
+
+/*
+ * A free command of the scancel pool (the oldest's answer is read first),
+ * for the job of run_id (0: a job cancelled by its name, not retried).
+ */
+static SlurmCmd *
+NewCancelCmd(int64 run_id, int sig)
+{
 	for (int i = 0; i < CANCEL_CMDS; i++)
 	{
-		if (SlurmCmdBusy(&cancel_cmd[i]) && SlurmCmdPoll(&cancel_cmd[i]) &&
-			!SlurmCancelFinish(&cancel_cmd[i], err, sizeof(err)))
-			ereport(LOG, (errmsg("easeml: %s", err)));
+		ReadCancel(i);
 		if (!SlurmCmdBusy(&cancel_cmd[i]))
+		{
+			cancel_run[i] = run_id;
+			cancel_sig[i] = sig;
 			return &cancel_cmd[i];
+		}
 	}
 	return NULL;
 }
@@ -561,15 +629,11 @@ NewCancelCmd(void)
 void
 SupervisorSlurmStep(void)
 {
-	char		err[256];
-
 	/* an squeue whose jobs all ended meanwhile is read (and reaped) here */
 	if (SlurmCmdBusy(&queue_cmd))
 		RefreshJobs();
 	for (int i = 0; i < CANCEL_CMDS; i++)
-		if (SlurmCmdBusy(&cancel_cmd[i]) && SlurmCmdPoll(&cancel_cmd[i]) &&
-			!SlurmCancelFinish(&cancel_cmd[i], err, sizeof(err)))
-			ereport(LOG, (errmsg("easeml: %s", err)));
+		ReadCancel(i);
 }
 
 /*
@@ -635,15 +699,16 @@ SupervisorSignal(int slot, int sig)
 	if (t->job_id > 0)
 	{
 		/* in the background: its answer is read by SupervisorSlurmStep */
-		SlurmCmd   *cmd = NewCancelCmd();
+		SlurmCmd   *cmd = NewCancelCmd(t->run_id, sig);
 
+		t->cancel_owed = 0;
 		if (cmd == NULL || !SlurmCancelStart(t->job_id, 0, sig == SIGKILL, cmd))
 		{
 			if (cmd != NULL)
 				(void) SlurmCancelFinish(cmd, err, sizeof(err));
 			else
 				snprintf(err, sizeof(err), "too many scancel commands under way");
-			ereport(LOG, (errmsg("easeml: run %lld: %s", (long long) t->run_id, err)));
+			CancelFailed(t->run_id, sig, err);
 		}
 	}
 	else if (t->pid > 0)
@@ -676,6 +741,8 @@ SupervisorStop(int slot, EasemlStopReason reason)
 		t->kill_sent = true;
 		EndSessions(t);
 	}
+	else if (t->cancel_owed != 0 && now >= t->next_cancel)
+		SupervisorSignal(slot, t->cancel_owed);	/* scancel failed: again */
 }
 
 /*
@@ -720,7 +787,10 @@ SupervisorStopAll(void)
 	}
 	SlurmCmdFree(&queue_cmd);
 	for (int i = 0; i < CANCEL_CMDS; i++)
+	{
 		SlurmCmdFree(&cancel_cmd[i]);
+		cancel_run[i] = 0;
+	}
 	/* a reaped trainer's group id may belong to another process by now */
 	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
 		if (trainers[i].pid > 0 && !trainers[i].exited)

@@ -35,6 +35,8 @@ typedef struct EasemlTrainer
 	int64		run_id;			/* 0: slot free */
 	pid_t		pid;			/* also the process group id */
 	TimestampTz started;		/* monotonic */
+	TimestampTz running_since;	/* monotonic; easeml.run_timeout counts from it; 0
+								 * while a Slurm job waits in the queue */
 	TimestampTz term_sent;		/* 0 until SIGTERM was sent */
 	bool		kill_sent;
 	EasemlStopReason stop_reason;
@@ -57,6 +59,10 @@ typedef struct EasemlTrainer
 	bool		query_acct;		/* scontrol forgot the job: ask sacct */
 	int			query_failures; /* scontrol/sacct failures in a row */
 	TimestampTz next_query;		/* no scontrol/sacct before (backoff) */
+	int			cancel_owed;	/* signal of a scancel that failed, to send
+								 * again; 0: none */
+	int			cancel_failures;	/* scancel failures in a row */
+	TimestampTz next_cancel;	/* no scancel again before (backoff) */
 } EasemlTrainer;
 
 /* How a Slurm submission stands (SupervisorSubmitted). */

@@ -118,7 +118,10 @@ TestSlurmParse(void)
 		  "at most max jobs");
 	CHECK(SlurmParseSqueue("", "a", jobs, 8) == 0, "no jobs");
 
-	CHECK(SlurmStateClass("PENDING") == SLURM_JOB_ALIVE &&
+	CHECK(SlurmStateClass("PENDING") == SLURM_JOB_PENDING &&
+		  SlurmStateClass("CONFIGURING") == SLURM_JOB_PENDING &&
+		  SlurmStateClass("REQUEUE_HOLD") == SLURM_JOB_PENDING &&
+		  SlurmStateClass("RUNNING") == SLURM_JOB_ALIVE &&
 		  SlurmStateClass("COMPLETING") == SLURM_JOB_ALIVE &&
 		  SlurmStateClass("COMPLETED") == SLURM_JOB_ENDED &&
 		  SlurmStateClass("FAILED") == SLURM_JOB_ENDED &&
