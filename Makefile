@@ -20,7 +20,8 @@ MODULE_big = easeml
 #   src/core     plain C shared with the executables below (no server headers)
 MODULE_OBJS = src/module/easeml.o src/module/shmem.o src/module/identity.o \
 	src/module/caller.o src/module/launcher_settings.o \
-	src/module/trainer_session.o src/module/predict_stats.o
+	src/module/trainer_session.o src/module/predict_stats.o \
+	src/module/rundir_setting.o
 WORKER_OBJS = src/worker/scheduler.o src/worker/results.o src/worker/stops.o \
 	src/worker/decide.o src/worker/launch.o src/worker/loop_state.o src/worker/catalog.o \
 	src/worker/catalog_load.o src/worker/catalog_runs.o \

@@ -21,6 +21,7 @@
 
 #include "easeml.h"
 #include "launcher_settings.h"
+#include "rundir_setting.h"
 #include "core/policy.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -223,11 +224,12 @@ DefineTrainerSettings(void)
 
 	DefineCustomStringVariable("easeml.run_directory",
 							   "Directory for trainer logs and results, relative to the data directory.",
-							   NULL,
+							   "Never the data directory, anything PostgreSQL keeps in it or a "
+							   "tablespace: the scheduler removes the directories of gone runs there.",
 							   &easeml_run_directory,
-							   "easeml_runs",
+							   EASEML_RUN_DIRECTORY_DEFAULT,
 							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
+							   CheckRunDirectory, NULL, NULL);
 
 	DefineCustomIntVariable("easeml.trainer_threads",
 							"BLAS threads each trainer may use.",

@@ -178,6 +178,7 @@ StartProbe(void)
 	int			ne = 0;
 	const char *home = getenv("HOME");
 	char		err[512];
+	int			rc;
 
 	argv[0] = SupervisorTrainerPath();
 	argv[1] = EASEML_ARG_PROBE;
@@ -188,8 +189,10 @@ StartProbe(void)
 		envp[ne++] = psprintf("HOME=%s", home);
 	envp[ne] = NULL;
 
-	if (pg_mkdir_p(base, S_IRWXU) != 0 && errno != EEXIST)
+	rc = RunBaseCreate();
+	if (rc != 0)
 	{
+		errno = rc;				/* for %m */
 		ereport(WARNING,
 				(errcode_for_file_access(),
 				 errmsg("easeml: could not create directory \"%s\": %m", base),

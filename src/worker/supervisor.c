@@ -44,6 +44,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "module/monoclock.h"
+#include "rundir.h"
 #include "supervisor.h"
 #include "core/trainer_protocol.h"
 #include "utils/timestamp.h"
@@ -169,10 +170,17 @@ SupervisorTrainerPath(void)
 	return psprintf("%s/easeml-trainer", path);
 }
 
-/* Make the run directory (mode 0700) and return 0, or errno. */
+/*
+ * Make the run directory (mode 0700) and return 0, or errno; the base
+ * directory first, so that one the scheduler creates has its marker.
+ */
 static int
 MakeRunDir(const char *path)
 {
+	int			rc = RunBaseCreate();
+
+	if (rc != 0)
+		return rc;
 	if (pg_mkdir_p(unconstify(char *, path), S_IRWXU) != 0 && errno != EEXIST)
 		return errno;
 	return 0;
