@@ -141,7 +141,8 @@ ok($node->poll_query_until('postgres', q{
 	 WHERE t.name = 'renamed_task' GROUP BY t.status}),
 	'the task of lab_r trains');
 my $lab_r = query_as($node, 'lab_r', $own);
-like($lab_r, qr/^1 [1-9]\d* [1-9]\d* [1-9]\d* [1-9]\d* 1 1 [1-9]\d*$/, 'lab_r sees its rows') or diag($lab_r);
+# (how many deployments: the best run may change with the second run)
+like($lab_r, qr/^1 [1-9]\d* [1-9]\d* [1-9]\d* [1-9]\d* [1-9]\d* 1 [1-9]\d*$/, 'lab_r sees its rows') or diag($lab_r);
 my $snap = $node->safe_psql('postgres', q{
 	SELECT easeml._snapshot_name(id, snapshot_version) FROM easeml.tasks WHERE name = 'renamed_task'});
 my $rows = query_as($node, 'lab_r', "SELECT count(*) FROM easeml_snapshots.$snap");
