@@ -144,8 +144,10 @@ CREATE INDEX models_generated_for_idx ON easeml.models (generated_for)
 -- ---------------------------------------------------------------------------
 CREATE TABLE easeml.tasks (
 	id			bigserial PRIMARY KEY,
+	-- [rename] deferrable: easeml.rename_tenant moves a tenant's tasks to
+	-- its new name in the transaction that renames it
 	tenant		name NOT NULL DEFAULT current_user
-		REFERENCES easeml.tenants (name) ON DELETE CASCADE,
+		REFERENCES easeml.tenants (name) ON DELETE CASCADE DEFERRABLE,
 	name		text NOT NULL,
 	source		regclass NOT NULL,
 	target		text NOT NULL,
@@ -1209,10 +1211,26 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	relname		text;
+	renamed		boolean := false;
+	source_dropped boolean := false;
 BEGIN
 	IF TG_OP = 'UPDATE' THEN
-		IF NEW.id <> OLD.id OR NEW.tenant <> OLD.tenant OR NEW.name <> OLD.name
-			OR NEW.source <> OLD.source OR NEW.target <> OLD.target
+		-- [dropped] a task's source becomes 0 when the relation is dropped
+		-- (easeml._source_dropped, as the superuser)
+		IF NEW.source <> OLD.source AND NEW.source::oid = 0 AND easeml._is_admin() THEN
+			source_dropped := NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = OLD.source);
+		END IF;
+		-- [rename] a task's tenant changes only with the tenant's name
+		-- (easeml.rename_tenant, which defers tasks_tenant_fkey): no tenant
+		-- has the old name any more, and the new one is registered, bound to
+		-- the role that has that name
+		IF NEW.tenant <> OLD.tenant AND easeml._is_admin() THEN
+			renamed := NOT EXISTS (SELECT 1 FROM easeml.tenants n WHERE n.name = OLD.tenant)
+				AND EXISTS (SELECT 1 FROM easeml.tenants n JOIN pg_roles r ON r.oid = n.role_oid
+							 WHERE n.name = NEW.tenant AND r.rolname = NEW.tenant);
+		END IF;
+		IF NEW.id <> OLD.id OR (NEW.tenant <> OLD.tenant AND NOT renamed) OR NEW.name <> OLD.name
+			OR (NEW.source <> OLD.source AND NOT source_dropped) OR NEW.target <> OLD.target
 			OR NEW.kind <> OLD.kind
 			OR NEW.val_fraction <> OLD.val_fraction OR NEW.seed <> OLD.seed
 			OR NEW.input_shape IS DISTINCT FROM OLD.input_shape
@@ -1483,6 +1501,17 @@ AS $$
 	SELECT format('task_%s_v%s', task_id, version)
 $$;
 
+-- [rename] The name of role r, or tenant for role tenant_role
+-- (easeml._access_fingerprint_as).
+CREATE FUNCTION easeml._role_as(r oid, tenant_role oid, tenant name)
+RETURNS name
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT CASE WHEN _role_as.r OPERATOR(pg_catalog.=) _role_as.tenant_role THEN _role_as.tenant
+				ELSE pg_catalog.pg_get_userbyid(_role_as.r) END
+$$;
+
 -- [access] The rules that decide which rows of a source a tenant reads,
 -- as one digest (docs/data.md, section 6).  For the source and every
 -- relation its views read (easeml._source_relations): its kind, owner,
@@ -1500,7 +1529,13 @@ $$;
 -- extra_float_digits cannot change how a policy's constants print.
 -- Privileges are not in it: they are checked as they are now
 -- (easeml._snapshot_readable).
-CREATE FUNCTION easeml._access_fingerprint(rel oid, tenant name)
+--
+-- [rename] easeml._access_fingerprint_as computes it for the role
+-- tenant_role as if it were called tenant: easeml.rename_tenant compares a
+-- snapshot's digest with the role under its old name, and gives the
+-- snapshot the digest under its new name when nothing else changed.
+-- easeml._access_fingerprint names the role tenant as it is called now.
+CREATE FUNCTION easeml._access_fingerprint_as(rel oid, tenant_role oid, tenant name)
 RETURNS text
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -1520,16 +1555,21 @@ AS $$
 		  JOIN pg_catalog.pg_class c ON c.oid = s.rel
 		  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace),
 	readers AS (
-		SELECT r.oid, pg_catalog.quote_ident(r.rolname) AS name, r.rolsuper OR r.rolbypassrls AS bypass
+		SELECT r.oid,
+			   pg_catalog.quote_ident(easeml._role_as(r.oid, _access_fingerprint_as.tenant_role,
+													  _access_fingerprint_as.tenant)) AS name,
+			   r.rolsuper OR r.rolbypassrls AS bypass
 		  FROM pg_catalog.pg_roles r
-		 WHERE r.rolname OPERATOR(pg_catalog.=) _access_fingerprint.tenant
+		 WHERE r.oid OPERATOR(pg_catalog.=) _access_fingerprint_as.tenant_role
 			OR r.oid IN (SELECT v.relowner FROM rels v WHERE v.relkind = 'v')),
 	pols AS (
 		SELECT p.oid, p.polname, p.polpermissive, p.polroles, p.polqual, p.polrelid, c.name AS relname
 		  FROM rels c JOIN pg_catalog.pg_policy p ON p.polrelid = c.oid AND p.polcmd IN ('r', '*'))
 	SELECT pg_catalog.md5(pg_catalog.string_agg(f.x, E'\n' ORDER BY f.x))
 	  FROM (SELECT pg_catalog.format('%s %s owner=%s rls=%s force=%s %s %s', c.name, c.relkind,
-									 pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(c.relowner)),
+									 pg_catalog.quote_ident(easeml._role_as(c.relowner,
+																			_access_fingerprint_as.tenant_role,
+																			_access_fingerprint_as.tenant)),
 									 c.relrowsecurity, c.relforcerowsecurity,
 									 CASE WHEN c.relkind = 'v' THEN c.reloptions::text END,
 									 CASE WHEN c.relkind IN ('v', 'm')
@@ -1547,7 +1587,9 @@ AS $$
 			SELECT pg_catalog.format('%s policy %I %s to %s using %s', p.relname, p.polname, p.polpermissive,
 									 (SELECT pg_catalog.string_agg(o.name, ',' ORDER BY o.name)
 										FROM (SELECT CASE WHEN u.role OPERATOR(pg_catalog.=) 0 THEN 'public'
-														  ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(u.role))
+														  ELSE pg_catalog.quote_ident(easeml._role_as(u.role,
+																	_access_fingerprint_as.tenant_role,
+																	_access_fingerprint_as.tenant))
 													 END AS name
 												FROM pg_catalog.unnest(p.polroles) AS u(role)) o),
 									 pg_catalog.pg_get_expr(p.polqual, p.polrelid))
@@ -1561,7 +1603,9 @@ AS $$
 			UNION ALL
 			SELECT DISTINCT pg_catalog.format('function %s owner=%s definer=%s config=%s source=%s',
 											  f.oid::pg_catalog.regprocedure,
-											  pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(f.proowner)),
+											  pg_catalog.quote_ident(easeml._role_as(f.proowner,
+													_access_fingerprint_as.tenant_role,
+													_access_fingerprint_as.tenant)),
 											  f.prosecdef, f.proconfig, pg_catalog.md5(f.prosrc))
 			  FROM pg_catalog.pg_depend d
 			  JOIN pg_catalog.pg_proc f ON f.oid = d.refobjid
@@ -1571,6 +1615,17 @@ AS $$
 					OR (d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
 						AND d.objid IN (SELECT w.oid FROM pg_catalog.pg_rewrite w
 										 WHERE w.ev_class IN (SELECT c.oid FROM rels c))))) f
+$$;
+
+CREATE FUNCTION easeml._access_fingerprint(rel oid, tenant name)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT easeml._access_fingerprint_as(_access_fingerprint.rel,
+		(SELECT r.oid FROM pg_catalog.pg_roles r
+		  WHERE r.rolname OPERATOR(pg_catalog.=) _access_fingerprint.tenant),
+		_access_fingerprint.tenant)
 $$;
 
 -- [access] Whether the caller may read a task's snapshot (docs/data.md,
@@ -1957,6 +2012,45 @@ CREATE TRIGGER tasks_drop_snapshots
 	AFTER DELETE ON easeml.tasks
 	FOR EACH ROW EXECUTE FUNCTION easeml._drop_snapshots();
 
+-- [dropped] A task's source is a regclass, which records no dependency:
+-- a DROP of the table (or a view, a DROP SCHEMA ... CASCADE, DROP OWNED)
+-- left the task pointing at the dropped relation's object id, shown as a
+-- bare number, and dumped and restored as that number, which may name
+-- another relation later.  The task stayed as it was until a run of it
+-- failed.  At the end of each command that drops relations, the tasks
+-- whose source it dropped fail at once, with the reason, and their source
+-- becomes 0 ('-'), which names no relation anywhere: easeml.refresh, the
+-- scheduler and the trainer find no source, as for a source dropped
+-- before.  The tenant drops the task or declares a new one (a source
+-- cannot change).  A DROP is not refused: PostgreSQL lets a table's
+-- owner drop it whoever reads it, and a tenant's task must not keep a
+-- table its owner wants gone.  SECURITY DEFINER: any role's DROP records
+-- it; it reads only what the server reports as dropped.
+CREATE FUNCTION easeml._source_dropped()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	-- DROP EXTENSION easeml takes the tasks with it
+	IF pg_catalog.to_regclass('easeml.tasks') IS NULL THEN
+		RETURN;
+	END IF;
+	UPDATE easeml.tasks t
+	   SET source = 0::pg_catalog.regclass, status = 'failed',
+		   status_reason = pg_catalog.format('its source %s was dropped', d.object_identity)
+	  FROM pg_catalog.pg_event_trigger_dropped_objects() d
+	 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	   AND d.objsubid OPERATOR(pg_catalog.=) 0
+	   AND t.source::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+END;
+$$;
+REVOKE ALL ON FUNCTION easeml._source_dropped() FROM PUBLIC;
+
+CREATE EVENT TRIGGER easeml_source_dropped ON sql_drop
+	EXECUTE FUNCTION easeml._source_dropped();
+
 CREATE FUNCTION easeml.refresh(task text)
 RETURNS int
 AS 'MODULE_PATHNAME', 'easeml_refresh'
@@ -2299,8 +2393,8 @@ BEGIN
 	IF FOUND THEN
 		RAISE EXCEPTION 'role "%" is already tenant "%", registered under the name it had then', role, other
 			USING ERRCODE = 'duplicate_object',
-				  HINT = format('Give the role its tenant''s name back (ALTER ROLE %I RENAME TO %I) and its tasks are its own again; or remove the old tenant with its tasks first (DELETE FROM easeml.tenants WHERE name = %L).',
-								role, other, other);
+				  HINT = format('SELECT easeml.rename_tenant(%L, %L) moves tenant %I, with its tasks and runs, to the role''s new name; or give the role its old name back (ALTER ROLE %I RENAME TO %I); or remove the old tenant with its tasks first (DELETE FROM easeml.tenants WHERE name = %L).',
+								other, role, other, role, other, other);
 	END IF;
 	IF r.rolsuper OR r.rolbypassrls THEN
 		RAISE EXCEPTION 'role "%" cannot be a tenant: it is a superuser or bypasses row-level security', role
@@ -2326,6 +2420,159 @@ END;
 $$;
 COMMENT ON FUNCTION easeml.add_tenant(name, int) IS
 	'register a role as a tenant (admin only); max_parallel caps its concurrent runs';
+
+-- [rename] A tenant's role renamed (ALTER ROLE lab_a RENAME TO lab_b) is
+-- still tenant lab_a, and sees none of its rows: every row of the tenant's
+-- is keyed by the tenant's name (easeml._bound_tenant).  An administrator
+-- moves the tenant to the role's new name: its registration (limits,
+-- budget, creation time, role), its tasks, and every row of a table of
+-- schema easeml with a column tenant (runs, events, decisions, artifacts,
+-- deployments, progress, predictions), in one transaction.  It refuses
+-- unless the role bound to old_name (tenants.role_oid) is now called
+-- new_name, and unless new_name is no tenant.  It waits for the writers of
+-- those tables and holds off new ones until commit (SHARE ROW EXCLUSIVE,
+-- taken all at once), so that no run, event or progress row of the
+-- tenant's read under the old name is written after the move.  A
+-- snapshot's row-level security policy holds the digest of the rules
+-- under which its tenant read the source (easeml._access_fingerprint),
+-- and the digest names the role: a policy whose digest is the role's
+-- under its old name gets the digest under its new name; one whose rules
+-- had changed before stays refused until easeml.refresh.  Columns that record who did something (deployments'
+-- deployed_by and rolled_back_by) keep the name the role had then.
+-- Returns the number of tasks moved.
+CREATE FUNCTION easeml.rename_tenant(old_name name, new_name name)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	bound		oid;
+	now_name	name;
+	rel			regclass;
+	k			record;
+	p			record;
+	old_fp		text;
+	new_fp		text;
+	moved		bigint;
+	left_refused int := 0;
+	tables		text;
+	deadline	timestamptz;
+BEGIN
+	IF old_name IS NULL OR new_name IS NULL THEN
+		RAISE EXCEPTION 'old_name and new_name must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'After ALTER ROLE lab_a RENAME TO lab_b, run SELECT easeml.rename_tenant(''lab_a'', ''lab_b'');';
+	END IF;
+	IF NOT easeml._is_admin() THEN
+		RAISE EXCEPTION 'only a superuser may rename a tenant'
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = 'An administrator renames the role and then the tenant; a tenant asks its administrator.';
+	END IF;
+	-- every table of a tenant's rows, all at once or none (waiting for one
+	-- while holding another could deadlock with the scheduler): wait for
+	-- their writers, hold off new ones until commit; reads go on
+	SELECT string_agg(c.oid::regclass::text, ', ' ORDER BY c.relname) INTO tables
+	  FROM pg_class c
+	 WHERE c.relnamespace = 'easeml'::regnamespace AND c.relkind IN ('r', 'p')
+	   AND (c.oid = 'easeml.tenants'::regclass
+			OR EXISTS (SELECT 1 FROM pg_attribute a
+						WHERE a.attrelid = c.oid AND a.attname = 'tenant'
+						  AND a.atttypid = 'name'::regtype AND NOT a.attisdropped));
+	deadline := clock_timestamp() + interval '60 seconds';
+	LOOP
+		BEGIN
+			EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE NOWAIT', tables);
+			EXIT;
+		EXCEPTION WHEN lock_not_available THEN
+			IF clock_timestamp() > deadline THEN
+				RAISE EXCEPTION 'tenant "%" was not renamed: easeml''s tables were written all the time for 60 seconds', old_name
+					USING ERRCODE = 'lock_not_available',
+						  HINT = 'A transaction that wrote them may still be open (pg_locks and pg_stat_activity show it): end it, and run easeml.rename_tenant again.';
+			END IF;
+			PERFORM pg_sleep(0.02);
+		END;
+	END LOOP;
+
+	SELECT n.role_oid INTO bound FROM easeml.tenants n WHERE n.name = old_name;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'tenant "%" does not exist', old_name
+			USING ERRCODE = 'undefined_object',
+				  HINT = 'SELECT name, role_oid::regrole AS role FROM easeml.tenants lists the tenants and the roles they are bound to.';
+	END IF;
+	now_name := (SELECT r.rolname FROM pg_roles r WHERE r.oid = bound);
+	IF now_name IS NULL THEN
+		RAISE EXCEPTION 'the role of tenant "%" no longer exists', old_name
+			USING ERRCODE = 'undefined_object',
+				  HINT = format('A tenant whose role was dropped is not renamed: SELECT easeml.add_tenant(%L) binds the tenant, with its tasks, to the role that has the name now, or DELETE FROM easeml.tenants WHERE name = %L removes it with its tasks.',
+								old_name, old_name);
+	END IF;
+	IF now_name = old_name THEN
+		RAISE EXCEPTION 'the role of tenant "%" is still called "%"', old_name, old_name
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = format('Rename the role first (ALTER ROLE %I RENAME TO %I), then SELECT easeml.rename_tenant(%L, %L).',
+								old_name, new_name, old_name, new_name);
+	END IF;
+	IF now_name <> new_name THEN
+		RAISE EXCEPTION 'the role of tenant "%" is called "%", not "%"', old_name, now_name, new_name
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = format('The tenant takes the name its role has: SELECT easeml.rename_tenant(%L, %L); or ALTER ROLE %I RENAME TO %I first.',
+								old_name, now_name, now_name, new_name);
+	END IF;
+	IF EXISTS (SELECT 1 FROM easeml.tenants n WHERE n.name = new_name) THEN
+		RAISE EXCEPTION 'tenant "%" already exists', new_name
+			USING ERRCODE = 'duplicate_object',
+				  HINT = format('Another tenant has the name (its role was dropped, and the renamed role took the name): remove it with its tasks first (DELETE FROM easeml.tenants WHERE name = %L), or give the role another name and rename the tenant to that.',
+								new_name);
+	END IF;
+
+	-- the snapshots' digests, before anything moves (the role is found by
+	-- its object id, and named as told)
+	FOR k IN SELECT t.id, t.source FROM easeml.tasks t WHERE t.tenant = old_name ORDER BY t.id LOOP
+		old_fp := easeml._access_fingerprint_as(k.source, bound, old_name);
+		new_fp := easeml._access_fingerprint_as(k.source, bound, new_name);
+		FOR p IN
+			SELECT c.relname, pg_get_expr(y.polqual, y.polrelid) AS qual
+			  FROM pg_class c JOIN pg_policy y ON y.polrelid = c.oid AND y.polname = 'tenant_access'
+			 WHERE c.relnamespace = 'easeml_snapshots'::regnamespace
+			   AND c.relname ~ ('^task_' || k.id || '_v[0-9]+$')
+			 ORDER BY c.relname
+		LOOP
+			IF old_fp IS NOT NULL AND strpos(p.qual, quote_literal(old_fp)) > 0 THEN
+				EXECUTE format('ALTER POLICY tenant_access ON easeml_snapshots.%I USING ((SELECT easeml._snapshot_readable(%s, %L)))',
+							   p.relname, k.id, new_fp);
+			ELSE
+				left_refused := left_refused + 1;
+			END IF;
+		END LOOP;
+	END LOOP;
+
+	-- the registration keeps its row (limits, budget, role_oid); the tasks
+	-- follow it within this transaction (easeml._validate_task allows it)
+	SET CONSTRAINTS easeml.tasks_tenant_fkey DEFERRED;
+	UPDATE easeml.tenants SET name = new_name WHERE name = old_name;
+	UPDATE easeml.tasks SET tenant = new_name WHERE tenant = old_name;
+	GET DIAGNOSTICS moved = ROW_COUNT;
+	SET CONSTRAINTS easeml.tasks_tenant_fkey IMMEDIATE;
+	FOR rel IN
+		SELECT c.oid::regclass
+		  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+		 WHERE c.relnamespace = 'easeml'::regnamespace AND c.relkind IN ('r', 'p')
+		   AND a.attname = 'tenant' AND a.atttypid = 'name'::regtype AND NOT a.attisdropped
+		   AND c.oid <> 'easeml.tasks'::regclass
+		 ORDER BY c.relname
+	LOOP
+		EXECUTE format('UPDATE %s SET tenant = $1 WHERE tenant = $2', rel) USING new_name, old_name;
+	END LOOP;
+	IF left_refused > 0 THEN
+		RAISE WARNING '% snapshot table(s) of tenant "%" stay refused: the rules under which the tenant reads their source changed before the rename', left_refused, new_name
+			USING HINT = 'SELECT easeml.refresh(task) as the tenant takes a new snapshot under the rules of now.';
+	END IF;
+	RETURN moved;
+END;
+$$;
+COMMENT ON FUNCTION easeml.rename_tenant(name, name) IS
+	'after ALTER ROLE old RENAME TO new: move tenant old, with its tasks, runs and every row keyed by its name, to the role''s new name (admin only); returns the tasks moved';
+REVOKE ALL ON FUNCTION easeml.rename_tenant(name, name) FROM PUBLIC;
 
 CREATE FUNCTION easeml.set_tenant_limits(role name, max_tasks int DEFAULT NULL,
 										 max_rows bigint DEFAULT NULL)

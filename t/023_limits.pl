@@ -10,7 +10,8 @@
 #  - a run queued on a paused task waits (with a NOTICE) while other runs
 #    are served, and trains once the task is resumed;
 #  - a completed task is marked failed when a run queued on it finds its
-#    source gone;
+#    source unreadable (a privilege revoked), and dropping the source then
+#    says so in its reason;
 #  - the run directories of a task dropped while easeml.enabled = off go at
 #    once, not at the hourly sweep.
 use strict;
@@ -129,15 +130,19 @@ query_as($node, 'tc', q{
 	VALUES ('doomed', 'public.doomed_src', 'label', false, 1)});
 ok($node->poll_query_until('postgres', "SELECT status = 'completed' FROM easeml.tasks WHERE name = 'doomed'"),
 	'a task completes');
-$node->safe_psql('postgres', 'DROP TABLE public.doomed_src');
+# (its source unreadable: a DROP fails the task itself, t/058)
+$node->safe_psql('postgres', 'REVOKE SELECT ON public.doomed_src FROM tc');
 query_as($node, 'tc', "SELECT easeml.enqueue('doomed', 'gnb')");
 ok($node->poll_query_until('postgres', "SELECT status = 'failed' FROM easeml.tasks WHERE name = 'doomed'"),
-	'a run queued on it that finds its source gone fails the completed task')
+	'a run queued on it that finds its source unreadable fails the completed task')
   or diag($node->safe_psql('postgres', q{
 	SELECT r.id, r.status, r.exit_code, r.error FROM easeml.runs r
 	  JOIN easeml.tasks t ON t.id = r.task_id WHERE t.name = 'doomed' ORDER BY r.id}));
 like($node->safe_psql('postgres', "SELECT status_reason FROM easeml.tasks WHERE name = 'doomed'"),
-	qr/its source could not be read: .*no longer exists/, 'with the reason');
+	qr/its source could not be read: .*permission denied/, 'with the reason');
+$node->safe_psql('postgres', 'DROP TABLE public.doomed_src');
+is($node->safe_psql('postgres', "SELECT status || ': ' || status_reason FROM easeml.tasks WHERE name = 'doomed'"),
+	'failed: its source public.doomed_src was dropped', 'dropped, the source gives the failed task its reason');
 
 # ---- run directories of a task dropped while easeml.enabled = off ----------------
 my $rundir = $node->data_dir . '/easeml_runs';

@@ -125,5 +125,106 @@ $node->safe_psql('postgres', 'ALTER ROLE lab_new RENAME TO lab_r');
 is(query_as($node, 'lab_r', 'SELECT count(*) FROM easeml.tasks'), '1',
 	'with its old name back the role has its task again');
 
+# ---- easeml.rename_tenant ------------------------------------------------------
+# The administrator's supported way (docs/security.md, "Roles"): rename the
+# role, then the tenant.  The tenant's registration, tasks, runs, events,
+# decisions, artifacts and deployments move to the new name in one
+# transaction, its snapshot stays readable, and it acts under the new name.
+# (its run failed while the role was called lab_new: the tenant takes the
+# task up again)
+query_as($node, 'lab_r', q{
+	UPDATE easeml.tasks SET status = 'active', max_runs = 2 WHERE name = 'renamed_task'});
+ok($node->poll_query_until('postgres', q{
+	SELECT t.status = 'completed' AND count(r.id) FILTER (WHERE r.status = 'succeeded') > 0
+	   AND count(r.id) FILTER (WHERE r.status IN ('queued', 'running')) = 0
+	  FROM easeml.tasks t LEFT JOIN easeml.runs r ON r.task_id = t.id
+	 WHERE t.name = 'renamed_task' GROUP BY t.status}),
+	'the task of lab_r trains');
+my $lab_r = query_as($node, 'lab_r', $own);
+# (how many deployments: the best run may change with the second run)
+like($lab_r, qr/^1 [1-9]\d* [1-9]\d* [1-9]\d* [1-9]\d* [1-9]\d* 1 [1-9]\d*$/, 'lab_r sees its rows') or diag($lab_r);
+my $snap = $node->safe_psql('postgres', q{
+	SELECT easeml._snapshot_name(id, snapshot_version) FROM easeml.tasks WHERE name = 'renamed_task'});
+my $rows = query_as($node, 'lab_r', "SELECT count(*) FROM easeml_snapshots.$snap");
+$node->safe_psql('postgres', 'ALTER ROLE lab_r RENAME TO lab_s');
+is(query_as($node, 'lab_s', $own), '0 0 0 0 0 0 0 0', 'renamed, the role sees none of its rows');
+
+sub as_admin_err
+{
+	my ($sql) = @_;
+	my ($rc, $out, $err) = $node->psql('postgres', $sql);
+	return $err;
+}
+like(as_admin_err("SELECT easeml.add_tenant('lab_s')"),
+	qr/HINT:  SELECT easeml.rename_tenant\('lab_r', 'lab_s'\)/, 'add_tenant\'s hint names rename_tenant');
+
+# another tenant can neither call it nor take the rows
+make_tenant($node, 'thief', 'public.iris');
+my ($trc, $tout, $terr) = $node->psql('postgres', "SELECT easeml.rename_tenant('lab_r', 'thief')",
+	extra_params => [ '-U', 'thief' ]);
+like($terr, qr/permission denied for function rename_tenant/, 'a tenant may not call rename_tenant');
+$node->safe_psql('postgres', 'GRANT EXECUTE ON FUNCTION easeml.rename_tenant(name, name) TO thief');
+($trc, $tout, $terr) = $node->psql('postgres', "SELECT easeml.rename_tenant('lab_r', 'thief')",
+	extra_params => [ '-U', 'thief' ]);
+like($terr, qr/only a superuser may rename a tenant/, '... nor with EXECUTE granted');
+$node->safe_psql('postgres', 'REVOKE EXECUTE ON FUNCTION easeml.rename_tenant(name, name) FROM thief');
+like(as_admin_err("SELECT easeml.rename_tenant('lab_r', 'thief')"),
+	qr/ERROR:  the role of tenant "lab_r" is called "lab_s", not "thief"\n.*HINT:  .*rename_tenant\('lab_r', 'lab_s'\)/s,
+	'an administrator cannot move a tenant to another role\'s name');
+like(as_admin_err("SELECT easeml.rename_tenant('thief', 'lab_r')"),
+	qr/ERROR:  the role of tenant "thief" is still called "thief"/,
+	'nor a tenant whose role was not renamed');
+like(as_admin_err("SELECT easeml.rename_tenant('nobody', 'lab_s')"),
+	qr/ERROR:  tenant "nobody" does not exist/, 'an unknown tenant is refused');
+# a name a tenant already has (that tenant's role was dropped)
+$node->safe_psql('postgres', q{
+	CREATE ROLE ghost LOGIN;
+	SELECT easeml.add_tenant('ghost');
+	DROP ROLE ghost;
+	ALTER ROLE lab_s RENAME TO ghost;});
+like(as_admin_err("SELECT easeml.rename_tenant('lab_r', 'ghost')"),
+	qr/ERROR:  tenant "ghost" already exists/, 'a name another tenant has is refused');
+like(as_admin_err("SELECT easeml.rename_tenant('ghost', 'lab_r')"),
+	qr/ERROR:  the role of tenant "ghost" no longer exists/, 'a tenant whose role was dropped is not renamed');
+$node->safe_psql('postgres', q{
+	ALTER ROLE ghost RENAME TO lab_s;
+	DELETE FROM easeml.tenants WHERE name = 'ghost';});
+is($node->safe_psql('postgres', q{SELECT count(*) FROM easeml.tasks WHERE tenant = 'lab_r'}), '1',
+	'the refusals moved nothing');
+
+is($node->safe_psql('postgres', "SELECT easeml.rename_tenant('lab_r', 'lab_s')"), '1',
+	'the administrator renames the tenant: one task moved');
+is(query_as($node, 'lab_s', $own), $lab_r, 'the renamed role sees all its rows again');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(s.relname || '=' || s.n, ',' ORDER BY s.relname)
+	  FROM (SELECT c.relname,
+				   (xpath('/row/n/text()',
+						  query_to_xml(format('SELECT count(*) AS n FROM %s WHERE tenant = %L',
+											  c.oid::regclass, 'lab_r'), false, false, '')))[1]::text AS n
+			  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+			 WHERE c.relnamespace = 'easeml'::regnamespace AND c.relkind = 'r'
+			   AND a.attname = 'tenant' AND a.atttypid = 'name'::regtype AND NOT a.attisdropped
+			 OFFSET 0) s
+	 WHERE s.n <> '0'}),
+	'', 'no row of any easeml table is left under the old name');
+is($node->safe_psql('postgres', q{
+	SELECT name || ' ' || (role_oid = 'lab_s'::regrole) FROM easeml.tenants WHERE role_oid = 'lab_s'::regrole}),
+	'lab_s true', 'the registration has the new name, bound to the same role');
+is(query_as($node, 'lab_s', "SELECT count(*) FROM easeml_snapshots.$snap"), $rows,
+	'its snapshot is readable under the new name');
+my $succeeded = q{
+	SELECT count(*) FROM easeml.runs r JOIN easeml.tasks t ON t.id = r.task_id
+	 WHERE t.name = 'renamed_task' AND r.status = 'succeeded'};
+my $before_runs = query_as($node, 'lab_s', $succeeded);
+my $queued = query_as($node, 'lab_s', "SELECT easeml.enqueue('renamed_task', 'gnb')");
+ok($node->poll_query_until('postgres', qq{
+	SELECT status = 'succeeded' AND tenant = 'lab_s' FROM easeml.runs WHERE id = $queued}),
+	'the tenant queues a run of its task, and it trains under the new name');
+is(query_as($node, 'lab_s', $succeeded), $before_runs + 1, '... and the tenant sees it with its others');
+query_as($node, 'lab_s', q{UPDATE easeml.tasks SET status = 'paused' WHERE name = 'renamed_task'});
+is($node->safe_psql('postgres', q{SELECT status FROM easeml.tasks WHERE name = 'renamed_task'}), 'paused',
+	'... and pauses it');
+is(query_as($node, 'thief', $own), '0 0 0 0 0 0 1 0', 'the other tenant sees none of them');
+
 $node->stop;
 done_testing();

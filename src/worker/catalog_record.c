@@ -95,7 +95,10 @@ CandidateArrays(const CatDecision *d, Datum *values, char *nulls)
 
 /*
  * Record a scheduler decision, its runner-ups and its run (status
- * 'running', slot taken), in one statement.  Returns the run id.
+ * 'running', slot taken), in one statement.  Returns the run id.  The rows
+ * take their tenant from the tasks as they are now, not from the loaded
+ * state: a tenant renamed since the load (easeml.rename_tenant) keeps its
+ * decisions.
  */
 int64
 CatalogCreateRun(const CatDecision *d, int slot, const CatDevice *device)
@@ -130,19 +133,23 @@ CatalogCreateRun(const CatDecision *d, int slot, const CatDevice *device)
 	Exec("WITH r AS ("
 		 "  INSERT INTO easeml.runs (task_id, tenant, model_id, slot, status, started_at,"
 		 "                          device, device_kind)"
-		 "  VALUES ($1, $2, $3, $4, 'running', clock_timestamp(), $24, $25) RETURNING id),"
+		 "  VALUES ($1, $2, $3, $4, 'running', clock_timestamp(), $24, $25) RETURNING id, tenant),"
 		 " d AS ("
 		 "  INSERT INTO easeml.decisions (task_id, tenant, model_id, run_id, policy,"
 		 "                                mu, sigma, acquisition, gp_status, est_seconds,"
 		 "                                rule, score, eligible)"
-		 "  SELECT $1, $2, $3, r.id, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM r"
+		 "  SELECT $1, r.tenant, $3, r.id, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM r"
 		 "  RETURNING id, run_id),"
 		 " c AS ("
 		 "  INSERT INTO easeml.decision_candidates (decision_id, role, rank, task_id, tenant,"
 		 "                                          model_id, mu, sigma, est_seconds,"
 		 "                                          acquisition, score)"
-		 "  SELECT d.id, u.* FROM d,"
-		 "         unnest($14, $15, $16, $17, $18, $19, $20, $21, $22, $23) AS u)"
+		 "  SELECT d.id, u.role, u.rank, u.task_id, coalesce(k.tenant, u.tenant), u.model_id,"
+		 "         u.mu, u.sigma, u.est_seconds, u.acquisition, u.score"
+		 "    FROM d, unnest($14, $15, $16, $17, $18, $19, $20, $21, $22, $23)"
+		 "            AS u (role, rank, task_id, tenant, model_id, mu, sigma, est_seconds,"
+		 "                  acquisition, score)"
+		 "    LEFT JOIN easeml.tasks k ON k.id = u.task_id)"
 		 " SELECT run_id FROM d",
 		 SPI_OK_SELECT, 25, types, values, nulls);
 	return GetInt64(0, 1, 0);
