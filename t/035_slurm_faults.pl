@@ -27,6 +27,14 @@
 #   recorded once the lock is gone, the scheduler's loop goes on.
 # - A job id Slurm gave to another job (its ids began again): squeue and
 #   scontrol name another job, so easeml's job counts as forgotten.
+# - An sbatch that SIGKILL does not end (stuck in the kernel, a hung NFS
+#   mount; the fake leaves its process group instead): killed after its
+#   30 s, its run is interrupted at once and the loop goes on, reaping it
+#   once it ends.  Before, the loop waited in waitpid until it ended.
+# - sbatch says the controller's answer timed out, but the job was queued:
+#   it is cancelled by its name, and the scancel is sent again until it
+#   succeeds.  Before, nothing cancelled it: it ran unobserved while the
+#   run's candidate was submitted again.
 use strict;
 use warnings;
 
@@ -358,6 +366,82 @@ ok(wait_for(qq{
 	SELECT status = 'interrupted' AND error LIKE 'interrupted: Slurm no longer knows job %'
 	  FROM easeml.runs WHERE id = $reused}, 20),
 	'reused: a job id that names another job is no longer followed: its run is interrupted');
+
+# Wait for a log line for at most $seconds; true if it came.
+sub wait_for_log
+{
+	my ($re, $seconds) = @_;
+	for (my $t0 = time; time - $t0 < $seconds; usleep(200_000))
+	{
+		return 1 if log_count($re) > 0;
+	}
+	return 0;
+}
+
+# ---- a killed sbatch that does not end: the loop goes on ---------------
+quiesce();
+$last = $node->safe_psql('postgres', 'SELECT coalesce(max(id), 0) FROM easeml.runs');
+fake_mode($bin, 'sbatch', 'escape-once');
+enable();
+for (my $t0 = time; time - $t0 < 60 && !fake_calls($bin, 'escape-start'); usleep(100_000)) { }
+ok(scalar(fake_calls($bin, 'escape-start')), 'killed: an sbatch runs that SIGKILL will not end');
+# killed after 30 s; before, the loop then waited 30 s more for its end
+ok(wait_for(qq{
+	SELECT count(*) > 0 FROM easeml.runs
+	 WHERE id > $last AND status = 'interrupted'
+	   AND error = 'interrupted: sbatch could not reach Slurm: "sbatch" did not answer within 30 s'}, 45),
+	'killed: its run is interrupted once it is killed after its timeout');
+ok(!fake_calls($bin, 'escape-end'), 'killed: it has not ended meanwhile');
+is($node->safe_psql('postgres', q{
+	SELECT extract(epoch FROM clock_timestamp() - loop_at) < 5 FROM easeml.scheduler_status()}),
+	't', 'killed: the loop goes on');
+# (the code before recorded it only once sbatch ended, 60 s after it began)
+wait_for(qq{SELECT count(*) > 0 FROM easeml.runs WHERE id > $last AND status = 'interrupted'}, 40);
+my $escaped = $node->safe_psql('postgres', qq{
+	SELECT coalesce(min(id), 0) FROM easeml.runs WHERE id > $last AND status = 'interrupted'});
+ok(wait_for_log(qr/LOG:  easeml: killed Slurm command "sbatch" \(pid \d+\) has not ended 5 s after SIGKILL; the scheduler goes on/, 15),
+	'killed: that it has not ended is logged');
+ok(wait_for(qq{
+	SELECT count(*) > 0 FROM easeml.trainer_jobs j JOIN easeml.runs r ON r.id = j.run_id
+	 WHERE r.id > $escaped AND j.job_id IS NOT NULL}, 20),
+	'killed: the next run is submitted meanwhile');
+ok(!fake_calls($bin, 'escape-end'), 'killed: still before it ended');
+ok(-e "$bin/cancelled." . (1000 + $escaped), 'killed: any job it made is cancelled by name');
+ok(wait_for_log(qr/LOG:  easeml: killed Slurm command "sbatch" \(pid \d+\) has ended/, 40),
+	'killed: it is reaped once it ends');
+
+# ---- sbatch loses the controller's answer to a job it queued -----------
+quiesce();
+$last = $node->safe_psql('postgres', 'SELECT coalesce(max(id), 0) FROM easeml.runs');
+fake_mode($bin, 'scancel', 'down');
+fake_mode($bin, 'sbatch', 'lost-once');
+enable();
+ok(wait_for(qq{
+	SELECT count(*) > 0 FROM easeml.runs
+	 WHERE id > $last AND status = 'interrupted'
+	   AND error LIKE 'interrupted: sbatch could not reach Slurm: sbatch: error: Batch job submission failed: Socket timed out%'}, 30),
+	'lost: the run whose sbatch lost the answer is interrupted');
+my $lost = $node->safe_psql('postgres', qq{
+	SELECT coalesce(min(id), 0) FROM easeml.runs WHERE id > $last AND status = 'interrupted'});
+ok(-e "$bin/name." . (1000 + $lost), 'lost: yet Slurm queued its job');
+ok($node->log_contains("run $lost: cancelling any job its sbatch submitted \\(by its name\\)"),
+	'lost: its job is cancelled by name');
+# the backoff doubles from 1 s: wait for the second try (a loaded machine
+# may be slow), then count the tries over 10 s
+$t0 = time;
+for (my $t1 = time; time - $t1 < 30 && scalar(fake_calls($bin, 'scancel', $t0)) < 2; usleep(200_000)) { }
+my $name_cancels = scalar(fake_calls($bin, 'scancel', $t0));
+cmp_ok($name_cancels, '>=', 2, 'lost: a failed scancel by name is sent again');
+sleep 1 while time - $t0 < 10;
+$name_cancels = scalar(fake_calls($bin, 'scancel', $t0));
+diag("scancel ran $name_cancels times in " . (time - $t0) . " s with the controller unreachable");
+cmp_ok($name_cancels, '<=', 7, 'lost: with a backoff');
+ok(!-e "$bin/cancelled." . (1000 + $lost), 'lost: not cancelled while scancel fails');
+fake_mode($bin, 'scancel', 'ok');
+for (my $t1 = time; time - $t1 < 40 && !-e "$bin/cancelled." . (1000 + $lost); usleep(200_000)) { }
+ok(-e "$bin/cancelled." . (1000 + $lost), 'lost: its job is cancelled once scancel succeeds');
+sleep 4;
+is(scalar(fake_calls($bin, 'scancel', time - 4)), 0, 'lost: and not again');
 
 quiesce();
 $node->stop;

@@ -193,7 +193,14 @@ sub slurm_job
 #             hang-start and hang-end) and the mode goes back to ok;
 #             huge: prints 99999999999999999999999; down: cannot reach
 #             the controller; refuse: refuses the job (an invalid time
-#             limit); slow: answers as ok after 6 s
+#             limit); slow: answers as ok after 6 s; escape-once: this
+#             call leaves its process group for its parent's (so that
+#             SIGKILL to its group misses it, as if it slept in the kernel:
+#             a hung NFS mount) and ends after 60 s (logging escape-start
+#             and escape-end), and the mode goes back to ok; lost-once:
+#             this call queues the job (squeue and scancel know its name)
+#             but says that the controller's answer timed out, and the
+#             mode goes back to ok
 #   squeue    ok (default): exits 0 listing no job; done: lists every
 #             job it is asked about as COMPLETED; pending, running: lists
 #             them as PENDING or RUNNING; down: cannot reach the
@@ -223,6 +230,14 @@ hang-once)
 	sleep 20
 	echo "hang-end \$(date +%s.%N)" >> $dir/calls.log
 	echo \$((1000 + run)) ;;
+escape-once)
+	echo ok > $dir/sbatch.mode
+	echo "escape-start \$(date +%s.%N)" >> $dir/calls.log
+	exec perl -e 'setpgrp(0, getpgrp(getppid())) or die "setpgrp: \$!"; exec \@ARGV' sh -c 'sleep 60; echo "escape-end \$(date +%s.%N)" >> $dir/calls.log' ;;
+lost-once)
+	echo ok > $dir/sbatch.mode
+	echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation"
+	exit 1 ;;
 huge) echo 99999999999999999999999 ;;
 down) $down ;;
 refuse)

@@ -64,7 +64,9 @@ static int	launch_failures = 0;	/* unreachable launcher, in a row */
  * A launch whose record failed (a tenant's transaction holds a lock on its
  * run's row): per slot its run, recorded again at the next try (at most
  * once a second) by FinishSubmissions, so that a Slurm job id is never
- * left unrecorded.
+ * left unrecorded.  What a try records is all in the slot (its pid, log
+ * and job id; the device was recorded with the claim), so a retry records
+ * the same as the first try.
  */
 #define RECORD_RETRY_MS 1000
 static int64 unrecorded_run[EASEML_MAX_SLOTS];
@@ -217,19 +219,11 @@ RecordFailedLaunch(int64 run_id, bool transient, const char *err)
 	CatalogCommit();
 }
 
-typedef struct LaunchedStep
-{
-	int			slot;
-	const CatDevice *device;
-} LaunchedStep;
-
 /* Record where the trainer in a slot runs (for Guarded). */
 static void
 RecordLaunchedStep(void *arg)
 {
-	LaunchedStep *step = arg;
-	int			slot = step->slot;
-	const CatDevice *device = step->device;
+	int			slot = *(int *) arg;
 	EasemlTrainer *t = SupervisorSlot(slot);
 
 	CatalogBegin("easeml: recording a launch");
@@ -242,8 +236,7 @@ RecordLaunchedStep(void *arg)
 							 (long long) t->run_id, slot, t->device, (long long) t->job_id)));
 	else
 		ereport(LOG, (errmsg("easeml: run %lld started in slot %d on %s (pid %d)",
-							 (long long) t->run_id, slot, device ? device->name : t->device,
-							 (int) t->pid)));
+							 (long long) t->run_id, slot, t->device, (int) t->pid)));
 }
 
 /*
@@ -252,12 +245,11 @@ RecordLaunchedStep(void *arg)
  * (FinishSubmissions) rather than ending the loop's iteration.
  */
 static void
-RecordLaunched(int slot, const CatDevice *device)
+RecordLaunched(int slot)
 {
-	LaunchedStep step = {.slot = slot,.device = device};
 	EasemlTrainer *t = SupervisorSlot(slot);
 
-	if (Guarded(RecordLaunchedStep, &step))
+	if (Guarded(RecordLaunchedStep, &slot))
 	{
 		unrecorded_run[slot] = 0;
 		return;
@@ -292,7 +284,7 @@ FinishSubmissions(void)
 			if (t->run_id != unrecorded_run[slot] || !SupervisorStarted(t) || t->exited)
 				unrecorded_run[slot] = 0;
 			else if (EasemlMonotonicNow() >= unrecorded_retry[slot])
-				RecordLaunched(slot, NULL);
+				RecordLaunched(slot);
 		}
 		if (!t->submitting)
 			continue;
@@ -304,7 +296,7 @@ FinishSubmissions(void)
 			case SUBMIT_DONE:
 				launch_failures = 0;
 				Sched.world_changed = true;
-				RecordLaunched(slot, NULL);
+				RecordLaunched(slot);
 				break;
 			case SUBMIT_FAILED:
 				SupervisorRelease(slot);
@@ -388,7 +380,7 @@ LaunchRun(int64 run_id, int slot, const CatDevice *device)
 		return;
 	}
 	launch_failures = 0;
-	RecordLaunched(slot, device);
+	RecordLaunched(slot);
 }
 
 /*

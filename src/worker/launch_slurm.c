@@ -14,7 +14,9 @@
  * Every command runs in the background (SlurmCmd): the supervisor starts
  * it and polls it from the scheduler's loop without blocking, so a
  * controller that is slow or hangs never holds up scheduling; a command
- * gets COMMAND_TIMEOUT_MS to answer, then it is killed.  A command that
+ * gets COMMAND_TIMEOUT_MS to answer, then it is killed, and reaped later
+ * without blocking (SlurmReapKilled: one in uninterruptible sleep, on a
+ * hung NFS mount, outlives SIGKILL until it wakes).  A command that
  * fails (slurmctld down) tells the supervisor nothing, and it asks again
  * after a bounded exponential backoff (SlurmBackoffMs).  Only
  * src/worker/supervisor.c calls these functions.
@@ -43,6 +45,31 @@
 #define COMMAND_TIMEOUT_MS 30000
 #define OUTPUT_MAX (4 * 1024 * 1024)
 #define SLURM_PARTITION_PREFIX "slurm:"
+
+/*
+ * Slurm commands killed (after their timeout, or freed while running)
+ * whose end has not been reaped yet.  SIGKILL ends a command at once
+ * unless it sleeps in the kernel (a hung NFS mount): waiting for it would
+ * hold up the scheduler's loop until it wakes, so each loop reaps them
+ * without blocking instead (SlurmReapKilled).  While KILLED_MAX of them
+ * have not ended no Slurm command is started (it fails as if Slurm could
+ * not be reached, and its caller backs off): processes stuck in the
+ * kernel do not pile up.
+ */
+#define KILLED_MAX 8
+#define KILLED_LOG_MS 5000
+
+typedef struct KilledCmd
+{
+	pid_t		pid;
+	TimestampTz killed_at;		/* monotonic */
+	bool		logged;			/* said that it has not ended */
+	char		name[16];
+} KilledCmd;
+
+static KilledCmd killed_cmds[KILLED_MAX];
+static int	n_killed = 0;
+static bool full_logged = false;	/* said that none is started */
 
 static void AppendOut(SlurmCmd *cmd, const char *data, int n);
 
@@ -124,6 +151,19 @@ StartSlurmCommand(SlurmCmd *cmd, char *const argv[], char *const envp[],
 	cmd->status = -1;
 	cmd->started = EasemlMonotonicNow();
 	cmd->timeout_ms = timeout_ms;
+	SlurmReapKilled();
+	if (n_killed >= KILLED_MAX)
+	{
+		if (!full_logged)
+			ereport(LOG,
+					(errmsg("easeml: %d killed Slurm commands have not ended; no Slurm command is started until one does",
+							n_killed)));
+		full_logged = true;
+		AppendOut(cmd, psprintf("%d killed Slurm commands have not ended",
+								n_killed), -1);
+		cmd->done = true;
+		return false;
+	}
 	if (pipe2(in_fds, O_CLOEXEC) != 0)
 	{
 		AppendOut(cmd, psprintf("could not create a pipe: %m"), -1);
@@ -194,6 +234,77 @@ AppendOut(SlurmCmd *cmd, const char *data, int n)
 	cmd->out[cmd->len] = '\0';
 }
 
+/*
+ * Kill a running command and whatever it started (its process group), and
+ * reap it if it ended at once; if not, SlurmReapKilled reaps it later.
+ */
+static void
+KillCommand(SlurmCmd *cmd)
+{
+	int			status;
+	pid_t		rc;
+
+	(void) kill(-cmd->pid, SIGKILL);
+	rc = waitpid(cmd->pid, &status, WNOHANG);
+	if (rc == cmd->pid || (rc < 0 && errno == ECHILD))
+		return;
+	if (n_killed < KILLED_MAX)
+	{
+		KilledCmd  *k = &killed_cmds[n_killed++];
+
+		k->pid = cmd->pid;
+		k->killed_at = EasemlMonotonicNow();
+		k->logged = false;
+		strlcpy(k->name, cmd->name, sizeof(k->name));
+	}
+	else
+	{
+		/* only commands started before the list filled up get here */
+		ereport(LOG,
+				(errmsg("easeml: killed Slurm command \"%s\" (pid %d) is no longer waited for: too many killed Slurm commands have not ended",
+						cmd->name, (int) cmd->pid)));
+	}
+}
+
+/*
+ * Reap the killed commands that have ended, without blocking; say once of
+ * each one that SIGKILL has not ended within KILLED_LOG_MS.
+ */
+void
+SlurmReapKilled(void)
+{
+	TimestampTz now = EasemlMonotonicNow();
+
+	for (int i = 0; i < n_killed;)
+	{
+		KilledCmd  *k = &killed_cmds[i];
+		int			status;
+		pid_t		rc = waitpid(k->pid, &status, WNOHANG);
+
+		if (rc == k->pid || (rc < 0 && errno == ECHILD))
+		{
+			if (k->logged)
+				ereport(LOG,
+						(errmsg("easeml: killed Slurm command \"%s\" (pid %d) has ended",
+								k->name, (int) k->pid)));
+			killed_cmds[i] = killed_cmds[--n_killed];
+			continue;
+		}
+		if (!k->logged && TimestampDifferenceExceeds(k->killed_at, now, KILLED_LOG_MS))
+		{
+			ereport(LOG,
+					(errmsg("easeml: killed Slurm command \"%s\" (pid %d) has not ended %d s after SIGKILL; the scheduler goes on and reaps it once it ends",
+							k->name, (int) k->pid, KILLED_LOG_MS / 1000),
+					 errdetail("A process in uninterruptible sleep (a hung NFS mount) dies when it wakes.  While %d killed Slurm commands have not ended, no Slurm command is started.",
+							   KILLED_MAX)));
+			k->logged = true;
+		}
+		i++;
+	}
+	if (n_killed < KILLED_MAX)
+		full_logged = false;
+}
+
 /* Read what the command wrote so far, without blocking; true at its end. */
 static bool
 ReadAvailable(SlurmCmd *cmd)
@@ -238,9 +349,7 @@ SlurmCmdPoll(SlurmCmd *cmd)
 	else if (TimestampDifferenceExceeds(cmd->started, EasemlMonotonicNow(), cmd->timeout_ms))
 	{
 		/* never leave it behind: it and whatever it started */
-		(void) kill(-cmd->pid, SIGKILL);
-		while (waitpid(cmd->pid, &status, 0) < 0 && errno == EINTR)
-			;
+		KillCommand(cmd);
 		cmd->status = -1;
 		cmd->timed_out = true;
 		cmd->done = true;
@@ -261,11 +370,7 @@ SlurmCmdFree(SlurmCmd *cmd)
 {
 	if (SlurmCmdBusy(cmd))
 	{
-		int			status;
-
-		(void) kill(-cmd->pid, SIGKILL);
-		while (waitpid(cmd->pid, &status, 0) < 0 && errno == EINTR)
-			;
+		KillCommand(cmd);
 		close(cmd->fd);
 	}
 	if (cmd->out != NULL)
@@ -390,6 +495,24 @@ SlurmSubmitFinish(SlurmCmd *cmd, int64 *job_id, bool *transient, char *err, size
 	}
 	SlurmCmdFree(cmd);
 	return *job_id > 0;
+}
+
+/*
+ * Could an sbatch that gave no job id easeml can follow have made a job
+ * all the same?  Yes when it was killed (after its timeout, or by a
+ * signal), when the controller's answer was lost (a connection error:
+ * slurmctld may have queued the job before its answer got lost), or when
+ * it exited 0; no when it never started or Slurm refused the job.  Call
+ * before SlurmSubmitFinish frees cmd.
+ */
+bool
+SlurmSubmitMayHaveJob(const SlurmCmd *cmd)
+{
+	if (cmd->timed_out || cmd->status == 0)
+		return true;
+	if (cmd->status == -1)
+		return false;			/* never started */
+	return WIFSIGNALED(cmd->status) || SlurmTransientError(cmd->out);
 }
 
 /*

@@ -43,6 +43,7 @@ typedef struct LaunchRequest
  * Slurm...Start functions, polled with SlurmCmdPoll (never blocks; true
  * once it ended or was killed after its timeout), read by the matching
  * Slurm...Finish, which frees it.  SlurmCmdFree kills one still running.
+ * A killed command is reaped later, without blocking (SlurmReapKilled).
  * Its output lives in TopMemoryContext: a command outlives loop iterations.
  */
 typedef struct SlurmCmd
@@ -78,6 +79,8 @@ extern const char *SlurmPartitionOf(const char *device);
 extern char *SlurmSbatchPath(void);
 extern bool SlurmCmdPoll(SlurmCmd *cmd);
 extern void SlurmCmdFree(SlurmCmd *cmd);
+extern void SlurmReapKilled(void);
+extern bool SlurmSubmitMayHaveJob(const SlurmCmd *cmd);
 extern bool SlurmSubmitStart(const LaunchRequest *req, SlurmCmd *cmd,
 							 char *err, size_t errlen);
 extern bool SlurmSubmitFinish(SlurmCmd *cmd, int64 *job_id, bool *transient,

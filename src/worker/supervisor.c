@@ -61,10 +61,35 @@ static SlurmCmd slot_cmd[EASEML_MAX_SLOTS];
 static SlurmCmd queue_cmd;
 #define CANCEL_CMDS (2 * EASEML_MAX_SLOTS)
 static SlurmCmd cancel_cmd[CANCEL_CMDS];
-static int64 cancel_run[CANCEL_CMDS];	/* whose job it cancels; 0: by name */
+static int64 cancel_run[CANCEL_CMDS];	/* whose job it cancels */
 static int	cancel_sig[CANCEL_CMDS];
+static bool cancel_by_name[CANCEL_CMDS];	/* the job named after the run */
 
-static SlurmCmd *NewCancelCmd(int64 run_id, int sig);
+/*
+ * Runs whose failed submission may have made a job all the same
+ * (SlurmSubmitMayHaveJob): sbatch timed out, or lost the controller's
+ * answer, and slurmctld queued the job anyway.  Nobody follows such a job
+ * (the run is interrupted, its candidate or request goes to a new run, a
+ * new job name), so it is cancelled by the run's job name, and a scancel
+ * that fails is sent again after a backoff (SlurmBackoffMs) until one
+ * succeeds.  At most NAME_CANCELS are owed; past that the oldest is given
+ * up, and logged with its name.
+ */
+#define NAME_CANCELS 16
+
+typedef struct NameCancel
+{
+	int64		run_id;
+	int			failures;		/* scancel failures in a row */
+	TimestampTz next;			/* no scancel again before (backoff) */
+	bool		in_flight;		/* its scancel runs in cancel_cmd[] */
+} NameCancel;
+
+static NameCancel name_cancels[NAME_CANCELS];
+static int	n_name_cancels = 0;
+
+static SlurmCmd *NewCancelCmd(int64 run_id, int sig, bool by_name);
+static void OweNameCancel(int64 run_id);
 
 /* Slot table access for the scheduler. */
 EasemlTrainer *
@@ -345,17 +370,17 @@ SupervisorSubmitted(int slot, bool *transient, char *err, size_t errlen)
 	if (!SlurmCmdPoll(&slot_cmd[slot]))
 		return SUBMIT_PENDING;
 	t->submitting = false;
-	/* killed after its timeout, or exited 0 with an answer easeml cannot use */
-	may_have_job = slot_cmd[slot].timed_out || slot_cmd[slot].status == 0;
+	may_have_job = SlurmSubmitMayHaveJob(&slot_cmd[slot]);
 	if (!SlurmSubmitFinish(&slot_cmd[slot], &job_id, transient, err, errlen))
 	{
 		/* it may have submitted a job nobody follows: cancel it by name */
-		SlurmCmd   *cancel = may_have_job ? NewCancelCmd(0, 0) : NULL;
-
-		if (cancel != NULL && SlurmCancelStart(0, t->run_id, false, cancel))
+		if (may_have_job)
+		{
 			ereport(LOG,
 					(errmsg("easeml: run %lld: cancelling any job its sbatch submitted (by its name)",
 							(long long) t->run_id)));
+			OweNameCancel(t->run_id);
+		}
 		return SUBMIT_FAILED;
 	}
 	t->job_id = job_id;
@@ -583,15 +608,12 @@ SlurmPoll(int slot, EasemlTrainer *t, int *status)
 static void
 CancelFailed(int64 run_id, int sig, const char *err)
 {
-	if (run_id == 0)
-		ereport(LOG, (errmsg("easeml: %s", err)));
-	else
-		ereport(LOG, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
+	ereport(LOG, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
 	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
 	{
 		EasemlTrainer *t = &trainers[i];
 
-		if (run_id == 0 || t->run_id != run_id || t->job_id <= 0 || t->exited)
+		if (t->run_id != run_id || t->job_id <= 0 || t->exited)
 			continue;
 		if (t->cancel_owed != SIGKILL)
 			t->cancel_owed = sig;
@@ -601,25 +623,87 @@ CancelFailed(int64 run_id, int sig, const char *err)
 	}
 }
 
+/* The owed cancel by name of run_id's job, or NULL. */
+static NameCancel *
+FindNameCancel(int64 run_id)
+{
+	for (int i = 0; i < n_name_cancels; i++)
+		if (name_cancels[i].run_id == run_id)
+			return &name_cancels[i];
+	return NULL;
+}
+
+/* Owe a cancel of the job named after run_id: sent by StepNameCancels. */
+static void
+OweNameCancel(int64 run_id)
+{
+	NameCancel *nc = FindNameCancel(run_id);
+
+	if (nc != NULL)
+		return;
+	if (n_name_cancels == NAME_CANCELS)
+	{
+		char		name[128];
+
+		SlurmJobName(name, sizeof(name), easeml_slurm_job_prefix, name_cancels[0].run_id);
+		ereport(LOG,
+				(errmsg("easeml: run %lld: gave up cancelling any job named \"%s\" after %d failed scancel commands",
+						(long long) name_cancels[0].run_id, name, name_cancels[0].failures),
+				 errhint("Cancel it by hand if Slurm lists it (scancel --name=%s).", name)));
+		memmove(&name_cancels[0], &name_cancels[1],
+				sizeof(NameCancel) * (NAME_CANCELS - 1));
+		n_name_cancels--;
+	}
+	nc = &name_cancels[n_name_cancels++];
+	memset(nc, 0, sizeof(*nc));
+	nc->run_id = run_id;
+}
+
+/* A cancel by name ended: done when it succeeded, else again after a backoff. */
+static void
+NameCancelEnded(int64 run_id, bool ok, const char *err)
+{
+	NameCancel *nc = FindNameCancel(run_id);
+
+	if (!ok)
+		ereport(LOG, (errmsg("easeml: run %lld: %s", (long long) run_id, err)));
+	if (nc == NULL)
+		return;					/* given up meanwhile */
+	if (ok)
+	{
+		*nc = name_cancels[--n_name_cancels];
+		return;
+	}
+	nc->in_flight = false;
+	nc->failures++;
+	nc->next = TimestampTzPlusMilliseconds(EasemlMonotonicNow(),
+										   SlurmBackoffMs(nc->failures));
+}
+
 /* Read the answer of scancel command i if it has ended. */
 static void
 ReadCancel(int i)
 {
 	char		err[256];
+	bool		ok;
 
 	if (!SlurmCmdBusy(&cancel_cmd[i]) || !SlurmCmdPoll(&cancel_cmd[i]))
 		return;
-	if (!SlurmCancelFinish(&cancel_cmd[i], err, sizeof(err)))
+	ok = SlurmCancelFinish(&cancel_cmd[i], err, sizeof(err));
+	if (cancel_by_name[i])
+		NameCancelEnded(cancel_run[i], ok, err);
+	else if (!ok)
 		CancelFailed(cancel_run[i], cancel_sig[i], err);
 	cancel_run[i] = 0;
+	cancel_by_name[i] = false;
 }
 
 /*
  * A free command of the scancel pool (the oldest's answer is read first),
- * for the job of run_id (0: a job cancelled by its name, not retried).
+ * for the job of run_id, or for the job named after it.
  */
 static SlurmCmd *
-NewCancelCmd(int64 run_id, int sig)
+NewCancelCmd(int64 run_id, int sig, bool by_name)
 {
 	for (int i = 0; i < CANCEL_CMDS; i++)
 	{
@@ -628,20 +712,54 @@ NewCancelCmd(int64 run_id, int sig)
 		{
 			cancel_run[i] = run_id;
 			cancel_sig[i] = sig;
+			cancel_by_name[i] = by_name;
 			return &cancel_cmd[i];
 		}
 	}
 	return NULL;
 }
 
+/* Send the cancels by name that are owed and due, in the background. */
+static void
+StepNameCancels(void)
+{
+	TimestampTz now = EasemlMonotonicNow();
+	char		err[256];
+
+	for (int i = 0; i < n_name_cancels; i++)
+	{
+		int64		run_id = name_cancels[i].run_id;
+		SlurmCmd   *cmd;
+
+		if (name_cancels[i].in_flight || now < name_cancels[i].next)
+			continue;
+		/* this reads ended scancels: entries may move (NameCancelEnded) */
+		cmd = NewCancelCmd(run_id, 0, true);
+		if (cmd == NULL)
+			return;				/* the pool is busy: at a later loop */
+		if (SlurmCancelStart(0, run_id, false, cmd))
+		{
+			FindNameCancel(run_id)->in_flight = true;
+			continue;
+		}
+		(void) SlurmCancelFinish(cmd, err, sizeof(err));
+		cancel_run[cmd - cancel_cmd] = 0;
+		cancel_by_name[cmd - cancel_cmd] = false;
+		NameCancelEnded(run_id, false, err);
+	}
+}
+
 void
 SupervisorSlurmStep(void)
 {
+	/* Slurm commands killed after their timeout, reaped once they end */
+	SlurmReapKilled();
 	/* an squeue whose jobs all ended meanwhile is read (and reaped) here */
 	if (SlurmCmdBusy(&queue_cmd))
 		RefreshJobs();
 	for (int i = 0; i < CANCEL_CMDS; i++)
 		ReadCancel(i);
+	StepNameCancels();
 }
 
 /*
@@ -707,7 +825,7 @@ SupervisorSignal(int slot, int sig)
 	if (t->job_id > 0)
 	{
 		/* in the background: its answer is read by SupervisorSlurmStep */
-		SlurmCmd   *cmd = NewCancelCmd(t->run_id, sig);
+		SlurmCmd   *cmd = NewCancelCmd(t->run_id, sig, false);
 
 		t->cancel_owed = 0;
 		if (cmd == NULL || !SlurmCancelStart(t->job_id, 0, sig == SIGKILL, cmd))
@@ -798,7 +916,20 @@ SupervisorStopAll(void)
 	{
 		SlurmCmdFree(&cancel_cmd[i]);
 		cancel_run[i] = 0;
+		cancel_by_name[i] = false;
 	}
+	/* cancels by name still owed: sent once more, answers not awaited */
+	for (int i = 0; i < n_name_cancels; i++)
+	{
+		SlurmCmd	cancel;
+
+		memset(&cancel, 0, sizeof(cancel));
+		if (SlurmCancelStart(0, name_cancels[i].run_id, false, &cancel))
+			ereport(LOG,
+					(errmsg("easeml: run %lld: cancelling any job its failed submission made (by its name), at exit",
+							(long long) name_cancels[i].run_id)));
+	}
+	n_name_cancels = 0;
 	/* a reaped trainer's group id may belong to another process by now */
 	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
 		if (trainers[i].pid > 0 && !trainers[i].exited)
@@ -890,6 +1021,34 @@ SupervisorDescribeExit(int status, char *buf, size_t len)
 		snprintf(buf, len, "trainer ended with status 0x%x", status);
 }
 
+/*
+ * Reap a child just sent SIGKILL, waiting at most KILL_WAIT_MS: one in
+ * uninterruptible sleep (the trainer's file on a hung NFS mount) would
+ * otherwise hold its caller, deaf to cancels and shutdown, until it
+ * wakes.  False when it is left behind.
+ */
+static bool
+ReapKilled(pid_t pid, int *status)
+{
+	TimestampTz start = EasemlMonotonicNow();
+
+	for (;;)
+	{
+		pid_t		rc = waitpid(pid, status, WNOHANG);
+
+		if (rc == pid)
+			return true;
+		if (rc < 0 && errno != EINTR)
+		{
+			*status = -1;
+			return true;
+		}
+		if (TimestampDifferenceExceeds(start, EasemlMonotonicNow(), KILL_WAIT_MS))
+			return false;
+		pg_usleep(10000L);
+	}
+}
+
 /* Read a child's output until EOF, for at most timeout_ms. */
 static bool
 ReadChildOutput(int fd, StringInfo out, int timeout_ms)
@@ -944,6 +1103,7 @@ SupervisorCheckModel(const char *family, const char *params,
 	int			rc;
 	int			status = 0;
 	volatile bool answered = false;
+	volatile bool reaped = false;
 	StringInfoData out;
 
 	argv[n++] = path;
@@ -991,10 +1151,17 @@ SupervisorCheckModel(const char *family, const char *params,
 		/* never leave the child behind, whatever happened */
 		close(fds[0]);
 		(void) kill(pid, SIGKILL);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		reaped = ReapKilled(pid, &status);
 	}
 	PG_END_TRY();
+
+	if (!reaped)
+	{
+		ereport(LOG,
+				(errmsg("easeml: the trainer's model check (pid %d) is still running %d s after SIGKILL; left behind",
+						(int) pid, KILL_WAIT_MS / 1000)));
+		answered = false;
+	}
 
 	while (out.len > 0 && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == ' '))
 		out.data[--out.len] = '\0';
