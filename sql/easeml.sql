@@ -2038,7 +2038,9 @@ BEGIN
 		RETURN;
 	END IF;
 	UPDATE easeml.tasks t
-	   SET source = 0::pg_catalog.regclass, status = 'failed',
+	   SET source = 0::pg_catalog.regclass,
+		   -- a completed task's models stay in use: only the reason is new
+		   status = CASE WHEN t.status = 'completed' THEN t.status ELSE 'failed' END,
 		   status_reason = pg_catalog.format('its source %s was dropped', d.object_identity)
 	  FROM pg_catalog.pg_event_trigger_dropped_objects() d
 	 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass

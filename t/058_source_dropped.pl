@@ -45,6 +45,12 @@ declare('t_own', 'lab_d.own');
 declare('t_schema', 'lab_d.in_schema');
 declare('t_view', 'lab_d.v');
 declare('t_kept', 'lab_d.kept');
+# a completed task: its deployed model stays in use after its data is gone
+$node->safe_psql('postgres', q{
+	CREATE TABLE public.staging AS SELECT * FROM public.iris;
+	GRANT SELECT ON public.staging TO lab_d;});
+declare('t_done', 'public.staging');
+$node->safe_psql('postgres', q{UPDATE easeml.tasks SET status = 'completed' WHERE name = 't_done'});
 
 sub task
 {
@@ -62,6 +68,10 @@ like(task('t_doomed'), qr/^paused\|doomed\|[1-9]\d*\|$/, 'a DROP rolled back lea
 $node->safe_psql('postgres', 'DROP TABLE public.doomed');
 is(task('t_doomed'), 'failed|-|0|its source public.doomed was dropped',
 	'a dropped source fails the task at once, says which, and names no relation');
+
+$node->safe_psql('postgres', 'DROP TABLE public.staging');
+is(task('t_done'), 'completed|-|0|its source public.staging was dropped',
+	'a completed task stays completed, with the reason and no relation');
 
 # the tenant drops its own table, its schema with one, and a view
 query_as($node, 'lab_d', 'DROP TABLE lab_d.own');
@@ -98,7 +108,7 @@ like($node->safe_psql('postgres', q{
 # the dump carries '-', not a number another relation may have later
 my $dump = $node->safe_psql('postgres', q{
 	SELECT string_agg(source::text, ',' ORDER BY id) FROM easeml.tasks});
-is($dump, '-,-,-,-,-', 'every dropped source reads as -');
+is($dump, '-,-,-,-,-,-', 'every dropped source reads as -');
 
 # the extension is still dropped and created
 $node->safe_psql('postgres', 'DROP EXTENSION easeml CASCADE');

@@ -531,7 +531,9 @@ BEGIN
 		RETURN;
 	END IF;
 	UPDATE easeml.tasks t
-	   SET source = 0::pg_catalog.regclass, status = 'failed',
+	   SET source = 0::pg_catalog.regclass,
+		   -- a completed task's models stay in use: only the reason is new
+		   status = CASE WHEN t.status = 'completed' THEN t.status ELSE 'failed' END,
 		   status_reason = pg_catalog.format('its source %s was dropped', d.object_identity)
 	  FROM pg_catalog.pg_event_trigger_dropped_objects() d
 	 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
@@ -545,7 +547,8 @@ CREATE EVENT TRIGGER easeml_source_dropped ON sql_drop
 	EXECUTE FUNCTION easeml._source_dropped();
 
 UPDATE easeml.tasks t
-   SET source = 0::pg_catalog.regclass, status = 'failed',
+   SET source = 0::pg_catalog.regclass,
+       status = CASE WHEN t.status = 'completed' THEN t.status ELSE 'failed' END,
 	   status_reason = pg_catalog.format('its source (relation %s) was dropped', t.source::pg_catalog.oid)
  WHERE t.source::pg_catalog.oid <> 0
    AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = t.source::pg_catalog.oid);
