@@ -240,6 +240,12 @@ CheckWrappingShape(void)
  * names took 2 * 10^10 reads (seconds; minutes at the format's 2^20), and a
  * backend loading it could not be cancelled.
  */
+static int
+AlwaysInterrupted(void)
+{
+	return 1;
+}
+
 static void
 CheckManyClasses(void)
 {
@@ -285,6 +291,13 @@ CheckManyClasses(void)
 		  "%d class names load with %lu reads (one each), then: %s",
 		  nc, tr_artifact_class_reads - before, err);
 	TrModelFree(m);
+	/* the server's hook says a cancel is pending: the load stops */
+	tr_load_interrupted = AlwaysInterrupted;
+	m = NULL;
+	rc = TrModelLoad(blob, n, &m, err, sizeof(err));
+	tr_load_interrupted = NULL;
+	CHECK(rc == TR_ART_CANCELED && m == NULL,
+		  "a load that tr_load_interrupted stops returns canceled: %s", err);
 	free(blob);
 }
 
