@@ -5,7 +5,8 @@
  *	  on a row, a float8[] or a text[] of features (docs/predict.md).
  *
  * Each call site keeps in fn_extra what it resolved on its first call of
- * the statement: the task and its deployed model (sql_predict_cache.c), how
+ * the statement with each task name (up to SITE_TASKS names): the task and
+ * its deployed model (sql_predict_cache.c), how
  * to read each feature from the row type it is given (sql_predict_conv.c),
  * and buffers for one row.  A row is then read, encoded with the model's
  * own encoders and predicted by the predict module the trainer scored
