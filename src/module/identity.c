@@ -188,11 +188,15 @@ EasemlExecAsTenant(Oid role, const char *sql, int nargs, Oid *types,
 
 /*
  * The trainer's data session: the tenant for the rest of the current
- * transaction, read-only and restricted, with search_path pinned.  The
- * identity comes back when the transaction ends, by commit or abort (abort
- * alone would restore it; commit does not, hence the callback); the
- * settings are undone by the transaction's end.  The caller checks it is
- * at the top level of a transaction block.
+ * transaction, read-only and restricted.  The identity comes back when the
+ * transaction ends, by commit or abort (abort alone would restore it;
+ * commit does not, hence the callback).  The search_path pinned here does
+ * not last: the caller, easeml_trainer.data_session, is declared with SET
+ * search_path, and its return undoes every settings level from its own
+ * up, this one included; the rest of the transaction runs under the
+ * session's search_path, which the trainer's connection sets to
+ * pg_catalog, pg_temp (src/worker/launch.c).  The caller checks it is at
+ * the top level of a transaction block.
  */
 static bool tenant_xact_active = false;
 static bool tenant_xact_callback = false;
@@ -236,7 +240,11 @@ EasemlBecomeTenantForTransaction(Oid role)
 	tenant_xact_active = true;
 	SetUserIdAndSecContext(role,
 						   tenant_xact_sec_context | SECURITY_RESTRICTED_OPERATION);
-	/* the transaction's end pops this level */
+	/*
+	 * for the rest of the calling function only: a function declared with
+	 * SET pops this level when it returns (see above); otherwise the
+	 * transaction's end does
+	 */
 	(void) PinSettings(false);
 	XactReadOnly = true;
 }

@@ -15,10 +15,13 @@
  * shared memory: they are per server, start at zero when the server
  * starts, and are not written to disk or replicated.  The table holds
  * PREDICT_STATS_SLOTS (task, run) pairs; a new pair when it is full takes
- * the slot of the pair predicted with least recently, whose counts are
- * lost (its "since" says when counting started).  Pairs are per database
- * (task ids are); the counts of a dropped task stay until their slot is
- * taken, but are no longer shown (task ids are not reused).
+ * a slot whose counts are lost (its "since" says when counting started):
+ * the least recently predicted slot of the tenant (database and role) that
+ * holds the most slots.  So one tenant predicting with many runs forgets
+ * its own pairs, not another's: every tenant keeps at least its share
+ * (the slots divided by the tenants that hold any).  Pairs are per
+ * database (task ids are); the counts of a dropped task stay until their
+ * slot is taken, but are no longer shown (task ids are not reused).
  *
  * Without easeml in shared_preload_libraries there is no shared memory:
  * nothing is counted and the view is empty.
@@ -73,16 +76,71 @@ PredictStatsShmemStartup(void)
 	}
 }
 
+/* slot indexes ordered by tenant, then least recently predicted first */
+static int
+CompareSlots(const void *a, const void *b)
+{
+	const PredictStatsEntry *x = &stats->entries[*(const int *) a];
+	const PredictStatsEntry *y = &stats->entries[*(const int *) b];
+
+	if (x->dbid != y->dbid)
+		return x->dbid < y->dbid ? -1 : 1;
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	if (x->last_at != y->last_at)
+		return x->last_at < y->last_at ? -1 : 1;
+	return 0;
+}
+
 /*
- * Add one call site's counts for (task, run).  Called from a memory
- * context reset callback, also while a failed transaction is cleaned up:
- * it raises no error and allocates nothing.
+ * The slot a new pair takes in a full table: the least recently predicted
+ * slot of the tenant holding the most slots (of two as large, the one
+ * whose oldest slot is older).  The new pair's tenant counts one more, so
+ * a tenant at the top evicts its own.  Lock held; allocates nothing.
+ */
+static PredictStatsEntry *
+Victim(Oid dbid, Oid owner)
+{
+	int			order[PREDICT_STATS_SLOTS];
+	int			best = -1,
+				best_n = 0;
+
+	for (int i = 0; i < PREDICT_STATS_SLOTS; i++)
+		order[i] = i;
+	qsort(order, PREDICT_STATS_SLOTS, sizeof(int), CompareSlots);
+	for (int i = 0; i < PREDICT_STATS_SLOTS;)
+	{
+		const PredictStatsEntry *first = &stats->entries[order[i]];
+		int			j = i + 1;
+		int			n;
+
+		while (j < PREDICT_STATS_SLOTS &&
+			   stats->entries[order[j]].dbid == first->dbid &&
+			   stats->entries[order[j]].owner == first->owner)
+			j++;
+		n = j - i + (first->dbid == dbid && first->owner == owner);
+		if (best < 0 || n > best_n ||
+			(n == best_n && first->last_at < stats->entries[order[best]].last_at))
+		{
+			best = i;
+			best_n = n;
+		}
+		i = j;
+	}
+	return &stats->entries[order[best]];
+}
+
+/*
+ * Add one call site's counts for (task, run), predicted by owner.  Called
+ * from a memory context reset callback, also while a failed transaction is
+ * cleaned up: it raises no error and allocates nothing.
  */
 void
-PredictStatsAdd(int64 task_id, int64 run_id, uint64 rows, uint64 unknown, uint64 imputed)
+PredictStatsAdd(Oid owner, int64 task_id, int64 run_id, uint64 rows, uint64 unknown,
+				uint64 imputed)
 {
 	PredictStatsEntry *e = NULL;
-	PredictStatsEntry *oldest = NULL;
+	PredictStatsEntry *free_slot = NULL;
 	TimestampTz now;
 
 	if (stats == NULL || run_id == 0 || rows == 0)
@@ -98,15 +156,15 @@ PredictStatsAdd(int64 task_id, int64 run_id, uint64 rows, uint64 unknown, uint64
 			e = s;
 			break;
 		}
-		if (oldest == NULL || s->run_id == 0 ||
-			(oldest->run_id != 0 && s->last_at < oldest->last_at))
-			oldest = s;
+		if (s->run_id == 0 && free_slot == NULL)
+			free_slot = s;
 	}
 	if (e == NULL)
 	{
-		e = oldest;
+		e = free_slot != NULL ? free_slot : Victim(MyDatabaseId, owner);
 		memset(e, 0, sizeof(*e));
 		e->dbid = MyDatabaseId;
+		e->owner = owner;
 		e->task_id = task_id;
 		e->run_id = run_id;
 		e->since = now;

@@ -21,6 +21,8 @@
 typedef struct PredictStatsEntry
 {
 	Oid			dbid;			/* task ids are per database */
+	Oid			owner;			/* the tenant (role) that predicted: slots
+								 * are shared fairly among tenants */
 	int64		task_id;
 	int64		run_id;			/* 0: the slot is free */
 	uint64		rows;
@@ -32,8 +34,8 @@ typedef struct PredictStatsEntry
 
 extern void PredictStatsShmemRequest(void);
 extern void PredictStatsShmemStartup(void);
-extern void PredictStatsAdd(int64 task_id, int64 run_id, uint64 rows, uint64 unknown,
-							uint64 imputed);
+extern void PredictStatsAdd(Oid owner, int64 task_id, int64 run_id, uint64 rows,
+							uint64 unknown, uint64 imputed);
 extern int	PredictStatsCopy(PredictStatsEntry *out);
 
 #endif							/* EASEML_PREDICT_STATS_H */

@@ -128,7 +128,8 @@ TrainerSessionRegister(int64 run_id)
 	if (free_entry < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many trainer sessions are attached (%d)", TRAINER_SESSIONS)));
+				 errmsg("too many trainer sessions are attached (%d)", TRAINER_SESSIONS),
+				 errhint("Each running run's trainer holds one; retry when runs have finished.")));
 }
 
 /*

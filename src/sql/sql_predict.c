@@ -5,7 +5,8 @@
  *	  on a row, a float8[] or a text[] of features (docs/predict.md).
  *
  * Each call site keeps in fn_extra what it resolved on its first call of
- * the statement: the task and its deployed model (sql_predict_cache.c), how
+ * the statement with each task name (up to SITE_TASKS names): the task and
+ * its deployed model (sql_predict_cache.c), how
  * to read each feature from the row type it is given (sql_predict_conv.c),
  * and buffers for one row.  A row is then read, encoded with the model's
  * own encoders and predicted by the predict module the trainer scored
@@ -71,9 +72,14 @@ typedef struct RowMap
 	bool	   *nulls;
 } RowMap;
 
-/* What one call site resolved for the statement (fn_extra). */
+/*
+ * What one call site resolved for one task name during the statement, in
+ * its own memory context (cxt): deleting it drops its hold on the model
+ * and adds its counts to the server's.
+ */
 typedef struct CallSite
 {
+	MemoryContext cxt;
 	PredictTask task;
 	RowMap		row;
 	PredictConv *textconv;		/* text[] input: dates parsed per source type */
@@ -89,42 +95,90 @@ typedef struct CallSite
 	MemoryContextCallback flush;
 } CallSite;
 
+/*
+ * A call site's task names (fn_extra), most recently used first.  The task
+ * argument may change from row to row (CASE ... THEN 's1' ELSE 's2'): each
+ * name is resolved once per statement, not once per change, and at most
+ * SITE_TASKS names are kept, so the memory and the models a statement holds
+ * do not grow with its rows.
+ */
+#define SITE_TASKS 8
+
+typedef struct CallSites
+{
+	int			n;
+	CallSite   *site[SITE_TASKS];
+} CallSites;
+
 /* the statement ends (or fails): add the call site's counts to the server's */
 static void
 FlushCounts(void *arg)
 {
 	CallSite   *cs = arg;
 
-	PredictStatsAdd(cs->task.task_id, cs->task.run_id, cs->rows, cs->unknown, cs->imputed);
+	PredictStatsAdd(cs->task.owner, cs->task.task_id, cs->task.run_id, cs->rows,
+					cs->unknown, cs->imputed);
 	cs->rows = cs->unknown = cs->imputed = 0;
 }
 
-/* the call site's state, resolving the task when it is new or renamed */
+/* a new call-site entry for task name, in a child context of mcxt */
 static CallSite *
-Site(FunctionCallInfo fcinfo)
+NewSite(const char *name, MemoryContext mcxt)
 {
-	MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
-	CallSite   *cs = fcinfo->flinfo->fn_extra;
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	MemoryContext cxt = AllocSetContextCreate(mcxt, "easeml.predict call site",
+											  ALLOCSET_SMALL_SIZES);
+	CallSite   *cs = MemoryContextAllocZero(cxt, sizeof(CallSite));
 	TrModel    *m;
 
-	if (cs != NULL && strcmp(cs->task.name, name) == 0)
-		return cs;
-	cs = MemoryContextAllocZero(mcxt, sizeof(CallSite));
-	PredictResolve(name, mcxt, &cs->task);
+	cs->cxt = cxt;
+	PredictResolve(name, cxt, &cs->task);
 	m = cs->task.model;
-	cs->num = MemoryContextAllocZero(mcxt, sizeof(double) * (m->n_raw + 1));
-	cs->str = MemoryContextAllocZero(mcxt, sizeof(char *) * (m->n_raw + 1));
-	cs->lens = MemoryContextAllocZero(mcxt, sizeof(size_t) * (m->n_raw + 1));
-	cs->x = MemoryContextAllocZero(mcxt, sizeof(float) * ((Size) m->d + 1));
-	cs->out = MemoryContextAllocZero(mcxt, sizeof(double) * (m->n_out + 1));
-	cs->isbool = MemoryContextAllocZero(mcxt, sizeof(bool) * (cs->task.nfeat + 1));
+	cs->num = MemoryContextAllocZero(cxt, sizeof(double) * (m->n_raw + 1));
+	cs->str = MemoryContextAllocZero(cxt, sizeof(char *) * (m->n_raw + 1));
+	cs->lens = MemoryContextAllocZero(cxt, sizeof(size_t) * (m->n_raw + 1));
+	cs->x = MemoryContextAllocZero(cxt, sizeof(float) * ((Size) m->d + 1));
+	cs->out = MemoryContextAllocZero(cxt, sizeof(double) * (m->n_out + 1));
+	cs->isbool = MemoryContextAllocZero(cxt, sizeof(bool) * (cs->task.nfeat + 1));
 	for (int j = 0; j < cs->task.nfeat; j++)
 		cs->isbool[j] = TrModelColumnIsCategorical(m, j) && PredictFeatureIsBoolean(&cs->task, j);
 	cs->flush.func = FlushCounts;
 	cs->flush.arg = cs;
-	MemoryContextRegisterResetCallback(mcxt, &cs->flush);
-	fcinfo->flinfo->fn_extra = cs;
+	MemoryContextRegisterResetCallback(cxt, &cs->flush);
+	return cs;
+}
+
+/* the call site's state for this row's task name, resolved once per name */
+static CallSite *
+Site(FunctionCallInfo fcinfo)
+{
+	MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
+	CallSites  *sites = fcinfo->flinfo->fn_extra;
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	CallSite   *cs;
+	int			i;
+
+	if (sites == NULL)
+	{
+		sites = MemoryContextAllocZero(mcxt, sizeof(CallSites));
+		fcinfo->flinfo->fn_extra = sites;
+	}
+	for (i = 0; i < sites->n; i++)
+		if (strcmp(sites->site[i]->task.name, name) == 0)
+			break;
+	if (i < sites->n)
+		cs = sites->site[i];
+	else
+	{
+		cs = NewSite(name, mcxt);
+		/* full: the least recently used name goes (its counts flushed) */
+		if (sites->n == SITE_TASKS)
+			MemoryContextDelete(sites->site[--sites->n]->cxt);
+		i = sites->n++;
+	}
+	/* to the front */
+	memmove(&sites->site[1], &sites->site[0], sizeof(CallSite *) * i);
+	sites->site[0] = cs;
+	pfree(name);
 	return cs;
 }
 
@@ -191,7 +245,7 @@ ReadRow(CallSite *cs, FunctionCallInfo fcinfo)
 
 		PG_TRY();
 		{
-			BuildRowMap(cs, desc, type, typmod, fcinfo->flinfo->fn_mcxt);
+			BuildRowMap(cs, desc, type, typmod, cs->cxt);
 		}
 		PG_FINALLY();
 		{
@@ -275,7 +329,7 @@ ReadText(CallSite *cs, FunctionCallInfo fcinfo)
 
 	ArrayElems(pt, PG_GETARG_ARRAYTYPE_P(1), TEXTOID, &elems, &nulls);
 	if (cs->textconv == NULL)
-		cs->textconv = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
+		cs->textconv = MemoryContextAllocZero(cs->cxt,
 											  sizeof(PredictConv) * (pt->nfeat + 1));
 	for (int j = 0; j < pt->nfeat; j++)
 	{
@@ -303,7 +357,7 @@ ReadText(CallSite *cs, FunctionCallInfo fcinfo)
 			type = pt->model->encoders && pt->model->encoders[j].kind >= ENC_DATE ?
 				TIMESTAMPTZOID : FLOAT8OID;
 		if (cs->textconv[j].how == 0)
-			PredictConvBuild(pt, j, type, "source column", fcinfo->flinfo->fn_mcxt,
+			PredictConvBuild(pt, j, type, "source column", cs->cxt,
 							 &cs->textconv[j]);
 		getTypeInputInfo(type, &typinput, &typioparam);
 		PredictConvApply(&cs->textconv[j],

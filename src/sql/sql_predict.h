@@ -44,6 +44,7 @@ typedef struct PredictTask
 	char	   *name;			/* as the caller wrote it */
 	int64		task_id;
 	int64		run_id;
+	Oid			owner;			/* the tenant: current_user when resolved */
 	int			nfeat;
 	char	  **features;		/* tasks.features */
 	char	  **kinds;			/* tasks.feature_types */

@@ -17,9 +17,12 @@
  * Models live in malloc'd memory owned by the cache (the predict module
  * is plain C); their size is bounded by the artifact they come from.  A
  * backend that predicts with many tasks keeps at most
- * easeml.predict_cache_models of them: the least recently used model no
- * statement holds is freed first (a held one is retired instead, and
- * freed when its statement ends).
+ * easeml.predict_cache_models of them: the least recently used model is
+ * freed first; one that a statement still holds is only marked evicted,
+ * freed when its statement ends, and reused instead of parsed again when
+ * a statement asks for it before then.  So the models in memory are at
+ * most the cache's plus those the running statements hold, and a
+ * statement holds at most SITE_TASKS (sql_predict.c) per call site.
  *
  * IDENTIFICATION
  *	  src/sql/sql_predict_cache.c
@@ -30,6 +33,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "module/easeml.h"
 #include "sql_predict.h"
 #include "utils/array.h"
@@ -44,6 +48,8 @@ typedef struct CachedModel
 	int			holds;			/* statements using it now */
 	uint64		last_used;		/* value of use_clock when last resolved */
 	bool		retired;		/* the task is served by another run now */
+	bool		evicted;		/* freed for room once unheld; reused (not
+								 * parsed again) while still held */
 	struct CachedModel *next;
 } CachedModel;
 
@@ -92,7 +98,7 @@ ReleaseHold(void *arg)
 {
 	CachedModel *e = arg;
 
-	if (--e->holds == 0 && e->retired)
+	if (--e->holds == 0 && (e->retired || e->evicted))
 		Unlink(e);
 }
 
@@ -118,7 +124,10 @@ RetireOthers(int64 task_id, int64 run_id)
 
 /*
  * Keep at most easeml.predict_cache_models live models besides keep: the
- * least recently used unheld one goes first; held ones are only retired.
+ * least recently used one is freed, or, while a statement holds it, marked
+ * evicted (freed when the last hold goes, and taken back if it is wanted
+ * before then, so a statement that alternates between more tasks than the
+ * cache holds parses each of them once).
  */
 static void
 EvictLeastRecent(const CachedModel *keep)
@@ -130,7 +139,7 @@ EvictLeastRecent(const CachedModel *keep)
 
 		for (CachedModel *e = cache; e != NULL; e = e->next)
 		{
-			if (e->retired)
+			if (e->retired || e->evicted)
 				continue;
 			live++;
 			if (e != keep && (victim == NULL || e->last_used < victim->last_used))
@@ -138,7 +147,7 @@ EvictLeastRecent(const CachedModel *keep)
 		}
 		if (live <= easeml_predict_cache_models || victim == NULL)
 			return;
-		victim->retired = true;
+		victim->evicted = true;
 		if (victim->holds == 0)
 			Unlink(victim);
 	}
@@ -160,10 +169,32 @@ TextArray(Datum d, int *n)
 	return out;
 }
 
+/*
+ * tr_load_interrupted: a cancel or termination is pending.  The load then
+ * stops and frees its malloc'd model, and LoadFailed lets
+ * CHECK_FOR_INTERRUPTS act; a CHECK_FOR_INTERRUPTS inside the plain-C load
+ * would leak it.
+ */
+static int
+LoadInterrupted(void)
+{
+	return (QueryCancelPending || ProcDiePending) && INTERRUPTS_CAN_BE_PROCESSED();
+}
+
 /* the error of a model that could not be loaded (TrModelLoad's status) */
 static void
 LoadFailed(int rc, const char *err, const char *task, int64 run_id)
 {
+	if (rc == TR_ART_CANCELED)
+	{
+		CHECK_FOR_INTERRUPTS();
+		/* the pending cancel was not for this query after all */
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("the load of the model of run " INT64_FORMAT " of task \"%s\" was canceled",
+						run_id, task),
+				 errhint("Run the statement again.")));
+	}
 	if (rc == TR_ART_NO_MEMORY)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("%s", err)));
 	if (rc == TR_ART_UNSUPPORTED)
@@ -264,6 +295,7 @@ LoadModel(const char *task, int64 task_id, int64 run_id)
 	int			rc;
 	CachedModel *e;
 
+	tr_load_interrupted = LoadInterrupted;
 	if (SPI_execute_with_args("SELECT data FROM easeml.artifacts WHERE run_id = $1",
 							  1, &argtype, &arg, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the artifact of run " INT64_FORMAT, run_id);
@@ -298,6 +330,10 @@ LoadModel(const char *task, int64 task_id, int64 run_id)
 	}
 	if (rc != TR_ART_OK)
 		LoadFailed(rc, err, task, run_id);
+	/* the tests count these: parsing is the expensive part */
+	ereport(DEBUG1,
+			(errmsg_internal("easeml.predict parsed the model of run " INT64_FORMAT " of task \"%s\"",
+							 run_id, task)));
 	if ((e = malloc(sizeof(CachedModel))) == NULL)
 	{
 		TrModelFree(model);
@@ -309,6 +345,7 @@ LoadModel(const char *task, int64 task_id, int64 run_id)
 	e->holds = 0;
 	e->last_used = 0;
 	e->retired = false;
+	e->evicted = false;
 	e->next = cache;
 	cache = e;
 	return e;
@@ -328,6 +365,7 @@ CachedFor(const char *task, int64 task_id, int64 run_id)
 		RetireOthers(task_id, run_id);
 		e = LoadModel(task, task_id, run_id);
 	}
+	e->evicted = false;
 	e->last_used = ++use_clock;
 	EvictLeastRecent(e);
 	return e;
@@ -389,6 +427,7 @@ PredictResolve(const char *task, MemoryContext mcxt, PredictTask *pt)
 
 	memset(pt, 0, sizeof(*pt));
 	pt->name = MemoryContextStrdup(mcxt, task);
+	pt->owner = GetUserId();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args(lookup_sql, 1, &argtype, &arg, NULL, true, 1) != SPI_OK_SELECT)

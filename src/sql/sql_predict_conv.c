@@ -193,6 +193,38 @@ PredictBoolSpelling(const char **str, size_t *len)
 	return true;
 }
 
+/*
+ * Call a cast function as PostgreSQL does (build_coercion_expression): a
+ * cast function may take the target's typmod (-1: text and float8 have
+ * none) and whether the cast is explicit (it is: ::text, ::float8) after
+ * the value.  Passing only the value would leave it reading arguments that
+ * were never set.  A NULL result is a missing value (*isnull).
+ */
+static Datum
+CallCast(PredictConv *conv, Datum v, bool *isnull)
+{
+	LOCAL_FCINFO(fcinfo, 3);
+	Datum		result;
+	int			nargs = conv->fn.fn_nargs;
+
+	InitFunctionCallInfoData(*fcinfo, &conv->fn, nargs, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = v;
+	fcinfo->args[0].isnull = false;
+	if (nargs >= 2)
+	{
+		fcinfo->args[1].value = Int32GetDatum(-1);
+		fcinfo->args[1].isnull = false;
+	}
+	if (nargs >= 3)
+	{
+		fcinfo->args[2].value = BoolGetDatum(true);
+		fcinfo->args[2].isnull = false;
+	}
+	result = FunctionCallInvoke(fcinfo);
+	*isnull = fcinfo->isnull;
+	return result;
+}
+
 /* a text datum's bytes (detoasted into the current context if needed) */
 static void
 TextBytes(Datum t, const char **str, size_t *len)
@@ -219,8 +251,14 @@ PredictConvApply(PredictConv *conv, Datum v, bool isnull, double *num,
 			*num = DatumGetFloat8(v);
 			break;
 		case CONV_TO_FLOAT8:
-			*num = DatumGetFloat8(FunctionCall1(&conv->fn, v));
-			break;
+			{
+				bool		null;
+				Datum		d = CallCast(conv, v, &null);
+
+				if (!null)
+					*num = DatumGetFloat8(d);
+				break;
+			}
 		case CONV_DATE:
 			{
 				DateADT		d = DatumGetDateADT(v);
@@ -241,8 +279,14 @@ PredictConvApply(PredictConv *conv, Datum v, bool isnull, double *num,
 			TextBytes(v, str, len);
 			break;
 		case CONV_TO_TEXT:
-			TextBytes(FunctionCall1(&conv->fn, v), str, len);
-			break;
+			{
+				bool		null;
+				Datum		d = CallCast(conv, v, &null);
+
+				if (!null)
+					TextBytes(d, str, len);
+				break;
+			}
 		case CONV_OUTPUT:
 			*str = OutputFunctionCall(&conv->fn, v);
 			*len = strlen(*str);

@@ -46,7 +46,8 @@ PG_FUNCTION_INFO_V1(easeml_view_base_column);
  * (SET ROLE, RESET ROLE and SET SESSION AUTHORIZATION are refused in a
  * security-restricted operation).  The caller's identity comes back when
  * the transaction ends, by commit or abort.  Superuser only: the execute
- * privilege is revoked from PUBLIC, and the caller is checked again here.
+ * privilege is revoked from PUBLIC, and the caller is checked again here
+ * (or the trainer that proved the run's token); the run must be running.
  */
 Datum
 easeml_trainer_data_session(PG_FUNCTION_ARGS)
@@ -58,6 +59,8 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 	Oid			roleid;
 	Oid			bound;
 	bool		bound_null;
+	bool		running;
+	bool		running_null;
 
 	/* a superuser, or a trainer that proved the run's token */
 	if (!TrainerAuthorized(run_id))
@@ -73,7 +76,8 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 	/* the run's row, read as a superuser (a trainer's login sees no rows) */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (EasemlExecAsSuperuser("SELECT r.tenant::text, n.role_oid FROM easeml.runs r"
+	if (EasemlExecAsSuperuser("SELECT r.tenant::text, n.role_oid, r.status::text = 'running'"
+							  "  FROM easeml.runs r"
 							  "  LEFT JOIN easeml.tenants n ON n.name = r.tenant"
 							  " WHERE r.id = $1",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
@@ -86,7 +90,19 @@ easeml_trainer_data_session(PG_FUNCTION_ARGS)
 	tenant = MemoryContextStrdup(TopTransactionContext, tenant);
 	bound = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
 										   &bound_null));
+	running = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3,
+										 &running_null));
 	SPI_finish();
+
+	/*
+	 * only while the run runs: a trainer session that stays open after its
+	 * run finished (or a proof that outlived it) reads nothing more
+	 */
+	if (running_null || !running)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run %lld is not running", (long long) run_id),
+				 errhint("A trainer data session is for a running run's trainer only.")));
 
 	/*
 	 * [binding] the role registered as the tenant: a role made later with

@@ -62,8 +62,12 @@ easeml_trainer_attach_token(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
 				 errmsg("not the trainer of run %lld: the token does not match a running run",
 						(long long) run_id)));
-	TrainerSessionProved(run_id);
+	/*
+	 * Registered first: a session the scheduler cannot end with its run
+	 * (the registry is full, an error) must not be left proved.
+	 */
 	TrainerSessionRegister(run_id);
+	TrainerSessionProved(run_id);
 	PG_RETURN_VOID();
 }
 

@@ -99,6 +99,7 @@ TrValPredsRead(const unsigned char *blob, size_t len, TrValPreds *vp, char *err,
 {
 	TrArtHeader hdr;
 	TrArtTensor t;
+	TrArtClasses it;
 	float	   *pred;
 
 	memset(vp, 0, sizeof(*vp));
@@ -134,8 +135,9 @@ TrValPredsRead(const unsigned char *blob, size_t len, TrValPreds *vp, char *err,
 	for (size_t i = 0; i < (size_t) vp->n * vp->n_out; i++)
 		vp->pred[i] = pred[i];
 	free(pred);
+	TrArtifactClassesBegin(blob, len, &hdr, &it);
 	for (int c = 0; c < hdr.n_classes; c++)
-		if (TrArtifactClassName(blob, len, &hdr, c, &vp->class_names[c]) != TR_ART_OK)
+		if (TrArtifactClassCopy(&it, &vp->class_names[c]) != TR_ART_OK)
 		{
 			TrValPredsFree(vp);
 			snprintf(err, errlen, "the validation predictions' classes are unreadable");

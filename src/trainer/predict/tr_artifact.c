@@ -22,6 +22,8 @@
 
 #include "tr_artifact.h"
 
+unsigned long tr_artifact_class_reads = 0;
+
 typedef struct Cursor
 {
 	const unsigned char *p;
@@ -227,20 +229,47 @@ TrArtifactCheck(const unsigned char *blob, size_t len, TrArtHeader *hdr,
 	return TR_ART_OK;
 }
 
-int
-TrArtifactClassName(const unsigned char *blob, size_t len,
-					const TrArtHeader *hdr, int k, char **out)
+void
+TrArtifactClassesBegin(const unsigned char *blob, size_t len,
+					   const TrArtHeader *hdr, TrArtClasses *it)
 {
-	Cursor		c = {blob, len, hdr->classes_pos};
-	const char *s = NULL;
-	uint32_t	n = 0;
+	it->blob = blob;
+	it->len = len;
+	it->pos = hdr->classes_pos;
+	it->left = hdr->n_classes;
+}
+
+int
+TrArtifactClassNext(TrArtClasses *it, const char **name, uint32_t *name_len)
+{
+	Cursor		c = {it->blob, it->len, it->pos};
+
+	*name = NULL;
+	*name_len = 0;
+	if (it->left <= 0)
+		return 0;
+	tr_artifact_class_reads++;
+	if (GetStr(&c, UINT32_MAX, name, name_len) != 0)
+	{
+		it->left = 0;
+		*name = NULL;
+		*name_len = 0;
+		return 0;
+	}
+	it->pos = c.pos;
+	it->left--;
+	return 1;
+}
+
+int
+TrArtifactClassCopy(TrArtClasses *it, char **out)
+{
+	const char *s;
+	uint32_t	n;
 
 	*out = NULL;
-	if (k < 0 || k >= hdr->n_classes)
+	if (!TrArtifactClassNext(it, &s, &n))
 		return TR_ART_BAD;
-	for (int i = 0; i <= k; i++)
-		if (GetStr(&c, UINT32_MAX, &s, &n) != 0)
-			return TR_ART_BAD;
 	if ((*out = malloc((size_t) n + 1)) == NULL)
 		return TR_ART_NO_MEMORY;
 	memcpy(*out, s, n);

@@ -40,6 +40,7 @@
 #define TR_ART_NO_MEMORY	(-2)
 #define TR_ART_UNSUPPORTED	(-3)	/* well formed, but nothing can predict
 									 * with it (a custom trainer's blob) */
+#define TR_ART_CANCELED		(-4)	/* tr_load_interrupted said stop */
 
 /* limits a well-formed artifact stays within */
 #define TR_ART_MAX_NAME		256 /* tensor and family names, bytes */
@@ -85,10 +86,38 @@ extern size_t TrDtypeSize(int dtype);
 extern int	TrArtifactCheck(const unsigned char *blob, size_t len,
 							TrArtHeader *hdr, char *err, size_t errlen);
 
-/* class name c (0-based) of a checked artifact, copied NUL-terminated */
-extern int	TrArtifactClassName(const unsigned char *blob, size_t len,
-								const TrArtHeader *hdr, int c,
-								char **out);
+/*
+ * Class-name entries read since the process started, by every reader of
+ * class names: the unit tests check that loading C classes reads C entries,
+ * not C^2/2.  Not thread-safe; a count, not a state.
+ */
+extern unsigned long tr_artifact_class_reads;
+
+/*
+ * The class names of a checked artifact, in order, in one pass (each
+ * entry's position depends on the lengths before it, so indexing name c
+ * directly would mean reading the c names before it every time).
+ */
+typedef struct TrArtClasses
+{
+	const unsigned char *blob;
+	size_t		len;
+	size_t		pos;
+	int			left;
+} TrArtClasses;
+
+extern void TrArtifactClassesBegin(const unsigned char *blob, size_t len,
+								   const TrArtHeader *hdr, TrArtClasses *it);
+
+/*
+ * The next class name, pointing into the blob (not NUL-terminated): 1, or
+ * 0 after the last one or on a malformed entry.
+ */
+extern int	TrArtifactClassNext(TrArtClasses *it, const char **name,
+								uint32_t *name_len);
+
+/* the next class name copied NUL-terminated (malloc'd) into *out */
+extern int	TrArtifactClassCopy(TrArtClasses *it, char **out);
 
 /* the tensor called name of a checked artifact: 1 found, 0 not */
 extern int	TrArtifactTensor(const unsigned char *blob, size_t len,

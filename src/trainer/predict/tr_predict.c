@@ -21,6 +21,11 @@
 
 typedef int (*TrLoadFn) (const TrLoad *ld, TrModel *m);
 
+/* how many class names are read between two tr_load_interrupted calls */
+#define CLASSES_PER_CHECK 4096
+
+int			(*tr_load_interrupted) (void) = NULL;
+
 static const struct
 {
 	const char *family;
@@ -142,21 +147,28 @@ LoadPrep(const TrLoad *ld, TrModel *m)
 	return TR_ART_OK;
 }
 
+/* the class names, in one pass over them (the format allows 2^20) */
 static int
 LoadClasses(const TrLoad *ld, TrModel *m)
 {
+	TrArtClasses it;
+
 	if (m->n_classes == 0)
 		return TR_ART_OK;
 	if ((m->class_names = calloc(m->n_classes, sizeof(char *))) == NULL)
 		return TrLoadFail(ld, TR_ART_NO_MEMORY, "out of memory loading %d class names", m->n_classes);
+	TrArtifactClassesBegin(ld->blob, ld->len, ld->hdr, &it);
 	for (int c = 0; c < m->n_classes; c++)
 	{
-		int			rc = TrArtifactClassName(ld->blob, ld->len, ld->hdr, c, &m->class_names[c]);
+		int			rc = TrArtifactClassCopy(&it, &m->class_names[c]);
 
 		if (rc != 0)
 			return TrLoadFail(ld, rc, "class name %d is unreadable", c + 1);
 		if (c > 0 && strcmp(m->class_names[c - 1], m->class_names[c]) >= 0)
 			return TrLoadFail(ld, TR_ART_BAD, "the class names are not sorted and distinct");
+		if (c % CLASSES_PER_CHECK == CLASSES_PER_CHECK - 1 &&
+			tr_load_interrupted != NULL && tr_load_interrupted())
+			return TrLoadFail(ld, TR_ART_CANCELED, "the load was canceled");
 	}
 	return TR_ART_OK;
 }

@@ -79,6 +79,15 @@ extern int	TrModelLoad(const unsigned char *blob, size_t len, TrModel **out,
 extern void TrModelFree(TrModel *m);
 
 /*
+ * Asked between chunks of a long load (every few thousand class names,
+ * each ensemble member): nonzero stops the load, which frees what it built
+ * and returns TR_ART_CANCELED.  The server sets it to "a cancel or
+ * termination is pending", so that its CHECK_FOR_INTERRUPTS can act
+ * without leaking malloc'd memory; NULL (the trainer) never stops.
+ */
+extern int	(*tr_load_interrupted) (void);
+
+/*
  * One raw row into m->d features: num[j] for numeric, date and timestamp
  * columns (NaN = missing; dates and timestamps in seconds since
  * 1970-01-01 UTC), str[j]/lens[j] for categorical ones (str[j] NULL =

@@ -212,6 +212,7 @@ TrEnsembleBuild(const unsigned char *blob, size_t len, TrModel **members, int n,
 	TrModel    *m = NULL;
 	EnsembleState *st = NULL;
 	int			d = 0;
+	TrArtClasses it;
 
 	*out = NULL;
 	rc = TrEnsembleMembers(blob, len, &nm, &runs, &weights, err, errlen);
@@ -229,14 +230,19 @@ TrEnsembleBuild(const unsigned char *blob, size_t len, TrModel **members, int n,
 					  i + 1);
 		else if (!SameColumns(members[0], mm))
 			rc = Fail(err, errlen, TR_ART_BAD, "member %d reads the columns unlike member 1", i + 1);
+		if (rc == TR_ART_OK && tr_load_interrupted != NULL && tr_load_interrupted())
+			rc = Fail(err, errlen, TR_ART_CANCELED, "the load was canceled");
+		/* one pass over the ensemble's names per member */
+		TrArtifactClassesBegin(blob, len, &hdr, &it);
 		for (int c = 0; c < hdr.n_classes && rc == TR_ART_OK; c++)
 		{
-			char	   *name = NULL;
+			const char *name;
+			uint32_t	nlen;
 
-			if (TrArtifactClassName(blob, len, &hdr, c, &name) != TR_ART_OK ||
-				strcmp(name, mm->class_names[c]) != 0)
+			if (!TrArtifactClassNext(&it, &name, &nlen) ||
+				strlen(mm->class_names[c]) != nlen ||
+				memcmp(name, mm->class_names[c], nlen) != 0)
 				rc = Fail(err, errlen, TR_ART_BAD, "member %d has other classes than the ensemble", i + 1);
-			free(name);
 		}
 		if (rc == TR_ART_OK && d > TR_ART_MAX_FEATURES - mm->d)
 			rc = Fail(err, errlen, TR_ART_BAD, "the ensemble's members read too many features");

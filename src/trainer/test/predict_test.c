@@ -234,6 +234,73 @@ CheckWrappingShape(void)
 		  "a [2^62, 4] tensor in a %zu-byte artifact is rejected: %s", n, err);
 }
 
+/*
+ * Loading an artifact with many classes reads each class name once: the
+ * reader used to start again from the first name for every class, so 200k
+ * names took 2 * 10^10 reads (seconds; minutes at the format's 2^20), and a
+ * backend loading it could not be cancelled.
+ */
+static int
+AlwaysInterrupted(void)
+{
+	return 1;
+}
+
+static void
+CheckManyClasses(void)
+{
+	const int	nc = 200000;
+	size_t		cap = 64 + (size_t) nc * 12,
+				n = 0;
+	unsigned char *blob = malloc(cap);
+	char		err[TR_PREDICT_ERRLEN] = "";
+	char		name[16];
+	TrModel    *m = NULL;
+	unsigned long before;
+	uint32_t	u;
+	int			rc;
+
+#define PUT(p, len) (memcpy(blob + n, (p), (len)), n += (len))
+	PUT("EASEMLA1", 8);
+	u = 3;
+	PUT(&u, 4);
+	PUT("gnb", 3);
+	u = 0;						/* classification */
+	PUT(&u, 4);
+	u = 1;						/* d */
+	PUT(&u, 4);
+	u = nc;
+	PUT(&u, 4);
+	u = 0;
+	for (int i = 0; i < 3; i++)
+		PUT(&u, 4);
+	for (int c = 0; c < nc; c++)
+	{
+		snprintf(name, sizeof(name), "%08d", c);
+		u = 8;
+		PUT(&u, 4);
+		PUT(name, 8);
+	}
+	u = 0;						/* no tensors: the load fails after the classes */
+	PUT(&u, 4);
+#undef PUT
+	before = tr_artifact_class_reads;
+	rc = TrModelLoad(blob, n, &m, err, sizeof(err));
+	CHECK(rc == TR_ART_BAD && strstr(err, "tensor") != NULL &&
+		  tr_artifact_class_reads - before == (unsigned long) nc,
+		  "%d class names load with %lu reads (one each), then: %s",
+		  nc, tr_artifact_class_reads - before, err);
+	TrModelFree(m);
+	/* the server's hook says a cancel is pending: the load stops */
+	tr_load_interrupted = AlwaysInterrupted;
+	m = NULL;
+	rc = TrModelLoad(blob, n, &m, err, sizeof(err));
+	tr_load_interrupted = NULL;
+	CHECK(rc == TR_ART_CANCELED && m == NULL,
+		  "a load that tr_load_interrupted stops returns canceled: %s", err);
+	free(blob);
+}
+
 void
 TestPredict(void)
 {
@@ -249,6 +316,7 @@ TestPredict(void)
 	CheckFamily("cnn", TR_KIND_CLASSIFICATION, 1);
 	CheckUnknownCategory();
 	CheckWrappingShape();
+	CheckManyClasses();
 	CHECK(FuzzArtifacts(iters ? atoi(iters) : 300, 0) == 0,
 		  "fuzz: mutated and truncated artifacts give errors, never a crash");
 }
