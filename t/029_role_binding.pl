@@ -192,6 +192,20 @@ $node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{SELECT count(*) FROM easeml.tasks WHERE tenant = 'lab_r'}), '1',
 	'the refusals moved nothing');
 
+# a snapshot being read (a trainer's COPY) holds the rename off for at most
+# 5 s, while every easeml table is locked: it gives up, moving nothing
+my $reader = $node->background_psql('postgres');
+$reader->query_safe("BEGIN; SELECT count(*) FROM easeml_snapshots.$snap;");
+my $t_lock = time;
+like(as_admin_err("SELECT easeml.rename_tenant('lab_r', 'lab_s')"),
+	qr/ERROR:  tenant "lab_r" was not renamed: a lock on one of its snapshots or rows was held for 5 seconds\n.*HINT:  .*pg_locks/s,
+	'a snapshot being read makes the rename give up, with a hint');
+cmp_ok(time - $t_lock, '<', 50, '... after its lock timeout, not after the reader ends');
+$reader->query_safe('COMMIT');
+$reader->quit;
+is($node->safe_psql('postgres', q{SELECT count(*) FROM easeml.tasks WHERE tenant = 'lab_r'}), '1',
+	'... and moved nothing');
+
 is($node->safe_psql('postgres', "SELECT easeml.rename_tenant('lab_r', 'lab_s')"), '1',
 	'the administrator renames the tenant: one task moved');
 is(query_as($node, 'lab_s', $own), $lab_r, 'the renamed role sees all its rows again');

@@ -110,6 +110,20 @@ my $dump = $node->safe_psql('postgres', q{
 	SELECT string_agg(source::text, ',' ORDER BY id) FROM easeml.tasks});
 is($dump, '-,-,-,-,-,-', 'every dropped source reads as -');
 
+# a DROP that drops no source only reads the tasks: it does not wait for
+# a writer of easeml.tasks (here a lock like rename_tenant's)
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('BEGIN; LOCK TABLE easeml.tasks IN SHARE ROW EXCLUSIVE MODE;');
+($rc, $out, $err) = $node->psql('postgres', q{
+	SET lock_timeout = '2s';
+	CREATE TABLE public.scratch (x int);
+	CREATE INDEX scratch_x ON public.scratch (x);
+	DROP INDEX public.scratch_x;
+	DROP TABLE public.scratch;});
+is($rc, 0, 'a DROP of no source does not wait for a lock on easeml.tasks') or diag($err);
+$holder->query_safe('COMMIT');
+$holder->quit;
+
 # the extension is still dropped and created
 $node->safe_psql('postgres', 'DROP EXTENSION easeml CASCADE');
 $node->safe_psql('postgres', 'CREATE EXTENSION easeml');

@@ -119,6 +119,24 @@ is(query_as($node, 'ta',
 is(query_as($node, 'tb', 'SELECT count(*) FROM easeml.prediction_stats'),
 	1024 - 2, 'tb keeps the other 1,022 slots');
 
+# [leak] a call site whose task cannot be resolved leaves nothing behind
+# (its context, with any hold on a model, stayed in the function's memory
+# until the statement's end: a loop catching the errors piled them up)
+($rc, $out, $err) = $node->psql('postgres', q{
+DO $$
+DECLARE n int;
+BEGIN
+	FOR i IN 1..50 LOOP
+		BEGIN
+			PERFORM easeml.predict('no_such_task', ARRAY['4.1','2','blue','false']);
+		EXCEPTION WHEN OTHERS THEN NULL;
+		END;
+	END LOOP;
+	SELECT count(*) INTO n FROM pg_backend_memory_contexts WHERE name = 'easeml.predict call site';
+	RAISE NOTICE 'call sites left: %', n;
+END $$;});
+like($err, qr/call sites left: 0\b/, 'failed lookups leave no call site behind');
+
 # [trainer] a data session is for a running run only
 ($rc, $out, $err) = $node->psql('postgres', q{
 	BEGIN;

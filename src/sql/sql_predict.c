@@ -131,16 +131,29 @@ NewSite(const char *name, MemoryContext mcxt)
 	TrModel    *m;
 
 	cs->cxt = cxt;
-	PredictResolve(name, cxt, &cs->task);
-	m = cs->task.model;
-	cs->num = MemoryContextAllocZero(cxt, sizeof(double) * (m->n_raw + 1));
-	cs->str = MemoryContextAllocZero(cxt, sizeof(char *) * (m->n_raw + 1));
-	cs->lens = MemoryContextAllocZero(cxt, sizeof(size_t) * (m->n_raw + 1));
-	cs->x = MemoryContextAllocZero(cxt, sizeof(float) * ((Size) m->d + 1));
-	cs->out = MemoryContextAllocZero(cxt, sizeof(double) * (m->n_out + 1));
-	cs->isbool = MemoryContextAllocZero(cxt, sizeof(bool) * (cs->task.nfeat + 1));
-	for (int j = 0; j < cs->task.nfeat; j++)
-		cs->isbool[j] = TrModelColumnIsCategorical(m, j) && PredictFeatureIsBoolean(&cs->task, j);
+	/*
+	 * An error (unknown task, no model) must not leave the context, and its
+	 * hold on a model, in fn_mcxt: a loop catching errors would pile them up.
+	 */
+	PG_TRY();
+	{
+		PredictResolve(name, cxt, &cs->task);
+		m = cs->task.model;
+		cs->num = MemoryContextAllocZero(cxt, sizeof(double) * (m->n_raw + 1));
+		cs->str = MemoryContextAllocZero(cxt, sizeof(char *) * (m->n_raw + 1));
+		cs->lens = MemoryContextAllocZero(cxt, sizeof(size_t) * (m->n_raw + 1));
+		cs->x = MemoryContextAllocZero(cxt, sizeof(float) * ((Size) m->d + 1));
+		cs->out = MemoryContextAllocZero(cxt, sizeof(double) * (m->n_out + 1));
+		cs->isbool = MemoryContextAllocZero(cxt, sizeof(bool) * (cs->task.nfeat + 1));
+		for (int j = 0; j < cs->task.nfeat; j++)
+			cs->isbool[j] = TrModelColumnIsCategorical(m, j) && PredictFeatureIsBoolean(&cs->task, j);
+	}
+	PG_CATCH();
+	{
+		MemoryContextDelete(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	cs->flush.func = FlushCounts;
 	cs->flush.arg = cs;
 	MemoryContextRegisterResetCallback(cxt, &cs->flush);

@@ -70,6 +70,7 @@ typedef struct KilledCmd
 static KilledCmd killed_cmds[KILLED_MAX];
 static int	n_killed = 0;
 static bool full_logged = false;	/* said that none is started */
+static bool exiting = false;	/* SlurmCommandsAtExit was called */
 
 static void AppendOut(SlurmCmd *cmd, const char *data, int n);
 
@@ -152,7 +153,7 @@ StartSlurmCommand(SlurmCmd *cmd, char *const argv[], char *const envp[],
 	cmd->started = EasemlMonotonicNow();
 	cmd->timeout_ms = timeout_ms;
 	SlurmReapKilled();
-	if (n_killed >= KILLED_MAX)
+	if (n_killed >= KILLED_MAX && !exiting)
 	{
 		if (!full_logged)
 			ereport(LOG,
@@ -303,6 +304,18 @@ SlurmReapKilled(void)
 	}
 	if (n_killed < KILLED_MAX)
 		full_logged = false;
+}
+
+/*
+ * The scheduler exits: the last scancels (by name, for submissions that may
+ * have made a job) are started even while KILLED_MAX killed commands have
+ * not ended, since stopping the pool at exit kills commands that seldom die
+ * before the next one starts, and nothing would send those scancels later.
+ */
+void
+SlurmCommandsAtExit(void)
+{
+	exiting = true;
 }
 
 /* Read what the command wrote so far, without blocking; true at its end. */

@@ -80,6 +80,7 @@ extern char *SlurmSbatchPath(void);
 extern bool SlurmCmdPoll(SlurmCmd *cmd);
 extern void SlurmCmdFree(SlurmCmd *cmd);
 extern void SlurmReapKilled(void);
+extern void SlurmCommandsAtExit(void);
 extern bool SlurmSubmitMayHaveJob(const SlurmCmd *cmd);
 extern bool SlurmSubmitStart(const LaunchRequest *req, SlurmCmd *cmd,
 							 char *err, size_t errlen);

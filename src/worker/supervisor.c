@@ -894,6 +894,7 @@ SupervisorStopAll(void)
 	bool		killed = false;
 
 	SupervisorProbeKill();
+	SlurmCommandsAtExit();
 	/* Slurm's commands in the background; a submission may have made a job */
 	for (int i = 0; i < EASEML_MAX_SLOTS; i++)
 	{

@@ -375,6 +375,10 @@ CREATE FUNCTION easeml.rename_tenant(old_name name, new_name name)
 RETURNS bigint
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
+-- after its tables are locked it holds off every writer of easeml's tables:
+-- a lock it then waits for (a snapshot a trainer reads, a row a tenant
+-- locked) must not make that wait unbounded
+SET lock_timeout = '5s'
 AS $$
 DECLARE
 	bound		oid;
@@ -456,6 +460,7 @@ BEGIN
 								new_name);
 	END IF;
 
+	BEGIN
 	-- the snapshots' digests, before anything moves (the role is found by
 	-- its object id, and named as told)
 	FOR k IN SELECT t.id, t.source FROM easeml.tasks t WHERE t.tenant = old_name ORDER BY t.id LOOP
@@ -494,6 +499,11 @@ BEGIN
 	LOOP
 		EXECUTE format('UPDATE %s SET tenant = $1 WHERE tenant = $2', rel) USING new_name, old_name;
 	END LOOP;
+	EXCEPTION WHEN lock_not_available THEN
+		RAISE EXCEPTION 'tenant "%" was not renamed: a lock on one of its snapshots or rows was held for 5 seconds', old_name
+			USING ERRCODE = 'lock_not_available',
+				  HINT = 'A trainer reading one of its snapshots, or a transaction that locked one of its rows, holds it (pg_locks and pg_stat_activity show which): run easeml.rename_tenant again once it has ended.';
+	END;
 	IF left_refused > 0 THEN
 		RAISE WARNING '% snapshot table(s) of tenant "%" stay refused: the rules under which the tenant reads their source changed before the rename', left_refused, new_name
 			USING HINT = 'SELECT easeml.refresh(task) as the tenant takes a new snapshot under the rules of now.';
@@ -525,9 +535,23 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	dropped		oid[];
 BEGIN
 	-- DROP EXTENSION easeml takes the tasks with it
 	IF pg_catalog.to_regclass('easeml.tasks') IS NULL THEN
+		RETURN;
+	END IF;
+	-- every DROP in the database comes here (an index, a function, a temp
+	-- table): only a read of the tasks, which waits for no writer, unless a
+	-- task's source went
+	SELECT pg_catalog.array_agg(d.objid) INTO dropped
+	  FROM pg_catalog.pg_event_trigger_dropped_objects() d
+	 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	   AND d.objsubid OPERATOR(pg_catalog.=) 0;
+	IF dropped IS NULL OR NOT EXISTS (
+		SELECT 1 FROM easeml.tasks t
+		 WHERE t.source::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (dropped)) THEN
 		RETURN;
 	END IF;
 	UPDATE easeml.tasks t
